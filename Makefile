@@ -1,0 +1,47 @@
+# Two commands for a new user: `make run` (set-up included) and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PROTOS := $(wildcard proto/referee/v1/*.proto)
+GEN    := referee/v1/.generated
+
+.PHONY: setup proto run serve test bench lint clean help
+
+help:
+	@echo "make run    set up, start a referee (SQLite store) and play a match among reference bots"
+	@echo "make test   run the whole test suite"
+	@echo "make bench  measure engine and gRPC speed; writes bench/results.json"
+	@echo "make serve  run the referee alone on 127.0.0.1:50051"
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $@
+
+$(GEN): $(PROTOS) $(STAMP)
+	@mkdir -p referee/v1
+	$(PY) -m grpc_tools.protoc -Iproto --python_out=. --pyi_out=. --grpc_python_out=. $(PROTOS)
+	@touch $@
+
+setup: $(STAMP) $(GEN)
+proto: $(GEN)
+
+run: setup
+	$(PY) -m referee.demo
+
+serve: setup
+	$(VENV)/bin/referee serve
+
+test: setup
+	$(PY) -m pytest -n 2 -q
+
+bench: setup
+	$(PY) -m bench.run
+
+lint: setup
+	$(PY) -m ruff check referee clients tests bench
+
+clean:
+	rm -rf $(VENV) referee/v1 .pytest_cache bench/results.json

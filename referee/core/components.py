@@ -1,0 +1,115 @@
+"""Component data sheets: every value a rulebook shows only in pictures, with its provenance.
+
+A sheet is a JSON document::
+
+    {"sheet": "batavia-queen-2008", "game": "batavia", "format": 1,
+     "sources": {"S0": "the French rulebook", ...},
+     "values": {"exchange_gold": {"value": {...}, "provenance": "rulebook",
+                                  "source": "S0, 'Echanger des tuiles'", "note": "..."}, ...}}
+
+Each entry of ``values`` is one fact. ``provenance`` is one of PROVENANCES. Games validate the
+shape of their own values (``required`` and a checker) on top of this generic check.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+PROVENANCES = ("rulebook", "corroborated", "single-source", "inferred", "provisional")
+
+
+class SheetError(ValueError):
+    """A component sheet that does not fit its schema."""
+
+
+@dataclass(frozen=True)
+class ComponentSheet:
+    name: str
+    game: str
+    values: Mapping[str, Any]
+    provenance: Mapping[str, str]
+    sha256: str
+    document: Mapping[str, Any]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    @property
+    def provenance_counts(self) -> dict[str, int]:
+        counts = Counter(self.provenance.values())
+        return {p: counts.get(p, 0) for p in PROVENANCES}
+
+
+def sheet_hash(document: Mapping[str, Any]) -> str:
+    data = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
+def parse_sheet(
+    document: Mapping[str, Any],
+    *,
+    game: str,
+    required: Mapping[str, Callable[[Any], str | None]],
+    origin: str = "<sheet>",
+) -> ComponentSheet:
+    """Check the generic shape, then each required value with its checker (which returns an
+    error text or None). Unknown value keys are refused: a typo must not go unnoticed."""
+    if not isinstance(document, Mapping):
+        raise SheetError(f"{origin}: a sheet is a JSON object")
+    if document.get("game") != game:
+        raise SheetError(f"{origin}: sheet is for game {document.get('game')!r}, not {game!r}")
+    if document.get("format") != 1:
+        raise SheetError(f"{origin}: unsupported sheet format {document.get('format')!r}")
+    name = document.get("sheet")
+    if not isinstance(name, str) or not name:
+        raise SheetError(f"{origin}: missing sheet name")
+    entries = document.get("values")
+    if not isinstance(entries, Mapping):
+        raise SheetError(f"{origin}: missing 'values' object")
+    missing = sorted(set(required) - set(entries))
+    if missing:
+        raise SheetError(f"{origin}: missing value(s): {', '.join(missing)}")
+    unknown = sorted(set(entries) - set(required))
+    if unknown:
+        raise SheetError(f"{origin}: unknown value(s): {', '.join(unknown)}")
+    values: dict[str, Any] = {}
+    provenance: dict[str, str] = {}
+    for key, entry in entries.items():
+        if not isinstance(entry, Mapping) or "value" not in entry:
+            raise SheetError(f"{origin}: {key}: each value is an object with 'value'")
+        prov = entry.get("provenance")
+        if prov not in PROVENANCES:
+            raise SheetError(
+                f"{origin}: {key}: provenance must be one of {', '.join(PROVENANCES)}, "
+                f"not {prov!r}"
+            )
+        if prov != "provisional" and not entry.get("source"):
+            raise SheetError(f"{origin}: {key}: a {prov} value must name its source")
+        problem = required[key](entry["value"])
+        if problem:
+            raise SheetError(f"{origin}: {key}: {problem}")
+        values[key] = entry["value"]
+        provenance[key] = prov
+    return ComponentSheet(
+        name=name,
+        game=game,
+        values=values,
+        provenance=provenance,
+        sha256=sheet_hash(document),
+        document=document,
+    )
+
+
+def load_sheet_file(
+    path: str | Path, *, game: str, required: Mapping[str, Callable[[Any], str | None]]
+) -> ComponentSheet:
+    path = Path(path)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SheetError(f"{path}: cannot read sheet: {exc}") from None
+    return parse_sheet(document, game=game, required=required, origin=str(path))

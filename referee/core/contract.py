@@ -1,0 +1,228 @@
+"""The game contract (see DESIGN.md, "The game contract").
+
+A game is a stateless object implementing :class:`Game`; all match state lives in the plain-data
+``State`` it creates. ``apply`` mutates that state in place and is deterministic: the same seed and
+the same moves always give the same state. Chance comes only from the :class:`~referee.core.rng.Rng`
+stored in the state.
+
+Moves inside the engine are small immutable Python values (the game's own move classes); the game
+maps them one-to-one to its protobuf ``Move`` at the boundary (``move_to_proto`` /
+``move_from_proto``). Keeping protobuf out of the hot loop is what lets an engine list every legal
+move at tens of thousands of decisions per second; the lists a seat receives are still complete
+and concrete, converted move by move.
+"""
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, Generic, Hashable, Mapping, Sequence, TypeVar
+
+from google.protobuf.message import Message
+
+from .components import ComponentSheet
+from .rng import Rng
+
+S = TypeVar("S")  # the game's state type
+M = TypeVar("M", bound=Hashable)  # the game's move type
+
+
+class IllegalMove(Exception):
+    """A move that is well-formed but not legal now. ``code`` is a machine-readable reason
+    (``ILLEGAL_MOVE``, ``NOT_YOUR_TURN``, ...); ``message`` names the rule."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class MalformedMove(Exception):
+    """A move that cannot be a move of this game at all (wrong game, missing fields, values out
+    of their enum). Maps to INVALID_ARGUMENT."""
+
+
+class BadOptions(ValueError):
+    """Options that do not fit the game's option schema."""
+
+
+@dataclass(frozen=True, slots=True)
+class OptionSpec:
+    name: str
+    kind: str  # "bool" | "int" | "enum"
+    default: Any
+    description: str
+    choices: tuple[str, ...] = ()
+    min: int | None = None
+    max: int | None = None
+
+    def parse(self, raw: Any) -> Any:
+        """Parse a value given as a string (wire form) or native Python value."""
+        if self.kind == "bool":
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise BadOptions(f"option {self.name!r} takes true or false, not {raw!r}")
+        if self.kind == "int":
+            try:
+                value = int(str(raw).strip()) if not isinstance(raw, int) else raw
+            except ValueError:
+                raise BadOptions(f"option {self.name!r} takes an integer, not {raw!r}") from None
+            if (self.min is not None and value < self.min) or (
+                self.max is not None and value > self.max
+            ):
+                raise BadOptions(
+                    f"option {self.name!r} must be within [{self.min}, {self.max}], not {value}"
+                )
+            return value
+        if self.kind == "enum":
+            text = str(raw).strip()
+            if text not in self.choices:
+                raise BadOptions(
+                    f"option {self.name!r} takes one of {', '.join(self.choices)}, not {raw!r}"
+                )
+            return text
+        raise BadOptions(f"option {self.name!r} has unknown kind {self.kind!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class GameSpec:
+    name: str
+    title: str
+    min_seats: int
+    max_seats: int
+    options: tuple[OptionSpec, ...]
+    rulebook: str = ""
+
+    def parse_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Fill defaults and check every given option; unknown names are an error."""
+        raw = dict(raw or {})
+        known = {o.name: o for o in self.options}
+        unknown = sorted(set(raw) - set(known))
+        if unknown:
+            raise BadOptions(
+                f"unknown option(s) {', '.join(unknown)}; {self.name} has "
+                f"{', '.join(sorted(known)) or 'no options'}"
+            )
+        return {
+            name: (spec.parse(raw[name]) if name in raw else spec.default)
+            for name, spec in known.items()
+        }
+
+
+@dataclass(slots=True)
+class Decision(Generic[M]):
+    """The one seat to act now, what kind of choice it is, and ALL its legal moves."""
+
+    seat: int
+    kind: str
+    moves: Sequence[M]
+    prompt: str = ""
+
+
+@dataclass(slots=True)
+class Event:
+    """Something that happened, in public terms only (no hidden card, no deck order)."""
+
+    kind: str
+    seat: int  # -1 = the game itself (chance, phase change)
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Result:
+    scores: list[int]
+    ranks: list[int]  # 1 = best; equal scores share a rank
+    winners: list[int]
+    details: list[dict[str, Any]]
+    summary: str = ""
+
+
+def competition_ranks(scores: Sequence[int]) -> list[int]:
+    """1224 ranking: equal scores share a rank, the next rank skips."""
+    return [1 + sum(1 for other in scores if other > s) for s in scores]
+
+
+class Game(abc.ABC, Generic[S, M]):
+    """One game. Implementations are stateless; register one instance in the game's package as
+    ``GAME``. Nothing here may do I/O, read a clock or use a global RNG.
+
+    Wire convention: the game's field in the ``referee.v1.Move`` and ``referee.v1.View`` oneofs
+    is named exactly ``spec.name``; that is how the server wraps and unwraps messages without
+    knowing any game."""
+
+    spec: GameSpec
+    #: The game's Move protobuf class (the field of referee.v1.Move for this game).
+    move_message: type[Message]
+    #: The game's View protobuf class (the field of referee.v1.View for this game).
+    view_message: type[Message]
+
+    # ---- component data
+    @abc.abstractmethod
+    def default_components(self, options: Mapping[str, Any]) -> ComponentSheet:
+        """The default component sheet for these options (e.g. the edition's sheet)."""
+
+    @abc.abstractmethod
+    def load_components(self, path: str) -> ComponentSheet:
+        """Load and validate an organizer's sheet; raise ValueError naming what is wrong."""
+
+    # ---- the rules
+    @abc.abstractmethod
+    def setup(
+        self, options: Mapping[str, Any], seat_count: int, rng: Rng, components: ComponentSheet
+    ) -> S:
+        """A new state, ready for its first decision. ``rng`` is kept in the state."""
+
+    @abc.abstractmethod
+    def decision(self, state: S) -> Decision[M] | None:
+        """The pending decision with every legal move, or None once the game is over."""
+
+    @abc.abstractmethod
+    def apply(self, state: S, seat: int, move: M) -> list[Event]:
+        """Play ``move`` for ``seat``. Raises IllegalMove (state unchanged) if it is not legal."""
+
+    @abc.abstractmethod
+    def view(self, state: S, seat: int | None) -> Message:
+        """What ``seat`` may see (None = a spectator: public information only), as the game's
+        View protobuf. Written per game, never filtered from a full dump."""
+
+    @abc.abstractmethod
+    def result(self, state: S) -> Result | None:
+        """Scores and ranks once the game is over, else None."""
+
+    # ---- boundary
+    @abc.abstractmethod
+    def move_to_proto(self, move: M) -> Message:
+        """The game's Move protobuf for an engine move."""
+
+    @abc.abstractmethod
+    def move_from_proto(self, message: Message) -> M:
+        """The engine move for a protobuf Move; MalformedMove if it cannot be one."""
+
+    @abc.abstractmethod
+    def default_move(self, state: S, decision: Decision[M]) -> M:
+        """The move the time policy DEFAULT_MOVE plays (e.g. pass, draw)."""
+
+    @abc.abstractmethod
+    def hash_state(self, state: S) -> str:
+        """A hex digest of the complete state (including hidden parts and the RNG)."""
+
+    def forfeit(self, state: S, seat: int) -> Result:
+        """Result when ``seat`` forfeits: the others share the win at equal rank, the forfeiting
+        seat ranks last. Games may override."""
+        n = self.seat_count(state)
+        scores = [0 if s == seat else 1 for s in range(n)]
+        return Result(
+            scores=scores,
+            ranks=competition_ranks(scores),
+            winners=[s for s in range(n) if s != seat],
+            details=[{"forfeited": s == seat} for s in range(n)],
+            summary=f"seat {seat} forfeited",
+        )
+
+    @abc.abstractmethod
+    def seat_count(self, state: S) -> int: ...

@@ -1,0 +1,230 @@
+"""A match: one game state plus everything needed to replay it. Pure (no I/O, no clock): the
+caller passes elapsed times in; the server persists what ``submit`` returns before replying."""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from google.protobuf import json_format
+
+from .components import ComponentSheet
+from .contract import Decision, Event, Game, IllegalMove, Result
+from .rng import Rng
+
+RECORD_FORMAT = "referee-record/1"
+
+#: Salt for the RNG stream the time policy draws RANDOM_LEGAL moves from; kept apart from the
+#: game's own RNG so a timeout does not change later chance in the game.
+TIMEOUT_STREAM_SALT = 0x7173
+
+
+@dataclass(slots=True)
+class MoveEntry:
+    n: int  # 1-based move number
+    seat: int
+    version_before: int
+    move: dict[str, Any]  # the game's Move protobuf as JSON (proto3 JSON mapping)
+    state_hash: str  # hash of the state after the move
+    elapsed_ms: int = 0
+    timeout: bool = False
+    policy: str | None = None  # "DEFAULT_MOVE" | "RANDOM_LEGAL" when the time policy moved
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "n": self.n,
+            "seat": self.seat,
+            "version_before": self.version_before,
+            "move": self.move,
+            "state_hash": self.state_hash,
+            "elapsed_ms": self.elapsed_ms,
+        }
+        if self.timeout:
+            out["timeout"] = True
+            out["policy"] = self.policy
+        return out
+
+
+@dataclass
+class Match:
+    game: Game
+    options: dict[str, Any]
+    seat_count: int
+    seed: int
+    components: ComponentSheet
+    state: Any = None
+    version: int = 0
+    moves: list[MoveEntry] = field(default_factory=list)
+    initial_hash: str = ""
+    forfeited: int | None = None
+    timeout_rng: Rng | None = None
+
+    @classmethod
+    def create(
+        cls,
+        game: Game,
+        options: Mapping[str, Any] | None,
+        seat_count: int,
+        seed: int,
+        components: ComponentSheet | None = None,
+    ) -> "Match":
+        spec = game.spec
+        if not spec.min_seats <= seat_count <= spec.max_seats:
+            raise ValueError(
+                f"{spec.name} is for {spec.min_seats} to {spec.max_seats} seats, not {seat_count}"
+            )
+        parsed = spec.parse_options(options)
+        sheet = components or game.default_components(parsed)
+        state = game.setup(parsed, seat_count, Rng(seed), sheet)
+        m = cls(game, parsed, seat_count, seed, sheet, state)
+        m.initial_hash = game.hash_state(state)
+        m.timeout_rng = Rng(seed).fork(TIMEOUT_STREAM_SALT)
+        return m
+
+    # ------------------------------------------------------------------ queries
+    def decision(self) -> Decision | None:
+        if self.forfeited is not None:
+            return None
+        return self.game.decision(self.state)
+
+    def result(self) -> Result | None:
+        if self.forfeited is not None:
+            return self.game.forfeit(self.state, self.forfeited)
+        return self.game.result(self.state)
+
+    @property
+    def over(self) -> bool:
+        return self.forfeited is not None or self.game.decision(self.state) is None
+
+    # ------------------------------------------------------------------ moves
+    def check(self, seat: int, move: Any, expected_version: int | None) -> Decision:
+        """Raise IllegalMove unless ``seat`` may play ``move`` now; returns the decision."""
+        decision = self.decision()
+        if decision is None:
+            raise IllegalMove("MATCH_OVER", "the match is over")
+        if seat != decision.seat:
+            raise IllegalMove(
+                "NOT_YOUR_TURN", f"seat {decision.seat} is to act ({decision.kind}), not {seat}"
+            )
+        if expected_version is not None and expected_version != self.version:
+            raise IllegalMove(
+                "STALE_STATE",
+                f"the move was made for state version {expected_version}; it is now {self.version}",
+            )
+        return decision
+
+    def submit(
+        self,
+        seat: int,
+        move: Any,
+        expected_version: int | None = None,
+        *,
+        elapsed_ms: int = 0,
+        timeout: bool = False,
+        policy: str | None = None,
+    ) -> tuple[MoveEntry, list[Event]]:
+        """Validate and apply. On IllegalMove nothing has changed."""
+        self.check(seat, move, expected_version)
+        events = self.game.apply(self.state, seat, move)  # raises IllegalMove, state unchanged
+        self.version += 1
+        entry = MoveEntry(
+            n=len(self.moves) + 1,
+            seat=seat,
+            version_before=self.version - 1,
+            move=json_format.MessageToDict(self.game.move_to_proto(move)),
+            state_hash=self.game.hash_state(self.state),
+            elapsed_ms=elapsed_ms,
+            timeout=timeout,
+            policy=policy,
+        )
+        self.moves.append(entry)
+        return entry, events
+
+    def timeout_move(self, policy: str) -> Any:
+        """The move the time policy plays for the seat to act ("DEFAULT_MOVE"/"RANDOM_LEGAL")."""
+        decision = self.decision()
+        assert decision is not None
+        if policy == "DEFAULT_MOVE":
+            return self.game.default_move(self.state, decision)
+        assert self.timeout_rng is not None
+        return decision.moves[self.timeout_rng.below(len(decision.moves))]
+
+    def forfeit(self, seat: int) -> None:
+        self.forfeited = seat
+        self.version += 1
+
+    # ------------------------------------------------------------------ records
+    def record(self, **extra: Any) -> dict[str, Any]:
+        result = self.result()
+        rec: dict[str, Any] = {
+            "format": RECORD_FORMAT,
+            "game": self.game.spec.name,
+            "options": self.options,
+            "seats": self.seat_count,
+            "seed": str(self.seed),
+            "components": {"sheet": self.components.name, "sha256": self.components.sha256},
+            "initial_state_hash": self.initial_hash,
+            "moves": [m.to_json() for m in self.moves],
+            "forfeited": self.forfeited,
+            "result": result_json(result) if result else None,
+        }
+        rec.update(extra)
+        return rec
+
+
+def result_json(result: Result) -> dict[str, Any]:
+    return {
+        "scores": result.scores,
+        "ranks": result.ranks,
+        "winners": result.winners,
+        "details": result.details,
+        "summary": result.summary,
+    }
+
+
+class ReplayError(Exception):
+    pass
+
+
+def replay(
+    game: Game, record: Mapping[str, Any], components: ComponentSheet | None = None
+) -> Match:
+    """Re-simulate a record move by move, checking every state hash and the result.
+    Raises ReplayError at the first disagreement."""
+    if record.get("format") != RECORD_FORMAT:
+        raise ReplayError(f"not a {RECORD_FORMAT} record")
+    if record.get("game") != game.spec.name:
+        raise ReplayError(f"record is for {record.get('game')!r}, not {game.spec.name!r}")
+    options = record.get("options") or {}
+    sheet = components or game.default_components(game.spec.parse_options(options))
+    want_sheet = (record.get("components") or {}).get("sha256")
+    if want_sheet and want_sheet != sheet.sha256:
+        raise ReplayError(
+            f"record was played with component sheet {want_sheet[:12]}…, "
+            f"not {sheet.sha256[:12]}… (pass the organizer's sheet with --components)"
+        )
+    m = Match.create(game, options, int(record["seats"]), int(record["seed"]), sheet)
+    if record.get("initial_state_hash") and m.initial_hash != record["initial_state_hash"]:
+        raise ReplayError("initial state hash differs: setup is not the one recorded")
+    for entry in record.get("moves", []):
+        msg = game.move_message()
+        json_format.ParseDict(entry["move"], msg)
+        move = game.move_from_proto(msg)
+        try:
+            m.submit(int(entry["seat"]), move, int(entry["version_before"]))
+        except IllegalMove as exc:
+            raise ReplayError(f"move {entry['n']}: {exc}") from None
+        if m.moves[-1].state_hash != entry["state_hash"]:
+            raise ReplayError(f"move {entry['n']}: state hash differs from the record")
+    if record.get("forfeited") is not None:
+        m.forfeit(int(record["forfeited"]))
+    want = record.get("result")
+    got = m.result()
+    if want is not None:
+        if got is None or result_json(got) != want:
+            raise ReplayError("the final result differs from the record")
+    return m
+
+
+def clone_state(state: Any) -> Any:
+    return copy.deepcopy(state)
