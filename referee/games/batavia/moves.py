@@ -1,0 +1,63 @@
+"""Batavia's engine moves: small immutable values, one class per kind of choice. Moves without a
+parameter are singletons; parameterised ones are interned, so listing legal moves allocates
+nothing."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+
+@dataclass(frozen=True, slots=True)
+class Bid:
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class PassBid:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class DrawCards:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class PlayCard:
+    company: int  # 0..4 in rulebook order
+
+
+@dataclass(frozen=True, slots=True)
+class AdvanceMerchant:
+    company: int
+
+
+@dataclass(frozen=True, slots=True)
+class TakeArrival:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeTiles:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class KeepTiles:
+    pass
+
+
+Move = Bid | PassBid | DrawCards | PlayCard | AdvanceMerchant | TakeArrival | ExchangeTiles | KeepTiles
+
+PASS_BID = PassBid()
+DRAW_CARDS = DrawCards()
+TAKE_ARRIVAL = TakeArrival()
+EXCHANGE_TILES = ExchangeTiles()
+KEEP_TILES = KeepTiles()
+PLAY_CARD = tuple(PlayCard(c) for c in range(5))
+ADVANCE = tuple(AdvanceMerchant(c) for c in range(5))
+
+
+@lru_cache(maxsize=None)
+def bid(amount: int) -> Bid:
+    return Bid(amount)
