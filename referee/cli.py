@@ -1,0 +1,230 @@
+"""The `referee` command: run the server, verify game records, list the hosted games."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+
+DURABILITY_HELP = (
+    "SQLite durability. 'normal' (default): WAL with synchronous=NORMAL; every acknowledged "
+    "move survives a crash or kill of the referee process, but the last few commits may be lost "
+    "if the machine loses power or the OS crashes. 'full': synchronous=FULL; every group commit "
+    "is fsynced before its moves are acknowledged (survives power loss), costing one fsync per "
+    "batch of moves (moves arriving together from concurrent matches share one commit)."
+)
+
+
+def _components_arg(text: str) -> tuple[str, str]:
+    game, sep, path = text.partition("=")
+    if not sep or not game or not path:
+        raise argparse.ArgumentTypeError(f"expected GAME=FILE, not {text!r}")
+    return game, path
+
+
+def _load_components(pairs: Sequence[tuple[str, str]]) -> dict:
+    from referee.core import registry
+
+    sheets = {}
+    for game_name, path in pairs:
+        try:
+            game = registry.get(game_name)
+        except KeyError as exc:
+            raise SystemExit(f"referee: --components: {exc.args[0]}") from None
+        try:
+            sheets[game.spec.name] = game.load_components(path)
+        except (ValueError, OSError) as exc:
+            raise SystemExit(f"referee: --components {game_name}={path}: {exc}") from None
+    return sheets
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="referee",
+        description="A gRPC rules-referee for bot competitions on euro board games.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Run `referee COMMAND --help` for the options of a command.",
+    )
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    s = sub.add_parser(
+        "serve",
+        help="run the referee gRPC server",
+        description=(
+            "Run the referee gRPC server (service referee.v1.Referee, plus gRPC health checking "
+            "and server reflection). Matches are stored in <data-dir>/referee.sqlite3 (SQLite, "
+            "WAL); unfinished matches are resumed on start and bots reconnect with their seat "
+            "tokens. Finished matches also write <data-dir>/records/<match_id>.json. "
+            "Logs are JSON lines on stderr."
+        ),
+    )
+    s.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1: this machine only; use 0.0.0.0 "
+                        "with care, preferably with TLS)")
+    s.add_argument("--port", type=int, default=50051,
+                   help="TCP port (default 50051; 0 picks a free port, see --port-file)")
+    s.add_argument("--port-file", metavar="PATH",
+                   help="write the bound port to PATH once the server is ready to serve")
+    s.add_argument("--data-dir", default="./data",
+                   help="directory for the SQLite store, records and admin.token (default ./data)")
+    s.add_argument("--admin-token", metavar="T",
+                   help="admin token for CreateMatch (else $REFEREE_ADMIN_TOKEN, else generated "
+                        "and written to <data-dir>/admin.token, mode 0600)")
+    s.add_argument("--components", metavar="GAME=FILE", type=_components_arg, action="append",
+                   default=[],
+                   help="use an organizer's component sheet as GAME's default (repeatable); "
+                        "ListGames reports its name, hash and provenance counts")
+    s.add_argument("--max-message-bytes", type=int, default=64 * 1024, metavar="N",
+                   help="largest inbound message accepted (default 65536); larger ones get "
+                        "RESOURCE_EXHAUSTED")
+    s.add_argument("--durability", choices=("normal", "full"), default="normal",
+                   help=DURABILITY_HELP)
+    s.add_argument("--rate", type=float, default=2000.0, metavar="PER_SECOND",
+                   help="per-token (or per-peer without a token) rate limit in requests or "
+                        "stream messages per second (default 2000; 0 disables)")
+    s.add_argument("--burst", type=float, default=4000.0, metavar="N",
+                   help="token-bucket burst size for --rate (default 4000)")
+    s.add_argument("--tls-cert", metavar="PEM", help="serve TLS with this certificate chain")
+    s.add_argument("--tls-key", metavar="PEM", help="private key for --tls-cert")
+    s.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
+                   help="log level (default info; debug logs every move)")
+
+    r = sub.add_parser("replay", help="work with game records",
+                       description="Work with game records written by the referee.")
+    rsub = r.add_subparsers(dest="replay_command", metavar="ACTION", required=True)
+    v = rsub.add_parser(
+        "verify",
+        help="re-simulate a record and check every state hash",
+        description=(
+            "Re-simulate a game record (JSON from GetRecord or <data-dir>/records/) from its seed "
+            "and moves with the game's rules, checking the initial state hash, every per-move "
+            "state hash and the result. Prints `OK <n> moves` and exits 0, or prints the first "
+            "mismatch and exits 1."
+        ),
+    )
+    v.add_argument("file", metavar="FILE", help="the record JSON file ('-' for stdin)")
+    v.add_argument("--components", metavar="FILE",
+                   help="the organizer's component sheet the match was played with, if it was "
+                        "not the game's default")
+
+    g = sub.add_parser(
+        "games",
+        help="list the games this referee hosts (no server needed)",
+        description="Print what ListGames would return: each game's seats, options and "
+                    "component sheet with the provenance counts of its values.",
+    )
+    g.add_argument("--components", metavar="GAME=FILE", type=_components_arg, action="append",
+                   default=[], help="show an organizer's component sheet instead of the default")
+    g.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    return p
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from referee.server import ServerConfig, logs, serve
+
+    logs.configure(args.log_level)
+    config = ServerConfig(
+        host=args.host, port=args.port, port_file=args.port_file, data_dir=args.data_dir,
+        admin_token=args.admin_token, components=_load_components(args.components),
+        max_message_bytes=args.max_message_bytes, durability=args.durability,
+        rate=args.rate, burst=args.burst, tls_cert=args.tls_cert, tls_key=args.tls_key,
+    )
+    try:
+        asyncio.run(serve(config))
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def cmd_replay_verify(args: argparse.Namespace) -> int:
+    from referee.core import registry
+    from referee.core.match import ReplayError, replay
+
+    try:
+        if args.file == "-":
+            text = sys.stdin.read()
+        else:
+            with open(args.file, encoding="utf-8") as f:
+                text = f.read()
+        record = json.loads(text)
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"FAIL cannot read record: {exc}")
+        return 1
+    if not isinstance(record, dict):
+        print("FAIL a record is a JSON object")
+        return 1
+    try:
+        game = registry.get(str(record.get("game")))
+    except KeyError as exc:
+        print(f"FAIL {exc.args[0]}")
+        return 1
+    sheet = None
+    if args.components:
+        try:
+            sheet = game.load_components(args.components)
+        except (ValueError, OSError) as exc:
+            print(f"FAIL --components: {exc}")
+            return 1
+    try:
+        m = replay(game, record, sheet)
+    except ReplayError as exc:
+        print(f"MISMATCH {exc}")
+        return 1
+    except Exception as exc:  # noqa: BLE001 - a damaged record, not a crash
+        print(f"MISMATCH the record cannot be replayed: {type(exc).__name__}: {exc}")
+        return 1
+    result = m.result()
+    summary = f" ({result.summary})" if result and result.summary else ""
+    print(f"OK {len(m.moves)} moves, {record.get('game')} seed {record.get('seed')}{summary}")
+    return 0
+
+
+def cmd_games(args: argparse.Namespace) -> int:
+    from google.protobuf import json_format
+
+    from referee.server.service import list_games
+
+    resp = list_games(_load_components(args.components))
+    if args.json:
+        print(json_format.MessageToJson(resp, preserving_proto_field_name=True))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    for g in resp.games:
+        t = Table(title=f"{g.title} — `{g.name}`, {g.min_seats}-{g.max_seats} seats",
+                  show_lines=False)
+        t.add_column("option")
+        t.add_column("type")
+        t.add_column("default")
+        t.add_column("values")
+        t.add_column("description", overflow="fold")
+        for o in g.options:
+            values = ", ".join(o.choices) if o.type == "enum" else (
+                f"{o.min}..{o.max}" if o.type == "int" and (o.min or o.max) else "")
+            t.add_row(o.name, o.type, o.default_value, values, o.description)
+        console.print(t)
+        for c in g.components:
+            counts = ", ".join(f"{k} {v}" for k, v in c.provenance_counts.items())
+            console.print(f"  components: [bold]{c.name}[/] sha256 {c.sha256[:16]}…  ({counts})")
+        if g.rulebook:
+            console.print(f"  rulebook: {g.rulebook}")
+        console.print()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        return cmd_serve(args)
+    if args.command == "replay":
+        return cmd_replay_verify(args)
+    if args.command == "games":
+        return cmd_games(args)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""Building, starting and stopping the referee gRPC server."""
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import structlog
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from referee.core.components import ComponentSheet
+from referee.v1 import referee_pb2
+
+from .auth import RateLimiter, new_token
+from .service import SERVICE_NAME, RefereeService, generic_handler
+from .store import Store
+
+log = structlog.get_logger("referee.server")
+
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024
+
+
+@dataclass
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: int = 50051
+    port_file: str | None = None
+    data_dir: str = "./data"
+    admin_token: str | None = None
+    components: dict[str, ComponentSheet] = field(default_factory=dict)
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    durability: str = "normal"
+    rate: float = 2000.0  # requests (or stream messages) per second per token / peer
+    burst: float = 4000.0
+    tls_cert: str | None = None
+    tls_key: str | None = None
+
+
+def resolve_admin_token(config: ServerConfig, data_dir: Path) -> str:
+    """--admin-token, else $REFEREE_ADMIN_TOKEN, else <data-dir>/admin.token (created 0600)."""
+    if config.admin_token:
+        return config.admin_token
+    env = os.environ.get("REFEREE_ADMIN_TOKEN")
+    if env:
+        return env
+    path = data_dir / "admin.token"
+    if path.exists():
+        token = path.read_text(encoding="utf-8").strip()
+        if token:
+            log.info("admin_token", source="file", path=str(path.resolve()))
+            return token
+    token = new_token()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(token + "\n")
+    os.chmod(path, 0o600)
+    log.info("admin_token", source="generated", path=str(path.resolve()))
+    return token
+
+
+class RefereeServer:
+    def __init__(self, config: ServerConfig):
+        self.config = config
+        self.port: int | None = None
+        self.server: grpc.aio.Server | None = None
+        self.store: Store | None = None
+        self.service: RefereeService | None = None
+        self.health: health.aio.HealthServicer | None = None
+
+    async def start(self) -> int:
+        cfg = self.config
+        data_dir = Path(cfg.data_dir)
+        data_dir.mkdir(parents=True, exist_ok=True)
+        admin = resolve_admin_token(cfg, data_dir)
+        self.store = Store(data_dir, cfg.durability)
+        self.store.start()
+        self.service = RefereeService(
+            self.store, data_dir, admin, cfg.components, RateLimiter(cfg.rate, cfg.burst)
+        )
+        resumed = self.service.resume_all()
+        limit = int(cfg.max_message_bytes)
+        self.server = grpc.aio.server(
+            options=[
+                ("grpc.max_receive_message_length", limit),
+                ("grpc.max_send_message_length", 16 * 1024 * 1024),
+                ("grpc.so_reuseport", 0),
+            ]
+        )
+        self.server.add_generic_rpc_handlers((generic_handler(self.service),))
+        self.health = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        names = (
+            SERVICE_NAME,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        )
+        # The Referee service is registered by hand; make its descriptor known to reflection.
+        assert referee_pb2.DESCRIPTOR.services_by_name["Referee"].full_name == SERVICE_NAME
+        reflection.enable_server_reflection(names, self.server)
+        address = f"{cfg.host}:{cfg.port}"
+        if cfg.tls_cert or cfg.tls_key:
+            if not (cfg.tls_cert and cfg.tls_key):
+                raise ValueError("TLS needs both --tls-cert and --tls-key")
+            creds = grpc.ssl_server_credentials(
+                [(Path(cfg.tls_key).read_bytes(), Path(cfg.tls_cert).read_bytes())]
+            )
+            self.port = self.server.add_secure_port(address, creds)
+        else:
+            self.port = self.server.add_insecure_port(address)
+        if not self.port:
+            raise OSError(f"cannot bind {address}")
+        await self.server.start()
+        for name in (SERVICE_NAME, ""):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        log.info(
+            "serving", host=cfg.host, port=self.port, data_dir=str(data_dir.resolve()),
+            resumed=resumed, durability=cfg.durability, tls=bool(cfg.tls_cert),
+            max_message_bytes=limit,
+        )
+        if cfg.port_file:
+            tmp = Path(cfg.port_file + ".tmp")
+            tmp.write_text(f"{self.port}\n", encoding="utf-8")
+            tmp.replace(cfg.port_file)  # atomic: readers never see a half-written file
+        return self.port
+
+    async def stop(self, grace: float | None = 1.0) -> None:
+        if self.health is not None:
+            await self.health.enter_graceful_shutdown()
+        if self.service is not None:
+            await self.service.shutdown()
+        if self.server is not None:
+            await self.server.stop(grace)
+        if self.store is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.store.close)
+        log.info("stopped", port=self.port)
+
+    async def wait(self) -> None:
+        assert self.server is not None
+        await self.server.wait_for_termination()
+
+
+async def serve(config: ServerConfig) -> None:
+    """Run until SIGINT/SIGTERM."""
+    server = RefereeServer(config)
+    await server.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except NotImplementedError:  # pragma: no cover
+            pass
+    await stop.wait()
+    await server.stop(2.0)

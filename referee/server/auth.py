@@ -1,0 +1,69 @@
+"""Tokens and per-peer rate limits."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def same_hash(a: str, b: str) -> bool:
+    return hmac.compare_digest(a.encode(), b.encode())
+
+
+def bearer(metadata) -> str | None:
+    """The token of an ``authorization: Bearer <token>`` metadata entry, if any."""
+    for key, value in metadata or ():
+        if key == "authorization":
+            if isinstance(value, bytes):
+                value = value.decode("utf-8", "replace")
+            scheme, _, tok = value.strip().partition(" ")
+            if scheme.lower() == "bearer" and tok.strip():
+                return tok.strip()
+            return None
+    return None
+
+
+class RateLimiter:
+    """Token buckets keyed by peer or token: ``rate`` requests per second, bursts of ``burst``.
+    ``rate <= 0`` disables limiting."""
+
+    __slots__ = ("_buckets", "_last_sweep", "burst", "rate")
+
+    def __init__(self, rate: float, burst: float):
+        self.rate = rate
+        self.burst = max(burst, 1.0)
+        self._buckets: dict[str, list[float]] = {}
+        self._last_sweep = time.monotonic()
+
+    def allow(self, key: str, cost: float = 1.0) -> bool:
+        if self.rate <= 0:
+            return True
+        now = time.monotonic()
+        b = self._buckets.get(key)
+        if b is None:
+            b = self._buckets[key] = [self.burst, now]
+            if now - self._last_sweep > 60.0:
+                self._sweep(now)
+        else:
+            tokens = b[0] + (now - b[1]) * self.rate
+            b[0] = min(self.burst, tokens)
+            b[1] = now
+        if b[0] >= cost:
+            b[0] -= cost
+            return True
+        return False
+
+    def _sweep(self, now: float) -> None:
+        self._last_sweep = now
+        idle = self.burst / self.rate + 1.0
+        for key in [k for k, b in self._buckets.items() if now - b[1] > idle]:
+            del self._buckets[key]

@@ -1,0 +1,518 @@
+"""The referee.v1.Referee servicer (grpc.aio). Knows no game by name: games come from
+referee.core.registry and are driven through the Game contract."""
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+import structlog
+from google.protobuf import json_format
+
+from referee.core import registry
+from referee.core.components import ComponentSheet
+from referee.core.contract import BadOptions, Game, IllegalMove
+from referee.core.match import Match, ReplayError
+from referee.v1 import referee_pb2 as pb
+
+from . import errors
+from .auth import RateLimiter, bearer, new_token, same_hash, token_hash
+from .errors import RefereeError
+from .runtime import CLOSE, GameWire, MatchRuntime, Stream, now_ms
+from .store import MatchRow, Store
+
+log = structlog.get_logger("referee.server")
+
+SERVICE_NAME = "referee.v1.Referee"
+
+
+class RefereeService:
+    def __init__(
+        self,
+        store: Store,
+        data_dir: Path,
+        admin_token: str,
+        components: dict[str, ComponentSheet] | None = None,
+        limiter: RateLimiter | None = None,
+    ):
+        self.store = store
+        self.data_dir = Path(data_dir)
+        self.records_dir = self.data_dir / "records"
+        self.records_dir.mkdir(parents=True, exist_ok=True)
+        self.admin_hash = token_hash(admin_token)
+        self.components = dict(components or {})
+        self.limiter = limiter or RateLimiter(0, 1)
+        self.matches: dict[str, MatchRuntime] = {}
+        self.tokens: dict[str, tuple[str, int]] = {}  # sha256(token) -> (match id, seat)
+        self.archived: dict[str, dict[str, Any]] = {}  # finished before this process started
+        self._wires: dict[str, GameWire] = {}
+        self._tasks: set[asyncio.Task] = set()
+
+    # ------------------------------------------------------------------ helpers
+    def wire(self, game: Game) -> GameWire:
+        w = self._wires.get(game.spec.name)
+        if w is None:
+            w = self._wires[game.spec.name] = GameWire(game)
+        return w
+
+    def spawn(self, coro: Awaitable) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background_task_failed", error=repr(task.exception()))
+
+    def sheet_for(self, game: Game, options: dict[str, Any]) -> ComponentSheet:
+        return self.components.get(game.spec.name) or game.default_components(options)
+
+    def _limit(self, context: grpc.aio.ServicerContext, token: str | None) -> None:
+        key = token_hash(token) if token else (context.peer() or "?")
+        if not self.limiter.allow(key):
+            raise errors.exhausted("rate limit exceeded; slow down")
+
+    def _admin(self, context: grpc.aio.ServicerContext) -> bool:
+        token = bearer(context.invocation_metadata())
+        self._limit(context, token)
+        if token is None:
+            raise errors.unauthenticated("this call needs the admin token (authorization: Bearer)")
+        return same_hash(token_hash(token), self.admin_hash)
+
+    def _seat(self, context: grpc.aio.ServicerContext, match_id: str) -> tuple[MatchRuntime, int]:
+        token = bearer(context.invocation_metadata())
+        self._limit(context, token)
+        if token is None:
+            raise errors.unauthenticated("this call needs a seat token (authorization: Bearer)")
+        h = token_hash(token)
+        entry = self.tokens.get(h)
+        if entry is None:
+            if match_id in self.archived:
+                raise errors.precondition("MATCH_OVER", f"match {match_id} is over")
+            raise errors.unauthenticated("unknown token")
+        rt = self.matches.get(match_id)
+        if rt is None:
+            raise errors.not_found(f"no match {match_id!r}")
+        mid, seat = entry
+        if mid != match_id or not same_hash(rt.token_hashes[seat], h):
+            raise errors.permission_denied("this token belongs to another match")
+        return rt, seat
+
+    def _runtime(self, match_id: str) -> MatchRuntime:
+        rt = self.matches.get(match_id)
+        if rt is None:
+            raise errors.not_found(f"no match {match_id!r}")
+        return rt
+
+    # ------------------------------------------------------------------ startup
+    def resume_all(self) -> int:
+        """Rebuild every unfinished match from its move log (checking each state hash)."""
+        resumed = 0
+        for row in self.store.load_matches():
+            if row.status != "running":
+                self.archived[row.id] = {"status": row.status}
+                continue
+            try:
+                rt = self._resume(row)
+            except Exception as exc:  # noqa: BLE001 - one bad match must not stop the others
+                log.error("resume_failed", match_id=row.id, error=str(exc))
+                continue
+            self._register(rt)
+            resumed += 1
+            if rt.match.decision() is None:  # crashed between last move and finish
+                self.spawn(self._finish_locked(rt))
+            else:
+                rt.issue_decision()
+        return resumed
+
+    async def _finish_locked(self, rt: MatchRuntime) -> None:
+        async with rt.lock:
+            if rt.game_over is None:
+                await rt.finish()
+
+    def _resume(self, row: MatchRow) -> MatchRuntime:
+        game = registry.get(row.game)
+        options = game.spec.parse_options(row.options)
+        sheet = self.sheet_for(game, options)
+        if sheet.sha256 != row.components_sha256:
+            raise ReplayError(
+                f"match was created with component sheet {row.components_sha256[:12]}…, "
+                f"this referee has {sheet.sha256[:12]}… (pass it with --components)"
+            )
+        m = Match.create(game, options, row.seats, row.seed, sheet)
+        for mv in self.store.load_moves(row.id):
+            msg = game.move_message()
+            json_format.ParseDict(mv.move, msg)
+            native = game.move_from_proto(msg)
+            if mv.timeout and mv.policy == "RANDOM_LEGAL":
+                m.timeout_move("RANDOM_LEGAL")  # advance the timeout stream as live play did
+            try:
+                entry, _ = m.submit(
+                    mv.seat, native, mv.version_before, elapsed_ms=mv.elapsed_ms,
+                    timeout=mv.timeout, policy=mv.policy,
+                )
+            except IllegalMove as exc:
+                raise ReplayError(f"move {mv.n}: {exc}") from None
+            if entry.state_hash != mv.state_hash:
+                raise ReplayError(f"move {mv.n}: state hash differs from the log")
+        policy = json_format.ParseDict(row.time_policy, pb.TimePolicy())
+        rt = MatchRuntime(
+            self, row.id, m, names=row.names, policy=policy, token_hashes=row.token_hashes,
+            created_ms=row.created_ms,
+        )
+        rt.restore_clocks()
+        log.info("match_resumed", match_id=row.id, move=len(m.moves), game=row.game)
+        return rt
+
+    def _register(self, rt: MatchRuntime) -> None:
+        self.matches[rt.id] = rt
+        for seat, h in enumerate(rt.token_hashes):
+            self.tokens[h] = (rt.id, seat)
+
+    async def shutdown(self) -> None:
+        for rt in self.matches.values():
+            rt.cancel_timer()
+            for lst in rt.streams.values():
+                for st in lst:
+                    st.put(CLOSE)
+            for w in rt.watchers:
+                w.put(CLOSE)
+        for task in list(self._tasks):
+            task.cancel()
+
+    # ================================================================== RPCs
+    async def ListGames(self, request: pb.ListGamesRequest, context) -> pb.ListGamesResponse:
+        return self.list_games()
+
+    def list_games(self) -> pb.ListGamesResponse:
+        return list_games(self.components)
+
+    async def CreateMatch(self, request: pb.CreateMatchRequest, context) -> pb.CreateMatchResponse:
+        if not self._admin(context):
+            raise errors.permission_denied("creating a match needs the admin token")
+        try:
+            game = registry.get(request.game)
+        except KeyError as exc:
+            raise errors.malformed(str(exc.args[0])) from None
+        spec = game.spec
+        try:
+            options = spec.parse_options(dict(request.options))
+        except BadOptions as exc:
+            raise errors.malformed(str(exc)) from None
+        seats = request.seats or spec.min_seats
+        if not spec.min_seats <= seats <= spec.max_seats:
+            raise errors.malformed(
+                f"{spec.name} is for {spec.min_seats} to {spec.max_seats} seats, not {seats}"
+            )
+        names = list(request.seat_names)
+        if len(names) > seats:
+            raise errors.malformed(f"{len(names)} seat names for {seats} seats")
+        if any(len(n) > 200 for n in names):
+            raise errors.malformed("seat names are at most 200 characters")
+        names += [f"seat {s}" for s in range(len(names), seats)]
+        tp = request.time_policy
+        if tp.on_expiry not in pb.OnExpiry.values():
+            raise errors.malformed(f"unknown on_expiry value {tp.on_expiry}")
+        sheet = self.sheet_for(game, options)
+        if request.components_sha256 and request.components_sha256 != sheet.sha256:
+            raise errors.malformed(
+                f"component sheet {request.components_sha256[:12]}… is not loaded; this "
+                f"referee uses {sheet.name} ({sheet.sha256[:12]}…) for {spec.name}"
+            )
+        seed = request.seed if request.HasField("seed") else secrets.randbits(63)
+        match = Match.create(game, options, seats, seed, sheet)
+        match_id = secrets.token_hex(8)
+        while match_id in self.matches or match_id in self.archived:
+            match_id = secrets.token_hex(8)
+        tokens = [new_token() for _ in range(seats)]
+        hashes = [token_hash(t) for t in tokens]
+        policy = pb.TimePolicy()
+        policy.CopyFrom(tp)
+        rt = MatchRuntime(
+            self, match_id, match, names=names, policy=policy, token_hashes=hashes,
+            created_ms=now_ms(),
+        )
+        await self.store.insert_match(
+            MatchRow(
+                id=match_id, game=spec.name, options=options, seats=seats, seed=seed,
+                components_name=sheet.name, components_sha256=sheet.sha256,
+                time_policy=json_format.MessageToDict(policy, preserving_proto_field_name=True),
+                token_hashes=hashes, names=names, status="running", created_ms=rt.created_ms,
+                finished_ms=None, forfeited=None, result=None,
+            )
+        )
+        self._register(rt)
+        rt.issue_decision()
+        log.info("match_created", match_id=match_id, game=spec.name, seats=seats,
+                 options=options)
+        return pb.CreateMatchResponse(
+            match_id=match_id,
+            seats=[pb.SeatToken(seat=s, token=t) for s, t in enumerate(tokens)],
+        )
+
+    async def Play(self, request_iterator, context) -> AsyncIterator[Any]:
+        stream: Stream | None = None
+        rt: MatchRuntime | None = None
+        reader: asyncio.Task | None = None
+        try:
+            try:
+                first = await request_iterator.__anext__()
+            except StopAsyncIteration:
+                return
+            if first.WhichOneof("msg") != "join":
+                raise errors.malformed("send Join first on a Play stream")
+            rt, seat = self._seat(context, first.join.match_id)
+            stream = Stream(seat)
+            rt.attach(stream)
+            rt.log.info("seat_joined", seat=seat, peer=context.peer())
+            reader = asyncio.ensure_future(self._play_reader(request_iterator, context, rt, stream))
+            get = stream.queue.get
+            while True:
+                item = await get()
+                if item is CLOSE:
+                    break
+                if item.__class__ is RefereeError:
+                    raise item
+                yield item
+        except RefereeError as exc:
+            await context.abort(exc.code, exc.message, exc.trailing_metadata())
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        except Exception as exc:
+            log.exception("internal_error", rpc="Play", error=repr(exc))
+            await context.abort(grpc.StatusCode.INTERNAL, "internal error", _internal_md())
+        finally:
+            if reader is not None:
+                reader.cancel()
+            if rt is not None and stream is not None:
+                rt.detach(stream)
+                rt.log.info("seat_left", seat=stream.seat)
+
+    async def _play_reader(self, request_iterator, context, rt: MatchRuntime, stream: Stream):
+        token = bearer(context.invocation_metadata())
+        seat = stream.seat
+        try:
+            async for msg in request_iterator:
+                if not self.limiter.allow(token_hash(token) if token else context.peer()):
+                    stream.put(_ABORT_RATE)
+                    return
+                which = msg.WhichOneof("msg")
+                if which == "submit":
+                    sub = msg.submit
+                    try:
+                        await rt.submit(seat, sub.move, sub.state_version, sub.request_id, stream)
+                    except RefereeError as exc:
+                        stream.put(
+                            pb.ServerMessage(
+                                move_result=pb.MoveResult(
+                                    accepted=False, reason=_reason(exc.reason),
+                                    message=exc.message, state_version=rt.match.version,
+                                    request_id=sub.request_id,
+                                )
+                            )
+                        )
+                elif which == "join":
+                    if msg.join.match_id != rt.id:
+                        stream.put(_reject_msg(rt, "MALFORMED", "this stream is joined to "
+                                               f"match {rt.id}"))
+                    elif rt.game_over is None and rt.decision and rt.decision.seat == seat:
+                        stream.put(rt.decision_bytes)  # a re-Join asks for the decision again
+                else:
+                    stream.put(_reject_msg(rt, "MALFORMED", "empty client message"))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if not isinstance(exc, grpc.aio.AioRpcError):
+                rt.log.exception("play_reader_error", seat=seat, error=repr(exc))
+        # The client half-closed: keep pushing until the match ends or the client cancels.
+
+    async def SubmitMove(self, request: pb.SubmitMoveRequest, context) -> pb.MoveResult:
+        rt, seat = self._seat(context, request.match_id)
+        result = await rt.submit(seat, request.move, request.state_version, request.request_id,
+                                 None)
+        if not result.accepted:
+            raise errors.precondition(pb.Reason.Name(result.reason), result.message)
+        return result
+
+    async def GetView(self, request: pb.GetViewRequest, context) -> pb.GetViewResponse:
+        rt, seat = self._seat(context, request.match_id)
+        resp = pb.GetViewResponse(state_version=rt.match.version, view=rt.view_for(seat))
+        dp = rt.decision_for(seat)
+        if dp is not None:
+            resp.decision.CopyFrom(dp)
+        if rt.game_over is not None:
+            resp.game_over.CopyFrom(rt.game_over)
+        return resp
+
+    async def GetLegalMoves(self, request: pb.GetLegalMovesRequest, context) -> pb.Decision:
+        rt, seat = self._seat(context, request.match_id)
+        dp = rt.decision_for(seat)
+        if dp is not None:
+            return dp
+        return pb.Decision(match_id=rt.id, state_version=rt.match.version, seat=seat)
+
+    async def Watch(self, request: pb.WatchRequest, context) -> AsyncIterator[Any]:
+        stream: Stream | None = None
+        rt: MatchRuntime | None = None
+        try:
+            self._limit(context, None)
+            rt = self._runtime(request.match_id)
+            stream = Stream(None)
+            rt.watch(stream)
+            get = stream.queue.get
+            while True:
+                item = await get()
+                if item is CLOSE:
+                    break
+                yield item
+        except RefereeError as exc:
+            await context.abort(exc.code, exc.message, exc.trailing_metadata())
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        except Exception as exc:
+            log.exception("internal_error", rpc="Watch", error=repr(exc))
+            await context.abort(grpc.StatusCode.INTERNAL, "internal error", _internal_md())
+        finally:
+            if rt is not None and stream is not None:
+                rt.detach(stream)
+
+    async def GetRecord(self, request: pb.GetRecordRequest, context) -> pb.GetRecordResponse:
+        rt = self.matches.get(request.match_id)
+        if rt is None:
+            if request.match_id in self.archived:
+                path = self.records_dir / f"{request.match_id}.json"
+                self._limit(context, None)
+                try:
+                    text = path.read_text(encoding="utf-8")
+                except OSError:
+                    raise errors.not_found(f"no record file for {request.match_id}") from None
+                return pb.GetRecordResponse(record_json=text, complete=True)
+            raise errors.not_found(f"no match {request.match_id!r}")
+        complete = rt.game_over is not None
+        if not complete:
+            if not self._admin(context):
+                raise errors.permission_denied("the record of a running match needs the admin token")
+        else:
+            self._limit(context, None)
+        return pb.GetRecordResponse(
+            record_json=json.dumps(rt.record(), sort_keys=True), complete=complete
+        )
+
+    async def Echo(self, request_iterator, context):
+        async for msg in request_iterator:
+            yield msg
+
+
+# ---------------------------------------------------------------------- wiring
+
+_ABORT_RATE = errors.exhausted("rate limit exceeded on this stream; slow down")
+
+
+def list_games(components: dict[str, ComponentSheet] | None = None) -> pb.ListGamesResponse:
+    """ListGames from the registry; ``components`` overrides a game's default sheet."""
+    components = components or {}
+    out = pb.ListGamesResponse()
+    for name, game in sorted(registry.games().items()):
+        spec = game.spec
+        gs = pb.GameSpec(
+            name=spec.name, title=spec.title, min_seats=spec.min_seats,
+            max_seats=spec.max_seats, rulebook=spec.rulebook,
+        )
+        for o in spec.options:
+            gs.options.append(
+                pb.OptionSpec(
+                    name=o.name, type=o.kind, default_value=_opt_str(o.default),
+                    choices=list(o.choices), min=o.min or 0, max=o.max or 0,
+                    description=o.description,
+                )
+            )
+        sheet = components.get(spec.name) or game.default_components(spec.parse_options({}))
+        gs.components.append(
+            pb.ComponentSheetInfo(
+                name=sheet.name, sha256=sheet.sha256, provenance_counts=sheet.provenance_counts,
+            )
+        )
+        out.games.append(gs)
+    return out
+
+
+def _reason(name: str) -> int:
+    try:
+        return pb.Reason.Value(name)
+    except ValueError:
+        return pb.REASON_UNSPECIFIED
+
+
+def _reject_msg(rt: MatchRuntime, reason: str, message: str) -> pb.ServerMessage:
+    return pb.ServerMessage(
+        move_result=pb.MoveResult(
+            accepted=False, reason=_reason(reason), message=message,
+            state_version=rt.match.version,
+        )
+    )
+
+
+def _internal_md():
+    return errors.RefereeError(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error") \
+        .trailing_metadata()
+
+
+def _opt_str(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def _ser(message: Any) -> bytes:
+    # Broadcast messages are serialised once and queued as bytes to every stream.
+    return message if isinstance(message, bytes) else message.SerializeToString()
+
+
+def _guard_unary(name: str, fn: Callable) -> Callable:
+    async def handler(request, context):
+        try:
+            return await fn(request, context)
+        except RefereeError as exc:
+            await context.abort(exc.code, exc.message, exc.trailing_metadata())
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        except Exception as exc:
+            log.exception("internal_error", rpc=name, error=repr(exc))
+            await context.abort(grpc.StatusCode.INTERNAL, "internal error", _internal_md())
+
+    return handler
+
+
+def generic_handler(service: RefereeService) -> grpc.GenericRpcHandler:
+    """The Referee service's method handlers. Built by hand (not with the generated
+    add_RefereeServicer_to_server) so that responses may be pre-serialised bytes."""
+    u = grpc.unary_unary_rpc_method_handler
+    handlers = {
+        "ListGames": u(_guard_unary("ListGames", service.ListGames),
+                       pb.ListGamesRequest.FromString, _ser),
+        "CreateMatch": u(_guard_unary("CreateMatch", service.CreateMatch),
+                         pb.CreateMatchRequest.FromString, _ser),
+        "SubmitMove": u(_guard_unary("SubmitMove", service.SubmitMove),
+                        pb.SubmitMoveRequest.FromString, _ser),
+        "GetView": u(_guard_unary("GetView", service.GetView),
+                     pb.GetViewRequest.FromString, _ser),
+        "GetLegalMoves": u(_guard_unary("GetLegalMoves", service.GetLegalMoves),
+                           pb.GetLegalMovesRequest.FromString, _ser),
+        "GetRecord": u(_guard_unary("GetRecord", service.GetRecord),
+                       pb.GetRecordRequest.FromString, _ser),
+        "Play": grpc.stream_stream_rpc_method_handler(
+            service.Play, pb.ClientMessage.FromString, _ser
+        ),
+        "Watch": grpc.unary_stream_rpc_method_handler(
+            service.Watch, pb.WatchRequest.FromString, _ser
+        ),
+        "Echo": grpc.stream_stream_rpc_method_handler(
+            service.Echo, pb.EchoMessage.FromString, pb.EchoMessage.SerializeToString
+        ),
+    }
+    return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)

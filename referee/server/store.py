@@ -1,0 +1,279 @@
+"""The embedded store: SQLite in WAL mode, written by one dedicated thread with group commit.
+
+Every write is a small operation put on a queue together with an asyncio future. The writer
+thread takes everything that is waiting, runs it in ONE transaction, commits, and only then
+resolves the futures (one ``call_soon_threadsafe`` per event loop and batch). Moves arriving
+together from concurrent matches therefore share one commit (and one fsync with
+``--durability full``), while an acknowledged move is always on disk: the server awaits the
+future before it sends the acceptance.
+
+Reads (startup only) use their own connection on the caller's thread.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS matches (
+    id                TEXT PRIMARY KEY,
+    game              TEXT NOT NULL,
+    options_json      TEXT NOT NULL,
+    seats             INTEGER NOT NULL,
+    seed              TEXT NOT NULL,
+    components_name   TEXT NOT NULL,
+    components_sha256 TEXT NOT NULL,
+    time_policy_json  TEXT NOT NULL,
+    token_hashes_json TEXT NOT NULL,   -- SHA-256 hex of each seat token, never the token
+    names_json        TEXT NOT NULL,
+    status            TEXT NOT NULL,   -- running | finished | broken
+    created_ms        INTEGER NOT NULL,
+    finished_ms       INTEGER,
+    forfeited         INTEGER,
+    result_json       TEXT
+);
+CREATE TABLE IF NOT EXISTS moves (
+    match_id        TEXT NOT NULL,
+    n               INTEGER NOT NULL,
+    seat            INTEGER NOT NULL,
+    version_before  INTEGER NOT NULL,
+    move_json       TEXT NOT NULL,
+    state_hash      TEXT NOT NULL,
+    elapsed_ms      INTEGER NOT NULL,
+    timeout         INTEGER NOT NULL DEFAULT 0,
+    policy          TEXT,
+    PRIMARY KEY (match_id, n)
+) WITHOUT ROWID;
+"""
+
+
+@dataclass(slots=True)
+class MatchRow:
+    id: str
+    game: str
+    options: dict[str, Any]
+    seats: int
+    seed: int
+    components_name: str
+    components_sha256: str
+    time_policy: dict[str, Any]
+    token_hashes: list[str]
+    names: list[str]
+    status: str
+    created_ms: int
+    finished_ms: int | None
+    forfeited: int | None
+    result: dict[str, Any] | None
+
+
+@dataclass(slots=True)
+class MoveRow:
+    n: int
+    seat: int
+    version_before: int
+    move: dict[str, Any]
+    state_hash: str
+    elapsed_ms: int
+    timeout: bool
+    policy: str | None
+
+
+_STOP = object()
+
+
+class Store:
+    """SQLite store. ``durability`` is "normal" (synchronous=NORMAL: a commit survives a crash of
+    the referee process; the last commits may be lost on power failure or an OS crash) or "full"
+    (synchronous=FULL: every group commit is fsynced before moves are acknowledged)."""
+
+    def __init__(self, data_dir: str | Path, durability: str = "normal"):
+        self.path = Path(data_dir) / "referee.sqlite3"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if durability not in ("normal", "full"):
+            raise ValueError(f"durability is normal or full, not {durability!r}")
+        self.durability = durability
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self.batches = 0  # group commits done (for tests and stats)
+        self.ops = 0
+        conn = self._connect()
+        conn.executescript(SCHEMA)
+        conn.commit()
+        conn.close()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA synchronous={'FULL' if self.durability == 'full' else 'NORMAL'}")
+        conn.execute("PRAGMA busy_timeout=5000")
+        return conn
+
+    # ------------------------------------------------------------------ writer thread
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="referee-store", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._queue.put(_STOP)
+            self._thread.join()
+            self._thread = None
+
+    def _run(self) -> None:
+        conn = self._connect()
+        q = self._queue
+        try:
+            while True:
+                item = q.get()
+                if item is _STOP:
+                    return
+                batch = [item]
+                stop = False
+                while True:
+                    try:
+                        nxt = q.get_nowait()
+                    except queue.Empty:
+                        break
+                    if nxt is _STOP:
+                        stop = True
+                        break
+                    batch.append(nxt)
+                self._commit(conn, batch)
+                if stop:
+                    return
+        finally:
+            conn.close()
+
+    def _commit(self, conn: sqlite3.Connection, batch: list) -> None:
+        error: BaseException | None = None
+        try:
+            conn.execute("BEGIN")
+            for fn, _loop, _fut in batch:
+                fn(conn)
+            conn.execute("COMMIT")
+        except BaseException as exc:  # noqa: BLE001 - reported to every waiter
+            error = exc
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+        self.batches += 1
+        self.ops += len(batch)
+        by_loop: dict[Any, list] = {}
+        for _fn, loop, fut in batch:
+            if fut is not None:
+                by_loop.setdefault(loop, []).append(fut)
+        for loop, futs in by_loop.items():
+            try:
+                loop.call_soon_threadsafe(_resolve, futs, error)
+            except RuntimeError:  # loop closed during shutdown
+                pass
+
+    def _submit(self, fn: Callable[[sqlite3.Connection], None]) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        self._queue.put((fn, loop, fut))
+        return fut
+
+    # ------------------------------------------------------------------ writes (awaitable)
+    def insert_match(self, row: MatchRow) -> asyncio.Future:
+        values = (
+            row.id, row.game, json.dumps(row.options, sort_keys=True), row.seats, str(row.seed),
+            row.components_name, row.components_sha256, json.dumps(row.time_policy),
+            json.dumps(row.token_hashes), json.dumps(row.names), row.status, row.created_ms,
+        )
+        return self._submit(
+            lambda c: c.execute(
+                "INSERT INTO matches (id, game, options_json, seats, seed, components_name,"
+                " components_sha256, time_policy_json, token_hashes_json, names_json, status,"
+                " created_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                values,
+            )
+        )
+
+    def insert_move(self, match_id: str, m: MoveRow) -> asyncio.Future:
+        values = (
+            match_id, m.n, m.seat, m.version_before, json.dumps(m.move, separators=(",", ":")),
+            m.state_hash, m.elapsed_ms, int(m.timeout), m.policy,
+        )
+        return self._submit(
+            lambda c: c.execute("INSERT INTO moves VALUES (?,?,?,?,?,?,?,?,?)", values)
+        )
+
+    def finish_match(
+        self,
+        match_id: str,
+        *,
+        status: str,
+        finished_ms: int,
+        forfeited: int | None,
+        result: dict[str, Any] | None,
+        record_path: Path | None = None,
+        record: dict[str, Any] | None = None,
+    ) -> asyncio.Future:
+        result_json = json.dumps(result) if result is not None else None
+
+        def op(c: sqlite3.Connection) -> None:
+            if record_path is not None and record is not None:
+                record_path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = record_path.with_suffix(".json.tmp")
+                tmp.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
+                tmp.replace(record_path)
+            c.execute(
+                "UPDATE matches SET status=?, finished_ms=?, forfeited=?, result_json=?"
+                " WHERE id=?",
+                (status, finished_ms, forfeited, result_json, match_id),
+            )
+
+        return self._submit(op)
+
+    # ------------------------------------------------------------------ reads (startup)
+    def load_matches(self, status: str | None = None) -> list[MatchRow]:
+        conn = self._connect()
+        try:
+            sql = "SELECT * FROM matches" + (" WHERE status=?" if status else "")
+            rows = conn.execute(sql + " ORDER BY created_ms", (status,) if status else ()).fetchall()
+        finally:
+            conn.close()
+        return [
+            MatchRow(
+                id=r[0], game=r[1], options=json.loads(r[2]), seats=r[3], seed=int(r[4]),
+                components_name=r[5], components_sha256=r[6], time_policy=json.loads(r[7]),
+                token_hashes=json.loads(r[8]), names=json.loads(r[9]), status=r[10],
+                created_ms=r[11], finished_ms=r[12], forfeited=r[13],
+                result=json.loads(r[14]) if r[14] else None,
+            )
+            for r in rows
+        ]
+
+    def load_moves(self, match_id: str) -> list[MoveRow]:
+        conn = self._connect()
+        try:
+            rows = conn.execute(
+                "SELECT n, seat, version_before, move_json, state_hash, elapsed_ms, timeout,"
+                " policy FROM moves WHERE match_id=? ORDER BY n",
+                (match_id,),
+            ).fetchall()
+        finally:
+            conn.close()
+        return [
+            MoveRow(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], bool(r[6]), r[7])
+            for r in rows
+        ]
+
+
+def _resolve(futs: list[asyncio.Future], error: BaseException | None) -> None:
+    for fut in futs:
+        if fut.done():
+            continue
+        if error is None:
+            fut.set_result(None)
+        else:
+            fut.set_exception(RuntimeError(f"store commit failed: {error!r}"))
