@@ -1,0 +1,278 @@
+"""Write a bot by subclassing :class:`Bot`; play a seat with :func:`run_bot`.
+
+The referee pushes a ``Decision`` whenever your seat must act. It carries your view of the game
+and EVERY legal move as a concrete ``referee.v1.Move``; a bot answers with one of them,
+unchanged. That is the whole contract::
+
+    from referee_client import Bot, run_bot
+
+    class FirstMoveBot(Bot):
+        def choose(self, decision):
+            return decision.legal_moves[0]
+
+    game_over = run_bot(FirstMoveBot(), "127.0.0.1:50051", match_id, seat_token)
+
+:func:`run_bot` drives the ``Play`` stream: it sends ``Join``, answers each ``Decision`` with
+``Submit{state_version, move}``, logs rejected moves, and returns the ``GameOver`` message. If the
+referee is unreachable or the stream drops (a restart, a network blip) it reconnects with
+exponential backoff and joins again with the same token; the referee then pushes the pending
+decision again, so no move is lost or played twice.
+"""
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+from dataclasses import dataclass
+
+import grpc
+import structlog
+
+from referee.v1 import referee_pb2, referee_pb2_grpc
+
+from .connection import RefereeError, TlsConfig, aio_channel, bearer, reason_of
+
+log = structlog.get_logger("referee_client")
+
+#: Status codes after which the bot reconnects instead of giving up. UNAVAILABLE is the
+#: common one (server down or restarting); the others appear when a server goes away in the
+#: middle of a stream.
+RETRYABLE = frozenset(
+    {
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.CANCELLED,
+        grpc.StatusCode.ABORTED,
+        grpc.StatusCode.INTERNAL,
+        grpc.StatusCode.UNKNOWN,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+    }
+)
+
+
+class Bot:
+    """Base class for bots. Override :meth:`choose`; the hooks are optional.
+
+    ``choose`` runs on the event loop of :func:`run_bot`; keep it reasonably quick (the match
+    has a time policy) or do heavy thinking in a thread/process of your own."""
+
+    #: Display name used in logs.
+    name: str = "bot"
+
+    def on_welcome(self, welcome: referee_pb2.Welcome) -> None:
+        """Called after every successful (re)join: the match, game, your seat, options."""
+
+    def choose(self, decision: referee_pb2.Decision) -> referee_pb2.Move:
+        """Return one of ``decision.legal_moves`` (the message itself or an equal copy)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement choose()")
+
+    def on_event(self, event: referee_pb2.MatchEvent) -> None:
+        """Called for each public match event (auction won, pirates, ...)."""
+
+    def on_move_result(self, result: referee_pb2.MoveResult) -> None:
+        """Called with the referee's answer to each of your submissions."""
+
+    def on_game_over(self, game_over: referee_pb2.GameOver) -> None:
+        """Called once with final scores and ranks."""
+
+
+class BotError(RuntimeError):
+    """The bot cannot go on: bad token, unknown match, retries exhausted, bot bug..."""
+
+
+@dataclass(slots=True)
+class Backoff:
+    """Exponential backoff with full jitter: ``initial`` doubling up to ``maximum``; give up
+    after ``give_up_after`` seconds without a successful join (0 = never give up)."""
+
+    initial: float = 0.1
+    maximum: float = 5.0
+    give_up_after: float = 120.0
+
+    def delays(self, rng: random.Random):
+        delay = self.initial
+        while True:
+            yield rng.uniform(delay / 2, delay)
+            delay = min(delay * 2, self.maximum)
+
+
+@dataclass(slots=True)
+class PlayStats:
+    """What happened on the stream; returned by :func:`play` alongside the GameOver."""
+
+    decisions: int = 0
+    submitted: int = 0
+    rejected: int = 0
+    reconnects: int = 0
+    fallbacks: int = 0  # choose() returned something that is not a legal move
+
+
+def _is_legal(move: referee_pb2.Move, legal: list[referee_pb2.Move]) -> bool:
+    return any(move == candidate for candidate in legal)
+
+
+async def play(
+    bot: Bot,
+    address: str,
+    match_id: str,
+    token: str,
+    *,
+    tls: TlsConfig | None = None,
+    backoff: Backoff | None = None,
+    strict: bool = False,
+    channel_options: tuple = (),
+) -> tuple[referee_pb2.GameOver, PlayStats]:
+    """Play one seat to the end of the match (asyncio version of :func:`run_bot`).
+
+    ``strict``: if ``choose`` returns a move that is not in ``legal_moves``, raise
+    :class:`BotError`; by default the SDK logs the bug and plays the first legal move instead,
+    so a buggy bot does not stall the match until its clock runs out."""
+    backoff = backoff or Backoff()
+    rng = random.Random()
+    stats = PlayStats()
+    metadata = bearer(token)
+    blog = log.bind(match=match_id, bot=bot.name, address=address)
+    failing_since: float | None = None
+    delays = backoff.delays(rng)
+
+    while True:
+        channel = aio_channel(address, tls=tls, options=channel_options)
+        try:
+            stub = referee_pb2_grpc.RefereeStub(channel)
+            call = stub.Play(metadata=metadata)
+            await call.write(referee_pb2.ClientMessage(join=referee_pb2.Join(match_id=match_id)))
+            answered: set[int] = set()  # versions answered on THIS stream
+            seat = -1
+            while True:
+                msg = await call.read()
+                if msg is grpc.aio.EOF:
+                    # The server closed the stream without GameOver: treat as a drop.
+                    raise _Dropped("the referee closed the stream before the game ended")
+                which = msg.WhichOneof("msg")
+                if which == "welcome":
+                    seat = msg.welcome.seat
+                    blog = blog.bind(seat=seat)
+                    if failing_since is not None or stats.reconnects:
+                        blog.info("rejoined", reconnects=stats.reconnects)
+                    else:
+                        blog.info("joined", game=msg.welcome.game, seats=msg.welcome.seat_count)
+                    failing_since = None
+                    delays = backoff.delays(rng)
+                    bot.on_welcome(msg.welcome)
+                elif which == "decision":
+                    decision = msg.decision
+                    failing_since = None
+                    if decision.state_version in answered:
+                        continue  # a re-push of a decision already answered on this stream
+                    stats.decisions += 1
+                    move = _choose(bot, decision, strict, blog, stats)
+                    answered.add(decision.state_version)
+                    await call.write(
+                        referee_pb2.ClientMessage(
+                            submit=referee_pb2.Submit(
+                                state_version=decision.state_version,
+                                move=move,
+                                request_id=uuid.uuid4().hex[:12],
+                            )
+                        )
+                    )
+                    stats.submitted += 1
+                elif which == "move_result":
+                    result = msg.move_result
+                    if not result.accepted:
+                        stats.rejected += 1
+                        blog.warning(
+                            "move rejected",
+                            reason=referee_pb2.Reason.Name(result.reason),
+                            message=result.message,
+                            state_version=result.state_version,
+                        )
+                    bot.on_move_result(result)
+                elif which == "event":
+                    bot.on_event(msg.event)
+                elif which == "game_over":
+                    blog.info(
+                        "game over",
+                        winners=list(msg.game_over.winners),
+                        scores={s.seat: s.score for s in msg.game_over.seats},
+                    )
+                    bot.on_game_over(msg.game_over)
+                    call.cancel()
+                    return msg.game_over, stats
+        except grpc.aio.AioRpcError as err:
+            code = err.code()
+            if code not in RETRYABLE:
+                raise BotError(
+                    f"{code.name}{'/' + reason_of(err) if reason_of(err) else ''}: {err.details()}"
+                    f" (match {match_id}, address {address})"
+                ) from None
+            cause = f"{code.name}: {err.details()}"
+        except _Dropped as exc:
+            cause = str(exc)
+        finally:
+            await channel.close(grace=None)
+
+        now = time.monotonic()
+        if failing_since is None:
+            failing_since = now
+        elif backoff.give_up_after and now - failing_since > backoff.give_up_after:
+            raise BotError(
+                f"gave up after {backoff.give_up_after:.0f}s without reaching the referee at "
+                f"{address} (last error: {cause})"
+            )
+        delay = next(delays)
+        stats.reconnects += 1
+        blog.warning("connection lost; reconnecting", cause=cause, retry_in_s=round(delay, 3))
+        await asyncio.sleep(delay)
+
+
+class _Dropped(Exception):
+    pass
+
+
+def _choose(bot: Bot, decision, strict: bool, blog, stats: PlayStats) -> referee_pb2.Move:
+    if not decision.legal_moves:
+        raise BotError(f"decision {decision.state_version} lists no legal move (referee bug?)")
+    move = bot.choose(decision)
+    if isinstance(move, referee_pb2.Move) and _is_legal(move, decision.legal_moves):
+        return move
+    if strict:
+        raise BotError(f"{bot.name}.choose() returned a move that is not legal: {move!r}")
+    stats.fallbacks += 1
+    blog.error(
+        "choose() returned a move that is not among legal_moves; playing the first legal move",
+        kind=decision.kind,
+        returned=str(move)[:200],
+    )
+    return decision.legal_moves[0]
+
+
+def run_bot(
+    bot: Bot,
+    address: str,
+    match_id: str,
+    token: str,
+    *,
+    tls: TlsConfig | None = None,
+    backoff: Backoff | None = None,
+    strict: bool = False,
+) -> referee_pb2.GameOver:
+    """Play ``bot`` in the seat of ``token`` until the match ends; return the ``GameOver``.
+
+    Blocking wrapper around :func:`play` (which see). Raises :class:`BotError` when the
+    referee refuses the token or match, or stays unreachable for ``backoff.give_up_after``."""
+    game_over, _ = asyncio.run(
+        play(bot, address, match_id, token, tls=tls, backoff=backoff, strict=strict)
+    )
+    return game_over
+
+
+__all__ = [
+    "Backoff",
+    "Bot",
+    "BotError",
+    "PlayStats",
+    "RefereeError",
+    "play",
+    "run_bot",
+]

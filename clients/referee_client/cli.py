@@ -1,0 +1,239 @@
+"""``referee-bot``: run a reference bot in one seat, create a match, or watch one.
+
+Bots are commands given the referee address, the match id and their seat token, the way a bot
+in any language is run::
+
+    referee-bot random         --address 127.0.0.1:50051 --match M --token T [--seed 7]
+    referee-bot greedy-batavia --address 127.0.0.1:50051 --match M --token T
+
+Tokens may also come from the environment (REFEREE_TOKEN, REFEREE_ADMIN_TOKEN) so they stay out
+of process listings.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+
+import structlog
+
+from .bot import Backoff, BotError, run_bot
+from .bots import BOTS
+from .connection import RefereeError, TlsConfig
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def configure_logging(level: str = "info", json_logs: bool = False) -> None:
+    """structlog to stderr: readable key=value lines, or one JSON object per line."""
+    renderer = (
+        structlog.processors.JSONRenderer()
+        if json_logs
+        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+    )
+    structlog.configure(
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(
+            getattr(logging, level.upper(), logging.INFO)
+        ),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=True,
+    )
+
+
+def _add_connection(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("connection")
+    g.add_argument(
+        "--address",
+        default=os.environ.get("REFEREE_ADDRESS", "127.0.0.1:50051"),
+        help="referee host:port (default: $REFEREE_ADDRESS or 127.0.0.1:50051)",
+    )
+    g.add_argument("--tls", action="store_true", help="connect with TLS (system root CAs)")
+    g.add_argument("--ca-cert", metavar="PEM", help="trust this CA / self-signed cert (implies --tls)")
+    g.add_argument("--client-cert", metavar="PEM", help="client certificate for mutual TLS")
+    g.add_argument("--client-key", metavar="PEM", help="client private key for mutual TLS")
+    g.add_argument("--server-name", help="name to check in the server certificate")
+    g.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    g.add_argument("--log-json", action="store_true", help="log one JSON object per line")
+
+
+def _tls(args: argparse.Namespace) -> TlsConfig | None:
+    if not (args.tls or args.ca_cert or args.client_cert):
+        return None
+    return TlsConfig(
+        ca_file=args.ca_cert,
+        cert_file=args.client_cert,
+        key_file=args.client_key,
+        server_name=args.server_name,
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="referee-bot",
+        description=(
+            "Reference bots and small tools for the board-game referee. A bot plays one seat of "
+            "one match: give it the referee address, the match id and that seat's token "
+            "(from CreateMatch). It reconnects by itself if the referee restarts."
+        ),
+        epilog="Exit status: 0 the match ended, 1 the bot failed, 2 bad usage.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    for name, helptext in (
+        ("random", "play uniformly random legal moves (any game)"),
+        ("greedy-batavia", "play Batavia with a one-ply greedy heuristic"),
+    ):
+        p = sub.add_parser(name, help=helptext, description=helptext)
+        p.add_argument("--match", required=True, help="match id (from CreateMatch)")
+        p.add_argument(
+            "--token",
+            default=os.environ.get("REFEREE_TOKEN"),
+            help="this seat's secret token (default: $REFEREE_TOKEN)",
+        )
+        p.add_argument("--seed", type=int, help="seed the bot's own randomness (reproducible)")
+        p.add_argument(
+            "--give-up-after",
+            type=float,
+            default=120.0,
+            metavar="S",
+            help="stop retrying after S seconds without reaching the referee (default 120; 0 = never)",
+        )
+        p.add_argument(
+            "--strict",
+            action="store_true",
+            help="fail if the bot picks an illegal move (default: log it, play the first legal one)",
+        )
+        _add_connection(p)
+
+    p = sub.add_parser(
+        "create-match",
+        help="create a match (admin token) and print its id and seat tokens as JSON",
+        description="Create a match and print {match_id, seats: [{seat, token}]} as JSON.",
+    )
+    p.add_argument("--game", default="batavia")
+    p.add_argument("--seats", type=int, required=True)
+    p.add_argument(
+        "--option", action="append", default=[], metavar="NAME=VALUE",
+        help="game option, repeatable (e.g. --option setup=face_up)",
+    )
+    p.add_argument("--seed", type=int, help="match seed (random if absent)")
+    p.add_argument("--name", action="append", default=[], help="seat display name, repeatable")
+    p.add_argument(
+        "--admin-token",
+        default=os.environ.get("REFEREE_ADMIN_TOKEN"),
+        help="the referee's admin token (default: $REFEREE_ADMIN_TOKEN)",
+    )
+    _add_connection(p)
+
+    p = sub.add_parser(
+        "watch",
+        help="follow a match as a spectator (public events) until it ends",
+        description="Print the public events of a match, then the final scores.",
+    )
+    p.add_argument("--match", required=True)
+    _add_connection(p)
+    return parser
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    configure_logging(args.log_level, args.log_json)
+    log = structlog.get_logger("referee-bot")
+    # Stop cleanly on SIGTERM (a tournament runner ending the bot) as on Ctrl-C.
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        if args.command in BOTS:
+            return _run_bot(args, log)
+        if args.command == "create-match":
+            return _create_match(args, parser)
+        if args.command == "watch":
+            return _watch(args)
+    except KeyboardInterrupt:
+        log.warning("interrupted")
+        return EXIT_FAILED
+    except (BotError, RefereeError) as exc:
+        log.error("failed", error=str(exc))
+        return EXIT_FAILED
+    parser.error(f"unknown command {args.command}")
+    return EXIT_USAGE
+
+
+def _run_bot(args: argparse.Namespace, log) -> int:
+    if not args.token:
+        log.error("no seat token: pass --token or set REFEREE_TOKEN")
+        return EXIT_USAGE
+    bot = BOTS[args.command](args.seed)
+    game_over = run_bot(
+        bot,
+        args.address,
+        args.match,
+        args.token,
+        tls=_tls(args),
+        backoff=Backoff(give_up_after=args.give_up_after),
+        strict=args.strict,
+    )
+    log.info("finished", match=args.match, summary=game_over.summary)
+    return EXIT_OK
+
+
+def _create_match(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .unary import AdminClient
+
+    if not args.admin_token:
+        parser.error("no admin token: pass --admin-token or set REFEREE_ADMIN_TOKEN")
+    options = {}
+    for item in args.option:
+        name, sep, value = item.partition("=")
+        if not sep:
+            parser.error(f"--option takes NAME=VALUE, not {item!r}")
+        options[name] = value
+    with AdminClient(args.address, args.admin_token, tls=_tls(args)) as admin:
+        created = admin.create_match(
+            args.game, args.seats, options=options, seed=args.seed, seat_names=args.name
+        )
+    print(
+        json.dumps(
+            {
+                "match_id": created.match_id,
+                "seats": [{"seat": s.seat, "token": s.token} for s in created.seats],
+            },
+            indent=2,
+        )
+    )
+    return EXIT_OK
+
+
+def _watch(args: argparse.Namespace) -> int:
+    from .unary import watch
+
+    for message in watch(args.address, args.match, tls=_tls(args)):
+        which = message.WhichOneof("msg")
+        if which == "event":
+            e = message.event
+            print(f"v{e.state_version:<5} seat {e.seat:>2}  {e.kind:<28} {e.text}", flush=True)
+        elif which == "game_over":
+            g = message.game_over
+            print(f"game over: {g.summary}")
+            for s in sorted(g.seats, key=lambda s: s.rank):
+                print(f"  #{s.rank} seat {s.seat} {s.name or '':<12} {s.score:>4}")
+            if g.record_path:
+                print(f"record: {g.record_path}")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,181 @@
+"""Blocking helpers for simple clients: one seat's unary calls, admin calls and spectating.
+
+A bot that does not want a stream can poll::
+
+    seat = SeatClient("127.0.0.1:50051", match_id, token)
+    while (decision := seat.wait_for_decision()) is not None:
+        seat.submit(decision.state_version, decision.legal_moves[0])
+
+Failed calls raise :class:`~referee_client.connection.RefereeError` with the gRPC code and the
+referee's reason (``NOT_YOUR_TURN``, ``STALE_STATE``, ``ILLEGAL_MOVE``, ...).
+"""
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+
+import grpc
+
+from referee.v1 import referee_pb2, referee_pb2_grpc
+
+from .connection import RefereeError, TlsConfig, bearer, sync_channel
+
+
+class _Client:
+    def __init__(self, address: str, *, tls: TlsConfig | None = None, timeout: float = 10.0):
+        self.address = address
+        self.timeout = timeout
+        self._channel = sync_channel(address, tls=tls)
+        self.stub = referee_pb2_grpc.RefereeStub(self._channel)
+
+    def _call(self, method, request, metadata=()):
+        try:
+            return method(request, metadata=metadata, timeout=self.timeout)
+        except grpc.RpcError as err:
+            raise RefereeError.from_rpc_error(err) from None
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class SeatClient(_Client):
+    """One seat of one match, over unary calls (``GetView``, ``GetLegalMoves``,
+    ``SubmitMove``)."""
+
+    def __init__(
+        self,
+        address: str,
+        match_id: str,
+        token: str,
+        *,
+        tls: TlsConfig | None = None,
+        timeout: float = 10.0,
+    ):
+        super().__init__(address, tls=tls, timeout=timeout)
+        self.match_id = match_id
+        self._metadata = bearer(token)
+
+    def view(self) -> referee_pb2.GetViewResponse:
+        """The seat's view; ``.decision`` is set when it is the seat's turn, ``.game_over``
+        when the match is over."""
+        return self._call(
+            self.stub.GetView, referee_pb2.GetViewRequest(match_id=self.match_id), self._metadata
+        )
+
+    def legal_moves(self) -> referee_pb2.Decision:
+        """The pending decision with every legal move (no moves if it is not this seat's
+        turn)."""
+        return self._call(
+            self.stub.GetLegalMoves,
+            referee_pb2.GetLegalMovesRequest(match_id=self.match_id),
+            self._metadata,
+        )
+
+    def submit(self, state_version: int, move: referee_pb2.Move) -> referee_pb2.MoveResult:
+        """Submit ``move`` for the decision at ``state_version``. A rejected move raises
+        RefereeError (FAILED_PRECONDITION with its reason) or comes back with
+        ``accepted=False``, depending on the referee; either way the match is unchanged."""
+        return self._call(
+            self.stub.SubmitMove,
+            referee_pb2.SubmitMoveRequest(
+                match_id=self.match_id,
+                state_version=state_version,
+                move=move,
+                request_id=uuid.uuid4().hex[:12],
+            ),
+            self._metadata,
+        )
+
+    def wait_for_decision(
+        self, poll_s: float = 0.05, timeout_s: float | None = None
+    ) -> referee_pb2.Decision | None:
+        """Poll ``GetView`` until it is this seat's turn (returns the decision) or the match is
+        over (returns None)."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            response = self.view()
+            if response.HasField("game_over"):
+                return None
+            if response.HasField("decision") and response.decision.legal_moves:
+                return response.decision
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"no decision for this seat within {timeout_s}s")
+            time.sleep(poll_s)
+
+
+class AdminClient(_Client):
+    """Calls needing the referee's admin token (``CreateMatch``; ``GetRecord`` of a running
+    match) plus the open ones (``ListGames``)."""
+
+    def __init__(
+        self,
+        address: str,
+        admin_token: str = "",
+        *,
+        tls: TlsConfig | None = None,
+        timeout: float = 10.0,
+    ):
+        super().__init__(address, tls=tls, timeout=timeout)
+        self._metadata = bearer(admin_token) if admin_token else ()
+
+    def list_games(self) -> list[referee_pb2.GameSpec]:
+        return list(self._call(self.stub.ListGames, referee_pb2.ListGamesRequest()).games)
+
+    def create_match(
+        self,
+        game: str,
+        seats: int,
+        *,
+        options: Mapping[str, object] | None = None,
+        seed: int | None = None,
+        seat_names: Sequence[str] = (),
+        time_policy: referee_pb2.TimePolicy | None = None,
+    ) -> referee_pb2.CreateMatchResponse:
+        """Create a match; returns its id and one secret token per seat."""
+        request = referee_pb2.CreateMatchRequest(
+            game=game,
+            seats=seats,
+            options={k: _option_text(v) for k, v in (options or {}).items()},
+            seat_names=list(seat_names),
+        )
+        if seed is not None:
+            request.seed = seed
+        if time_policy is not None:
+            request.time_policy.CopyFrom(time_policy)
+        return self._call(self.stub.CreateMatch, request, self._metadata)
+
+    def record(self, match_id: str) -> referee_pb2.GetRecordResponse:
+        return self._call(
+            self.stub.GetRecord, referee_pb2.GetRecordRequest(match_id=match_id), self._metadata
+        )
+
+
+def _option_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def watch(
+    address: str, match_id: str, *, tls: TlsConfig | None = None
+) -> Iterator[referee_pb2.WatchMessage]:
+    """Spectate a match: yields public ``WatchMessage``s until the ``GameOver``."""
+    channel = sync_channel(address, tls=tls)
+    try:
+        stub = referee_pb2_grpc.RefereeStub(channel)
+        try:
+            for message in stub.Watch(referee_pb2.WatchRequest(match_id=match_id)):
+                yield message
+                if message.WhichOneof("msg") == "game_over":
+                    return
+        except grpc.RpcError as err:
+            raise RefereeError.from_rpc_error(err) from None
+    finally:
+        channel.close()
