@@ -268,7 +268,7 @@ def decision(state: State) -> Decision | None:
         return None
     seat = state.current
     if state.phase == AUCTION:
-        lo = max(state.high_bid + 1, state.options["min_bid"])
+        lo = _lowest_bid(state)
         moves = [PASS_BID] + [bid(a) for a in range(lo, state.bills[seat] + 1)]
         return Decision(seat, "batavia.auction", moves, _auction_prompt(state, seat, lo))
     if state.phase == EXCHANGE:
@@ -300,6 +300,13 @@ def _move_options(state: State, seat: int) -> list:
     if not options and state.arrival_holder < 0:
         options.append(TAKE_ARRIVAL)
     return options
+
+
+def _lowest_bid(state: State) -> int:
+    """The opening bid is free down to the match minimum; every later bid covers the last."""
+    if state.high_bidder < 0:
+        return state.options["min_bid"]
+    return max(state.high_bid + 1, state.options["min_bid"])
 
 
 def _auction_prompt(state: State, seat: int, lo: int) -> str:
@@ -393,7 +400,7 @@ def start_round(state: State) -> list[Event]:
 
 
 def place_bid(state: State, seat: int, amount: int) -> list[Event]:
-    if amount <= state.high_bid:
+    if state.high_bidder >= 0 and amount <= state.high_bid:
         raise IllegalMove(
             "ILLEGAL_MOVE",
             f"A. Vente aux enchères: each bid must cover the previous one ({state.high_bid})",

@@ -1,0 +1,68 @@
+"""The Batavia component sheet: every value carries provenance; bad sheets are refused with a
+message naming the problem; an organizer's sheet changes the game."""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from referee.core.components import PROVENANCES, SheetError
+from referee.core.rng import Rng
+from referee.games.batavia import GAME
+from referee.games.batavia.game import DEFAULT_SHEET
+
+
+def doc():
+    return json.loads(DEFAULT_SHEET.read_text())
+
+
+def test_every_value_has_provenance_and_counts():
+    sheet = GAME.default_components({})
+    counts = sheet.provenance_counts
+    assert set(counts) == set(PROVENANCES)
+    assert sum(counts.values()) == len(doc()["values"])
+    assert counts["provisional"] == 2 and counts["inferred"] == 3
+    for key, entry in doc()["values"].items():
+        assert entry["provenance"] in PROVENANCES, key
+        assert entry["provenance"] == "provisional" or entry["source"], key
+
+
+@pytest.mark.parametrize(
+    "mutate,message",
+    [
+        (lambda d: d["values"]["exchange_gold"].update(provenance="guess"), "provenance must be one of"),
+        (lambda d: d["values"].pop("arrival_gold"), "missing value(s): arrival_gold"),
+        (lambda d: d["values"].update(extra={"value": 1, "provenance": "provisional"}), "unknown value(s): extra"),
+        (lambda d: d["values"]["goods_gold_tea"].update(value=[3, 5]), "majority >= tie"),
+        (lambda d: d["values"]["stall_tiles"]["value"].pop(), "35"),
+        (lambda d: d["values"]["tea_x"] if False else d["values"]["arrival_gold"].pop("source"), "must name its source"),
+        (lambda d: d.update(game="goa"), "not 'batavia'"),
+    ],
+)
+def test_bad_sheets_are_refused(tmp_path, mutate, message):
+    d = doc()
+    mutate(d)
+    path = tmp_path / "sheet.json"
+    path.write_text(json.dumps(d))
+    with pytest.raises(SheetError) as err:
+        GAME.load_components(str(path))
+    assert message in str(err.value)
+
+
+def test_organizer_sheet_changes_values_and_hash(tmp_path):
+    d = doc()
+    d["values"]["goods_gold_pepper"] = {"value": [20, 10], "provenance": "rulebook", "source": "printed board"}
+    path = tmp_path / "verified.json"
+    path.write_text(json.dumps(d))
+    sheet = GAME.load_components(str(path))
+    assert sheet.sha256 != GAME.default_components({}).sha256
+    s = GAME.setup(GAME.spec.parse_options({}), 3, Rng(1), sheet)
+    assert s.rules.goods_gold[6] == (20, 10)
+
+
+def test_unreadable_sheet(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text("{not json")
+    with pytest.raises(SheetError, match="cannot read sheet"):
+        GAME.load_components(str(path))
