@@ -17,15 +17,40 @@ import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import Sequence
 
 import structlog
 
-from .bot import Backoff, BotError, run_bot
+from .bot import Backoff, Bot, BotError, run_bot
 from .bots import BOTS
 from .connection import RefereeError, TlsConfig
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class SlowBot(Bot):
+    """Wraps a bot and sleeps before each choice (simulated thinking time)."""
+
+    def __init__(self, inner: Bot, delay_s: float):
+        self.inner, self.delay_s = inner, delay_s
+        self.name = inner.name
+
+    def on_welcome(self, welcome) -> None:
+        self.inner.on_welcome(welcome)
+
+    def choose(self, decision):
+        time.sleep(self.delay_s)
+        return self.inner.choose(decision)
+
+    def on_event(self, event) -> None:
+        self.inner.on_event(event)
+
+    def on_move_result(self, result) -> None:
+        self.inner.on_move_result(result)
+
+    def on_game_over(self, game_over) -> None:
+        self.inner.on_game_over(game_over)
 
 
 def configure_logging(level: str = "info", json_logs: bool = False) -> None:
@@ -108,6 +133,13 @@ def build_parser() -> argparse.ArgumentParser:
             help="stop retrying after S seconds without reaching the referee (default 120; 0 = never)",
         )
         p.add_argument(
+            "--delay-ms",
+            type=int,
+            default=0,
+            metavar="MS",
+            help="wait MS milliseconds before each move (simulated thinking; demos and tests)",
+        )
+        p.add_argument(
             "--strict",
             action="store_true",
             help="fail if the bot picks an illegal move (default: log it, play the first legal one)",
@@ -177,6 +209,8 @@ def _run_bot(args: argparse.Namespace, log) -> int:
         log.error("no seat token: pass --token or set REFEREE_TOKEN")
         return EXIT_USAGE
     bot = BOTS[args.command](args.seed)
+    if args.delay_ms > 0:
+        bot = SlowBot(bot, args.delay_ms / 1000)
     game_over = run_bot(
         bot,
         args.address,

@@ -116,3 +116,80 @@ def bot_env() -> dict[str, str]:
         [str(ROOT), str(ROOT / "clients"), env.get("PYTHONPATH", "")]
     )
     return env
+
+
+class TcpProxy:
+    """A loopback TCP proxy on an ephemeral port, forwarding to whatever port the referee has
+    now. Lets a test restart the referee (on a new ephemeral port) behind one stable address,
+    and cut every connection at will (a network drop)."""
+
+    def __init__(self) -> None:
+        import asyncio
+        import threading
+
+        self._asyncio = asyncio
+        self.target_port = 0
+        self._pairs: set = set()
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self._thread.start()
+        self._server = self._run(asyncio.start_server(self._handle, "127.0.0.1", 0))
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    def _run(self, coro, timeout: float = 10.0):
+        return self._asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    async def _handle(self, reader, writer) -> None:
+        asyncio = self._asyncio
+        if not self.target_port:
+            writer.transport.abort()
+            return
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+        except OSError:
+            writer.transport.abort()  # nobody listening: the client sees UNAVAILABLE
+            return
+        pair = (writer, up_writer)
+        self._pairs.add(pair)
+
+        async def pipe(src, dst) -> None:
+            try:
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            except (OSError, asyncio.IncompleteReadError):
+                pass
+            finally:
+                dst.transport.abort()
+
+        try:
+            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        finally:
+            self._pairs.discard(pair)
+
+    def drop_all(self) -> None:
+        """Cut every proxied connection (both sides), like a network failure."""
+
+        async def drop() -> None:
+            for a, b in list(self._pairs):
+                a.transport.abort()
+                b.transport.abort()
+
+        self._run(drop())
+
+    def close(self) -> None:
+        self.drop_all()
+        self._server.close()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(5)
+
+
+@pytest.fixture
+def tcp_proxy():
+    proxy = TcpProxy()
+    yield proxy
+    proxy.close()
