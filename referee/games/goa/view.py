@@ -1,0 +1,226 @@
+"""What each seat sees. Written for the view, not filtered from a dump: a seat gets its own ducats
+and Expedition hand; of others only what the table shows (ship and colonist cards, hand sizes,
+lands, tiles). Never the Expedition deck's order, other hands, others' ducats (until the final
+scoring), the B tiles not yet laid out, face-down Bonanza tiles, or the RNG."""
+from __future__ import annotations
+
+from referee.v1 import goa_pb2 as pb
+
+from . import rules as R
+
+_PHASES = {R.QUICK: pb.QUICK_START, R.PLACE: pb.PLACE_TOKENS, R.AUCTION: pb.AUCTIONS,
+           R.ACTIONS: pb.ACTIONS, R.EXTRA: pb.EXTRA_ACTIONS, R.OVER: pb.GAME_OVER}
+
+
+def _spices(mask: int) -> list[int]:
+    return [s + 1 for s in range(5) if mask & (1 << s)]
+
+
+def _cell(cell: int) -> pb.Cell:
+    r, c = R.rc_of(cell)
+    return pb.Cell(row=r, col=c)
+
+
+def tile_info(rules: R.Rules, t: int) -> pb.TileInfo:
+    tl = rules.tiles[t]
+    return pb.TileInfo(id=t, name=tl.name, type=tl.type + 1, phase=tl.phase,
+                       spice=tl.spice + 1, fields=tl.fields, n=tl.n, vp=tl.vp)
+
+
+def card_info(rules: R.Rules, c: int) -> pb.CardInfo:
+    card = rules.cards[c]
+    e = card.effect
+    amount = {R.E_SHIPS: rules.card_ships, R.E_COLONISTS: rules.card_colonists,
+              R.E_DUCATS: rules.card_ducats, R.E_SPICES: rules.card_spices,
+              R.E_SELL: rules.sell_price}.get(e, 0)
+    return pb.CardInfo(id=c, effect=e + 1, colonists=card.colonists,
+                       symbol=rules.symbols[card.symbol], price=card.price, amount=amount)
+
+
+def colony_tile_info(rules: R.Rules, ct: int) -> pb.ColonyTileInfo:
+    spec = rules.colony_tiles[ct]
+    return pb.ColonyTileInfo(id=ct, colony=spec.colony + 1,
+                             fields=[pb.FieldSpices(spices=_spices(m)) for m in spec.masks])
+
+
+def _board(rules: R.Rules) -> pb.DevelopmentBoard:
+    cols = []
+    for c in range(5):
+        ys = rules.yields[c]
+        steps = [pb.StepCost(spices=[s + 1 for s in range(5) for _ in range(cost[s])])
+                 for cost in rules.costs[c]]
+        if c == R.C_EXPED:
+            cols.append(_exped_column(ys, steps))
+        else:
+            cols.append(_column(c, list(ys), steps))
+    return pb.DevelopmentBoard(columns=cols, row_vp=list(rules.row_vp))
+
+
+def _column(c: int, ys: list[int], steps) -> pb.ColumnInfo:
+    info = pb.ColumnInfo(column=c + 1, steps=steps)
+    getattr(info, "yield").extend(ys)
+    return info
+
+
+def _exped_column(ys, steps) -> pb.ColumnInfo:
+    info = pb.ColumnInfo(column=R.C_EXPED + 1, steps=steps, hand_limit=[y[1] for y in ys])
+    getattr(info, "yield").extend(y[0] for y in ys)
+    return info
+
+
+_BOARD_CACHE: dict[int, tuple[R.Rules, bytes]] = {}
+
+
+def _board_cached(rules: R.Rules) -> pb.DevelopmentBoard:
+    entry = _BOARD_CACHE.get(id(rules))
+    if entry is None or entry[0] is not rules:
+        entry = _BOARD_CACHE[id(rules)] = (rules, _board(rules).SerializeToString(deterministic=True))
+    data = entry[1]
+    board = pb.DevelopmentBoard()
+    board.ParseFromString(data)
+    return board
+
+
+def _land(rules: R.Rules, index: int, land: list) -> pb.Land:
+    out = pb.Land(index=index, colony=land[0] == 1,
+                  fields=[pb.Field(takes=_spices(m), spice=s + 1 if s >= 0 else 0)
+                          for m, s in zip(land[2], land[3])])
+    if land[0] == 1:
+        out.colony_tile.CopyFrom(colony_tile_info(rules, land[1]))
+    else:
+        out.plantation.CopyFrom(tile_info(rules, land[1]))
+    return out
+
+
+def _pending(state: R.State, kind: str) -> pb.Pending | None:
+    st = state.stack
+    if not st:
+        return None
+    top = st[-1]
+    tf = R.turn_frame(state)
+    out = pb.Pending(kind=kind, seat=top[1], espionage_target=-1)
+    if tf is not None:
+        out.card_played = bool(tf[3])
+        out.action_done = bool(tf[2])
+        out.espionage_target = tf[4]
+        out.extra_action = bool(tf[5])
+    k = top[0]
+    if k == R.F_PAY:
+        out.column = top[2] + 1
+        out.spices_owed.extend(s + 1 for s in range(5) for _ in range(top[3][s]))
+        out.remaining = sum(top[3])
+    elif k in (R.F_DUTY, R.F_SELL):
+        out.remaining = min(top[2], 99)
+    elif k == R.F_PLACE:
+        out.remaining = min(top[2], 99)
+    elif k == R.F_COLONY:
+        out.colony = top[2] + 1
+        out.colonists_needed = state.rules.colony_need[top[2]]
+        out.colonists_board = top[4]
+        out.colonists_revealed = top[3]
+    elif k == R.F_COLTILE:
+        out.colony = top[2] + 1
+    elif k == R.F_EXPED:
+        out.draw_max = top[2]
+        out.hand_limit = top[3]
+    elif k == R.F_RESOURCE:
+        out.remaining = top[2]
+    return out
+
+
+def build_view(state: R.State, seat: int | None) -> pb.View:
+    rules = state.rules
+    n = state.n
+    over = state.phase == R.OVER
+    d = None if over else R.decision(state)
+    token_at = {cell: k for k, cell in enumerate(state.tokens) if cell >= 0}
+    grid = []
+    for g in range(25):
+        cell = R.GRID_CELLS[g]
+        sq = pb.Square(cell=_cell(cell), token_seat=-1,
+                       bonanza_face_down=state.bonanza[g] >= 0)
+        if state.grid[g] >= 0:
+            sq.tile.CopyFrom(tile_info(rules, state.grid[g]))
+        k = token_at.get(cell)
+        if k is not None:
+            sq.token_seat = state.token_seats[k]
+            sq.token_number = k + 1
+        grid.append(sq)
+    players = []
+    for s in range(n):
+        players.append(
+            pb.PlayerPublic(
+                seat=s,
+                ships=state.ships[s],
+                colonists=state.colonists[s],
+                extra_action_cards=state.extra_cards[s],
+                hand_size=len(state.hands[s]),
+                rows=[x + 1 for x in state.rows[s]],
+                lands=[_land(rules, i, land) for i, land in enumerate(state.lands[s])],
+                tiles=[tile_info(rules, t) for t in state.kept[s]],
+                red_tiles_used=list(state.red_used[s]),
+                single_plantations_face_down=state.singles_down[s],
+                duty_vp=state.duty_vp[s],
+                colonies=[c + 1 for c in range(4) if state.colonies[s][c] >= 0],
+                passed_extra_actions=state.phase == R.EXTRA and state.extra_passed[s],
+            )
+        )
+    view = pb.View(
+        seat=-1 if seat is None else seat,
+        seat_count=n,
+        edition=state.edition,
+        phase=_PHASES[state.phase],
+        round=state.round,
+        tile_phase="A" if state.round <= rules.rounds_per_phase else "B",
+        first_player=state.first,
+        current_seat=d.seat if d is not None else -1,
+        decision_kind=d.kind if d is not None else "",
+        grid=grid,
+        players=players,
+        box=[tile_info(rules, t) for t in state.box],
+        b_tiles_left=len(state.stacks.get("B", ())),
+        expedition_deck_size=len(state.deck),
+        expedition_discard=[card_info(rules, c) for c in state.discard],
+        extra_action_supply=state.extra_supply,
+        colony_supply=[colony_tile_info(rules, ct) for sup in state.colony_supply for ct in sup],
+        progress_bonus=list(state.first_bonus),
+        board=_board_cached(rules),
+        colony_need=list(rules.colony_need),
+        colony_vp=list(rules.colony_vp),
+        expedition_set_vp=list(rules.set_vp),
+    )
+    if state.flag_cell >= 0:
+        view.flag_cell.CopyFrom(_cell(state.flag_cell))
+    if state.phase == R.AUCTION and not state.stack and state.lot < len(state.tokens):
+        k = state.lot
+        a = state.token_seats[k]
+        auction = pb.Auction(lot=k + 1, is_flag=k == 0, auctioneer=a, high_bid=state.high,
+                             high_bidder=state.high_bidder, to_act=(a + state.bid_pos) % n,
+                             bids=list(state.bids))
+        if k > 0 and state.tokens[k] >= 0:
+            t = state.grid[R._grid_index(state.tokens[k])]
+            if t >= 0:
+                auction.tile.CopyFrom(tile_info(rules, t))
+        view.auction.CopyFrom(auction)
+    if d is not None:
+        pending = _pending(state, d.kind)
+        if pending is not None:
+            view.pending.CopyFrom(pending)
+    if seat is not None:
+        view.my_ducats = state.ducats[seat]
+        view.my_hand.extend(card_info(rules, c) for c in sorted(state.hands[seat]))
+    if over:
+        totals = [(f["total"], f["ducats"]) for f in state.final]
+        for s, f in enumerate(state.final):
+            view.final_scores.append(
+                pb.FinalScore(
+                    seat=s, total=f["total"], progress=f["progress"], colonies=f["colonies"],
+                    expedition_cards=f["expedition_cards"], most_ducats=f["most_ducats"],
+                    single_plantations=f["single_plantations"], duty=f["duty"],
+                    missions=f["missions"], ducats=f["ducats"],
+                    rank=1 + sum(1 for o in totals if o > totals[s]),
+                )
+            )
+        best = max(totals)
+        view.winners.extend(s for s in range(n) if totals[s] == best)
+    return view
