@@ -1,0 +1,542 @@
+"""Per-rule tests. Each cites the passage of the rulebook it pins (2012 EN unless marked 2004 FR);
+each fails if that rule is broken."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from goa_helpers import (GAME, R, card_ids, mv, new_game, play, random_until, refresh, rules_of,
+                         stack_deck, tile_ids)
+
+from referee.core.contract import IllegalMove
+
+
+def to_kind(state, kind, seed=0):
+    d = random_until(state, lambda s, d: d.kind == kind, random.Random(seed))
+    assert d is not None and d.kind == kind
+    return d
+
+
+def action_turn(state, seat=None):
+    """Advance (random auctions) to the first action decision; returns it."""
+    return to_kind(state, "goa.action")
+
+
+# ---------------------------------------------------------------- Game setup
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_setup_removes_4_a_tiles_with_at_most_2_plantations(seed):
+    """Setup 1: 'reveal 4 tiles that you return to the box ... do not remove more than 2
+    Plantation tiles ... place the remaining 25 tiles ... in a 5x5 grid'."""
+    state = new_game(3, seed)
+    rules = state.rules
+    assert len(state.box) == 4
+    assert sum(1 for t in state.box if R.is_plantation_tile(rules.tiles[t])) <= 2
+    assert sorted(state.grid + state.box) == sorted(t.id for t in rules.tiles if t.phase == "A")
+
+
+def test_setup_2004_removes_2_of_27():
+    """2004 FR, Préparation: 'Les 27 tuiles A ... Les deux tuiles A non utilisées sont remises
+    dans la boite'."""
+    state = new_game(4, 2, edition="2004")
+    assert len(state.box) == 2 and all(t >= 0 for t in state.grid)
+    assert sum(1 for t in state.rules.tiles if t.phase == "A") == 27
+
+
+@pytest.mark.parametrize("edition,symbol,first_ducats", [("2012", "elephant", 5), ("2004", "tiger", 7)])
+def test_first_player_reveals_first_symbol_card(edition, symbol, first_ducats):
+    """Setup 9: 'The first player to reveal a card with an elephant is the first player ... takes
+    the flag and 5 ducats. Each other player takes 10' (2004: tigre, 7 ducats)."""
+    for seed in range(10):
+        state = new_game(4, seed, edition=edition)
+        rules = state.rules
+        revealed = state.discard
+        assert rules.symbols[rules.cards[revealed[-1]].symbol] == symbol
+        assert all(rules.symbols[rules.cards[c].symbol] != symbol for c in revealed[:-1])
+        assert state.first == (len(revealed) - 1) % 4, "seat 0 (youngest) reveals first, clockwise"
+        assert state.ducats == [first_ducats if s == state.first else 10 for s in range(4)]
+        assert state.extra_cards == [0] * 4, "no Extra action card for the starting flag"
+
+
+def test_starting_resources_and_tokens():
+    """Setup 7-8: 4 ships and 2 colonists; one more auction token than players."""
+    for n in (2, 3, 4):
+        state = new_game(n, 9)
+        assert state.ships == [4] * n and state.colonists == [2] * n
+        random_until(state, lambda s, d: s.phase == R.AUCTION)
+        assert len(state.tokens) == n + 1
+        assert state.token_seats[0] == state.token_seats[-1] == state.first
+
+
+# ---------------------------------------------------------------- 1. Place auction tokens
+
+
+def test_flag_on_edge_or_empty_square_orthogonally_adjacent_to_a_tile():
+    """Details on placing: 'on any empty square ... OR on any space on the edge ... the flag must
+    be orthogonally adjacent to a tile'."""
+    state = new_game(2, 4)
+    state.grid[0] = -1  # an empty corner square
+    refresh(state)
+    moves = GAME.decision(state).moves
+    cells = {m.cell for m in moves}
+    assert R.cell_of(0, 0) in cells, "empty square next to tiles"
+    assert R.cell_of(-1, -1) not in cells, "board corner: only diagonal to a tile"
+    assert R.cell_of(-1, 0) not in cells, "edge space whose only neighbour square is empty"
+    assert R.cell_of(-1, 1) in cells
+    assert all(R._grid_index(c) < 0 or state.grid[R._grid_index(c)] < 0 for c in cells)
+
+
+def test_tokens_adjacent_to_previous_and_never_stacked():
+    """1. Place auction tokens: 'on any empty tile (no tokens on it) that is adjacent (again,
+    orthogonally or diagonally) to the number 2 token'."""
+    state = new_game(4, 4)
+    p = state.first
+    play(state, p, mv.PLACE_FLAG[R.cell_of(-1, 2)])
+    d = GAME.decision(state)
+    assert {m.cell for m in d.moves} == {R.cell_of(0, 1), R.cell_of(0, 2), R.cell_of(0, 3)}
+    play(state, d.seat, mv.PLACE_TOKEN[R.cell_of(0, 1)])
+    d = GAME.decision(state)
+    want = {R.cell_of(r, c) for r in (0, 1) for c in (0, 1, 2)} - {R.cell_of(0, 1)}
+    assert {m.cell for m in d.moves} == want
+
+
+def test_broken_chain_any_free_tile():
+    """'If a player cannot place his Auction token because there are no available tiles adjacent
+    to the last Auction token placed ... place his token on any empty tile (no tokens on it) ...
+    The following players will place their token adjacent to this new starting point'."""
+    state = new_game(3, 4)
+    for g in (1, 3, 6, 7, 8):  # empty every square around (0, 2)
+        state.grid[g] = -1
+    refresh(state)
+    p = state.first
+    play(state, p, mv.PLACE_FLAG[R.cell_of(-1, 2)])
+    d = GAME.decision(state)
+    assert d.moves == [mv.PLACE_TOKEN[R.cell_of(0, 2)]]
+    play(state, d.seat, d.moves[0])
+    d = GAME.decision(state)
+    free = sum(1 for t in state.grid if t >= 0) - 1
+    assert len(d.moves) == free and mv.PLACE_TOKEN[R.cell_of(0, 2)] not in d.moves
+    play(state, d.seat, mv.PLACE_TOKEN[R.cell_of(4, 4)])
+    d = GAME.decision(state)
+    assert {m.cell for m in d.moves} == {R.cell_of(3, 3), R.cell_of(3, 4), R.cell_of(4, 3)}
+
+
+# ---------------------------------------------------------------- 2. Tile auctions
+
+
+def _to_auction(state):
+    return to_kind(state, "goa.bid")
+
+
+def test_bids_start_left_of_auctioneer_at_least_1_capped_by_ducats():
+    """2. Tile auctions: 'The first player to bid is always the one next to the auctioneer ...
+    must bid at least 1 or pass ... increase the bid by at least 1'; bids are capped by the
+    ducats held."""
+    state = new_game(3, 6)
+    d = _to_auction(state)
+    a = R.auctioneer(state)
+    assert d.seat == (a + 1) % 3
+    amounts = sorted(m.amount for m in d.moves if isinstance(m, mv.Bid))
+    assert amounts == list(range(1, state.ducats[d.seat] + 1))
+    with pytest.raises(IllegalMove):
+        GAME.apply(state, d.seat, mv.bid(state.ducats[d.seat] + 1))
+
+
+def test_nobody_bids_auctioneer_takes_free():
+    """'No one bid on the tile (the bid is 0). In this case, the auctioneer takes the tile for
+    free' (and the flag buyer/keeper takes an Extra action card)."""
+    state = new_game(3, 6)
+    _to_auction(state)
+    a = R.auctioneer(state)
+    money = list(state.ducats)
+    play(state, (a + 1) % 3, mv.PASS)
+    play(state, (a + 2) % 3, mv.PASS)
+    assert state.ducats == money and state.first == a and state.extra_cards[a] == 1
+
+
+def test_auctioneer_keeps_paying_bank_high_bid_minus_1_2012():
+    """'the auctioneer pays the bank an amount equal to one less than the high bid'."""
+    state = new_game(3, 6)
+    _to_auction(state)
+    a = R.auctioneer(state)
+    b1 = (a + 1) % 3
+    play(state, b1, mv.bid(5))
+    play(state, (a + 2) % 3, mv.PASS)
+    money = list(state.ducats)
+    play(state, a, mv.KEEP_LOT)
+    assert state.ducats[a] == money[a] - 4 and state.ducats[b1] == money[b1]
+
+
+def test_auctioneer_sells_high_bidder_pays_him():
+    """'The auctioneer passes. In which case, the player with the high bid pays the auctioneer'."""
+    state = new_game(3, 6)
+    _to_auction(state)
+    a = R.auctioneer(state)
+    b1 = (a + 1) % 3
+    play(state, b1, mv.bid(3))
+    play(state, (a + 2) % 3, mv.PASS)
+    money = list(state.ducats)
+    play(state, a, mv.PASS)
+    assert state.ducats[a] == money[a] + 3 and state.ducats[b1] == money[b1] - 3
+    assert state.first == b1
+
+
+def test_2004_auctioneer_must_outbid_and_pays_bank():
+    """2004 FR, Vente aux enchères: 'Si l'acheteur est déjà propriétaire du drapeau, il paye le
+    montant de son enchère à la banque' (he bids last, so above the high bid)."""
+    state = new_game(3, 6, edition="2004")
+    _to_auction(state)
+    a = R.auctioneer(state)
+    play(state, (a + 1) % 3, mv.bid(2))
+    play(state, (a + 2) % 3, mv.PASS)
+    d = GAME.decision(state)
+    assert mv.KEEP_LOT not in d.moves and mv.bid(2) not in d.moves and mv.bid(3) in d.moves
+    money = state.ducats[a]
+    play(state, a, mv.bid(3))
+    assert state.ducats[a] == money - 3
+
+
+# ---------------------------------------------------------------- 3. Player actions
+
+
+def _board_state(seed=1, n=3):
+    state = new_game(n, seed)
+    action_turn(state)
+    return state, GAME.decision(state).seat
+
+
+def test_progress_costs_spices_and_one_ship_per_spice_one_row_only():
+    """1. Progress: 'you must pay the depicted spices, and you must provide one ship for each
+    spice ... You can only progress once per action (one row in one column)'."""
+    state, p = _board_state()
+    rules = state.rules
+    state.lands[p] = [[0, tile_ids(rules, R.T_PLANT, "A", spice=0, fields=2)[0], [1, 1], [0, 0]]]
+    state.ships[p] = 1
+    state.rows[p] = [0, 0, 0, 0, 0]
+    refresh(state)
+    d = GAME.decision(state)
+    assert mv.progress(R.C_SHIPS, -1) in d.moves  # 1 ginger + 1 ship
+    assert mv.progress(R.C_HARVEST, -1) not in d.moves  # needs cinnamon
+    play(state, p, mv.progress(R.C_SHIPS, -1))
+    assert state.ships[p] == 0
+    d = GAME.decision(state)
+    assert d.kind == "goa.pay_spice" and d.moves == [mv.PAY_SPICE[0][0]]
+    play(state, p, mv.PAY_SPICE[0][0])
+    assert state.rows[p][R.C_SHIPS] == 1 and state.lands[p][0][3] == [0, -1]
+    d = GAME.decision(state)
+    assert d.kind == "goa.after_action" and not any(isinstance(m, mv.Progress) for m in d.moves)
+
+
+def test_progress_not_offered_without_ships():
+    """'you must provide one ship for each spice paid'."""
+    state, p = _board_state()
+    state.lands[p] = [[0, 0, [1, 1], [0, 0]]]
+    state.ships[p] = 0
+    refresh(state)
+    assert mv.progress(R.C_SHIPS, -1) not in GAME.decision(state).moves
+
+
+def test_build_ships_and_taxes_follow_the_marker():
+    """2. Build ships / 4. Taxes: the number shown by the marker (Ships row 2 = 2 ships)."""
+    state, p = _board_state()
+    state.rows[p][R.C_SHIPS] = 1
+    refresh(state)
+    ships = state.ships[p]
+    play(state, p, mv.BUILD_SHIPS)
+    assert state.ships[p] == ships + 2
+
+
+def test_harvest_one_sack_at_a_time_overflow_stays_in_supply():
+    """3. Harvest: 'If a player can take more spice sacks than he is able to place ... he takes
+    what he can and leaves the rest in the supply'."""
+    state, p = _board_state()
+    state.rows[p][R.C_HARVEST] = 4  # 8 sacks (provisional sheet)
+    state.lands[p] = [[0, 0, [1, 1], [0, -1]]]
+    refresh(state)
+    play(state, p, mv.harvest(-1))
+    d = GAME.decision(state)
+    assert d.kind == "goa.place_spice" and d.moves == [mv.PLACE_SPICE[0][0], mv.DONE]
+    play(state, p, mv.PLACE_SPICE[0][0])
+    assert GAME.decision(state).kind == "goa.after_action", "nothing more fits: the rest stays"
+
+
+def test_expedition_hand_limit_discard_or_draw_fewer():
+    """5. Expedition, example 2: over the hand limit 'he must immediately play (if he can) or
+    discard one card if he wants to be able to draw 2 cards. He could also decide to draw only
+    one card.'"""
+    state, p = _board_state()
+    state.rows[p][R.C_EXPED] = 3  # draw 2, limit 4
+    state.hands[p] = [c for c in state.deck[:3]]
+    state.deck = state.deck[3:]
+    refresh(state)
+    play(state, p, mv.EXPEDITION)
+    d = GAME.decision(state)
+    draws = sorted(m.count for m in d.moves if isinstance(m, mv.Draw))
+    assert draws == [0, 1]
+    card = state.hands[p][0]
+    play(state, p, mv.discard_card(card))
+    draws = sorted(m.count for m in GAME.decision(state).moves if isinstance(m, mv.Draw))
+    assert draws == [0, 1, 2]
+    play(state, p, mv.draw(2))
+    assert len(state.hands[p]) == 4
+
+
+def test_found_colony_fail_takes_one_colonist_and_no_repeat_of_founded():
+    """6. Found a colony: 'the colony is not founded and the player takes 1 Colonist card';
+    'You cannot choose a colony that you have already founded'."""
+    state, p = _board_state()
+    rules = state.rules
+    state.colonists[p] = 0
+    state.colonies[p][1] = 5  # Cochin founded
+    low = card_ids(rules, colonists=1)[:2]
+    stack_deck(state, low)
+    refresh(state)
+    d = GAME.decision(state)
+    assert mv.FOUND_COLONY[1] not in d.moves
+    play(state, p, mv.FOUND_COLONY[3])  # Calicut 12: 0 + 2
+    d = GAME.decision(state)
+    assert mv.RECRUIT not in d.moves
+    play(state, p, mv.DECLINE)
+    assert state.colonists[p] == 1
+    assert set(low) <= set(state.discard), "the revealed cards are discarded"
+
+
+def test_found_colony_pays_missing_colonists_from_hand():
+    """6. Found a colony, example: board 4 + revealed 4 = 8 of 10; '2 colonists from his hand'."""
+    state, p = _board_state()
+    rules = state.rules
+    state.rows[p][R.C_COLON] = 4  # 4 colonists on the board (provisional sheet: row 5)
+    assert rules.yields[R.C_COLON][4] == 4
+    state.colonists[p] = 5
+    reveal = card_ids(rules, colonists=2)[:2]
+    stack_deck(state, reveal)
+    refresh(state)
+    play(state, p, mv.FOUND_COLONY[2])
+    play(state, p, mv.RECRUIT)
+    assert state.colonists[p] == 3
+
+
+def test_one_expedition_card_per_action():
+    """Expedition cards: 'You can play 1 Expedition card per action'."""
+    state, p = _board_state()
+    rules = state.rules
+    ships = card_ids(rules, R.E_SHIPS)[:2]
+    state.hands[p] = list(ships)
+    state.deck = [c for c in state.deck if c not in ships]
+    state.discard = [c for c in state.discard if c not in ships]
+    refresh(state)
+    play(state, p, mv.play_card(ships[0]))
+    d = GAME.decision(state)
+    assert mv.play_card(ships[1]) not in d.moves
+
+
+def test_sell_card_at_most_4_in_2012():
+    """Expedition cards: 'Sell up to 4 spices and receive 3 ducats per spice sack sold'."""
+    state, p = _board_state()
+    rules = state.rules
+    sell = card_ids(rules, R.E_SELL)[0]
+    state.hands[p] = [sell]
+    state.deck = [c for c in state.deck if c != sell]
+    state.discard = [c for c in state.discard if c != sell]
+    state.lands[p] = [[1, 14, [31, 31], [0, 1]], [1, 15, [31, 31], [2, 3]], [1, 16, [31], [4]]]
+    refresh(state)
+    money = state.ducats[p]
+    play(state, p, mv.play_card(sell))
+    for _ in range(4):
+        d = GAME.decision(state)
+        m = next(x for x in d.moves if isinstance(x, mv.SellSpice))
+        play(state, p, m)
+    assert state.ducats[p] == money + 12
+    d = GAME.decision(state)
+    assert d.kind == "goa.action", "the sale ended after 4; the action is still to come"
+    assert sum(R.spice_counts(state, p)) == 1
+
+
+# ---------------------------------------------------------------- tiles
+
+
+def test_new_plantation_with_four_discards_one_single_kept_face_down():
+    """Plantation: 'If you already own 4 plantations ... you must first discard 1 ... If the
+    discarded plantation only has one spice field ... keep the plantation face down'."""
+    state, p = _board_state()
+    rules = state.rules
+    singles = tile_ids(rules, R.T_PLANT, "A", fields=1)
+    state.lands[p] = [[0, t, [1 << rules.tiles[t].spice], [rules.tiles[t].spice]] for t in singles[:4]]
+    R.gain_tile(state, p, singles[4])
+    refresh(state)
+    d = GAME.decision(state)
+    assert d.kind == "goa.discard_plantation" and len(d.moves) == 4
+    play(state, p, mv.DISCARD_PLANTATION[0])
+    assert state.singles_down[p] == 1 and R.plantation_count(state, p) == 4
+
+
+def test_red_tile_once_per_round():
+    """Red tiles: 'can be played during a future action, but only once per round ... At the
+    beginning of the following round, players flip their red tiles face up'."""
+    state, p = _board_state()
+    rules = state.rules
+    t = tile_ids(rules, R.T_RED_DUCATS, "A")[0]
+    state.kept[p].append(t)
+    refresh(state)
+    money = state.ducats[p]
+    play(state, p, mv.use_tile(t))
+    assert state.ducats[p] == money + 3, "2012 Ducats tile: 3"
+    assert mv.use_tile(t) not in GAME.decision(state).moves
+    R.start_round(state)
+    assert state.red_used[p] == []
+
+
+def test_ducats_tile_is_4_in_2004():
+    """2004 FR, Dukaten: 'Le joueur prend quatre ducats à chaque manche'."""
+    rules = rules_of("2004")
+    t = tile_ids(rules, R.T_RED_DUCATS, "A")[0]
+    assert rules.tiles[t].n == 4
+
+
+@pytest.mark.parametrize("edition,vp", [("2012", 5), ("2004", 4)])
+def test_duty_returns_6_spices_for_vp(edition, vp):
+    """Duty: 'You can score 5 victory points by returning to the supply 6 spice sacks' (2004 FR:
+    4 points)."""
+    state = new_game(3, 1, edition=edition)
+    action_turn(state)
+    p = GAME.decision(state).seat
+    rules = state.rules
+    duty = tile_ids(rules, R.T_DUTY, "A")[0]
+    state.kept[p].append(duty)
+    state.lands[p] = [[1, 14, [31, 31], [0, 0]], [1, 15, [31, 31], [1, 1]], [1, 16, [31, 31], [2, 2]]]
+    refresh(state)
+    play(state, p, mv.use_tile(duty))
+    for _ in range(6):
+        d = GAME.decision(state)
+        play(state, p, d.moves[0])
+    assert state.duty_vp[p] == vp and sum(R.spice_counts(state, p)) == 0
+    assert R.score_seat(state, p)["duty"] == vp
+
+
+def test_vice_king_moves_least_advanced_marker_free():
+    """Vice-king: 'move your least advanced Progress marker ... If you have more than one marker
+    in this row, move one of these markers, your choice'."""
+    state, p = _board_state()
+    vk = tile_ids(state.rules, R.T_VICE_KING, "B")[0]
+    state.kept[p].append(vk)
+    state.rows[p] = [1, 0, 1, 0, 2]
+    refresh(state)
+    play(state, p, mv.use_tile(vk))
+    d = GAME.decision(state)
+    assert d.moves == [mv.CHOOSE_COLUMN[1], mv.CHOOSE_COLUMN[3]]
+
+
+# ---------------------------------------------------------------- progress bonuses
+
+
+def test_first_to_row_4_and_5_draws_a_card_all_markers_row_2_gives_extra_action():
+    """'the first player to reach the last row or the row before last draws 1 Expedition card';
+    'When a player has moved all of his markers in, at least, the 2nd row ... he takes 1 Extra
+    action card'."""
+    state, p = _board_state()
+    q = (p + 1) % state.n
+    state.rows[p] = [2, 1, 1, 1, 0]
+    hand = len(state.hands[p])
+    R.advance_marker(state, p, 0)
+    assert len(state.hands[p]) == hand + 1 and state.first_bonus[0] == p
+    state.rows[q] = [2, 0, 0, 0, 0]
+    hand_q = len(state.hands[q])
+    R.advance_marker(state, q, 0)
+    assert len(state.hands[q]) == hand_q, "only the first"
+    extra = state.extra_cards[p]
+    R.advance_marker(state, p, 4)
+    assert state.extra_cards[p] == extra + 1
+
+
+# ---------------------------------------------------------------- end of round / game
+
+
+def test_extra_actions_must_play_down_to_one():
+    """End of a round: 'Keep, at most, 1 Extra action card ... he must play enough of his Extra
+    action cards'."""
+    state = new_game(2, 3)
+    d = random_until(state, lambda s, d: d.kind == "goa.extra_action", random.Random(1))
+    p = d.seat
+    state.extra_supply -= 3
+    state.extra_cards[p] += 3
+    refresh(state)
+    d = GAME.decision(state)
+    assert d.moves == [mv.PLAY_EXTRA]
+
+
+def test_phase_b_after_round_4_and_end_after_round_8():
+    """'After phase A, remove all tiles ... randomly place 25 B-tiles'; 'The game ends after the
+    4th round of phase B'."""
+    state = new_game(2, 8)
+    random_until(state, lambda s, d: s.round == 5)
+    rules = state.rules
+    assert all(rules.tiles[t].phase == "B" for t in state.grid if t >= 0)
+    assert len(state.box) == 8
+    random_until(state, lambda s, d: False)
+    assert state.phase == R.OVER and state.round == 8
+    assert GAME.result(state) is not None
+
+
+def test_tie_broken_by_most_ducats():
+    """End of the game: 'In case of a tie, the tied player with the most ducats wins'."""
+    state = new_game(2, 8)
+    random_until(state, lambda s, d: False)
+    state.final[0]["total"] = state.final[1]["total"] = 20
+    state.final[0]["ducats"], state.final[1]["ducats"] = 5, 9
+    res = GAME.result(state)
+    assert res.winners == [1] and res.ranks == [2, 1]
+
+
+def test_expedition_sets_score_per_symbol():
+    """Final scoring: 1/3/6/10/15 VP for 1..5 identical symbols, every set counts."""
+    state = new_game(2, 8)
+    rules = state.rules
+    state.hands = [card_ids(rules, symbol="fish")[:3] + card_ids(rules, symbol="shell")[:1], []]
+    assert R.score_seat(state, 0)["expedition_cards"] == 6 + 1
+
+
+def test_foreman_makes_single_plantations_worth_3():
+    """Foreman: 'At the end of the game, your single Plantation tiles are worth 3 VP instead of
+    1'; Crop rotation scores 0."""
+    state = new_game(2, 8)
+    rules = state.rules
+    single = tile_ids(rules, R.T_PLANT, "A", fields=1)[0]
+    crop = tile_ids(rules, R.T_CROP, "A")[0]
+    state.lands[0] = [[0, single, [1], [-1]], [0, crop, [31], [-1]]]
+    state.singles_down[0] = 1
+    assert R.score_seat(state, 0)["single_plantations"] == 2
+    state.kept[0].append(tile_ids(rules, R.T_FOREMAN, "A")[0])
+    assert R.score_seat(state, 0)["single_plantations"] == 6
+
+
+def test_quick_starter_choice():
+    """Variant Quick starter: 'moves down 2 of his Progress markers into the 2nd row ... OR takes
+    10 ducats'."""
+    state = new_game(3, 2, quick_starter=True)
+    d = GAME.decision(state)
+    assert d.kind == "goa.quick_start" and d.seat == state.first and len(d.moves) == 11
+    p = d.seat
+    play(state, p, mv.QUICK_ADVANCE[(0, 3)])
+    assert state.rows[p] == [1, 0, 0, 1, 0]
+    q = GAME.decision(state).seat
+    money = state.ducats[q]
+    play(state, q, mv.QUICK_DUCATS)
+    assert state.ducats[q] == money + 10 and q == (p + 1) % 3
+
+
+def test_bonanza_tile_goes_with_the_corner_tile():
+    """Variant Bonanza: 'put one, face down, under each of the 4 tiles located in the corners ...
+    When a player buys the tile above, he also immediately receives the bonus'."""
+    state = new_game(3, 2, bonanza=True)
+    assert [g for g in range(25) if state.bonanza[g] >= 0] == list(R.CORNERS)
+    p = 1
+    before = (state.ships[p], state.colonists[p], state.ducats[p], state.extra_cards[p], len(state.hands[p]))
+    b = state.bonanza[0]
+    R.take_bonanza(state, p, 0)
+    after = (state.ships[p], state.colonists[p], state.ducats[p], state.extra_cards[p], len(state.hands[p]))
+    assert tuple(a - c for a, c in zip(after, before)) == state.rules.bonanza[b]
+    assert state.bonanza[0] == -1
+    with pytest.raises(Exception):
+        new_game(3, 2, bonanza=True, edition="2004")
