@@ -20,6 +20,7 @@ OPTION_SETS = [
     {"quick_starter": True},
     {"bonanza": True},
     {"edition": "2004", "quick_starter": True},
+    {"edition": "2004", "colony_card_timing": "before"},
 ]
 
 ILLEGAL_POOL = [

@@ -43,6 +43,11 @@ SPEC = GameSpec(
         OptionSpec("quick_starter", "bool", False,
                    "variant Quick starter: before round 1 each seat, from the first player, "
                    "moves 2 markers to row 2 or takes 10 ducats"),
+        OptionSpec("colony_card_timing", "enum", "after",
+                   "when the Expedition card 'reveal 3 cards instead of 2' (Found a colony) is "
+                   "played: after: once the 2 cards are revealed (2012 rule); before: with the "
+                   "Found a colony action, before revealing (2004: the players agree)",
+                   choices=("after", "before")),
         OptionSpec("bonanza", "bool", False,
                    "variant Bonanza (2012 only): a face-down Bonanza tile under each corner tile, "
                    "taken with it"),
@@ -318,7 +323,7 @@ def _to_proto(m) -> pb.Move:
     if t is mv.Harvest:
         return pb.Move(harvest=pb.Harvest(card=m.card + 1))
     if t is mv.FoundColony:
-        return pb.Move(found_colony=pb.FoundColony(colony=m.colony + 1))
+        return pb.Move(found_colony=pb.FoundColony(colony=m.colony + 1, card=m.card + 1))
     if t is mv.Espionage:
         return pb.Move(espionage=pb.Espionage(opponent=m.opponent))
     if t is mv.PlayCard:
@@ -406,7 +411,8 @@ def _from_proto(message: Message):
     if kind == "harvest":
         return mv.harvest(_in(m.card, 0, 10_000, "harvest.card") - 1)
     if kind == "found_colony":
-        return mv.FOUND_COLONY[_in(m.colony, 1, 4, "found_colony.colony") - 1]
+        return mv.found_colony(_in(m.colony, 1, 4, "found_colony.colony") - 1,
+                               _in(m.card, 0, 10_000, "found_colony.card") - 1)
     if kind == "espionage":
         return mv.ESPIONAGE[_in(m.opponent, 0, 3, "espionage.opponent")]
     if kind == "play_card":

@@ -82,6 +82,7 @@ class Expedition:
 @dataclass(frozen=True, slots=True)
 class FoundColony:
     colony: int
+    card: int = -1  # option colony_card_timing=before: a colony_extra card played with it
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,6 +257,11 @@ def progress(column: int, card: int) -> Progress:
 @lru_cache(maxsize=None)
 def harvest(card: int) -> Harvest:
     return Harvest(card)
+
+
+@lru_cache(maxsize=None)
+def found_colony(colony: int, card: int) -> FoundColony:
+    return FOUND_COLONY[colony] if card < 0 else FoundColony(colony, card)
 
 
 @lru_cache(maxsize=None)

@@ -33,7 +33,7 @@ from .moves import (
     ESPIONAGE, EXPEDITION, FOUND_COLONY, KEEP_LOT, PASS, PASS_EXTRA, PAY_SPICE, PLACE_FLAG,
     PLACE_SPICE, PLACE_TOKEN, PLAY_EXTRA, QUICK_ADVANCE, QUICK_DUCATS, RECRUIT, SELL_SPICE,
     SWAP_TAKE, TAKE_COLONIST, TAKE_SHIP, TAXES, bid, choose_colony_tile, discard_card, draw,
-    harvest, play_card, progress, reveal_more, take_favor, use_tile,
+    found_colony, harvest, play_card, progress, reveal_more, take_favor, use_tile,
 )
 
 SPICES = ("ginger", "pepper", "cinnamon", "nutmeg", "clove")
@@ -893,9 +893,14 @@ def _action_moves(state: State, p: int, f: list) -> list:
     moves.append(TAXES)
     if spy < 0:
         moves.append(EXPEDITION)
+    before = state.options.get("colony_card_timing") == "before"
     for col in range(4):
         if state.colonies[p][col] < 0 and state.colony_supply[col]:
             moves.append(FOUND_COLONY[col])
+            if before and free_card:
+                for card in hand:
+                    if r.cards[card].effect == E_COLONY_EXTRA:
+                        moves.append(found_colony(col, card))
     if spy < 0:
         for t in state.kept[p]:
             if r.tiles[t].type == T_ESPIONAGE:
@@ -1071,10 +1076,11 @@ def _colony_decision(state: State, f: list) -> Decision:
     need = r.colony_need[col]
     moves = []
     free_card = not card_played(state)
+    before = state.options.get("colony_card_timing") == "before"
     if free_card:
         for card in state.hands[p]:
             e = r.cards[card].effect
-            if e == E_COLONY_EXTRA and not extra_done:
+            if e == E_COLONY_EXTRA and not extra_done and not before:
                 moves.append(reveal_more(card))
             elif e == E_COLONISTS:
                 moves.append(play_card(card))
@@ -1384,11 +1390,15 @@ def _apply_turn(state: State, f: list, p: int, move) -> list[Event]:
         state.stack.append([F_EXPED, p, most, limit])
         return [Event("goa.expedition_action", p, f"seat {p} takes the Expedition action")]
     if t is mv.FoundColony:
-        cards = draw_cards(state, 2)
+        extra = 0
+        if move.card >= 0:  # colony_card_timing=before: the third card is announced first
+            _spend_card(state, p, move.card)
+            extra = 1
+        cards = draw_cards(state, 2 + extra)
         state.discard.extend(cards)
         revealed = sum(r.cards[c].colonists for c in cards)
         board = r.yields[C_COLON][row[C_COLON]]
-        state.stack.append([F_COLONY, p, move.colony, revealed, board, 0])
+        state.stack.append([F_COLONY, p, move.colony, revealed, board, extra])
         return [Event("goa.found_colony", p,
                       f"seat {p} names {COLONIES[move.colony].title()} and reveals {revealed} colonists",
                       {"colony": COLONIES[move.colony], "revealed": cards})]
