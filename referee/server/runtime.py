@@ -425,8 +425,10 @@ class MatchRuntime:
                 st.put(self.game_over_bytes)
                 st.put(CLOSE)
         if self.watchers:
+            final = self.spectator_update().SerializeToString()
             data = pb.WatchMessage(game_over=self.game_over).SerializeToString()
             for w in self.watchers:
+                w.put(final)
                 w.put(data)
                 w.put(CLOSE)
 

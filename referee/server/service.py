@@ -305,7 +305,11 @@ class RefereeService:
                 if which == "submit":
                     sub = msg.submit
                     try:
-                        await rt.submit(seat, sub.move, sub.state_version, sub.request_id, stream)
+                        res = await rt.submit(
+                            seat, sub.move, sub.state_version, sub.request_id, stream
+                        )
+                        if not res.accepted:
+                            stream.put(pb.ServerMessage(move_result=res))
                     except RefereeError as exc:
                         stream.put(
                             pb.ServerMessage(
