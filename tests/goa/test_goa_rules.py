@@ -540,3 +540,147 @@ def test_bonanza_tile_goes_with_the_corner_tile():
     assert state.bonanza[0] == -1
     with pytest.raises(Exception):
         new_game(3, 2, bonanza=True, edition="2004")
+
+
+# ---------------------------------------------------------------- more tiles and cards
+
+
+def _give_card(state, p, effect):
+    card = card_ids(state.rules, effect)[0]
+    for pile in (state.deck, state.discard, *state.hands):
+        if card in pile:
+            pile.remove(card)
+    state.hands[p].append(card)
+    return card
+
+
+def test_progress_spices_only_card_pays_no_ships():
+    """Expedition cards that modify an action: 'Progress: You only pay spices ... You do not pay
+    any ships'."""
+    state, p = _board_state()
+    card = _give_card(state, p, R.E_PROG_SPICES)
+    state.lands[p] = [[0, 0, [1, 1], [0, 0]]]
+    state.ships[p] = 0
+    refresh(state)
+    d = GAME.decision(state)
+    assert mv.progress(R.C_SHIPS, -1) not in d.moves and mv.progress(R.C_SHIPS, card) in d.moves
+    play(state, p, mv.progress(R.C_SHIPS, card))
+    play(state, p, mv.PAY_SPICE[0][0])
+    assert state.rows[p][R.C_SHIPS] == 1 and state.ships[p] == 0 and card in state.discard
+
+
+def test_harvest_mix_card_takes_ships_or_colonists():
+    """'Harvest: Instead of spices, you can take a combination of colonists, ships, and/or
+    spices'."""
+    state, p = _board_state()
+    card = _give_card(state, p, R.E_HARVEST_MIX)
+    state.rows[p][R.C_HARVEST] = 1  # 2 units (provisional sheet)
+    state.lands[p] = []
+    refresh(state)
+    ships, colonists = state.ships[p], state.colonists[p]
+    play(state, p, mv.harvest(card))
+    play(state, p, mv.TAKE_SHIP)
+    play(state, p, mv.TAKE_COLONIST)
+    assert (state.ships[p], state.colonists[p]) == (ships + 1, colonists + 1)
+    assert GAME.decision(state).kind == "goa.after_action"
+
+
+def test_progress_ducats_card():
+    """'Pay ducats to move one Progress marker down one row ... only one marker can move down one
+    row'."""
+    state, p = _board_state()
+    card = _give_card(state, p, R.E_PROG_DUCATS)
+    price = state.rules.cards[card].price
+    state.ducats[p] = price
+    refresh(state)
+    play(state, p, mv.play_card(card))
+    d = GAME.decision(state)
+    assert d.kind == "goa.column" and len(d.moves) == 5
+    play(state, p, mv.CHOOSE_COLUMN[2])
+    assert state.ducats[p] == 0 and state.rows[p][2] == 1
+
+
+def test_espionage_uses_opponent_row():
+    """Espionage: 'Choose an opponent and do one of these actions, using the position of this
+    player's Progress marker ... Build ships, Harvest, Taxes or Found a colony'."""
+    state, p = _board_state()
+    q = (p + 1) % state.n
+    spy = tile_ids(state.rules, R.T_ESPIONAGE, "B")[0]
+    state.kept[p].append(spy)
+    state.rows[q][R.C_TAXES] = 4
+    refresh(state)
+    play(state, p, mv.ESPIONAGE[q])
+    d = GAME.decision(state)
+    assert mv.EXPEDITION not in d.moves and not any(isinstance(m, mv.Progress) for m in d.moves)
+    money = state.ducats[p]
+    play(state, p, mv.TAXES)
+    assert state.ducats[p] == money + state.rules.yields[R.C_TAXES][4]
+    assert spy not in state.kept[p]
+
+
+def test_resupply_takes_revealed_colonists_as_one_resource():
+    """Resupply: 'Reveal 2 Expedition cards and add the colonists ... take this sum in spices,
+    colonists or ships ... only one type'."""
+    state, p = _board_state()
+    t = tile_ids(state.rules, R.T_RESUPPLY, "B")[0]
+    state.kept[p].append(t)
+    stack_deck(state, card_ids(state.rules, colonists=3)[:2])
+    refresh(state)
+    ships = state.ships[p]
+    play(state, p, mv.use_tile(t))
+    d = GAME.decision(state)
+    assert d.kind == "goa.resource" and len(d.moves) == 3
+    play(state, p, mv.CHOOSE_RESOURCE[0])
+    assert state.ships[p] == ships + 6
+
+
+def test_swap_takes_a_board_tile_and_leaves_itself():
+    """Swap: 'take 1 tile of your choice from the board ... Put the Swap tile, face up, in the
+    space previously occupied by the tile you just took'."""
+    state, p = _board_state()
+    swap = tile_ids(state.rules, R.T_SWAP, "B")[0]
+    state.kept[p].append(swap)
+    g = next(i for i in range(25) if state.grid[i] >= 0)
+    taken = state.grid[g]
+    refresh(state)
+    play(state, p, mv.use_tile(swap))
+    play(state, p, mv.SWAP_TAKE[R.GRID_CELLS[g]])
+    assert state.grid[g] == swap and swap not in state.kept[p]
+    owned = taken in state.kept[p] or taken in state.tile_discard or any(
+        land[1] == taken for land in state.lands[p] if land[0] == 0) or state.stack
+    assert owned
+
+
+def test_favor_takes_a_tile_from_the_box():
+    """Favor: 'Look through the ... tiles that were returned to the box during setup ... Take the
+    tile of your choice'."""
+    state, p = _board_state()
+    favor = tile_ids(state.rules, R.T_FAVOR, "B")[0]
+    R.gain_tile(state, p, favor)
+    refresh(state)
+    d = GAME.decision(state)
+    assert d.kind == "goa.favor" and {m.tile for m in d.moves} == set(state.box)
+    t = d.moves[0].tile
+    play(state, p, d.moves[0])
+    assert t not in state.box
+
+
+def test_ships_or_colonists_tile_no_combination():
+    """Ships/Colonists: 'Take 3 colonists or 3 ships; you may not combine the two'."""
+    state, p = _board_state()
+    t = tile_ids(state.rules, R.T_SHIPS_OR_COL, "A")[0]
+    R.gain_tile(state, p, t)
+    refresh(state)
+    d = GAME.decision(state)
+    assert d.moves == [mv.CHOOSE_RESOURCE[0], mv.CHOOSE_RESOURCE[1]]
+    colonists = state.colonists[p]
+    play(state, p, mv.CHOOSE_RESOURCE[1])
+    assert state.colonists[p] == colonists + 3
+
+
+def test_expeditions_tile_ignores_hand_limit():
+    """Expeditions: 'Draw 2 or 3 Expedition cards, even if this puts you over your hand limit'."""
+    state, p = _board_state()
+    hand = len(state.hands[p])
+    R.gain_tile(state, p, tile_ids(state.rules, R.T_EXPEDITIONS, "B")[0])
+    assert len(state.hands[p]) == hand + 3
