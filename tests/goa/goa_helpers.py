@@ -76,5 +76,17 @@ def only(d, cls):
     return found[0]
 
 
-__all__ = ["GAME", "R", "mv", "new_game", "rules_of", "refresh", "play", "random_until",
-           "card_ids", "tile_ids", "stack_deck", "only"]
+__all__ = [
+    "GAME",
+    "R",
+    "card_ids",
+    "mv",
+    "new_game",
+    "only",
+    "play",
+    "random_until",
+    "refresh",
+    "rules_of",
+    "stack_deck",
+    "tile_ids",
+]

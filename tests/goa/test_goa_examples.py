@@ -7,7 +7,19 @@ Found a colony column) come from the provisional sheet; the test arranges the de
 revealed colonists are those of the text."""
 from __future__ import annotations
 
-from goa_helpers import GAME, R, card_ids, mv, new_game, only, play, refresh, rules_of, stack_deck, tile_ids
+from goa_helpers import (
+    GAME,
+    R,
+    card_ids,
+    mv,
+    new_game,
+    only,
+    play,
+    refresh,
+    rules_of,
+    stack_deck,
+    tile_ids,
+)
 
 Y, RED, G, B = 0, 1, 2, 3
 
@@ -32,8 +44,8 @@ def _example_state():
     c1 = card_ids(rules, colonists=1)
     c2 = card_ids(rules, colonists=2)
     c3 = card_ids(rules, colonists=3)
-    ships_only = [c for c in card_ids(rules, R.E_PROG_SHIPS)][0]
-    two_ships = [c for c in card_ids(rules, R.E_SHIPS)][0]
+    ships_only = card_ids(rules, R.E_PROG_SHIPS)[0]
+    two_ships = card_ids(rules, R.E_SHIPS)[0]
     pool1 = [c for c in c1 if c not in (ships_only, two_ships)]
     pool2 = [c for c in c2 if c not in (ships_only, two_ships)]
     pool3 = [c for c in c3 if c not in (ships_only, two_ships)]

@@ -6,10 +6,9 @@ from __future__ import annotations
 import copy
 import random
 
+from goa_helpers import GAME, R, mv, new_game
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from goa_helpers import GAME, R, mv, new_game
 
 from referee.core.contract import IllegalMove
 from referee.core.rng import Rng

@@ -5,11 +5,21 @@ from __future__ import annotations
 import random
 
 import pytest
+from goa_helpers import (
+    GAME,
+    R,
+    card_ids,
+    mv,
+    new_game,
+    play,
+    random_until,
+    refresh,
+    rules_of,
+    stack_deck,
+    tile_ids,
+)
 
-from goa_helpers import (GAME, R, card_ids, mv, new_game, play, random_until, refresh, rules_of,
-                         stack_deck, tile_ids)
-
-from referee.core.contract import IllegalMove
+from referee.core.contract import BadOptions, IllegalMove
 
 
 def to_kind(state, kind, seed=0):
@@ -538,7 +548,7 @@ def test_bonanza_tile_goes_with_the_corner_tile():
     after = (state.ships[p], state.colonists[p], state.ducats[p], state.extra_cards[p], len(state.hands[p]))
     assert tuple(a - c for a, c in zip(after, before)) == state.rules.bonanza[b]
     assert state.bonanza[0] == -1
-    with pytest.raises(Exception):
+    with pytest.raises(BadOptions):
         new_game(3, 2, bonanza=True, edition="2004")
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
-from google.protobuf import json_format
-
 from goa_helpers import GAME, R, card_ids, mv, new_game, play, random_until, refresh, stack_deck
+from google.protobuf import json_format
 
 from referee.core.contract import MalformedMove
 from referee.core.match import Match, replay

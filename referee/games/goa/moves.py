@@ -10,7 +10,7 @@ cards and tiles are ids into the component sheet's catalogs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 
 # ---- set-up (variant Quick starter)
@@ -244,56 +244,56 @@ DISCARD_PLANTATION = tuple(DiscardPlantation(land) for land in range(MAX_LANDS))
 DRAW = tuple(Draw(k) for k in range(8))
 
 
-@lru_cache(maxsize=None)
+@cache
 def bid(amount: int) -> Bid:
     return Bid(amount)
 
 
-@lru_cache(maxsize=None)
+@cache
 def progress(column: int, card: int) -> Progress:
     return Progress(column, card)
 
 
-@lru_cache(maxsize=None)
+@cache
 def harvest(card: int) -> Harvest:
     return Harvest(card)
 
 
-@lru_cache(maxsize=None)
+@cache
 def found_colony(colony: int, card: int) -> FoundColony:
     return FOUND_COLONY[colony] if card < 0 else FoundColony(colony, card)
 
 
-@lru_cache(maxsize=None)
+@cache
 def play_card(card: int) -> PlayCard:
     return PlayCard(card)
 
 
-@lru_cache(maxsize=None)
+@cache
 def use_tile(tile: int) -> UseTile:
     return UseTile(tile)
 
 
-@lru_cache(maxsize=None)
+@cache
 def reveal_more(card: int) -> RevealMore:
     return RevealMore(card)
 
 
-@lru_cache(maxsize=None)
+@cache
 def discard_card(card: int) -> DiscardCard:
     return DiscardCard(card)
 
 
-@lru_cache(maxsize=None)
+@cache
 def choose_colony_tile(tile: int) -> ChooseColonyTile:
     return ChooseColonyTile(tile)
 
 
-@lru_cache(maxsize=None)
+@cache
 def take_favor(tile: int) -> TakeFavor:
     return TakeFavor(tile)
 
 
-@lru_cache(maxsize=None)
+@cache
 def draw(count: int) -> Draw:
     return DRAW[count] if count < len(DRAW) else Draw(count)

@@ -29,11 +29,43 @@ from referee.core.rng import Rng
 
 from . import moves as mv
 from .moves import (
-    BUILD_SHIPS, CHOOSE_COLUMN, CHOOSE_RESOURCE, DECLINE, DISCARD_PLANTATION, DONE, END_TURN,
-    ESPIONAGE, EXPEDITION, FOUND_COLONY, KEEP_LOT, PASS, PASS_EXTRA, PAY_SPICE, PLACE_FLAG,
-    PLACE_SPICE, PLACE_TOKEN, PLAY_EXTRA, QUICK_ADVANCE, QUICK_DUCATS, RECRUIT, SELL_SPICE,
-    SWAP_TAKE, TAKE_COLONIST, TAKE_SHIP, TAXES, bid, choose_colony_tile, discard_card, draw,
-    found_colony, harvest, play_card, progress, reveal_more, take_favor, use_tile,
+    BUILD_SHIPS,
+    CHOOSE_COLUMN,
+    CHOOSE_RESOURCE,
+    DECLINE,
+    DISCARD_PLANTATION,
+    DONE,
+    END_TURN,
+    ESPIONAGE,
+    EXPEDITION,
+    FOUND_COLONY,
+    KEEP_LOT,
+    PASS,
+    PASS_EXTRA,
+    PAY_SPICE,
+    PLACE_FLAG,
+    PLACE_SPICE,
+    PLACE_TOKEN,
+    PLAY_EXTRA,
+    QUICK_ADVANCE,
+    QUICK_DUCATS,
+    RECRUIT,
+    SELL_SPICE,
+    SWAP_TAKE,
+    TAKE_COLONIST,
+    TAKE_SHIP,
+    TAXES,
+    bid,
+    choose_colony_tile,
+    discard_card,
+    draw,
+    found_colony,
+    harvest,
+    play_card,
+    progress,
+    reveal_more,
+    take_favor,
+    use_tile,
 )
 
 SPICES = ("ginger", "pepper", "cinnamon", "nutmeg", "clove")
@@ -197,7 +229,7 @@ class Rules:
         return self
 
     @classmethod
-    def from_sheet(cls, sheet: ComponentSheet) -> "Rules":
+    def from_sheet(cls, sheet: ComponentSheet) -> Rules:
         v = sheet.values
         sp = {s: i for i, s in enumerate(SPICES)}
         yields = tuple(
@@ -912,7 +944,6 @@ def _action_moves(state: State, p: int, f: list) -> list:
 def _free_moves(state: State, p: int, f: list) -> list:
     """Not actions: one Expedition bonus card per action, and usable tiles, before or after the
     action ('Expedition cards', 'Description of the tiles')."""
-    r = state.rules
     moves: list = []
     if not f[3]:
         for card in state.hands[p]:

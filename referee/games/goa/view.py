@@ -109,9 +109,7 @@ def _pending(state: R.State, kind: str) -> pb.Pending | None:
         out.column = top[2] + 1
         out.spices_owed.extend(s + 1 for s in range(5) for _ in range(top[3][s]))
         out.remaining = sum(top[3])
-    elif k in (R.F_DUTY, R.F_SELL):
-        out.remaining = min(top[2], 99)
-    elif k == R.F_PLACE:
+    elif k in (R.F_DUTY, R.F_SELL) or k == R.F_PLACE:
         out.remaining = min(top[2], 99)
     elif k == R.F_COLONY:
         out.colony = top[2] + 1

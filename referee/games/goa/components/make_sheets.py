@@ -144,8 +144,8 @@ def sheet(edition):
     prov = {}
     for col in COLUMNS:
         for r in range(5):
-            prov[(col, r)] = ("provisional", "", "no source gives this cell; chosen increasing and "
-                              "consistent with every known cell and rule example (shared/data/goa.json)")
+            prov[(col, r)] = ("provisional", "", ("no source gives this cell; chosen increasing and "
+                              "consistent with every known cell and rule example (shared/data/goa.json)"))
     prov[("ships", 1)] = ("rulebook", f"{R}, Build ships example: marker in the second row gives 2 ships", "")
     prov[("expedition", 3)] = ("rulebook", f"{R}, Expedition example 1: 4th row draws 2, hand limit 4", "")
     if e12:
