@@ -179,7 +179,7 @@ def test_garbage_never_crashes_the_server(server):
 
     async def one(ch, method, kind, payloads, token):
         path = f"/referee.v1.Referee/{method}"
-        ident = dict(request_serializer=lambda b: b, response_deserializer=lambda b: b)
+        ident = {"request_serializer": lambda b: b, "response_deserializer": lambda b: b}
         metadata = md(token) if token else None
         try:
             if kind == "uu":

@@ -192,7 +192,7 @@ def test_token_isolation(server):
         async with grpc.aio.insecure_channel(server.target) as ch:
             stub = referee_pb2_grpc.RefereeStub(ch)
             m1, t1 = await create(stub, seats=3, seed=1)
-            m2, t2 = await create(stub, seats=3, seed=2)
+            _m2, t2 = await create(stub, seats=3, seed=2)
             gv = pb.GetViewRequest
             await expect_error(stub.GetView(gv(match_id=m1)), grpc.StatusCode.UNAUTHENTICATED,
                                "UNAUTHENTICATED")

@@ -1,0 +1,80 @@
+"""Persistence: the SQLite log, restart-resume with the same tokens, records on disk."""
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import sqlite3
+from pathlib import Path
+
+import grpc
+
+from referee.cli import main as cli_main
+from referee.core import registry
+from referee.v1 import referee_pb2 as pb
+from referee.v1 import referee_pb2_grpc
+
+from .helpers import create, md, play_match
+
+GAME = registry.get("batavia")
+
+
+async def unary_random_moves(srv, stub, mid, tokens, n, rnd):
+    for _ in range(n):
+        seat = srv.service.matches[mid].decision.seat
+        d = await stub.GetLegalMoves(pb.GetLegalMovesRequest(match_id=mid),
+                                     metadata=md(tokens[seat]))
+        r = await stub.SubmitMove(pb.SubmitMoveRequest(
+            match_id=mid, state_version=d.state_version, move=rnd.choice(list(d.legal_moves))),
+            metadata=md(tokens[seat]))
+        assert r.accepted
+
+
+def test_restart_resumes_unfinished_matches(make_server, tmp_path, capsys):
+    data = tmp_path / "data"
+    srv = make_server(data)
+
+    async def first_half():
+        async with grpc.aio.insecure_channel(srv.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            mid, tokens = await create(stub, seats=3, seed=31337, names=["x", "y", "z"])
+            await unary_random_moves(srv, stub, mid, tokens, 25, random.Random(4))
+            done_mid, done_tokens = await create(stub, seats=3, seed=1)
+        await play_match(srv.target, done_mid, done_tokens, seed=9)
+        return mid, tokens, done_mid
+
+    mid, tokens, done_mid = asyncio.run(first_half())
+    rt = srv.service.matches[mid]
+    before = (rt.match.version, GAME.hash_state(rt.match.state), len(rt.match.moves))
+    assert before[2] == 25
+    # every acknowledged move is in the database
+    conn = sqlite3.connect(data / "referee.sqlite3")
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("SELECT COUNT(*) FROM moves WHERE match_id=?", (mid,)).fetchone()[0] == 25
+    conn.close()
+    srv.stop()
+
+    srv.start()  # same data dir, new port
+    rt2 = srv.service.matches[mid]
+    assert rt2 is not rt
+    assert (rt2.match.version, GAME.hash_state(rt2.match.state), len(rt2.match.moves)) == before
+    assert rt2.names == ["x", "y", "z"]
+
+    async def second_half():
+        async with grpc.aio.insecure_channel(srv.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            # the finished match's record is still served, to anyone
+            rec = await stub.GetRecord(pb.GetRecordRequest(match_id=done_mid))
+            assert rec.complete and json.loads(rec.record_json)["match_id"] == done_mid
+        logs = await play_match(srv.target, mid, tokens, seed=5)
+        return logs
+
+    logs = asyncio.run(second_half())
+    acting = [log for log in logs if log.decisions]
+    assert acting, "the pending decision is pushed again after reconnecting"
+    assert all(log.game_over is not None for log in logs)
+    path = logs[0].game_over.record_path
+    record = json.loads(Path(path).read_text())
+    assert record["seed"] == "31337" and len(record["moves"]) > 25
+    assert cli_main(["replay", "verify", path]) == 0
+    assert "OK" in capsys.readouterr().out
