@@ -92,3 +92,29 @@ def test_colony_card_before_reveal_option():
     d = GAME.decision(state)
     assert d.kind == "goa.colony" and not any(isinstance(m, mv.RevealMore) for m in d.moves)
     assert state.stack[-1][3] == 3, "three cards revealed"
+
+
+def test_every_decision_kind_is_documented_in_the_proto():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "proto/referee/v1/goa.proto").read_text()
+    seen = set()
+    for seed, options in enumerate([{}, {"quick_starter": True}, {"edition": "2004"}] * 3):
+        state = new_game(2 + seed % 3, seed, **options)
+        rnd = random.Random(seed)
+        while (d := GAME.decision(state)) is not None:
+            seen.add(d.kind)
+            GAME.apply(state, d.seat, rnd.choice(d.moves))
+    missing = [k for k in seen if f"//   {k} " not in text]
+    assert not missing and len(seen) >= 15
+
+
+def test_view_shows_own_hand_and_ducats_only_sizes_of_others():
+    state = new_game(3, 4)
+    random_until(state, lambda s, d: s.phase == R.ACTIONS and any(s.hands), random.Random(2))
+    for seat in range(3):
+        view = GAME.view(state, seat)
+        assert view.my_ducats == state.ducats[seat]
+        assert sorted(c.id for c in view.my_hand) == sorted(state.hands[seat])
+        assert [p.hand_size for p in view.players] == [len(h) for h in state.hands]
+        assert len(view.grid) == 25 and view.board.columns[0].column == pb.SHIPS
