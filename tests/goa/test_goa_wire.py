@@ -118,3 +118,19 @@ def test_view_shows_own_hand_and_ducats_only_sizes_of_others():
         assert sorted(c.id for c in view.my_hand) == sorted(state.hands[seat])
         assert [p.hand_size for p in view.players] == [len(h) for h in state.hands]
         assert len(view.grid) == 25 and view.board.columns[0].column == pb.SHIPS
+
+
+def test_registered_under_its_name():
+    from referee.core import registry
+
+    assert registry.get("goa") is GAME and GAME.spec.name == "goa"
+    assert GAME.spec.min_seats == 2 and GAME.spec.max_seats == 4
+
+
+def test_events_report_free_lots_new_rounds_and_final_scoring():
+    state = new_game(2, 3)
+    kinds = set()
+    rnd = random.Random(4)
+    while (d := GAME.decision(state)) is not None:
+        kinds.update(e.kind for e in GAME.apply(state, d.seat, rnd.choice(d.moves)))
+    assert {"goa.round", "goa.phase_laid_out", "goa.final_scoring"} <= kinds

@@ -687,9 +687,13 @@ def decision(state: State) -> Decision | None:
     return state.cache
 
 
-def _settle(state: State) -> None:
+def _settle(state: State, events: list[Event] | None = None) -> None:
     """Move the phase machine on until some seat has a choice (cached) or the game is over.
-    Frames with no legal move left end by themselves (e.g. a harvest with no empty field)."""
+    Frames with no legal move left end by themselves (e.g. a harvest with no empty field).
+    What happens on the way (a lot taken free, phase B laid out, the final scoring) is appended
+    to ``events``."""
+    if events is None:
+        events = []
     while True:
         st = state.stack
         if st:
@@ -719,7 +723,7 @@ def _settle(state: State) -> None:
                 return
             continue
         if ph == AUCTION:
-            d = _auction_decision(state)
+            d = _auction_decision(state, events)
             if d is not None:
                 state.cache = d
                 return
@@ -736,7 +740,7 @@ def _settle(state: State) -> None:
             state.extra_passed = [False] * n
             continue
         if ph == EXTRA:
-            d = _extra_decision(state)
+            d = _extra_decision(state, events)
             if d is not None:
                 state.cache = d
                 return
@@ -827,7 +831,7 @@ def auctioneer(state: State) -> int:
     return state.token_seats[state.lot]
 
 
-def _auction_decision(state: State) -> Decision | None:
+def _auction_decision(state: State, events: list[Event]) -> Decision | None:
     while state.lot < len(state.tokens) and state.tokens[state.lot] < 0 and state.lot > 0:
         state.lot += 1
         _open_lot(state)
@@ -844,7 +848,8 @@ def _auction_decision(state: State) -> Decision | None:
         moves = [PASS] + [bid(x) for x in range(high + 1, money + 1)]
         return Decision(seat, "goa.bid", moves, f"Bid more than {high} ducats, or pass")
     if high == 0:
-        _award(state, a)
+        events.append(Event("goa.no_bid", a, f"nobody bids: seat {a} takes the lot free"))
+        events.extend(_award(state, a))
         return None
     if state.edition == "2004":
         moves = [PASS] + [bid(x) for x in range(high + 1, money + 1)]
@@ -1143,7 +1148,7 @@ def _expedition_decision(state: State, f: list) -> Decision:
                     f"Draw up to {most} (hand limit {limit}); discard or play first to make room")
 
 
-def _extra_decision(state: State) -> Decision | None:
+def _extra_decision(state: State, events: list[Event]) -> Decision | None:
     """End of a round: from the first player clockwise, each plays 1 Extra action card for one
     more action, or passes for the round; nobody keeps more than 1."""
     n = state.n
@@ -1163,22 +1168,25 @@ def _extra_decision(state: State) -> Decision | None:
         return Decision(seat, "goa.extra_action", moves,
                         f"Play an Extra action card ({cards} held, keep at most 1), or pass")
     if all(state.extra_passed):
-        end_round(state)
+        events.extend(end_round(state))
         return None
     return None
 
 
-def end_round(state: State) -> None:
+def end_round(state: State) -> list[Event]:
     """End of a round; after round 4 phase B is laid out; after round 8 the final scoring."""
     r = state.rules
     last = 2 * r.rounds_per_phase
     if state.round >= last:
         final_scoring(state)
-        return
+        totals = ", ".join(str(f["total"]) for f in state.final)
+        return [Event("goa.final_scoring", -1, f"game over; VP: {totals}", {"final": state.final})]
+    events = []
     if state.round == r.rounds_per_phase:
         state.tile_discard.extend(t for t in state.grid if t >= 0)
-        lay_out_phase(state, "B")
+        events = lay_out_phase(state, "B")
     start_round(state)
+    return events + [Event("goa.round", -1, f"round {state.round} begins", {"round": state.round})]
 
 
 # ---------------------------------------------------------------------------- apply
@@ -1200,7 +1208,7 @@ def apply(state: State, seat: int, move) -> list[Event]:
         events = _apply_frame(state, st[-1], seat, move)
     else:
         events = _apply_phase(state, seat, move)
-    _settle(state)
+    _settle(state, events)
     return events
 
 
