@@ -7,7 +7,7 @@ Found a colony column) come from the provisional sheet; the test arranges the de
 revealed colonists are those of the text."""
 from __future__ import annotations
 
-from goa_helpers import (
+from tests.goa.helpers import (
     GAME,
     R,
     card_ids,

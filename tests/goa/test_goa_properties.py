@@ -6,12 +6,12 @@ from __future__ import annotations
 import copy
 import random
 
-from goa_helpers import GAME, R, mv, new_game
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee.core.contract import IllegalMove
 from referee.core.rng import Rng
+from tests.goa.helpers import GAME, R, mv, new_game
 
 OPTION_SETS = [
     {},

@@ -5,7 +5,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from goa_helpers import (
+
+from referee.core.contract import BadOptions, IllegalMove
+from tests.goa.helpers import (
     GAME,
     R,
     card_ids,
@@ -18,8 +20,6 @@ from goa_helpers import (
     stack_deck,
     tile_ids,
 )
-
-from referee.core.contract import BadOptions, IllegalMove
 
 
 def to_kind(state, kind, seed=0):

@@ -5,12 +5,22 @@ from __future__ import annotations
 import random
 
 import pytest
-from goa_helpers import GAME, R, card_ids, mv, new_game, play, random_until, refresh, stack_deck
 from google.protobuf import json_format
 
 from referee.core.contract import MalformedMove
 from referee.core.match import Match, replay
 from referee.v1 import goa_pb2 as pb
+from tests.goa.helpers import (
+    GAME,
+    R,
+    card_ids,
+    mv,
+    new_game,
+    play,
+    random_until,
+    refresh,
+    stack_deck,
+)
 
 
 @pytest.mark.parametrize("options", [{}, {"edition": "2004", "colony_card_timing": "before"},
