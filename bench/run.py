@@ -1,0 +1,603 @@
+"""`make bench`: how fast are the engines and the referee over gRPC? Writes bench/results.json.
+
+Engine (one core, in-process, per registered game — new games join automatically)
+    Random playouts: each decision is one ``GAME.decision(state)`` (which lists ALL legal moves),
+    a uniform pick, and one ``GAME.apply(state, seat, move)``. No protobuf conversion.
+    ``decisions_per_s`` = decisions / wall time; ``games_per_s`` = finished games / wall time.
+    Seat counts rotate over the game's range; each game's options are its defaults.
+
+gRPC (loopback, against a real ``referee serve`` subprocess with its default settings)
+    Moves: ``--concurrency`` Batavia matches at once (4 seats each, one Play stream per seat),
+    random bots; when a match ends a new one is created. Client code is lean raw-stub code
+    (no SDK legality check) spread over ``--clients`` processes, each one asyncio loop.
+      move_per_s   accepted moves (MoveResult accepted) per second, over the measuring window.
+      move latency time from writing a Submit to receiving the NEXT Decision of that match
+                   (on whichever seat's stream it arrives): the full turn-around a bot sees —
+                   decode, validate, apply, commit to SQLite, acknowledge, broadcast events,
+                   build and push the next seat's view and every legal move. The last move of a
+                   match (answered by GameOver) gives no sample.
+    Echo: the same number of concurrent streams (``--concurrency``) over the same client
+    processes, each ping-ponging one ``EchoMessage`` at a time on the ``Echo`` bidi stream,
+    with a payload as large as the mean Decision seen in the move phase (so the bytes on the
+    wire are comparable). echo_per_s = round trips per second; latency = write → echo back.
+    Both phases run against the same server process, one after the other, each with a warm-up
+    that is not measured.
+
+CPU use of the server and of the client processes is recorded per phase (from /proc and
+os.times), which shows which side is the bottleneck on this machine.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import multiprocessing as mp
+import os
+import pkgutil
+import platform
+import random
+import secrets
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results.json"
+TARGET_DECISIONS_PER_S = 25_000
+TARGET_MOVE_ECHO_RATIO = 2 / 3
+
+
+# ============================================================================ machine
+def machine_info() -> dict[str, Any]:
+    import google.protobuf
+    import grpc
+
+    cpu_model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu_model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                                capture_output=True, text=True, check=False).stdout.strip()
+    except OSError:
+        commit = ""
+    return {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "cpu_model": cpu_model,
+        "cpu_count": os.cpu_count(),
+        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "loadavg_at_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        "grpcio": grpc.__version__,
+        "protobuf": google.protobuf.__version__,
+        "git_commit": commit,
+    }
+
+
+# ============================================================================ engine
+def discover_games() -> tuple[dict[str, Any], dict[str, str]]:
+    """Every game package under referee.games exposing GAME, plus registry extras; a game that
+    fails to import is reported, not fatal (games are built in parallel)."""
+    import referee.games as pkg
+    from referee.core import registry
+    from referee.core.contract import Game
+
+    found: dict[str, Any] = {}
+    broken: dict[str, str] = {}
+    for info in pkgutil.iter_modules(pkg.__path__):
+        try:
+            module = importlib.import_module(f"referee.games.{info.name}")
+        except Exception as exc:  # noqa: BLE001 - report and go on
+            broken[info.name] = f"{type(exc).__name__}: {exc}"
+            continue
+        game = getattr(module, "GAME", None)
+        if isinstance(game, Game):
+            found[game.spec.name] = game
+    found.update(getattr(registry, "_extra", {}))
+    return found, broken
+
+
+@dataclass
+class EngineResult:
+    game: str
+    decisions: int = 0
+    games: int = 0
+    seconds: float = 0.0
+    seat_counts: list[int] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def decisions_per_s(self) -> float:
+        return self.decisions / self.seconds if self.seconds else 0.0
+
+    @property
+    def games_per_s(self) -> float:
+        return self.games / self.seconds if self.seconds else 0.0
+
+
+def bench_engine(game, seconds: float, progress=None, task=None) -> EngineResult:
+    from referee.core.rng import Rng
+
+    spec = game.spec
+    seat_counts = list(range(spec.min_seats, spec.max_seats + 1))
+    out = EngineResult(spec.name, seat_counts=seat_counts)
+    options = spec.parse_options({})
+    sheet = game.default_components(options)
+    rng = random.Random(1)
+    decision, apply = game.decision, game.apply
+    start = time.perf_counter()
+    deadline = start + seconds
+    seed = 0
+    try:
+        while True:
+            n = seat_counts[seed % len(seat_counts)]
+            state = game.setup(options, n, Rng(seed), sheet)
+            seed += 1
+            count = 0
+            while (d := decision(state)) is not None:
+                moves = d.moves
+                apply(state, d.seat, moves[rng.randrange(len(moves))])
+                count += 1
+                if count > 200_000:
+                    raise RuntimeError(f"a {spec.name} game passed 200000 decisions (seed {seed})")
+            out.decisions += count
+            out.games += 1
+            now = time.perf_counter()
+            if progress is not None:
+                progress.update(task, completed=min(now - start, seconds),
+                                rate=f"{out.decisions / (now - start):,.0f} decisions/s")
+            if now >= deadline:
+                break
+    except Exception as exc:  # noqa: BLE001 - an engine bug must not sink the whole bench
+        out.error = f"{type(exc).__name__}: {exc}"
+    out.seconds = time.perf_counter() - start
+    return out
+
+
+# ============================================================================ gRPC clients
+def _percentile(samples: list[float], q: float) -> float:
+    if not samples:
+        return float("nan")
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _cpu_seconds_of(pid: int) -> float:
+    """utime + stime of a process, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class WorkerArgs:
+    kind: str  # "moves" | "echo"
+    address: str
+    admin_token: str
+    game: str
+    seats: int
+    streams: int  # concurrent matches (moves) or echo streams
+    t_start: float  # time.monotonic() values (system-wide clock on Linux)
+    t_measure: float
+    t_end: float
+    seed: int
+    payload_bytes: int = 0
+
+
+def worker_main(args: WorkerArgs, counter, results) -> None:
+    """Entry point of one client process (spawned)."""
+    cpu0 = sum(os.times()[:2])
+    try:
+        out = asyncio.run(_worker(args, counter))
+        out["error"] = ""
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        out = {"error": f"{type(exc).__name__}: {exc}", "samples": [], "count": 0}
+    out["cpu_s"] = sum(os.times()[:2]) - cpu0
+    results.put(out)
+
+
+async def _worker(a: WorkerArgs, counter) -> dict[str, Any]:
+    import grpc
+
+    from referee.v1 import referee_pb2 as pb
+    from referee.v1 import referee_pb2_grpc
+
+    channel = grpc.aio.insecure_channel(
+        a.address, options=[("grpc.max_receive_message_length", 32 * 1024 * 1024)]
+    )
+    stub = referee_pb2_grpc.RefereeStub(channel)
+    await channel.channel_ready()
+    rng = random.Random(a.seed)
+    samples: list[float] = []
+    stats = {"count": 0, "decision_bytes": 0, "decisions": 0, "matches": 0, "errors": 0,
+             "messages": 0}
+    clock = time.monotonic
+    pending_count = 0
+
+    def tick(now: float) -> None:
+        nonlocal pending_count
+        if now >= a.t_measure:
+            stats["count"] += 1
+            pending_count += 1
+            if pending_count >= 50:
+                with counter.get_lock():
+                    counter.value += pending_count
+                pending_count = 0
+
+    await asyncio.sleep(max(0.0, a.t_start - clock()))
+
+    async def play_matches() -> None:
+        admin = (("authorization", f"Bearer {a.admin_token}"),)
+        while clock() < a.t_end:
+            created = await stub.CreateMatch(
+                pb.CreateMatchRequest(game=a.game, seats=a.seats), metadata=admin
+            )
+            stats["matches"] += 1
+            sent: dict[int, float] = {}
+
+            async def seat(token: str, match_id: str, sent: dict[int, float]) -> None:
+                call = stub.Play(metadata=(("authorization", f"Bearer {token}"),))
+                await call.write(pb.ClientMessage(join=pb.Join(match_id=match_id)))
+                try:
+                    while True:
+                        msg = await call.read()
+                        if msg is grpc.aio.EOF:
+                            return
+                        which = msg.WhichOneof("msg")
+                        now = clock()
+                        if now >= a.t_measure:
+                            stats["messages"] += 1
+                        if which == "decision":
+                            d = msg.decision
+                            t0 = sent.pop(d.state_version - 1, None)
+                            if t0 is not None and t0 >= a.t_measure:
+                                samples.append(now - t0)
+                            stats["decisions"] += 1
+                            stats["decision_bytes"] += d.ByteSize()
+                            if now >= a.t_end:
+                                return
+                            move = d.legal_moves[rng.randrange(len(d.legal_moves))]
+                            sent[d.state_version] = clock()
+                            await call.write(pb.ClientMessage(submit=pb.Submit(
+                                state_version=d.state_version, move=move)))
+                        elif which == "move_result":
+                            if msg.move_result.accepted:
+                                tick(now)
+                            else:
+                                stats["errors"] += 1
+                        elif which == "game_over":
+                            return
+                        if clock() >= a.t_end:
+                            return
+                finally:
+                    call.cancel()
+
+            await asyncio.gather(*(seat(s.token, created.match_id, sent) for s in created.seats))
+
+    async def echo_stream() -> None:
+        payload = secrets.token_bytes(a.payload_bytes)
+        call = stub.Echo()
+        seq = 0
+        try:
+            while clock() < a.t_end:
+                t0 = clock()
+                await call.write(pb.EchoMessage(seq=seq, payload=payload))
+                reply = await call.read()
+                now = clock()
+                if reply is grpc.aio.EOF:
+                    return
+                if t0 >= a.t_measure:
+                    samples.append(now - t0)
+                tick(now)
+                seq += 1
+            await call.done_writing()
+        finally:
+            call.cancel()
+
+    job = play_matches if a.kind == "moves" else echo_stream
+    jobs = asyncio.gather(*(job() for _ in range(a.streams)))
+    try:
+        # Seats that are not to act when time is up would wait forever: cut them off.
+        await asyncio.wait_for(jobs, timeout=max(0.0, a.t_end - clock()) + 1.0)
+    except TimeoutError:
+        pass
+    with counter.get_lock():
+        counter.value += pending_count
+    await channel.close()
+    return {"samples": samples, **stats}
+
+
+# ============================================================================ gRPC phases
+class RefereeServer:
+    def __init__(self, workdir: Path, address: str = "", admin_token: str = ""):
+        self.workdir = workdir
+        self.admin_token = admin_token or secrets.token_hex(24)
+        self.proc: subprocess.Popen | None = None
+        self.port = 0
+        self.external = address
+        self.log = workdir / "server.log"
+
+    def start(self, timeout: float = 30.0) -> None:
+        if self.external:
+            return
+        port_file = self.workdir / "port"
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "referee.cli", "serve", "--host", "127.0.0.1",
+                 "--port", "0", "--port-file", str(port_file),
+                 "--data-dir", str(self.workdir / "data"), "--admin-token", self.admin_token,
+                 "--log-level", "warning"],
+                stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+            )
+        deadline = time.monotonic() + timeout
+        while not (port_file.exists() and port_file.read_text().strip()):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"bench: the referee did not start:\n{self.log.read_text()[-3000:]}")
+            time.sleep(0.05)
+        self.port = int(port_file.read_text())
+
+    @property
+    def address(self) -> str:
+        return self.external or f"127.0.0.1:{self.port}"
+
+    def cpu_seconds(self) -> float:
+        if self.proc is None:
+            return float("nan")  # an external referee: its CPU use is not ours to see
+        return _cpu_seconds_of(self.proc.pid)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+
+def run_phase(kind: str, server: RefereeServer, *, clients: int, concurrency: int,
+              seconds: float, warmup: float, game: str, seats: int, payload_bytes: int,
+              progress, task) -> dict[str, Any]:
+    ctx = mp.get_context("spawn")  # never fork a process that has gRPC state
+    counter = ctx.Value("q", 0)
+    results = ctx.Queue()
+    spawn_allowance = 2.5  # spawned interpreters import grpc before t_start
+    t_start = time.monotonic() + spawn_allowance
+    t_measure = t_start + warmup
+    t_end = t_measure + seconds
+    per = [concurrency // clients + (1 if i < concurrency % clients else 0) for i in range(clients)]
+    procs = []
+    for i, streams in enumerate(per):
+        if not streams:
+            continue
+        wa = WorkerArgs(kind, server.address, server.admin_token, game, seats, streams,
+                        t_start, t_measure, t_end, seed=1000 + i, payload_bytes=payload_bytes)
+        p = ctx.Process(target=worker_main, args=(wa, counter, results), daemon=True)
+        p.start()
+        procs.append(p)
+    server_cpu0: float | None = None
+    server_cpu1: float | None = None
+    outs: list[dict[str, Any]] = []
+    while True:
+        # Drain results while waiting: a child cannot exit before its queued data is read.
+        while len(outs) < len(procs):
+            try:
+                outs.append(results.get_nowait())
+            except Exception:  # noqa: BLE001 - queue.Empty
+                break
+        now = time.monotonic()
+        if server_cpu0 is None and now >= t_measure:
+            server_cpu0 = server.cpu_seconds()
+        if server_cpu1 is None and now >= t_end:
+            server_cpu1 = server.cpu_seconds()
+        measured = max(0.0, min(now, t_end) - t_measure)
+        rate = counter.value / measured if measured > 0.2 else 0.0
+        label = "warming up" if now < t_measure else f"{rate:,.0f} {kind}/s"
+        progress.update(task, completed=min(max(0.0, now - t_start), warmup + seconds),
+                        rate=label)
+        if now >= t_end + 0.05 and len(outs) == len(procs):
+            break
+        if now > t_end + 30:
+            for p in procs:
+                p.kill()
+            raise SystemExit(f"bench: {kind} clients did not finish")
+        time.sleep(0.1)
+    for p in procs:
+        p.join(5)
+    errors = [o["error"] for o in outs if o.get("error")]
+    if errors:
+        raise SystemExit(f"bench: {kind} client failed: {errors[0]}\nserver log: {server.log}")
+    samples = [s for o in outs for s in o["samples"]]
+    count = sum(o["count"] for o in outs)
+    decisions = sum(o.get("decisions", 0) for o in outs)
+    out = {
+        "per_s": count / seconds,
+        "count": count,
+        "seconds": seconds,
+        "p50_ms": _percentile(samples, 0.50) * 1000,
+        "p99_ms": _percentile(samples, 0.99) * 1000,
+        "mean_ms": (statistics.fmean(samples) * 1000) if samples else float("nan"),
+        "latency_samples": len(samples),
+        "server_cpu_util": ((server_cpu1 or 0) - (server_cpu0 or 0)) / seconds,
+        "client_cpu_util": sum(o["cpu_s"] for o in outs) / (spawn_allowance + warmup + seconds),
+    }
+    if kind == "moves":
+        out["matches_started"] = sum(o.get("matches", 0) for o in outs)
+        out["rejected"] = sum(o.get("errors", 0) for o in outs)
+        out["server_messages_per_move"] = (
+            sum(o.get("messages", 0) for o in outs) / count if count else 0
+        )
+        out["mean_decision_bytes"] = (
+            sum(o.get("decision_bytes", 0) for o in outs) / decisions if decisions else 0
+        )
+    return out
+
+
+# ============================================================================ main
+def main(argv: list[str] | None = None) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.table import Table
+
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.run",
+        description="Measure engine speed (per registered game) and gRPC move vs echo "
+                    "throughput/latency against a real referee; writes bench/results.json.",
+    )
+    parser.add_argument("--engine-seconds", type=float, default=8.0,
+                        help="random playouts per game (default 8 s)")
+    parser.add_argument("--grpc-seconds", type=float, default=15.0,
+                        help="measured seconds per gRPC phase (default 15)")
+    parser.add_argument("--warmup", type=float, default=2.0, help="unmeasured warm-up (s)")
+    parser.add_argument("--clients", type=int, default=2,
+                        help="client processes (default 2; see the docstring)")
+    parser.add_argument("--concurrency", type=int, default=16,
+                        help="concurrent matches, and concurrent echo streams (default 16)")
+    parser.add_argument("--game", default="batavia", help="game for the gRPC phases")
+    parser.add_argument("--seats", type=int, default=4, help="seats per match (default 4)")
+    parser.add_argument("--address", default="",
+                        help="benchmark this running referee instead of starting one")
+    parser.add_argument("--admin-token", default=os.environ.get("REFEREE_ADMIN_TOKEN", ""),
+                        help="admin token of --address (default $REFEREE_ADMIN_TOKEN)")
+    parser.add_argument("--skip-grpc", action="store_true", help="engine part only")
+    parser.add_argument("--skip-engine", action="store_true", help="gRPC part only")
+    parser.add_argument("--output", default=str(RESULTS), help="results file")
+    args = parser.parse_args(argv)
+
+    console = Console()
+    results: dict[str, Any] = {
+        "generated_unix": int(time.time()),
+        "machine": machine_info(),
+        "definitions": (__doc__ or "").strip(),
+        "settings": {k: v for k, v in vars(args).items() if k not in ("output", "admin_token")},
+        "engine": {},
+        "grpc": {},
+    }
+    games, broken = discover_games()
+    if broken:
+        results["engine_skipped"] = broken
+
+    columns = (TextColumn("{task.description:<28}"), BarColumn(), TextColumn("{task.fields[rate]:>24}"),
+               TimeRemainingColumn())
+    with Progress(*columns, console=console) as progress:
+        tasks = {name: progress.add_task(f"engine {name}", total=args.engine_seconds, rate="")
+                 for name in ([] if args.skip_engine else sorted(games))}
+        if not args.skip_grpc:
+            phase_total = args.warmup + args.grpc_seconds
+            t_moves = progress.add_task(f"gRPC moves ({args.game})", total=phase_total, rate="")
+            t_echo = progress.add_task("gRPC echo", total=phase_total, rate="")
+        for name in [] if args.skip_engine else sorted(games):
+            r = bench_engine(games[name], args.engine_seconds, progress, tasks[name])
+            results["engine"][name] = {
+                "decisions_per_s": round(r.decisions_per_s),
+                "games_per_s": round(r.games_per_s, 2),
+                "decisions": r.decisions,
+                "games": r.games,
+                "seconds": round(r.seconds, 2),
+                "seat_counts": r.seat_counts,
+                **({"error": r.error} if r.error else {}),
+            }
+        if not args.skip_grpc:
+            with tempfile.TemporaryDirectory(prefix="referee-bench-") as tmp:
+                server = RefereeServer(Path(tmp), args.address, args.admin_token)
+                server.start()
+                try:
+                    moves = run_phase("moves", server, clients=args.clients,
+                                      concurrency=args.concurrency, seconds=args.grpc_seconds,
+                                      warmup=args.warmup, game=args.game, seats=args.seats,
+                                      payload_bytes=0, progress=progress, task=t_moves)
+                    payload = int(moves.get("mean_decision_bytes") or 1024)
+                    echo = run_phase("echo", server, clients=args.clients,
+                                     concurrency=args.concurrency, seconds=args.grpc_seconds,
+                                     warmup=args.warmup, game=args.game, seats=args.seats,
+                                     payload_bytes=payload, progress=progress, task=t_echo)
+                finally:
+                    server.stop()
+            results["grpc"] = {
+                "game": args.game,
+                "seats": args.seats,
+                "client_processes": args.clients,
+                "concurrency": args.concurrency,
+                "echo_payload_bytes": payload,
+                "move_per_s": round(moves["per_s"], 1),
+                "move_p50_ms": round(moves["p50_ms"], 3),
+                "move_p99_ms": round(moves["p99_ms"], 3),
+                "echo_per_s": round(echo["per_s"], 1),
+                "echo_p50_ms": round(echo["p50_ms"], 3),
+                "echo_p99_ms": round(echo["p99_ms"], 3),
+                "move_to_echo_ratio": round(moves["per_s"] / echo["per_s"], 3)
+                if echo["per_s"] else None,
+                "moves_phase": moves,
+                "echo_phase": echo,
+            }
+
+    results["machine"]["loadavg_at_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+    batavia = results["engine"].get("batavia", {})
+    g = results["grpc"]
+    results["targets"] = {
+        "engine.batavia.decisions_per_s >= 25000": (
+            batavia.get("decisions_per_s", 0) >= TARGET_DECISIONS_PER_S if batavia else None),
+        "grpc.move_per_s >= 2/3 grpc.echo_per_s": (
+            g["move_to_echo_ratio"] >= TARGET_MOVE_ECHO_RATIO if g.get("move_to_echo_ratio")
+            else None),
+    }
+    # Flat dotted names as well, for quick greps and dashboards.
+    flat = {}
+    for name, e in results["engine"].items():
+        flat[f"engine.{name}.decisions_per_s"] = e["decisions_per_s"]
+        flat[f"engine.{name}.games_per_s"] = e["games_per_s"]
+    for key in ("move_per_s", "move_p99_ms", "echo_per_s", "echo_p99_ms", "move_to_echo_ratio"):
+        if key in g:
+            flat[f"grpc.{key}"] = g[key]
+    results["summary"] = flat
+    Path(args.output).write_text(json.dumps(results, indent=2, default=str) + "\n")
+
+    table = Table(title="referee bench", title_justify="left")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_column("notes")
+    for name, e in results["engine"].items():
+        note = e.get("error", f"{e['games']} games, seats {e['seat_counts']}, one core")
+        table.add_row(f"engine.{name}.decisions_per_s", f"{e['decisions_per_s']:,}", note)
+        table.add_row(f"engine.{name}.games_per_s", f"{e['games_per_s']:,.2f}", "")
+    for name, why in broken.items():
+        table.add_row(f"engine.{name}", "skipped", why[:80])
+    if g:
+        mp_, ep = g["moves_phase"], g["echo_phase"]
+        table.add_row("grpc.move_per_s", f"{g['move_per_s']:,.0f}",
+                      f"{g['concurrency']} matches x {g['seats']} seats, {g['client_processes']} "
+                      f"client procs; server CPU {mp_['server_cpu_util']:.0%}, clients "
+                      f"{mp_['client_cpu_util']:.0%}; "
+                      f"{mp_['server_messages_per_move']:.1f} server msgs/move")
+        table.add_row("grpc.move_p50_ms / p99_ms", f"{g['move_p50_ms']:.2f} / {g['move_p99_ms']:.2f}",
+                      "Submit -> next Decision of the match")
+        table.add_row("grpc.echo_per_s", f"{g['echo_per_s']:,.0f}",
+                      f"{g['concurrency']} streams, {g['echo_payload_bytes']} B payload; server "
+                      f"CPU {ep['server_cpu_util']:.0%}, clients {ep['client_cpu_util']:.0%}")
+        table.add_row("grpc.echo_p50_ms / p99_ms", f"{g['echo_p50_ms']:.2f} / {g['echo_p99_ms']:.2f}",
+                      "write -> echo back")
+        table.add_row("move / echo throughput", f"{g['move_to_echo_ratio']:.2f}", "target >= 0.67")
+    m = results["machine"]
+    table.add_row("machine", f"{m['cpu_count']} CPUs",
+                  f"{m['cpu_model']}; load {m['loadavg_at_start']}")
+    console.print(table)
+    for target, ok in results["targets"].items():
+        mark = "[green]met[/]" if ok else ("[red]NOT met[/]" if ok is False else "n/a")
+        console.print(f"  {target}: {mark}")
+    console.print(f"wrote {Path(args.output).resolve().relative_to(ROOT) if Path(args.output).resolve().is_relative_to(ROOT) else args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,30 @@
+"""`make bench` works end to end and writes the promised keys (short durations here; the real
+figures come from `make bench`)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bench_writes_results(tmp_path):
+    out_file = tmp_path / "results.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.run", "--engine-seconds", "0.5", "--grpc-seconds", "1",
+         "--warmup", "0.5", "--concurrency", "4", "--clients", "1", "--output", str(out_file)],
+        capture_output=True, text=True, cwd=ROOT, timeout=180, check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    results = json.loads(out_file.read_text())
+    summary = results["summary"]
+    for key in ("engine.batavia.decisions_per_s", "engine.batavia.games_per_s",
+                "grpc.move_per_s", "grpc.move_p99_ms", "grpc.echo_per_s", "grpc.echo_p99_ms",
+                "grpc.move_to_echo_ratio"):
+        assert summary[key] > 0, key
+    assert results["engine"]["batavia"]["decisions_per_s"] == summary[
+        "engine.batavia.decisions_per_s"]
+    assert results["machine"]["cpu_count"]
+    assert "admin_token" not in json.dumps(results["settings"])
