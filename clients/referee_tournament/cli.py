@@ -1,0 +1,252 @@
+"""``referee-tournament``: run, resume and report bot tournaments on the referee.
+
+    referee-tournament run examples/tournaments/batavia.toml
+    referee-tournament run FILE --address 10.0.0.5:50051 --admin-token T   # a running referee
+    referee-tournament run FILE --backend ray --ray-address auto             # a Ray cluster
+    referee-tournament resume results/batavia-demo      # or the same `run FILE` again
+    referee-tournament report results/batavia-demo      # rebuild reports, print leaderboard
+    referee-tournament check FILE                       # validate, show the schedule
+    referee-tournament demo                             # a quick tournament per hosted game
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sqlite3
+import sys
+import tomllib
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from rich.console import Console
+
+from .config import ConfigError, TournamentConfig, load, parse, with_overrides
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+EPILOG = """\
+tournament file (TOML), minimal:
+
+  name = "batavia-demo"
+  [game]
+  name = "batavia"
+  seats = 3
+  [[entrants]]
+  name = "random"
+  command = "referee-bot random --address {address} --match {match} --token {token} --seed {seed}"
+  [[entrants]]
+  name = "greedy"
+  command = "referee-bot greedy-batavia --address {address} --match {match} --token {token}"
+  [format]
+  type = "round_robin"   # or "gauntlet" (challenger = NAME) or "pairs"
+  rounds = 2             # seeds per table; every seating is played on each seed
+
+placeholders in commands: {address} {match} {token} {seat} {seed} {name} {game} {python}
+results go to results/<name>/ next to the file unless `output` or --out says otherwise.
+exit status: 0 done, 1 failed, 2 bad usage or tournament file, 130 interrupted (resumable).
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="referee-tournament",
+        description="Run bot tournaments on the board-game referee: any-language bots, seat "
+                    "rotation with duplicate seeds, OpenSkill ratings, resumable results.",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def common_run(sp: argparse.ArgumentParser) -> None:
+        g = sp.add_argument_group("where to play")
+        g.add_argument("--address", help="use this running referee (host:port; several, "
+                       "comma-separated, are used round-robin) instead of starting one")
+        g.add_argument("--admin-token", default=None,
+                       help="the running referee's admin token (default $REFEREE_ADMIN_TOKEN)")
+        g.add_argument("--referees", type=int, metavar="N",
+                       help="start N local referee processes (overrides [run] referees)")
+        g.add_argument("--concurrency", "-j", type=int, metavar="N",
+                       help="matches played at once (overrides [run] concurrency)")
+        g.add_argument("--backend", choices=("local", "ray"),
+                       help="local processes (default) or one Ray task per match")
+        g.add_argument("--ray-address", metavar="ADDR",
+                       help="Ray cluster to join (e.g. 'auto'); default: a local Ray instance")
+        o = sp.add_argument_group("output")
+        o.add_argument("--out", metavar="DIR", help="results folder (default: the file's "
+                       "`output`, else results/<name> next to the file)")
+        o.add_argument("--no-progress", action="store_true", help="no live progress bar")
+        o.add_argument("--retry-failed", action="store_true",
+                       help="play again the matches that failed (wall-clock limit, errors)")
+        o.add_argument("--max-matches", type=int, metavar="N",
+                       help="play at most N more matches this time (resume later)")
+
+    r = sub.add_parser("run", help="run a tournament file (resumes if its results exist)",
+                       description="Run the tournament described by FILE. If its results "
+                       "folder already holds a run of the same schedule, resume it: finished "
+                       "matches are kept, interrupted ones are replayed.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    r.add_argument("file", metavar="FILE", help="the tournament TOML file")
+    common_run(r)
+
+    s = sub.add_parser("resume", help="resume an interrupted tournament (FILE or results DIR)",
+                       description="Resume from a tournament FILE or from its results DIR "
+                       "(the file's text is kept in DIR/tournament.sqlite).")
+    s.add_argument("target", metavar="FILE|DIR")
+    common_run(s)
+
+    rep = sub.add_parser("report", help="rebuild the reports and print the leaderboard",
+                         description="Recompute ratings and rewrite results.json, matches.csv, "
+                         "leaderboard.txt, index.html and plots from a results folder.")
+    rep.add_argument("target", metavar="FILE|DIR")
+    rep.add_argument("--out", metavar="DIR", help="results folder (with FILE)")
+
+    c = sub.add_parser("check", help="validate a tournament file and show its schedule")
+    c.add_argument("file", metavar="FILE")
+
+    d = sub.add_parser("demo", help="a quick tournament of the reference bots on every "
+                       "game the referee hosts (well under a minute)")
+    d.add_argument("--out", metavar="DIR", default="runs/tournament-demo",
+                   help="results root (default runs/tournament-demo)")
+    d.add_argument("--games", metavar="A,B", help="only these games")
+    d.add_argument("--no-progress", action="store_true")
+    return p
+
+
+def _load_target(target: str) -> tuple[TournamentConfig, Path | None]:
+    path = Path(target)
+    if path.is_dir():
+        db = path / "tournament.sqlite"
+        if not db.exists():
+            raise ConfigError("target", f"{path} is not a results folder (no tournament.sqlite)")
+        con = sqlite3.connect(db)
+        try:
+            meta = dict(con.execute("SELECT key, value FROM meta"))
+        finally:
+            con.close()
+        if "toml" not in meta:
+            raise ConfigError("target", f"{db} does not keep the tournament file; pass FILE")
+        cfg = parse(tomllib.loads(meta["toml"]), base_dir=meta.get("base_dir", "."))
+        return replace(cfg, source=meta["toml"]), path
+    return load(path), None
+
+
+def _overrides(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentConfig:
+    return with_overrides(cfg, concurrency=args.concurrency, referees=args.referees,
+                          backend=args.backend, ray_address=args.ray_address)
+
+
+def _run(cfg: TournamentConfig, out: Path | None, args, console: Console) -> int:
+    from .runner import RunError, Runner
+
+    runner = Runner(cfg, out=out, address=args.address, admin_token=args.admin_token,
+                    console=console, progress=not args.no_progress,
+                    retry_failed=args.retry_failed, max_matches=args.max_matches)
+    try:
+        data = _run_async(runner.run())
+    except RunError as exc:
+        console.print(f"[red]error[/]: {exc}")
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        console.print(f"[yellow]interrupted[/]: run `referee-tournament resume {runner.out}` "
+                      "(or the same command again) to go on")
+        return EXIT_INTERRUPTED
+    st = data["status"]
+    return EXIT_OK if not st.get("pending") else EXIT_FAILED
+
+
+def _run_async(coro):
+    """asyncio.run with SIGTERM treated like Ctrl-C (both cancel cleanly; resumable)."""
+
+    async def main():
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        try:
+            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+        except (NotImplementedError, RuntimeError):
+            pass
+        try:
+            return await coro
+        except asyncio.CancelledError:
+            raise KeyboardInterrupt from None
+
+    return asyncio.run(main())
+
+
+def cmd_check(args, console: Console) -> int:
+    from .formats import schedule, seat_counts, tables_for
+
+    cfg = load(args.file)
+    specs = schedule(cfg)
+    tables = tables_for(cfg.format, cfg.names, cfg.seats)
+    console.print(f"[bold]{cfg.name}[/]: {cfg.game}, {cfg.seats} seats, "
+                  f"{len(cfg.entrants)} entrants, format {cfg.format.type} "
+                  f"(seating {cfg.format.seating})")
+    console.print(f"  {len(tables)} table(s), {len(specs)} match(es), "
+                  f"{len({s.group for s in specs})} duplicate-seed group(s), "
+                  f"{len({s.round for s in specs})} round(s)")
+    for n, c in seat_counts(specs, cfg.names).items():
+        console.print(f"  {n}: seats {c}")
+    per_table = Counter(s.table_key for s in specs)
+    for t, n in per_table.items():
+        console.print(f"  table {t}: {n} matches")
+    console.print(f"  results: {cfg.output_dir()}")
+    return EXIT_OK
+
+
+def _console(stderr: bool) -> Console:
+    """A console; not a terminal (CI, a pipe): wide enough for the leaderboard."""
+    c = Console(stderr=stderr)
+    return c if c.is_terminal else Console(stderr=stderr, width=150)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    console = _console(stderr=True)
+    out_console = _console(stderr=False)
+    try:
+        if args.command == "run":
+            cfg = _overrides(load(args.file), args)
+            out = Path(args.out) if args.out else None
+            return _run(cfg, out, args, console)
+        if args.command == "resume":
+            cfg, out = _load_target(args.target)
+            cfg = _overrides(cfg, args)
+            out = Path(args.out) if args.out else out
+            return _run(cfg, out, args, console)
+        if args.command == "report":
+            from .runner import RunError, report_only
+
+            cfg, out = _load_target(args.target)
+            out = Path(args.out) if args.out else out
+            try:
+                report_only(cfg, out, out_console)
+            except RunError as exc:
+                console.print(f"[red]error[/]: {exc}")
+                return EXIT_FAILED
+            return EXIT_OK
+        if args.command == "check":
+            return cmd_check(args, out_console)
+        if args.command == "demo":
+            from .demo import run_demo
+
+            games = args.games.split(",") if args.games else None
+            try:
+                run_demo(Path(args.out), games=games, progress=not args.no_progress,
+                         console=console)
+            except KeyboardInterrupt:
+                return EXIT_INTERRUPTED
+            return EXIT_OK
+    except ConfigError as exc:
+        console.print(f"[red]bad tournament file[/]: {exc}")
+        return EXIT_USAGE
+    parser.error(f"unknown command {args.command}")
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())

@@ -1,0 +1,371 @@
+"""Tournament files (TOML): parsing and validation.
+
+Every error names the offending key (``format.rounds: expected a positive integer``), so a typo
+in a file is found from the message alone. See ``examples/tournaments/*.toml`` and the package
+docstring for the full schema.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+import tomllib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+FORMATS = ("round_robin", "gauntlet", "pairs")
+SEATINGS = ("all", "rotate")
+ON_EXPIRY = ("default_move", "random_legal", "forfeit")
+BACKENDS = ("local", "ray")
+PLACEHOLDERS = ("address", "match", "token", "seat", "seed", "python", "name", "game")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+
+
+class ConfigError(ValueError):
+    """A tournament file is invalid; the message names the key."""
+
+    def __init__(self, key: str, message: str, file: str | Path | None = None):
+        self.key = key
+        where = f"{file}: " if file else ""
+        super().__init__(f"{where}{key}: {message}")
+
+
+@dataclass(frozen=True)
+class Entrant:
+    name: str
+    command: tuple[str, ...]
+    cwd: str | None = None
+    env: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class EarlyStop:
+    method: str = "sprt"
+    alpha: float = 0.05
+    beta: float = 0.05
+    delta: float = 0.25  # H1: head-to-head win probability 0.5 + delta
+    min_matches: int = 6
+
+
+@dataclass(frozen=True)
+class Format:
+    type: str = "round_robin"
+    seating: str = "all"
+    rounds: int = 1
+    challenger: str | None = None
+    matches_per_pairing: int | None = None
+    early_stop: EarlyStop | None = None
+
+
+@dataclass(frozen=True)
+class TimeConfig:
+    move_ms: int = 5000
+    bank_ms: int = 0
+    grace_ms: int = 250
+    strikes: int = 0
+    on_expiry: str = "random_legal"
+    match_wall_s: float = 600.0  # runner's hard limit per match (kills the bots)
+    bot_grace_s: float = 3.0  # after the match ends, bots get this long to exit
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    concurrency: int = 2
+    referees: int = 1
+    backend: str = "local"
+    address: str | None = None  # use a running referee instead of starting one
+    ray_address: str | None = None
+    task_referee: bool = False  # Ray: every task starts its own referee instead of `address`
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    name: str
+    game: str
+    seats: int
+    options: tuple[tuple[str, str], ...]
+    entrants: tuple[Entrant, ...]
+    format: Format
+    time: TimeConfig
+    run: RunConfig
+    seed: int = 1
+    output: str | None = None
+    base_dir: str = "."
+    source: str = ""  # the TOML text it was read from (kept in the results for `resume DIR`)
+
+    def entrant(self, name: str) -> Entrant:
+        for e in self.entrants:
+            if e.name == name:
+                return e
+        raise KeyError(name)
+
+    @property
+    def names(self) -> list[str]:
+        return [e.name for e in self.entrants]
+
+    def output_dir(self) -> Path:
+        if self.output:
+            p = Path(self.output)
+            return p if p.is_absolute() else Path(self.base_dir) / p
+        return Path(self.base_dir) / "results" / self.name
+
+    def schedule_fingerprint(self) -> str:
+        """What decides the schedule: if it changes, a results folder cannot be resumed."""
+        data = {
+            "game": self.game, "seats": self.seats, "options": list(self.options),
+            "entrants": self.names, "format": asdict(self.format), "seed": self.seed,
+        }
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("source", None)
+        d["options"] = dict(self.options)
+        return d
+
+
+# ---------------------------------------------------------------------- helpers
+
+def _table(d: dict, key: str, path: str) -> dict:
+    v = d.get(key, {})
+    if not isinstance(v, dict):
+        raise ConfigError(f"{path}{key}", f"expected a table, got {type(v).__name__}")
+    return v
+
+
+def _unknown(d: dict, allowed: set[str], path: str) -> None:
+    for k in d:
+        if k not in allowed:
+            hint = ", ".join(sorted(allowed))
+            raise ConfigError(f"{path}{k}", f"unknown key (allowed here: {hint})")
+
+
+def _int(d: dict, key: str, path: str, default: int | None, lo: int = 0, hi: int | None = None):
+    if key not in d:
+        return default
+    v = d[key]
+    if isinstance(v, bool) or not isinstance(v, int) or v < lo or (hi is not None and v > hi):
+        rng = f">= {lo}" + (f" and <= {hi}" if hi is not None else "")
+        raise ConfigError(f"{path}{key}", f"expected an integer {rng}, got {v!r}")
+    return v
+
+
+def _float(d: dict, key: str, path: str, default: float, lo: float = 0.0, hi: float | None = None):
+    if key not in d:
+        return default
+    v = d[key]
+    if isinstance(v, bool) or not isinstance(v, int | float) or v < lo or (
+        hi is not None and v > hi
+    ):
+        rng = f">= {lo}" + (f" and <= {hi}" if hi is not None else "")
+        raise ConfigError(f"{path}{key}", f"expected a number {rng}, got {v!r}")
+    return float(v)
+
+
+def _str(d: dict, key: str, path: str, default: str | None, choices=None):
+    if key not in d:
+        return default
+    v = d[key]
+    if not isinstance(v, str) or not v:
+        raise ConfigError(f"{path}{key}", f"expected a non-empty string, got {v!r}")
+    if choices and v not in choices:
+        raise ConfigError(f"{path}{key}", f"expected one of {', '.join(choices)}; got {v!r}")
+    return v
+
+
+def _option_text(v: Any, key: str) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float | str):
+        return str(v)
+    raise ConfigError(key, f"an option value is a string, number or boolean, got {v!r}")
+
+
+def _command(v: Any, key: str) -> tuple[str, ...]:
+    if isinstance(v, str):
+        try:
+            argv = shlex.split(v)
+        except ValueError as exc:
+            raise ConfigError(key, f"cannot split the command line: {exc}") from None
+    elif isinstance(v, list) and all(isinstance(x, str) for x in v):
+        argv = list(v)
+    else:
+        raise ConfigError(key, "expected a command line (string) or a list of strings")
+    if not argv:
+        raise ConfigError(key, "the command is empty")
+    for arg in argv:
+        for m in re.finditer(r"\{([^{}]*)\}", arg):
+            if m.group(1) not in PLACEHOLDERS:
+                raise ConfigError(
+                    key, f"unknown placeholder {{{m.group(1)}}} (known: "
+                    + ", ".join("{" + p + "}" for p in PLACEHOLDERS) + ")"
+                )
+    joined = " ".join(argv)
+    for needed in ("{address}", "{match}", "{token}"):
+        if needed not in joined:
+            raise ConfigError(key, f"the command never passes {needed} to the bot")
+    return tuple(argv)
+
+
+# ---------------------------------------------------------------------- parsing
+
+def parse(data: dict[str, Any], base_dir: str | Path = ".", file: str | Path | None = None,
+          ) -> TournamentConfig:
+    """Validate a parsed TOML document and build a :class:`TournamentConfig`."""
+    try:
+        return _parse(data, str(base_dir))
+    except ConfigError as exc:
+        if file is not None:
+            raise ConfigError(exc.key, str(exc).split(": ", 1)[1], file) from None
+        raise
+
+
+def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
+    _unknown(data, {"name", "seed", "output", "game", "entrants", "format", "time", "run"}, "")
+    name = _str(data, "name", "", "tournament")
+    if not _NAME_RE.match(name):
+        raise ConfigError("name", "use letters, digits, '.', '_', '+' or '-' (max 64)")
+    seed = _int(data, "seed", "", 1, lo=0, hi=2**63 - 1)
+    output = _str(data, "output", "", None)
+
+    if "game" not in data:
+        raise ConfigError("game", "missing: add a [game] table with name = \"batavia\" and seats")
+    g = _table(data, "game", "")
+    _unknown(g, {"name", "seats", "options"}, "game.")
+    game = _str(g, "name", "game.", None)
+    if game is None:
+        raise ConfigError("game.name", "missing (e.g. name = \"batavia\")")
+    seats = _int(g, "seats", "game.", None, lo=1, hi=16)
+    if seats is None:
+        raise ConfigError("game.seats", "missing: how many seats each match has")
+    opts = _table(g, "options", "game.")
+    options = tuple(sorted((k, _option_text(v, f"game.options.{k}")) for k, v in opts.items()))
+
+    raw_entrants = data.get("entrants")
+    if not isinstance(raw_entrants, list) or not raw_entrants:
+        raise ConfigError("entrants", "missing: add [[entrants]] tables with name and command")
+    entrants: list[Entrant] = []
+    for i, e in enumerate(raw_entrants):
+        p = f"entrants[{i}]."
+        if not isinstance(e, dict):
+            raise ConfigError(f"entrants[{i}]", "expected a table with name and command")
+        _unknown(e, {"name", "command", "cwd", "env"}, p)
+        ename = _str(e, "name", p, None)
+        if ename is None:
+            raise ConfigError(f"{p}name", "missing")
+        if not _NAME_RE.match(ename):
+            raise ConfigError(f"{p}name", "use letters, digits, '.', '_', '+' or '-' (max 64)")
+        if any(x.name == ename for x in entrants):
+            raise ConfigError(f"{p}name", f"duplicate entrant name {ename!r}")
+        if "command" not in e:
+            raise ConfigError(f"{p}command", "missing: the command line that starts the bot")
+        cmd = _command(e["command"], f"{p}command")
+        cwd = _str(e, "cwd", p, None)
+        env = _table(e, "env", p)
+        for k, v in env.items():
+            if not isinstance(v, str):
+                raise ConfigError(f"{p}env.{k}", "environment values are strings")
+        entrants.append(Entrant(ename, cmd, cwd, tuple(sorted(env.items()))))
+
+    f = _table(data, "format", "")
+    _unknown(f, {"type", "seating", "rounds", "challenger", "matches_per_pairing", "early_stop"},
+             "format.")
+    ftype = _str(f, "type", "format.", "round_robin", FORMATS)
+    seating = _str(f, "seating", "format.", "all", SEATINGS)
+    rounds = _int(f, "rounds", "format.", 1, lo=1, hi=100000)
+    mpp = _int(f, "matches_per_pairing", "format.", None, lo=1, hi=1000000)
+    if mpp is not None and "rounds" in f:
+        raise ConfigError("format.matches_per_pairing", "give rounds or matches_per_pairing, not both")
+    challenger = _str(f, "challenger", "format.", None)
+    names = [e.name for e in entrants]
+    if ftype == "gauntlet":
+        if challenger is None:
+            raise ConfigError("format.challenger", "a gauntlet needs the challenger's name")
+        if challenger not in names:
+            raise ConfigError("format.challenger", f"{challenger!r} is not an entrant ({names})")
+        if len(entrants) < 2:
+            raise ConfigError("entrants", "a gauntlet needs the challenger and a field")
+    elif challenger is not None:
+        raise ConfigError("format.challenger", "only a gauntlet has a challenger")
+    if len(entrants) < 2:
+        raise ConfigError("entrants", "a tournament needs at least two entrants")
+    if ftype == "round_robin" and len(entrants) > seats and len(entrants) > 12:
+        raise ConfigError("entrants", "more than 12 entrants: use a gauntlet or pairs")
+    if ftype == "pairs" and seats < 2:
+        raise ConfigError("game.seats", "pairs needs at least 2 seats")
+    early_stop = None
+    if "early_stop" in f:
+        es = _table(f, "early_stop", "format.")
+        _unknown(es, {"method", "alpha", "beta", "delta", "min_matches"}, "format.early_stop.")
+        early_stop = EarlyStop(
+            method=_str(es, "method", "format.early_stop.", "sprt", ("sprt",)),
+            alpha=_float(es, "alpha", "format.early_stop.", 0.05, 1e-6, 0.5),
+            beta=_float(es, "beta", "format.early_stop.", 0.05, 1e-6, 0.5),
+            delta=_float(es, "delta", "format.early_stop.", 0.25, 0.01, 0.49),
+            min_matches=_int(es, "min_matches", "format.early_stop.", 6, lo=1),
+        )
+    fmt = Format(ftype, seating, rounds, challenger, mpp, early_stop)
+
+    t = _table(data, "time", "")
+    _unknown(t, {"move_ms", "bank_ms", "grace_ms", "strikes", "on_expiry", "match_wall_s",
+                 "bot_grace_s"}, "time.")
+    time_cfg = TimeConfig(
+        move_ms=_int(t, "move_ms", "time.", 5000, lo=0, hi=2**32 - 1),
+        bank_ms=_int(t, "bank_ms", "time.", 0, lo=0, hi=2**32 - 1),
+        grace_ms=_int(t, "grace_ms", "time.", 250, lo=0, hi=2**32 - 1),
+        strikes=_int(t, "strikes", "time.", 0, lo=0, hi=2**32 - 1),
+        on_expiry=_str(t, "on_expiry", "time.", "random_legal", ON_EXPIRY),
+        match_wall_s=_float(t, "match_wall_s", "time.", 600.0, 1.0),
+        bot_grace_s=_float(t, "bot_grace_s", "time.", 3.0, 0.0),
+    )
+    r = _table(data, "run", "")
+    _unknown(r, {"concurrency", "referees", "backend", "address", "ray_address", "task_referee"},
+             "run.")
+    task_referee = r.get("task_referee", False)
+    if not isinstance(task_referee, bool):
+        raise ConfigError("run.task_referee", f"expected true or false, got {task_referee!r}")
+    run = RunConfig(
+        concurrency=_int(r, "concurrency", "run.", 2, lo=1, hi=1024),
+        referees=_int(r, "referees", "run.", 1, lo=1, hi=64),
+        backend=_str(r, "backend", "run.", "local", BACKENDS),
+        address=_str(r, "address", "run.", None),
+        ray_address=_str(r, "ray_address", "run.", None),
+        task_referee=task_referee,
+    )
+    return TournamentConfig(
+        name=name, game=game, seats=seats, options=options, entrants=tuple(entrants),
+        format=fmt, time=time_cfg, run=run, seed=seed, output=output, base_dir=base_dir,
+    )
+
+
+def load(path: str | Path) -> TournamentConfig:
+    """Read and validate a tournament TOML file (relative paths resolve from its folder)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError("file", f"cannot read {path}: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError("toml", f"{path}: not valid TOML: {exc}") from None
+    from dataclasses import replace
+
+    cfg = parse(data, base_dir=str(path.resolve().parent), file=path)
+    return replace(cfg, source=text)
+
+
+def with_overrides(cfg: TournamentConfig, **changes: Any) -> TournamentConfig:
+    """A copy with run/time fields changed (``concurrency=4``, ``backend="ray"`` ...)."""
+    from dataclasses import replace
+
+    run_fields = set(RunConfig.__dataclass_fields__)
+    run = replace(cfg.run, **{k: v for k, v in changes.items() if k in run_fields and v is not None})
+    top = {k: v for k, v in changes.items() if k not in run_fields and v is not None}
+    return replace(cfg, run=run, **top)
+
+
+__all__ = ["ConfigError", "EarlyStop", "Entrant", "Format", "RunConfig", "TimeConfig",
+           "TournamentConfig", "load", "parse", "with_overrides"]

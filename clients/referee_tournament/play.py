@@ -1,0 +1,286 @@
+"""Play one match: create it on a referee, start one bot process per seat, wait for the result,
+fetch the record, end every bot. Used by the local backend and, inside a Ray task, by the Ray
+backend (a :class:`MatchJob` is plain data and a result is a plain dict).
+
+A crashing bot (exits non-zero), a silent bot (never moves) and a hanging bot (never exits) do
+not stall the match: the referee's time policy plays for a seat whose bot does not answer, and
+the runner polls ``GetRecord`` until the record is complete. A bot still running
+``bot_grace_s`` after the end is terminated (then killed) and recorded as hung. Past
+``match_wall_s`` every bot is killed and the match is recorded as failed.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from referee.v1 import referee_pb2 as pb
+from referee.v1 import referee_pb2_grpc as pb_grpc
+
+from .procs import LocalReferee, die_with_parent_prefix, resolve
+
+ON_EXPIRY = {"default_move": pb.DEFAULT_MOVE, "random_legal": pb.RANDOM_LEGAL,
+             "forfeit": pb.FORFEIT}
+#: A bot reports a rejected move by printing a line matching this on stdout/stderr (the Python
+#: SDK logs "move rejected"; the Node.js example bot does the same).
+REJECTED_RE = re.compile(rb"move[ _-]rejected", re.IGNORECASE)
+TAIL_BYTES = 2000
+CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 64 * 1024 * 1024)]
+
+
+@dataclass
+class MatchJob:
+    idx: int
+    game: str
+    seats: int
+    options: dict[str, str]
+    seed: int
+    seating: list[str]
+    commands: list[list[str]]  # argv template per seat (placeholders not yet filled)
+    cwds: list[str | None]
+    envs: list[dict[str, str]]
+    time_policy: dict[str, Any]
+    address: str | None  # None: start a private referee for this match (Ray tasks)
+    admin_token: str
+    bot_seeds: list[int]
+    match_wall_s: float = 600.0
+    bot_grace_s: float = 3.0
+    poll_s: float = 0.5
+    log_dir: str | None = None  # bot logs; None: a temporary folder (tails still returned)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def time_policy_proto(tp: dict[str, Any]) -> pb.TimePolicy:
+    return pb.TimePolicy(
+        move_ms=int(tp.get("move_ms", 0)), bank_ms=int(tp.get("bank_ms", 0)),
+        grace_ms=int(tp.get("grace_ms", 0)), strikes=int(tp.get("strikes", 0)),
+        on_expiry=ON_EXPIRY.get(str(tp.get("on_expiry", "random_legal")), pb.RANDOM_LEGAL),
+    )
+
+
+def fill(template: list[str], values: dict[str, str]) -> list[str]:
+    out = []
+    for arg in template:
+        for k, v in values.items():
+            arg = arg.replace("{" + k + "}", v)
+        out.append(arg)
+    return out
+
+
+class _Bot:
+    def __init__(self, seat: int, name: str, log_path: Path):
+        self.seat, self.name, self.log_path = seat, name, log_path
+        self.proc: asyncio.subprocess.Process | None = None
+        self.start_error: str | None = None
+        self.killed = False
+        self.exit_code: int | None = None
+        self.exited_at: float | None = None
+        self.waiter: asyncio.Task | None = None
+
+    async def _wait(self) -> None:
+        assert self.proc is not None
+        self.exit_code = await self.proc.wait()
+        self.exited_at = time.time()
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.exit_code is None
+
+    def signal(self, sig: int) -> None:
+        if self.proc is None or self.exit_code is not None:
+            return
+        try:
+            os.killpg(self.proc.pid, sig)  # the bot's own process group (start_new_session)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            self.proc.send_signal(sig)
+
+
+async def _spawn(bot: _Bot, argv: list[str], cwd: str | None, env: dict[str, str]) -> None:
+    try:
+        exe = resolve(argv[0], cwd)
+        with open(bot.log_path, "wb") as log:  # noqa: ASYNC230 - opening is instant
+            bot.proc = await asyncio.create_subprocess_exec(
+                *die_with_parent_prefix(), exe, *argv[1:], stdin=asyncio.subprocess.DEVNULL,
+                stdout=log, stderr=asyncio.subprocess.STDOUT, cwd=cwd, env=env,
+                start_new_session=True,
+            )
+        bot.waiter = asyncio.create_task(bot._wait())
+    except (OSError, ValueError) as exc:
+        bot.start_error = f"cannot start {argv[0]!r}: {exc}"
+        bot.log_path.write_text(bot.start_error + "\n")
+
+
+async def _end_bots(bots: list[_Bot], grace_s: float) -> None:
+    """Give running bots ``grace_s`` to exit, then SIGTERM, then SIGKILL."""
+    waiters = [b.waiter for b in bots if b.alive and b.waiter]
+    if waiters and grace_s > 0:
+        await asyncio.wait(waiters, timeout=grace_s)
+    for sig, wait_s in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
+        alive = [b for b in bots if b.alive]
+        if not alive:
+            return
+        for b in alive:
+            b.killed = True
+            b.signal(sig)
+        await asyncio.wait([b.waiter for b in alive if b.waiter], timeout=wait_s)
+
+
+def _tail(path: Path) -> tuple[str, int]:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return "", 0
+    return data[-TAIL_BYTES:].decode("utf-8", "replace"), len(REJECTED_RE.findall(data))
+
+
+async def play_match(job: MatchJob) -> dict[str, Any]:
+    """Play ``job`` to the end; never raises for a bot's or the referee's failure (the result
+    carries ``error``). Cancelling it kills the bots."""
+    if job.address is None:  # a private referee for this match
+        with tempfile.TemporaryDirectory(prefix="referee-task-") as tmp:
+            ref = LocalReferee(Path(tmp) / "data", job.admin_token or None)
+            ref.launch()  # from this thread: the parent-death signal follows it
+            await asyncio.to_thread(ref.wait_ready)
+            try:
+                inner = MatchJob(**{**job.to_dict(), "address": ref.address,
+                                    "admin_token": ref.admin_token})
+                return await play_match(inner)
+            finally:
+                await asyncio.to_thread(ref.stop)
+    if job.log_dir is None:
+        with tempfile.TemporaryDirectory(prefix="referee-bots-") as tmp:
+            return await _play(job, Path(tmp))
+    Path(job.log_dir).mkdir(parents=True, exist_ok=True)
+    return await _play(job, Path(job.log_dir))
+
+
+async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
+    t0 = time.monotonic()
+    result: dict[str, Any] = {"idx": job.idx, "referee": job.address, "match_id": None,
+                              "scores": None, "ranks": None, "error": None, "record_json": None}
+    admin = (("authorization", f"Bearer {job.admin_token}"),)
+    bots: list[_Bot] = []
+    channel = grpc.aio.insecure_channel(job.address, options=CHANNEL_OPTIONS)
+    try:
+        stub = pb_grpc.RefereeStub(channel)
+        request = pb.CreateMatchRequest(
+            game=job.game, seats=job.seats, options=job.options, seed=job.seed,
+            time_policy=time_policy_proto(job.time_policy),
+            seat_names=[f"{n}" for n in job.seating],
+        )
+        try:
+            created = await stub.CreateMatch(request, metadata=admin, timeout=30)
+        except grpc.aio.AioRpcError as err:
+            result["error"] = f"CreateMatch failed: {err.code().name}: {err.details()}"
+            result["seconds"] = round(time.monotonic() - t0, 3)
+            return result
+        match_id = created.match_id
+        result["match_id"] = match_id
+        tokens = {s.seat: s.token for s in created.seats}
+        for seat in range(job.seats):
+            name = job.seating[seat]
+            bot = _Bot(seat, name, log_dir / f"{job.idx:05d}-seat{seat}-{name}.log")
+            bots.append(bot)
+            values = {"address": job.address, "match": match_id, "token": tokens[seat],
+                      "seat": str(seat), "seed": str(job.bot_seeds[seat]), "name": name,
+                      "game": job.game}
+            env = {**os.environ, "PYTHONUNBUFFERED": "1", **job.envs[seat]}
+            await _spawn(bot, fill(job.commands[seat], values), job.cwds[seat], env)
+
+        deadline = t0 + job.match_wall_s
+        record: dict[str, Any] | None = None
+        last_poll = 0.0
+        while True:
+            now = time.monotonic()
+            alive = [b for b in bots if b.alive]
+            if not alive or now - last_poll >= job.poll_s:
+                last_poll = now
+                try:
+                    resp = await stub.GetRecord(pb.GetRecordRequest(match_id=match_id),
+                                                metadata=admin, timeout=30)
+                    if resp.complete:
+                        result["record_json"] = resp.record_json
+                        record = json.loads(resp.record_json)
+                        break
+                except grpc.aio.AioRpcError as err:
+                    result["error"] = f"GetRecord failed: {err.code().name}: {err.details()}"
+            if now > deadline:
+                result["error"] = (f"wall-clock limit of {job.match_wall_s:.0f}s exceeded; "
+                                   "bots killed")
+                break
+            alive = [b for b in bots if b.alive]
+            timeout = min(job.poll_s, max(0.01, deadline - now))
+            if alive:
+                await asyncio.wait([b.waiter for b in alive if b.waiter], timeout=timeout,
+                                   return_when=asyncio.FIRST_COMPLETED)
+            else:
+                await asyncio.sleep(min(timeout, 0.1))
+        if record is not None:
+            result["error"] = None
+        await _end_bots(bots, job.bot_grace_s if record is not None else 0.0)
+        result["seconds"] = round(time.monotonic() - t0, 3)
+        result["outcome"] = _outcome(job, bots, record)
+        if record is not None and record.get("result"):
+            res = record["result"]
+            result["scores"] = [int(x) for x in res["scores"]]
+            result["ranks"] = [int(x) for x in res["ranks"]]
+            result["forfeited"] = record.get("forfeited")
+        elif record is not None and not result["error"]:
+            result["error"] = "the record is complete but has no result"
+        return result
+    except asyncio.CancelledError:
+        for b in bots:
+            b.killed = True
+            b.signal(signal.SIGKILL)
+        raise
+    finally:
+        for b in bots:
+            if b.alive:
+                b.signal(signal.SIGKILL)
+        await channel.close(grace=None)
+
+
+def _outcome(job: MatchJob, bots: list[_Bot], record: dict[str, Any] | None) -> dict[str, Any]:
+    timeouts = [0] * job.seats
+    moves = [0] * job.seats
+    if record:
+        for m in record.get("moves", ()):
+            s = int(m.get("seat", -1))
+            if 0 <= s < job.seats:
+                moves[s] += 1
+                if m.get("timeout"):
+                    timeouts[s] += 1
+    forfeited = record.get("forfeited") if record else None
+    seats = []
+    for b in bots:
+        tail, rejected = _tail(b.log_path)
+        crashed = b.start_error is not None or (
+            b.exit_code not in (0, None) and not b.killed
+        )
+        seats.append({
+            "seat": b.seat, "entrant": b.name, "exit_code": b.exit_code,
+            "crashed": crashed, "hung": b.killed, "start_error": b.start_error,
+            "timeouts": timeouts[b.seat], "moves": moves[b.seat], "rejected": rejected,
+            "forfeited": forfeited == b.seat, "log": str(b.log_path) if job.log_dir else None,
+            "stderr_tail": tail if (crashed or b.killed or rejected or timeouts[b.seat]) else "",
+        })
+    return {"seats": seats}
+
+
+def play_match_sync(job_dict: dict[str, Any]) -> dict[str, Any]:
+    """Blocking entry point (a Ray task): play the job given as a dict."""
+    return asyncio.run(play_match(MatchJob(**job_dict)))

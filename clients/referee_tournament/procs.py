@@ -1,0 +1,116 @@
+"""Child processes: the referee and the bots.
+
+Children die with the runner: on Linux every child is started through ``setpriv --pdeathsig
+KILL`` (util-linux), so killing the runner - even with SIGKILL - leaves no bot or referee
+behind. (No ``preexec_fn``: Python code between fork and exec would run gRPC's fork handlers in
+the child, which aborts it.) Children must be started from the thread that lives as long as
+the run (the event loop's), since the parent-death signal follows the creating thread."""
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+_SETPRIV = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+
+
+def die_with_parent_prefix() -> list[str]:
+    """argv prefix that makes the child get SIGKILL when the runner dies ([] if unavailable)."""
+    return [_SETPRIV, "--pdeathsig", "KILL", "--"] if _SETPRIV else []
+
+
+def bin_dirs() -> list[str]:
+    """Where console scripts of this Python live (a venv's bin), then $PATH."""
+    return [str(Path(sys.executable).parent), *os.environ.get("PATH", "").split(os.pathsep)]
+
+
+def resolve(program: str, cwd: str | None = None) -> str:
+    """An executable for ``program``: as given if it has a slash, else searched in this
+    Python's bin folder then $PATH. Raises FileNotFoundError with a helpful message."""
+    if "/" in program:
+        p = Path(program)
+        if not p.is_absolute() and cwd:
+            p = Path(cwd) / p
+        return str(p)
+    found = shutil.which(program, path=os.pathsep.join(bin_dirs()))
+    if not found:
+        raise FileNotFoundError(f"command {program!r} not found in {bin_dirs()[0]} or $PATH")
+    return found
+
+
+def referee_command() -> list[str]:
+    try:
+        return [resolve("referee")]
+    except FileNotFoundError:
+        return [sys.executable, "-m", "referee.cli"]
+
+
+class LocalReferee:
+    """``referee serve`` on 127.0.0.1 with an ephemeral port, as a subprocess."""
+
+    def __init__(self, data_dir: Path, admin_token: str | None = None):
+        self.data_dir = Path(data_dir)
+        self.admin_token = admin_token or secrets.token_hex(16)
+        self.proc: subprocess.Popen | None = None
+        self.port = 0
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60.0) -> LocalReferee:
+        self.launch()
+        return self.wait_ready(timeout)
+
+    def launch(self) -> None:
+        """Start the process (returns at once; see :meth:`wait_ready`)."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.port_file = self.data_dir / "port"
+        self.port_file.unlink(missing_ok=True)
+        self.log_path = self.data_dir / "referee.log"
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [*die_with_parent_prefix(), *referee_command(), "serve",
+                 "--host", "127.0.0.1", "--port", "0",
+                 "--port-file", str(self.port_file), "--data-dir", str(self.data_dir),
+                 "--admin-token", self.admin_token],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def wait_ready(self, timeout: float = 60.0) -> LocalReferee:
+        assert self.proc is not None
+        port_file, log_path = self.port_file, self.log_path
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                tail = log_path.read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"the referee exited with {self.proc.returncode}:\n{tail}")
+            if port_file.exists():
+                text = port_file.read_text().strip()
+                if text:
+                    self.port = int(text)
+                    return self
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"the referee did not start within {timeout:.0f}s (log: {log_path})")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self.proc = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -1,0 +1,168 @@
+"""Ratings and statistics from finished matches.
+
+* **OpenSkill** (Plackett-Luce model of the ``openskill`` package): every seat is a one-player
+  team ranked by the referee's finishing ranks (ties share a rank); matches are rated in schedule
+  order. The leaderboard shows the conservative estimate ``mu - 3 sigma`` ("ordinal"). An entrant
+  that fills several seats of one match (2 entrants on 3 seats) gets every seat's update: its
+  ``mu`` moves by the sum of the seats' deltas and its ``sigma`` shrinks by the product of their
+  factors, as if the seats had been rated one after the other.
+* **Wins**: a seat wins with rank 1; a k-way tie for first counts 1/k. Win rate with a Wilson 95%
+  interval over seat-games.
+* **Average score** and **average finishing rank** with normal-approximation 95% intervals
+  (mean ± 1.96·s/√n).
+* **Leaderboard place interval**: a bootstrap over duplicate-seed groups (B = 500 resamples,
+  fixed seed): the leaderboard order by average rank is recomputed on each resample and the
+  2.5%-97.5% range of each entrant's place reported. Resampling whole groups keeps each group's
+  luck cancellation intact.
+"""
+from __future__ import annotations
+
+import math
+import random
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+Z95 = 1.959963984540054
+
+
+@dataclass
+class MatchResult:
+    index: int
+    group: str
+    seating: tuple[str, ...]
+    scores: list[int]
+    ranks: list[int]
+    outcome: dict[str, Any] = field(default_factory=dict)
+
+
+def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def mean_ci(values: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
+    n = len(values)
+    if n == 0:
+        return (math.nan, math.nan, math.nan)
+    m = sum(values) / n
+    if n == 1:
+        return (m, m, m)
+    var = sum((v - m) ** 2 for v in values) / (n - 1)
+    half = z * math.sqrt(var / n)
+    return (m, m - half, m + half)
+
+
+def win_shares(ranks: Sequence[int]) -> list[float]:
+    best = min(ranks)
+    k = sum(1 for r in ranks if r == best)
+    return [1.0 / k if r == best else 0.0 for r in ranks]
+
+
+def openskill_ratings(names: Sequence[str], matches: Sequence[MatchResult]):
+    """Final ratings and the history [(match_index, {name: ordinal})] after every match."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    ratings = {n: model.rating(name=n) for n in names}
+    history: list[tuple[int, dict[str, float]]] = []
+    for m in matches:
+        teams = [[model.rating(mu=ratings[n].mu, sigma=ratings[n].sigma, name=n)]
+                 for n in m.seating]
+        rated = model.rate(teams, ranks=list(m.ranks))
+        delta_mu: dict[str, float] = defaultdict(float)
+        factor: dict[str, float] = defaultdict(lambda: 1.0)
+        for n, team in zip(m.seating, rated, strict=True):
+            delta_mu[n] += team[0].mu - ratings[n].mu
+            factor[n] *= team[0].sigma / ratings[n].sigma
+        for n, dmu in delta_mu.items():
+            ratings[n] = model.rating(mu=ratings[n].mu + dmu,
+                                      sigma=ratings[n].sigma * factor[n], name=n)
+        history.append((m.index, {n: ratings[n].ordinal() for n in names}))
+    return ratings, history
+
+
+def _avg_rank_order(names: Sequence[str], groups: Sequence[list[MatchResult]]) -> list[str]:
+    tot: dict[str, float] = defaultdict(float)
+    cnt: dict[str, int] = defaultdict(int)
+    for g in groups:
+        for m in g:
+            for n, r in zip(m.seating, m.ranks, strict=True):
+                tot[n] += r
+                cnt[n] += 1
+    return sorted(names, key=lambda n: (tot[n] / cnt[n]) if cnt[n] else math.inf)
+
+
+def place_intervals(names: Sequence[str], matches: Sequence[MatchResult], resamples: int = 500,
+                    seed: int = 12345) -> dict[str, tuple[int, int]]:
+    by_group: dict[str, list[MatchResult]] = defaultdict(list)
+    for m in matches:
+        by_group[m.group].append(m)
+    groups = list(by_group.values())
+    if not groups:
+        return {n: (1, len(names)) for n in names}
+    rng = random.Random(seed)
+    places: dict[str, list[int]] = {n: [] for n in names}
+    for _ in range(resamples):
+        sample = [groups[rng.randrange(len(groups))] for _ in groups]
+        order = _avg_rank_order(names, sample)
+        for i, n in enumerate(order, 1):
+            places[n].append(i)
+    out = {}
+    for n, ps in places.items():
+        ps.sort()
+        lo = ps[int(0.025 * (len(ps) - 1))]
+        hi = ps[math.ceil(0.975 * (len(ps) - 1))]
+        out[n] = (lo, hi)
+    return out
+
+
+def leaderboard(names: Sequence[str], matches: Sequence[MatchResult]) -> dict[str, Any]:
+    """Everything the reports show, as plain data (sorted best first by mu - 3 sigma)."""
+    ratings, history = openskill_ratings(names, matches)
+    per: dict[str, dict[str, Any]] = {
+        n: {"scores": [], "ranks": [], "wins": 0.0, "timeouts": 0, "crashes": 0, "hangs": 0,
+            "rejected": 0, "forfeits": 0, "matches": set()} for n in names
+    }
+    for m in matches:
+        shares = win_shares(m.ranks)
+        for seat, n in enumerate(m.seating):
+            p = per[n]
+            p["scores"].append(m.scores[seat])
+            p["ranks"].append(m.ranks[seat])
+            p["wins"] += shares[seat]
+            p["matches"].add(m.index)
+    places = place_intervals(names, matches)
+    rows = []
+    for n in names:
+        p = per[n]
+        seat_games = len(p["ranks"])
+        score = mean_ci(p["scores"])
+        rank = mean_ci(p["ranks"])
+        r = ratings[n]
+        rows.append({
+            "name": n,
+            "ordinal": round(r.ordinal(), 3), "mu": round(r.mu, 3), "sigma": round(r.sigma, 3),
+            "matches": len(p["matches"]), "seat_games": seat_games,
+            "wins": round(p["wins"], 3),
+            "win_rate": round(p["wins"] / seat_games, 4) if seat_games else None,
+            "win_rate_ci95": [round(x, 4) for x in wilson(p["wins"], seat_games)],
+            "avg_score": _r(score[0]), "avg_score_ci95": [_r(score[1]), _r(score[2])],
+            "avg_rank": _r(rank[0]), "avg_rank_ci95": [_r(rank[1]), _r(rank[2])],
+            "place_ci95": list(places[n]),
+            "scores": p["scores"],
+        })
+    rows.sort(key=lambda x: -x["ordinal"])
+    for i, row in enumerate(rows, 1):
+        row["place"] = i
+    return {"entrants": rows, "history": history}
+
+
+def _r(x: float) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(x, 3)

@@ -1,0 +1,56 @@
+"""``--backend ray``: every match is a Ray task (``pip install 'boardgame-referee[ray]'``).
+
+A task runs :func:`referee_tournament.play.play_match_sync` on whichever node Ray picks: it
+starts that match's bot processes there, against the referee address in the job (every node
+must reach it: start the referee on an address the cluster can reach and pass ``--address``),
+or, with ``[run] task_referee = true``, against a private referee it starts for that one match.
+Bot commands must exist on every node (same paths, same installs). Results (scores, ranks, bot
+outcomes, the record JSON) travel back to the driver, which alone writes the results folder.
+
+With no ``ray_address`` a local Ray instance is started (``num_cpus`` = concurrency).
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from .play import MatchJob, play_match_sync
+
+
+class RayUnavailable(RuntimeError):
+    pass
+
+
+class RayBackend:
+    name = "ray"
+
+    def __init__(self, address: str | None = None, num_cpus: int | None = None):
+        try:
+            import ray
+        except ImportError as exc:
+            raise RayUnavailable(
+                "the Ray backend needs Ray: pip install 'boardgame-referee[ray]' "
+                f"({exc})"
+            ) from None
+        self.ray = ray
+        self._owns = False
+        if not ray.is_initialized():
+            if address:
+                ray.init(address=address, log_to_driver=False)
+            else:
+                ray.init(num_cpus=num_cpus or 2, include_dashboard=False, log_to_driver=False,
+                         configure_logging=False)
+                self._owns = True
+        self._remote = ray.remote(num_cpus=1, max_retries=0)(play_match_sync)
+
+    async def play(self, job: MatchJob) -> dict[str, Any]:
+        ref = self._remote.remote(job.to_dict())
+        try:
+            return await ref
+        except asyncio.CancelledError:
+            self.ray.cancel(ref, force=True)
+            raise
+
+    async def close(self) -> None:
+        if self._owns:
+            await asyncio.to_thread(self.ray.shutdown)

@@ -1,0 +1,295 @@
+"""The results folder: results.json, matches.csv, leaderboard.txt, index.html, plots/*.png.
+
+Layout of ``<output>/``::
+
+    tournament.sqlite     the schedule and every outcome (resume state)
+    tournament.json       the tournament file as parsed
+    results.json          leaderboard, ratings history, incidents, every match
+    matches.csv           one row per scheduled match (status, seating, scores, ranks, record)
+    leaderboard.txt       the printed leaderboard
+    index.html            leaderboard, plots and links to every match record
+    records/<idx>-<match_id>.json   game records fetched with GetRecord
+    bots/<idx>-seat<k>-<entrant>.log   each bot's stdout+stderr
+    plots/ratings.png     mu - 3 sigma after every match
+    plots/scores.png      score distribution per entrant
+    runner.log            structured (JSON lines) log of the runner
+"""
+from __future__ import annotations
+
+import csv
+import html
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from .ratings import MatchResult, leaderboard
+from .store import Row
+
+
+def match_results(rows: list[Row]) -> list[MatchResult]:
+    return [
+        MatchResult(r.idx, r.group, r.seating, list(r.scores or []), list(r.ranks),
+                    r.outcome or {})
+        for r in rows if r.status == "done" and r.ranks
+    ]
+
+
+def incidents(rows: list[Row], names: list[str]) -> tuple[dict[str, dict[str, int]], list[dict]]:
+    """Per-entrant counts of timeouts, crashes, hangs, rejected moves and forfeits, and a list of
+    every incident (match, seat, kind, exit code, stderr tail)."""
+    counts = {n: {"timeouts": 0, "crashes": 0, "hangs": 0, "rejected": 0, "forfeits": 0,
+                  "failed_matches": 0} for n in names}
+    events: list[dict] = []
+    for r in rows:
+        if r.status not in ("done", "failed"):
+            continue
+        for s in (r.outcome or {}).get("seats", []):
+            n = s["entrant"]
+            c = counts.setdefault(n, {k: 0 for k in counts[names[0]]})
+            kinds = []
+            if s.get("timeouts"):
+                c["timeouts"] += s["timeouts"]
+                kinds.append(f"timeouts={s['timeouts']}")
+            if s.get("crashed"):
+                c["crashes"] += 1
+                kinds.append("crash")
+            if s.get("hung"):
+                c["hangs"] += 1
+                kinds.append("hung (killed)")
+            if s.get("rejected"):
+                c["rejected"] += s["rejected"]
+                kinds.append(f"rejected={s['rejected']}")
+            if s.get("forfeited"):
+                c["forfeits"] += 1
+                kinds.append("forfeit")
+            if r.status == "failed":
+                c["failed_matches"] += 1
+            if kinds:
+                events.append({
+                    "match": r.idx, "match_id": r.match_id, "seat": s["seat"], "entrant": n,
+                    "what": kinds, "exit_code": s.get("exit_code"),
+                    "start_error": s.get("start_error"), "log": s.get("log"),
+                    "stderr_tail": s.get("stderr_tail", "")[-800:],
+                })
+        if r.status == "failed":
+            events.append({"match": r.idx, "match_id": r.match_id, "seat": None,
+                           "entrant": None, "what": ["match failed"], "error": r.error})
+    return counts, events
+
+
+def compute(rows: list[Row], names: list[str], meta: dict[str, Any] | None = None) -> dict:
+    results = match_results(rows)
+    board = leaderboard(names, results)
+    counts, events = incidents(rows, names)
+    for e in board["entrants"]:
+        e.update(counts.get(e["name"], {}))
+    status: dict[str, int] = {}
+    for r in rows:
+        status[r.status] = status.get(r.status, 0) + 1
+    secs = [r.seconds for r in rows if r.status == "done" and r.seconds]
+    return {
+        **(meta or {}),
+        "status": status,
+        "matches_total": len(rows),
+        "mean_match_seconds": round(sum(secs) / len(secs), 3) if secs else None,
+        "leaderboard": board["entrants"],
+        "rating_history": [{"match": i, "ordinal": {k: round(v, 3) for k, v in h.items()}}
+                           for i, h in board["history"]],
+        "incidents": events,
+        "matches": [_match_json(r) for r in rows],
+    }
+
+
+def _match_json(r: Row) -> dict[str, Any]:
+    return {
+        "index": r.idx, "round": r.round, "group": r.group, "seating": list(r.seating),
+        "seed": str(r.seed), "status": r.status, "attempts": r.attempts, "match_id": r.match_id,
+        "referee": r.referee, "seconds": r.seconds, "scores": r.scores, "ranks": r.ranks,
+        "record": r.record_path, "error": r.error,
+    }
+
+
+def leaderboard_table(data: dict, title: str = "Leaderboard") -> Table:
+    t = Table(title=title, title_justify="left")
+    t.add_column("#", justify="right")
+    t.add_column("entrant", no_wrap=True)
+    t.add_column("μ−3σ", justify="right")
+    t.add_column("μ ± σ", justify="right", no_wrap=True)
+    t.add_column("matches", justify="right")
+    t.add_column("wins", justify="right")
+    t.add_column("win % [95%]", justify="right", no_wrap=True)
+    t.add_column("avg score [95%]", justify="right", no_wrap=True)
+    t.add_column("avg rank [95%]", justify="right", no_wrap=True)
+    t.add_column("place", justify="right", no_wrap=True)
+    t.add_column("t/o·crash·hang·rej", justify="right", no_wrap=True)
+    for e in data["leaderboard"]:
+        wr = e["win_rate"]
+        lo, hi = e["win_rate_ci95"]
+        t.add_row(
+            str(e["place"]), e["name"], f"{e['ordinal']:.2f}",
+            f"{e['mu']:.1f} ± {e['sigma']:.1f}", str(e["matches"]), f"{e['wins']:g}",
+            "-" if wr is None else f"{100 * wr:.0f}% [{100 * lo:.0f}–{100 * hi:.0f}]",
+            _ci(e["avg_score"], e["avg_score_ci95"], 1),
+            _ci(e["avg_rank"], e["avg_rank_ci95"], 2),
+            f"{e['place_ci95'][0]}–{e['place_ci95'][1]}",
+            f"{e.get('timeouts', 0)}·{e.get('crashes', 0)}·{e.get('hangs', 0)}·"
+            f"{e.get('rejected', 0)}",
+        )
+    return t
+
+
+def _pct(x) -> str:
+    return "" if x is None else f"{100 * x:.0f}%"
+
+
+def _ci(m, ci, digits: int) -> str:
+    if m is None:
+        return "-"
+    lo, hi = ci
+    return f"{m:.{digits}f} [{lo:.{digits}f}–{hi:.{digits}f}]"
+
+
+def write(out: Path, data: dict, console: Console | None = None) -> dict[str, Path]:
+    """Write every report file into ``out``; print the leaderboard to ``console``."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "results": out / "results.json", "csv": out / "matches.csv",
+        "leaderboard": out / "leaderboard.txt", "html": out / "index.html",
+        "ratings_png": out / "plots" / "ratings.png", "scores_png": out / "plots" / "scores.png",
+    }
+    _atomic_write(paths["results"], json.dumps(data, indent=2))
+    _write_csv(paths["csv"], data)
+    title = f"{data.get('name', 'tournament')} — {data.get('game', '')} leaderboard"
+    table = leaderboard_table(data, title)
+    text_console = Console(record=True, width=160, file=open(os.devnull, "w"))  # noqa: SIM115
+    text_console.print(table)
+    _atomic_write(paths["leaderboard"], text_console.export_text())
+    _plots(paths["ratings_png"], paths["scores_png"], data)
+    _write_html(paths["html"], data, out)
+    if console is not None:
+        console.print(table)
+        st = data["status"]
+        console.print(
+            f"matches: {st.get('done', 0)} done, {st.get('failed', 0)} failed, "
+            f"{st.get('skipped', 0)} skipped (early stop), {st.get('pending', 0)} pending "
+            f"of {data['matches_total']}  ·  results in {out}"
+        )
+    return paths
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _write_csv(path: Path, data: dict) -> None:
+    seats = max((len(m["seating"]) for m in data["matches"]), default=0)
+    tmp = path.with_suffix(".csv.tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["index", "round", "group", "status", "match_id", "seed", "seconds",
+                    *[f"seat{i}" for i in range(seats)], *[f"score{i}" for i in range(seats)],
+                    *[f"rank{i}" for i in range(seats)], "record", "error"])
+        for m in data["matches"]:
+            sc = m["scores"] or [""] * seats
+            rk = m["ranks"] or [""] * seats
+            w.writerow([m["index"], m["round"], m["group"], m["status"], m["match_id"] or "",
+                        m["seed"], m["seconds"] if m["seconds"] is not None else "",
+                        *m["seating"], *sc, *rk, m["record"] or "", m["error"] or ""])
+    os.replace(tmp, path)
+
+
+def _plots(ratings_png: Path, scores_png: Path, data: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ratings_png.parent.mkdir(parents=True, exist_ok=True)
+    names = [e["name"] for e in data["leaderboard"]]
+    hist = data["rating_history"]
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
+    for n in names:
+        ax.plot(range(1, len(hist) + 1), [h["ordinal"][n] for h in hist], label=n)
+    ax.set_xlabel("matches rated")
+    ax.set_ylabel("OpenSkill μ − 3σ")
+    ax.set_title(f"{data.get('name', '')}: rating over matches")
+    if names:
+        ax.legend(loc="best", fontsize="small")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(ratings_png)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
+    series = [e["scores"] or [0] for e in data["leaderboard"]]
+    if names:
+        ax.boxplot(series, showmeans=True)
+        ax.set_xticks(range(1, len(names) + 1), names, rotation=20)
+        for i, s in enumerate(series, 1):
+            ax.scatter([i + (j % 7 - 3) * 0.02 for j in range(len(s))], s, s=6, alpha=0.4)
+    ax.set_ylabel("score")
+    ax.set_title(f"{data.get('name', '')}: score distribution per entrant")
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    fig.savefig(scores_png)
+    plt.close(fig)
+
+
+def _write_html(path: Path, data: dict, out: Path) -> None:
+    e = html.escape
+    board_rows = "".join(
+        f"<tr><td>{x['place']}</td><td>{e(x['name'])}</td><td>{x['ordinal']:.2f}</td>"
+        f"<td>{x['matches']}</td><td>{x['wins']:g}</td>"
+        f"<td>{_pct(x['win_rate'])}</td>"
+        f"<td>{'' if x['avg_score'] is None else x['avg_score']}</td>"
+        f"<td>{'' if x['avg_rank'] is None else x['avg_rank']}</td>"
+        f"<td>{x['place_ci95'][0]}–{x['place_ci95'][1]}</td>"
+        f"<td>{x.get('timeouts', 0)}</td><td>{x.get('crashes', 0)}</td>"
+        f"<td>{x.get('hangs', 0)}</td><td>{x.get('rejected', 0)}</td></tr>"
+        for x in data["leaderboard"]
+    )
+    match_rows = []
+    for m in data["matches"]:
+        rec = m["record"]
+        link = ""
+        if rec:
+            rel = os.path.relpath(rec, out) if os.path.isabs(rec) else rec
+            link = f'<a href="{e(rel)}">{e(m["match_id"] or "record")}</a>'
+        match_rows.append(
+            f"<tr><td>{m['index']}</td><td>{e(m['group'])}</td><td>{e(m['status'])}</td>"
+            f"<td>{e(', '.join(m['seating']))}</td><td>{m['scores'] or ''}</td>"
+            f"<td>{m['ranks'] or ''}</td><td>{link}</td><td>{e(m['error'] or '')}</td></tr>"
+        )
+    inc = "".join(
+        f"<tr><td>{i['match']}</td><td>{'' if i['seat'] is None else i['seat']}</td>"
+        f"<td>{e(str(i['entrant'] or ''))}</td><td>{e(', '.join(i['what']))}</td>"
+        f"<td>{'' if i.get('exit_code') is None else i['exit_code']}</td>"
+        f"<td><pre>{e((i.get('stderr_tail') or i.get('error') or '')[-400:])}</pre></td></tr>"
+        for i in data["incidents"]
+    )
+    page = f"""<!doctype html><html><head><meta charset="utf-8">
+<title>{e(data.get('name', 'tournament'))}</title>
+<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}
+td,th{{border:1px solid #ccc;padding:2px 6px}}pre{{margin:0;max-width:50em;white-space:pre-wrap}}
+</style></head><body>
+<h1>{e(data.get('name', 'tournament'))} — {e(str(data.get('game', '')))}</h1>
+<p>{e(json.dumps(data['status']))}; {data['matches_total']} matches scheduled.
+Files: <a href="results.json">results.json</a>, <a href="matches.csv">matches.csv</a>,
+<a href="leaderboard.txt">leaderboard.txt</a>.</p>
+<h2>Leaderboard (OpenSkill Plackett–Luce, μ−3σ)</h2>
+<table><tr><th>#</th><th>entrant</th><th>μ−3σ</th><th>matches</th><th>wins</th><th>win %</th>
+<th>avg score</th><th>avg rank</th><th>place 95%</th><th>timeouts</th><th>crashes</th>
+<th>hangs</th><th>rejected</th></tr>{board_rows}</table>
+<p><img src="plots/ratings.png" alt="ratings"> <img src="plots/scores.png" alt="scores"></p>
+<h2>Incidents</h2><table><tr><th>match</th><th>seat</th><th>entrant</th><th>what</th>
+<th>exit</th><th>tail</th></tr>{inc}</table>
+<h2>Matches</h2><table><tr><th>#</th><th>group</th><th>status</th><th>seating</th>
+<th>scores</th><th>ranks</th><th>record</th><th>error</th></tr>{''.join(match_rows)}</table>
+</body></html>"""
+    _atomic_write(path, page)

@@ -1,0 +1,501 @@
+"""The tournament runner: schedule → matches in parallel → SQLite → reports.
+
+``run_tournament(cfg)`` plays every pending match of the schedule, ``concurrency`` at a time,
+spread round-robin over ``referees`` local referee processes (or over the running referee at
+``address``), with a live progress bar. State lives in ``<output>/tournament.sqlite``: run it
+again after an interruption and it resumes - finished matches are kept, matches that were in
+flight are played again from the start (as new referee matches on the same seed and seating).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import structlog
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from referee.v1 import referee_pb2 as pb
+from referee.v1 import referee_pb2_grpc as pb_grpc
+
+from . import report
+from .config import TournamentConfig
+from .formats import MatchSpec, bot_seed, schedule
+from .play import MatchJob, play_match
+from .procs import LocalReferee
+from .sequential import Decision, Sprt, head_to_head
+from .store import ScheduleMismatch, Store
+
+
+class RunError(RuntimeError):
+    """The tournament cannot run (unknown game, unreachable referee, changed schedule...)."""
+
+
+# ---------------------------------------------------------------------- early stopping
+
+class EarlyStopper:
+    """Applies the SPRT (see :mod:`.sequential`) to every pair of entrants that meet alone at
+    a table (the two of them filling all the seats: AB, or AAB and ABB), pooling the tables of
+    the pair, on whole duplicate-seed groups only."""
+
+    def __init__(self, cfg: TournamentConfig, specs: list[MatchSpec]):
+        es = cfg.format.early_stop
+        self.sprt = Sprt(es) if es else None
+        self.specs = {s.index: s for s in specs}
+        self.group_members: dict[str, set[int]] = defaultdict(set)
+        self.pair_groups: dict[str, list[str]] = defaultdict(list)
+        for s in specs:
+            self.group_members[s.group].add(s.index)
+            key = self.pair_key(s)
+            if key and s.group not in self.pair_groups[key]:
+                self.pair_groups[key].append(s.group)
+        self.resolved: dict[int, list[int] | None] = {}
+        self.stopped: dict[str, dict[str, Any]] = {}
+
+    @staticmethod
+    def pair_key(spec: MatchSpec) -> str | None:
+        d = spec.distinct
+        return "|".join(d) if len(d) == 2 else None
+
+    def is_stopped(self, spec: MatchSpec) -> bool:
+        key = self.pair_key(spec)
+        return key is not None and key in self.stopped
+
+    def unresolved(self, key: str) -> list[int]:
+        return [i for g in self.pair_groups[key] for i in sorted(self.group_members[g])
+                if i not in self.resolved]
+
+    def add(self, idx: int, ranks: list[int] | None) -> list[int]:
+        """Note a finished match; returns the indices to skip if its pair just stopped."""
+        self.resolved[idx] = ranks
+        if self.sprt is None:
+            return []
+        key = self.pair_key(self.specs[idx])
+        if key is None or key in self.stopped:
+            return []
+        decision = self.evaluate(key)
+        if decision is None or not decision.stop:
+            return []
+        a, b = key.split("|")
+        self.stopped[key] = {
+            "pair": [a, b], "better": a if decision.verdict == "a" else b,
+            "wins": decision.wins, "losses": decision.losses, "draws": decision.draws,
+            "llr": round(max(decision.llr_a, decision.llr_b), 4),
+            "threshold": round(decision.upper, 4),
+        }
+        return self.unresolved(key)
+
+    def evaluate(self, key: str) -> Decision | None:
+        assert self.sprt is not None
+        a, b = key.split("|")
+        outcomes = []
+        for g in self.pair_groups[key]:
+            members = sorted(self.group_members[g])
+            if any(i not in self.resolved for i in members):
+                continue  # only whole groups count
+            for i in members:
+                ranks = self.resolved[i]
+                if ranks:
+                    o = head_to_head(self.specs[i].seating, ranks, a, b)
+                    if o is not None:
+                        outcomes.append(o)
+        return self.sprt.decide(outcomes)
+
+
+# ---------------------------------------------------------------------- backends
+
+class LocalBackend:
+    name = "local"
+
+    async def play(self, job: MatchJob) -> dict[str, Any]:
+        return await play_match(job)
+
+    async def close(self) -> None:
+        pass
+
+
+def _open_log(path: Path):
+    f = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - closed by the runner
+    logger = structlog.wrap_logger(
+        structlog.PrintLogger(f),
+        processors=[structlog.processors.add_log_level,
+                    structlog.processors.TimeStamper(fmt="iso", utc=True),
+                    structlog.processors.JSONRenderer(sort_keys=True)],
+    )
+    return f, logger
+
+
+@dataclass
+class RefereeEndpoint:
+    address: str
+    admin_token: str
+
+
+# ---------------------------------------------------------------------- the runner
+
+class Runner:
+    def __init__(
+        self,
+        cfg: TournamentConfig,
+        *,
+        out: Path | None = None,
+        address: str | None = None,
+        admin_token: str | None = None,
+        backend: Any = None,
+        console: Console | None = None,
+        progress: bool = True,
+        retry_failed: bool = False,
+        max_matches: int | None = None,
+    ):
+        self.cfg = cfg
+        self.out = Path(out) if out else cfg.output_dir()
+        self.address = address or cfg.run.address
+        self.admin_token = admin_token or os.environ.get("REFEREE_ADMIN_TOKEN")
+        self.backend = backend
+        self.console = console or Console(stderr=True)
+        self.show_progress = progress
+        self.retry_failed = retry_failed
+        self.max_matches = max_matches
+        self.referees: list[LocalReferee] = []
+        self.endpoints: list[RefereeEndpoint] = []
+        self.played = 0
+
+    # ------------------------------------------------------------------ setup
+    def _prepare(self) -> tuple[Store, list[MatchSpec]]:
+        self.out.mkdir(parents=True, exist_ok=True)
+        for sub in ("records", "bots", "plots"):
+            (self.out / sub).mkdir(exist_ok=True)
+        store = Store(self.out / "tournament.sqlite")
+        fp = self.cfg.schedule_fingerprint()
+        old = store.get_meta("fingerprint")
+        if old and old != fp:
+            store.close()
+            raise RunError(
+                f"{self.out} holds a tournament with a different schedule (game, entrants, "
+                "format or seed changed): use another output folder, or delete this one"
+            )
+        try:
+            specs = schedule(self.cfg)
+        except ValueError as exc:
+            store.close()
+            raise RunError(str(exc)) from None
+        try:
+            store.ensure_schedule(specs)
+        except ScheduleMismatch as exc:
+            store.close()
+            raise RunError(str(exc)) from None
+        store.set_meta("fingerprint", fp)
+        store.set_meta("config", json.dumps(self.cfg.to_json()))
+        if self.cfg.source:
+            store.set_meta("toml", self.cfg.source)
+            store.set_meta("base_dir", self.cfg.base_dir)
+        (self.out / "tournament.json").write_text(json.dumps(self.cfg.to_json(), indent=2))
+        return store, specs
+
+    async def _start_referees(self, session: int) -> None:
+        if self.address:
+            if not self.admin_token:
+                raise RunError("a running referee (--address) needs its admin token: pass "
+                               "--admin-token or set REFEREE_ADMIN_TOKEN")
+            self.endpoints = [RefereeEndpoint(a.strip(), self.admin_token)
+                              for a in self.address.split(",") if a.strip()]
+            return
+        if self.cfg.run.backend == "ray" and self.cfg.run.task_referee:
+            self.endpoints = []
+            return
+        n = self.cfg.run.referees
+        self.referees = [LocalReferee(self.out / "referee" / f"session{session}-{i}")
+                         for i in range(n)]
+        try:
+            for r in self.referees:
+                r.launch()  # from the loop's thread: the parent-death signal follows it
+            await asyncio.gather(*(asyncio.to_thread(r.wait_ready) for r in self.referees))
+        except RuntimeError as exc:
+            self._stop_referees()
+            raise RunError(f"could not start a referee: {exc}") from None
+        self.endpoints = [RefereeEndpoint(r.address, r.admin_token) for r in self.referees]
+
+    def _stop_referees(self) -> None:
+        for r in self.referees:
+            r.stop()
+        self.referees = []
+
+    async def _check_game(self) -> None:
+        if not self.endpoints:
+            return
+        ep = self.endpoints[0]
+        async with grpc.aio.insecure_channel(ep.address) as ch:
+            try:
+                resp = await pb_grpc.RefereeStub(ch).ListGames(pb.ListGamesRequest(), timeout=15)
+            except grpc.aio.AioRpcError as err:
+                raise RunError(f"cannot reach the referee at {ep.address}: "
+                               f"{err.code().name}: {err.details()}") from None
+        specs = {g.name: g for g in resp.games}
+        g = specs.get(self.cfg.game)
+        if g is None:
+            raise RunError(f"game.name: the referee hosts no game {self.cfg.game!r} "
+                           f"(it hosts: {', '.join(sorted(specs)) or 'none'})")
+        if not g.min_seats <= self.cfg.seats <= g.max_seats:
+            raise RunError(f"game.seats: {g.title} takes {g.min_seats}-{g.max_seats} seats, "
+                           f"not {self.cfg.seats}")
+        known = {o.name for o in g.options}
+        for k, _ in self.cfg.options:
+            if k not in known:
+                raise RunError(f"game.options.{k}: {self.cfg.game} has no such option "
+                               f"(options: {', '.join(sorted(known)) or 'none'})")
+
+    def job_for(self, spec: MatchSpec, endpoint: RefereeEndpoint | None) -> MatchJob:
+        cfg = self.cfg
+        entrants = [cfg.entrant(n) for n in spec.seating]
+
+        def cwd(e) -> str:
+            if e.cwd is None:
+                return cfg.base_dir
+            p = Path(e.cwd)
+            return str(p if p.is_absolute() else Path(cfg.base_dir) / p)
+
+        t = cfg.time
+        remote_logs = cfg.run.backend == "ray" and bool(cfg.run.ray_address)
+        return MatchJob(
+            idx=spec.index, game=cfg.game, seats=cfg.seats, options=dict(cfg.options),
+            seed=spec.seed, seating=list(spec.seating),
+            commands=[list(e.command) for e in entrants], cwds=[cwd(e) for e in entrants],
+            envs=[dict(e.env) for e in entrants],
+            time_policy={"move_ms": t.move_ms, "bank_ms": t.bank_ms, "grace_ms": t.grace_ms,
+                         "strikes": t.strikes, "on_expiry": t.on_expiry},
+            address=endpoint.address if endpoint else None,
+            admin_token=endpoint.admin_token if endpoint else "",
+            bot_seeds=[bot_seed(spec.seed, s) for s in range(cfg.seats)],
+            match_wall_s=t.match_wall_s, bot_grace_s=t.bot_grace_s,
+            log_dir=None if remote_logs else str(self.out / "bots"),
+        )
+
+    def _backend(self):
+        if self.backend is not None:
+            return self.backend
+        if self.cfg.run.backend == "ray":
+            from .ray_backend import RayBackend
+
+            return RayBackend(self.cfg.run.ray_address, self.cfg.run.concurrency)
+        return LocalBackend()
+
+    # ------------------------------------------------------------------ main loop
+    async def run(self) -> dict[str, Any]:
+        store, specs = self._prepare()
+        logf, log = _open_log(self.out / "runner.log")
+        stopper = EarlyStopper(self.cfg, specs)
+        backend = None
+        try:
+            requeued = store.requeue_running()
+            retried = store.retry_failed() if self.retry_failed else 0
+            session = store.bump_session()
+            for r in store.rows():
+                if r.status in ("done", "failed"):
+                    stopper.add(r.idx, r.ranks)
+            for key in list(stopper.stopped):
+                store.skip(stopper.unresolved(key))
+            pending = [specs[r.idx] for r in store.rows("pending")]
+            if self.max_matches is not None:
+                pending = pending[: self.max_matches]
+            counts = store.counts()
+            log.info("session_start", session=session, tournament=self.cfg.name,
+                     game=self.cfg.game, scheduled=len(specs), pending=len(pending),
+                     requeued=requeued, retried=retried, status=counts,
+                     backend=self.cfg.run.backend, concurrency=self.cfg.run.concurrency)
+            if requeued:
+                self.console.print(f"[yellow]resuming[/]: {requeued} match(es) that were in "
+                                   "flight will be replayed")
+            if pending:
+                await self._start_referees(session)
+                await self._check_game()
+                backend = self._backend()
+                await self._play_all(store, specs, pending, stopper, backend, log)
+            data = self._report(store, stopper)
+            log.info("session_end", session=session, status=data["status"])
+            return data
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            n = store.requeue_running()
+            log.warning("interrupted", requeued=n)
+            try:
+                self._report(store, stopper, quiet=True)
+            except Exception as exc:  # noqa: BLE001 - reports are best effort here
+                log.warning("report_failed", error=repr(exc))
+            raise
+        finally:
+            if backend is not None:
+                await backend.close()
+            self._stop_referees()
+            store.close()
+            logf.close()
+
+    def _report(self, store: Store, stopper: EarlyStopper, quiet: bool = False) -> dict:
+        rows = store.rows()
+        meta = {"name": self.cfg.name, "game": self.cfg.game, "seats": self.cfg.seats,
+                "options": dict(self.cfg.options), "format": self.cfg.to_json()["format"],
+                "time_policy": self.cfg.to_json()["time"], "entrants": self.cfg.names,
+                "early_stop": list(stopper.stopped.values()),
+                "generated_unix": round(time.time(), 3)}
+        data = report.compute(rows, self.cfg.names, meta)
+        report.write(self.out, data, None if quiet else self.console)
+        return data
+
+    async def _play_all(self, store, specs, pending, stopper, backend, log) -> None:
+        queue: asyncio.Queue[MatchSpec] = asyncio.Queue()
+        for s in pending:
+            queue.put_nowait(s)
+        counts = store.counts()
+        already = counts.get("done", 0) + counts.get("failed", 0)
+        total = already + len(pending)
+        dispatched = 0
+        running: Counter[str] = Counter()
+        lock = asyncio.Lock()
+        progress = Progress(
+            SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
+            MofNCompleteColumn(), TextColumn("{task.fields[info]}"), TimeElapsedColumn(),
+            TimeRemainingColumn(), console=self.console, disable=not self.show_progress,
+            transient=False,
+        )
+        task = progress.add_task(f"{self.cfg.name} ({self.cfg.game})", total=total,
+                                 completed=already, info="")
+        stats = {"running": 0, "failed": counts.get("failed", 0), "incidents": 0, "skipped": 0}
+
+        def info() -> str:
+            return (f"running {stats['running']} · failed {stats['failed']} · incidents "
+                    f"{stats['incidents']}" + (f" · skipped {stats['skipped']}"
+                                               if stats["skipped"] else ""))
+
+        async def worker(wid: int) -> None:
+            nonlocal dispatched, total
+            while True:
+                try:
+                    spec = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                if stopper.is_stopped(spec):
+                    continue
+                async with lock:
+                    endpoint = (self.endpoints[dispatched % len(self.endpoints)]
+                                if self.endpoints else None)
+                    dispatched += 1
+                referee = endpoint.address if endpoint else "task-local"
+                store.mark_running(spec.index, referee)
+                stats["running"] += 1
+                running[referee] += 1
+                progress.update(task, info=info())
+                job = self.job_for(spec, endpoint)
+                log.info("match_start", idx=spec.index, seating=list(spec.seating),
+                         referee=referee, group=spec.group)
+                try:
+                    result = await backend.play(job)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - a backend failure fails one match
+                    result = {"idx": spec.index, "error": f"{type(exc).__name__}: {exc}",
+                              "ranks": None}
+                finally:
+                    stats["running"] -= 1
+                    running[referee] -= 1
+                self._store_result(store, spec, result)
+                self.played += 1
+                status = "done" if result.get("ranks") else "failed"
+                if status == "failed":
+                    stats["failed"] += 1
+                seats = (result.get("outcome") or {}).get("seats", [])
+                bad = [s for s in seats if s["crashed"] or s["hung"] or s["timeouts"]
+                       or s["rejected"]]
+                stats["incidents"] += len(bad)
+                log.info("match_end", idx=spec.index, match_id=result.get("match_id"),
+                         status=status, seconds=result.get("seconds"),
+                         scores=result.get("scores"), ranks=result.get("ranks"),
+                         error=result.get("error"),
+                         incidents=[{k: s[k] for k in ("seat", "entrant", "crashed", "hung",
+                                                       "timeouts", "rejected", "exit_code")}
+                                    for s in bad])
+                for s in bad:
+                    what = ", ".join(k for k in ("crashed", "hung") if s[k])
+                    if s["timeouts"]:
+                        what += f"{', ' if what else ''}{s['timeouts']} timeout(s)"
+                    if s["rejected"]:
+                        what += f"{', ' if what else ''}{s['rejected']} rejected"
+                    progress.console.print(
+                        f"[yellow]match {spec.index}[/] seat {s['seat']} "
+                        f"[bold]{s['entrant']}[/]: {what}"
+                        + (f" (exit {s['exit_code']})" if s["exit_code"] not in (0, None)
+                           else "")
+                    )
+                if status == "failed":
+                    progress.console.print(f"[red]match {spec.index} failed[/]: "
+                                           f"{result.get('error')}")
+                skip = stopper.add(spec.index, result.get("ranks"))
+                if skip:
+                    n_skipped = store.skip(skip)
+                    stats["skipped"] += n_skipped
+                    total -= n_skipped
+                    st = stopper.stopped[stopper.pair_key(spec)]
+                    log.info("early_stop", **st)
+                    progress.console.print(
+                        f"[green]early stop[/]: {st['better']} is stronger in "
+                        f"{' vs '.join(st['pair'])} ({st['wins']}-{st['losses']}, "
+                        f"{st['draws']} draws); skipping the rest of that pairing")
+                progress.update(task, advance=1, total=total, info=info())
+
+        with progress:
+            workers = [asyncio.create_task(worker(i)) for i in range(self.cfg.run.concurrency)]
+            try:
+                await asyncio.gather(*workers)
+            except BaseException:
+                for w in workers:
+                    w.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+                raise
+
+    def _store_result(self, store: Store, spec: MatchSpec, result: dict[str, Any]) -> None:
+        text = result.pop("record_json", None)
+        if text and result.get("match_id"):
+            rel = f"records/{spec.index:05d}-{result['match_id']}.json"
+            path = self.out / rel
+            tmp = path.with_suffix(".tmp")
+            try:
+                tmp.write_text(json.dumps(json.loads(text), indent=1), encoding="utf-8")
+            except ValueError:
+                tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+            result["record_path"] = rel
+        store.finish(spec.index, result)
+
+
+async def run_tournament(cfg: TournamentConfig, **kwargs) -> dict[str, Any]:
+    """Run (or resume) a tournament; returns the report data (also written to the output)."""
+    return await Runner(cfg, **kwargs).run()
+
+
+def report_only(cfg: TournamentConfig, out: Path | None = None,
+                console: Console | None = None) -> dict[str, Any]:
+    """Rebuild every report file from ``tournament.sqlite`` without playing."""
+    r = Runner(cfg, out=out, console=console, progress=False)
+    if not (r.out / "tournament.sqlite").exists():
+        raise RunError(f"no results in {r.out} (run the tournament first)")
+    store, specs = r._prepare()
+    stopper = EarlyStopper(cfg, specs)
+    try:
+        for row in store.rows():
+            if row.status in ("done", "failed"):
+                stopper.add(row.idx, row.ranks)
+        return r._report(store, stopper)
+    finally:
+        store.close()
