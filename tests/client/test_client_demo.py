@@ -5,7 +5,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, server_available
+
+from .conftest import ROOT, server_available
 
 
 @pytest.mark.skipif(not server_available(), reason="referee/server is not there yet")

@@ -10,8 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, RefereeProcess, bot_command, bot_env, referee_command
 from referee_client import AdminClient, RefereeError, SeatClient, watch
+
+from .conftest import ROOT, RefereeProcess, bot_command, bot_env, referee_command
 
 BOT_TIMEOUT_S = 90
 
@@ -139,7 +140,7 @@ def test_bots_finish_across_a_referee_crash_and_restart(tmp_path, tcp_proxy):
     """kill -9 the referee mid-match, restart it on the same data dir: the bots reconnect
     with their tokens (exponential backoff), the referee re-pushes the pending decision, and
     the match completes with a record that verifies."""
-    from conftest import server_available
+    from .conftest import server_available
 
     if not server_available():
         pytest.skip("referee/server is not there yet")
