@@ -1,0 +1,60 @@
+"""run_bot/play in-process against a real referee: a network drop mid-match (every connection
+cut by the proxy) is survived by reconnecting, and a bot that answers with a move that is not
+legal is covered by the SDK's fallback instead of stalling the match."""
+from __future__ import annotations
+
+import asyncio
+
+from referee_client import AdminClient, Backoff, Bot, play
+from referee_client.bots import RandomBot
+
+from referee.v1 import batavia_pb2, referee_pb2
+
+
+class SometimesWrongBot(RandomBot):
+    """Answers every 10th decision with a move that is never legal (a bid of 10 000)."""
+
+    name = "sometimes-wrong"
+
+    def __init__(self, seed: int, on_fifth_call=None):
+        super().__init__(seed)
+        self.calls = 0
+        self.on_fifth_call = on_fifth_call
+
+    def choose(self, decision):
+        self.calls += 1
+        if self.calls == 5 and self.on_fifth_call:
+            self.on_fifth_call()  # mid-match, for sure
+        if self.calls % 10 == 0:
+            return referee_pb2.Move(batavia=batavia_pb2.Move(bid=batavia_pb2.Bid(amount=10_000)))
+        return super().choose(decision)
+
+
+def test_play_survives_a_network_drop_and_covers_illegal_answers(referee_server, tcp_proxy):
+    tcp_proxy.target_port = referee_server.port
+    with AdminClient(referee_server.address, referee_server.admin_token) as admin:
+        created = admin.create_match("batavia", 3, seed=21)
+    tokens = [s.token for s in sorted(created.seats, key=lambda s: s.seat)]
+    drops = []
+    bots: list[Bot] = [
+        SometimesWrongBot(0, on_fifth_call=lambda: drops.append(tcp_proxy.drop_all())),
+        RandomBot(1),
+        RandomBot(2),
+    ]
+
+    async def main():
+        return await asyncio.gather(*(
+            play(bot, tcp_proxy.address, created.match_id, token,
+                 backoff=Backoff(initial=0.05, maximum=0.5, give_up_after=30))
+            for bot, token in zip(bots, tokens, strict=True)
+        ))
+
+    outcomes = asyncio.run(asyncio.wait_for(main(), timeout=120))
+    assert drops, "the drop never happened"
+    games_over = [g for g, _ in outcomes]
+    stats = [s for _, s in outcomes]
+    assert all(g.match_id == created.match_id for g in games_over)
+    assert games_over[0].seats == games_over[1].seats
+    assert sum(s.reconnects for s in stats) >= 1, stats
+    assert stats[0].fallbacks >= 1
+    assert all(s.rejected == 0 for s in stats)  # the fallback is legal, nothing is rejected
