@@ -21,6 +21,7 @@ decision again, so no move is lost or played twice.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import random
 import time
 import uuid
@@ -63,7 +64,11 @@ class Bot:
         """Called after every successful (re)join: the match, game, your seat, options."""
 
     def choose(self, decision: referee_pb2.Decision) -> referee_pb2.Move:
-        """Return one of ``decision.legal_moves`` (the message itself or an equal copy)."""
+        """Return one of ``decision.legal_moves`` (the message itself or an equal copy).
+
+        May also be ``async def`` (it is awaited), e.g. to think in an executor without
+        blocking the stream. ``decision.deadline_unix_ms`` (0 = none) is when the referee's
+        time policy plays for you."""
         raise NotImplementedError(f"{type(self).__name__} must implement choose()")
 
     def on_event(self, event: referee_pb2.MatchEvent) -> None:
@@ -165,7 +170,7 @@ async def play(
                     if decision.state_version in answered:
                         continue  # a re-push of a decision already answered on this stream
                     stats.decisions += 1
-                    move = _choose(bot, decision, strict, blog, stats)
+                    move = await _choose(bot, decision, strict, blog, stats)
                     answered.add(decision.state_version)
                     await call.write(
                         referee_pb2.ClientMessage(
@@ -230,10 +235,15 @@ class _Dropped(Exception):
     pass
 
 
-def _choose(bot: Bot, decision, strict: bool, blog, stats: PlayStats) -> referee_pb2.Move:
+async def _choose(bot: Bot, decision, strict: bool, blog, stats: PlayStats) -> referee_pb2.Move:
     if not decision.legal_moves:
         raise BotError(f"decision {decision.state_version} lists no legal move (referee bug?)")
     move = bot.choose(decision)
+    if inspect.isawaitable(move):
+        move = await move
+    if decision.deadline_unix_ms and time.time() * 1000 > decision.deadline_unix_ms:
+        blog.warning("choose() answered after the deadline; the time policy may have moved",
+                     state_version=decision.state_version, kind=decision.kind)
     if isinstance(move, referee_pb2.Move) and _is_legal(move, decision.legal_moves):
         return move
     if strict:

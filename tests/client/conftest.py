@@ -47,6 +47,7 @@ class RefereeProcess:
     proc: subprocess.Popen | None = None
     port: int = 0
     starts: int = 0
+    extra_args: tuple[str, ...] = ()
 
     @property
     def address(self) -> str:
@@ -63,6 +64,7 @@ class RefereeProcess:
                     "--port-file", str(port_file),
                     "--data-dir", str(self.data_dir),
                     "--admin-token", self.admin_token,
+                    *self.extra_args,
                 ],
                 stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
             )
