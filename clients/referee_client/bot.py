@@ -208,7 +208,7 @@ async def play(
             code = err.code()
             if code not in RETRYABLE:
                 raise BotError(
-                    f"{code.name}{'/' + reason_of(err) if reason_of(err) else ''}: {err.details()}"
+                    f"{RefereeError(code, err.details() or '', reason_of(err))}"
                     f" (match {match_id}, address {address})"
                 ) from None
             cause = f"{code.name}: {err.details()}"

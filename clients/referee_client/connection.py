@@ -102,7 +102,7 @@ class RefereeError(Exception):
         self.code = code
         self.details = details
         self.reason = reason
-        what = f"{code.name}" + (f"/{reason}" if reason else "")
+        what = f"{code.name}" + (f"/{reason}" if reason and reason != code.name else "")
         super().__init__(f"{what}: {details}")
 
     @classmethod
