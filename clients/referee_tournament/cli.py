@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import sqlite3
@@ -126,10 +127,13 @@ def _load_target(target: str) -> tuple[TournamentConfig, Path | None]:
             meta = dict(con.execute("SELECT key, value FROM meta"))
         finally:
             con.close()
-        if "toml" not in meta:
-            raise ConfigError("target", f"{db} does not keep the tournament file; pass FILE")
-        cfg = parse(tomllib.loads(meta["toml"]), base_dir=meta.get("base_dir", "."))
-        return replace(cfg, source=meta["toml"]), path
+        base = meta.get("base_dir", ".")
+        if "toml" in meta:
+            cfg = parse(tomllib.loads(meta["toml"]), base_dir=base)
+            return replace(cfg, source=meta["toml"]), path
+        if "input_json" in meta:
+            return parse(json.loads(meta["input_json"]), base_dir=base), path
+        raise ConfigError("target", f"{db} does not keep the tournament file; pass FILE")
     return load(path), None
 
 

@@ -94,6 +94,7 @@ class TournamentConfig:
     output: str | None = None
     base_dir: str = "."
     source: str = ""  # the TOML text it was read from (kept in the results for `resume DIR`)
+    raw_json: str = ""  # the parsed document as JSON (kept too; works without a file)
 
     def entrant(self, name: str) -> Entrant:
         for e in self.entrants:
@@ -122,6 +123,7 @@ class TournamentConfig:
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("source", None)
+        d.pop("raw_json", None)
         d["options"] = dict(self.options)
         return d
 
@@ -214,8 +216,11 @@ def _command(v: Any, key: str) -> tuple[str, ...]:
 def parse(data: dict[str, Any], base_dir: str | Path = ".", file: str | Path | None = None,
           ) -> TournamentConfig:
     """Validate a parsed TOML document and build a :class:`TournamentConfig`."""
+    from dataclasses import replace
+
     try:
-        return _parse(data, str(base_dir))
+        cfg = _parse(data, str(base_dir))
+        return replace(cfg, raw_json=json.dumps(data, default=str))
     except ConfigError as exc:
         if file is not None:
             raise ConfigError(exc.key, str(exc).split(": ", 1)[1], file) from None

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import signal
+import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -197,7 +198,7 @@ async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
             bots.append(bot)
             values = {"address": job.address, "match": match_id, "token": tokens[seat],
                       "seat": str(seat), "seed": str(job.bot_seeds[seat]), "name": name,
-                      "game": job.game}
+                      "game": job.game, "python": sys.executable}
             env = {**os.environ, "PYTHONUNBUFFERED": "1", **job.envs[seat]}
             await _spawn(bot, fill(job.commands[seat], values), job.cwds[seat], env)
 

@@ -12,8 +12,8 @@
   (mean ± 1.96·s/√n).
 * **Leaderboard place interval**: a bootstrap over duplicate-seed groups (B = 500 resamples,
   fixed seed): the leaderboard order by average rank is recomputed on each resample and the
-  2.5%-97.5% range of each entrant's place reported. Resampling whole groups keeps each group's
-  luck cancellation intact.
+  2.5%-97.5% range of each entrant's place reported (equal average ranks are ordered by
+  rating). Resampling whole groups keeps each group's luck cancellation intact.
 """
 from __future__ import annotations
 
@@ -96,7 +96,8 @@ def _avg_rank_order(names: Sequence[str], groups: Sequence[list[MatchResult]]) -
             for n, r in zip(m.seating, m.ranks, strict=True):
                 tot[n] += r
                 cnt[n] += 1
-    return sorted(names, key=lambda n: (tot[n] / cnt[n]) if cnt[n] else math.inf)
+    pos = {n: i for i, n in enumerate(names)}  # ties: the order given (the rating order)
+    return sorted(names, key=lambda n: ((tot[n] / cnt[n]) if cnt[n] else math.inf, pos[n]))
 
 
 def place_intervals(names: Sequence[str], matches: Sequence[MatchResult], resamples: int = 500,
@@ -138,7 +139,8 @@ def leaderboard(names: Sequence[str], matches: Sequence[MatchResult]) -> dict[st
             p["ranks"].append(m.ranks[seat])
             p["wins"] += shares[seat]
             p["matches"].add(m.index)
-    places = place_intervals(names, matches)
+    by_rating = sorted(names, key=lambda n: -ratings[n].ordinal())
+    places = place_intervals(by_rating, matches)
     rows = []
     for n in names:
         p = per[n]

@@ -174,6 +174,7 @@ class Runner:
         self.referees: list[LocalReferee] = []
         self.endpoints: list[RefereeEndpoint] = []
         self.played = 0
+        self.play_seconds = 0.0  # wall-clock of the match loop this session
 
     # ------------------------------------------------------------------ setup
     def _prepare(self) -> tuple[Store, list[MatchSpec]]:
@@ -203,7 +204,9 @@ class Runner:
         store.set_meta("config", json.dumps(self.cfg.to_json()))
         if self.cfg.source:
             store.set_meta("toml", self.cfg.source)
-            store.set_meta("base_dir", self.cfg.base_dir)
+        if self.cfg.raw_json:
+            store.set_meta("input_json", self.cfg.raw_json)
+        store.set_meta("base_dir", self.cfg.base_dir)
         (self.out / "tournament.json").write_text(json.dumps(self.cfg.to_json(), indent=2))
         return store, specs
 
@@ -324,7 +327,11 @@ class Runner:
                 await self._start_referees(session)
                 await self._check_game()
                 backend = self._backend()
-                await self._play_all(store, specs, pending, stopper, backend, log)
+                t0 = time.perf_counter()
+                try:
+                    await self._play_all(store, specs, pending, stopper, backend, log)
+                finally:
+                    self.play_seconds = time.perf_counter() - t0
             data = self._report(store, stopper)
             log.info("session_end", session=session, status=data["status"])
             return data

@@ -1,0 +1,111 @@
+"""A real small tournament through the CLI: random vs greedy-batavia on Batavia, every output
+file, and the CLI's help and errors."""
+from __future__ import annotations
+
+import csv
+import json
+
+from .conftest import GREEDY, RANDOM, run_cli, write_toml
+
+
+def test_small_tournament_produces_every_output(tmp_path):
+    out = tmp_path / "results"
+    toml = write_toml(tmp_path / "t.toml", f"""
+        name = "e2e"
+        seed = 5
+        output = "{out}"
+        [game]
+        name = "batavia"
+        seats = 3
+        [[entrants]]
+        name = "random"
+        command = "{RANDOM}"
+        [[entrants]]
+        name = "greedy"
+        command = "{GREEDY}"
+        [format]
+        type = "round_robin"
+        rounds = 1
+        [time]
+        move_ms = 5000
+        [run]
+        concurrency = 3
+    """)
+    proc = run_cli("run", str(toml), "--no-progress")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Leaderboard" in proc.stderr or "leaderboard" in proc.stderr
+    for name in ("results.json", "matches.csv", "leaderboard.txt", "index.html",
+                 "tournament.sqlite", "runner.log", "tournament.json"):
+        assert (out / name).is_file(), name
+    for png in ("plots/ratings.png", "plots/scores.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    data = json.loads((out / "results.json").read_text())
+    assert data["status"] == {"done": 6}
+    assert [e["name"] for e in data["leaderboard"]] == ["greedy", "random"]
+    assert data["leaderboard"][0]["ordinal"] > data["leaderboard"][1]["ordinal"]
+    assert len(data["rating_history"]) == 6
+    seeds = {m["seed"] for m in data["matches"]}
+    assert len(seeds) == 1  # one round: every seating on the same seed
+    html = (out / "index.html").read_text()
+    for m in data["matches"]:
+        record = out / m["record"]
+        assert record.is_file()
+        assert m["record"] in html  # linked from the results page
+        rec = json.loads(record.read_text())
+        assert rec["match_id"] == m["match_id"]
+        assert rec["seed"] == m["seed"]
+        assert rec["seat_names"] == m["seating"]
+        assert rec["result"]["ranks"] == m["ranks"]
+        assert rec["time_policy"]["move_ms"] == 5000
+    with open(out / "matches.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 6 and {r["status"] for r in rows} == {"done"}
+    assert rows[0]["record"].startswith("records/")
+    log_events = [json.loads(line)["event"] for line in (out / "runner.log").read_text().splitlines()]
+    assert log_events.count("match_end") == 6 and "session_end" in log_events
+    assert "greedy" in (out / "leaderboard.txt").read_text()
+    # running it again plays nothing and keeps the results
+    again = run_cli("run", str(toml), "--no-progress")
+    assert again.returncode == 0
+    assert json.loads((out / "results.json").read_text())["status"] == {"done": 6}
+    # report rebuilds from the folder alone
+    rep = run_cli("report", str(out))
+    assert rep.returncode == 0 and "greedy" in rep.stdout
+
+
+def test_cli_help_and_bad_file(tmp_path):
+    for args in (["--help"], ["run", "--help"], ["resume", "--help"], ["report", "--help"]):
+        proc = run_cli(*args)
+        assert proc.returncode == 0 and "usage" in proc.stdout.lower()
+    bad = write_toml(tmp_path / "bad.toml", """
+        [game]
+        name = "batavia"
+        seats = 3
+        [[entrants]]
+        name = "a"
+        command = "bot {address} {match} {token}"
+        [[entrants]]
+        name = "b"
+        command = "bot {address} {match} {token}"
+        [format]
+        rounds = "two"
+    """)
+    proc = run_cli("run", str(bad))
+    assert proc.returncode == 2
+    assert "format.rounds" in proc.stderr
+    unknown_game = write_toml(tmp_path / "nogame.toml", f"""
+        output = "{tmp_path / 'x'}"
+        [game]
+        name = "monopoly"
+        seats = 3
+        [[entrants]]
+        name = "a"
+        command = "{RANDOM}"
+        [[entrants]]
+        name = "b"
+        command = "{RANDOM}"
+    """)
+    proc = run_cli("run", str(unknown_game), "--no-progress")
+    assert proc.returncode == 1
+    assert "game.name" in proc.stderr and "batavia" in proc.stderr

@@ -1,0 +1,51 @@
+"""OpenSkill ratings and intervals on synthetic results."""
+from __future__ import annotations
+
+import random
+
+from referee_tournament.ratings import MatchResult, leaderboard, wilson
+
+
+def synthetic(strength: dict[str, float], n: int, seed: int = 1) -> list[MatchResult]:
+    rng = random.Random(seed)
+    names = list(strength)
+    out = []
+    for i in range(n):
+        seating = tuple(rng.sample(names, 3))
+        perf = [strength[x] + rng.gauss(0, 1) for x in seating]
+        order = sorted(range(3), key=lambda k: -perf[k])
+        ranks = [0] * 3
+        for r, k in enumerate(order, 1):
+            ranks[k] = r
+        scores = [round(10 * p) for p in perf]
+        out.append(MatchResult(i, f"g{i // 3}", seating, scores, ranks))
+    return out
+
+
+def test_ratings_order_follows_strength():
+    strength = {"weak": 0.0, "mid": 1.0, "strong": 2.0, "best": 3.0}
+    board = leaderboard(list(strength), synthetic(strength, 240))
+    names = [e["name"] for e in board["entrants"]]
+    assert names == ["best", "strong", "mid", "weak"]
+    best = board["entrants"][0]
+    assert abs(best["ordinal"] - (best["mu"] - 3 * best["sigma"])) < 0.01
+    assert best["avg_rank_ci95"][0] <= best["avg_rank"] <= best["avg_rank_ci95"][1]
+    assert best["place_ci95"][0] == 1
+    assert board["entrants"][-1]["place_ci95"][1] == 4
+    assert len(board["history"]) == 240
+
+
+def test_repeated_entrant_in_one_match_and_ties():
+    # "a" fills two seats and ties for first with "b"
+    m = [MatchResult(0, "g0", ("a", "a", "b"), [5, 1, 5], [1, 3, 1])]
+    board = leaderboard(["a", "b"], m)
+    rows = {e["name"]: e for e in board["entrants"]}
+    assert rows["a"]["seat_games"] == 2 and rows["a"]["matches"] == 1
+    assert rows["a"]["wins"] == 0.5 and rows["b"]["wins"] == 0.5
+    assert rows["b"]["ordinal"] > rows["a"]["ordinal"]
+
+
+def test_wilson_interval():
+    lo, hi = wilson(5, 10)
+    assert 0.2 < lo < 0.5 < hi < 0.8
+    assert wilson(0, 0) == (0.0, 1.0)
