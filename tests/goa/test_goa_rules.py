@@ -694,3 +694,42 @@ def test_expeditions_tile_ignores_hand_limit():
     hand = len(state.hands[p])
     R.gain_tile(state, p, tile_ids(state.rules, R.T_EXPEDITIONS, "B")[0])
     assert len(state.hands[p]) == hand + 3
+
+
+def test_extra_harvest_at_most_3_lands():
+    """Extra harvest: 'Fill up to 3 of your plantations and/or colonies'."""
+    state, p = _board_state()
+    t = tile_ids(state.rules, R.T_EXTRA_HARVEST, "B")[0]
+    state.kept[p].append(t)
+    plants = tile_ids(state.rules, R.T_PLANT, "B", fields=2)[:4]
+    state.lands[p] = [[0, x, [1 << state.rules.tiles[x].spice] * 2, [-1, -1]] for x in plants]
+    refresh(state)
+    play(state, p, mv.use_tile(t))
+    for land in range(3):
+        d = GAME.decision(state)
+        m = next(m for m in d.moves if isinstance(m, mv.PlaceSpice) and m.land == land)
+        play(state, p, m)
+    d = GAME.decision(state)
+    lands = {m.land for m in d.moves if isinstance(m, mv.PlaceSpice)}
+    assert lands == {0, 1, 2}, "a fourth land may not be filled"
+
+
+@pytest.mark.parametrize("cards,can_pass", [(1, True), (2, False)])
+def test_extra_action_pass_only_with_at_most_one_card(cards, can_pass):
+    """End of a round: 'Keep, at most, 1 Extra action card in his hand'."""
+    state = new_game(2, 3)
+    d = random_until(state, lambda s, d: d.kind == "goa.extra_action", random.Random(1))
+    p = d.seat
+    state.extra_supply += state.extra_cards[p] - cards
+    state.extra_cards[p] = cards
+    refresh(state)
+    d = GAME.decision(state)
+    assert (mv.PASS_EXTRA in d.moves) is can_pass and mv.PLAY_EXTRA in d.moves
+
+
+def test_most_ducats_scores_3_ties_each():
+    """Final scoring: 'The player with the most ducats scores 3 victory points. In case of a tie
+    for the most ducats, the tied players score 3 VP each'."""
+    state = new_game(3, 8)
+    state.ducats = [7, 9, 9]
+    assert [R.score_seat(state, p)["most_ducats"] for p in range(3)] == [0, 3, 3]
