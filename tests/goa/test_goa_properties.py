@@ -90,14 +90,14 @@ def run_game(seed: int, n: int, options: dict, check_every: int = 0) -> R.State:
     return state
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([2, 3, 4]),
        options=st.sampled_from(OPTION_SETS))
 def test_random_games_keep_invariants(seed, n, options):
     run_game(seed, n, options)
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([2, 3, 4]),
        options=st.sampled_from(OPTION_SETS))
 def test_every_listed_move_is_accepted_and_illegal_ones_change_nothing(seed, n, options):
@@ -139,7 +139,7 @@ def rerandomise(state: R.State, seat: int, rnd: random.Random) -> R.State:
     return s2
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([2, 3, 4]),
        options=st.sampled_from(OPTION_SETS), stop=st.integers(0, 700))
 def test_view_shows_nothing_a_seat_cannot_see(seed, n, options, stop):
@@ -156,9 +156,6 @@ def test_view_shows_nothing_a_seat_cannot_see(seed, n, options, stop):
         want = GAME.view(state, seat).SerializeToString(deterministic=True)
         for k in range(3):
             other = rerandomise(state, -1 if seat is None else seat, random.Random(seed + k))
-            if seat is None:  # a spectator sees no hand and no ducats at all
-                for p in range(n):
-                    pass
             got = GAME.view(other, seat).SerializeToString(deterministic=True)
             assert got == want, f"view of seat {seat} depends on hidden information"
 
