@@ -1,0 +1,4 @@
+"""Santa Maria (Aporta Games 2017), 1-4 players. Rules: rules.py; open points: RULINGS.md."""
+from .game import SantaMariaGame
+
+__all__ = ["SantaMariaGame"]

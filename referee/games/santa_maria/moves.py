@@ -1,0 +1,150 @@
+"""Santa Maria's engine moves: small immutable values, one class per kind of choice, interned so
+listing legal moves allocates nothing and a listed move is found by identity.
+
+Conventions: a cell is ``row * 6 + col`` (0-based; row = blue die value - 1, col = white die value
+- 1); a payment ``pay`` is a 5-tuple of resources handed in (wood, wheat, sugar, gem, gold);
+resources are indices 0..4 in that order; die colours WHITE = 1, BLUE = 2; lines ROW = 1, COL = 2.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+WHITE, BLUE = 1, 2
+ROW, COL = 1, 2
+Pay = tuple[int, int, int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class DraftLot:
+    lot: int
+
+
+@dataclass(frozen=True, slots=True)
+class Expand:
+    slot: int
+    pay: Pay
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceTile:
+    cell: int  # where the tile's cell 0 lands
+    rotation: int  # clockwise quarter-turns
+
+
+@dataclass(frozen=True, slots=True)
+class ActivateBuilding:
+    cell: int
+
+
+@dataclass(frozen=True, slots=True)
+class UseDie:
+    color: int
+    face: int
+    line: int
+    target: int  # 1..6
+    botany: int  # resource handed in for Botany, or -1
+
+
+@dataclass(frozen=True, slots=True)
+class Retreat:
+    space: int
+
+
+@dataclass(frozen=True, slots=True)
+class Sell:
+    resource: int
+
+
+@dataclass(frozen=True, slots=True)
+class Buy:
+    resource: int
+
+
+@dataclass(frozen=True, slots=True)
+class MoveDie:
+    src: int
+    dst: int
+
+
+@dataclass(frozen=True, slots=True)
+class EndTurn:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    option: int
+    pay: Pay
+
+
+@dataclass(frozen=True, slots=True)
+class Ship:
+    slot: int
+    pay: Pay
+
+
+@dataclass(frozen=True, slots=True)
+class ShiftShip:
+    dock: int
+
+
+@dataclass(frozen=True, slots=True)
+class Religion:
+    extra: bool
+    pay: Pay
+
+
+@dataclass(frozen=True, slots=True)
+class RecruitMonk:
+    space: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceDie:
+    cell: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceRoad:
+    cell: int
+
+
+@dataclass(frozen=True, slots=True)
+class RecoverCoins:
+    cell: int
+
+
+@dataclass(frozen=True, slots=True)
+class Decline:
+    pass
+
+
+Move = (
+    DraftLot | Expand | PlaceTile | ActivateBuilding | UseDie | Retreat | Sell | Buy | MoveDie
+    | EndTurn | Exchange | Ship | ShiftShip | Religion | RecruitMonk | PlaceDie | PlaceRoad
+    | RecoverCoins | Decline
+)
+
+END_TURN = EndTurn()
+DECLINE = Decline()
+NO_PAY: Pay = (0, 0, 0, 0, 0)
+
+intern = lru_cache(maxsize=None)
+draft_lot = intern(DraftLot)
+expand = intern(Expand)
+place_tile = intern(PlaceTile)
+activate_building = intern(ActivateBuilding)
+use_die = intern(UseDie)
+retreat = intern(Retreat)
+sell = intern(Sell)
+buy = intern(Buy)
+move_die = intern(MoveDie)
+exchange = intern(Exchange)
+ship = intern(Ship)
+shift_ship = intern(ShiftShip)
+religion = intern(Religion)
+recruit_monk = intern(RecruitMonk)
+place_die = intern(PlaceDie)
+place_road = intern(PlaceRoad)
+recover_coins = intern(RecoverCoins)

@@ -1,0 +1,178 @@
+"""What each seat sees. Written for the view, not filtered from a dump: every colony, coin,
+resource, die, track and monk is public; a seat sees the face of its own ships (placed face down
+in its port), of others only how many ships each dock holds. Never the face-down development or
+ship piles, the Scholars and Bishops left in the box, or the RNG."""
+from __future__ import annotations
+
+from referee.v1 import santa_maria_pb2 as pb
+
+from . import rules as R
+
+_TERRAIN = {"road": pb.ROAD, "farm": pb.FARM, "forest": pb.FOREST, "mountain": pb.MOUNTAIN,
+            "city": pb.CITY, "town_hall": pb.TOWN_HALL}
+_FX = {"produce": pb.PRODUCE, "exchange": pb.EXCHANGE, "ship": pb.SHIP,
+       "conquistador": pb.CONQUISTADOR, "religion": pb.RELIGION}
+
+
+def goods(g) -> pb.Goods:
+    """A 5-tuple (resources) or 7-tuple (goods) or a sheet dict as Goods."""
+    if isinstance(g, dict):
+        return pb.Goods(**g)
+    return pb.Goods(**{R.GOODS_NAMES[i]: x for i, x in enumerate(g) if x})
+
+
+_content_cache: dict[tuple[int, int], pb.CellContent] = {}
+
+
+def content(rules: R.Rules, kind: int) -> pb.CellContent:
+    key = (id(rules), kind)
+    c = _content_cache.get(key)
+    if c is None:
+        k = rules.cells[kind]
+        spec = k.spec or {}
+        c = pb.CellContent(
+            terrain=_TERRAIN.get(spec.get("terrain"), pb.TERRAIN_UNSPECIFIED),
+            building=k.building,
+            colonists=k.colonists,
+            end_points=k.end_points,
+        )
+        for e in k.effects:
+            eff = rules.effects[e]
+            spec_e = eff.spec
+            msg = c.effects.add(kind=_FX[spec_e["kind"]])
+            if "gain" in spec_e:
+                msg.gain.CopyFrom(goods(spec_e["gain"]))
+            for o in spec_e.get("options", ()):
+                msg.options.add(pay=goods(o["pay"]), gain=goods(o["gain"]))
+        _content_cache[key] = c
+    return c
+
+
+def _tile_cells(rules: R.Rules, tile: int) -> list[pb.TileCell]:
+    shape = R.tile_shape(rules, tile)
+    return [pb.TileCell(dr=dr, dc=dc, content=content(rules, k))
+            for (dr, dc), k in zip(shape, R.tile_cells(rules, tile))]
+
+
+def _ship(rules: R.Rules, ship: int) -> pb.ShipTile:
+    cost, points = rules.ships[ship]
+    return pb.ShipTile(cost=goods(cost), points=points)
+
+
+def build_view(state: R.State, seat: int | None) -> pb.View:
+    r = state.rules
+    over = state.phase == R.OVER
+    d = R.decision(state)
+    view = pb.View(
+        seat=-1 if seat is None else seat,
+        seat_count=state.n,
+        phase={R.DRAFT: pb.DRAFT, R.YEAR: pb.YEAR, R.OVER: pb.GAME_OVER}[state.phase],
+        year=state.year,
+        first_player=state.first,
+        current_seat=d.seat if d is not None else -1,
+        white_dice=state.white,
+        shared_blue_dice=state.shared_blue,
+        doubles_left=len(state.pile_d),
+        triples_left=len(state.pile_t),
+        ships_left=len(state.ship_pile),
+        road_tiles_left=state.roads_left,
+        main_action_done=state.main_done and not state.queue,
+        shared_blue_dice_variant=state.shared,
+        advanced=state.advanced,
+    )
+    if state.n > 1:
+        view.conquistador_points.extend(r.conq_table[state.n][min(state.year, r.years) - 1])
+    else:
+        view.conquistador_points.append(r.solo_tree_points[min(state.year, r.years) - 1])
+    if d is not None:
+        pend = pb.Pending(kind=d.kind)
+        if state.queue:
+            task = state.queue[0]
+            k = task[0]
+            if k == "exch":
+                cell = task[3]
+                pend.row, pend.col = cell // 6 + 1, cell % 6 + 1
+                pend.second = task[4]
+                for pay, g in r.effects[task[2]].options:
+                    pend.options.add(pay=goods(pay), gain=goods(g))
+            elif k == "place":
+                pend.slot = task[3]
+                pend.tile.extend(_tile_cells(r, task[2]))
+            elif k == "astro":
+                pend.dock = task[2]
+            elif k == "die":
+                if task[2] == R.ROW:
+                    pend.row = task[3] + 1
+                else:
+                    pend.col = task[3] + 1
+        view.pending.CopyFrom(pend)
+    # conquistador ranks
+    rank = {s: i + 1 for i, s in enumerate(R.conquistador_order(state))}
+    for s, p in enumerate(state.players):
+        pp = view.players.add(
+            seat=s,
+            colony_board=p.board,
+            coins=p.coins,
+            resources=goods(tuple(p.res)),
+            points=state.final[s]["total"] if over else p.points,
+            religion=p.religion,
+            conquistador=p.conq,
+            conquistador_rank=rank.get(s, 0),
+            blue_dice=sorted(p.blue),
+            blue_unlocked=p.blue_unlocked,
+            blue_used=p.blue_used,
+            white_used=p.white_used,
+            activation_cost=p.activations + 1,
+            monks_left=p.monks_left,
+            retreat_space=p.retreat,
+            scholars=[n for n, bit in R.SCH.items() if p.scholars & bit],
+            own_scholar=p.own_scholar,
+            white_limit=r.white_per_year,
+        )
+        for c in range(36):
+            k = p.grid[c]
+            if k:
+                pp.colony.add(row=c // 6 + 1, col=c % 6 + 1, content=content(r, k),
+                              die=p.die_on[c], coins=p.coins_on[c], printed=bool(p.printed >> c & 1))
+        pp.port.ships_per_dock.extend(len(dk) for dk in p.port)
+        if seat == s or over:
+            for dock, ships in enumerate(p.port):
+                for x in ships:
+                    pp.port.own_ships.add(dock=dock, ship=_ship(r, x))
+    for slot, tile in enumerate(state.display):
+        dt = view.display.add(present=tile >= 0, triple=slot >= r.display_doubles)
+        dt.cost.CopyFrom(goods(r.cost_triple if dt.triple else r.cost_double))
+        if tile >= 0:
+            dt.cells.extend(_tile_cells(r, tile))
+    for slot, ship in enumerate(state.ship_slots):
+        ss = view.ship_slots.add(dock=slot, present=ship >= 0)
+        if ship >= 0:
+            ss.ship.CopyFrom(_ship(r, ship))
+    for dock, (bonus, g) in enumerate(r.docks):
+        view.docks.add(dock=dock, bonus=bonus, gain=goods(g))
+    ns, nb = r.scholars_drawn, r.bishops_drawn
+    for i, seats in enumerate(state.monks):
+        if i < ns:
+            ms = pb.MonkSpace(space=i, kind="scholar", tile=state.monk_tiles[i],
+                              points=r.scholar_points[state.monk_tiles[i]])
+        elif i < ns + nb:
+            ms = pb.MonkSpace(space=i, kind="bishop", tile=state.monk_tiles[i])
+        else:
+            ms = pb.MonkSpace(space=i, kind="camp", reward=goods(r.camps[i - ns - nb]))
+        ms.monks.extend(seats)
+        view.monk_spaces.append(ms)
+    for i, (action, g) in enumerate(r.retreat):
+        view.retreat_spaces.add(space=i, action=action, gain=goods(g), occupant=state.retreat_occ[i])
+    view.religion_track.CopyFrom(pb.Track(length=r.religion_length, monk_symbols=r.monk_symbols))
+    view.conquistador_track.CopyFrom(pb.Track(length=r.conq_length, gold_symbols=r.gold_symbols, trees=r.trees))
+    for i, (hall, scholar) in enumerate(state.lots):
+        view.lots.add(lot=i, taken=state.lot_taken[i], town_hall=_tile_cells(r, R.HALL_TILE + hall),
+                      scholar=scholar)
+    if over:
+        for s, f in enumerate(state.final):
+            view.final.add(seat=s, during_game=f["during_game"], coins=f["coins"],
+                           colonists=f["colonists"], scholars=f["scholars"], bishops=f["bishops"],
+                           port=f["port"], ships=f["ships"], buildings=f["buildings"],
+                           total=f["total"], achievements=f.get("achievements", []))
+    return view
+
