@@ -292,7 +292,7 @@ class Rules:
         lim = v["limits"]
         pb = v["progress_bonus"]
         return cls(
-            edition=sheet.name.split("-")[-1],
+            edition=v["edition"],
             yields=yields,
             costs=tuple(costs),
             row_vp=tuple(v["row_vp"]),

@@ -130,6 +130,7 @@ def sheet(edition):
     e12 = edition == "2012"
     R = "R12en" if e12 else "R04fr"
     vals = {}
+    vals["edition"] = v(edition, "rulebook", f"{R}: the edition this sheet describes")
     vals["spices"] = v(SPICES, "rulebook", f"{R}: the five spices (order is the project's)")
     vals["columns"] = v(COLUMNS, "rulebook", f"{R}, development board: five columns in board order")
     vals["row_vp"] = v([0, 1, 3, 6, 10], "rulebook", f"{R}, Final scoring: 0/1/3/6/10 VP per row")
