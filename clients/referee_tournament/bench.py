@@ -12,8 +12,8 @@ is not timed.
 from __future__ import annotations
 
 import asyncio
-import tempfile
 import secrets
+import tempfile
 from pathlib import Path
 from typing import Any
 

@@ -26,7 +26,7 @@ def cli_command() -> list[str]:
 
 def run_cli(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.run([*cli_command(), *args], capture_output=True, text=True,
+    return subprocess.run([*cli_command(), *args], capture_output=True, text=True, check=False,
                           timeout=timeout, env=env, cwd=ROOT, **kw)
 
 

@@ -6,7 +6,6 @@ from collections import Counter, defaultdict
 from itertools import permutations
 
 import pytest
-
 from referee_tournament.config import parse
 from referee_tournament.formats import schedule, seat_counts, seatings_for, tables_for
 

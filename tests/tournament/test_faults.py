@@ -1,0 +1,74 @@
+"""A crashing bot and a hanging bot never stall the run and are recorded; a match past its
+wall-clock limit is killed and recorded as failed."""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from referee_tournament.config import parse
+from referee_tournament.runner import Runner
+
+from .conftest import RANDOM
+
+CRASH = ('{python} -c "import sys; sys.stderr.write(\'boom: bot exploded\\\\n\'); sys.exit(3)" '
+         "{address} {match} {token}")
+HANG = '{python} -c "import time; time.sleep(600)" {address} {match} {token}'
+
+
+def _cfg(tmp_path, time_cfg, entrants):
+    return parse({
+        "name": "faults", "output": str(tmp_path / "out"),
+        "game": {"name": "batavia", "seats": 3},
+        "entrants": [{"name": n, "command": c} for n, c in entrants],
+        "format": {"type": "round_robin", "seating": "rotate", "rounds": 1},
+        "time": time_cfg,
+        "run": {"concurrency": 3},
+    }, base_dir=tmp_path)
+
+
+def test_crashing_and_hanging_bots_do_not_stall_the_run(tmp_path, referee, quiet_console):
+    cfg = _cfg(tmp_path,
+               {"move_ms": 25, "grace_ms": 0, "on_expiry": "random_legal", "bot_grace_s": 0.5,
+                "match_wall_s": 90},
+               [("random", RANDOM), ("crasher", CRASH), ("hanger", HANG)])
+    t0 = time.monotonic()
+    data = asyncio.run(Runner(cfg, address=referee.address, admin_token=referee.admin_token,
+                              console=quiet_console, progress=False).run())
+    assert time.monotonic() - t0 < 60
+    assert data["status"] == {"done": 3}  # the referee's time policy played for them
+    rows = {e["name"]: e for e in data["leaderboard"]}
+    assert rows["crasher"]["crashes"] == 3 and rows["crasher"]["hangs"] == 0
+    assert rows["hanger"]["hangs"] == 3 and rows["hanger"]["crashes"] == 0
+    assert rows["crasher"]["timeouts"] > 0 and rows["hanger"]["timeouts"] > 0
+    # (the random bot may time out too at 25 ms a move on a busy machine)
+    assert rows["random"]["crashes"] == rows["random"]["hangs"] == 0
+    crashes = [i for i in data["incidents"] if i["entrant"] == "crasher"]
+    assert len(crashes) == 3
+    for i in crashes:
+        assert i["exit_code"] == 3 and "crash" in i["what"]
+        assert "boom: bot exploded" in i["stderr_tail"]
+    hangs = [i for i in data["incidents"] if i["entrant"] == "hanger"]
+    assert all("hung (killed)" in i["what"] for i in hangs)
+    # the game record's timeout flags are the source of the counts
+    out = tmp_path / "out"
+    for m in data["matches"]:
+        rec = json.loads((out / m["record"]).read_text())
+        seat = m["seating"].index("crasher")
+        assert any(x.get("timeout") for x in rec["moves"] if x["seat"] == seat)
+
+
+def test_wall_clock_limit_kills_the_bots_and_fails_the_match(tmp_path, referee, quiet_console):
+    cfg = _cfg(tmp_path, {"move_ms": 120000, "match_wall_s": 2, "bot_grace_s": 0},
+               [("random", RANDOM), ("hanger", HANG), ("hanger2", HANG)])
+    cfg = parse({**json.loads(cfg.raw_json), "format": {"seating": "rotate", "rounds": 1}},
+                base_dir=tmp_path)
+    t0 = time.monotonic()
+    data = asyncio.run(Runner(cfg, address=referee.address, admin_token=referee.admin_token,
+                              console=quiet_console, progress=False, max_matches=1).run())
+    assert time.monotonic() - t0 < 30
+    assert data["status"]["failed"] == 1
+    failed = [m for m in data["matches"] if m["status"] == "failed"]
+    assert "wall-clock limit" in failed[0]["error"]
+    assert any(i["what"] == ["match failed"] for i in data["incidents"])
+    assert {i["entrant"] for i in data["incidents"] if i.get("entrant")} >= {"hanger"}
