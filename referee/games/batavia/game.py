@@ -6,7 +6,6 @@ from typing import Any, Mapping
 
 from google.protobuf.message import Message
 
-from referee.core import hashing
 from referee.core.components import ComponentSheet, load_sheet_file, parse_sheet
 from referee.core.contract import (
     Decision,
@@ -215,7 +214,7 @@ class BataviaGame(Game[R.State, mv.Move]):
         return R.default_move(state, decision)
 
     def hash_state(self, state: R.State) -> str:
-        return hashing.digest(state)
+        return R.state_digest(state)
 
     def seat_count(self, state: R.State) -> int:
         return state.n
