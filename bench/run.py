@@ -3,7 +3,9 @@
 Engine (one core, in-process, per registered game — new games join automatically)
     Random playouts: each decision is one ``GAME.decision(state)`` (which lists ALL legal moves),
     a uniform pick, and one ``GAME.apply(state, seat, move)``. No protobuf conversion.
-    ``decisions_per_s`` = decisions / wall time; ``games_per_s`` = finished games / wall time.
+    ``decisions_per_s`` = decisions / wall time; ``games_per_s`` = finished games / wall time;
+    ``decisions_per_cpu_s`` = decisions / CPU time of the process (what one dedicated core does,
+    useful when the machine is shared: compare it with the load average recorded alongside).
     Seat counts rotate over the game's range; each game's options are its defaults.
 
 gRPC (loopback, against a real ``referee serve`` subprocess with its default settings)
@@ -115,12 +117,17 @@ class EngineResult:
     decisions: int = 0
     games: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
     seat_counts: list[int] = field(default_factory=list)
     error: str = ""
 
     @property
     def decisions_per_s(self) -> float:
         return self.decisions / self.seconds if self.seconds else 0.0
+
+    @property
+    def decisions_per_cpu_s(self) -> float:
+        return self.decisions / self.cpu_seconds if self.cpu_seconds else 0.0
 
     @property
     def games_per_s(self) -> float:
@@ -138,6 +145,7 @@ def bench_engine(game, seconds: float, progress=None, task=None) -> EngineResult
     rng = random.Random(1)
     decision, apply = game.decision, game.apply
     start = time.perf_counter()
+    cpu_start = time.process_time()
     deadline = start + seconds
     seed = 0
     try:
@@ -163,6 +171,7 @@ def bench_engine(game, seconds: float, progress=None, task=None) -> EngineResult
     except Exception as exc:  # noqa: BLE001 - an engine bug must not sink the whole bench
         out.error = f"{type(exc).__name__}: {exc}"
     out.seconds = time.perf_counter() - start
+    out.cpu_seconds = time.process_time() - cpu_start
     return out
 
 
@@ -505,6 +514,10 @@ def main(argv: list[str] | None = None) -> int:
                 "decisions": r.decisions,
                 "games": r.games,
                 "seconds": round(r.seconds, 2),
+                # CPU time of this process: the rate a dedicated core would give, even when
+                # other work shares the machine (wall-clock rates drop under contention).
+                "decisions_per_cpu_s": round(r.decisions_per_cpu_s),
+                "cpu_seconds": round(r.cpu_seconds, 2),
                 "seat_counts": r.seat_counts,
                 **({"error": r.error} if r.error else {}),
             }
@@ -557,6 +570,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, e in results["engine"].items():
         flat[f"engine.{name}.decisions_per_s"] = e["decisions_per_s"]
         flat[f"engine.{name}.games_per_s"] = e["games_per_s"]
+        flat[f"engine.{name}.decisions_per_cpu_s"] = e["decisions_per_cpu_s"]
     for key in ("move_per_s", "move_p99_ms", "echo_per_s", "echo_p99_ms", "move_to_echo_ratio"):
         if key in g:
             flat[f"grpc.{key}"] = g[key]
@@ -568,7 +582,8 @@ def main(argv: list[str] | None = None) -> int:
     table.add_column("value", justify="right")
     table.add_column("notes")
     for name, e in results["engine"].items():
-        note = e.get("error", f"{e['games']} games, seats {e['seat_counts']}, one core")
+        note = e.get("error", f"{e['games']} games, seats {e['seat_counts']}, one core; "
+                              f"{e['decisions_per_cpu_s']:,}/CPU-s")
         table.add_row(f"engine.{name}.decisions_per_s", f"{e['decisions_per_s']:,}", note)
         table.add_row(f"engine.{name}.games_per_s", f"{e['games_per_s']:,.2f}", "")
     for name, why in broken.items():
