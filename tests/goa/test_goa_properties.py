@@ -135,6 +135,8 @@ def rerandomise(state: R.State, seat: int, rnd: random.Random) -> R.State:
         for g, b in zip(face_down, choices):
             s2.bonanza[g] = b
     rnd.shuffle(s2.stacks["B"])
+    if s2.edition == "2004":  # the tiles returned to the box unseen
+        s2.box = [rnd.randrange(len(s2.rules.tiles)) for _ in s2.box]
     s2.rng = Rng(rnd.getrandbits(64))
     return s2
 

@@ -505,6 +505,10 @@ def lay_out_phase(state: State, phase: str) -> list[Event]:
         state.rng.shuffle(order)
         for corner, b in zip(CORNERS, order):
             state.bonanza[corner] = b
+    if not boxed_tiles_seen(state):  # 2004: returned to the box unseen
+        return [Event("goa.phase_laid_out", -1,
+                      f"phase {phase}: 25 tiles laid out; {len(removed)} returned to the box unseen",
+                      {"phase": phase, "removed_count": len(removed)})]
     return [
         Event(
             "goa.phase_laid_out",
@@ -514,6 +518,12 @@ def lay_out_phase(state: State, phase: str) -> list[Event]:
             {"phase": phase, "removed": removed},
         )
     ]
+
+
+def boxed_tiles_seen(state: State) -> bool:
+    """2012 Setup 1 reveals the tiles returned to the box (Favor may take one later); 2004
+    Préparation puts the two unused A tiles back unseen."""
+    return state.edition != "2004"
 
 
 def choose_first_player(state: State) -> list[Event]:
