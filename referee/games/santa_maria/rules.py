@@ -44,6 +44,8 @@ FX_PRODUCE, FX_EXCHANGE, FX_SHIP, FX_CONQ, FX_RELIGION = range(1, 6)
 FX_ID = {"produce": FX_PRODUCE, "exchange": FX_EXCHANGE, "ship": FX_SHIP,
          "conquistador": FX_CONQ, "religion": FX_RELIGION}
 SCH = {name: 1 << i for i, name in enumerate(SCHOLARS)}
+SCH_BOTANY, SCH_PHILOSOPHY, SCH_LOGISTICS = SCH["botany"], SCH["philosophy"], SCH["logistics"]
+SCH_ECONOMY = SCH["basic_economy"] | SCH["advanced_economy"]
 HALL_TILE = 100  # tile references >= 100 are town halls (advanced setup)
 ALL = (1 << 36) - 1
 ROW_MASK = tuple(63 << (6 * r) for r in range(6))
@@ -88,7 +90,7 @@ class Effect:
     spec: Any
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Rules:
     """The component values the rules use, read once from the sheet."""
 
@@ -541,95 +543,143 @@ def free_buildings(p: Player) -> int:
     return p.bld & ~p.blocked
 
 
+_PROMPT_MAIN = "Main action: expand, activate a building, use a die or retreat (free actions too)"
+_PROMPT_FREE = "Free actions (sell, buy, Logistics) or end your turn"
+
+
 def _turn_decision(state: State) -> Decision:
     seat = state.current
     p = state.players[seat]
     r = state.rules
-    moves: list = []
-    if not state.main_done:
-        # (A) Agrandir sa Colonie
-        have = tuple(p.res)
-        for slot, tile in enumerate(state.display):
-            if tile < 0:
-                continue
-            cells = tile_cells(r, tile)
-            cost = r.cost_double if len(cells) == 2 else r.cost_triple
-            pays = payments(cost, have)
-            if pays and fits(tile_shape(r, tile), p.occ):
-                moves.extend(mv.expand(slot, pay) for pay in pays)
-        free = free_buildings(p)
-        # (B) Activer un bâtiment
-        cost = p.activations + 1
-        if p.coins >= cost and free:
-            moves.extend(mv.activate_building(c) for c in range(36) if free >> c & 1)
-        # (C) Activer une rangée/colonne
-        if free:
-            moves.extend(_die_moves(state, p, free))
-        # (D) Se retirer
-        moves.extend(mv.retreat(i) for i, o in enumerate(state.retreat_occ) if o < 0)
-    moves.extend(_free_moves(state, p))
     if state.main_done:
+        moves = _free_moves(state, p)
         moves.append(END_TURN)
-        prompt = "Free actions (sell, buy" + (", move a die" if p.scholars & SCH["logistics"] else "") + ") or end your turn"
-    else:
-        prompt = "Main action: expand, activate a building, use a die or retreat (free actions too)"
-    return Decision(seat, "santa_maria.turn", moves, prompt)
+        return Decision(seat, "santa_maria.turn", moves, _PROMPT_FREE)
+    # (A) Agrandir sa Colonie
+    moves = list(_expand_moves(r, tuple(state.display), tuple(p.res), p.occ))
+    free = p.bld & ~p.blocked
+    if free:
+        # (B) Activer un bâtiment
+        if p.coins > p.activations:
+            moves += _activate_moves(free)
+        # (C) Activer une rangée/colonne
+        moves += _die_moves(state, p, free)
+    # (D) Se retirer
+    moves += _retreat_moves(tuple(state.retreat_occ))
+    moves += _free_moves(state, p)
+    return Decision(seat, "santa_maria.turn", moves, _PROMPT_MAIN)
+
+
+@lru_cache(maxsize=65536)
+def _expand_moves(r: Rules, display: tuple[int, ...], have: tuple[int, ...], occ: int) -> tuple:
+    out: list = []
+    for slot, tile in enumerate(display):
+        if tile < 0:
+            continue
+        cells = tile_cells(r, tile)
+        cost = r.cost_double if len(cells) == 2 else r.cost_triple
+        pays = payments(cost, have)
+        if pays and fits(tile_shape(r, tile), occ):
+            out.extend(mv.expand(slot, pay) for pay in pays)
+    return tuple(out)
+
+
+@lru_cache(maxsize=65536)
+def _activate_moves(free: int) -> tuple:
+    return tuple(mv.activate_building(c) for c in range(36) if free >> c & 1)
+
+
+@cache
+def _retreat_moves(occ: tuple[int, ...]) -> tuple:
+    return tuple(mv.retreat(i) for i, o in enumerate(occ) if o < 0)
+
+
+@cache
+def _line_bits(free: int) -> tuple[int, int]:
+    rows = sum(1 << i for i in range(6) if free & ROW_MASK[i])
+    cols = sum(1 << i for i in range(6) if free & COL_MASK[i])
+    return rows, cols
+
+
+@lru_cache(maxsize=65536)
+def _die_options(color: int, face: int, line: int, bits: int, coins: int, botany: tuple[int, ...],
+                 pip_cost: int) -> tuple:
+    out = []
+    for t in range(6):
+        if not bits >> t & 1:
+            continue
+        if abs(face - 1 - t) * pip_cost <= coins:
+            out.append(mv.use_die(color, face, line, t + 1, -1))
+        if face - 1 != t:
+            out.extend(mv.use_die(color, face, line, t + 1, b) for b in botany)
+    return tuple(out)
 
 
 def _die_moves(state: State, p: Player, free: int) -> list:
     r = state.rules
-    out = []
-    rows = [bool(free & ROW_MASK[i]) for i in range(6)]
-    cols = [bool(free & COL_MASK[i]) for i in range(6)]
-    coins = p.coins
-    botany = []
-    if p.scholars & SCH["botany"]:
-        botany = [x for x in (WOOD, WHEAT, GOLD) if p.res[x]]
-    dice: list[tuple[int, int]] = []  # (colour, face)
+    out: list = []
+    rows, cols = _line_bits(free)
+    coins = min(p.coins, 5 * r.pip_cost)
+    botany: tuple[int, ...] = ()
+    sch = p.scholars
+    if sch & SCH_BOTANY:
+        botany = tuple(x for x in (WOOD, WHEAT, GOLD) if p.res[x])
+    pip = r.pip_cost
     if p.white_used < r.white_per_year:
-        dice.extend((WHITE, f) for f in sorted(set(state.white)))
+        for f in _faces(tuple(state.white)):
+            out += _die_options(WHITE, f, COL, cols, coins, botany, pip)
     if state.shared:
-        if p.blue_used < p.blue_unlocked:
-            dice.extend((BLUE, f) for f in sorted(set(state.shared_blue)))
+        blue = _faces(tuple(state.shared_blue)) if p.blue_used < p.blue_unlocked else ()
     else:
-        dice.extend((BLUE, f) for f in sorted(set(p.blue)))
-    philosophy = bool(p.scholars & SCH["philosophy"])
-    for color, face in dice:
-        lines = ((COL, cols),) if color == WHITE else (((ROW, rows), (COL, cols)) if philosophy else ((ROW, rows),))
-        for line, ok in lines:
-            for t in range(6):
-                if not ok[t]:
-                    continue
-                if abs(face - 1 - t) * r.pip_cost <= coins:
-                    out.append(mv.use_die(color, face, line, t + 1, -1))
-                if face - 1 != t:
-                    out.extend(mv.use_die(color, face, line, t + 1, b) for b in botany)
+        blue = _faces(tuple(p.blue))
+    philosophy = sch & SCH_PHILOSOPHY
+    for f in blue:
+        out += _die_options(BLUE, f, ROW, rows, coins, botany, pip)
+        if philosophy:
+            out += _die_options(BLUE, f, COL, cols, coins, botany, pip)
     return out
+
+
+@lru_cache(maxsize=4096)
+def _faces(dice: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(sorted(set(dice)))
 
 
 def _free_moves(state: State, p: Player) -> list:
     """Actions gratuites: sell, buy (Scholars: Basic/Advanced economy), Logistics."""
     r = state.rules
-    out = [mv.sell(i) for i in range(5) if p.res[i]]
-    for i in range(5):
-        price = buy_price(r, p, i)
-        if price and p.coins >= price and p.res[i] < r.limit:
-            out.append(mv.buy(i))
-    if p.scholars & SCH["logistics"] and p.coins >= 1 and p.blocked:
+    sch = p.scholars
+    out = list(_sell_buy(r, tuple(p.res), min(p.coins, 3), sch & SCH_ECONOMY))
+    if sch & SCH_LOGISTICS and p.coins >= 1 and p.blocked:
+        free = p.bld & ~p.blocked
         for src in range(36):
             if p.die_on[src]:
                 reached, _ = reach(p.grid, r.cells, [src])
-                free = free_buildings(p)
                 out.extend(mv.move_die(src, dst) for dst in sorted(reached) if free >> dst & 1)
     return out
 
 
-def buy_price(r: Rules, p: Player, res: int) -> int:
+@lru_cache(maxsize=65536)
+def _sell_buy(r: Rules, res: tuple[int, ...], coins: int, economy: int) -> tuple:
+    out = [mv.sell(i) for i in range(5) if res[i]]
+    for i in range(5):
+        price = _price(r, economy, i)
+        if price and coins >= price and res[i] < r.limit:
+            out.append(mv.buy(i))
+    return tuple(out)
+
+
+def _price(r: Rules, scholars: int, res: int) -> int:
     if res in (WOOD, WHEAT):
-        return 2 if p.scholars & SCH["basic_economy"] else r.buy[res]
-    if res in (SUGAR, GEM) and p.scholars & SCH["advanced_economy"]:
+        return 2 if scholars & SCH["basic_economy"] else r.buy[res]
+    if res in (SUGAR, GEM) and scholars & SCH["advanced_economy"]:
         return 3
     return r.buy[res]
+
+
+def buy_price(r: Rules, p: Player, res: int) -> int:
+    """Acheter: 3 coins for wood or wheat; Basic economy 2; Advanced economy: sugar/gem for 3."""
+    return _price(r, p.scholars, res)
 
 
 def _task_decision(state: State, task: tuple) -> Decision:
