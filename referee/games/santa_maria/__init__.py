@@ -1,4 +1,6 @@
 """Santa Maria (Aporta Games 2017), 1-4 players. Rules: rules.py; open points: RULINGS.md."""
 from .game import SantaMariaGame
 
-__all__ = ["SantaMariaGame"]
+GAME = SantaMariaGame()
+
+__all__ = ["GAME", "SantaMariaGame"]
