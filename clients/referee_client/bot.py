@@ -206,6 +206,14 @@ async def play(
                     return msg.game_over, stats
         except grpc.aio.AioRpcError as err:
             code = err.code()
+            if code == grpc.StatusCode.FAILED_PRECONDITION and reason_of(err) == "MATCH_OVER":
+                # The match ended while we were away (e.g. the GameOver was lost in a drop and
+                # the referee has since archived the match): nothing left to play.
+                blog.warning("the match is already over; no final result was received",
+                             details=err.details())
+                over = referee_pb2.GameOver(match_id=match_id, summary="match already over")
+                bot.on_game_over(over)
+                return over, stats
             if code not in RETRYABLE:
                 raise BotError(
                     f"{RefereeError(code, err.details() or '', reason_of(err))}"

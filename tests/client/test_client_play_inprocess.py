@@ -58,3 +58,26 @@ def test_play_survives_a_network_drop_and_covers_illegal_answers(referee_server,
     assert sum(s.reconnects for s in stats) >= 1, stats
     assert stats[0].fallbacks >= 1
     assert all(s.rejected == 0 for s in stats)  # the fallback is legal, nothing is rejected
+
+
+def test_joining_a_finished_archived_match_returns_instead_of_retrying(referee_server):
+    with AdminClient(referee_server.address, referee_server.admin_token) as admin:
+        created = admin.create_match("batavia", 3, seed=2)
+    tokens = [s.token for s in sorted(created.seats, key=lambda s: s.seat)]
+
+    async def all_seats():
+        return await asyncio.gather(*(
+            play(RandomBot(i), referee_server.address, created.match_id, t)
+            for i, t in enumerate(tokens)
+        ))
+
+    first = asyncio.run(asyncio.wait_for(all_seats(), timeout=120))
+    assert first[0][0].seats  # a real result
+    referee_server.stop()
+    referee_server.start()  # the finished match is now archived
+    late, stats = asyncio.run(asyncio.wait_for(
+        play(RandomBot(9), referee_server.address, created.match_id, tokens[0],
+             backoff=Backoff(give_up_after=10)), timeout=60))
+    assert late.match_id == created.match_id
+    assert late.summary == "match already over"
+    assert stats.reconnects == 0
