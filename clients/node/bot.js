@@ -1,0 +1,153 @@
+#!/usr/bin/env node
+// A random-legal-move bot for the board-game referee, in Node.js.
+//
+//   npm install            (once, in clients/node)
+//   node bot.js --address 127.0.0.1:50051 --match MATCH_ID --token=SEAT_TOKEN [--seed N]
+//
+// It loads the project's .proto files from ../../proto at run time (@grpc/proto-loader), opens
+// the Play stream with `authorization: Bearer <token>`, sends Join, and answers every Decision
+// with one of its legal_moves, unchanged, echoing the decision's state_version. Any game works:
+// a bot never has to understand a move to pick one. Exit status: 0 the match ended, 1 failure,
+// 2 bad usage. Rejected moves are logged as "move rejected" (the tournament runner counts them).
+'use strict';
+
+const path = require('path');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+
+const PROTO_ROOT = process.env.REFEREE_PROTO_DIR || path.resolve(__dirname, '..', '..', 'proto');
+
+function parseArgs(argv) {
+  const args = { address: process.env.REFEREE_ADDRESS || '127.0.0.1:50051',
+                 token: process.env.REFEREE_TOKEN, match: undefined, seed: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    let a = argv[i];
+    let value;
+    const eq = a.indexOf('=');
+    if (a.startsWith('--') && eq > 0) { value = a.slice(eq + 1); a = a.slice(0, eq); }
+    const take = () => (value !== undefined ? value : argv[++i]);
+    switch (a) {
+      case '--address': args.address = take(); break;
+      case '--match': args.match = take(); break;
+      case '--token': args.token = take(); break;
+      case '--seed': args.seed = Number(take()); break;
+      case '-h': case '--help':
+        console.log('usage: node bot.js --address HOST:PORT --match ID --token=TOKEN [--seed N]');
+        process.exit(0);
+        break;
+      default:
+        console.error(`unknown argument ${a}`);
+        process.exit(2);
+    }
+  }
+  if (!args.match || !args.token) {
+    console.error('usage: node bot.js --address HOST:PORT --match ID --token=TOKEN [--seed N]');
+    process.exit(2);
+  }
+  return args;
+}
+
+// mulberry32: a small seeded PRNG, so a seeded bot is reproducible.
+function rng(seed) {
+  let a = (seed === undefined || Number.isNaN(seed)) ? (Math.random() * 2 ** 32) >>> 0 : seed >>> 0;
+  return () => {
+    a = (a + 0x6D2B79F5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function log(level, event, fields = {}) {
+  process.stderr.write(JSON.stringify({ level, event, bot: 'node-random', ...fields }) + '\n');
+}
+
+function loadReferee() {
+  const def = protoLoader.loadSync('referee/v1/referee.proto', {
+    includeDirs: [PROTO_ROOT], keepCase: true, longs: String, enums: String,
+    defaults: false, oneofs: true,
+  });
+  return grpc.loadPackageDefinition(def).referee.v1;
+}
+
+function playOnce(client, args, random, state) {
+  return new Promise((resolve) => {
+    const md = new grpc.Metadata();
+    md.add('authorization', `Bearer ${args.token}`);
+    const call = client.Play(md);
+    let finished = false;
+    const answered = new Set();
+    call.on('data', (msg) => {
+      if (msg.welcome) {
+        state.failingSince = null;
+        log('info', 'joined', { match: args.match, seat: msg.welcome.seat || 0, game: msg.welcome.game });
+      } else if (msg.decision) {
+        const d = msg.decision;
+        const version = String(d.state_version || '0');
+        if (answered.has(version)) return;
+        answered.add(version);
+        const moves = d.legal_moves || [];
+        if (moves.length === 0) return;
+        const move = moves[Math.floor(random() * moves.length)];
+        call.write({ submit: { state_version: version, move, request_id: `n${version}` } });
+      } else if (msg.move_result) {
+        if (!msg.move_result.accepted) {
+          log('warning', 'move rejected', { reason: msg.move_result.reason,
+                                            message: msg.move_result.message });
+        }
+      } else if (msg.game_over) {
+        finished = true;
+        const go = msg.game_over;
+        log('info', 'game over', { winners: go.winners, summary: go.summary });
+        call.end();
+        resolve({ done: true });
+      }
+    });
+    call.on('error', (err) => {
+      if (finished) return;
+      resolve({ done: false, err });
+    });
+    call.on('end', () => {
+      if (!finished) resolve({ done: false, err: { code: grpc.status.UNAVAILABLE, details: 'stream closed' } });
+    });
+    call.write({ join: { match_id: args.match } });
+  });
+}
+
+const RETRYABLE = new Set([grpc.status.UNAVAILABLE, grpc.status.CANCELLED, grpc.status.ABORTED,
+  grpc.status.INTERNAL, grpc.status.UNKNOWN, grpc.status.DEADLINE_EXCEEDED]);
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const random = rng(args.seed);
+  const referee = loadReferee();
+  const state = { failingSince: null };
+  let delay = 100;
+  for (;;) {
+    const client = new referee.Referee(args.address, grpc.credentials.createInsecure(),
+      { 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+    const res = await playOnce(client, args, random, state);
+    client.close();
+    if (res.done) return 0;
+    const err = res.err || {};
+    if (!RETRYABLE.has(err.code)) {
+      log('error', 'failed', { code: err.code, details: err.details || String(err) });
+      return 1;
+    }
+    const now = Date.now();
+    if (state.failingSince === null) state.failingSince = now;
+    if (now - state.failingSince > 60000) {
+      log('error', 'gave up reaching the referee', { details: err.details });
+      return 1;
+    }
+    log('warning', 'connection lost; reconnecting', { details: err.details, retry_in_ms: delay });
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 2, 3000);
+  }
+}
+
+main().then((code) => process.exit(code), (err) => {
+  log('error', 'crashed', { error: String(err && err.stack || err) });
+  process.exit(1);
+});

@@ -1,0 +1,54 @@
+"""--backend ray: every match a Ray task on a local Ray instance (ray.init(num_cpus=2))."""
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from referee_tournament.config import parse
+from referee_tournament.runner import Runner
+
+from .conftest import GREEDY, RANDOM
+
+ray = pytest.importorskip(
+    "ray", reason="Ray is not installed (pip install 'boardgame-referee[ray]'); it may have no "
+    "wheel for this Python")
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield
+    ray.shutdown()
+
+
+def test_ray_backend_plays_each_match_as_a_task(tmp_path, referee, quiet_console, local_ray):
+    cfg = parse({
+        "name": "ray", "output": str(tmp_path / "out"),
+        "game": {"name": "batavia", "seats": 3},
+        "entrants": [{"name": "random", "command": RANDOM}, {"name": "greedy", "command": GREEDY}],
+        "format": {"seating": "rotate", "rounds": 1},
+        "time": {"move_ms": 5000},
+        "run": {"backend": "ray", "concurrency": 2},
+    }, base_dir=tmp_path)
+    data = asyncio.run(Runner(cfg, address=referee.address, admin_token=referee.admin_token,
+                              console=quiet_console, progress=False).run())
+    assert data["status"] == {"done": 6}
+    for m in data["matches"]:
+        rec = json.loads((tmp_path / "out" / m["record"]).read_text())
+        assert rec["result"]["ranks"] == m["ranks"]
+    assert {e["name"] for e in data["leaderboard"]} == {"random", "greedy"}
+
+
+def test_ray_task_with_its_own_referee(tmp_path, quiet_console, local_ray):
+    cfg = parse({
+        "name": "ray-own", "output": str(tmp_path / "out"),
+        "game": {"name": "batavia", "seats": 3},
+        "entrants": [{"name": "r1", "command": RANDOM}, {"name": "r2", "command": RANDOM},
+                     {"name": "r3", "command": RANDOM}],
+        "format": {"seating": "rotate", "rounds": 1},
+        "run": {"backend": "ray", "concurrency": 2, "task_referee": True},
+    }, base_dir=tmp_path)
+    data = asyncio.run(Runner(cfg, console=quiet_console, progress=False, max_matches=2).run())
+    assert data["status"] == {"done": 2, "pending": 1}
+    assert all(m["referee"] == "task-local" for m in data["matches"] if m["status"] == "done")
