@@ -19,7 +19,8 @@ OPTION_SETS = [
     {"quick_starter": True},
     {"bonanza": True},
     {"edition": "2004", "quick_starter": True},
-    {"edition": "2004", "colony_card_timing": "before"},
+    {"edition": "2004", "colony_card_timing": "before", "hand_limit": "always"},
+    {"hand_limit": "always", "bonanza": True},
 ]
 
 ILLEGAL_POOL = [
@@ -44,6 +45,10 @@ def check_invariants(state: R.State) -> None:
                 assert spice == -1 or mask & (1 << spice)
     assert state.extra_supply >= 0
     assert state.extra_supply + sum(state.extra_cards) == state.rules.extra_cards
+    if state.options.get("hand_limit") == "always" and not (
+            state.stack and state.stack[-1][0] == R.F_HAND):
+        for s in range(n):
+            assert len(state.hands[s]) <= R.hand_limit(state, s)
     cards = sorted(state.deck + state.discard + [c for h in state.hands for c in h])
     assert cards == list(range(30)), "every Expedition card is somewhere, once"
 

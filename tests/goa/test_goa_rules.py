@@ -736,3 +736,22 @@ def test_most_ducats_scores_3_ties_each():
     state = new_game(3, 8)
     state.ducats = [7, 9, 9]
     assert [R.score_seat(state, p)["most_ducats"] for p in range(3)] == [0, 3, 3]
+
+
+def test_strict_hand_limit_option_discards_at_once():
+    """Option hand_limit=always (Rio Grande 2nd printing: never more cards than the limit, 'even
+    for a moment'); by default the Expeditions tile may exceed it ('even if this puts you over
+    your hand limit')."""
+    for option, must_discard in (("expedition", False), ("always", True)):
+        state = new_game(3, 1, hand_limit=option)
+        action_turn(state)
+        p = GAME.decision(state).seat
+        t = tile_ids(state.rules, R.T_EXPEDITIONS, "B")[0]
+        R.gain_tile(state, p, t)  # 3 cards, limit 1 in row 1
+        refresh(state)
+        d = GAME.decision(state)
+        assert (d.kind == "goa.hand_limit") is must_discard
+        if must_discard:
+            play(state, p, d.moves[0])
+            play(state, p, GAME.decision(state).moves[0])
+            assert len(state.hands[p]) == 1 and GAME.decision(state).kind == "goa.action"

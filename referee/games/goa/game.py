@@ -49,6 +49,11 @@ SPEC = GameSpec(
                    "played: after: once the 2 cards are revealed (2012 rule); before: with the "
                    "Found a colony action, before revealing (2004: the players agree)",
                    choices=("after", "before")),
+        OptionSpec("hand_limit", "enum", "expedition",
+                   "expedition: the Expedition hand limit binds only while doing the Expedition "
+                   "action (2012 and 2004 rulebooks); always: never above it, even for a moment "
+                   "(reported Rio Grande 2nd printing of 2004): extra cards are discarded at once",
+                   choices=("expedition", "always")),
         OptionSpec("bonanza", "bool", False,
                    "variant Bonanza (2012 only): a face-down Bonanza tile under each corner tile, "
                    "taken with it"),

@@ -104,7 +104,7 @@ BONUS_EFFECTS = frozenset((E_SHIPS, E_COLONISTS, E_DUCATS, E_SPICES, E_SELL, E_P
 
 # frames
 (F_TURN, F_PAY, F_DUTY, F_PLACE, F_SELL, F_COLONY, F_COLTILE, F_EXPED, F_COLUMN, F_RESOURCE,
- F_PLANT, F_FAVOR, F_SWAP) = range(13)
+ F_PLANT, F_FAVOR, F_SWAP, F_HAND) = range(14)
 # PLACE modes
 PM_HARVEST, PM_BONUS, PM_FILL, PM_EXTRA_HARVEST = range(4)
 # COLUMN modes
@@ -704,8 +704,11 @@ def _settle(state: State, events: list[Event] | None = None) -> None:
     to ``events``."""
     if events is None:
         events = []
+    strict = state.options.get("hand_limit") == "always"
     while True:
         st = state.stack
+        if strict:
+            _enforce_hand_limit(state)
         if st:
             d = _frame_decision(state, st[-1])
             if d is not None:
@@ -756,6 +759,21 @@ def _settle(state: State, events: list[Event] | None = None) -> None:
                 return
             continue
         raise AssertionError(f"unknown phase {ph}")
+
+
+def hand_limit(state: State, p: int) -> int:
+    return state.rules.yields[C_EXPED][state.rows[p][C_EXPED]][1]
+
+
+def _enforce_hand_limit(state: State) -> None:
+    """Option hand_limit=always (the Rio Grande 2nd printing of 2004, RULINGS.md): a seat above
+    its hand limit discards down at once, whatever brought the cards."""
+    st = state.stack
+    for p in range(state.n):
+        if len(state.hands[p]) > hand_limit(state, p):
+            if not (st and st[-1][0] == F_HAND and st[-1][1] == p):
+                st.append([F_HAND, p])
+            return
 
 
 # ---- 1. place auction tokens
@@ -1111,6 +1129,12 @@ def _frame_decision(state: State, f: list) -> Decision | None:
     if kind == F_SWAP:
         moves = [SWAP_TAKE[GRID_CELLS[g]] for g in range(25) if state.grid[g] >= 0]
         return Decision(p, "goa.swap", moves, "Swap: take a tile from the board")
+    if kind == F_HAND:
+        limit = hand_limit(state, p)
+        if len(state.hands[p]) <= limit:
+            return None
+        return Decision(p, "goa.hand_limit", [discard_card(c) for c in state.hands[p]],
+                        f"Discard down to your hand limit of {limit}")
     raise AssertionError(f"unknown frame {kind}")
 
 
@@ -1385,6 +1409,10 @@ def _apply_frame(state: State, f: list, p: int, move) -> list[Event]:
         gain_tile(state, p, move.tile)
         return [Event("goa.favor", p, f"seat {p} takes {state.rules.tiles[move.tile].name} from the box",
                       {"tile": move.tile})]
+    if kind == F_HAND:
+        state.hands[p].remove(move.card)
+        state.discard.append(move.card)
+        return [Event("goa.discard", p, f"seat {p} discards an Expedition card", {"card": move.card})]
     if kind == F_SWAP:
         state.stack.pop()
         gi = _grid_index(move.cell)
