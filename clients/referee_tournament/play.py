@@ -72,10 +72,18 @@ def time_policy_proto(tp: dict[str, Any]) -> pb.TimePolicy:
 
 
 def fill(template: list[str], values: dict[str, str]) -> list[str]:
-    out = []
+    """Substitute the placeholders. A value starting with '-' (seat tokens are URL-safe base64
+    and may) given as its own argument after a long option (``--token {token}``) is joined to
+    it (``--token=-x...``): option parsers would take it for an option."""
+    out: list[str] = []
     for arg in template:
+        whole = arg
         for k, v in values.items():
             arg = arg.replace("{" + k + "}", v)
+        if (arg.startswith("-") and whole.startswith("{") and whole.endswith("}") and out
+                and out[-1].startswith("--") and "=" not in out[-1]):
+            out[-1] = f"{out[-1]}={arg}"
+            continue
         out.append(arg)
     return out
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import csv
 import json
 
+import pytest
+from referee_tournament.cli import main
+
 from .conftest import GREEDY, RANDOM, run_cli, write_toml
 
 
-def test_small_tournament_produces_every_output(tmp_path):
+def test_small_tournament_produces_every_output(tmp_path, capsys):
     out = tmp_path / "results"
     toml = write_toml(tmp_path / "t.toml", f"""
         name = "e2e"
@@ -66,18 +69,22 @@ def test_small_tournament_produces_every_output(tmp_path):
     assert log_events.count("match_end") == 6 and "session_end" in log_events
     assert "greedy" in (out / "leaderboard.txt").read_text()
     # running it again plays nothing and keeps the results
-    again = run_cli("run", str(toml), "--no-progress")
-    assert again.returncode == 0
+    assert main(["run", str(toml), "--no-progress"]) == 0
     assert json.loads((out / "results.json").read_text())["status"] == {"done": 6}
+    assert len(list((out / "records").glob("*.json"))) == 6
     # report rebuilds from the folder alone
-    rep = run_cli("report", str(out))
-    assert rep.returncode == 0 and "greedy" in rep.stdout
+    (out / "results.json").unlink()
+    assert main(["report", str(out)]) == 0
+    assert "greedy" in capsys.readouterr().out
+    assert json.loads((out / "results.json").read_text())["status"] == {"done": 6}
 
 
-def test_cli_help_and_bad_file(tmp_path):
+def test_cli_help_and_bad_file(tmp_path, capsys):
     for args in (["--help"], ["run", "--help"], ["resume", "--help"], ["report", "--help"]):
-        proc = run_cli(*args)
-        assert proc.returncode == 0 and "usage" in proc.stdout.lower()
+        with pytest.raises(SystemExit) as exit_info:
+            main(args)
+        assert exit_info.value.code == 0
+        assert "usage" in capsys.readouterr().out.lower()
     bad = write_toml(tmp_path / "bad.toml", """
         [game]
         name = "batavia"
@@ -91,9 +98,8 @@ def test_cli_help_and_bad_file(tmp_path):
         [format]
         rounds = "two"
     """)
-    proc = run_cli("run", str(bad))
-    assert proc.returncode == 2
-    assert "format.rounds" in proc.stderr
+    assert main(["run", str(bad)]) == 2
+    assert "format.rounds" in capsys.readouterr().err
     unknown_game = write_toml(tmp_path / "nogame.toml", f"""
         output = "{tmp_path / 'x'}"
         [game]
@@ -106,6 +112,6 @@ def test_cli_help_and_bad_file(tmp_path):
         name = "b"
         command = "{RANDOM}"
     """)
-    proc = run_cli("run", str(unknown_game), "--no-progress")
-    assert proc.returncode == 1
-    assert "game.name" in proc.stderr and "batavia" in proc.stderr
+    assert main(["run", str(unknown_game), "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "game.name" in err and "batavia" in err

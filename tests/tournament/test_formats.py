@@ -123,3 +123,12 @@ def test_bad_files_name_the_key(doc, key):
         parse(doc)
     assert info.value.key == key
     assert str(info.value).startswith(key)
+
+
+def test_placeholders_and_tokens_that_look_like_options():
+    from referee_tournament.play import fill
+
+    values = {"address": "127.0.0.1:1", "match": "m1", "token": "-tok", "seat": "2"}
+    assert fill(["bot", "--address", "{address}", "--token", "{token}", "--seat={seat}"],
+                values) == ["bot", "--address", "127.0.0.1:1", "--token=-tok", "--seat=2"]
+    assert fill(["bot", "{match}", "{token}"], values) == ["bot", "m1", "-tok"]
