@@ -30,6 +30,11 @@ W, BL = mv.WHITE, mv.BLUE
 NOPAY = (0, 0, 0, 0, 0)
 
 
+def choices(state):
+    """The listed moves other than the free actions (sell/buy) offered alongside."""
+    return {m for m in R.decision(state).moves if type(m) not in (mv.Sell, mv.Buy)}
+
+
 def fresh(n=2, seed=1, **options):
     state = new_state(n, seed, **options)
     to_turn_of(state, 0)
@@ -278,7 +283,7 @@ def test_exchange_options_once_per_activation_gold_wild():
     s.players[0].blue = [1]
     res(s, 0, wood=1, gem=1, gold=1, coins=0)
     play(s, mv.use_die(BL, 1, mv.ROW, 1, -1))
-    assert set(R.decision(s).moves) == {
+    assert choices(s) == {
         mv.exchange(0, (1, 0, 0, 0, 0)), mv.exchange(0, (0, 0, 0, 0, 1)),
         mv.exchange(1, (0, 0, 0, 1, 0)), mv.exchange(1, (0, 0, 0, 0, 1)), mv.DECLINE}
     play(s, mv.exchange(1, (0, 0, 0, 0, 1)))
@@ -353,7 +358,7 @@ def test_religion_extra_wheat_monks_blue_dice_and_track_end():
     p.religion = first - 2
     res(s, 0, wheat=1, coins=0)
     play(s, mv.use_die(BL, 1, mv.ROW, 1, -1))
-    assert set(R.decision(s).moves) == {mv.religion(False, NOPAY), mv.religion(True, (0, 1, 0, 0, 0))}
+    assert choices(s) == {mv.religion(False, NOPAY), mv.religion(True, (0, 1, 0, 0, 0))}
     play(s, mv.religion(True, (0, 1, 0, 0, 0)))
     assert p.religion == first and p.res[R.WHEAT] == 0
     assert p.blue_unlocked == 2 and len(p.blue) == 1  # the new die, the used one is on the board
@@ -419,14 +424,13 @@ def test_anna_retreats_space_first_then_ships_top_to_bottom():
     play(s, mv.place_road(cell(6, 6)))
     assert s.roads_left == 2 and s.rules.cells[p.grid[cell(6, 6)]].terrain == R.T_ROAD
     assert kinds(s) == "santa_maria.religion" and p.coins == 2  # coins dock came first
-    for _ in range(2):
+    for extra in (True, True, False):
         while kinds(s) == "santa_maria.monk":
             play(s, mv.DECLINE)
         assert p.points == 0  # the points dock comes last
-        play(s, mv.religion(True, (0, 1, 0, 0, 0)))
+        play(s, mv.religion(extra, (0, 1, 0, 0, 0) if extra else NOPAY))
     while kinds(s) == "santa_maria.monk":
         play(s, mv.DECLINE)
-    # the 3rd religion action had no wheat to pay: 1 space, no choice
     assert p.religion == 5 and p.points == 2 and p.retreat == 4
     assert R.decision(s).moves == [mv.sell(R.WOOD), mv.END_TURN] or mv.END_TURN in R.decision(s).moves
     play(s, mv.END_TURN)
@@ -696,7 +700,7 @@ def test_scholar_mathematics():
     play(s, mv.retreat(2))
     while kinds(s) != "santa_maria.mathematics":
         play(s, R.decision(s).moves[0])
-    assert set(R.decision(s).moves) == {mv.recover_coins(1), mv.recover_coins(2)}
+    assert choices(s) == {mv.recover_coins(1), mv.recover_coins(2)}
     c = p.coins
     play(s, mv.recover_coins(2))
     assert p.coins == c + 2 and p.coins_on[2] == 0
@@ -709,7 +713,7 @@ def test_scholar_construction():
     scholar(s, 0, "construction")
     s.players[0].blue = [1]
     play(s, mv.use_die(BL, 1, mv.ROW, 1, -1))
-    assert set(R.decision(s).moves) == {mv.place_die(0), mv.place_die(3)}
+    assert choices(s) == {mv.place_die(0), mv.place_die(3)}
     play(s, mv.place_die(0))
     assert s.players[0].die_on[0] == BL and s.players[0].die_on[3] == 0
 
@@ -769,7 +773,7 @@ def test_scholar_astronomy():
     slot = 0
     play(s, mv.ship(slot, s.rules.ships[s.ship_slots[slot]][0]))
     assert kinds(s) == "santa_maria.astronomy"
-    assert set(R.decision(s).moves) == {mv.shift_ship(0), mv.shift_ship(1)}
+    assert choices(s) == {mv.shift_ship(0), mv.shift_ship(1)}
     play(s, mv.shift_ship(1))
     assert len(s.players[0].port[1]) == 1 and not s.players[0].port[0] and s.players[0].coins == 0
 
@@ -835,3 +839,21 @@ def test_unlisted_move_is_refused_without_change():
     with pytest.raises(IllegalMove):
         GAME.apply(s, 1, mv.retreat(0))  # not seat 1's turn
     assert GAME.hash_state(s) == h
+
+
+def test_anna_buys_wheat_while_paying_a_ship():
+    """'Actions gratuites', example: Anna activates a building to use a ship, then pays 3 coins
+    for 1 wheat which she uses to pay the ship."""
+    s = fresh()
+    set_colony(s, 0, {(1, 1): B("city", SHIP)})
+    slot = 1
+    s.ship_slots[slot] = 1  # a starting ship costing 1 wheat
+    assert s.rules.ships[1][0] == (0, 1, 0, 0, 0)
+    res(s, 0, wood=0, wheat=0, sugar=0, gem=0, gold=0, coins=4)
+    play(s, mv.activate_building(0))
+    assert kinds(s) == "santa_maria.ship"
+    assert mv.ship(slot, (0, 1, 0, 0, 0)) not in R.decision(s).moves
+    play(s, mv.buy(R.WHEAT))
+    assert s.players[0].coins == 0 and kinds(s) == "santa_maria.ship"
+    play(s, mv.ship(slot, (0, 1, 0, 0, 0)))
+    assert s.players[0].port[slot] == [1]

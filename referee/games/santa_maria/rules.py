@@ -677,6 +677,12 @@ def _price(r: Rules, scholars: int, res: int) -> int:
     return r.buy[res]
 
 
+def sell_buy(state: State, p: Player) -> list:
+    """Sell/buy free actions, also offered inside your own paying decisions (exchange, ship,
+    religion, monk): 'Actions gratuites' example — Anna buys a wheat to pay a ship."""
+    return list(_sell_buy(state.rules, tuple(p.res), min(p.coins, 3), p.scholars & SCH_ECONOMY))
+
+
 def buy_price(r: Rules, p: Player, res: int) -> int:
     """Acheter: 3 coins for wood or wheat; Basic economy 2; Advanced economy: sugar/gem for 3."""
     return _price(r, p.scholars, res)
@@ -695,20 +701,21 @@ def _task_decision(state: State, task: tuple) -> Decision:
                  placements(tile_shape(r, tile), tile_cells(r, tile), p.occ)]
         return Decision(seat, "santa_maria.place_tile", moves, "Place the tile on empty cells")
     if kind == "exch":
-        return Decision(seat, "santa_maria.exchange", exchange_moves(state, p, task[2]) + [DECLINE],
-                        "Exchange (pay one option) or decline")
+        return Decision(seat, "santa_maria.exchange",
+                        exchange_moves(state, p, task[2]) + [DECLINE] + sell_buy(state, p),
+                        "Exchange (pay one option) or decline; you may sell/buy first")
     if kind == "ship":
-        return Decision(seat, "santa_maria.ship", ship_moves(state, p) + [DECLINE],
-                        "Take a face-up ship (pay its cost) or decline")
+        return Decision(seat, "santa_maria.ship", ship_moves(state, p) + [DECLINE] + sell_buy(state, p),
+                        "Take a face-up ship (pay its cost) or decline; you may sell/buy first")
     if kind == "astro":
         return Decision(seat, "santa_maria.astronomy", astro_moves(p, task[2]),
                         "Astronomy: choose the dock of your new ship (1 coin per dock moved)")
     if kind == "rel":
-        return Decision(seat, "santa_maria.religion", religion_moves(p),
-                        "Religion: advance 1, or pay 1 wheat (or gold) to advance 2")
+        return Decision(seat, "santa_maria.religion", religion_moves(p) + sell_buy(state, p),
+                        "Religion: advance 1, or pay 1 wheat (or gold) to advance 2; you may sell/buy first")
     if kind == "monk":
-        return Decision(seat, "santa_maria.monk", monk_moves(state, seat) + [DECLINE],
-                        "Recruit a monk on a monk space, or decline")
+        return Decision(seat, "santa_maria.monk", monk_moves(state, seat) + [DECLINE] + sell_buy(state, p),
+                        "Recruit a monk on a monk space, or decline; you may sell/buy first")
     if kind == "die":
         return Decision(seat, "santa_maria.place_die", [mv.place_die(c) for c in die_targets(p, task)],
                         "Construction: choose the building the die goes on")
@@ -799,7 +806,7 @@ def apply(state: State, seat: int, move) -> list[Event]:
         move = d.moves[d.moves.index(move)]
     state.cache = None
     kind = type(move)
-    if state.queue:
+    if state.queue and kind is not mv.Sell and kind is not mv.Buy:
         task = state.queue.pop(0)
         events = _HANDLERS[task[0]](state, seat, task, move)
     else:
@@ -882,14 +889,16 @@ def _auto_bld(state: State, task: tuple) -> bool:
 
 
 def _auto_exch(state: State, task: tuple) -> bool:
-    if exchange_moves(state, state.players[task[1]], task[2]):
+    p = state.players[task[1]]
+    if exchange_moves(state, p, task[2]) or sell_buy(state, p):
         return False
     state.queue.pop(0)
     return True
 
 
 def _auto_ship(state: State, task: tuple) -> bool:
-    if ship_moves(state, state.players[task[1]]):
+    p = state.players[task[1]]
+    if any(x >= 0 for x in state.ship_slots) and (ship_moves(state, p) or sell_buy(state, p)):
         return False
     state.queue.pop(0)
     return True
@@ -905,7 +914,7 @@ def _auto_astro(state: State, task: tuple) -> bool:
 
 def _auto_rel(state: State, task: tuple) -> bool:
     p = state.players[task[1]]
-    if p.res[WHEAT] or p.res[GOLD]:
+    if p.res[WHEAT] or p.res[GOLD] or sell_buy(state, p):
         return False
     state.queue.pop(0)
     religion_steps(state, task[1], 1)
@@ -913,7 +922,9 @@ def _auto_rel(state: State, task: tuple) -> bool:
 
 
 def _auto_monk(state: State, task: tuple) -> bool:
-    if state.players[task[1]].monks_left > 0 and monk_moves(state, task[1]):
+    p = state.players[task[1]]
+    if p.monks_left > 0 and (monk_moves(state, task[1])
+                             or (sell_buy(state, p) and any(task[1] not in m for m in state.monks))):
         return False
     state.queue.pop(0)
     return True
