@@ -439,6 +439,10 @@ def run_phase(kind: str, server: RefereeServer, *, clients: int, concurrency: in
         "mean_ms": (statistics.fmean(samples) * 1000) if samples else float("nan"),
         "latency_samples": len(samples),
         "server_cpu_util": ((server_cpu1 or 0) - (server_cpu0 or 0)) / seconds,
+        # Server CPU per operation: the cost that sets the ceiling on a dedicated core,
+        # whatever else runs on the machine.
+        "server_cpu_ms_per_op": (((server_cpu1 or 0) - (server_cpu0 or 0)) / count * 1000)
+        if count else float("nan"),
         "client_cpu_util": sum(o["cpu_s"] for o in outs) / (spawn_allowance + warmup + seconds),
     }
     if kind == "moves":
@@ -551,6 +555,8 @@ def main(argv: list[str] | None = None) -> int:
                 "echo_p99_ms": round(echo["p99_ms"], 3),
                 "move_to_echo_ratio": round(moves["per_s"] / echo["per_s"], 3)
                 if echo["per_s"] else None,
+                "server_cpu_ms_per_move": round(moves["server_cpu_ms_per_op"], 4),
+                "server_cpu_ms_per_echo": round(echo["server_cpu_ms_per_op"], 4),
                 "moves_phase": moves,
                 "echo_phase": echo,
             }
@@ -603,6 +609,9 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row("grpc.echo_p50_ms / p99_ms", f"{g['echo_p50_ms']:.2f} / {g['echo_p99_ms']:.2f}",
                       "write -> echo back")
         table.add_row("move / echo throughput", f"{g['move_to_echo_ratio']:.2f}", "target >= 0.67")
+        table.add_row("server CPU ms per move / echo",
+                      f"{g['server_cpu_ms_per_move']:.3f} / {g['server_cpu_ms_per_echo']:.3f}",
+                      "what bounds throughput on a dedicated core")
     m = results["machine"]
     table.add_row("machine", f"{m['cpu_count']} CPUs",
                   f"{m['cpu_model']}; load {m['loadavg_at_start']}")
