@@ -113,31 +113,40 @@ def _match_json(r: Row) -> dict[str, Any]:
     }
 
 
-def leaderboard_table(data: dict, title: str = "Leaderboard") -> Table:
+def leaderboard_table(data: dict, title: str = "Leaderboard", compact: bool = False) -> Table:
+    """The leaderboard; ``compact`` drops the intervals and μ ± σ (for narrow terminals)."""
     t = Table(title=title, title_justify="left")
     t.add_column("#", justify="right")
     t.add_column("entrant", no_wrap=True)
-    t.add_column("μ−3σ", justify="right")
-    t.add_column("μ ± σ", justify="right", no_wrap=True)
+    t.add_column("μ−3σ", justify="right", no_wrap=True)
+    if not compact:
+        t.add_column("μ ± σ", justify="right", no_wrap=True)
     t.add_column("matches", justify="right")
     t.add_column("wins", justify="right")
-    t.add_column("win % [95%]", justify="right", no_wrap=True)
-    t.add_column("avg score [95%]", justify="right", no_wrap=True)
-    t.add_column("avg rank [95%]", justify="right", no_wrap=True)
-    t.add_column("place", justify="right", no_wrap=True)
+    t.add_column("win %" if compact else "win % [95%]", justify="right", no_wrap=True)
+    t.add_column("score" if compact else "avg score [95%]", justify="right", no_wrap=True)
+    t.add_column("rank" if compact else "avg rank [95%]", justify="right", no_wrap=True)
+    if not compact:
+        t.add_column("place", justify="right", no_wrap=True)
     t.add_column("t/o·crash·hang·rej", justify="right", no_wrap=True)
     for e in data["leaderboard"]:
         wr = e["win_rate"]
         lo, hi = e["win_rate_ci95"]
+        issues = (f"{e.get('timeouts', 0)}·{e.get('crashes', 0)}·{e.get('hangs', 0)}·"
+                  f"{e.get('rejected', 0)}")
+        if compact:
+            t.add_row(str(e["place"]), e["name"], f"{e['ordinal']:.2f}", str(e["matches"]),
+                      f"{e['wins']:g}", _pct(wr) or "-",
+                      "-" if e["avg_score"] is None else f"{e['avg_score']:.1f}",
+                      "-" if e["avg_rank"] is None else f"{e['avg_rank']:.2f}", issues)
+            continue
         t.add_row(
             str(e["place"]), e["name"], f"{e['ordinal']:.2f}",
             f"{e['mu']:.1f} ± {e['sigma']:.1f}", str(e["matches"]), f"{e['wins']:g}",
             "-" if wr is None else f"{100 * wr:.0f}% [{100 * lo:.0f}–{100 * hi:.0f}]",
             _ci(e["avg_score"], e["avg_score_ci95"], 1),
             _ci(e["avg_rank"], e["avg_rank_ci95"], 2),
-            f"{e['place_ci95'][0]}–{e['place_ci95'][1]}",
-            f"{e.get('timeouts', 0)}·{e.get('crashes', 0)}·{e.get('hangs', 0)}·"
-            f"{e.get('rejected', 0)}",
+            f"{e['place_ci95'][0]}–{e['place_ci95'][1]}", issues,
         )
     return t
 
@@ -171,7 +180,8 @@ def write(out: Path, data: dict, console: Console | None = None) -> dict[str, Pa
     _plots(paths["ratings_png"], paths["scores_png"], data)
     _write_html(paths["html"], data, out)
     if console is not None:
-        console.print(table)
+        console.print(table if console.width >= 140 else
+                      leaderboard_table(data, title, compact=True))
         st = data["status"]
         console.print(
             f"matches: {st.get('done', 0)} done, {st.get('failed', 0)} failed, "

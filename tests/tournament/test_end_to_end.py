@@ -33,6 +33,7 @@ def test_small_tournament_produces_every_output(tmp_path, capsys):
         move_ms = 5000
         [run]
         concurrency = 3
+        referees = 2
     """)
     proc = run_cli("run", str(toml), "--no-progress")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -48,6 +49,8 @@ def test_small_tournament_produces_every_output(tmp_path, capsys):
     assert [e["name"] for e in data["leaderboard"]] == ["greedy", "random"]
     assert data["leaderboard"][0]["ordinal"] > data["leaderboard"][1]["ordinal"]
     assert len(data["rating_history"]) == 6
+    # spread round-robin over the two referee processes
+    assert len({m["referee"] for m in data["matches"]}) == 2
     seeds = {m["seed"] for m in data["matches"]}
     assert len(seeds) == 1  # one round: every seating on the same seed
     html = (out / "index.html").read_text()

@@ -28,15 +28,18 @@ def _status(db: Path) -> dict[str, int]:
 
 
 def _processes_mentioning(text: str) -> list[int]:
+    """Processes whose command line or open files mention ``text`` (the referee's --data-dir;
+    a bot's stdout/stderr is its log file in the results folder)."""
     pids = []
     for p in Path("/proc").iterdir():
         if not p.name.isdigit() or int(p.name) == os.getpid():
             continue
         try:
             cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            fds = [os.readlink(fd) for fd in (p / "fd").iterdir()]
         except OSError:
             continue
-        if text in cmd:
+        if text in cmd or any(text in f for f in fds):
             pids.append(int(p.name))
     return pids
 
@@ -77,6 +80,8 @@ def test_resume_after_kill(tmp_path):
             time.sleep(0.05)
         else:
             raise AssertionError(f"no progress: {_status(db)}")
+        # the runner, its referee and the bots in flight (the check below can see them)
+        assert len(_processes_mentioning(str(out))) >= 3
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
@@ -109,3 +114,48 @@ def test_resume_after_kill(tmp_path):
     for idx in running_before:
         assert after[idx][1] == 2  # in-flight matches were played again
     assert len(list((out / "records").glob("*.json"))) == 6
+
+
+def test_sigterm_stops_cleanly_and_leaves_nothing_running(tmp_path):
+    out = tmp_path / "res"
+    toml = write_toml(tmp_path / "term.toml", f"""
+        name = "term"
+        output = "{out}"
+        [game]
+        name = "batavia"
+        seats = 3
+        [[entrants]]
+        name = "a"
+        command = "{RANDOM} --delay-ms 20"
+        [[entrants]]
+        name = "b"
+        command = "{RANDOM}"
+        [format]
+        seating = "rotate"
+        rounds = 2
+        [run]
+        concurrency = 2
+    """)
+    db = out / "tournament.sqlite"
+    proc = subprocess.Popen([*cli_command(), "run", str(toml), "--no-progress"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while _status(db).get("running", 0) < 1:
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err[-2000:]
+    assert "resume" in err
+    st = _status(db)
+    assert st.get("running", 0) == 0 and st.get("pending", 0) >= 1  # in flight -> pending
+    assert (out / "results.json").is_file()  # partial report written
+    deadline = time.monotonic() + 10
+    while _processes_mentioning(str(out)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_mentioning(str(out)) == []
