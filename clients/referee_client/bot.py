@@ -147,6 +147,8 @@ async def play(
             call = stub.Play(metadata=metadata)
             await call.write(referee_pb2.ClientMessage(join=referee_pb2.Join(match_id=match_id)))
             answered: set[int] = set()  # versions answered on THIS stream
+            retried: set[int] = set()  # versions re-answered after a rejection
+            pending: referee_pb2.Decision | None = None  # the last decision received
             seat = -1
             while True:
                 msg = await call.read()
@@ -166,6 +168,7 @@ async def play(
                     bot.on_welcome(msg.welcome)
                 elif which == "decision":
                     decision = msg.decision
+                    pending = decision
                     failing_since = None
                     if decision.state_version in answered:
                         continue  # a re-push of a decision already answered on this stream
@@ -192,6 +195,29 @@ async def play(
                             message=result.message,
                             state_version=result.state_version,
                         )
+                        # A move the referee calls illegal leaves the decision pending and is
+                        # not pushed again: answer once more with the first legal move rather
+                        # than wait for the time policy. (STALE_STATE / NOT_YOUR_TURN mean a
+                        # newer decision is on its way; nothing to do.)
+                        version = result.state_version
+                        if (
+                            result.reason in _RETRY_REASONS
+                            and pending is not None
+                            and pending.state_version == version
+                            and version not in retried
+                        ):
+                            retried.add(version)
+                            stats.fallbacks += 1
+                            await call.write(
+                                referee_pb2.ClientMessage(
+                                    submit=referee_pb2.Submit(
+                                        state_version=version,
+                                        move=pending.legal_moves[0],
+                                        request_id=uuid.uuid4().hex[:12],
+                                    )
+                                )
+                            )
+                            stats.submitted += 1
                     bot.on_move_result(result)
                 elif which == "event":
                     bot.on_event(msg.event)
@@ -241,6 +267,17 @@ async def play(
 
 class _Dropped(Exception):
     pass
+
+
+#: Rejections after which the SDK answers the same decision once more (first legal move).
+_RETRY_REASONS = frozenset(
+    {
+        referee_pb2.ILLEGAL_MOVE,
+        referee_pb2.MALFORMED,
+        referee_pb2.WRONG_GAME,
+        referee_pb2.REASON_UNSPECIFIED,
+    }
+)
 
 
 async def _choose(bot: Bot, decision, strict: bool, blog, stats: PlayStats) -> referee_pb2.Move:

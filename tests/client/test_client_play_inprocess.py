@@ -81,3 +81,27 @@ def test_joining_a_finished_archived_match_returns_instead_of_retrying(referee_s
     assert late.match_id == created.match_id
     assert late.summary == "match already over"
     assert stats.reconnects == 0
+
+
+def test_a_move_the_referee_rejects_is_answered_again(referee_server, monkeypatch):
+    """If the referee rejects a submission as illegal (here: the SDK's own legality check is
+    switched off so a bogus move reaches it), the decision stays pending and is not pushed
+    again; the SDK answers once more with the first legal move instead of stalling."""
+    import referee_client.bot as sdk
+
+    monkeypatch.setattr(sdk, "_is_legal", lambda move, legal: True)
+    with AdminClient(referee_server.address, referee_server.admin_token) as admin:
+        created = admin.create_match("batavia", 3, seed=12)
+    tokens = [s.token for s in sorted(created.seats, key=lambda s: s.seat)]
+    bots: list[Bot] = [SometimesWrongBot(0), RandomBot(1), RandomBot(2)]
+
+    async def main():
+        return await asyncio.gather(*(
+            play(bot, referee_server.address, created.match_id, token)
+            for bot, token in zip(bots, tokens, strict=True)
+        ))
+
+    outcomes = asyncio.run(asyncio.wait_for(main(), timeout=120))
+    wrong = outcomes[0][1]
+    assert outcomes[0][0].seats
+    assert wrong.rejected >= 1 and wrong.fallbacks == wrong.rejected
