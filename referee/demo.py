@@ -83,7 +83,7 @@ class Referee:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "referee.cli", "serve", "--host", "127.0.0.1",
                  "--port", "0", "--port-file", str(port_file), "--data-dir", str(self.data_dir),
-                 "--admin-token", self.admin_token],
+                 f"--admin-token={self.admin_token}"],
                 stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
             )
         deadline = time.monotonic() + timeout
@@ -333,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
 
     data_dir = Path(args.data_dir).resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
-    referee = Referee(data_dir, admin_token=secrets.token_urlsafe(24))
+    referee = Referee(data_dir, admin_token=secrets.token_hex(24))
     bots: list[BotProcess] = []
     try:
         with console.status("starting the referee…"):
