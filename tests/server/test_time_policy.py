@@ -132,3 +132,20 @@ def test_bank_absorbs_a_slow_move(server):
     e = rt.match.moves[0]
     assert not e.timeout and e.elapsed_ms >= 150
     assert 0 < rt.bank_left[seat] <= 1000 - (150 - 30)
+
+
+def test_random_legal_timeouts_stay_deterministic_across_a_restart(make_server, tmp_path):
+    data = tmp_path / "data"
+    srv = make_server(data)
+    policy = pb.TimePolicy(move_ms=30, on_expiry=pb.RANDOM_LEGAL)
+    mid, _tokens = new_match(srv, policy)
+    wait_for(lambda: len(srv.service.matches[mid].match.moves) >= 2)
+    srv.stop()
+    srv.start()
+    wait_for(lambda: len(srv.service.matches[mid].match.moves) >= 5)
+    record = asyncio.run(record_of(srv, mid))
+    ref = Match.create(GAME, record["options"], 3, 77)
+    for e in record["moves"][:5]:
+        expected = ref.timeout_move("RANDOM_LEGAL")
+        assert e["move"] == json_format.MessageToDict(GAME.move_to_proto(expected)), e["n"]
+        ref.submit(e["seat"], expected, e["version_before"], timeout=True, policy="RANDOM_LEGAL")
