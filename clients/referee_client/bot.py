@@ -109,7 +109,7 @@ class PlayStats:
     submitted: int = 0
     rejected: int = 0
     reconnects: int = 0
-    fallbacks: int = 0  # choose() returned something that is not a legal move
+    fallbacks: int = 0  # first legal move played for the bot (illegal choice or rejection)
 
 
 def _is_legal(move: referee_pb2.Move, legal: list[referee_pb2.Move]) -> bool:
