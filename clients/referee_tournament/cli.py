@@ -3,8 +3,8 @@
     referee-tournament run examples/tournaments/batavia.toml
     referee-tournament run FILE --address 10.0.0.5:50051 --admin-token T   # a running referee
     referee-tournament run FILE --backend ray --ray-address auto             # a Ray cluster
-    referee-tournament resume results/batavia-demo      # or the same `run FILE` again
-    referee-tournament report results/batavia-demo      # rebuild reports, print leaderboard
+    referee-tournament resume runs/batavia-demo         # or the same `run FILE` again
+    referee-tournament report runs/batavia-demo         # rebuild reports, print leaderboard
     referee-tournament check FILE                       # validate, show the schedule
     referee-tournament demo                             # a quick tournament per hosted game
 """
@@ -47,7 +47,8 @@ tournament file (TOML), minimal:
   rounds = 2             # seeds per table; every seating is played on each seed
 
 placeholders in commands: {address} {match} {token} {seat} {seed} {name} {game} {python}
-results go to results/<name>/ next to the file unless `output` or --out says otherwise.
+results go to runs/<name>/ in the current directory unless `output` (relative to the file)
+or --out says otherwise.
 exit status: 0 done, 1 failed, 2 bad usage or tournament file, 130 interrupted (resumable).
 """
 
@@ -77,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="Ray cluster to join (e.g. 'auto'); default: a local Ray instance")
         o = sp.add_argument_group("output")
         o.add_argument("--out", metavar="DIR", help="results folder (default: the file's "
-                       "`output`, else results/<name> next to the file)")
+                       "`output`, else runs/<name> in the current directory)")
         o.add_argument("--no-progress", action="store_true", help="no live progress bar")
         o.add_argument("--retry-failed", action="store_true",
                        help="play again the matches that failed (wall-clock limit, errors)")

@@ -107,10 +107,12 @@ class TournamentConfig:
         return [e.name for e in self.entrants]
 
     def output_dir(self) -> Path:
+        """``output`` (relative to the tournament file's folder), else ``runs/<name>`` in the
+        current directory (``runs/`` is git-ignored)."""
         if self.output:
             p = Path(self.output)
             return p if p.is_absolute() else Path(self.base_dir) / p
-        return Path(self.base_dir) / "results" / self.name
+        return Path.cwd() / "runs" / self.name
 
     def schedule_fingerprint(self) -> str:
         """What decides the schedule: if it changes, a results folder cannot be resumed."""
