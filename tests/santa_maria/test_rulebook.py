@@ -94,7 +94,7 @@ def test_advanced_setup_draft_anticlockwise_and_town_hall():
             assert kinds(s) == "santa_maria.place_tile"
             occ = s.players[d.seat].occ
             play(s, R.decision(s).moves[0])
-            assert bin(s.players[d.seat].occ & ~occ).count("1") == 2
+            assert (s.players[d.seat].occ & ~occ).bit_count() == 2
     assert order == [2, 1, 0]
     assert s.current == 0 and kinds(s) == "santa_maria.turn"
 
@@ -127,7 +127,7 @@ def test_expand_costs_and_gold_wildcard_and_no_refill():
         assert m.rotation in range(4)
     play(s, R.decision(s).moves[-1])
     new = s.players[0].occ & ~occ
-    assert bin(new).count("1") == 3  # on empty cells only: no overlap
+    assert (new).bit_count() == 3  # on empty cells only: no overlap
     assert s.display[7] == -1  # not refilled
     play(s, mv.END_TURN)
     assert s.display[7] == -1
@@ -857,3 +857,18 @@ def test_anna_buys_wheat_while_paying_a_ship():
     assert s.players[0].coins == 0 and kinds(s) == "santa_maria.ship"
     play(s, mv.ship(slot, (0, 1, 0, 0, 0)))
     assert s.players[0].port[slot] == [1]
+
+
+def test_blue_dice_unlock_at_1st_and_3rd_monk_symbols_only():
+    """'Débloquer un dé bleu': the 1st and the 3rd monk symbols unlock a blue die (3 at most)."""
+    s = fresh()
+    p = s.players[0]
+    unlocked = []
+    for _ in range(s.rules.religion_length):
+        R.religion_steps(s, 0, 1)
+        unlocked.append(p.blue_unlocked)
+    sym = s.rules.monk_symbols
+    assert unlocked[sym[0] - 1] == 2 and unlocked[sym[0] - 2] == 1
+    assert unlocked[sym[1] - 1] == 2
+    assert unlocked[sym[2] - 1] == 3 and unlocked[sym[2] - 2] == 2
+    assert unlocked[-1] == 3 and len(p.blue) == 3
