@@ -80,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
         o.add_argument("--out", metavar="DIR", help="results folder (default: the file's "
                        "`output`, else runs/<name> in the current directory)")
         o.add_argument("--no-progress", action="store_true", help="no live progress bar")
+        o.add_argument("--log-json", action="store_true",
+                       help="print the runner's structured log (JSON lines, also in "
+                       "<out>/runner.log) on stderr instead of the progress bar")
         o.add_argument("--retry-failed", action="store_true",
                        help="play again the matches that failed (wall-clock limit, errors)")
         o.add_argument("--max-matches", type=int, metavar="N",
@@ -148,7 +151,8 @@ def _run(cfg: TournamentConfig, out: Path | None, args, console: Console) -> int
 
     runner = Runner(cfg, out=out, address=args.address, admin_token=args.admin_token,
                     console=console, progress=not args.no_progress,
-                    retry_failed=args.retry_failed, max_matches=args.max_matches)
+                    retry_failed=args.retry_failed, max_matches=args.max_matches,
+                    log_json=args.log_json)
     try:
         data = _run_async(runner.run())
     except RunError as exc:

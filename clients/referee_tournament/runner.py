@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -129,10 +130,25 @@ class LocalBackend:
         pass
 
 
-def _open_log(path: Path):
+class _Tee:
+    """A structlog logger writing each line to the log file and, optionally, to stderr."""
+
+    def __init__(self, file, echo: bool):
+        self.file, self.echo = file, echo
+
+    def msg(self, message: str) -> None:
+        self.file.write(message + "\n")
+        if self.echo:
+            sys.stderr.write(message + "\n")
+            sys.stderr.flush()
+
+    log = debug = info = warning = warn = error = critical = exception = fatal = msg
+
+
+def _open_log(path: Path, echo: bool = False):
     f = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - closed by the runner
     logger = structlog.wrap_logger(
-        structlog.PrintLogger(f),
+        _Tee(f, echo),
         processors=[structlog.processors.add_log_level,
                     structlog.processors.TimeStamper(fmt="iso", utc=True),
                     structlog.processors.JSONRenderer(sort_keys=True)],
@@ -161,6 +177,7 @@ class Runner:
         progress: bool = True,
         retry_failed: bool = False,
         max_matches: int | None = None,
+        log_json: bool = False,
     ):
         self.cfg = cfg
         self.out = Path(out) if out else cfg.output_dir()
@@ -171,6 +188,9 @@ class Runner:
         self.show_progress = progress
         self.retry_failed = retry_failed
         self.max_matches = max_matches
+        self.log_json = log_json  # echo the JSON log lines on stderr (no progress bar then)
+        if log_json:
+            self.show_progress = False
         self.referees: list[LocalReferee] = []
         self.endpoints: list[RefereeEndpoint] = []
         self.played = 0
@@ -221,6 +241,11 @@ class Runner:
         if self.cfg.run.backend == "ray" and self.cfg.run.task_referee:
             self.endpoints = []
             return
+        if self.cfg.run.backend == "ray" and self.cfg.run.ray_address:
+            self.console.print(
+                "[yellow]note[/]: the referee started here listens on 127.0.0.1; Ray tasks on "
+                "other nodes cannot reach it (pass --address of a referee they can reach, or "
+                "set [run] task_referee = true)")
         n = self.cfg.run.referees
         self.referees = [LocalReferee(self.out / "referee" / f"session{session}-{i}")
                          for i in range(n)]
@@ -300,7 +325,7 @@ class Runner:
     # ------------------------------------------------------------------ main loop
     async def run(self) -> dict[str, Any]:
         store, specs = self._prepare()
-        logf, log = _open_log(self.out / "runner.log")
+        logf, log = _open_log(self.out / "runner.log", echo=self.log_json)
         stopper = EarlyStopper(self.cfg, specs)
         backend = None
         try:
