@@ -173,18 +173,19 @@ class MatchRuntime:
             self.timer = loop.call_later(
                 (allowed + p.grace_ms) / 1000.0, self._expired, self.match.version
             )
-        dp = pb.Decision(
-            match_id=self.id,
-            state_version=self.match.version,
-            seat=seat,
-            kind=d.kind,
-            prompt=d.prompt,
-            view=wire.view(self.match.state, seat),
-            legal_moves=[wire.move(m) for m in d.moves],
-            deadline_unix_ms=deadline,
-        )
+        # Built in place inside its ServerMessage: no copies of the view or the move list.
+        sm = pb.ServerMessage()
+        dp = sm.decision
+        dp.match_id = self.id
+        dp.state_version = self.match.version
+        dp.seat = seat
+        dp.kind = d.kind
+        dp.prompt = d.prompt
+        dp.deadline_unix_ms = deadline
+        getattr(dp.view, wire.field).CopyFrom(self.game.view(self.match.state, seat))
+        dp.legal_moves.extend([wire.move(m) for m in d.moves])
         self.decision_proto = dp
-        self.decision_bytes = pb.ServerMessage(decision=dp).SerializeToString()
+        self.decision_bytes = sm.SerializeToString()
         for st in self.streams[seat]:
             st.put(self.decision_bytes)
 
@@ -267,11 +268,13 @@ class MatchRuntime:
             if p.move_ms and elapsed > p.move_ms:
                 self.bank_left[seat] = max(0, self.bank_left[seat] - (elapsed - p.move_ms))
             await self._commit(entry)
-            result = pb.MoveResult(
-                accepted=True, state_version=self.match.version, request_id=request_id
-            )
+            sm = pb.ServerMessage()
+            result = sm.move_result
+            result.accepted = True
+            result.state_version = self.match.version
+            result.request_id = request_id
             if stream is not None:
-                stream.put(pb.ServerMessage(move_result=result))
+                stream.put(sm)
             await self._after_move(entry, events)
             return result
 

@@ -271,9 +271,11 @@ class RefereeService:
             rt.attach(stream)
             rt.log.info("seat_joined", seat=seat, peer=context.peer())
             reader = asyncio.ensure_future(self._play_reader(request_iterator, context, rt, stream))
-            get = stream.queue.get
+            queue = stream.queue
+            get, get_nowait = queue.get, queue.get_nowait
             while True:
-                item = await get()
+                # one wake-up per burst: drain what is queued without awaiting the queue again
+                item = get_nowait() if queue.qsize() else await get()
                 if item is CLOSE:
                     break
                 if item.__class__ is RefereeError:
@@ -317,6 +319,16 @@ class RefereeService:
                                     accepted=False, reason=_reason(exc.reason),
                                     message=exc.message, state_version=rt.match.version,
                                     request_id=sub.request_id,
+                                )
+                            )
+                        )
+                    except Exception as exc:
+                        rt.log.exception("internal_error", rpc="Play", seat=seat, error=repr(exc))
+                        stream.put(
+                            pb.ServerMessage(
+                                move_result=pb.MoveResult(
+                                    accepted=False, message="internal error",
+                                    state_version=rt.match.version, request_id=sub.request_id,
                                 )
                             )
                         )

@@ -238,3 +238,28 @@ def test_garbage_never_crashes_the_server(server):
             assert v.view.batavia.seat == 0
 
     asyncio.run(run())
+
+
+def test_unexpected_exceptions_become_internal(server, monkeypatch):
+    from referee.server import runtime
+
+    async def run():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            mid, tokens = await create(stub, seats=3, seed=3)
+            rt = server.service.matches[mid]
+            idle = (rt.decision.seat + 1) % 3
+
+            def boom(self, state, seat):
+                raise RuntimeError("bug in a view")
+
+            monkeypatch.setattr(runtime.GameWire, "view", boom)
+            with pytest.raises(grpc.aio.AioRpcError) as ei:
+                await stub.GetView(pb.GetViewRequest(match_id=mid), metadata=md(tokens[idle]))
+            assert ei.value.code() == grpc.StatusCode.INTERNAL
+            assert reason_of(ei.value) == "INTERNAL"
+            monkeypatch.undo()
+            v = await stub.GetView(pb.GetViewRequest(match_id=mid), metadata=md(tokens[idle]))
+            assert v.view.batavia.seat == idle
+
+    asyncio.run(run())
