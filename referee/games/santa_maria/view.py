@@ -4,6 +4,8 @@ in its port), of others only how many ships each dock holds. Never the face-down
 ship piles, the Scholars and Bishops left in the box, or the RNG."""
 from __future__ import annotations
 
+import weakref
+
 from referee.v1 import santa_maria_pb2 as pb
 
 from . import rules as R
@@ -21,12 +23,14 @@ def goods(g) -> pb.Goods:
     return pb.Goods(**{R.GOODS_NAMES[i]: x for i, x in enumerate(g) if x})
 
 
-_content_cache: dict[tuple[int, int], pb.CellContent] = {}
+_content_cache: weakref.WeakKeyDictionary[R.Rules, dict[int, pb.CellContent]] = weakref.WeakKeyDictionary()
 
 
 def content(rules: R.Rules, kind: int) -> pb.CellContent:
-    key = (id(rules), kind)
-    c = _content_cache.get(key)
+    cache = _content_cache.get(rules)
+    if cache is None:
+        cache = _content_cache[rules] = {}
+    c = cache.get(kind)
     if c is None:
         k = rules.cells[kind]
         spec = k.spec or {}
@@ -44,7 +48,7 @@ def content(rules: R.Rules, kind: int) -> pb.CellContent:
                 msg.gain.CopyFrom(goods(spec_e["gain"]))
             for o in spec_e.get("options", ()):
                 msg.options.add(pay=goods(o["pay"]), gain=goods(o["gain"]))
-        _content_cache[key] = c
+        cache[kind] = c
     return c
 
 
