@@ -543,7 +543,7 @@ def test_bonanza_tile_goes_with_the_corner_tile():
     """Variant Bonanza: 'put one, face down, under each of the 4 tiles located in the corners ...
     When a player buys the tile above, he also immediately receives the bonus'."""
     state = new_game(3, 2, bonanza=True)
-    assert [g for g in range(25) if state.bonanza[g] >= 0] == list(R.CORNERS)
+    assert [g for g in range(25) if state.bonanza[g] >= 0] == [0, 4, 20, 24]
     p = 1
     before = (state.ships[p], state.colonists[p], state.ducats[p], state.extra_cards[p], len(state.hands[p]))
     b = state.bonanza[0]
@@ -755,3 +755,27 @@ def test_strict_hand_limit_option_discards_at_once():
             play(state, p, d.moves[0])
             play(state, p, GAME.decision(state).moves[0])
             assert len(state.hands[p]) == 1 and GAME.decision(state).kind == "goa.action"
+
+
+def test_settlement_tile():
+    """Settlement: 'Take 1 ship, 1 Extra action card, and 1 colonist'."""
+    state, p = _board_state()
+    before = (state.ships[p], state.extra_cards[p], state.colonists[p])
+    R.gain_tile(state, p, tile_ids(state.rules, R.T_SETTLEMENT, "A")[0])
+    assert (state.ships[p], state.extra_cards[p], state.colonists[p]) == tuple(x + 1 for x in before)
+
+
+def test_red_colonist_tile_usable_after_the_reveal():
+    """Red tiles 'can use them before, during or after their action': during Found a colony the
+    unused red Colonist tile still adds its colonist after the cards are revealed."""
+    state, p = _board_state()
+    t = tile_ids(state.rules, R.T_RED_COLONIST, "A")[0]
+    state.kept[p].append(t)
+    state.colonists[p] = 0
+    stack_deck(state, card_ids(state.rules, colonists=3)[:2])
+    refresh(state)
+    play(state, p, mv.FOUND_COLONY[0])  # Quilon 6: 0 + 6 revealed
+    d = GAME.decision(state)
+    assert mv.use_tile(t) in d.moves
+    play(state, p, mv.use_tile(t))
+    assert state.colonists[p] == 1 and mv.use_tile(t) not in GAME.decision(state).moves
