@@ -63,7 +63,7 @@ def run_game(n: int, seed: int, options: dict, check_every: int, patient: bool =
 
 OPTIONS = st.sampled_from([
     {}, {"setup": "advanced"}, {"shared_blue_dice": True},
-    {"setup": "advanced", "shared_blue_dice": True},
+    {"setup": "advanced", "shared_blue_dice": True}, {"colony_boards": "pick"},
 ])
 
 
@@ -79,7 +79,8 @@ def test_many_random_games_quick():
     for seed in range(60):
         for n in (1, 2, 3, 4):
             state = new_state(n, seed, setup="advanced" if seed % 3 == 0 else "standard",
-                              shared_blue_dice=seed % 2 == 1)
+                              shared_blue_dice=seed % 2 == 1,
+                              colony_boards="pick" if seed % 4 == 1 else "random")
             rnd = random.Random(seed)
             while (d := R.decision(state)) is not None:
                 assert d.moves

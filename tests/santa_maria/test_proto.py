@@ -12,7 +12,7 @@ def test_move_oneof_has_every_kind():
     assert {
         "draft_lot", "expand", "place_tile", "activate_building", "use_die", "retreat", "sell",
         "buy", "move_die", "end_turn", "exchange", "ship", "shift_ship", "religion",
-        "recruit_monk", "place_die", "place_road", "recover_coins", "decline",
+        "recruit_monk", "place_die", "place_road", "recover_coins", "decline", "choose_board",
     } <= kinds
 
 

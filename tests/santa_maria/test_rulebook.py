@@ -99,6 +99,26 @@ def test_advanced_setup_draft_anticlockwise_and_town_hall():
     assert s.current == 0 and kinds(s) == "santa_maria.turn"
 
 
+def test_colony_boards_picked_anticlockwise_in_later_games():
+    """'Mise en place des colonies': in later games seats choose their A side in turn,
+    anticlockwise from the seat on the first player's right; the rest go back in the box."""
+    s = new_state(3, 6, colony_boards="pick")
+    assert s.phase == R.DRAFT and all(p.board == "" and p.occ == 0 for p in s.players)
+    view = GAME.view(s, 0)
+    assert len(view.colony_boards) == 4
+    order = []
+    while s.phase == R.DRAFT:
+        d = R.decision(s)
+        assert d.kind == "santa_maria.board"
+        order.append(d.seat)
+        play(s, d.moves[-1])
+    assert order == [2, 1, 0]
+    ids = [p.board for p in s.players]
+    assert ids == ["A2", "A3", "A4"]
+    assert all(p.occ == p.printed and p.occ for p in s.players)
+    assert not GAME.view(s, 0).colony_boards and s.current == 0
+
+
 def test_solo_uses_the_advanced_setup():
     """'Jeu en solo': a standard game with the advanced set-up."""
     s = new_state(1, 2)

@@ -46,6 +46,14 @@ SPEC = GameSpec(
             choices=(R.SETUP_STANDARD, R.SETUP_ADVANCED),
         ),
         OptionSpec(
+            "colony_boards",
+            "enum",
+            R.BOARDS_RANDOM,
+            "standard set-up: random = A-side boards dealt at random (first game); pick = seats "
+            "choose them anticlockwise from the first player's right (later games)",
+            choices=(R.BOARDS_RANDOM, R.BOARDS_PICK),
+        ),
+        OptionSpec(
             "shared_blue_dice",
             "bool",
             False,
@@ -143,6 +151,8 @@ def _pay(pay: tuple[int, ...]) -> pb.Goods:
 
 def move_to_proto(move: mv.Move) -> pb.Move:
     k = type(move)
+    if k is mv.ChooseBoard:
+        return pb.Move(choose_board=pb.ChooseBoard(board=move.board))
     if k is mv.DraftLot:
         return pb.Move(draft_lot=pb.DraftLot(lot=move.lot))
     if k is mv.Expand:
@@ -222,6 +232,8 @@ def move_from_proto(message: Message) -> mv.Move:
     if kind is None:
         raise MalformedMove("empty santa_maria.Move: set exactly one kind")
     m = getattr(message, kind)
+    if kind == "choose_board":
+        return mv.choose_board(_small(m.board, 99, "choose_board.board"))
     if kind == "draft_lot":
         return mv.draft_lot(_small(m.lot, 99, "draft_lot.lot"))
     if kind == "expand":

@@ -16,6 +16,11 @@ Pay = tuple[int, int, int, int, int]
 
 
 @dataclass(frozen=True, slots=True)
+class ChooseBoard:
+    board: int  # index of the A-side colony board
+
+
+@dataclass(frozen=True, slots=True)
 class DraftLot:
     lot: int
 
@@ -121,7 +126,7 @@ class Decline:
 
 
 Move = (
-    DraftLot | Expand | PlaceTile | ActivateBuilding | UseDie | Retreat | Sell | Buy | MoveDie
+    ChooseBoard | DraftLot | Expand | PlaceTile | ActivateBuilding | UseDie | Retreat | Sell | Buy | MoveDie
     | EndTurn | Exchange | Ship | ShiftShip | Religion | RecruitMonk | PlaceDie | PlaceRoad
     | RecoverCoins | Decline
 )
@@ -131,6 +136,7 @@ DECLINE = Decline()
 NO_PAY: Pay = (0, 0, 0, 0, 0)
 
 intern = lru_cache(maxsize=None)
+choose_board = intern(ChooseBoard)
 draft_lot = intern(DraftLot)
 expand = intern(Expand)
 place_tile = intern(PlaceTile)

@@ -38,6 +38,7 @@ T_EMPTY, T_ROAD, T_FARM, T_FOREST, T_MOUNTAIN, T_CITY, T_HALL = range(7)
 TERRAIN_ID = {t: i + 1 for i, t in enumerate(TERRAINS)}  # road=1 ... town_hall=6
 
 SETUP_STANDARD, SETUP_ADVANCED = "standard", "advanced"
+BOARDS_RANDOM, BOARDS_PICK = "random", "pick"
 DRAFT, YEAR, OVER = 1, 2, 3
 
 FX_PRODUCE, FX_EXCHANGE, FX_SHIP, FX_CONQ, FX_RELIGION = range(1, 6)
@@ -298,6 +299,7 @@ class State:
     monks: list[list[int]] = field(default_factory=list)  # per monk space: seats
     retreat_occ: list[int] = field(default_factory=list)
     roads_left: int = 0
+    boards_left: list[int] = field(default_factory=list)  # A boards still to choose
     lots: list[tuple[int, str]] = field(default_factory=list)
     lot_taken: list[bool] = field(default_factory=list)
     set_aside: list[str] = field(default_factory=list)  # scholars/bishops in the box (hidden)
@@ -316,23 +318,24 @@ def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[Stat
     clockwise = increasing seat numbers."""
     advanced = options["setup"] == SETUP_ADVANCED or n == 1  # Jeu en solo: advanced set-up
     shared = bool(options["shared_blue_dice"]) and n > 1
+    pick = not advanced and options.get("colony_boards") == BOARDS_PICK
     if advanced:
         boards = [rules.board_b] * n
+    elif pick:
+        boards = [("", (0,) * 36)] * n  # chosen in turn (choose_board)
     else:
         order = list(range(len(rules.boards_a)))
-        rng.shuffle(order)  # first game: boards dealt at random (RULINGS.md)
+        rng.shuffle(order)  # first game: boards dealt at random
         boards = [rules.boards_a[i] for i in order[:n]]
     players = []
     for seat in range(n):
-        bid, grid = boards[seat]
-        occ = sum(1 << i for i, k in enumerate(grid) if k)
-        bld = sum(1 << i for i, k in enumerate(grid) if rules.cells[k].building)
         res = [0] * 5
         res[WOOD] = rules.start_wood
-        players.append(Player(
-            board=bid, grid=list(grid), printed=occ, occ=occ, bld=bld, die_on=[0] * 36,
-            coins_on=[0] * 36, blocked=0, coins=rules.start_coins[seat], res=res,
-            blue_unlocked=rules.start_blue, monks_left=rules.monks))
+        p = Player(board="", grid=[0] * 36, printed=0, occ=0, bld=0, die_on=[0] * 36,
+                   coins_on=[0] * 36, blocked=0, coins=rules.start_coins[seat], res=res,
+                   blue_unlocked=rules.start_blue, monks_left=rules.monks)
+        _give_board(p, rules, *boards[seat])
+        players.append(p)
     state = State(n=n, options=dict(options), rules=rules, rng=rng, players=players,
                   advanced=advanced, shared=shared)
     # ships: 4 starting ships at random on the 4 docks, 30 standard face down
@@ -385,8 +388,22 @@ def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[Stat
         state.current = n - 1
     else:
         state.set_aside = sorted(rest) + sorted(bishops[rules.bishops_drawn:])
-        _start_turn(state, 0)
+        if pick:
+            # later games: boards chosen anticlockwise from the first player's right
+            state.boards_left = list(range(len(rules.boards_a)))
+            state.phase = DRAFT
+            state.queue = [("board", s) for s in range(n - 1, -1, -1)]
+            state.current = n - 1
+        else:
+            _start_turn(state, 0)
     return state, events
+
+
+def _give_board(p: Player, rules: Rules, board: str, grid: tuple[int, ...]) -> None:
+    p.board = board
+    p.grid = list(grid)
+    p.printed = p.occ = sum(1 << i for i, k in enumerate(grid) if k)
+    p.bld = sum(1 << i for i, k in enumerate(grid) if rules.cells[k].building)
 
 
 def _new_display(state: State) -> None:
@@ -692,6 +709,9 @@ def _task_decision(state: State, task: tuple) -> Decision:
     kind, seat = task[0], task[1]
     p = state.players[seat]
     r = state.rules
+    if kind == "board":
+        return Decision(seat, "santa_maria.board", [mv.choose_board(i) for i in state.boards_left],
+                        "Choose your colony board (A side)")
     if kind == "draft":
         moves = [mv.draft_lot(i) for i, t in enumerate(state.lot_taken) if not t]
         return Decision(seat, "santa_maria.draft", moves, "Choose a lot: a town hall and a Scholar")
@@ -845,6 +865,7 @@ def run(state: State) -> None:
         if not auto(state, task):
             break
     if not q and state.phase == DRAFT:
+        state.boards_left = []  # the remaining boards go back in the box
         state.phase = YEAR
         _start_turn(state, state.first)
 
@@ -1208,6 +1229,16 @@ def h_draft(state: State, seat: int, task: tuple, move: mv.DraftLot) -> list[Eve
                   {"lot": move.lot, "scholar": scholar})]
 
 
+def h_board(state: State, seat: int, task: tuple, move: mv.ChooseBoard) -> list[Event]:
+    """Mise en place des colonies, later games: choose an A side, anticlockwise from the seat on
+    the first player's right."""
+    state.boards_left.remove(move.board)
+    bid, grid = state.rules.boards_a[move.board]
+    _give_board(state.players[seat], state.rules, bid, grid)
+    _after_draft_step(state)
+    return [Event("santa_maria.board", seat, f"seat {seat} chooses colony board {bid}", {"board": bid})]
+
+
 def h_place(state: State, seat: int, task: tuple, move: mv.PlaceTile) -> list[Event]:
     tile = task[2]
     r = state.rules
@@ -1224,7 +1255,7 @@ def h_place(state: State, seat: int, task: tuple, move: mv.PlaceTile) -> list[Ev
 
 
 def _after_draft_step(state: State) -> None:
-    if state.phase == DRAFT and state.queue and state.queue[0][0] == "draft":
+    if state.phase == DRAFT and state.queue and state.queue[0][0] in ("draft", "board"):
         state.current = state.queue[0][1]
 
 
@@ -1340,7 +1371,7 @@ def _recover(p: Player, cell: int) -> None:
 
 
 _HANDLERS = {
-    "draft": h_draft, "place": h_place, "exch": h_exch, "ship": h_ship, "astro": h_astro,
+    "board": h_board, "draft": h_draft, "place": h_place, "exch": h_exch, "ship": h_ship, "astro": h_astro,
     "rel": h_rel, "monk": h_monk, "die": h_die, "road": h_road, "math": h_math,
 }
 

@@ -169,6 +169,12 @@ def build_view(state: R.State, seat: int | None) -> pb.View:
         view.retreat_spaces.add(space=i, action=action, gain=goods(g), occupant=state.retreat_occ[i])
     view.religion_track.CopyFrom(pb.Track(length=r.religion_length, monk_symbols=r.monk_symbols))
     view.conquistador_track.CopyFrom(pb.Track(length=r.conq_length, gold_symbols=r.gold_symbols, trees=r.trees))
+    if state.boards_left:
+        for i, (bid, grid) in enumerate(r.boards_a):
+            cb = view.colony_boards.add(board=i, id=bid, taken=i not in state.boards_left)
+            for c, k in enumerate(grid):
+                if k:
+                    cb.cells.add(row=c // 6 + 1, col=c % 6 + 1, content=content(r, k), printed=True)
     for i, (hall, scholar) in enumerate(state.lots):
         view.lots.add(lot=i, taken=state.lot_taken[i], town_hall=_tile_cells(r, R.HALL_TILE + hall),
                       scholar=scholar)
