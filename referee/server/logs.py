@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import structlog
 
@@ -19,7 +19,7 @@ class _JsonFormatter(logging.Formatter):
             "event": record.getMessage(),
             "logger": record.name,
             "level": record.levelname.lower(),
-            "timestamp": datetime.fromtimestamp(record.created, timezone.utc)
+            "timestamp": datetime.fromtimestamp(record.created, UTC)
             .isoformat().replace("+00:00", "Z"),
         }
         if record.exc_info:
