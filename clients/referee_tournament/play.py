@@ -35,6 +35,9 @@ ON_EXPIRY = {"default_move": pb.DEFAULT_MOVE, "random_legal": pb.RANDOM_LEGAL,
 #: SDK logs "move rejected"; the Node.js example bot does the same).
 REJECTED_RE = re.compile(rb"move[ _-]rejected", re.IGNORECASE)
 TAIL_BYTES = 2000
+#: A referee unreachable this long during a match is taken for dead (the match is not failed:
+#: the runner stops and the match is played again on resume).
+REFEREE_DOWN_S = 15.0
 CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 64 * 1024 * 1024)]
 
 
@@ -195,6 +198,8 @@ async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
             created = await stub.CreateMatch(request, metadata=admin, timeout=30)
         except grpc.aio.AioRpcError as err:
             result["error"] = f"CreateMatch failed: {err.code().name}: {err.details()}"
+            result["referee_down"] = err.code() in (grpc.StatusCode.UNAVAILABLE,
+                                                    grpc.StatusCode.DEADLINE_EXCEEDED)
             result["seconds"] = round(time.monotonic() - t0, 3)
             return result
         match_id = created.match_id
@@ -213,6 +218,7 @@ async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
         deadline = t0 + job.match_wall_s
         record: dict[str, Any] | None = None
         last_poll = 0.0
+        unreachable_since: float | None = None
         while True:
             now = time.monotonic()
             alive = [b for b in bots if b.alive]
@@ -221,12 +227,21 @@ async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
                 try:
                     resp = await stub.GetRecord(pb.GetRecordRequest(match_id=match_id),
                                                 metadata=admin, timeout=30)
+                    unreachable_since = None
                     if resp.complete:
                         result["record_json"] = resp.record_json
                         record = json.loads(resp.record_json)
                         break
                 except grpc.aio.AioRpcError as err:
                     result["error"] = f"GetRecord failed: {err.code().name}: {err.details()}"
+                    if err.code() in (grpc.StatusCode.UNAVAILABLE,
+                                      grpc.StatusCode.DEADLINE_EXCEEDED):
+                        unreachable_since = unreachable_since or now
+                        if now - unreachable_since > REFEREE_DOWN_S:
+                            result["error"] = (f"the referee at {job.address} has been "
+                                               f"unreachable for {REFEREE_DOWN_S:.0f}s")
+                            result["referee_down"] = True
+                            break
             if now > deadline:
                 result["error"] = (f"wall-clock limit of {job.match_wall_s:.0f}s exceeded; "
                                    "bots killed")

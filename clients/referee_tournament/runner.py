@@ -360,13 +360,14 @@ class Runner:
             data = self._report(store, stopper)
             log.info("session_end", session=session, status=data["status"])
             return data
-        except (asyncio.CancelledError, KeyboardInterrupt):
+        except (asyncio.CancelledError, KeyboardInterrupt, RunError) as exc:
             n = store.requeue_running()
-            log.warning("interrupted", requeued=n)
+            log.warning("interrupted" if not isinstance(exc, RunError) else "stopped",
+                        requeued=n, error=str(exc) if isinstance(exc, RunError) else None)
             try:
                 self._report(store, stopper, quiet=True)
-            except Exception as exc:  # noqa: BLE001 - reports are best effort here
-                log.warning("report_failed", error=repr(exc))
+            except Exception as rexc:  # noqa: BLE001 - reports are best effort here
+                log.warning("report_failed", error=repr(rexc))
             raise
         finally:
             if backend is not None:
@@ -442,6 +443,17 @@ class Runner:
                 finally:
                     stats["running"] -= 1
                     running[referee] -= 1
+                if result.get("referee_down"):
+                    store.requeue([spec.index])
+                    dead = [f"{r.address} (exit {r.proc.returncode})" for r in self.referees
+                            if r.proc is not None and r.proc.poll() is not None]
+                    log.error("referee_down", idx=spec.index, error=result.get("error"),
+                              dead=dead)
+                    raise RunError(
+                        f"match {spec.index}: {result.get('error')}"
+                        + (f"; referee process exited: {', '.join(dead)} (see its referee.log "
+                           f"under {self.out / 'referee'})" if dead else "")
+                        + ". Finished matches are kept: run again to resume.")
                 self._store_result(store, spec, result)
                 self.played += 1
                 status = "done" if result.get("ranks") else "failed"

@@ -114,6 +114,10 @@ class Store:
         cur = self.db.execute("UPDATE matches SET status='pending' WHERE status='running'")
         return cur.rowcount
 
+    def requeue(self, indices: list[int]) -> None:
+        self.db.executemany("UPDATE matches SET status='pending' WHERE idx=?",
+                            [(i,) for i in indices])
+
     def retry_failed(self) -> int:
         cur = self.db.execute("UPDATE matches SET status='pending' WHERE status='failed'")
         return cur.rowcount

@@ -72,3 +72,49 @@ def test_wall_clock_limit_kills_the_bots_and_fails_the_match(tmp_path, referee, 
     assert "wall-clock limit" in failed[0]["error"]
     assert any(i["what"] == ["match failed"] for i in data["incidents"])
     assert {i["entrant"] for i in data["incidents"] if i.get("entrant")} >= {"hanger"}
+
+
+def test_a_dead_referee_stops_the_run_without_failing_matches(tmp_path, quiet_console,
+                                                              monkeypatch):
+    import sqlite3
+    import threading
+
+    import pytest
+    from referee_tournament import play
+    from referee_tournament.procs import LocalReferee
+    from referee_tournament.runner import RunError
+
+    monkeypatch.setattr(play, "REFEREE_DOWN_S", 1.0)
+    ref = LocalReferee(tmp_path / "ref").start()
+    cfg = _cfg(tmp_path, {"move_ms": 5000},
+               [("a", RANDOM), ("b", RANDOM + " --give-up-after 3")])
+    db = tmp_path / "out" / "tournament.sqlite"
+
+    def kill_after_first_match():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                con = sqlite3.connect(db, timeout=5)
+                n = con.execute("SELECT COUNT(*) FROM matches WHERE status='done'").fetchone()[0]
+                con.close()
+                if n >= 1:
+                    break
+            except sqlite3.Error:
+                pass
+            time.sleep(0.05)
+        ref.proc.kill()
+
+    killer = threading.Thread(target=kill_after_first_match, daemon=True)
+    killer.start()
+    try:
+        with pytest.raises(RunError, match="resume"):
+            asyncio.run(Runner(cfg, address=ref.address, admin_token=ref.admin_token,
+                               console=quiet_console, progress=False).run())
+    finally:
+        killer.join(10)
+        ref.stop()
+    con = sqlite3.connect(db)
+    st = dict(con.execute("SELECT status, COUNT(*) FROM matches GROUP BY status"))
+    con.close()
+    assert st.get("done", 0) >= 1 and st.get("failed", 0) == 0 and st.get("running", 0) == 0
+    assert st.get("pending", 0) >= 1
