@@ -118,3 +118,20 @@ def test_a_dead_referee_stops_the_run_without_failing_matches(tmp_path, quiet_co
     con.close()
     assert st.get("done", 0) >= 1 and st.get("failed", 0) == 0 and st.get("running", 0) == 0
     assert st.get("pending", 0) >= 1
+
+
+def test_rejected_moves_are_counted_per_entrant(tmp_path, referee, quiet_console):
+    from pathlib import Path
+
+    bot = Path(__file__).parent / "bots" / "sloppy_bot.py"
+    cfg = _cfg(tmp_path, {"move_ms": 5000},
+               [("sloppy", f"{{python}} {bot} {{address}} {{match}} {{token}}"),
+                ("a", RANDOM), ("b", RANDOM)])
+    data = asyncio.run(Runner(cfg, address=referee.address, admin_token=referee.admin_token,
+                              console=quiet_console, progress=False, max_matches=1).run())
+    assert data["status"]["done"] == 1
+    rows = {e["name"]: e for e in data["leaderboard"]}
+    assert rows["sloppy"]["rejected"] == 2
+    assert rows["a"]["rejected"] == rows["b"]["rejected"] == 0
+    inc = [i for i in data["incidents"] if i["entrant"] == "sloppy"]
+    assert inc and "rejected=2" in inc[0]["what"] and "STALE_STATE" in inc[0]["stderr_tail"]
