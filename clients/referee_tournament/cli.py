@@ -49,7 +49,8 @@ tournament file (TOML), minimal:
 placeholders in commands: {address} {match} {token} {seat} {seed} {name} {game} {python}
 results go to runs/<name>/ in the current directory unless `output` (relative to the file)
 or --out says otherwise.
-exit status: 0 done, 1 failed, 2 bad usage or tournament file, 130 interrupted (resumable).
+exit status: 0 every match played (or skipped by the early stop), 1 some match failed or the
+run could not go on, 2 bad usage or tournament file, 130 interrupted (resumable).
 """
 
 
@@ -163,7 +164,13 @@ def _run(cfg: TournamentConfig, out: Path | None, args, console: Console) -> int
                       "(or the same command again) to go on")
         return EXIT_INTERRUPTED
     st = data["status"]
-    return EXIT_OK if not st.get("pending") else EXIT_FAILED
+    if st.get("failed"):
+        console.print(f"[yellow]{st['failed']} match(es) failed[/] (see incidents in "
+                      f"{runner.out / 'index.html'}; --retry-failed plays them again)")
+        return EXIT_FAILED
+    if st.get("pending") and args.max_matches is None:
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 def _run_async(coro):

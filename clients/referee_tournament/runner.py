@@ -317,9 +317,12 @@ class Runner:
         if self.backend is not None:
             return self.backend
         if self.cfg.run.backend == "ray":
-            from .ray_backend import RayBackend
+            from .ray_backend import RayBackend, RayUnavailable
 
-            return RayBackend(self.cfg.run.ray_address, self.cfg.run.concurrency)
+            try:
+                return RayBackend(self.cfg.run.ray_address, self.cfg.run.concurrency)
+            except RayUnavailable as exc:
+                raise RunError(str(exc)) from None
         return LocalBackend()
 
     # ------------------------------------------------------------------ main loop
