@@ -109,8 +109,10 @@ def _pending(state: R.State, kind: str) -> pb.Pending | None:
         out.column = top[2] + 1
         out.spices_owed.extend(s + 1 for s in range(5) for _ in range(top[3][s]))
         out.remaining = sum(top[3])
-    elif k in (R.F_DUTY, R.F_SELL) or k == R.F_PLACE:
+    elif k in (R.F_DUTY, R.F_SELL, R.F_PLACE):
         out.remaining = min(top[2], 99)
+        if k == R.F_PLACE:
+            out.lands_chosen.extend(top[7])
     elif k == R.F_COLONY:
         out.colony = top[2] + 1
         out.colonists_needed = state.rules.colony_need[top[2]]
@@ -187,6 +189,8 @@ def build_view(state: R.State, seat: int | None) -> pb.View:
         colony_need=list(rules.colony_need),
         colony_vp=list(rules.colony_vp),
         expedition_set_vp=list(rules.set_vp),
+        most_ducats_vp=rules.most_ducats_vp,
+        single_plantation_vp=rules.single_vp,
     )
     if state.flag_cell >= 0:
         view.flag_cell.CopyFrom(_cell(state.flag_cell))
