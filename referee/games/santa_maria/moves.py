@@ -10,40 +10,53 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+
+class _Value:
+    """Moves are immutable and interned: copying one returns the same object."""
+
+    __slots__ = ()
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 WHITE, BLUE = 1, 2
 ROW, COL = 1, 2
 Pay = tuple[int, int, int, int, int]
 
 
 @dataclass(frozen=True, slots=True)
-class ChooseBoard:
+class ChooseBoard(_Value):
     board: int  # index of the A-side colony board
 
 
 @dataclass(frozen=True, slots=True)
-class DraftLot:
+class DraftLot(_Value):
     lot: int
 
 
 @dataclass(frozen=True, slots=True)
-class Expand:
+class Expand(_Value):
     slot: int
     pay: Pay
 
 
 @dataclass(frozen=True, slots=True)
-class PlaceTile:
+class PlaceTile(_Value):
     cell: int  # where the tile's cell 0 lands
     rotation: int  # clockwise quarter-turns
 
 
 @dataclass(frozen=True, slots=True)
-class ActivateBuilding:
+class ActivateBuilding(_Value):
     cell: int
 
 
 @dataclass(frozen=True, slots=True)
-class UseDie:
+class UseDie(_Value):
     color: int
     face: int
     line: int
@@ -52,76 +65,76 @@ class UseDie:
 
 
 @dataclass(frozen=True, slots=True)
-class Retreat:
+class Retreat(_Value):
     space: int
 
 
 @dataclass(frozen=True, slots=True)
-class Sell:
+class Sell(_Value):
     resource: int
 
 
 @dataclass(frozen=True, slots=True)
-class Buy:
+class Buy(_Value):
     resource: int
 
 
 @dataclass(frozen=True, slots=True)
-class MoveDie:
+class MoveDie(_Value):
     src: int
     dst: int
 
 
 @dataclass(frozen=True, slots=True)
-class EndTurn:
+class EndTurn(_Value):
     pass
 
 
 @dataclass(frozen=True, slots=True)
-class Exchange:
+class Exchange(_Value):
     option: int
     pay: Pay
 
 
 @dataclass(frozen=True, slots=True)
-class Ship:
+class Ship(_Value):
     slot: int
     pay: Pay
 
 
 @dataclass(frozen=True, slots=True)
-class ShiftShip:
+class ShiftShip(_Value):
     dock: int
 
 
 @dataclass(frozen=True, slots=True)
-class Religion:
+class Religion(_Value):
     extra: bool
     pay: Pay
 
 
 @dataclass(frozen=True, slots=True)
-class RecruitMonk:
+class RecruitMonk(_Value):
     space: int
 
 
 @dataclass(frozen=True, slots=True)
-class PlaceDie:
+class PlaceDie(_Value):
     cell: int
 
 
 @dataclass(frozen=True, slots=True)
-class PlaceRoad:
+class PlaceRoad(_Value):
     cell: int
 
 
 @dataclass(frozen=True, slots=True)
-class RecoverCoins:
+class RecoverCoins(_Value):
     cell: int
 
 
 @dataclass(frozen=True, slots=True)
-class Decline:
+class Decline(_Value):
     pass
 
 
