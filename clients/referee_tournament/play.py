@@ -218,12 +218,15 @@ async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
         deadline = t0 + job.match_wall_s
         record: dict[str, Any] | None = None
         last_poll = 0.0
+        last_alive = len(bots) + 1
         unreachable_since: float | None = None
         while True:
             now = time.monotonic()
             alive = [b for b in bots if b.alive]
-            if not alive or now - last_poll >= job.poll_s:
-                last_poll = now
+            # ask for the record when a bot has exited (usually: the match is over) and
+            # every poll_s anyway (a bot that hangs after the end, or that never started)
+            if len(alive) < last_alive or now - last_poll >= job.poll_s:
+                last_poll, last_alive = now, len(alive)
                 try:
                     resp = await stub.GetRecord(pb.GetRecordRequest(match_id=match_id),
                                                 metadata=admin, timeout=30)
@@ -246,13 +249,12 @@ async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
                 result["error"] = (f"wall-clock limit of {job.match_wall_s:.0f}s exceeded; "
                                    "bots killed")
                 break
-            alive = [b for b in bots if b.alive]
-            timeout = min(job.poll_s, max(0.01, deadline - now))
-            if alive:
-                await asyncio.wait([b.waiter for b in alive if b.waiter], timeout=timeout,
-                                   return_when=asyncio.FIRST_COMPLETED)
+            timeout = max(0.01, min(job.poll_s - (now - last_poll), deadline - now))
+            waiters = [b.waiter for b in bots if b.alive and b.waiter]
+            if waiters:
+                await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             else:
-                await asyncio.sleep(min(timeout, 0.1))
+                await asyncio.sleep(timeout)
         if record is not None:
             result["error"] = None
         await _end_bots(bots, job.bot_grace_s if record is not None else 0.0)
