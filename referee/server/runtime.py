@@ -73,17 +73,33 @@ class GameWire:
             raise errors.malformed(f"malformed {self.field} move: {exc}") from None
 
 
+#: Messages a stream may have waiting before the referee drops it as too slow a reader (a bot
+#: that never reads must not make the referee buffer a whole match for it).
+MAX_BACKLOG = 4096
+
+
 class Stream:
     """One connected Play or Watch stream: an outbound queue of messages (or bytes)."""
 
-    __slots__ = ("queue", "seat")
+    __slots__ = ("dropped", "queue", "seat")
 
     def __init__(self, seat: int | None):
         self.seat = seat
         self.queue: asyncio.Queue = asyncio.Queue()
+        self.dropped = False
 
     def put(self, item: Any) -> None:
-        self.queue.put_nowait(item)
+        q = self.queue
+        if q.qsize() < MAX_BACKLOG:
+            if not self.dropped:
+                q.put_nowait(item)
+        elif not self.dropped:
+            self.dropped = True
+            while q.qsize():
+                q.get_nowait()
+            q.put_nowait(errors.exhausted(
+                f"more than {MAX_BACKLOG} messages waiting: this stream reads too slowly; "
+                "reconnect with the same token to resume"))
 
 
 class MatchRuntime:

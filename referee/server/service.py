@@ -385,6 +385,8 @@ class RefereeService:
                 item = await get()
                 if item is CLOSE:
                     break
+                if item.__class__ is RefereeError:
+                    raise item
                 yield item
         except RefereeError as exc:
             await context.abort(exc.code, exc.message, exc.trailing_metadata())

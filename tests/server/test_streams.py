@@ -263,3 +263,33 @@ def test_unexpected_exceptions_become_internal(server, monkeypatch):
             assert v.view.batavia.seat == idle
 
     asyncio.run(run())
+
+
+def test_slow_reader_is_dropped_not_buffered_forever():
+    from referee.server import runtime
+
+    st = runtime.Stream(0)
+    for i in range(runtime.MAX_BACKLOG + 10):
+        st.put(b"x")
+    assert st.dropped and st.queue.qsize() == 1
+    assert st.queue.get_nowait().reason == "RESOURCE_EXHAUSTED"
+
+
+def test_tls(make_server, tmp_path):
+    import shutil
+    import subprocess
+
+    if not shutil.which("openssl"):
+        pytest.skip("openssl not installed")
+    key, cert = tmp_path / "k.pem", tmp_path / "c.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    srv = make_server(tmp_path / "tls", tls_cert=str(cert), tls_key=str(key))
+
+    async def run():
+        creds = grpc.ssl_channel_credentials(cert.read_bytes())
+        async with grpc.aio.secure_channel(srv.target, creds) as ch:
+            return await referee_pb2_grpc.RefereeStub(ch).ListGames(pb.ListGamesRequest())
+
+    assert asyncio.run(run()).games
