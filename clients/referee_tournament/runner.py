@@ -42,6 +42,21 @@ from .procs import LocalReferee
 from .sequential import Decision, Sprt, head_to_head
 from .store import ScheduleMismatch, Store
 
+METHODS = {
+    "rating": "OpenSkill Plackett-Luce (openskill package), one team per seat ranked by the "
+              "referee's ranks, matches in schedule order; ordinal = mu - 3 sigma; an entrant in "
+              "several seats of a match gets every seat's update (sum of mu deltas, product of "
+              "sigma factors)",
+    "wins": "rank 1 wins; a k-way tie for first counts 1/k; win_rate_ci95 is Wilson's interval "
+            "over seat-games",
+    "avg_score_ci95/avg_rank_ci95": "normal approximation, mean +- 1.96 s/sqrt(n) over "
+                                    "seat-games",
+    "place_ci95": "bootstrap over duplicate-seed groups (500 resamples, seed 12345), places by "
+                  "average rank (ties by rating), 2.5%-97.5% range",
+    "early_stop": "Wald SPRT per pair of entrants alone at a table, H0 p=1/2 vs H1 p=1/2+delta "
+                  "each way, on whole duplicate-seed groups; stops only when one side is better",
+}
+
 
 class RunError(RuntimeError):
     """The tournament cannot run (unknown game, unreachable referee, changed schedule...)."""
@@ -385,6 +400,7 @@ class Runner:
                 "options": dict(self.cfg.options), "format": self.cfg.to_json()["format"],
                 "time_policy": self.cfg.to_json()["time"], "entrants": self.cfg.names,
                 "early_stop": list(stopper.stopped.values()),
+                "methods": METHODS,
                 "generated_unix": round(time.time(), 3)}
         data = report.compute(rows, self.cfg.names, meta)
         report.write(self.out, data, None if quiet else self.console)
