@@ -892,3 +892,81 @@ def test_blue_dice_unlock_at_1st_and_3rd_monk_symbols_only():
     assert unlocked[sym[1] - 1] == 2
     assert unlocked[sym[2] - 1] == 3 and unlocked[sym[2] - 2] == 2
     assert unlocked[-1] == 3 and len(p.blue) == 3
+
+
+# ---------------------------------------------------------------- rulings (RULINGS.md)
+
+
+def test_lot_scholar_acts_from_the_start_but_scores_no_points():
+    """RULINGS 5 ('Règles avancées' + 'Décompte final: Moines'): the lot Scholar's effect is the
+    drafter's alone from the start; without a monk on it, it scores no points."""
+    s = new_state(2, 9, setup="advanced")
+    lots = {sch: i for i, (_, sch) in enumerate(s.lots)}
+    while s.phase == R.DRAFT:
+        play(s, R.decision(s).moves[0])
+    for seat, p in enumerate(s.players):
+        assert p.own_scholar and p.scholars == R.SCH[p.own_scholar]
+        assert p.own_scholar in lots
+    s.last_retreat = [0, 1]
+    R.final_scoring(s)
+    assert [f["scholars"] for f in s.final] == [0, 0]
+
+
+def test_blue_die_unlocked_on_retreat_waits_for_next_year():
+    """RULINGS 13 ('(D)', religion space): a blue die unlocked while retreating is usable only
+    from next year on."""
+    s = fresh(2)
+    p = s.players[0]
+    p.religion = s.rules.monk_symbols[0] - 1
+    res(s, 0, wheat=0, gold=0, coins=0, wood=0)
+    play(s, mv.retreat(1))  # religion space
+    while kinds(s) == "santa_maria.monk":
+        play(s, mv.DECLINE)
+    assert p.blue_unlocked == 2 and len(p.blue) == 1
+    play(s, mv.END_TURN)
+    play(s, mv.retreat(0))
+    play(s, mv.END_TURN)
+    assert s.year == 2 and len(p.blue) == 2
+
+
+def test_shared_pool_gets_a_die_unlocked_mid_year():
+    """'Variante': passing the 1st or 3rd monk symbol rolls a blue die into the common pool."""
+    s = fresh(2, shared_blue_dice=True)
+    pool = len(s.shared_blue)
+    s.players[0].religion = s.rules.monk_symbols[0] - 1
+    R.religion_steps(s, 0, 1)
+    assert len(s.shared_blue) == pool + 1 and s.players[0].blue == []
+
+
+def test_road_space_without_road_tiles_still_allowed():
+    """RULINGS 17: the road retreat space may be taken with no road tile left; nothing happens."""
+    s = fresh(2)
+    s.roads_left = 0
+    occ = s.players[0].occ
+    play(s, mv.retreat(4))
+    assert kinds(s) == "santa_maria.turn" and s.players[0].occ == occ
+
+
+def test_solo_communism_theocracy_capracracy():
+    """'Jeu en solo': Communisme = 28 points from colonists; Théocratie = 30+ points from Bishop
+    objectives; Capracratie = a full line of one terrain (roads never count)."""
+    s = new_state(1, 4)
+    while s.phase == R.DRAFT:
+        play(s, R.decision(s).moves[0])
+    p = s.players[0]
+    set_colony(s, 0, {(r, c): ROAD(1) for r in range(1, 7) for c in range(1, 7)})
+    s.monk_tiles[3:6] = ["square", "ships_in_one_dock", "largest_area"]
+    s.monks[3], s.monks[4], s.monks[5] = [0], [0], [0]
+    p.port = [list(range(6)), [], [], []]
+    s.last_retreat = [0]
+    R.final_scoring(s)
+    f = s.final[0]
+    assert f["colonists"] == 72 and "communism" in f["achievements"]
+    assert f["bishop_objectives"] == 10 + 12 + 0
+    assert "theocracy" not in f["achievements"] and "capracracy" not in f["achievements"]
+    set_colony(s, 0, {(r, c): B("farm", P(wheat=1)) for r in range(1, 7) for c in range(1, 7)})
+    R.final_scoring(s)
+    f = s.final[0]
+    assert f["bishop_objectives"] == 10 + 12 + 12
+    assert {"theocracy", "capracracy"} <= set(f["achievements"])
+    assert "communism" not in f["achievements"]
