@@ -115,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="a quick tournament of the reference bots on every "
                        "game the referee hosts (well under a minute)")
     d.add_argument("--out", metavar="DIR", default="runs/tournament-demo",
-                   help="results root (default runs/tournament-demo)")
+                   help="results root; each demo writes DIR/<UTC time>/<game>/ "
+                   "(default runs/tournament-demo)")
     d.add_argument("--games", metavar="A,B", help="only these games")
     d.add_argument("--no-progress", action="store_true")
     return p

@@ -1,11 +1,13 @@
 """``referee-tournament demo``: a short tournament of the reference bots on every game the
 referee hosts (for ``make run``). One referee subprocess; per game a round robin over every
 seat rotation on one seed: two random bots (with different seeds), plus greedy-batavia on
-Batavia. Results under ``<out>/<game>/``. Takes ~10-30 s on two cores."""
+Batavia. Results under ``<out>/<UTC time>/<game>/`` (a fresh folder each time). Takes ~10-30 s
+on two cores."""
 from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +49,7 @@ def run_demo(out: Path, games: list[str] | None = None, progress: bool = True,
              console: Console | None = None) -> dict[str, Any]:
     """Play the demo tournaments; returns {game: report data}."""
     console = console or Console(stderr=True)
-    out = Path(out).resolve()
+    out = Path(out).resolve() / time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     out.mkdir(parents=True, exist_ok=True)
     ref = LocalReferee(out / "referee" / secrets.token_hex(4))
     ref.start()
@@ -67,4 +69,13 @@ def run_demo(out: Path, games: list[str] | None = None, progress: bool = True,
             results[g.name] = asyncio.run(runner.run())
     finally:
         ref.stop()
+    console.rule("demo results")
+    for game, data in results.items():
+        board = data["leaderboard"]
+        top = board[0] if board else None
+        st = data["status"]
+        first = f"; first: {top['name']} (μ−3σ {top['ordinal']:.2f})" if top else ""
+        console.print(f"  {game:<12} {st.get('done', 0)} match(es) done, "
+                      f"{st.get('failed', 0)} failed{first}")
+    console.print(f"  reports: {out}/<game>/index.html")
     return results

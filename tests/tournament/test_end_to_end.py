@@ -118,3 +118,15 @@ def test_cli_help_and_bad_file(tmp_path, capsys):
     assert main(["run", str(unknown_game), "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert "game.name" in err and "batavia" in err
+
+
+def test_demo_runs_a_tournament_per_hosted_game(tmp_path):
+    from referee_tournament.demo import run_demo
+    from rich.console import Console
+
+    results = run_demo(tmp_path, games=["batavia"], progress=False, console=Console(quiet=True))
+    assert list(results) == ["batavia"]
+    assert results["batavia"]["status"] == {"done": 3}
+    assert {e["name"] for e in results["batavia"]["leaderboard"]} == {
+        "random-a", "random-b", "greedy-batavia"}
+    assert len(list(tmp_path.glob("*/batavia/index.html"))) == 1
