@@ -152,27 +152,32 @@ class Store:
             conn.close()
 
     def _commit(self, conn: sqlite3.Connection, batch: list) -> None:
-        error: BaseException | None = None
+        errors: list[BaseException | None] = [None] * len(batch)
         try:
             conn.execute("BEGIN")
             for fn, _loop, _fut in batch:
                 fn(conn)
             conn.execute("COMMIT")
-        except BaseException as exc:  # noqa: BLE001 - reported to every waiter
-            error = exc
-            try:
-                conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
+        except BaseException:  # noqa: BLE001
+            _rollback(conn)
+            # One bad operation must not fail the others of its group: redo them one by one.
+            for i, (fn, _loop, _fut) in enumerate(batch):
+                try:
+                    conn.execute("BEGIN")
+                    fn(conn)
+                    conn.execute("COMMIT")
+                except BaseException as exc:  # noqa: BLE001 - reported to its waiter
+                    _rollback(conn)
+                    errors[i] = exc
         self.batches += 1
         self.ops += len(batch)
         by_loop: dict[Any, list] = {}
-        for _fn, loop, fut in batch:
+        for (_fn, loop, fut), err in zip(batch, errors):
             if fut is not None:
-                by_loop.setdefault(loop, []).append(fut)
+                by_loop.setdefault(loop, []).append((fut, err))
         for loop, futs in by_loop.items():
             try:
-                loop.call_soon_threadsafe(_resolve, futs, error)
+                loop.call_soon_threadsafe(_resolve, futs)
             except RuntimeError:  # loop closed during shutdown
                 pass
 
@@ -269,8 +274,15 @@ class Store:
         ]
 
 
-def _resolve(futs: list[asyncio.Future], error: BaseException | None) -> None:
-    for fut in futs:
+def _rollback(conn: sqlite3.Connection) -> None:
+    try:
+        conn.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass
+
+
+def _resolve(futs: list[tuple[asyncio.Future, BaseException | None]]) -> None:
+    for fut, error in futs:
         if fut.done():
             continue
         if error is None:
