@@ -115,10 +115,15 @@ class TournamentConfig:
         return Path.cwd() / "runs" / self.name
 
     def schedule_fingerprint(self) -> str:
-        """What decides the schedule: if it changes, a results folder cannot be resumed."""
+        """What decides the matches: if it changes, a results folder cannot be resumed. The
+        number of rounds (or matches per pairing) is left out: raising it extends a tournament
+        (the store checks the old schedule is a prefix of the new one)."""
+        fmt = asdict(self.format)
+        fmt.pop("rounds")
+        fmt.pop("matches_per_pairing")
         data = {
             "game": self.game, "seats": self.seats, "options": list(self.options),
-            "entrants": self.names, "format": asdict(self.format), "seed": self.seed,
+            "entrants": self.names, "format": fmt, "seed": self.seed,
         }
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 

@@ -231,10 +231,12 @@ class Runner:
             store.close()
             raise RunError(str(exc)) from None
         try:
-            store.ensure_schedule(specs)
+            added = store.ensure_schedule(specs)
         except ScheduleMismatch as exc:
             store.close()
             raise RunError(str(exc)) from None
+        if added:
+            self.console.print(f"[cyan]extending[/]: {added} more match(es) scheduled")
         store.set_meta("fingerprint", fp)
         store.set_meta("config", json.dumps(self.cfg.to_json()))
         if self.cfg.source:

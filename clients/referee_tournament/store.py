@@ -87,27 +87,29 @@ class Store:
         return n
 
     # ------------------------------------------------------------------ schedule
-    def ensure_schedule(self, specs: list[MatchSpec]) -> None:
-        """Insert the schedule once; on a resume check it is the same one."""
-        have = self.db.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
-        if have == 0:
-            with self.db:
-                self.db.execute("BEGIN")
-                self.db.executemany(
-                    "INSERT INTO matches(idx, round, grp, tbl, seating, seed) VALUES (?,?,?,?,?,?)",
-                    [(s.index, s.round, s.group, "|".join(s.table), json.dumps(s.seating),
-                      str(s.seed)) for s in specs],
-                )
-            return
+    def ensure_schedule(self, specs: list[MatchSpec]) -> int:
+        """Insert the schedule; on a resume check the stored one is the same or a prefix of it
+        (more rounds extend a tournament). Returns how many matches were added."""
         rows = self.db.execute("SELECT idx, seating, seed FROM matches ORDER BY idx").fetchall()
-        if len(rows) != len(specs) or any(
+        if len(rows) > len(specs) or any(
             r[0] != s.index or json.loads(r[1]) != list(s.seating) or r[2] != str(s.seed)
             for r, s in zip(rows, specs, strict=False)
         ):
             raise ScheduleMismatch(
                 f"{self.path} holds a different schedule ({len(rows)} matches) than the "
-                f"tournament file ({len(specs)}): use another output folder or delete this one"
+                f"tournament file ({len(specs)}): use another output folder or delete this one "
+                "(only raising rounds or matches_per_pairing can extend a tournament)"
             )
+        new = specs[len(rows):]
+        if new:
+            with self.db:
+                self.db.execute("BEGIN")
+                self.db.executemany(
+                    "INSERT INTO matches(idx, round, grp, tbl, seating, seed) VALUES (?,?,?,?,?,?)",
+                    [(s.index, s.round, s.group, "|".join(s.table), json.dumps(s.seating),
+                      str(s.seed)) for s in new],
+                )
+        return len(new) if rows else 0
 
     def requeue_running(self) -> int:
         """Matches in flight when the runner stopped go back to pending (they are replayed)."""

@@ -132,3 +132,23 @@ def test_placeholders_and_tokens_that_look_like_options():
     assert fill(["bot", "--address", "{address}", "--token", "{token}", "--seat={seat}"],
                 values) == ["bot", "--address", "127.0.0.1:1", "--token=-tok", "--seat=2"]
     assert fill(["bot", "{match}", "{token}"], values) == ["bot", "m1", "-tok"]
+
+
+def test_more_rounds_extend_a_stored_schedule_and_other_changes_are_refused(tmp_path):
+    from referee_tournament.store import ScheduleMismatch, Store
+
+    store = Store(tmp_path / "t.sqlite")
+    two = schedule(cfg(["a", "b", "c"], 3, rounds=2))
+    three = schedule(cfg(["a", "b", "c"], 3, rounds=3))
+    assert three[: len(two)] == two
+    assert store.ensure_schedule(two) == 0
+    assert store.ensure_schedule(two) == 0
+    assert store.ensure_schedule(three) == len(three) - len(two)
+    assert len(store.rows()) == len(three)
+    assert (cfg(["a", "b", "c"], 3, rounds=2).schedule_fingerprint()
+            == cfg(["a", "b", "c"], 3, rounds=3).schedule_fingerprint())
+    with pytest.raises(ScheduleMismatch):
+        store.ensure_schedule(two)  # fewer matches
+    with pytest.raises(ScheduleMismatch):
+        store.ensure_schedule(schedule(cfg(["a", "b", "c"], 3, rounds=3, seating="rotate")))
+    store.close()
