@@ -20,14 +20,18 @@ def test_default_sheet_loads_with_provenance_counts():
     assert sum(counts.values()) == len(sheet.values)
     assert counts["rulebook"] >= 30
     # the printed contents no source gave are honestly provisional
-    for key in ("colony_boards_a", "colony_board_b", "development_tiles_double",
-                "development_tiles_triple", "ship_tiles_starting", "ship_tiles_standard",
-                "town_halls", "scholar_points", "religion_track", "conquistador_track",
-                "missionary_camps_2_4", "road_tile"):
+    provisional = [k for k, p in sheet.provenance.items() if p == "provisional"]
+    for prefix, n in (("colony_board_a_", 4), ("development_tile_double_", 15),
+                      ("development_tile_triple_", 15), ("ship_tile_starting_", 4),
+                      ("ship_tile_standard_", 30), ("town_hall_", 4), ("scholar_points_", 10),
+                      ("missionary_camp_", 3)):
+        assert sum(k.startswith(prefix) for k in provisional) == n, prefix
+    for key in ("colony_board_b", "religion_track", "conquistador_track", "road_tile"):
         assert sheet.provenance[key] == "provisional", key
+    assert counts["provisional"] == 89
     # values the rulebook states are marked so
     for key in ("conquistador_scoring", "start_coins_by_position", "storage_limit", "sell_price",
-                "expand_cost_triple", "bishops", "missionary_camp_1", "solo_achievements"):
+                "expand_cost_triple", "bishops", "missionary_camp_01", "solo_achievements"):
         assert sheet.provenance[key] == "rulebook", key
 
 
@@ -35,10 +39,11 @@ def test_provisional_content_uses_every_effect_kind():
     v = GAME.default_components({}).values
     kinds = set()
     cells = []
-    for b in v["colony_boards_a"] + v["colony_board_b"]:
-        cells += [c for row in b["grid"] for c in row if c]
-    for t in v["development_tiles_double"] + v["development_tiles_triple"] + v["town_halls"]:
-        cells += t
+    for key, value in v.items():
+        if key.startswith("colony_board"):
+            cells += [c for row in value["grid"] for c in row if c]
+        elif key.startswith(("development_tile_", "town_hall_")):
+            cells += value
     for c in cells:
         kinds |= {e["kind"] for e in c.get("effects", [])}
     assert kinds == {"produce", "exchange", "ship", "conquistador", "religion"}
@@ -63,13 +68,16 @@ def test_load_components_from_file(tmp_path):
         (lambda d: d["values"].__setitem__("dockz", d["values"]["docks"]), "unknown"),
         (lambda d: d["values"]["storage_limit"].__setitem__("provenance", "guess"), "provenance"),
         (lambda d: d["values"]["storage_limit"].pop("source"), "source"),
-        (lambda d: d["values"]["development_tiles_double"]["value"].pop(), "15 tiles"),
-        (lambda d: d["values"]["development_tiles_double"]["value"][0][0].__setitem__("terrain", "swamp"), "terrain"),
-        (lambda d: d["values"]["ship_tiles_standard"]["value"][0].__setitem__("cost", {"coal": 1}), "coal"),
+        (lambda d: d["values"].pop("development_tile_double_15"), "missing"),
+        (lambda d: d["values"]["development_tile_double_01"]["value"][0].__setitem__("terrain", "swamp"), "terrain"),
+        (lambda d: d["values"]["development_tile_double_02"]["value"].pop(), "2 cells"),
+        (lambda d: d["values"]["ship_tile_standard_01"]["value"].__setitem__("cost", {"coal": 1}), "coal"),
         (lambda d: d["values"]["conquistador_scoring"]["value"]["3"].pop(), "3 years"),
-        (lambda d: d["values"]["development_tiles_triple"]["value"][1][0].__setitem__(
+        (lambda d: d["values"]["development_tile_triple_02"]["value"][0].__setitem__(
             "effects", [{"kind": "teleport"}]), "kind"),
-        (lambda d: d["values"]["colony_boards_a"]["value"].pop(), "colony_boards"),
+        (lambda d: d["values"]["colony_board_a_02"]["value"].__setitem__("id", "A1"), "distinct"),
+        (lambda d: d["values"]["component_counts"]["value"].__setitem__("colony_boards", 5), "colony_boards"),
+        (lambda d: d["values"]["colony_board_b"]["value"]["grid"].pop(), "6 rows"),
     ],
 )
 def test_bad_sheets_are_refused(mutate, words):

@@ -28,7 +28,7 @@ from referee.core.rng import Rng
 
 from . import moves as mv
 from .moves import BLUE, COL, DECLINE, END_TURN, NO_PAY, ROW, WHITE
-from .sheet import BISHOPS, SCHOLARS, TERRAINS
+from .sheet import BISHOPS, SCHOLARS, TERRAINS, gather
 
 WOOD, WHEAT, SUGAR, GEM, GOLD = range(5)
 COINS, POINTS = 5, 6
@@ -179,14 +179,15 @@ class Rules:
         def grid(g: list) -> tuple[int, ...]:
             return tuple(cell(c) for row in g for c in row)
 
-        boards_a = tuple((b["id"], grid(b["grid"])) for b in v["colony_boards_a"])
-        board_b = (v["colony_board_b"][0]["id"], grid(v["colony_board_b"][0]["grid"]))
-        doubles = tuple(tuple(cell(c) for c in t) for t in v["development_tiles_double"])
-        triples = tuple(tuple(cell(c) for c in t) for t in v["development_tiles_triple"])
-        town_halls = tuple(tuple(cell(c) for c in t) for t in v["town_halls"])
+        boards_a = tuple((b["id"], grid(b["grid"])) for b in gather(v, "colony_board_a"))
+        board_b = (v["colony_board_b"]["id"], grid(v["colony_board_b"]["grid"]))
+        doubles = tuple(tuple(cell(c) for c in t) for t in gather(v, "development_tile_double"))
+        triples = tuple(tuple(cell(c) for c in t) for t in gather(v, "development_tile_triple"))
+        town_halls = tuple(tuple(cell(c) for c in t) for t in gather(v, "town_hall"))
         road = cell(v["road_tile"])
-        ships = [(_pay5(s["cost"]), s["points"]) for s in v["ship_tiles_starting"]]
-        ships += [(_pay5(s["cost"]), s["points"]) for s in v["ship_tiles_standard"]]
+        starting = gather(v, "ship_tile_starting")
+        ships = [(_pay5(s["cost"]), s["points"]) for s in starting]
+        ships += [(_pay5(s["cost"]), s["points"]) for s in gather(v, "ship_tile_standard")]
         table = {int(k): tuple(tuple(r) for r in rows) for k, rows in v["conquistador_scoring"].items()}
         return cls(
             cells=tuple(cells),
@@ -200,7 +201,7 @@ class Rules:
             shape_double=tuple(tuple(p) for p in v["tile_shapes"]["double"]),
             shape_triple=tuple(tuple(p) for p in v["tile_shapes"]["triple"]),
             ships=tuple(ships),
-            n_starting_ships=len(v["ship_tiles_starting"]),
+            n_starting_ships=len(starting),
             years=v["years"],
             limit=v["storage_limit"],
             sell=tuple(v["sell_price"][r] for r in RES_NAMES),
@@ -229,9 +230,9 @@ class Rules:
             port_column_points=v["port_column_points"],
             coins_per_point=v["coins_per_point"],
             bishop_penalty=v["bishop_penalty"],
-            scholar_points=dict(v["scholar_points"]),
+            scholar_points={name: v[f"scholar_points_{name}"] for name in SCHOLARS},
             bishop_params=dict(v["bishops"]),
-            camps=tuple(_goods(g) for g in v["missionary_camp_1"] + v["missionary_camps_2_4"]),
+            camps=tuple(_goods(g) for g in gather(v, "missionary_camp")),
             blue_die_symbols=tuple(v["blue_die_monk_symbols"]),
             religion_length=v["religion_track"]["length"],
             monk_symbols=tuple(v["religion_track"]["monk_symbols"]),

@@ -135,56 +135,60 @@ def grid_problem(g: Any) -> str | None:
     return None
 
 
-def boards(count: int | None) -> Check:
-    def check(v: Any) -> str | None:
-        if not isinstance(v, list) or (count is not None and len(v) != count):
-            return f"expected a list of {count} boards"
-        ids = set()
-        for b in v:
-            if not isinstance(b, dict) or set(b) != {"id", "grid"} or not isinstance(b["id"], str):
-                return "a board is {id, grid}"
-            if b["id"] in ids:
-                return f"duplicate board id {b['id']!r}"
-            ids.add(b["id"])
-            p = grid_problem(b["grid"])
+def board(b: Any) -> str | None:
+    if not isinstance(b, dict) or set(b) != {"id", "grid"} or not isinstance(b["id"], str) or not b["id"]:
+        return "a board is {id, grid}"
+    p = grid_problem(b["grid"])
+    return f"board {b['id']}: {p}" if p else None
+
+
+def tile(cells: int) -> Check:
+    def check(t: Any) -> str | None:
+        if not isinstance(t, list) or len(t) != cells:
+            return f"a tile lists {cells} cells"
+        for c in t:
+            p = cell_problem(c)
             if p:
-                return f"board {b['id']}: {p}"
+                return p
         return None
 
     return check
 
 
-def tiles(count: int, cells: int) -> Check:
-    def check(v: Any) -> str | None:
-        if not isinstance(v, list) or len(v) != count:
-            return f"expected {count} tiles"
-        for i, t in enumerate(v):
-            if not isinstance(t, list) or len(t) != cells:
-                return f"tile {i}: expected {cells} cells"
-            for c in t:
-                p = cell_problem(c)
-                if p:
-                    return f"tile {i}: {p}"
-        return None
-
-    return check
+def ship(v: Any) -> str | None:
+    if not isinstance(v, dict) or set(v) != {"cost", "points"}:
+        return "a ship tile is {cost, points}"
+    p = goods_problem(v["cost"], RESOURCES)
+    if p or not v["cost"]:
+        return p or "empty cost"
+    return None if _is_int(v["points"]) else "points must be an integer >= 0"
 
 
-def ships(count: int) -> Check:
-    def check(v: Any) -> str | None:
-        if not isinstance(v, list) or len(v) != count:
-            return f"expected {count} ship tiles"
-        for i, s in enumerate(v):
-            if not isinstance(s, dict) or set(s) != {"cost", "points"}:
-                return f"ship {i}: expected {{cost, points}}"
-            p = goods_problem(s["cost"], RESOURCES)
-            if p or not s["cost"]:
-                return f"ship {i}: {p or 'empty cost'}"
-            if not _is_int(s["points"]):
-                return f"ship {i}: points must be an integer >= 0"
-        return None
+def camp(v: Any) -> str | None:
+    p = goods_problem(v)
+    return p or (None if v else "empty reward")
 
-    return check
+
+#: Components listed one item per value (so the provenance counts count tiles, ships, boards):
+#: prefix -> (number of items, checker). Keys are ``<prefix>_01`` ... ``<prefix>_<n>``.
+GROUPS: dict[str, tuple[int, Check]] = {
+    "colony_board_a": (4, board),
+    "development_tile_double": (15, tile(2)),
+    "development_tile_triple": (15, tile(3)),
+    "ship_tile_starting": (4, ship),
+    "ship_tile_standard": (30, ship),
+    "town_hall": (4, tile(2)),
+    "missionary_camp": (4, camp),
+}
+
+
+def group_keys(prefix: str) -> list[str]:
+    return [f"{prefix}_{i:02d}" for i in range(1, GROUPS[prefix][0] + 1)]
+
+
+def gather(values: Any, prefix: str) -> list[Any]:
+    """The items of a group, in order."""
+    return [values[k] for k in group_keys(prefix)]
 
 
 def shapes(v: Any) -> str | None:
@@ -227,12 +231,6 @@ def track(keys: tuple[str, ...]) -> Check:
     return check
 
 
-def scholar_points(v: Any) -> str | None:
-    if not isinstance(v, dict) or set(v) != set(SCHOLARS) or not all(_is_int(x) for x in v.values()):
-        return f"expected points for each of {', '.join(SCHOLARS)}"
-    return None
-
-
 def names(expected: tuple[str, ...]) -> Check:
     return lambda v: None if v == list(expected) else f"expected {list(expected)}"
 
@@ -271,19 +269,6 @@ def docks(v: Any) -> str | None:
         if d["bonus"] in ("coins", "points") and (goods_problem(d.get("gain")) or not d.get("gain")):
             return "a coins/points dock needs a gain"
     return None
-
-
-def camps(count: int) -> Check:
-    def check(v: Any) -> str | None:
-        if not isinstance(v, list) or len(v) != count:
-            return f"expected {count} camp rewards"
-        for r in v:
-            p = goods_problem(r)
-            if p or not r:
-                return f"camp reward: {p or 'empty'}"
-        return None
-
-    return check
 
 
 def achievements(v: Any) -> str | None:
@@ -342,44 +327,40 @@ SCHEMA: dict[str, Check] = {
     "coins_per_point": int_(1),
     "bishop_penalty": int_(0),
     "scholars": names(SCHOLARS),
-    "scholar_points": scholar_points,
+    **{f"scholar_points_{name}": int_(0) for name in SCHOLARS},
     "bishops": bishops,
-    "missionary_camp_1": camps(1),
-    "missionary_camps_2_4": camps(3),
     "blue_die_monk_symbols": int_list(None, 1),
     "religion_track": track(("monk_symbols",)),
     "conquistador_track": track(("gold_symbols", "trees")),
     "tile_shapes": shapes,
-    "colony_boards_a": boards(None),
-    "colony_board_b": boards(1),
-    "development_tiles_double": tiles(15, 2),
-    "development_tiles_triple": tiles(15, 3),
-    "ship_tiles_starting": ships(4),
-    "ship_tiles_standard": ships(30),
-    "town_halls": tiles(4, 2),
+    "colony_board_b": board,
     "road_tile": cell_problem,
+    **{key: check for prefix, (_, check) in GROUPS.items() for key in group_keys(prefix)},
 }
 
 
 def check_consistency(v: dict[str, Any], origin: str) -> None:
     """Cross-value checks the per-value schema cannot make."""
     c = v["component_counts"]
-    if len(v["colony_boards_a"]) != c["colony_boards"]:
-        raise ValueError(f"{origin}: colony_boards_a has {len(v['colony_boards_a'])} boards, "
-                         f"component_counts says {c['colony_boards']}")
-    if len(v["colony_boards_a"]) < v["seats"]["max"]:
-        raise ValueError(f"{origin}: fewer A-side colony boards than seats")
-    for key in ("town_halls",):
-        if len(v[key]) < v["seats"]["max"]:
-            raise ValueError(f"{origin}: fewer town halls than seats")
+    sizes = {"colony_boards": "colony_board_a", "development_double": "development_tile_double",
+             "development_triple": "development_tile_triple", "ships_starting": "ship_tile_starting",
+             "ships_standard": "ship_tile_standard", "town_halls": "town_hall",
+             "missionary_camps": "missionary_camp"}
+    for count, prefix in sizes.items():
+        if c[count] != GROUPS[prefix][0]:
+            raise ValueError(f"{origin}: component_counts.{count} = {c[count]}, but the sheet "
+                             f"lists {GROUPS[prefix][0]} {prefix} values")
+    ids = [b["id"] for b in gather(v, "colony_board_a")]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{origin}: colony board ids must be distinct")
+    if c["scholars"] != len(SCHOLARS) or c["bishops"] != len(BISHOPS):
+        raise ValueError(f"{origin}: 10 Scholars and 6 Bishops")
     if c["scholars"] - v["scholars_drawn"] < c["town_halls"]:
         raise ValueError(f"{origin}: not enough set-aside Scholars for the town hall lots")
     if v["display_doubles"] * 3 > c["development_double"] or v["display_triples"] * 3 > c["development_triple"]:
         raise ValueError(f"{origin}: the development piles cannot fill three years of display")
     if c["monk_spaces"] != v["scholars_drawn"] + v["bishops_drawn"] + c["missionary_camps"]:
         raise ValueError(f"{origin}: monk spaces must be Scholars + Bishops + camps")
-    if c["missionary_camps"] != 1 + len(v["missionary_camps_2_4"]):
-        raise ValueError(f"{origin}: camp rewards do not match the camp count")
     n_symbols = len(v["religion_track"]["monk_symbols"])
     if any(k > n_symbols for k in v["blue_die_monk_symbols"]):
         raise ValueError(f"{origin}: blue_die_monk_symbols names a symbol the track lacks")

@@ -159,6 +159,11 @@ def entry(value, provenance, source=None, note=None):
     return e
 
 
+def items(prefix: str, values: list, note: str) -> dict:
+    """One provisional value per item (tile, ship, board), so provenance counts count items."""
+    return {f"{prefix}_{i:02d}": entry(v, "provisional", None, note) for i, v in enumerate(values, 1)}
+
+
 def build() -> dict:
     rng = random.Random(2017)
     rb = lambda v, src, note=None: entry(v, "rulebook", src, note)
@@ -227,12 +232,10 @@ def build() -> dict:
              "industrialization", "basic_economy", "advanced_economy", "logistics"],
             "R, 'Tuiles Savant' (effects implemented by the engine)",
         ),
-        "scholar_points": prov(
-            {"astronomy": 2, "taxation": 2, "botany": 2, "philosophy": 3, "mathematics": 1,
-             "construction": 2, "industrialization": 3, "basic_economy": 1,
-             "advanced_economy": 2, "logistics": 1},
-            "R says 1 to 3 points each (purple); the per-tile values were not found",
-        ),
+        **{f"scholar_points_{name}": prov(pts, "R says 1 to 3 points (purple); this tile's value was not found")
+           for name, pts in {"astronomy": 2, "taxation": 2, "botany": 2, "philosophy": 3,
+                             "mathematics": 1, "construction": 2, "industrialization": 3,
+                             "basic_economy": 1, "advanced_economy": 2, "logistics": 1}.items()},
         "bishops": rb(
             {"square": {"sizes": [3, 4, 5], "points": [4, 7, 10]},
              "ships_in_one_dock": {"per": 2, "max": 12},
@@ -242,11 +245,10 @@ def build() -> dict:
              "diversity": {"per": 3, "max": 12}},
             "R, 'Tuiles Évêque'",
         ),
-        "missionary_camp_1": rb([{"points": 3}], "R, 'Recruter un Moine' example: gagne immédiatement 3 Points"),
-        "missionary_camps_2_4": prov(
-            [{"wood": 1, "wheat": 1}, {"coins": 4}, {"gold": 1, "points": 1}],
-            "three camp rewards not found",
-        ),
+        "missionary_camp_01": rb({"points": 3}, "R, 'Recruter un Moine' example: Eric places a monk on a camp and gains 3 points"),
+        "missionary_camp_02": prov({"wood": 1, "wheat": 1}, "camp reward not found"),
+        "missionary_camp_03": prov({"coins": 4}, "camp reward not found"),
+        "missionary_camp_04": prov({"gold": 1, "points": 1}, "camp reward not found"),
         "blue_die_monk_symbols": rb([1, 3], "R, 'Débloquer un dé bleu': 1er et 3ème symbole Moine"),
         "religion_track": prov(
             {"length": 13, "monk_symbols": [2, 4, 6, 8, 10, 12]},
@@ -260,23 +262,20 @@ def build() -> dict:
             {"double": [[0, 0], [0, 1]], "triple": [[0, 0], [0, 1], [1, 0]]},
             "single-source", "research VG: doubles 2x1, triples L-shaped 3 cells",
         ),
-        "colony_boards_a": prov(
-            [{"id": f"A{i + 1}", "grid": board_a(rng, i)} for i in range(4)],
-            "printed A sides not found; research PK: about 10 printed fields per colony",
-        ),
+        **items("colony_board_a", [{"id": f"A{i + 1}", "grid": board_a(rng, i)} for i in range(4)],
+                "printed A side not found (research PK: about 10 printed fields per colony; a "
+                "printed town hall assumed)"),
         "colony_board_b": prov(
-            [{"id": "B", "grid": board_b()}],
+            {"id": "B", "grid": board_b()},
             "B side (identical on all boards, R) not found; research presumes it nearly empty",
         ),
-        "development_tiles_double": prov(dev_tiles(rng, 15, 2), "the 15 double tiles were not found"),
-        "development_tiles_triple": prov(dev_tiles(rng, 15, 3), "the 15 triple tiles were not found"),
-        "ship_tiles_starting": prov(ship_tiles(rng, 4, True), "the 4 starting ships were not found"),
-        "ship_tiles_standard": prov(
-            ship_tiles(rng, 30, False),
-            "the 30 standard ships were not found; the first has the rulebook example's cost "
-            "(1 wood + 1 sugar)",
-        ),
-        "town_halls": prov(town_halls(), "the 4 town hall tiles were not found"),
+        **items("development_tile_double", dev_tiles(rng, 15, 2), "double tile not found"),
+        **items("development_tile_triple", dev_tiles(rng, 15, 3), "triple tile not found"),
+        **items("ship_tile_starting", ship_tiles(rng, 4, True), "starting ship not found"),
+        **items("ship_tile_standard", ship_tiles(rng, 30, False),
+                "ship not found (standard ship 01 has the cost of the rulebook example, "
+                "1 wood + 1 sugar; its points are not given)"),
+        **items("town_hall", town_halls(), "town hall tile not found"),
         "road_tile": prov({"terrain": "road", "colonists": 1}, "colonists on the road tiles not found"),
     }
     return {
