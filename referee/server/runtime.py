@@ -340,7 +340,7 @@ class MatchRuntime:
                 seat=e.seat,
                 kind=e.kind,
                 text=e.text,
-                data_json=json.dumps(e.data, separators=(",", ":")) if e.data else "",
+                data_json=json.dumps(e.data, separators=(",", ":")) if e.data else "{}",
                 timeout=timeout,
             )
             if streams:
