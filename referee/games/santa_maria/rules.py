@@ -1225,7 +1225,10 @@ def h_draft(state: State, seat: int, task: tuple, move: mv.DraftLot) -> list[Eve
     p = state.players[seat]
     p.own_scholar = scholar
     p.scholars |= SCH[scholar]
-    state.queue.insert(0, ("place", seat, HALL_TILE + hall, 10))
+    if fits(tile_shape(state.rules, HALL_TILE + hall), p.occ):  # (a B side always has room)
+        state.queue.insert(0, ("place", seat, HALL_TILE + hall, 10))
+    else:
+        _after_draft_step(state)
     return [Event("santa_maria.draft", seat, f"seat {seat} takes lot {move.lot} ({scholar})",
                   {"lot": move.lot, "scholar": scholar})]
 
