@@ -72,24 +72,27 @@ class RefereeService:
     def sheet_for(self, game: Game, options: dict[str, Any]) -> ComponentSheet:
         return self.components.get(game.spec.name) or game.default_components(options)
 
-    def _limit(self, context: grpc.aio.ServicerContext, token: str | None) -> None:
-        key = token_hash(token) if token else (context.peer() or "?")
-        if not self.limiter.allow(key):
+    def _limit(self, context: grpc.aio.ServicerContext, token_h: str | None) -> None:
+        # Per known token (a seat or the admin), else per peer: rotating made-up tokens does
+        # not buy a fresh bucket.
+        key = token_h if token_h in self.tokens or token_h == self.admin_hash else None
+        if not self.limiter.allow(key or context.peer() or "?"):
             raise errors.exhausted("rate limit exceeded; slow down")
 
     def _admin(self, context: grpc.aio.ServicerContext) -> bool:
         token = bearer(context.invocation_metadata())
-        self._limit(context, token)
-        if token is None:
+        h = token_hash(token) if token else None
+        self._limit(context, h)
+        if h is None:
             raise errors.unauthenticated("this call needs the admin token (authorization: Bearer)")
-        return same_hash(token_hash(token), self.admin_hash)
+        return same_hash(h, self.admin_hash)
 
     def _seat(self, context: grpc.aio.ServicerContext, match_id: str) -> tuple[MatchRuntime, int]:
         token = bearer(context.invocation_metadata())
-        self._limit(context, token)
-        if token is None:
+        h = token_hash(token) if token else None
+        self._limit(context, h)
+        if h is None:
             raise errors.unauthenticated("this call needs a seat token (authorization: Bearer)")
-        h = token_hash(token)
         entry = self.tokens.get(h)
         if entry is None:
             if match_id in self.archived:
@@ -297,10 +300,12 @@ class RefereeService:
 
     async def _play_reader(self, request_iterator, context, rt: MatchRuntime, stream: Stream):
         token = bearer(context.invocation_metadata())
+        key = token_hash(token) if token else context.peer()  # a known seat token here
         seat = stream.seat
+        allow = self.limiter.allow
         try:
             async for msg in request_iterator:
-                if not self.limiter.allow(token_hash(token) if token else context.peer()):
+                if not allow(key):
                     stream.put(_ABORT_RATE)
                     return
                 which = msg.WhichOneof("msg")
