@@ -3,6 +3,10 @@ playing full Batavia matches over Play streams, same concurrency, against a `ref
 subprocess on loopback.
 
     .venv/bin/python -m tests.server.perf_echo_vs_moves [--concurrency 8] [--seconds 5]
+
+Prints both rates, their ratio, and the CPU seconds the server and this client used per phase
+(which side is the bottleneck). PERF_SKIP_ECHO=1 measures moves only; PERF_SERVER="path.py"
+runs another entry point instead of `-m referee.cli` (e.g. a profiling wrapper).
 """
 from __future__ import annotations
 
