@@ -970,3 +970,51 @@ def test_solo_communism_theocracy_capracracy():
     assert f["bishop_objectives"] == 10 + 12 + 12
     assert {"theocracy", "capracracy"} <= set(f["achievements"])
     assert "communism" not in f["achievements"]
+
+
+def test_solo_tree_points_grow_each_year():
+    """'Jeu en solo': 4, 5 and 6 points for passing the 1st, 2nd and 3rd tree in years 1-3."""
+    s = new_state(1, 4)
+    while s.phase == R.DRAFT:
+        play(s, R.decision(s).moves[0])
+    p = s.players[0]
+    gains = []
+    for year in range(3):
+        for _ in range(s.rules.trees[year]):
+            R.conquistador_step(s, 0)
+        p.retreat = 0
+        before = p.points
+        R.end_of_year(s)
+        gains.append((s.final[0]["during_game"] if s.final else p.points) - before)
+    assert gains == [4, 5, 6]
+
+
+def test_never_a_second_monk_on_the_same_space():
+    """'Recruter un Moine': « Vous ne pouvez pas placer un Moine sur un emplacement comportant
+    déjà un de vos Moines », whatever your coins."""
+    s = fresh(2)
+    s.monks[2] = [0]
+    res(s, 0, coins=50)
+    s.queue.insert(0, ("monk", 0))
+    s.cache = None
+    moves = R.decision(s).moves
+    assert mv.recruit_monk(2) not in moves and mv.recruit_monk(1) in moves
+
+
+def test_botany_only_changes_the_value():
+    """RULINGS 20: Botany is offered to change the die's value, not to keep it."""
+    s = fresh()
+    set_colony(s, 0, {(r, 1): B("farm", P(wheat=1)) for r in range(1, 7)})
+    scholar(s, 0, "botany")
+    s.players[0].blue = [3]
+    res(s, 0, coins=0, wood=1)
+    botany = {m.target for m in moves_of(s, mv.UseDie) if m.botany >= 0}
+    assert botany == {1, 2, 4, 5, 6}
+
+
+def test_bishop_diversity_needs_all_four_terrains():
+    """'Diversité': a line needs a farm, a forest, a mountain AND a city; roads do not count."""
+    s = fresh()
+    set_colony(s, 0, {(1, 1): B("farm", P(wheat=1)), (1, 2): B("forest", P(wood=1)),
+                      (1, 3): B("mountain", P(gem=1)), (1, 4): ROAD(1), (1, 5): B("farm", P(wheat=1))})
+    assert R.bishop_score(s, s.players[0], "diversity") == 0
