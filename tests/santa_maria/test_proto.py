@@ -25,3 +25,26 @@ def test_every_move_message_is_commented():
         name = field.message_type.name
         idx = next(i for i, l in enumerate(text) if l.startswith(f"message {name} "))
         assert text[idx - 1].startswith("//"), f"message {name} has no comment"
+
+
+def test_malformed_moves_are_refused():
+    import pytest
+
+    from referee.core.contract import MalformedMove
+    from referee.games.santa_maria import GAME
+
+    bad = [
+        pb.Move(),
+        pb.Move(place_tile=pb.PlaceTile(row=0, col=3)),
+        pb.Move(place_tile=pb.PlaceTile(row=1, col=1, rotation=4)),
+        pb.Move(use_die=pb.UseDie(color=pb.WHITE, face=7, line=pb.COLUMN, target=1)),
+        pb.Move(use_die=pb.UseDie(face=3, line=pb.ROW, target=1)),
+        pb.Move(sell=pb.Sell()),
+        pb.Move(expand=pb.Expand(slot=1, pay=pb.Goods(coins=2))),
+        pb.Move(activate_building=pb.ActivateBuilding(row=7, col=1)),
+    ]
+    for message in bad:
+        with pytest.raises(MalformedMove):
+            GAME.move_from_proto(message)
+    with pytest.raises(MalformedMove):
+        GAME.move_from_proto(pb.View())
