@@ -72,7 +72,13 @@ class Bot:
         raise NotImplementedError(f"{type(self).__name__} must implement choose()")
 
     def on_event(self, event: referee_pb2.MatchEvent) -> None:
-        """Called for each public match event (auction won, pirates, ...)."""
+        """Called for each public match event (auction won, pirates, ...). The referee sends
+        events only to bots that override this method (see :meth:`wants_events`)."""
+
+    def wants_events(self) -> bool:
+        """Ask the referee for MatchEvents (``Join.events``): true when ``on_event`` is
+        overridden. Every Decision carries the full view, so events are optional."""
+        return type(self).on_event is not Bot.on_event
 
     def on_move_result(self, result: referee_pb2.MoveResult) -> None:
         """Called with the referee's answer to each of your submissions."""
@@ -145,7 +151,11 @@ async def play(
         try:
             stub = referee_pb2_grpc.RefereeStub(channel)
             call = stub.Play(metadata=metadata)
-            await call.write(referee_pb2.ClientMessage(join=referee_pb2.Join(match_id=match_id)))
+            await call.write(
+                referee_pb2.ClientMessage(
+                    join=referee_pb2.Join(match_id=match_id, events=bot.wants_events())
+                )
+            )
             answered: set[int] = set()  # versions answered on THIS stream
             retried: set[int] = set()  # versions re-answered after a rejection
             pending: referee_pb2.Decision | None = None  # the last decision received

@@ -170,6 +170,19 @@ class Game(abc.ABC, Generic[S, M]):
     def load_components(self, path: str) -> ComponentSheet:
         """Load and validate an organizer's sheet; raise ValueError naming what is wrong."""
 
+    def sheet_variant(self, options: Mapping[str, Any]) -> str:
+        """Which sheet these options play with, when a game has several (e.g. one per edition);
+        "" for games with one sheet. An organizer's sheet replaces the default of its variant."""
+        return ""
+
+    def sheet_variant_of(self, sheet: ComponentSheet) -> str:
+        """The variant a (possibly organizer-supplied) sheet is for."""
+        return ""
+
+    def component_sheets(self) -> dict[str, ComponentSheet]:
+        """Every default sheet, by variant (ListGames reports each with its provenance)."""
+        return {"": self.default_components(self.spec.parse_options({}))}
+
     # ---- the rules
     @abc.abstractmethod
     def setup(

@@ -19,6 +19,21 @@ RECORD_FORMAT = "referee-record/1"
 TIMEOUT_STREAM_SALT = 0x7173
 
 
+_MOVE_JSON: dict[tuple[str, Any], dict[str, Any]] = {}
+
+
+def move_json(game: Game, move: Any) -> dict[str, Any]:
+    """The proto3 JSON of an engine move, cached (moves are immutable values). Callers must not
+    mutate the returned dict."""
+    key = (game.spec.name, move)
+    out = _MOVE_JSON.get(key)
+    if out is None:
+        out = json_format.MessageToDict(game.move_to_proto(move))
+        if len(_MOVE_JSON) < 100_000:
+            _MOVE_JSON[key] = out
+    return out
+
+
 @dataclass(slots=True)
 class MoveEntry:
     n: int  # 1-based move number
@@ -131,7 +146,7 @@ class Match:
             n=len(self.moves) + 1,
             seat=seat,
             version_before=self.version - 1,
-            move=json_format.MessageToDict(self.game.move_to_proto(move)),
+            move=move_json(self.game, move),
             state_hash=self.game.hash_state(self.state),
             elapsed_ms=elapsed_ms,
             timeout=timeout,

@@ -31,7 +31,7 @@ class ServerConfig:
     port_file: str | None = None
     data_dir: str = "./data"
     admin_token: str | None = None
-    components: dict[str, ComponentSheet] = field(default_factory=dict)
+    components: dict[tuple[str, str], ComponentSheet] = field(default_factory=dict)
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     durability: str = "normal"
     rate: float = 2000.0  # requests (or stream messages) per second per token / peer

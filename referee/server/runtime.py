@@ -81,10 +81,11 @@ MAX_BACKLOG = 4096
 class Stream:
     """One connected Play or Watch stream: an outbound queue of messages (or bytes)."""
 
-    __slots__ = ("dropped", "queue", "seat")
+    __slots__ = ("dropped", "events", "queue", "seat")
 
-    def __init__(self, seat: int | None):
+    def __init__(self, seat: int | None, events: bool = True):
         self.seat = seat
+        self.events = events  # push MatchEvents (Play: Join.events; Watch: always)
         self.queue: asyncio.Queue = asyncio.Queue()
         self.dropped = False
 
@@ -330,7 +331,7 @@ class MatchRuntime:
                 w.put(upd)
 
     def _broadcast_events(self, events: list[Event], version: int, timeout: bool) -> None:
-        streams = [st for lst in self.streams.values() for st in lst]
+        streams = [st for lst in self.streams.values() for st in lst if st.events]
         watchers = self.watchers
         if not streams and not watchers:
             return
@@ -397,8 +398,10 @@ class MatchRuntime:
             self.log.info("timeout_move", seat=seat, move=entry.n, policy=policy)
             await self._commit(entry)
             events = [
+                # the game's own events say publicly what the move did; the move itself may
+                # carry a seat's secret choice, so it stays out of this broadcast
                 Event("referee.timeout", seat, f"seat {seat} ran out of time ({policy})",
-                      {"policy": policy, "move": entry.move}),
+                      {"policy": policy, "move_number": entry.n}),
                 *events,
             ]
             await self._after_move(entry, events)

@@ -36,7 +36,7 @@ class RefereeService:
         store: Store,
         data_dir: Path,
         admin_token: str,
-        components: dict[str, ComponentSheet] | None = None,
+        components: dict[tuple[str, str], ComponentSheet] | None = None,
         limiter: RateLimiter | None = None,
     ):
         self.store = store
@@ -70,7 +70,8 @@ class RefereeService:
             log.error("background_task_failed", error=repr(task.exception()))
 
     def sheet_for(self, game: Game, options: dict[str, Any]) -> ComponentSheet:
-        return self.components.get(game.spec.name) or game.default_components(options)
+        key = (game.spec.name, game.sheet_variant(options))
+        return self.components.get(key) or game.default_components(options)
 
     def _limit(self, context: grpc.aio.ServicerContext, token_h: str | None) -> None:
         # Per known token (a seat or the admin), else per peer: rotating made-up tokens does
@@ -270,7 +271,7 @@ class RefereeService:
             if first.WhichOneof("msg") != "join":
                 raise errors.malformed("send Join first on a Play stream")
             rt, seat = self._seat(context, first.join.match_id)
-            stream = Stream(seat)
+            stream = Stream(seat, events=first.join.events)
             rt.attach(stream)
             rt.log.info("seat_joined", seat=seat, peer=context.peer())
             reader = asyncio.ensure_future(self._play_reader(request_iterator, context, rt, stream))
@@ -436,8 +437,11 @@ class RefereeService:
 _ABORT_RATE = errors.exhausted("rate limit exceeded on this stream; slow down")
 
 
-def list_games(components: dict[str, ComponentSheet] | None = None) -> pb.ListGamesResponse:
-    """ListGames from the registry; ``components`` overrides a game's default sheet."""
+def list_games(
+    components: dict[tuple[str, str], ComponentSheet] | None = None,
+) -> pb.ListGamesResponse:
+    """ListGames from the registry; ``components`` (by game and sheet variant) replaces a game's
+    default sheet for that variant."""
     components = components or {}
     out = pb.ListGamesResponse()
     for name, game in sorted(registry.games().items()):
@@ -454,12 +458,17 @@ def list_games(components: dict[str, ComponentSheet] | None = None) -> pb.ListGa
                     description=o.description,
                 )
             )
-        sheet = components.get(spec.name) or game.default_components(spec.parse_options({}))
-        gs.components.append(
-            pb.ComponentSheetInfo(
-                name=sheet.name, sha256=sheet.sha256, provenance_counts=sheet.provenance_counts,
+        for variant, default in game.component_sheets().items():
+            sheet = components.get((spec.name, variant))
+            gs.components.append(
+                pb.ComponentSheetInfo(
+                    name=(sheet or default).name,
+                    sha256=(sheet or default).sha256,
+                    provenance_counts=(sheet or default).provenance_counts,
+                    variant=variant,
+                    organizer=sheet is not None,
+                )
             )
-        )
         out.games.append(gs)
     return out
 

@@ -50,7 +50,7 @@ async def play_seat(stub, match_id: str, token: str, rng: random.Random, *, max_
     """A random bot on a Play stream: answers every Decision with a random legal move.
     Returns when the server ends the stream (GameOver) or after ``stop_after`` decisions."""
     out: asyncio.Queue = asyncio.Queue()
-    out.put_nowait(pb.ClientMessage(join=pb.Join(match_id=match_id)))
+    out.put_nowait(pb.ClientMessage(join=pb.Join(match_id=match_id, events=True)))
 
     async def requests():
         while True:

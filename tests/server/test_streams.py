@@ -31,7 +31,7 @@ def test_play_stream_rejections_keep_stream_open(server):
             rt = server.service.matches[mid]
             s = rt.decision.seat
             out: asyncio.Queue = asyncio.Queue()
-            await out.put(pb.ClientMessage(join=pb.Join(match_id=mid)))
+            await out.put(pb.ClientMessage(join=pb.Join(match_id=mid, events=True)))
 
             async def reqs():
                 while (m := await out.get()) is not None:
@@ -293,3 +293,37 @@ def test_tls(make_server, tmp_path):
             return await referee_pb2_grpc.RefereeStub(ch).ListGames(pb.ListGamesRequest())
 
     assert asyncio.run(run()).games
+
+
+
+def test_events_only_for_streams_that_ask(server):
+    """Join.events (referee.proto): a Play stream gets MatchEvents only if it asks; the Decision
+    carries the full view either way."""
+
+    async def run():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            mid, tokens = await create(stub, seats=3, seed=11)
+            calls = {}
+            for seat in range(3):
+                call = stub.Play(metadata=md(tokens[seat]))
+                await call.write(pb.ClientMessage(join=pb.Join(match_id=mid, events=seat == 2)))
+                assert (await call.read()).WhichOneof("msg") == "welcome"
+                calls[seat] = call
+            # seat 1 bids first (seat 0 is the first auctioneer) and passes
+            first = (await calls[1].read()).decision
+            assert first.view.batavia.seat == 1 and first.legal_moves
+            move = next(m for m in first.legal_moves if m.batavia.HasField("pass_bid"))
+            await calls[1].write(pb.ClientMessage(
+                submit=pb.Submit(state_version=first.state_version, move=move)))
+            assert (await calls[1].read()).move_result.accepted
+            # seat 2 asked for events: the pass event, then its decision
+            assert [(await calls[2].read()).WhichOneof("msg") for _ in range(2)] == [
+                "event", "decision"]
+            # seat 0 did not ask: nothing arrives (its next message would be an event)
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(calls[0].read(), 0.3)
+            for call in calls.values():
+                call.cancel()
+
+    asyncio.run(run())

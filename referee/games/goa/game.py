@@ -244,6 +244,15 @@ class GoaGame(Game[R.State, mv.Move]):
     def load_components(self, path: str) -> ComponentSheet:
         return _check_consistency(load_sheet_file(path, game="goa", required=SHEET_SCHEMA))
 
+    def sheet_variant(self, options: Mapping[str, Any]) -> str:
+        return options.get("edition", "2012")
+
+    def sheet_variant_of(self, sheet: ComponentSheet) -> str:
+        return sheet["edition"]
+
+    def component_sheets(self) -> dict[str, ComponentSheet]:
+        return {e: self.default_components({"edition": e}) for e in SHEETS}
+
     def parse_components(self, document: Mapping[str, Any]) -> ComponentSheet:
         return _check_consistency(parse_sheet(document, game="goa", required=SHEET_SCHEMA))
 
