@@ -116,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, helptext in (
         ("random", "play uniformly random legal moves (any game)"),
         ("greedy-batavia", "play Batavia with a one-ply greedy heuristic"),
+        ("greedy-goa", "play Goa with a one-ply greedy heuristic"),
+        ("greedy-santa-maria", "play Santa Maria with a one-ply greedy heuristic"),
     ):
         p = sub.add_parser(name, help=helptext, description=helptext)
         p.add_argument("--match", required=True, help="match id (from CreateMatch)")
