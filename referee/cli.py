@@ -33,9 +33,10 @@ def _load_components(pairs: Sequence[tuple[str, str]]) -> dict:
         except KeyError as exc:
             raise SystemExit(f"referee: --components: {exc.args[0]}") from None
         try:
-            sheets[game.spec.name] = game.load_components(path)
+            sheet = game.load_components(path)
         except (ValueError, OSError) as exc:
             raise SystemExit(f"referee: --components {game_name}={path}: {exc}") from None
+        sheets[(game.spec.name, game.sheet_variant_of(sheet))] = sheet
     return sheets
 
 
@@ -73,8 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "and written to <data-dir>/admin.token, mode 0600)")
     s.add_argument("--components", metavar="GAME=FILE", type=_components_arg, action="append",
                    default=[],
-                   help="use an organizer's component sheet as GAME's default (repeatable); "
-                        "ListGames reports its name, hash and provenance counts")
+                   help="use an organizer's verified component sheet for GAME (repeatable): it "
+                        "replaces the default sheet of its own variant (e.g. Goa's edition, "
+                        "named inside the sheet); ListGames reports its name, hash and "
+                        "provenance counts")
     s.add_argument("--max-message-bytes", type=int, default=64 * 1024, metavar="N",
                    help="largest inbound message accepted (default 65536); larger ones get "
                         "RESOURCE_EXHAUSTED")
