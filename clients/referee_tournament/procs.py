@@ -18,9 +18,20 @@ from pathlib import Path
 _SETPRIV = shutil.which("setpriv") if sys.platform.startswith("linux") else None
 
 
+_SH = shutil.which("sh")
+#: Run after the parent-death signal is set: if the parent died before that (the runner was
+#: killed between fork and prctl), the signal will never come, so do not start the program.
+_GUARD = 'test "$PPID" = "$0" && exec "$@"'
+
+
 def die_with_parent_prefix() -> list[str]:
-    """argv prefix that makes the child get SIGKILL when the runner dies ([] if unavailable)."""
-    return [_SETPRIV, "--pdeathsig", "KILL", "--"] if _SETPRIV else []
+    """argv prefix that makes the child get SIGKILL when this process dies ([] if
+    unavailable): ``setpriv --pdeathsig KILL -- sh -c GUARD <our pid> PROGRAM ARGS...``."""
+    if not _SETPRIV:
+        return []
+    if not _SH:
+        return [_SETPRIV, "--pdeathsig", "KILL", "--"]
+    return [_SETPRIV, "--pdeathsig", "KILL", "--", _SH, "-c", _GUARD, str(os.getpid())]
 
 
 def bin_dirs() -> list[str]:

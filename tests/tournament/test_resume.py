@@ -44,6 +44,13 @@ def _processes_mentioning(text: str) -> list[int]:
     return pids
 
 
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return f"{pid} (gone)"
+
+
 def test_resume_after_kill(tmp_path):
     out = tmp_path / "res"
     toml = write_toml(tmp_path / "resume.toml", f"""
@@ -96,7 +103,8 @@ def test_resume_after_kill(tmp_path):
     deadline = time.monotonic() + 10
     while _processes_mentioning(str(out)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _processes_mentioning(str(out)) == []
+    survivors = _processes_mentioning(str(out))
+    assert survivors == [], [_cmdline(p) for p in survivors]
 
     again = run_cli("run", str(toml), "--no-progress")
     assert again.returncode == 0, again.stderr[-3000:]
