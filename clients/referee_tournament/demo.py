@@ -1,12 +1,14 @@
 """``referee-tournament demo``: a short tournament of the reference bots on every game the
 referee hosts (for ``make run``). One referee subprocess; per game a round robin over every
-seat rotation on one seed: two random bots (with different seeds), plus greedy-batavia on
-Batavia. Results under ``<out>/<UTC time>/<game>/`` (a fresh folder each time). Takes ~10-30 s
+seat rotation on one seed: two random bots (with different seeds), plus the game's greedy
+reference bot when ``referee-bot`` has one (greedy-batavia, greedy-goa, ...). Results under ``<out>/<UTC time>/<game>/`` (a fresh folder each time). Takes ~10-30 s
 on two cores."""
 from __future__ import annotations
 
 import asyncio
+import re
 import secrets
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -18,18 +20,30 @@ from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
 from .config import parse
-from .procs import LocalReferee
+from .procs import LocalReferee, resolve
 from .runner import Runner
 
 BOT = ("referee-bot {kind} --address {{address}} --match {{match}} --token={{token}} "
        "--seed {{seed}} --log-level warning")
 
 
-def demo_config(game: str, seats: int, out: Path) -> dict[str, Any]:
+def reference_bots() -> set[str]:
+    """The bot kinds `referee-bot --help` lists (random, greedy-batavia, greedy-goa, ...)."""
+    try:
+        text = subprocess.run([resolve("referee-bot"), "--help"], capture_output=True,
+                              text=True, timeout=60, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {"random"}
+    return set(re.findall(r"^\s{4}(random|greedy-[\w-]+)\b", text, re.MULTILINE)) | {"random"}
+
+
+def demo_config(game: str, seats: int, out: Path, bots: set[str] | None = None,
+                ) -> dict[str, Any]:
     entrants = [{"name": "random-a", "command": BOT.format(kind="random")},
                 {"name": "random-b", "command": BOT.format(kind="random")}]
-    if game == "batavia":
-        entrants.append({"name": "greedy-batavia", "command": BOT.format(kind="greedy-batavia")})
+    greedy = "greedy-" + game.replace("_", "-")
+    if greedy in (bots if bots is not None else {"greedy-batavia"}):
+        entrants.append({"name": greedy, "command": BOT.format(kind=greedy)})
     return {
         "name": f"demo-{game}", "seed": 7, "output": str(out / game),
         "game": {"name": game, "seats": seats},
@@ -56,13 +70,14 @@ def run_demo(out: Path, games: list[str] | None = None, progress: bool = True,
     results: dict[str, Any] = {}
     try:
         specs = _list_games(ref.address)
+        bots = reference_bots()
         for g in specs:
             if games and g.name not in games:
                 continue
             seats = max(2, g.min_seats)
             if seats > g.max_seats:
                 continue
-            cfg = parse(demo_config(g.name, seats, out), base_dir=str(out))
+            cfg = parse(demo_config(g.name, seats, out, bots), base_dir=str(out))
             console.rule(f"{g.title} ({g.name}), {seats} seats")
             runner = Runner(cfg, address=ref.address, admin_token=ref.admin_token,
                             console=console, progress=progress)
