@@ -9,7 +9,8 @@ GEN    := referee/v1/.generated
 .PHONY: setup proto run serve test bench lint clean help
 
 help:
-	@echo "make run    set up, start a referee (SQLite store) and play a match among reference bots"
+	@echo "make run    set up, start a referee (SQLite store), play a live Batavia match among reference"
+	@echo "            bots, then a short tournament of the reference bots on every game"
 	@echo "make test   run the whole test suite"
 	@echo "make bench  measure engine and gRPC speed; writes bench/results.json"
 	@echo "make serve  run the referee alone on 127.0.0.1:50051"
@@ -30,6 +31,7 @@ proto: $(GEN)
 
 run: setup
 	$(PY) -m referee.demo
+	$(VENV)/bin/referee-tournament demo
 
 serve: setup
 	$(VENV)/bin/referee serve

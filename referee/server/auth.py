@@ -8,7 +8,9 @@ import time
 
 
 def new_token() -> str:
-    return secrets.token_urlsafe(32)
+    """256 random bits as hex: safe on any command line (a urlsafe token may begin with "-",
+    which bot argument parsers take for an option)."""
+    return secrets.token_hex(32)
 
 
 def token_hash(token: str) -> str:
