@@ -15,8 +15,8 @@ gRPC (loopback, against a real ``referee serve`` subprocess with its default set
       move_per_s   accepted moves (MoveResult accepted) per second, over the measuring window.
       move latency time from writing a Submit to receiving the NEXT Decision of that match
                    (on whichever seat's stream it arrives): the full turn-around a bot sees —
-                   decode, validate, apply, commit to SQLite, acknowledge, broadcast events,
-                   build and push the next seat's view and every legal move. The last move of a
+                   decode, validate, apply, commit to SQLite, acknowledge, broadcast events to
+                   the streams that asked for them (Join.events), build and push the next seat's view and every legal move. The last move of a
                    match (answered by GameOver) gives no sample.
     Echo: the same number of concurrent streams (``--concurrency``) over the same client
     processes, each ping-ponging one ``EchoMessage`` at a time on the ``Echo`` bidi stream,
@@ -24,6 +24,12 @@ gRPC (loopback, against a real ``referee serve`` subprocess with its default set
     wire are comparable). echo_per_s = round trips per second; latency = write → echo back.
     Both phases run against the same server process, one after the other, each with a warm-up
     that is not measured.
+
+Tournament (``--tournament-matches`` Batavia matches through ``referee-tournament``'s runner)
+    The whole path a competition takes: CreateMatch, one ``referee-bot random`` process per
+    seat (Python start-up included), the Play streams, GetRecord, the SQLite store.
+    ``tournament.matches_per_s`` and its ratio to the in-process ``engine.batavia.games_per_s``
+    (how much of a match's cost is the platform rather than the rules).
 
 CPU use of the server and of the client processes is recorded per phase (from /proc and
 os.times), which shows which side is the bottleneck on this machine.
@@ -484,6 +490,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--admin-token", default=os.environ.get("REFEREE_ADMIN_TOKEN", ""),
                         help="admin token of --address (default $REFEREE_ADMIN_TOKEN)")
     parser.add_argument("--skip-grpc", action="store_true", help="engine part only")
+    parser.add_argument("--tournament-matches", type=int, default=12,
+                        help="Batavia matches for the tournament phase (0 skips it)")
+    parser.add_argument("--tournament-concurrency", type=int, default=4,
+                        help="matches at once in the tournament phase")
     parser.add_argument("--skip-engine", action="store_true", help="gRPC part only")
     parser.add_argument("--output", default=str(RESULTS), help="results file")
     args = parser.parse_args(argv)
@@ -561,6 +571,20 @@ def main(argv: list[str] | None = None) -> int:
                 "echo_phase": echo,
             }
 
+    if args.tournament_matches and not args.skip_grpc:
+        # The whole tournament path: CreateMatch, one `referee-bot random` process per seat,
+        # the Play streams, GetRecord; compared with in-process playouts of the same game.
+        from referee_tournament.bench import matches_per_s
+
+        console.print(f"tournament phase: {args.tournament_matches} Batavia matches, "
+                      f"{args.tournament_concurrency} at once, bots as processes …")
+        t = matches_per_s(game="batavia", matches=args.tournament_matches,
+                          concurrency=args.tournament_concurrency)
+        engine_gps = results["engine"].get("batavia", {}).get("games_per_s")
+        t["ratio_to_engine_games_per_s"] = (
+            round(t["matches_per_s"] / engine_gps, 5) if engine_gps else None)
+        results["tournament"] = t
+
     results["machine"]["loadavg_at_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     batavia = results["engine"].get("batavia", {})
     g = results["grpc"]
@@ -580,6 +604,10 @@ def main(argv: list[str] | None = None) -> int:
     for key in ("move_per_s", "move_p99_ms", "echo_per_s", "echo_p99_ms", "move_to_echo_ratio"):
         if key in g:
             flat[f"grpc.{key}"] = g[key]
+    if "tournament" in results:
+        flat["tournament.matches_per_s"] = results["tournament"]["matches_per_s"]
+        flat["tournament.ratio_to_engine_games_per_s"] = (
+            results["tournament"]["ratio_to_engine_games_per_s"])
     results["summary"] = flat
     Path(args.output).write_text(json.dumps(results, indent=2, default=str) + "\n")
 
@@ -612,6 +640,11 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row("server CPU ms per move / echo",
                       f"{g['server_cpu_ms_per_move']:.3f} / {g['server_cpu_ms_per_echo']:.3f}",
                       "what bounds throughput on a dedicated core")
+    if "tournament" in results:
+        t = results["tournament"]
+        table.add_row("tournament.matches_per_s", f"{t['matches_per_s']:.2f}",
+                      f"{t['matches']} Batavia matches, {t['concurrency']} at once, bots as "
+                      f"processes; {t['ratio_to_engine_games_per_s']} x in-process games/s")
     m = results["machine"]
     table.add_row("machine", f"{m['cpu_count']} CPUs",
                   f"{m['cpu_model']}; load {m['loadavg_at_start']}")

@@ -14,7 +14,8 @@ def test_bench_writes_results(tmp_path):
     out_file = tmp_path / "results.json"
     proc = subprocess.run(
         [sys.executable, "-m", "bench.run", "--engine-seconds", "0.5", "--grpc-seconds", "1",
-         "--warmup", "0.5", "--concurrency", "4", "--clients", "1", "--output", str(out_file)],
+         "--warmup", "0.5", "--concurrency", "4", "--clients", "1", "--tournament-matches", "2",
+         "--tournament-concurrency", "2", "--output", str(out_file)],
         capture_output=True, text=True, cwd=ROOT, timeout=180, check=False,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -22,7 +23,8 @@ def test_bench_writes_results(tmp_path):
     summary = results["summary"]
     for key in ("engine.batavia.decisions_per_s", "engine.batavia.games_per_s",
                 "grpc.move_per_s", "grpc.move_p99_ms", "grpc.echo_per_s", "grpc.echo_p99_ms",
-                "grpc.move_to_echo_ratio"):
+                "grpc.move_to_echo_ratio", "tournament.matches_per_s",
+                "tournament.ratio_to_engine_games_per_s"):
         assert summary[key] > 0, key
     assert results["engine"]["batavia"]["decisions_per_s"] == summary[
         "engine.batavia.decisions_per_s"]
