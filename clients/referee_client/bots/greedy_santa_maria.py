@@ -85,7 +85,7 @@ class Weights:
     blue_die: tuple[float, float, float] = (3.0, 1.8, 0.3)  # a blue die unlocked, by year
     conquistador_base: float = 0.3
     conquistador_discount: float = 0.6
-    line_synergy: float = 0.35  # a building joining a line with buildings, per building there
+    line_synergy: float = 0.7  # a building joining a line with buildings, per building there
     first_player: float = 0.4  # the top retreat space: first next year and the tie-break
 
 
