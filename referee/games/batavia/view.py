@@ -16,7 +16,7 @@ from referee.v1 import batavia_pb2 as pb
 from . import rules as R
 
 _CACHE_LIMIT = 50_000
-_stall_cache: dict[tuple[int, int, int], bytes] = {}
+_stall_cache: dict[tuple, bytes] = {}
 _player_cache: dict[tuple, bytes] = {}
 _house_cache: dict[tuple, bytes] = {}
 
@@ -124,15 +124,17 @@ def build_view(state: R.State, seat: int | None) -> pb.View:
     over = state.phase == R.OVER
     holders = [R.seal_holder(state, c) for c in range(R.N_COMPANIES)]
     parts: list[bytes] = []
-    revealed = state.revealed
-    for space, tile in enumerate(state.track, start=1):
-        shown = -1 if tile < 0 else (tile if space <= revealed else -2)
-        key = (space, shown, 0)
-        frag = _stall_cache.get(key)
-        if frag is None:
-            frag = pb.View(stalls=[_stall(space, tile, revealed)]).SerializeToString()
-            _stall_cache[key] = frag
-        parts.append(frag)
+    # the whole row of stalls changes only when a tile is taken or revealed: one cache entry
+    tkey = (tuple(state.track), state.revealed)
+    frag = _stall_cache.get(tkey)
+    if frag is None:
+        frag = pb.View(
+            stalls=[_stall(sp, t, state.revealed) for sp, t in enumerate(state.track, start=1)]
+        ).SerializeToString()
+        if len(_stall_cache) > _CACHE_LIMIT:
+            _stall_cache.clear()
+        _stall_cache[tkey] = frag
+    parts.append(frag)
     for s in range(state.n):
         key = _player_key(state, s, holders, over)
         frag = _player_cache.get(key)
