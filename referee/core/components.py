@@ -15,9 +15,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 PROVENANCES = ("rulebook", "corroborated", "single-source", "inferred", "provisional")
 

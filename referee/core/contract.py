@@ -14,8 +14,9 @@ and concrete, converted move by move.
 from __future__ import annotations
 
 import abc
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Hashable, Mapping, Sequence, TypeVar
+from typing import Any, Generic, TypeVar
 
 from google.protobuf.message import Message
 

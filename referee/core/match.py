@@ -2,9 +2,9 @@
 caller passes elapsed times in; the server persists what ``submit`` returns before replying."""
 from __future__ import annotations
 
-import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from google.protobuf import json_format
 
@@ -82,7 +82,7 @@ class Match:
         seat_count: int,
         seed: int,
         components: ComponentSheet | None = None,
-    ) -> "Match":
+    ) -> Match:
         spec = game.spec
         if not spec.min_seats <= seat_count <= spec.max_seats:
             raise ValueError(
@@ -235,11 +235,7 @@ def replay(
         m.forfeit(int(record["forfeited"]))
     want = record.get("result")
     got = m.result()
-    if want is not None:
-        if got is None or result_json(got) != want:
-            raise ReplayError("the final result differs from the record")
+    if want is not None and (got is None or result_json(got) != want):
+        raise ReplayError("the final result differs from the record")
     return m
 
-
-def clone_state(state: Any) -> Any:
-    return copy.deepcopy(state)

@@ -2,7 +2,8 @@
 hashes cheaply and replays identically on every platform (splitmix64)."""
 from __future__ import annotations
 
-from typing import MutableSequence, TypeVar
+from collections.abc import MutableSequence
+from typing import TypeVar
 
 _MASK = (1 << 64) - 1
 _GAMMA = 0x9E3779B97F4A7C15
@@ -41,7 +42,7 @@ class Rng:
             j = self.below(i + 1)
             items[i], items[j] = items[j], items[i]
 
-    def fork(self, salt: int) -> "Rng":
+    def fork(self, salt: int) -> Rng:
         """An independent stream derived from this one's state and a salt (does not advance it)."""
         child = Rng(self.state ^ ((salt * _GAMMA) & _MASK))
         child.next64()

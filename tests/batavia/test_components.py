@@ -2,7 +2,6 @@
 message naming the problem; an organizer's sheet changes the game."""
 from __future__ import annotations
 
-import copy
 import json
 
 import pytest

@@ -19,7 +19,7 @@ ALL_MOVES = (
     [mv.PASS_BID, mv.DRAW_CARDS, mv.TAKE_ARRIVAL, mv.EXCHANGE_TILES, mv.KEEP_TILES]
     + list(mv.PLAY_CARD)
     + list(mv.ADVANCE)
-    + [mv.bid(a) for a in range(0, 80)]
+    + [mv.bid(a) for a in range(80)]
 )
 
 

@@ -102,7 +102,7 @@ def test_each_bid_must_cover_the_previous():
     s = new_state(4)
     R.apply(s, 1, bid(4))
     assert_illegal(s, 2, bid(4), "cover the previous one (4)")
-    assert [m.amount for m in R.decision(s).moves[1:]][0] == 5
+    assert R.decision(s).moves[1].amount == 5
 
 
 def test_auction_continues_until_one_bidder_remains():

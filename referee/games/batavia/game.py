@@ -1,8 +1,9 @@
 """Batavia as a referee game: options, component sheet, proto mapping; rules in rules.py."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from google.protobuf.message import Message
 

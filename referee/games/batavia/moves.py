@@ -4,7 +4,7 @@ nothing."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +58,6 @@ PLAY_CARD = tuple(PlayCard(c) for c in range(5))
 ADVANCE = tuple(AdvanceMerchant(c) for c in range(5))
 
 
-@lru_cache(maxsize=None)
+@cache
 def bid(amount: int) -> Bid:
     return Bid(amount)

@@ -71,9 +71,9 @@ class Rules:
     face_up_layout: tuple[int, ...]
 
     @classmethod
-    def from_sheet(cls, sheet: ComponentSheet) -> "Rules":
+    def from_sheet(cls, sheet: ComponentSheet) -> Rules:
         v = sheet.values
-        tile = lambda pair: COMPANY_IDS.index(pair[0]) * N_GOODS + GOOD_IDS.index(pair[1])  # noqa: E731
+        tile = lambda pair: COMPANY_IDS.index(pair[0]) * N_GOODS + GOOD_IDS.index(pair[1])
         return cls(
             track_spaces=v["track_spaces"],
             initially_face_up=v["initially_face_up"],
@@ -394,7 +394,7 @@ def start_round(state: State) -> list[Event]:
     """A new round: the first player of the last round (the oldest player in round 1) is the
     auctioneer, rolls the die and reveals that many ship cards, added to any unsold lot."""
     state.round += 1
-    state.auctioneer = state.first_player if state.first_player >= 0 else 0
+    state.auctioneer = max(state.first_player, 0)
     faces = state.rules.die_faces
     state.die = faces[state.rng.below(len(faces))]
     drawn = _draw(state, state.die)
