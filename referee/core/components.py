@@ -45,6 +45,36 @@ class ComponentSheet:
         return {p: counts.get(p, 0) for p in PROVENANCES}
 
 
+# ---------------------------------------------------------------- checkers for games' schemas
+# Each returns a function value -> error text or None, for the ``required`` map of parse_sheet.
+
+
+def is_int(x: Any, lo: int = 0) -> bool:
+    """A true integer (not a bool) of at least ``lo``."""
+    return isinstance(x, int) and not isinstance(x, bool) and x >= lo
+
+
+def int_at_least(lo: int = 0) -> Callable[[Any], str | None]:
+    return lambda v: None if is_int(v, lo) else f"expected an integer >= {lo}"
+
+
+def exactly(expected: Any) -> Callable[[Any], str | None]:
+    return lambda v: None if v == expected else f"expected {expected!r}"
+
+
+def int_map(keys: tuple[str, ...], lo: int = 0) -> Callable[[Any], str | None]:
+    """An object with exactly these keys and integer values >= lo."""
+
+    def check(v: Any) -> str | None:
+        if not isinstance(v, dict) or set(v) != set(keys) or not all(
+            is_int(x, lo) for x in v.values()
+        ):
+            return f"expected an object with keys {', '.join(keys)} and integer values >= {lo}"
+        return None
+
+    return check
+
+
 def sheet_hash(document: Mapping[str, Any]) -> str:
     data = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(data.encode()).hexdigest()

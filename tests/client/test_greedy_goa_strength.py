@@ -20,7 +20,6 @@ The greedy bot must also answer quickly: the 99th percentile of its choose() tim
 """
 from __future__ import annotations
 
-import math
 import random
 import time
 from fractions import Fraction
@@ -29,30 +28,14 @@ from referee_client.bots.greedy_goa import GreedyGoaBot
 
 from referee.core.rng import Rng
 from referee.games.goa import GAME
-from referee.v1 import referee_pb2
+
+from .strength import as_decision, binomial_upper_tail
 
 GAMES = 200
 ALPHA = 1e-3
 FAIR = Fraction(1, 2)  # the largest fair share among 2, 3 and 4 seats
 
 
-def binomial_upper_tail(k: int, n: int, p: Fraction) -> float:
-    """P[X >= k] for X ~ Binomial(n, p), exactly (rational arithmetic), as a float."""
-    q = 1 - p
-    return float(sum(math.comb(n, i) * p**i * q ** (n - i) for i in range(k, n + 1)))
-
-
-def as_decision(state, decision, version: int) -> referee_pb2.Decision:
-    """The Decision proto the server pushes to the seat to act."""
-    return referee_pb2.Decision(
-        match_id="in-process",
-        state_version=version,
-        seat=decision.seat,
-        kind=decision.kind,
-        prompt=decision.prompt,
-        view=referee_pb2.View(goa=GAME.view(state, decision.seat)),
-        legal_moves=[referee_pb2.Move(goa=GAME.move_to_proto(m)) for m in decision.moves],
-    )
 
 
 def play_game(seats: int, greedy_seat: int, seed: int, edition: str,
@@ -65,7 +48,7 @@ def play_game(seats: int, greedy_seat: int, seed: int, edition: str,
     version = 0
     while (decision := GAME.decision(state)) is not None:
         if decision.seat == greedy_seat:
-            proto = as_decision(state, decision, version)
+            proto = as_decision(GAME, state, decision, version)
             start = time.perf_counter()
             chosen = greedy.choose(proto)
             if timings is not None:
@@ -80,11 +63,6 @@ def play_game(seats: int, greedy_seat: int, seed: int, edition: str,
     assert result is not None
     return result.winners
 
-
-def test_binomial_tail_is_exact():
-    assert binomial_upper_tail(0, 10, Fraction(1, 2)) == 1.0
-    assert math.isclose(binomial_upper_tail(10, 10, Fraction(1, 2)), 1 / 1024)
-    assert math.isclose(binomial_upper_tail(2, 2, Fraction(1, 3)), 1 / 9)
 
 
 def test_greedy_goa_beats_random_over_200_games():

@@ -18,7 +18,6 @@ P[X >= wins | n=200, p=1/2] must be below 1e-3. Per seat count the wins are prin
 """
 from __future__ import annotations
 
-import math
 import random
 import time
 from fractions import Fraction
@@ -27,7 +26,8 @@ from referee_client.bots.greedy_santa_maria import GreedySantaMariaBot
 
 from referee.core.rng import Rng
 from referee.games.santa_maria import GAME
-from referee.v1 import referee_pb2
+
+from .strength import as_decision, binomial_upper_tail
 
 GAMES = 200
 ALPHA = 1e-3
@@ -40,23 +40,6 @@ OPTION_SETS = (
 )
 
 
-def binomial_upper_tail(k: int, n: int, p: Fraction) -> float:
-    """P[X >= k] for X ~ Binomial(n, p), exactly (rational arithmetic), as a float."""
-    q = 1 - p
-    return float(sum(math.comb(n, i) * p**i * q ** (n - i) for i in range(k, n + 1)))
-
-
-def as_decision(state, decision, version: int) -> referee_pb2.Decision:
-    """The Decision proto the server pushes to the seat to act."""
-    return referee_pb2.Decision(
-        match_id="in-process",
-        state_version=version,
-        seat=decision.seat,
-        kind=decision.kind,
-        prompt=decision.prompt,
-        view=referee_pb2.View(santa_maria=GAME.view(state, decision.seat)),
-        legal_moves=[referee_pb2.Move(santa_maria=GAME.move_to_proto(m)) for m in decision.moves],
-    )
 
 
 def play_game(seats: int, greedy_seat: int, seed: int, options: dict,
@@ -70,7 +53,7 @@ def play_game(seats: int, greedy_seat: int, seed: int, options: dict,
     version = 0
     while (decision := GAME.decision(state)) is not None:
         if decision.seat == greedy_seat:
-            proto = as_decision(state, decision, version)
+            proto = as_decision(GAME, state, decision, version)
             start = time.perf_counter()
             chosen = greedy.choose(proto)
             timings.append(time.perf_counter() - start)
@@ -85,11 +68,6 @@ def play_game(seats: int, greedy_seat: int, seed: int, options: dict,
     assert result is not None
     return result.winners
 
-
-def test_binomial_tail_is_exact():
-    assert binomial_upper_tail(0, 10, Fraction(1, 2)) == 1.0
-    assert math.isclose(binomial_upper_tail(10, 10, Fraction(1, 2)), 1 / 1024)
-    assert math.isclose(binomial_upper_tail(2, 2, Fraction(1, 3)), 1 / 9)
 
 
 def test_greedy_beats_random_over_200_games():

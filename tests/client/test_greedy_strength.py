@@ -21,29 +21,13 @@ from referee_client.bots import GreedyBataviaBot
 
 from referee.core.rng import Rng
 from referee.games.batavia import GAME
-from referee.v1 import referee_pb2
+
+from .strength import as_decision, binomial_upper_tail
 
 GAMES = 200
 ALPHA = 1e-3
 
 
-def binomial_upper_tail(k: int, n: int, p: Fraction) -> float:
-    """P[X >= k] for X ~ Binomial(n, p), exactly (rational arithmetic), as a float."""
-    q = 1 - p
-    return float(sum(math.comb(n, i) * p**i * q ** (n - i) for i in range(k, n + 1)))
-
-
-def as_decision(state, decision, version: int) -> referee_pb2.Decision:
-    """The Decision proto the server pushes to the seat to act."""
-    return referee_pb2.Decision(
-        match_id="in-process",
-        state_version=version,
-        seat=decision.seat,
-        kind=decision.kind,
-        prompt=decision.prompt,
-        view=referee_pb2.View(batavia=GAME.view(state, decision.seat)),
-        legal_moves=[referee_pb2.Move(batavia=GAME.move_to_proto(m)) for m in decision.moves],
-    )
 
 
 def play_game(seats: int, greedy_seat: int, seed: int, setup: str) -> list[int]:
@@ -55,7 +39,7 @@ def play_game(seats: int, greedy_seat: int, seed: int, setup: str) -> list[int]:
     version = 0
     while (decision := GAME.decision(state)) is not None:
         if decision.seat == greedy_seat:
-            proto = as_decision(state, decision, version)
+            proto = as_decision(GAME, state, decision, version)
             chosen = greedy.choose(proto)
             index = next(i for i, m in enumerate(proto.legal_moves) if m == chosen)
             move = decision.moves[index]
@@ -67,11 +51,6 @@ def play_game(seats: int, greedy_seat: int, seed: int, setup: str) -> list[int]:
     assert result is not None
     return result.winners
 
-
-def test_binomial_tail_is_exact():
-    assert binomial_upper_tail(0, 10, Fraction(1, 3)) == 1.0
-    assert math.isclose(binomial_upper_tail(10, 10, Fraction(1, 2)), 1 / 1024)
-    assert math.isclose(binomial_upper_tail(2, 2, Fraction(1, 3)), 1 / 9)
 
 
 def test_greedy_beats_random_over_200_games():
@@ -92,3 +71,9 @@ def test_greedy_beats_random_over_200_games():
         f"{fair:.0f}); P[X >= {wins}] under Binomial({GAMES}, 1/3) = {p_value:.3g} is not "
         f"below {ALPHA}"
     )
+
+
+def test_binomial_tail_is_exact():
+    assert binomial_upper_tail(0, 10, Fraction(1, 3)) == 1.0
+    assert math.isclose(binomial_upper_tail(10, 10, Fraction(1, 2)), 1 / 1024)
+    assert math.isclose(binomial_upper_tail(2, 2, Fraction(1, 3)), 1 / 9)

@@ -7,7 +7,14 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from referee.core.components import ComponentSheet, load_sheet_file, parse_sheet
+from referee.core.components import (
+    ComponentSheet,
+    int_at_least,
+    int_map,
+    is_int,
+    load_sheet_file,
+    parse_sheet,
+)
 from referee.core.contract import (
     Decision,
     Event,
@@ -72,10 +79,6 @@ SPEC = GameSpec(
 )
 
 
-def _is_int(x: Any, lo: int = 0) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and x >= lo
-
-
 def _pair_list(length: int):
     def check(v: Any) -> str | None:
         if not isinstance(v, list) or len(v) != length:
@@ -96,26 +99,13 @@ def _pair_list(length: int):
 
 
 def _gold_pair(v: Any) -> str | None:
-    if isinstance(v, list) and len(v) == 2 and all(_is_int(x) for x in v) and v[0] >= v[1]:
+    if isinstance(v, list) and len(v) == 2 and all(is_int(x) for x in v) and v[0] >= v[1]:
         return None
     return "expected [majority, tie each] with majority >= tie"
 
 
-def _int(lo: int = 0):
-    return lambda v: None if _is_int(v, lo) else f"expected an integer >= {lo}"
-
-
-def _int_map(keys: tuple[str, ...], lo: int = 0):
-    def check(v: Any) -> str | None:
-        if not isinstance(v, dict) or set(v) != set(keys) or not all(_is_int(x, lo) for x in v.values()):
-            return f"expected an object with keys {', '.join(keys)} and integer values >= {lo}"
-        return None
-
-    return check
-
-
 def _die(v: Any) -> str | None:
-    if isinstance(v, list) and v and all(_is_int(x, 1) for x in v):
+    if isinstance(v, list) and v and all(is_int(x, 1) for x in v):
         return None
     return "expected a non-empty list of positive faces"
 
@@ -129,20 +119,20 @@ SHEET_SCHEMA = {
     "goods": _names(R.GOOD_IDS),
     "stall_tiles": _pair_list(35),
     "track_spaces": lambda v: None if v == 35 else "the track has 35 spaces",
-    "initially_face_up": _int(1),
-    "reveal_block": _int(1),
-    "ship_cards_per_company": _int_map(R.COMPANY_IDS, 1),
-    "starting_hand": _int(0),
-    "draw_count": _int(1),
-    "bills_per_player": _int(0),
-    "crates_per_player": _int(0),
+    "initially_face_up": int_at_least(1),
+    "reveal_block": int_at_least(1),
+    "ship_cards_per_company": int_map(R.COMPANY_IDS, 1),
+    "starting_hand": int_at_least(0),
+    "draw_count": int_at_least(1),
+    "bills_per_player": int_at_least(0),
+    "crates_per_player": int_at_least(0),
     "die_faces": _die,
-    "exchange_gold": _int_map(("1", "2", "3", "4", "5")),
-    "pirate_threshold": _int_map(("3", "4", "5"), 1),
-    "cannon_max": _int(1),
+    "exchange_gold": int_map(("1", "2", "3", "4", "5")),
+    "pirate_threshold": int_map(("3", "4", "5"), 1),
+    "cannon_max": int_at_least(1),
     **{f"goods_gold_{g}": _gold_pair for g in R.GOOD_IDS},
     "bills_majority_gold": _gold_pair,
-    "arrival_gold": _int(0),
+    "arrival_gold": int_at_least(0),
     "face_up_layout": _pair_list(35),
 }
 

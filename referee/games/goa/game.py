@@ -8,7 +8,14 @@ from typing import Any
 from google.protobuf.message import Message
 
 from referee.core import hashing
-from referee.core.components import ComponentSheet, load_sheet_file, parse_sheet
+from referee.core.components import (
+    ComponentSheet,
+    exactly,
+    int_at_least,
+    is_int,
+    load_sheet_file,
+    parse_sheet,
+)
 from referee.core.contract import (
     BadOptions,
     Decision,
@@ -64,21 +71,9 @@ SPEC = GameSpec(
 # ---------------------------------------------------------------------------- sheet schema
 
 
-def _is_int(x: Any, lo: int = 0) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and x >= lo
-
-
-def _int(lo: int = 0):
-    return lambda v: None if _is_int(v, lo) else f"expected an integer >= {lo}"
-
-
-def _exact(expected):
-    return lambda v: None if v == expected else f"expected {expected!r}"
-
-
 def _int_list(length: int | None = None, lo: int = 0):
     def check(v):
-        if not isinstance(v, list) or not v or not all(_is_int(x, lo) for x in v):
+        if not isinstance(v, list) or not v or not all(is_int(x, lo) for x in v):
             return f"expected a list of integers >= {lo}"
         if length is not None and len(v) != length:
             return f"expected {length} integers"
@@ -101,7 +96,7 @@ def _pair(v):
 
 
 def _exped_cell(v):
-    if isinstance(v, list) and len(v) == 2 and _is_int(v[0], 0) and _is_int(v[1], 1):
+    if isinstance(v, list) and len(v) == 2 and is_int(v[0], 0) and is_int(v[1], 1):
         return None
     return "expected [cards drawn, hand limit]"
 
@@ -112,7 +107,7 @@ def _keys(spec: dict[str, Any]):
         if not isinstance(v, dict) or set(v) != set(spec):
             return f"expected an object with keys {', '.join(sorted(spec))}"
         for k, want in spec.items():
-            if isinstance(want, int) and not _is_int(v[k], want):
+            if isinstance(want, int) and not is_int(v[k], want):
                 return f"{k}: expected an integer >= {want}"
             if callable(want):
                 problem = want(v[k])
@@ -129,9 +124,9 @@ def _colony(v):
 def _card(v):
     if not isinstance(v, dict) or v.get("effect") not in R.CARD_EFFECTS:
         return f"expected an object with an effect among {', '.join(R.CARD_EFFECTS)}"
-    if not _is_int(v.get("colonists"), 0) or not isinstance(v.get("symbol"), str):
+    if not is_int(v.get("colonists"), 0) or not isinstance(v.get("symbol"), str):
         return "expected colonists (integer) and symbol (name)"
-    if v["effect"] == "progress_ducats" and not _is_int(v.get("price"), 0):
+    if v["effect"] == "progress_ducats" and not is_int(v.get("price"), 0):
         return "a progress_ducats card needs its price"
     return None
 
@@ -142,11 +137,11 @@ def _tiles(v):
     for t in v:
         if not isinstance(t, dict) or t.get("type") not in R.TILE_TYPES:
             return f"bad tile {t!r}: type must be one of {', '.join(R.TILE_TYPES)}"
-        if not isinstance(t.get("name"), str) or not _is_int(t.get("count"), 1):
+        if not isinstance(t.get("name"), str) or not is_int(t.get("count"), 1):
             return f"bad tile {t!r}: needs a name and a count >= 1"
-        if t["type"] == "plantation" and (t.get("spice") not in R.SPICES or not _is_int(t.get("fields"), 1)):
+        if t["type"] == "plantation" and (t.get("spice") not in R.SPICES or not is_int(t.get("fields"), 1)):
             return f"bad plantation {t!r}: needs a spice and fields"
-        if t["type"] == "crop_rotation" and not _is_int(t.get("fields"), 1):
+        if t["type"] == "crop_rotation" and not is_int(t.get("fields"), 1):
             return f"bad tile {t!r}: needs fields"
     return None
 
@@ -155,7 +150,7 @@ def _bonanza(v):
     if not isinstance(v, list):
         return "expected a list of bonus objects"
     for b in v:
-        if not isinstance(b, dict) or not b or set(b) - set(R.BONANZA_KEYS) or not all(_is_int(x) for x in b.values()):
+        if not isinstance(b, dict) or not b or set(b) - set(R.BONANZA_KEYS) or not all(is_int(x) for x in b.values()):
             return f"bad Bonanza tile {b!r}: keys among {', '.join(R.BONANZA_KEYS)}"
     return None
 
@@ -168,8 +163,8 @@ def _symbols(v):
 
 SHEET_SCHEMA: dict[str, Any] = {
     "edition": lambda v: None if v in ("2012", "2004") else "expected \"2012\" or \"2004\"",
-    "spices": _exact(list(R.SPICES)),
-    "columns": _exact(list(R.COLUMNS)),
+    "spices": exactly(list(R.SPICES)),
+    "columns": exactly(list(R.COLUMNS)),
     "row_vp": _int_list(5),
     "colony_vp": _int_list(4),
     "expedition_symbols": _symbols,
@@ -178,8 +173,8 @@ SHEET_SCHEMA: dict[str, Any] = {
                            "sell_price": 0}),
     "start": _keys({"ships": 0, "colonists": 0, "first_ducats": 0, "other_ducats": 0,
                     "first_symbol": lambda s: None if isinstance(s, str) else "a symbol name"}),
-    "tiles_removed": _int(0),
-    "max_plantations_removed": _int(0),
+    "tiles_removed": int_at_least(0),
+    "max_plantations_removed": int_at_least(0),
     "scoring": _keys({"most_ducats_vp": 0, "single_plantation_vp": 0, "crop_rotation_vp": 0}),
     "limits": _keys({"plantations": 1, "extra_action_cards": 0, "expedition_cards": 1,
                      "rounds_per_phase": 1, "actions_per_round": 1, "keep_extra_action_cards": 0}),
@@ -191,7 +186,7 @@ SHEET_SCHEMA: dict[str, Any] = {
 }
 for _col in R.COLUMNS:
     for _r in range(1, 6):
-        SHEET_SCHEMA[f"yield.{_col}.{_r}"] = _exped_cell if _col == "expedition" else _int(0)
+        SHEET_SCHEMA[f"yield.{_col}.{_r}"] = _exped_cell if _col == "expedition" else int_at_least(0)
     for _s in range(1, 5):
         SHEET_SCHEMA[f"cost.{_col}.{_s}"] = _spice_list(_s)
 for _name in R.COLONIES:
