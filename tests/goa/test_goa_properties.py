@@ -140,6 +140,17 @@ def rerandomise(state: R.State, seat: int, rnd: random.Random) -> R.State:
         for g, b in zip(face_down, choices):
             s2.bonanza[g] = b
     rnd.shuffle(s2.stacks["B"])
+    # others' Mission tiles lie face down: re-deal them among the Mission tiles nobody sees
+    mission = [t for t in range(len(s2.rules.tiles)) if s2.rules.tiles[t].type == R.T_MISSION]
+    held = [(p, i) for p in others for i, t in enumerate(s2.kept[p]) if t in mission]
+    unseen = [t for t in s2.stacks["B"] if t in mission]
+    pool = [s2.kept[p][i] for p, i in held] + unseen
+    rnd.shuffle(pool)
+    for p, i in held:
+        s2.kept[p][i] = pool.pop()
+    b_slots = [k for k, t in enumerate(s2.stacks["B"]) if t in mission]
+    for k in b_slots:
+        s2.stacks["B"][k] = pool.pop()
     if s2.edition == "2004":  # the tiles returned to the box unseen
         s2.box = [rnd.randrange(len(s2.rules.tiles)) for _ in s2.box]
     s2.rng = Rng(rnd.getrandbits(64))
@@ -171,3 +182,21 @@ def test_spectator_view_has_no_hidden_holdings():
     state = new_game(3, 5)
     view = GAME.view(state, None)
     assert view.seat == -1 and not view.my_hand and view.my_ducats == 0
+
+
+def test_others_mission_tiles_are_face_down():
+    """Mission (B): "Acquired Mission tiles are placed, face down, in your play area" — the owner
+    sees its value, the others and spectators see a face-down Mission tile; the final scoring
+    reveals it."""
+    state = new_game(3, 7)
+    mission = next(t for t in range(len(state.rules.tiles))
+                   if state.rules.tiles[t].type == R.T_MISSION)
+    state.kept[1].append(mission)
+    own = GAME.view(state, 1).players[1].tiles[-1]
+    assert own.id == mission and own.vp in (2, 3)
+    for viewer in (0, 2, None):
+        other = GAME.view(state, viewer).players[1].tiles[-1]
+        assert other.type == own.type and other.id == 0 and other.vp == 0
+    R.final_scoring(state)
+    assert state.phase == R.OVER
+    assert GAME.view(state, 0).players[1].tiles[-1].vp == own.vp

@@ -27,6 +27,18 @@ def tile_info(rules: R.Rules, t: int) -> pb.TileInfo:
                        spice=tl.spice + 1, fields=tl.fields, n=tl.n, vp=tl.vp)
 
 
+#: An opponent's Mission tile as the table shows it: face down ("Acquired Mission tiles are placed,
+#: face down, in your play area" — EN; "Le joueur conserve ces missions face cachée" — 2004 FR),
+#: so neither its id nor its 2 or 3 VP; revealed at the final scoring.
+_FACE_DOWN_MISSION = pb.TileInfo(name="Mission (face down)", type=R.T_MISSION + 1, phase="B")
+
+
+def _kept_tile(rules: R.Rules, t: int, visible: bool) -> pb.TileInfo:
+    if not visible and rules.tiles[t].type == R.T_MISSION:
+        return _FACE_DOWN_MISSION
+    return tile_info(rules, t)
+
+
 def card_info(rules: R.Rules, c: int) -> pb.CardInfo:
     card = rules.cards[c]
     e = card.effect
@@ -157,7 +169,7 @@ def build_view(state: R.State, seat: int | None) -> pb.View:
                 hand_size=len(state.hands[s]),
                 rows=[x + 1 for x in state.rows[s]],
                 lands=[_land(rules, i, land) for i, land in enumerate(state.lands[s])],
-                tiles=[tile_info(rules, t) for t in state.kept[s]],
+                tiles=[_kept_tile(rules, t, s == seat or over) for t in state.kept[s]],
                 red_tiles_used=list(state.red_used[s]),
                 single_plantations_face_down=state.singles_down[s],
                 duty_vp=state.duty_vp[s],
