@@ -291,9 +291,14 @@ def _outcome(job: MatchJob, bots: list[_Bot], record: dict[str, Any] | None) -> 
                 if m.get("timeout"):
                     timeouts[s] += 1
     forfeited = record.get("forfeited") if record else None
+    # the referee counts refused moves per seat in the record (any language); bots' own
+    # "move rejected" lines are the fallback for referees that do not
+    counted = record.get("rejected_moves") if record else None
     seats = []
     for b in bots:
         tail, rejected = _tail(b.log_path)
+        if counted and 0 <= b.seat < len(counted):
+            rejected = max(rejected, int(counted[b.seat]))
         crashed = b.start_error is not None or (
             b.exit_code not in (0, None) and not b.killed
         )

@@ -142,6 +142,9 @@ class MatchRuntime:
         n = match.seat_count
         self.bank_left = [policy.bank_ms] * n
         self.strikes_used = [0] * n
+        # moves refused per seat (malformed or not legal then), for the record; since the last
+        # start of this referee process (a refused move changes nothing, so it is not stored)
+        self.rejections = [0] * n
 
     # ------------------------------------------------------------------ setup
     def restore_clocks(self) -> None:
@@ -269,7 +272,11 @@ class MatchRuntime:
     ) -> pb.MoveResult:
         """Validate, apply, commit, then acknowledge. Raises RefereeError(MALFORMED) for a move
         that cannot be one; returns a rejected MoveResult for a move that is not legal now."""
-        native = self.wire.unwrap(move)
+        try:
+            native = self.wire.unwrap(move)
+        except errors.RefereeError:
+            self.rejections[seat] += 1
+            raise
         async with self.lock:
             if self.broken:
                 raise errors.precondition("MATCH_OVER", f"match is unavailable: {self.broken}")
@@ -279,6 +286,7 @@ class MatchRuntime:
             try:
                 entry, events = self.match.submit(seat, native, version, elapsed_ms=elapsed)
             except IllegalMove as exc:
+                self.rejections[seat] += 1
                 self.log.debug("move_rejected", seat=seat, reason=exc.code, message=exc.message)
                 return self.reject(exc.code, exc.message, request_id)
             p = self.policy
@@ -417,6 +425,7 @@ class MatchRuntime:
             ),
             created_unix_ms=self.created_ms,
             finished_unix_ms=self.finished_ms,
+            rejected_moves=list(self.rejections),
         )
 
     async def finish(self) -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import grpc
 import pytest
@@ -219,5 +220,39 @@ def test_token_isolation(server):
                     pass
             assert ei.value.code() == grpc.StatusCode.PERMISSION_DENIED
             assert reason_of(ei.value) == "PERMISSION_DENIED"
+
+    asyncio.run(run())
+
+
+def test_refused_moves_are_counted_per_seat_in_the_record(server):
+    """Every refused submission (malformed, stale, illegal, out of turn) is counted for its seat
+    in the game record's `rejected_moves`, so a tournament can report them for bots in any
+    language; accepted moves are not counted."""
+    from .helpers import play_match
+
+    async def run():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            mid, tokens = await create(stub, seats=3, seed=21)
+            rt = server.service.matches[mid]
+            seat = rt.decision.seat
+            version = rt.match.version
+            illegal = pb.Move(batavia=batavia_pb2.Move(bid=batavia_pb2.Bid(amount=999)))
+            for move, ver in ((illegal, version), (rt.decision_proto.legal_moves[0], version + 5),
+                              (pb.Move(), version)):
+                with pytest.raises(grpc.aio.AioRpcError):
+                    await stub.SubmitMove(pb.SubmitMoveRequest(
+                        match_id=mid, state_version=ver, move=move), metadata=md(tokens[seat]))
+            other = (seat + 1) % 3
+            with pytest.raises(grpc.aio.AioRpcError):
+                await stub.SubmitMove(pb.SubmitMoveRequest(
+                    match_id=mid, state_version=version, move=rt.decision_proto.legal_moves[0]),
+                    metadata=md(tokens[other]))
+        await play_match(server.target, mid, tokens, seed=3)
+        record = json.loads(Path(rt.record_path).read_text())
+        want = [0, 0, 0]
+        want[seat] += 3
+        want[other] += 1
+        assert record["rejected_moves"] == want
 
     asyncio.run(run())
