@@ -45,6 +45,19 @@ class ComponentSheet:
         return {p: counts.get(p, 0) for p in PROVENANCES}
 
 
+_DERIVED: dict[tuple[Any, str], Any] = {}
+
+
+def derived(sheet: ComponentSheet, build: Callable[[ComponentSheet], Any]) -> Any:
+    """``build(sheet)``, computed once per sheet content (by hash): games turn a sheet into the
+    tables their rules use once, not at every match set-up."""
+    key = (build, sheet.sha256)
+    value = _DERIVED.get(key)
+    if value is None:
+        value = _DERIVED[key] = build(sheet)
+    return value
+
+
 # ---------------------------------------------------------------- checkers for games' schemas
 # Each returns a function value -> error text or None, for the ``required`` map of parse_sheet.
 

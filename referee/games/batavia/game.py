@@ -9,6 +9,7 @@ from google.protobuf.message import Message
 
 from referee.core.components import (
     ComponentSheet,
+    derived,
     int_at_least,
     int_map,
     is_int,
@@ -154,7 +155,6 @@ class BataviaGame(Game[R.State, mv.Move]):
 
     def __init__(self) -> None:
         self._default: ComponentSheet | None = None
-        self._rules: dict[str, R.Rules] = {}
 
     # ---- components
     def default_components(self, options: Mapping[str, Any]) -> ComponentSheet:
@@ -169,10 +169,7 @@ class BataviaGame(Game[R.State, mv.Move]):
         return _check_consistency(parse_sheet(document, game="batavia", required=SHEET_SCHEMA))
 
     def _rules_for(self, sheet: ComponentSheet) -> R.Rules:
-        rules = self._rules.get(sheet.sha256)
-        if rules is None:
-            rules = self._rules[sheet.sha256] = R.Rules.from_sheet(sheet)
-        return rules
+        return derived(sheet, R.Rules.from_sheet)
 
     # ---- rules
     def setup(self, options, seat_count, rng: Rng, components: ComponentSheet) -> R.State:

@@ -10,6 +10,7 @@ from google.protobuf.message import Message
 from referee.core import hashing
 from referee.core.components import (
     ComponentSheet,
+    derived,
     exactly,
     int_at_least,
     is_int,
@@ -25,6 +26,7 @@ from referee.core.contract import (
     MalformedMove,
     OptionSpec,
     Result,
+    competition_ranks,
 )
 from referee.core.rng import Rng
 from referee.v1 import goa_pb2 as pb
@@ -226,7 +228,6 @@ class GoaGame(Game[R.State, mv.Move]):
 
     def __init__(self) -> None:
         self._defaults: dict[str, ComponentSheet] = {}
-        self._rules: dict[str, R.Rules] = {}
 
     # ---- components
     def default_components(self, options: Mapping[str, Any]) -> ComponentSheet:
@@ -252,10 +253,7 @@ class GoaGame(Game[R.State, mv.Move]):
         return _check_consistency(parse_sheet(document, game="goa", required=SHEET_SCHEMA))
 
     def rules_for(self, sheet: ComponentSheet) -> R.Rules:
-        rules = self._rules.get(sheet.sha256)
-        if rules is None:
-            rules = self._rules[sheet.sha256] = R.Rules.from_sheet(sheet)
-        return rules
+        return derived(sheet, R.Rules.from_sheet)
 
     # ---- rules
     def setup(self, options, seat_count, rng: Rng, components: ComponentSheet) -> R.State:
@@ -283,7 +281,7 @@ class GoaGame(Game[R.State, mv.Move]):
         if state.phase != R.OVER:
             return None
         keys = [(f["total"], f["ducats"]) for f in state.final]
-        ranks = [1 + sum(1 for o in keys if o > k) for k in keys]
+        ranks = competition_ranks(keys)
         best = max(keys)
         return Result(
             scores=[f["total"] for f in state.final],

@@ -8,7 +8,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from referee.core import hashing
-from referee.core.components import ComponentSheet, load_sheet_file, parse_sheet
+from referee.core.components import ComponentSheet, derived, load_sheet_file, parse_sheet
 from referee.core.contract import (
     Decision,
     Event,
@@ -17,6 +17,7 @@ from referee.core.contract import (
     MalformedMove,
     OptionSpec,
     Result,
+    competition_ranks,
 )
 from referee.core.rng import Rng
 from referee.v1 import santa_maria_pb2 as pb
@@ -71,7 +72,6 @@ class SantaMariaGame(Game[R.State, mv.Move]):
 
     def __init__(self) -> None:
         self._default: ComponentSheet | None = None
-        self._rules: dict[str, R.Rules] = {}
 
     # ---- components
     def default_components(self, options: Mapping[str, Any]) -> ComponentSheet:
@@ -90,10 +90,7 @@ class SantaMariaGame(Game[R.State, mv.Move]):
         return sheet
 
     def rules_for(self, sheet: ComponentSheet) -> R.Rules:
-        rules = self._rules.get(sheet.sha256)
-        if rules is None:
-            rules = self._rules[sheet.sha256] = R.Rules.from_sheet(sheet)
-        return rules
+        return derived(sheet, R.Rules.from_sheet)
 
     # ---- rules
     def setup(self, options, seat_count, rng: Rng, components: ComponentSheet) -> R.State:
@@ -116,7 +113,7 @@ class SantaMariaGame(Game[R.State, mv.Move]):
         scores = [f["total"] for f in state.final]
         # tie-break: the retreat space nearest "1st" in the last year
         key = [(scores[s], -state.final[s]["last_retreat"]) for s in range(state.n)]
-        ranks = [1 + sum(1 for o in key if o > k) for k in key]
+        ranks = competition_ranks(key)
         winners = [s for s in range(state.n) if ranks[s] == 1]
         summary = "scores " + ", ".join(map(str, scores))
         if state.n == 1:
