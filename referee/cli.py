@@ -88,6 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "stream messages per second (default 2000; 0 disables)")
     s.add_argument("--burst", type=float, default=4000.0, metavar="N",
                    help="token-bucket burst size for --rate (default 4000)")
+    s.add_argument("--keep-finished", type=float, default=300.0, metavar="SECONDS",
+                   help="how long a finished match stays in memory (default 300): until then "
+                        "a reconnecting seat gets its GameOver and a spectator its final view; "
+                        "afterwards GetRecord serves it from the store and its seats get "
+                        "MATCH_OVER, so memory does not grow with the matches played")
     s.add_argument("--tls-cert", metavar="PEM", help="serve TLS with this certificate chain")
     s.add_argument("--tls-key", metavar="PEM", help="private key for --tls-cert")
     s.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
@@ -132,6 +137,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         admin_token=args.admin_token, components=_load_components(args.components),
         max_message_bytes=args.max_message_bytes, durability=args.durability,
         rate=args.rate, burst=args.burst, tls_cert=args.tls_cert, tls_key=args.tls_key,
+        keep_finished_s=args.keep_finished,
     )
     try:
         asyncio.run(serve(config))

@@ -38,6 +38,7 @@ class ServerConfig:
     burst: float = 4000.0
     tls_cert: str | None = None
     tls_key: str | None = None
+    keep_finished_s: float = 300.0  # seconds a finished match stays in memory
 
 
 def resolve_admin_token(config: ServerConfig, data_dir: Path) -> str:
@@ -79,7 +80,8 @@ class RefereeServer:
         self.store = Store(data_dir, cfg.durability)
         self.store.start()
         self.service = RefereeService(
-            self.store, data_dir, admin, cfg.components, RateLimiter(cfg.rate, cfg.burst)
+            self.store, data_dir, admin, cfg.components, RateLimiter(cfg.rate, cfg.burst),
+            keep_finished_s=cfg.keep_finished_s,
         )
         resumed = self.service.resume_all()
         limit = int(cfg.max_message_bytes)

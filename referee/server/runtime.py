@@ -142,9 +142,11 @@ class MatchRuntime:
         n = match.seat_count
         self.bank_left = [policy.bank_ms] * n
         self.strikes_used = [0] * n
-        # moves refused per seat (malformed or not legal then), for the record; since the last
-        # start of this referee process (a refused move changes nothing, so it is not stored)
+        # moves refused per seat (malformed or not legal then), for the record. A refusal changes
+        # nothing, so it costs no commit of its own: the counts ride with the next stored move
+        # (and the final commit); a referee restart loses at most those since the last move.
         self.rejections = [0] * n
+        self._rejections_stored = [0] * n
 
     # ------------------------------------------------------------------ setup
     def restore_clocks(self) -> None:
@@ -305,6 +307,9 @@ class MatchRuntime:
 
     async def _commit(self, entry: MoveEntry) -> None:
         self.cancel_timer()
+        rejected = None
+        if self.rejections != self._rejections_stored:
+            rejected = list(self.rejections)
         try:
             await self.service.store.insert_move(
                 self.id,
@@ -312,7 +317,10 @@ class MatchRuntime:
                     entry.n, entry.seat, entry.version_before, entry.move, entry.state_hash,
                     entry.elapsed_ms, entry.timeout, entry.policy,
                 ),
+                rejected,
             )
+            if rejected is not None:
+                self._rejections_stored = rejected
         except Exception as exc:
             # The state moved on but the move is not on disk: never acknowledge it, and take
             # the match offline rather than diverge from the log.
@@ -444,6 +452,7 @@ class MatchRuntime:
             result=result_json(result) if result else None,
             record_path=self.record_path,
             record=record,
+            rejected=list(self.rejections),
         )
         self.game_over = self.make_game_over()
         self.game_over_bytes = pb.ServerMessage(game_over=self.game_over).SerializeToString()
@@ -462,6 +471,7 @@ class MatchRuntime:
                 w.put(final)
                 w.put(data)
                 w.put(CLOSE)
+        self.service.finished(self)
 
     def make_game_over(self) -> pb.GameOver:
         result = self.match.result()

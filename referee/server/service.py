@@ -38,6 +38,7 @@ class RefereeService:
         admin_token: str,
         components: dict[tuple[str, str], ComponentSheet] | None = None,
         limiter: RateLimiter | None = None,
+        keep_finished_s: float = 300.0,
     ):
         self.store = store
         self.data_dir = Path(data_dir)
@@ -48,7 +49,11 @@ class RefereeService:
         self.limiter = limiter or RateLimiter(0, 1)
         self.matches: dict[str, MatchRuntime] = {}
         self.tokens: dict[str, tuple[str, int]] = {}  # sha256(token) -> (match id, seat)
-        self.archived: dict[str, dict[str, Any]] = {}  # finished before this process started
+        # A finished match stays in memory keep_finished_s seconds (reconnecting seats get its
+        # GameOver, spectators its final view), then only the store and its record file hold it:
+        # a long-running referee's memory does not grow with the matches it has played.
+        self.keep_finished_s = keep_finished_s
+        self.unavailable: dict[str, str] = {}  # running in the store, but failed to resume
         self._wires: dict[str, GameWire] = {}
         self._tasks: set[asyncio.Task] = set()
 
@@ -96,8 +101,7 @@ class RefereeService:
             raise errors.unauthenticated("this call needs a seat token (authorization: Bearer)")
         entry = self.tokens.get(h)
         if entry is None:
-            if match_id in self.archived:
-                raise errors.precondition("MATCH_OVER", f"match {match_id} is over")
+            self._raise_if_gone(match_id)
             raise errors.unauthenticated("unknown token")
         rt = self.matches.get(match_id)
         if rt is None:
@@ -110,8 +114,34 @@ class RefereeService:
     def _runtime(self, match_id: str) -> MatchRuntime:
         rt = self.matches.get(match_id)
         if rt is None:
+            self._raise_if_gone(match_id)
             raise errors.not_found(f"no match {match_id!r}")
         return rt
+
+    def _raise_if_gone(self, match_id: str) -> None:
+        """A match the store knows but memory no longer holds: over (its record is on disk),
+        or one that could not be resumed at start-up."""
+        if match_id in self.unavailable:
+            raise errors.precondition(
+                "MATCH_OVER", f"match {match_id} is unavailable: {self.unavailable[match_id]}")
+        if match_id and self.store.match_status(match_id) in ("finished", "broken"):
+            raise errors.precondition(
+                "MATCH_OVER", f"match {match_id} is over; GetRecord returns its record")
+
+    def finished(self, rt: MatchRuntime) -> None:
+        """Called once a match is over and committed: forget it after keep_finished_s."""
+        loop = asyncio.get_running_loop()
+        loop.call_later(max(0.0, self.keep_finished_s), self._evict, rt)
+
+    def _evict(self, rt: MatchRuntime) -> None:
+        if self.matches.get(rt.id) is not rt:
+            return
+        del self.matches[rt.id]
+        for h in rt.token_hashes:
+            if self.tokens.get(h, (None,))[0] == rt.id:
+                del self.tokens[h]
+        rt.cancel_timer()
+        log.debug("match_evicted", match_id=rt.id)
 
     # ------------------------------------------------------------------ startup
     def resume_all(self) -> int:
@@ -119,12 +149,12 @@ class RefereeService:
         resumed = 0
         for row in self.store.load_matches():
             if row.status != "running":
-                self.archived[row.id] = {"status": row.status}
-                continue
+                continue  # over: the store and its record file answer for it
             try:
                 rt = self._resume(row)
             except Exception as exc:  # noqa: BLE001 - one bad match must not stop the others
                 log.error("resume_failed", match_id=row.id, error=str(exc))
+                self.unavailable[row.id] = f"it could not be resumed ({exc})"
                 continue
             self._register(rt)
             resumed += 1
@@ -170,6 +200,9 @@ class RefereeService:
             created_ms=row.created_ms,
         )
         rt.restore_clocks()
+        if row.rejected and len(row.rejected) == row.seats:
+            rt.rejections = list(row.rejected)
+            rt._rejections_stored = list(row.rejected)
         log.info("match_resumed", match_id=row.id, move=len(m.moves), game=row.game)
         return rt
 
@@ -231,7 +264,7 @@ class RefereeService:
         seed = request.seed if request.HasField("seed") else secrets.randbits(63)
         match = Match.create(game, options, seats, seed, sheet)
         match_id = secrets.token_hex(8)
-        while match_id in self.matches or match_id in self.archived:
+        while match_id in self.matches or self.store.match_status(match_id) is not None:
             match_id = secrets.token_hex(8)
         tokens = [new_token() for _ in range(seats)]
         hashes = [token_hash(t) for t in tokens]
@@ -408,9 +441,10 @@ class RefereeService:
     async def GetRecord(self, request: pb.GetRecordRequest, context) -> pb.GetRecordResponse:
         rt = self.matches.get(request.match_id)
         if rt is None:
-            if request.match_id in self.archived:
+            self._limit(context, None)
+            if request.match_id and self.store.match_status(request.match_id) == "finished":
+                # the id is one the store issued, so it is safe in a path
                 path = self.records_dir / f"{request.match_id}.json"
-                self._limit(context, None)
                 try:
                     text = path.read_text(encoding="utf-8")
                 except OSError:

@@ -7,7 +7,8 @@ together from concurrent matches therefore share one commit (and one fsync with
 ``--durability full``), while an acknowledged move is always on disk: the server awaits the
 future before it sends the acceptance.
 
-Reads (startup only) use their own connection on the caller's thread.
+Reads use their own connections on the caller's thread: the whole log at startup, and one
+primary-key lookup (``match_status``) for a match that is no longer held in memory.
 """
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ CREATE TABLE IF NOT EXISTS matches (
     created_ms        INTEGER NOT NULL,
     finished_ms       INTEGER,
     forfeited         INTEGER,
-    result_json       TEXT
+    result_json       TEXT,
+    rejected_json     TEXT             -- moves refused per seat, e.g. [0, 2, 0]
 );
 CREATE TABLE IF NOT EXISTS moves (
     match_id        TEXT NOT NULL,
@@ -71,6 +73,7 @@ class MatchRow:
     finished_ms: int | None
     forfeited: int | None
     result: dict[str, Any] | None
+    rejected: list[int] | None = None
 
 
 @dataclass(slots=True)
@@ -103,8 +106,10 @@ class Store:
         self._thread: threading.Thread | None = None
         self.batches = 0  # group commits done (for tests and stats)
         self.ops = 0
+        self._reader: sqlite3.Connection | None = None
         conn = self._connect()
         conn.executescript(SCHEMA)
+        _migrate(conn)
         conn.commit()
         conn.close()
 
@@ -125,6 +130,9 @@ class Store:
             self._queue.put(_STOP)
             self._thread.join()
             self._thread = None
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
 
     def _run(self) -> None:
         conn = self._connect()
@@ -203,14 +211,26 @@ class Store:
             )
         )
 
-    def insert_move(self, match_id: str, m: MoveRow) -> asyncio.Future:
+    def insert_move(
+        self, match_id: str, m: MoveRow, rejected: list[int] | None = None
+    ) -> asyncio.Future:
+        """One move; ``rejected`` (the per-seat count of refused moves, when it changed since
+        the last write) rides in the same transaction, so counting refusals costs no commit."""
         values = (
             match_id, m.n, m.seat, m.version_before, json.dumps(m.move, separators=(",", ":")),
             m.state_hash, m.elapsed_ms, int(m.timeout), m.policy,
         )
-        return self._submit(
-            lambda c: c.execute("INSERT INTO moves VALUES (?,?,?,?,?,?,?,?,?)", values)
-        )
+        if rejected is None:
+            return self._submit(
+                lambda c: c.execute("INSERT INTO moves VALUES (?,?,?,?,?,?,?,?,?)", values)
+            )
+        counts = (json.dumps(rejected), match_id)
+
+        def op(c: sqlite3.Connection) -> None:
+            c.execute("INSERT INTO moves VALUES (?,?,?,?,?,?,?,?,?)", values)
+            c.execute("UPDATE matches SET rejected_json=? WHERE id=?", counts)
+
+        return self._submit(op)
 
     def finish_match(
         self,
@@ -222,8 +242,10 @@ class Store:
         result: dict[str, Any] | None,
         record_path: Path | None = None,
         record: dict[str, Any] | None = None,
+        rejected: list[int] | None = None,
     ) -> asyncio.Future:
         result_json = json.dumps(result) if result is not None else None
+        rejected_json = json.dumps(rejected) if rejected is not None else None
 
         def op(c: sqlite3.Connection) -> None:
             if record_path is not None and record is not None:
@@ -232,9 +254,9 @@ class Store:
                 tmp.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
                 tmp.replace(record_path)
             c.execute(
-                "UPDATE matches SET status=?, finished_ms=?, forfeited=?, result_json=?"
-                " WHERE id=?",
-                (status, finished_ms, forfeited, result_json, match_id),
+                "UPDATE matches SET status=?, finished_ms=?, forfeited=?, result_json=?,"
+                " rejected_json=COALESCE(?, rejected_json) WHERE id=?",
+                (status, finished_ms, forfeited, result_json, rejected_json, match_id),
             )
 
         return self._submit(op)
@@ -243,7 +265,12 @@ class Store:
     def load_matches(self, status: str | None = None) -> list[MatchRow]:
         conn = self._connect()
         try:
-            sql = "SELECT * FROM matches" + (" WHERE status=?" if status else "")
+            sql = (
+                "SELECT id, game, options_json, seats, seed, components_name, components_sha256,"
+                " time_policy_json, token_hashes_json, names_json, status, created_ms,"
+                " finished_ms, forfeited, result_json, rejected_json FROM matches"
+                + (" WHERE status=?" if status else "")
+            )
             rows = conn.execute(sql + " ORDER BY created_ms", (status,) if status else ()).fetchall()
         finally:
             conn.close()
@@ -254,9 +281,21 @@ class Store:
                 token_hashes=json.loads(r[8]), names=json.loads(r[9]), status=r[10],
                 created_ms=r[11], finished_ms=r[12], forfeited=r[13],
                 result=json.loads(r[14]) if r[14] else None,
+                rejected=json.loads(r[15]) if r[15] else None,
             )
             for r in rows
         ]
+
+    def match_status(self, match_id: str) -> str | None:
+        """running | finished | broken, or None for a match this store never had. For matches
+        no longer held in memory; one primary-key lookup on a read connection of its own (WAL:
+        readers never wait for the writer thread)."""
+        if self._reader is None:
+            self._reader = self._connect()
+        row = self._reader.execute(
+            "SELECT status FROM matches WHERE id=?", (match_id,)
+        ).fetchone()
+        return row[0] if row else None
 
     def load_moves(self, match_id: str) -> list[MoveRow]:
         conn = self._connect()
@@ -272,6 +311,13 @@ class Store:
             MoveRow(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], bool(r[6]), r[7])
             for r in rows
         ]
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring a store written by an older referee up to this schema (columns are only added)."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(matches)")}
+    if "rejected_json" not in have:
+        conn.execute("ALTER TABLE matches ADD COLUMN rejected_json TEXT")
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
