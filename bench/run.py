@@ -24,6 +24,17 @@ gRPC (loopback, against a real ``referee serve`` subprocess with its default set
     wire are comparable). echo_per_s = round trips per second; latency = write → echo back.
     Both phases run against the same server process, one after the other, each with a warm-up
     that is not measured.
+    Floor (``bench/floor.py``; ``--skip-floor``): the same two phases on a stub gRPC server
+    that does no game work (raw bytes, no validation, storage or protobuf), in its own process
+    with the referee's server options, whatever ``--address`` says. Its echo is the echo above;
+    its relay follows an accepted move's message pattern: ``--concurrency`` groups of
+    ``--seats`` streams, one token per group; a message from seat i makes the stub send a
+    20-byte ack to seat i and a payload as large as the mean Decision to seat i+1. A move is
+    1 message in and 2 out, an echo 1 in and 1 out, so ``floor.relay_to_echo_ratio`` (relay
+    "moves" per second / echoes per second) is the ceiling of move_to_echo_ratio that the
+    protocol's message pattern leaves on this machine, before any game work. Counting
+    messages alone (3 per move against 2 per echo, on the server and on the clients) predicts
+    2/3: the move/echo target can be met only if a move's game work costs nothing.
 
 Tournament (``--tournament-matches`` Batavia matches through ``referee-tournament``'s runner)
     The whole path a competition takes: CreateMatch, one ``referee-bot random`` process per
@@ -490,6 +501,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--admin-token", default=os.environ.get("REFEREE_ADMIN_TOKEN", ""),
                         help="admin token of --address (default $REFEREE_ADMIN_TOKEN)")
     parser.add_argument("--skip-grpc", action="store_true", help="engine part only")
+    parser.add_argument("--skip-floor", action="store_true",
+                        help="skip the zero-work stub server phases (bench/floor.py)")
     parser.add_argument("--tournament-matches", type=int, default=12,
                         help="Batavia matches for the tournament phase (0 skips it)")
     parser.add_argument("--tournament-concurrency", type=int, default=4,
@@ -520,6 +533,9 @@ def main(argv: list[str] | None = None) -> int:
             phase_total = args.warmup + args.grpc_seconds
             t_moves = progress.add_task(f"gRPC moves ({args.game})", total=phase_total, rate="")
             t_echo = progress.add_task("gRPC echo", total=phase_total, rate="")
+            if not args.skip_floor:
+                t_floor = progress.add_task("gRPC floor (stub server)", total=2 * phase_total,
+                                            rate="")
         for name in [] if args.skip_engine else sorted(games):
             r = bench_engine(games[name], args.engine_seconds, progress, tasks[name])
             results["engine"][name] = {
@@ -570,6 +586,15 @@ def main(argv: list[str] | None = None) -> int:
                 "moves_phase": moves,
                 "echo_phase": echo,
             }
+            if not args.skip_floor:
+                # The protocol's own ceiling for move/echo: the message pattern of a move
+                # (1 in, 2 out) against an echo (1 in, 1 out) on a stub doing no work.
+                from bench.floor import measure_floor
+
+                results["grpc"]["floor"] = measure_floor(
+                    clients=args.clients, concurrency=args.concurrency, seats=args.seats,
+                    seconds=args.grpc_seconds, warmup=args.warmup, payload_bytes=payload,
+                    progress=progress, task=t_floor)
 
     if args.tournament_matches and not args.skip_grpc:
         # The whole tournament path: CreateMatch, one `referee-bot random` process per seat,
@@ -604,6 +629,9 @@ def main(argv: list[str] | None = None) -> int:
     for key in ("move_per_s", "move_p99_ms", "echo_per_s", "echo_p99_ms", "move_to_echo_ratio"):
         if key in g:
             flat[f"grpc.{key}"] = g[key]
+    if "floor" in g:
+        for key in ("echo_per_s", "relay_per_s", "relay_to_echo_ratio"):
+            flat[f"grpc.floor_{key}"] = g["floor"][key]
     if "tournament" in results:
         flat["tournament.matches_per_s"] = results["tournament"]["matches_per_s"]
         flat["tournament.ratio_to_engine_games_per_s"] = (
@@ -640,6 +668,22 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row("server CPU ms per move / echo",
                       f"{g['server_cpu_ms_per_move']:.3f} / {g['server_cpu_ms_per_echo']:.3f}",
                       "what bounds throughput on a dedicated core")
+    if "floor" in g:
+        fl = g["floor"]
+        fe, fr = fl["echo_phase"], fl["relay_phase"]
+        ratio = fl["relay_to_echo_ratio"]
+        table.add_row("grpc.floor_echo / relay_per_s",
+                      f"{fl['echo_per_s']:,.0f} / {fl['relay_per_s']:,.0f}",
+                      f"stub server, zero work, {fl['payload_bytes']} B payload; server CPU "
+                      f"{fe['server_cpu_util']:.0%} / {fr['server_cpu_util']:.0%}, clients "
+                      f"{fe['client_cpu_util']:.0%} / {fr['client_cpu_util']:.0%}")
+        table.add_row("zero-work relay / echo (stub server)",
+                      f"{ratio:.2f}" if ratio is not None else "n/a",
+                      "the protocol's ceiling for move/echo: 1 in + 2 out vs 1 in + 1 out")
+        table.add_row("floor server CPU ms per echo / relay",
+                      f"{fl['server_cpu_ms_per_echo']:.3f} / {fl['server_cpu_ms_per_relay']:.3f}",
+                      f"p50 {fl['echo_p50_ms']:.2f} / {fl['relay_p50_ms']:.2f} ms; "
+                      f"{fr['server_messages_per_relay']:.2f} server msgs per relay")
     if "tournament" in results:
         t = results["tournament"]
         table.add_row("tournament.matches_per_s", f"{t['matches_per_s']:.2f}",

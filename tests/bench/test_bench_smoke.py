@@ -24,8 +24,13 @@ def test_bench_writes_results(tmp_path):
     for key in ("engine.batavia.decisions_per_s", "engine.batavia.games_per_s",
                 "grpc.move_per_s", "grpc.move_p99_ms", "grpc.echo_per_s", "grpc.echo_p99_ms",
                 "grpc.move_to_echo_ratio", "tournament.matches_per_s",
-                "tournament.ratio_to_engine_games_per_s"):
+                "tournament.ratio_to_engine_games_per_s", "grpc.floor_echo_per_s",
+                "grpc.floor_relay_per_s", "grpc.floor_relay_to_echo_ratio"):
         assert summary[key] > 0, key
+    floor = results["grpc"]["floor"]
+    # the stub really follows an accepted move's pattern: an ack and a Decision per move
+    assert 1.9 < floor["relay_phase"]["server_messages_per_relay"] < 2.1
+    assert floor["payload_bytes"] == results["grpc"]["echo_payload_bytes"]
     assert results["engine"]["batavia"]["decisions_per_s"] == summary[
         "engine.batavia.decisions_per_s"]
     assert results["machine"]["cpu_count"]
