@@ -44,6 +44,15 @@ Tournament (``--tournament-matches`` Batavia matches through ``referee-tournamen
 
 CPU use of the server and of the client processes is recorded per phase (from /proc and
 os.times), which shows which side is the bottleneck on this machine.
+
+Memory (``bench/memory.py``)
+    ``engine.<game>.state_kb_mean`` / ``state_kb_max``: the heap one game state takes (a
+    ``copy.deepcopy`` traced with ``tracemalloc``, sampled along random playouts; the tables
+    every match shares, derived from the component sheet, left out).
+    ``grpc.memory``: the referee process's resident set size at start and after the move phase
+    (``matches_held_after_moves`` finished matches are still held then: ``--keep-finished``
+    defaults to 300 s), and ``kb_per_live_match`` from RSS before and after creating
+    ``--idle-matches`` matches nobody plays (only for the referee the bench starts).
 """
 from __future__ import annotations
 
@@ -66,6 +75,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from bench.memory import engine_state_bytes, idle_match_cost, rss_kb
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results.json"
@@ -377,6 +388,10 @@ class RefereeServer:
     def address(self) -> str:
         return self.external or f"127.0.0.1:{self.port}"
 
+    def rss_mb(self) -> float | None:
+        kb = rss_kb(self.proc.pid) if self.proc is not None else None
+        return round(kb / 1024, 1) if kb is not None else None
+
     def cpu_seconds(self) -> float:
         if self.proc is None:
             return float("nan")  # an external referee: its CPU use is not ours to see
@@ -501,6 +516,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--admin-token", default=os.environ.get("REFEREE_ADMIN_TOKEN", ""),
                         help="admin token of --address (default $REFEREE_ADMIN_TOKEN)")
     parser.add_argument("--skip-grpc", action="store_true", help="engine part only")
+    parser.add_argument("--idle-matches", type=int, default=200, metavar="N",
+                        help="matches created (not played) to measure the referee's memory per "
+                             "live match (default 200)")
     parser.add_argument("--skip-floor", action="store_true",
                         help="skip the zero-work stub server phases (bench/floor.py)")
     parser.add_argument("--tournament-matches", type=int, default=12,
@@ -538,6 +556,7 @@ def main(argv: list[str] | None = None) -> int:
                                             rate="")
         for name in [] if args.skip_engine else sorted(games):
             r = bench_engine(games[name], args.engine_seconds, progress, tasks[name])
+            mem = engine_state_bytes(games[name]) if not r.error else {}
             results["engine"][name] = {
                 "decisions_per_s": round(r.decisions_per_s),
                 "games_per_s": round(r.games_per_s, 2),
@@ -549,22 +568,33 @@ def main(argv: list[str] | None = None) -> int:
                 "decisions_per_cpu_s": round(r.decisions_per_cpu_s),
                 "cpu_seconds": round(r.cpu_seconds, 2),
                 "seat_counts": r.seat_counts,
+                # heap footprint of one game state (bench/memory.py)
+                "state_kb_mean": mem.get("state_kb_mean"),
+                "state_kb_max": mem.get("state_kb_max"),
                 **({"error": r.error} if r.error else {}),
             }
         if not args.skip_grpc:
             with tempfile.TemporaryDirectory(prefix="referee-bench-") as tmp:
                 server = RefereeServer(Path(tmp), args.address, args.admin_token)
                 server.start()
+                memory: dict[str, Any] = {}
                 try:
+                    memory["rss_mb_start"] = server.rss_mb()
                     moves = run_phase("moves", server, clients=args.clients,
                                       concurrency=args.concurrency, seconds=args.grpc_seconds,
                                       warmup=args.warmup, game=args.game, seats=args.seats,
                                       payload_bytes=0, progress=progress, task=t_moves)
+                    memory["rss_mb_after_moves"] = server.rss_mb()
+                    memory["matches_held_after_moves"] = moves.get("matches_started")
                     payload = int(moves.get("mean_decision_bytes") or 1024)
                     echo = run_phase("echo", server, clients=args.clients,
                                      concurrency=args.concurrency, seconds=args.grpc_seconds,
                                      warmup=args.warmup, game=args.game, seats=args.seats,
                                      payload_bytes=payload, progress=progress, task=t_echo)
+                    if server.proc is not None:  # our own referee: its memory is ours to see
+                        memory.update(idle_match_cost(
+                            server.address, server.admin_token, server.proc.pid, game=args.game,
+                            seats=args.seats, matches=args.idle_matches))
                 finally:
                     server.stop()
             results["grpc"] = {
@@ -583,6 +613,7 @@ def main(argv: list[str] | None = None) -> int:
                 if echo["per_s"] else None,
                 "server_cpu_ms_per_move": round(moves["server_cpu_ms_per_op"], 4),
                 "server_cpu_ms_per_echo": round(echo["server_cpu_ms_per_op"], 4),
+                "memory": memory,
                 "moves_phase": moves,
                 "echo_phase": echo,
             }
@@ -632,6 +663,12 @@ def main(argv: list[str] | None = None) -> int:
     if "floor" in g:
         for key in ("echo_per_s", "relay_per_s", "relay_to_echo_ratio"):
             flat[f"grpc.floor_{key}"] = g["floor"][key]
+    for name, e in results["engine"].items():
+        if e.get("state_kb_mean") is not None:
+            flat[f"memory.{name}.state_kb_mean"] = e["state_kb_mean"]
+    for key in ("rss_mb_start", "rss_mb_after_moves", "kb_per_live_match"):
+        if g.get("memory", {}).get(key) is not None:
+            flat[f"memory.referee.{key}"] = g["memory"][key]
     if "tournament" in results:
         flat["tournament.matches_per_s"] = results["tournament"]["matches_per_s"]
         flat["tournament.ratio_to_engine_games_per_s"] = (
@@ -684,6 +721,21 @@ def main(argv: list[str] | None = None) -> int:
                       f"{fl['server_cpu_ms_per_echo']:.3f} / {fl['server_cpu_ms_per_relay']:.3f}",
                       f"p50 {fl['echo_p50_ms']:.2f} / {fl['relay_p50_ms']:.2f} ms; "
                       f"{fr['server_messages_per_relay']:.2f} server msgs per relay")
+    states = {n: e["state_kb_mean"] for n, e in results["engine"].items()
+              if e.get("state_kb_mean") is not None}
+    if states:
+        table.add_row("memory: game state (KB, mean)",
+                      " / ".join(f"{v:g}" for v in states.values()),
+                      " / ".join(states) + "; tracemalloc of a deep copy, shared tables left out")
+    mem = g.get("memory") if g else None
+    if mem and mem.get("rss_mb_start") is not None:
+        table.add_row("memory: referee RSS (MB)",
+                      f"{mem['rss_mb_start']} -> {mem.get('rss_mb_after_moves')}",
+                      f"at start -> after the move phase ({mem.get('matches_held_after_moves')} "
+                      "finished matches still held, --keep-finished)")
+        if mem.get("kb_per_live_match") is not None:
+            table.add_row("memory: per live match (KB)", f"{mem['kb_per_live_match']:g}",
+                          f"RSS growth over {mem['idle_matches']} created, unplayed matches")
     if "tournament" in results:
         t = results["tournament"]
         table.add_row("tournament.matches_per_s", f"{t['matches_per_s']:.2f}",

@@ -15,7 +15,7 @@ def test_bench_writes_results(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "bench.run", "--engine-seconds", "0.5", "--grpc-seconds", "1",
          "--warmup", "0.5", "--concurrency", "4", "--clients", "1", "--tournament-matches", "2",
-         "--tournament-concurrency", "2", "--output", str(out_file)],
+         "--tournament-concurrency", "2", "--idle-matches", "20", "--output", str(out_file)],
         capture_output=True, text=True, cwd=ROOT, timeout=180, check=False,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -25,8 +25,13 @@ def test_bench_writes_results(tmp_path):
                 "grpc.move_per_s", "grpc.move_p99_ms", "grpc.echo_per_s", "grpc.echo_p99_ms",
                 "grpc.move_to_echo_ratio", "tournament.matches_per_s",
                 "tournament.ratio_to_engine_games_per_s", "grpc.floor_echo_per_s",
-                "grpc.floor_relay_per_s", "grpc.floor_relay_to_echo_ratio"):
+                "grpc.floor_relay_per_s", "grpc.floor_relay_to_echo_ratio",
+                "memory.batavia.state_kb_mean", "memory.goa.state_kb_mean",
+                "memory.santa_maria.state_kb_mean", "memory.referee.rss_mb_start",
+                "memory.referee.rss_mb_after_moves"):
         assert summary[key] > 0, key
+    # a live match costs memory (the figure is RSS growth: present, not asserted exactly)
+    assert "kb_per_live_match" in results["grpc"]["memory"]
     floor = results["grpc"]["floor"]
     # the stub really follows an accepted move's pattern: an ack and a Decision per move
     assert 1.9 < floor["relay_phase"]["server_messages_per_relay"] < 2.1
