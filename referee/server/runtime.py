@@ -460,6 +460,9 @@ class MatchRuntime:
             "match_over", moves=len(self.match.moves), winners=list(self.game_over.winners),
             record=str(self.record_path),
         )
+        # The record is on disk and GetRecord serves it from there: while the match is held
+        # for --keep-finished, it costs its final state, not its whole move history.
+        self.match.moves = []
         for lst in self.streams.values():
             for st in lst:
                 st.put(self.game_over_bytes)

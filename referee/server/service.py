@@ -440,9 +440,12 @@ class RefereeService:
 
     async def GetRecord(self, request: pb.GetRecordRequest, context) -> pb.GetRecordResponse:
         rt = self.matches.get(request.match_id)
-        if rt is None:
+        if rt is None or rt.game_over is not None:
+            # over: the record file written at the final commit is the record
             self._limit(context, None)
-            if request.match_id and self.store.match_status(request.match_id) == "finished":
+            if rt is not None or (
+                request.match_id and self.store.match_status(request.match_id) == "finished"
+            ):
                 # the id is one the store issued, so it is safe in a path
                 path = self.records_dir / f"{request.match_id}.json"
                 try:
@@ -451,14 +454,10 @@ class RefereeService:
                     raise errors.not_found(f"no record file for {request.match_id}") from None
                 return pb.GetRecordResponse(record_json=text, complete=True)
             raise errors.not_found(f"no match {request.match_id!r}")
-        complete = rt.game_over is not None
-        if not complete:
-            if not self._admin(context):
-                raise errors.permission_denied("the record of a running match needs the admin token")
-        else:
-            self._limit(context, None)
+        if not self._admin(context):
+            raise errors.permission_denied("the record of a running match needs the admin token")
         return pb.GetRecordResponse(
-            record_json=json.dumps(rt.record(), sort_keys=True), complete=complete
+            record_json=json.dumps(rt.record(), sort_keys=True), complete=False
         )
 
     async def Echo(self, request_iterator, context):

@@ -104,12 +104,18 @@ def test_a_finished_match_stays_in_memory_for_keep_finished(make_server):
     mid, tokens = asyncio.run(run())
     time.sleep(0.2)
     assert mid in srv.service.matches  # a late seat still gets its GameOver message
+    # ... but the held match no longer carries its move history: the record file does
+    assert srv.service.matches[mid].match.moves == []
+    on_disk = json.loads((srv.data_dir / "records" / f"{mid}.json").read_text())
+    assert len(on_disk["moves"]) > 50
 
     async def late():
         async with grpc.aio.insecure_channel(srv.target) as ch:
             stub = referee_pb2_grpc.RefereeStub(ch)
             resp = await stub.GetView(pb.GetViewRequest(match_id=mid), metadata=md(tokens[2]))
             assert resp.HasField("game_over")
+            rec = await stub.GetRecord(pb.GetRecordRequest(match_id=mid))  # no token needed
+            assert rec.complete and json.loads(rec.record_json) == on_disk
 
     asyncio.run(late())
 
