@@ -4,7 +4,7 @@ nothing."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +58,6 @@ PLAY_CARD = tuple(PlayCard(c) for c in range(5))
 ADVANCE = tuple(AdvanceMerchant(c) for c in range(5))
 
 
-@cache
+@lru_cache(maxsize=1 << 12)  # bounded: a client's bid amounts reach it
 def bid(amount: int) -> Bid:
     return Bid(amount)

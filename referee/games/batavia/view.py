@@ -15,7 +15,9 @@ from referee.v1 import batavia_pb2 as pb
 
 from . import rules as R
 
-_CACHE_LIMIT = 50_000
+# Fragments repeat within a match (a player's holdings change only when they act), rarely
+# across matches: a few thousand entries keep the hits, and cap the memory at a few MB.
+_CACHE_LIMIT = 8_192
 _stall_cache: dict[tuple, bytes] = {}
 _player_cache: dict[tuple, bytes] = {}
 _house_cache: dict[tuple, bytes] = {}

@@ -10,7 +10,7 @@ cards and tiles are ids into the component sheet's catalogs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
 
 # ---- set-up (variant Quick starter)
@@ -243,57 +243,61 @@ SELL_SPICE = tuple(tuple(SellSpice(land, s) for s in range(5)) for land in range
 DISCARD_PLANTATION = tuple(DiscardPlantation(land) for land in range(MAX_LANDS))
 DRAW = tuple(Draw(k) for k in range(8))
 
+# Parameterised moves are interned, in bounded caches: move_from_proto builds them from what a
+# client sends, and an unbounded cache would keep every made-up move forever.
+_interned = lru_cache(maxsize=1 << 12)
 
-@cache
+
+@_interned
 def bid(amount: int) -> Bid:
     return Bid(amount)
 
 
-@cache
+@_interned
 def progress(column: int, card: int) -> Progress:
     return Progress(column, card)
 
 
-@cache
+@_interned
 def harvest(card: int) -> Harvest:
     return Harvest(card)
 
 
-@cache
+@_interned
 def found_colony(colony: int, card: int) -> FoundColony:
     return FOUND_COLONY[colony] if card < 0 else FoundColony(colony, card)
 
 
-@cache
+@_interned
 def play_card(card: int) -> PlayCard:
     return PlayCard(card)
 
 
-@cache
+@_interned
 def use_tile(tile: int) -> UseTile:
     return UseTile(tile)
 
 
-@cache
+@_interned
 def reveal_more(card: int) -> RevealMore:
     return RevealMore(card)
 
 
-@cache
+@_interned
 def discard_card(card: int) -> DiscardCard:
     return DiscardCard(card)
 
 
-@cache
+@_interned
 def choose_colony_tile(tile: int) -> ChooseColonyTile:
     return ChooseColonyTile(tile)
 
 
-@cache
+@_interned
 def take_favor(tile: int) -> TakeFavor:
     return TakeFavor(tile)
 
 
-@cache
+@_interned
 def draw(count: int) -> Draw:
     return DRAW[count] if count < len(DRAW) else Draw(count)

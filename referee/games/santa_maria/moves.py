@@ -148,7 +148,9 @@ END_TURN = EndTurn()
 DECLINE = Decline()
 NO_PAY: Pay = (0, 0, 0, 0, 0)
 
-intern = lru_cache(maxsize=None)
+# Bounded: move_from_proto builds moves from what a client sends, and an unbounded cache would
+# keep every distinct made-up move forever (a memory leak any bot could drive).
+intern = lru_cache(maxsize=1 << 14)
 choose_board = intern(ChooseBoard)
 draft_lot = intern(DraftLot)
 expand = intern(Expand)

@@ -607,12 +607,12 @@ def _activate_moves(free: int) -> tuple:
     return tuple(mv.activate_building(c) for c in range(36) if free >> c & 1)
 
 
-@cache
+@lru_cache(maxsize=1 << 12)
 def _retreat_moves(occ: tuple[int, ...]) -> tuple:
     return tuple(mv.retreat(i) for i, o in enumerate(occ) if o < 0)
 
 
-@cache
+@lru_cache(maxsize=1 << 16)  # keyed by a 36-bit mask: bounded
 def _line_bits(free: int) -> tuple[int, int]:
     rows = sum(1 << i for i in range(6) if free & ROW_MASK[i])
     cols = sum(1 << i for i in range(6) if free & COL_MASK[i])
