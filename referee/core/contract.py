@@ -204,6 +204,12 @@ class Game(abc.ABC, Generic[S, M]):
         """What ``seat`` may see (None = a spectator: public information only), as the game's
         View protobuf. Written per game, never filtered from a full dump."""
 
+    def view_bytes(self, state: S, seat: int | None) -> bytes:
+        """``view(state, seat)`` serialised. The referee sends views as bytes; a game that can
+        produce the encoding without building the message (e.g. from cached fragments)
+        overrides this. Must parse to exactly ``view(state, seat)``."""
+        return self.view(state, seat).SerializeToString()
+
     @abc.abstractmethod
     def result(self, state: S) -> Result | None:
         """Scores and ranks once the game is over, else None."""

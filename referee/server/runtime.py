@@ -37,15 +37,53 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    """One length-delimited protobuf field: tag, length, bytes. Appending it to an encoded
+    message is the same as setting (or, for a repeated field, adding) that field."""
+    return _varint((number << 3) | 2) + _varint(len(payload)) + payload
+
+
+_DECISION_VIEW = pb.Decision.DESCRIPTOR.fields_by_name["view"].number
+_DECISION_MOVES = pb.Decision.DESCRIPTOR.fields_by_name["legal_moves"].number
+_SERVER_DECISION = pb.ServerMessage.DESCRIPTOR.fields_by_name["decision"].number
+
+
 class GameWire:
     """Wraps and unwraps a game's messages in the referee.v1 envelopes (no game named here)."""
 
-    __slots__ = ("_moves", "field", "game")
+    __slots__ = ("_move_fields", "_moves", "_view_field", "field", "game")
 
     def __init__(self, game: Game):
         self.game = game
         self.field = game.spec.name
         self._moves: dict[Any, pb.Move] = {}
+        self._move_fields: dict[Any, bytes] = {}
+        self._view_field = pb.View.DESCRIPTOR.fields_by_name[self.field].number
+
+    def decision_body(self, head: pb.Decision, state: Any, seat: int, moves: list) -> bytes:
+        """The encoded Decision: ``head`` (its scalar fields) + the seat's view + every legal
+        move, assembled from encodings (each move's is cached) instead of building and copying
+        messages. Parses to the message built field by field (tests/server/test_wire.py)."""
+        cache = self._move_fields
+        parts = [head.SerializeToString(), _field(_DECISION_VIEW, _field(
+            self._view_field, self.game.view_bytes(state, seat)))]
+        for m in moves:
+            enc = cache.get(m)
+            if enc is None:
+                enc = _field(_DECISION_MOVES, self.move(m).SerializeToString())
+                if len(cache) < 65536:
+                    cache[m] = enc
+            parts.append(enc)
+        return b"".join(parts)
 
     def move(self, native: Any) -> pb.Move:
         wrapped = self._moves.get(native)
@@ -131,8 +169,9 @@ class MatchRuntime:
         self.log = log.bind(match_id=match_id)
         # current decision, built once per version
         self.decision: Decision | None = None
-        self.decision_proto: pb.Decision | None = None
-        self.decision_bytes: bytes = b""
+        self.decision_proto: pb.Decision | None = None  # parsed on demand from the body
+        self._decision_body: bytes = b""
+        self.decision_bytes: bytes = b""  # the ServerMessage, as sent
         self.issued_at = 0.0
         self.timer: asyncio.TimerHandle | None = None
         self.game_over: pb.GameOver | None = None
@@ -195,24 +234,24 @@ class MatchRuntime:
             self.timer = loop.call_later(
                 (allowed + p.grace_ms) / 1000.0, self._expired, self.match.version
             )
-        # Built in place inside its ServerMessage: no copies of the view or the move list.
-        sm = pb.ServerMessage()
-        dp = sm.decision
-        dp.match_id = self.id
-        dp.state_version = self.match.version
-        dp.seat = seat
-        dp.kind = d.kind
-        dp.prompt = d.prompt
-        dp.deadline_unix_ms = deadline
-        getattr(dp.view, wire.field).CopyFrom(self.game.view(self.match.state, seat))
-        dp.legal_moves.extend([wire.move(m) for m in d.moves])
-        self.decision_proto = dp
-        self.decision_bytes = sm.SerializeToString()
+        # Encoded once, straight from encodings (the view's and each move's), and the same bytes
+        # go to every stream of the seat; the message itself is parsed only if a unary call
+        # asks for it (decision_for).
+        head = pb.Decision(
+            match_id=self.id, state_version=self.match.version, seat=seat, kind=d.kind,
+            prompt=d.prompt, deadline_unix_ms=deadline,
+        )
+        body = wire.decision_body(head, self.match.state, seat, d.moves)
+        self.decision_proto = None
+        self._decision_body = body
+        self.decision_bytes = _field(_SERVER_DECISION, body)
         for st in self.streams[seat]:
             st.put(self.decision_bytes)
 
     def decision_for(self, seat: int) -> pb.Decision | None:
         if self.decision is not None and self.decision.seat == seat:
+            if self.decision_proto is None:
+                self.decision_proto = pb.Decision.FromString(self._decision_body)
             return self.decision_proto
         return None
 

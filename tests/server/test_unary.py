@@ -238,7 +238,7 @@ def test_refused_moves_are_counted_per_seat_in_the_record(server):
             seat = rt.decision.seat
             version = rt.match.version
             illegal = pb.Move(batavia=batavia_pb2.Move(bid=batavia_pb2.Bid(amount=999)))
-            for move, ver in ((illegal, version), (rt.decision_proto.legal_moves[0], version + 5),
+            for move, ver in ((illegal, version), (rt.decision_for(rt.decision.seat).legal_moves[0], version + 5),
                               (pb.Move(), version)):
                 with pytest.raises(grpc.aio.AioRpcError):
                     await stub.SubmitMove(pb.SubmitMoveRequest(
@@ -246,7 +246,7 @@ def test_refused_moves_are_counted_per_seat_in_the_record(server):
             other = (seat + 1) % 3
             with pytest.raises(grpc.aio.AioRpcError):
                 await stub.SubmitMove(pb.SubmitMoveRequest(
-                    match_id=mid, state_version=version, move=rt.decision_proto.legal_moves[0]),
+                    match_id=mid, state_version=version, move=rt.decision_for(rt.decision.seat).legal_moves[0]),
                     metadata=md(tokens[other]))
         await play_match(server.target, mid, tokens, seed=3)
         record = json.loads(Path(rt.record_path).read_text())

@@ -31,7 +31,7 @@ from referee.v1 import batavia_pb2 as pb
 
 from . import moves as mv
 from . import rules as R
-from .view import build_view
+from .view import build_view, build_view_bytes
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
 DEFAULT_SHEET = COMPONENTS_DIR / "batavia-queen-2008.json"
@@ -184,6 +184,9 @@ class BataviaGame(Game[R.State, mv.Move]):
 
     def view(self, state: R.State, seat: int | None) -> pb.View:
         return build_view(state, seat)
+
+    def view_bytes(self, state: R.State, seat: int | None) -> bytes:
+        return build_view_bytes(state, seat)
 
     def result(self, state: R.State) -> Result | None:
         if state.phase != R.OVER:

@@ -123,6 +123,11 @@ def _scalars(state: R.State, seat: int | None) -> pb.View:
 
 
 def build_view(state: R.State, seat: int | None) -> pb.View:
+    return pb.View.FromString(build_view_bytes(state, seat))
+
+
+def build_view_bytes(state: R.State, seat: int | None) -> bytes:
+    """The encoded view: cached fragments concatenated (see the module docstring)."""
     over = state.phase == R.OVER
     holders = [R.seal_holder(state, c) for c in range(R.N_COMPANIES)]
     parts: list[bytes] = []
@@ -155,7 +160,7 @@ def build_view(state: R.State, seat: int | None) -> pb.View:
         _house_cache[hkey] = frag
     parts.append(frag)
     parts.append(_scalars(state, seat).SerializeToString())
-    return pb.View.FromString(b"".join(parts))
+    return b"".join(parts)
 
 
 def build_view_direct(state: R.State, seat: int | None) -> pb.View:
