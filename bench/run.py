@@ -76,9 +76,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # `python bench/run.py` as well as `python -m bench.run`
+    sys.path.insert(0, str(ROOT))
+
 from bench.memory import engine_state_bytes, idle_match_cost, rss_kb
 
-ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results.json"
 TARGET_DECISIONS_PER_S = 25_000
 TARGET_MOVE_ECHO_RATIO = 2 / 3
