@@ -12,6 +12,7 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from referee.core import registry
 from referee.core.components import ComponentSheet
 from referee.v1 import referee_pb2
 
@@ -77,6 +78,9 @@ class RefereeServer:
         data_dir = Path(cfg.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
         admin = resolve_admin_token(cfg, data_dir)
+        # Import every game now: the first CreateMatch must not stall the event loop (and every
+        # stream on it) for the imports, and a game that fails to import shows at start-up.
+        hosted = sorted(registry.games())
         self.store = Store(data_dir, cfg.durability)
         self.store.start()
         self.service = RefereeService(
@@ -120,7 +124,7 @@ class RefereeServer:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         log.info(
             "serving", host=cfg.host, port=self.port, data_dir=str(data_dir.resolve()),
-            resumed=resumed, durability=cfg.durability, tls=bool(cfg.tls_cert),
+            resumed=resumed, games=hosted, durability=cfg.durability, tls=bool(cfg.tls_cert),
             max_message_bytes=limit,
         )
         if cfg.port_file:
