@@ -52,7 +52,8 @@ Memory (``bench/memory.py``)
     ``grpc.memory``: the referee process's resident set size at start and after the move phase
     (``matches_held_after_moves`` finished matches are still held then: ``--keep-finished``
     defaults to 300 s), and ``kb_per_live_match`` from RSS before and after creating
-    ``--idle-matches`` matches nobody plays (only for the referee the bench starts).
+    ``--idle-matches`` matches nobody plays, on a fresh referee process of its own (only when the
+    bench starts the referee).
 """
 from __future__ import annotations
 
@@ -519,9 +520,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--admin-token", default=os.environ.get("REFEREE_ADMIN_TOKEN", ""),
                         help="admin token of --address (default $REFEREE_ADMIN_TOKEN)")
     parser.add_argument("--skip-grpc", action="store_true", help="engine part only")
-    parser.add_argument("--idle-matches", type=int, default=200, metavar="N",
-                        help="matches created (not played) to measure the referee's memory per "
-                             "live match (default 200)")
+    parser.add_argument("--idle-matches", type=int, default=2000, metavar="N",
+                        help="matches created (not played) on a fresh referee to measure its "
+                             "memory per live match (default 2000; 0 skips)")
     parser.add_argument("--skip-floor", action="store_true",
                         help="skip the zero-work stub server phases (bench/floor.py)")
     parser.add_argument("--tournament-matches", type=int, default=12,
@@ -594,12 +595,21 @@ def main(argv: list[str] | None = None) -> int:
                                      concurrency=args.concurrency, seconds=args.grpc_seconds,
                                      warmup=args.warmup, game=args.game, seats=args.seats,
                                      payload_bytes=payload, progress=progress, task=t_echo)
-                    if server.proc is not None:  # our own referee: its memory is ours to see
-                        memory.update(idle_match_cost(
-                            server.address, server.admin_token, server.proc.pid, game=args.game,
-                            seats=args.seats, matches=args.idle_matches))
                 finally:
                     server.stop()
+                if server.proc is not None and args.idle_matches:
+                    # On a fresh referee of its own: in the one above, memory freed by finished
+                    # matches is reused (RSS would understate a match), and idle matches held
+                    # through the move phase would slow it (the cyclic GC walks them all).
+                    (Path(tmp) / "memory").mkdir()
+                    fresh = RefereeServer(Path(tmp) / "memory")
+                    fresh.start()
+                    try:
+                        memory.update(idle_match_cost(
+                            fresh.address, fresh.admin_token, fresh.proc.pid, game=args.game,
+                            seats=args.seats, matches=args.idle_matches))
+                    finally:
+                        fresh.stop()
             results["grpc"] = {
                 "game": args.game,
                 "seats": args.seats,
