@@ -198,6 +198,12 @@ class MatchRuntime:
             elif p.move_ms and e.elapsed_ms > p.move_ms:
                 self.bank_left[e.seat] = max(0, self.bank_left[e.seat] - (e.elapsed_ms - p.move_ms))
 
+    def restore_rejections(self, counts: list[int]) -> None:
+        """Refused-move counts as last stored (after a restart)."""
+        if len(counts) == len(self.rejections):
+            self.rejections = list(counts)
+            self._rejections_stored = list(counts)
+
     def welcome(self, seat: int) -> pb.ServerMessage:
         return pb.ServerMessage(
             welcome=pb.Welcome(

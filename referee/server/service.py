@@ -200,9 +200,8 @@ class RefereeService:
             created_ms=row.created_ms,
         )
         rt.restore_clocks()
-        if row.rejected and len(row.rejected) == row.seats:
-            rt.rejections = list(row.rejected)
-            rt._rejections_stored = list(row.rejected)
+        if row.rejected:
+            rt.restore_rejections(row.rejected)
         log.info("match_resumed", match_id=row.id, move=len(m.moves), game=row.game)
         return rt
 
