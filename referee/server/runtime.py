@@ -60,12 +60,11 @@ _SERVER_DECISION = pb.ServerMessage.DESCRIPTOR.fields_by_name["decision"].number
 class GameWire:
     """Wraps and unwraps a game's messages in the referee.v1 envelopes (no game named here)."""
 
-    __slots__ = ("_move_fields", "_moves", "_view_field", "field", "game")
+    __slots__ = ("_move_fields", "_view_field", "field", "game")
 
     def __init__(self, game: Game):
         self.game = game
         self.field = game.spec.name
-        self._moves: dict[Any, pb.Move] = {}
         self._move_fields: dict[Any, bytes] = {}
         self._view_field = pb.View.DESCRIPTOR.fields_by_name[self.field].number
 
@@ -86,12 +85,8 @@ class GameWire:
         return b"".join(parts)
 
     def move(self, native: Any) -> pb.Move:
-        wrapped = self._moves.get(native)
-        if wrapped is None:
-            wrapped = pb.Move()
-            getattr(wrapped, self.field).CopyFrom(self.game.move_to_proto(native))
-            if len(self._moves) < 65536:
-                self._moves[native] = wrapped
+        wrapped = pb.Move()
+        getattr(wrapped, self.field).CopyFrom(self.game.move_to_proto(native))
         return wrapped
 
     def view(self, state: Any, seat: int | None) -> pb.View:
