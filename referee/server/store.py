@@ -220,15 +220,12 @@ class Store:
             match_id, m.n, m.seat, m.version_before, json.dumps(m.move, separators=(",", ":")),
             m.state_hash, m.elapsed_ms, int(m.timeout), m.policy,
         )
-        if rejected is None:
-            return self._submit(
-                lambda c: c.execute("INSERT INTO moves VALUES (?,?,?,?,?,?,?,?,?)", values)
-            )
-        counts = (json.dumps(rejected), match_id)
+        counts = (json.dumps(rejected), match_id) if rejected is not None else None
 
         def op(c: sqlite3.Connection) -> None:
             c.execute("INSERT INTO moves VALUES (?,?,?,?,?,?,?,?,?)", values)
-            c.execute("UPDATE matches SET rejected_json=? WHERE id=?", counts)
+            if counts is not None:
+                c.execute("UPDATE matches SET rejected_json=? WHERE id=?", counts)
 
         return self._submit(op)
 
