@@ -4,8 +4,11 @@ referee.v1 envelopes under the game's field, as the server's wire convention doe
 from __future__ import annotations
 
 import math
+import random
+import time
 from fractions import Fraction
 
+from referee.core.rng import Rng
 from referee.v1 import referee_pb2
 
 
@@ -28,3 +31,31 @@ def as_decision(game, state, decision, version: int) -> referee_pb2.Decision:
         legal_moves=[referee_pb2.Move(**{field: game.move_to_proto(m)}) for m in decision.moves],
     )
 
+
+
+def play_game(game, bot, options: dict, seats: int, greedy_seat: int, seed: int,
+              timings: list[float] | None = None) -> list[int]:
+    """One in-process game: ``bot`` (a referee_client Bot) at ``greedy_seat``, uniform random
+    legal moves at every other seat. Returns the winners; ``timings`` collects the bot's
+    choose() times (seconds)."""
+    parsed = game.spec.parse_options(options)
+    state = game.setup(parsed, seats, Rng(seed), game.default_components(parsed))
+    rng = random.Random(seed)
+    version = 0
+    while (decision := game.decision(state)) is not None:
+        if decision.seat == greedy_seat:
+            proto = as_decision(game, state, decision, version)
+            start = time.perf_counter()
+            chosen = bot.choose(proto)
+            if timings is not None:
+                timings.append(time.perf_counter() - start)
+            index = next(i for i, m in enumerate(proto.legal_moves) if m == chosen)
+            move = decision.moves[index]
+        else:
+            move = decision.moves[rng.randrange(len(decision.moves))]
+        game.apply(state, decision.seat, move)
+        version += 1
+        assert version < 20_000, "the game does not end"
+    result = game.result(state)
+    assert result is not None
+    return result.winners

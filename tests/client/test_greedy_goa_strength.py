@@ -20,16 +20,14 @@ The greedy bot must also answer quickly: the 99th percentile of its choose() tim
 """
 from __future__ import annotations
 
-import random
-import time
 from fractions import Fraction
 
 from referee_client.bots.greedy_goa import GreedyGoaBot
 
-from referee.core.rng import Rng
 from referee.games.goa import GAME
 
-from .strength import as_decision, binomial_upper_tail
+from .strength import binomial_upper_tail
+from .strength import play_game as play_one
 
 GAMES = 200
 ALPHA = 1e-3
@@ -41,27 +39,8 @@ FAIR = Fraction(1, 2)  # the largest fair share among 2, 3 and 4 seats
 def play_game(seats: int, greedy_seat: int, seed: int, edition: str,
               timings: list[float] | None = None) -> list[int]:
     """Play one game; return its winners. ``timings`` collects the greedy bot's choose() times."""
-    options = GAME.spec.parse_options({"edition": edition})
-    state = GAME.setup(options, seats, Rng(seed), GAME.default_components(options))
-    greedy = GreedyGoaBot(seed=seed)
-    rng = random.Random(seed)
-    version = 0
-    while (decision := GAME.decision(state)) is not None:
-        if decision.seat == greedy_seat:
-            proto = as_decision(GAME, state, decision, version)
-            start = time.perf_counter()
-            chosen = greedy.choose(proto)
-            if timings is not None:
-                timings.append(time.perf_counter() - start)
-            index = next(i for i, m in enumerate(proto.legal_moves) if m == chosen)
-            move = decision.moves[index]
-        else:
-            move = decision.moves[rng.randrange(len(decision.moves))]
-        GAME.apply(state, decision.seat, move)
-        version += 1
-    result = GAME.result(state)
-    assert result is not None
-    return result.winners
+    return play_one(GAME, GreedyGoaBot(seed=seed), {"edition": edition}, seats, greedy_seat,
+                    seed, timings)
 
 
 

@@ -18,16 +18,14 @@ P[X >= wins | n=200, p=1/2] must be below 1e-3. Per seat count the wins are prin
 """
 from __future__ import annotations
 
-import random
-import time
 from fractions import Fraction
 
 from referee_client.bots.greedy_santa_maria import GreedySantaMariaBot
 
-from referee.core.rng import Rng
 from referee.games.santa_maria import GAME
 
-from .strength import as_decision, binomial_upper_tail
+from .strength import binomial_upper_tail
+from .strength import play_game as play_one
 
 GAMES = 200
 ALPHA = 1e-3
@@ -46,27 +44,8 @@ def play_game(seats: int, greedy_seat: int, seed: int, options: dict,
               timings: list[float]) -> list[int]:
     """Play one game; return its winners. The greedy bot's time per decision (seconds) is
     appended to ``timings``."""
-    parsed = GAME.spec.parse_options(options)
-    state = GAME.setup(parsed, seats, Rng(seed), GAME.default_components(parsed))
-    greedy = GreedySantaMariaBot(seed=seed)
-    rng = random.Random(seed)
-    version = 0
-    while (decision := GAME.decision(state)) is not None:
-        if decision.seat == greedy_seat:
-            proto = as_decision(GAME, state, decision, version)
-            start = time.perf_counter()
-            chosen = greedy.choose(proto)
-            timings.append(time.perf_counter() - start)
-            index = next(i for i, m in enumerate(proto.legal_moves) if m == chosen)
-            move = decision.moves[index]
-        else:
-            move = decision.moves[rng.randrange(len(decision.moves))]
-        GAME.apply(state, decision.seat, move)
-        version += 1
-        assert version < 20_000, "the game does not end"
-    result = GAME.result(state)
-    assert result is not None
-    return result.winners
+    return play_one(GAME, GreedySantaMariaBot(seed=seed), options, seats, greedy_seat, seed,
+                    timings)
 
 
 

@@ -14,15 +14,14 @@ P[X >= wins | n=200, p=1/3] must be below 1e-3.
 from __future__ import annotations
 
 import math
-import random
 from fractions import Fraction
 
 from referee_client.bots import GreedyBataviaBot
 
-from referee.core.rng import Rng
 from referee.games.batavia import GAME
 
-from .strength import as_decision, binomial_upper_tail
+from .strength import binomial_upper_tail
+from .strength import play_game as play_one
 
 GAMES = 200
 ALPHA = 1e-3
@@ -32,24 +31,8 @@ ALPHA = 1e-3
 
 def play_game(seats: int, greedy_seat: int, seed: int, setup: str) -> list[int]:
     """Play one game; return its winners."""
-    options = GAME.spec.parse_options({"setup": setup})
-    state = GAME.setup(options, seats, Rng(seed), GAME.default_components(options))
-    greedy = GreedyBataviaBot(seed=seed)
-    rng = random.Random(seed)
-    version = 0
-    while (decision := GAME.decision(state)) is not None:
-        if decision.seat == greedy_seat:
-            proto = as_decision(GAME, state, decision, version)
-            chosen = greedy.choose(proto)
-            index = next(i for i, m in enumerate(proto.legal_moves) if m == chosen)
-            move = decision.moves[index]
-        else:
-            move = decision.moves[rng.randrange(len(decision.moves))]
-        GAME.apply(state, decision.seat, move)
-        version += 1
-    result = GAME.result(state)
-    assert result is not None
-    return result.winners
+    return play_one(GAME, GreedyBataviaBot(seed=seed), {"setup": setup}, seats, greedy_seat,
+                    seed)
 
 
 
