@@ -93,6 +93,23 @@ def build_parser() -> argparse.ArgumentParser:
                         "a reconnecting seat gets its GameOver and a spectator its final view; "
                         "afterwards GetRecord serves it from the store and its seats get "
                         "MATCH_OVER, so memory does not grow with the matches played")
+    s.add_argument("--max-connection-idle", type=float, default=300.0, metavar="SECONDS",
+                   help="close a connection that has had no call for this long (default 300; "
+                        "0 never): a peer that only opens connections cannot hold them, and a "
+                        "gRPC client simply reconnects on its next call")
+    s.add_argument("--max-connection-age", type=float, default=0.0, metavar="SECONDS",
+                   help="ask clients to reconnect once a connection is this old (default 0: no "
+                        "limit); calls in progress, such as a Play stream, are not cut")
+    s.add_argument("--keepalive-time", type=float, default=60.0, metavar="SECONDS",
+                   help="ping a connection after this long without traffic, to find peers "
+                        "that vanished mid-stream (default 60; 0 disables)")
+    s.add_argument("--keepalive-timeout", type=float, default=20.0, metavar="SECONDS",
+                   help="close the connection when a keepalive ping is not answered within "
+                        "this time (default 20)")
+    s.add_argument("--max-pending-calls", type=int, default=20_000, metavar="N",
+                   help="calls that may wait to be started at once (default 20000; gRPC's own "
+                        "1000 refused some of 4000 Play streams opened together); beyond it new "
+                        "calls fail and clients retry them")
     s.add_argument("--tls-cert", metavar="PEM", help="serve TLS with this certificate chain")
     s.add_argument("--tls-key", metavar="PEM", help="private key for --tls-cert")
     s.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
@@ -137,7 +154,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         admin_token=args.admin_token, components=_load_components(args.components),
         max_message_bytes=args.max_message_bytes, durability=args.durability,
         rate=args.rate, burst=args.burst, tls_cert=args.tls_cert, tls_key=args.tls_key,
-        keep_finished_s=args.keep_finished,
+        keep_finished_s=args.keep_finished, max_connection_idle_s=args.max_connection_idle,
+        max_connection_age_s=args.max_connection_age, keepalive_time_s=args.keepalive_time,
+        keepalive_timeout_s=args.keepalive_timeout, max_pending_calls=args.max_pending_calls,
     )
     try:
         asyncio.run(serve(config))

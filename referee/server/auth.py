@@ -34,6 +34,19 @@ def bearer(metadata) -> str | None:
     return None
 
 
+def peer_address(peer: str | None) -> str:
+    """The address part of a gRPC peer string, without the port: ``ipv4:10.0.0.7:51234`` ->
+    ``ipv4:10.0.0.7``, ``ipv6:[::1]:51234`` -> ``ipv6:[::1]``. Limits keyed by it hold for all
+    the connections of one host, not per connection (each has its own port)."""
+    if not peer:
+        return "?"
+    if peer.startswith(("ipv4:", "ipv6:")):
+        host, sep, port = peer.rpartition(":")
+        if sep and port.isdigit() and host not in ("ipv4", "ipv6"):
+            return host
+    return peer
+
+
 class RateLimiter:
     """Token buckets keyed by peer or token: ``rate`` requests per second, bursts of ``burst``.
     ``rate <= 0`` disables limiting."""

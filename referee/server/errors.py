@@ -7,8 +7,32 @@ from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from referee.v1 import referee_pb2 as pb
+
 DOMAIN = "referee.v1"
 REASON_KEY = "referee-reason"
+
+#: Longest error message sent. The message travels twice in the trailers (grpc-message and the
+#: rich status), and a client-supplied value echoed whole could push them past the client's
+#: metadata limit, turning the answer into RESOURCE_EXHAUSTED.
+MAX_MESSAGE_CHARS = 300
+
+#: The one mapping of reason names (the ``referee-reason`` trailer) to the protocol's Reason
+#: values (MoveResult.reason); a name outside the enum maps to REASON_UNSPECIFIED.
+REASON_VALUES: dict[str, int] = {name: pb.Reason.Value(name) for name in pb.Reason.keys()}  # noqa: SIM118
+
+
+def reason_value(name: str, default: int = pb.REASON_UNSPECIFIED) -> int:
+    return REASON_VALUES.get(name, default)
+
+
+def clip(value: object, limit: int = 24) -> str:
+    """A client-supplied value for an error message: quoted, at most ``limit`` characters of it
+    (then an ellipsis), so an 8 KB id never comes back in full."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) > limit:
+        return repr(text[:limit]) + "…"
+    return repr(text)
 
 #: reason -> gRPC status code
 FAILED_PRECONDITION_REASONS = ("NOT_YOUR_TURN", "STALE_STATE", "ILLEGAL_MOVE", "MATCH_OVER")
@@ -18,6 +42,8 @@ class RefereeError(Exception):
     """Raised inside handlers; turned into a gRPC status by the handler wrapper."""
 
     def __init__(self, code: grpc.StatusCode, reason: str, message: str):
+        if len(message) > MAX_MESSAGE_CHARS:
+            message = message[: MAX_MESSAGE_CHARS - 1] + "…"
         super().__init__(message)
         self.code = code
         self.reason = reason

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("referee.match")
 
-REASONS = {name: pb.Reason.Value(name) for name in pb.Reason.keys()}  # noqa: SIM118
 POLICY_NAMES = {pb.DEFAULT_MOVE: "DEFAULT_MOVE", pb.RANDOM_LEGAL: "RANDOM_LEGAL"}
 CLOSE = None  # queued to a stream to end it
 
@@ -303,7 +302,7 @@ class MatchRuntime:
     def reject(self, code: str, message: str, request_id: str) -> pb.MoveResult:
         return pb.MoveResult(
             accepted=False,
-            reason=REASONS.get(code, pb.ILLEGAL_MOVE),
+            reason=errors.reason_value(code, pb.ILLEGAL_MOVE),
             message=message,
             state_version=self.match.version,
             request_id=request_id,

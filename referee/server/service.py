@@ -3,6 +3,7 @@ referee.core.registry and are driven through the Game contract."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -20,8 +21,8 @@ from referee.core.match import Match, ReplayError
 from referee.v1 import referee_pb2 as pb
 
 from . import errors
-from .auth import RateLimiter, bearer, new_token, same_hash, token_hash
-from .errors import RefereeError
+from .auth import RateLimiter, bearer, new_token, peer_address, same_hash, token_hash
+from .errors import RefereeError, clip
 from .runtime import CLOSE, GameWire, MatchRuntime, Stream, now_ms
 from .store import MatchRow, Store
 
@@ -79,11 +80,23 @@ class RefereeService:
         return self.components.get(key) or game.default_components(options)
 
     def _limit(self, context: grpc.aio.ServicerContext, token_h: str | None) -> None:
-        # Per known token (a seat or the admin), else per peer: rotating made-up tokens does
-        # not buy a fresh bucket.
+        # Per known token (a seat or the admin), else per peer address: rotating made-up
+        # tokens or opening more connections (each has its own port) buys no fresh bucket.
         key = token_h if token_h in self.tokens or token_h == self.admin_hash else None
-        if not self.limiter.allow(key or context.peer() or "?"):
+        if not self.limiter.allow(key or peer_address(context.peer())):
             raise errors.exhausted("rate limit exceeded; slow down")
+
+    def parse(self, message_type: Any, data: bytes, rpc: str,
+              context: grpc.aio.ServicerContext) -> Any:
+        """A request body (handlers get raw bytes) as ``message_type``; bytes that are not one
+        are MALFORMED: one warning line (no traceback), charged to the peer's rate limit so a
+        flood of them cannot flood the log."""
+        try:
+            return message_type.FromString(data)
+        except Exception:  # noqa: BLE001 - DecodeError, or a recursion/UTF-8 error of the parser
+            self._limit(context, None)
+            log.warning("malformed_request", rpc=rpc, peer=context.peer(), size=len(data))
+            raise errors.malformed(_not_a(message_type)) from None
 
     def _admin(self, context: grpc.aio.ServicerContext) -> bool:
         token = bearer(context.invocation_metadata())
@@ -105,7 +118,7 @@ class RefereeService:
             raise errors.unauthenticated("unknown token")
         rt = self.matches.get(match_id)
         if rt is None:
-            raise errors.not_found(f"no match {match_id!r}")
+            raise errors.not_found(f"no match {clip(match_id)}")
         mid, seat = entry
         if mid != match_id or not same_hash(rt.token_hashes[seat], h):
             raise errors.permission_denied("this token belongs to another match")
@@ -115,7 +128,7 @@ class RefereeService:
         rt = self.matches.get(match_id)
         if rt is None:
             self._raise_if_gone(match_id)
-            raise errors.not_found(f"no match {match_id!r}")
+            raise errors.not_found(f"no match {clip(match_id)}")
         return rt
 
     def _raise_if_gone(self, match_id: str) -> None:
@@ -233,9 +246,21 @@ class RefereeService:
             raise errors.permission_denied("creating a match needs the admin token")
         try:
             game = registry.get(request.game)
-        except KeyError as exc:
-            raise errors.malformed(str(exc.args[0])) from None
+        except KeyError:
+            raise errors.malformed(
+                f"unknown game {clip(request.game)}; this referee hosts "
+                f"{', '.join(sorted(registry.games()))}") from None
         spec = game.spec
+        # the option names and values are the client's: quote only a prefix of them
+        known = sorted(o.name for o in spec.options)
+        unknown = sorted(set(request.options) - set(known))
+        if unknown:
+            raise errors.malformed(
+                f"unknown option(s) {', '.join(clip(u) for u in unknown[:4])}; {spec.name} "
+                f"has {', '.join(known) or 'no options'}")
+        for name, value in request.options.items():
+            if len(value) > 64:
+                raise errors.malformed(f"option {name!r}: value of {len(value)} characters")
         try:
             options = spec.parse_options(dict(request.options))
         except BadOptions as exc:
@@ -292,14 +317,18 @@ class RefereeService:
         )
 
     async def Play(self, request_iterator, context) -> AsyncIterator[Any]:
+        """Frames arrive as raw bytes (see generic_handler). A first frame that is not a Join
+        ends the stream with INVALID_ARGUMENT/MALFORMED; after the Join every frame gets an
+        answer on the stream, a malformed one a MoveResult with reason MALFORMED."""
         stream: Stream | None = None
         rt: MatchRuntime | None = None
         reader: asyncio.Task | None = None
         try:
             try:
-                first = await request_iterator.__anext__()
+                data = await request_iterator.__anext__()
             except StopAsyncIteration:
                 return
+            first = self.parse(pb.ClientMessage, data, "Play", context)
             if first.WhichOneof("msg") != "join":
                 raise errors.malformed("send Join first on a Play stream")
             rt, seat = self._seat(context, first.join.match_id)
@@ -317,13 +346,6 @@ class RefereeService:
                 if item.__class__ is RefereeError:
                     raise item
                 yield item
-        except RefereeError as exc:
-            await context.abort(exc.code, exc.message, exc.trailing_metadata())
-        except (asyncio.CancelledError, grpc.aio.AbortError):
-            raise
-        except Exception as exc:
-            log.exception("internal_error", rpc="Play", error=repr(exc))
-            await context.abort(grpc.StatusCode.INTERNAL, "internal error", _internal_md())
         finally:
             if reader is not None:
                 reader.cancel()
@@ -333,14 +355,26 @@ class RefereeService:
 
     async def _play_reader(self, request_iterator, context, rt: MatchRuntime, stream: Stream):
         token = bearer(context.invocation_metadata())
-        key = token_hash(token) if token else context.peer()  # a known seat token here
+        key = token_hash(token) if token else peer_address(context.peer())  # a known seat's
         seat = stream.seat
         allow = self.limiter.allow
+        parse = pb.ClientMessage.FromString
+        malformed = 0
         try:
-            async for msg in request_iterator:
+            async for data in request_iterator:
                 if not allow(key):
-                    stream.put(_ABORT_RATE)
+                    stream.put(_rate_exceeded_on_stream())
                     return
+                try:
+                    msg = parse(data)
+                except Exception:  # noqa: BLE001 - any parser error: the frame is not a message
+                    malformed += 1
+                    # the first one per stream at warning; the rest would only repeat it
+                    (log.warning if malformed == 1 else log.debug)(
+                        "malformed_frame", rpc="Play", match_id=rt.id, seat=seat,
+                        size=len(data), count=malformed)
+                    stream.put(_reject_msg(rt, "MALFORMED", _not_a(pb.ClientMessage)))
+                    continue
                 which = msg.WhichOneof("msg")
                 if which == "submit":
                     sub = msg.submit
@@ -351,25 +385,11 @@ class RefereeService:
                         if not res.accepted:
                             stream.put(pb.ServerMessage(move_result=res))
                     except RefereeError as exc:
-                        stream.put(
-                            pb.ServerMessage(
-                                move_result=pb.MoveResult(
-                                    accepted=False, reason=_reason(exc.reason),
-                                    message=exc.message, state_version=rt.match.version,
-                                    request_id=sub.request_id,
-                                )
-                            )
-                        )
+                        stream.put(_reject_msg(rt, exc.reason, exc.message, sub.request_id))
                     except Exception as exc:
                         rt.log.exception("internal_error", rpc="Play", seat=seat, error=repr(exc))
-                        stream.put(
-                            pb.ServerMessage(
-                                move_result=pb.MoveResult(
-                                    accepted=False, message="internal error",
-                                    state_version=rt.match.version, request_id=sub.request_id,
-                                )
-                            )
-                        )
+                        stream.put(_reject_msg(rt, "REASON_UNSPECIFIED", "internal error",
+                                               sub.request_id))
                 elif which == "join":
                     if msg.join.match_id != rt.id:
                         stream.put(_reject_msg(rt, "MALFORMED", "this stream is joined to "
@@ -380,9 +400,12 @@ class RefereeService:
                     stream.put(_reject_msg(rt, "MALFORMED", "empty client message"))
         except asyncio.CancelledError:
             raise
+        except grpc.aio.AioRpcError:
+            return  # the call is gone; the writer side ends with it
         except Exception as exc:
-            if not isinstance(exc, grpc.aio.AioRpcError):
-                rt.log.exception("play_reader_error", seat=seat, error=repr(exc))
+            # Never leave a stream that pushes Decisions but no longer reads: end it.
+            rt.log.exception("play_reader_error", seat=seat, error=repr(exc))
+            stream.put(errors.RefereeError(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error"))
         # The client half-closed: keep pushing until the match ends or the client cancels.
 
     async def SubmitMove(self, request: pb.SubmitMoveRequest, context) -> pb.MoveResult:
@@ -426,13 +449,6 @@ class RefereeService:
                 if item.__class__ is RefereeError:
                     raise item
                 yield item
-        except RefereeError as exc:
-            await context.abort(exc.code, exc.message, exc.trailing_metadata())
-        except (asyncio.CancelledError, grpc.aio.AbortError):
-            raise
-        except Exception as exc:
-            log.exception("internal_error", rpc="Watch", error=repr(exc))
-            await context.abort(grpc.StatusCode.INTERNAL, "internal error", _internal_md())
         finally:
             if rt is not None and stream is not None:
                 rt.detach(stream)
@@ -452,7 +468,7 @@ class RefereeService:
                 except OSError:
                     raise errors.not_found(f"no record file for {request.match_id}") from None
                 return pb.GetRecordResponse(record_json=text, complete=True)
-            raise errors.not_found(f"no match {request.match_id!r}")
+            raise errors.not_found(f"no match {clip(request.match_id)}")
         if not self._admin(context):
             raise errors.permission_denied("the record of a running match needs the admin token")
         return pb.GetRecordResponse(
@@ -460,13 +476,19 @@ class RefereeService:
         )
 
     async def Echo(self, request_iterator, context):
-        async for msg in request_iterator:
-            yield msg
+        parse = self.parse
+        async for data in request_iterator:
+            yield parse(pb.EchoMessage, data, "Echo", context)
 
 
 # ---------------------------------------------------------------------- wiring
 
-_ABORT_RATE = errors.exhausted("rate limit exceeded on this stream; slow down")
+def _rate_exceeded_on_stream() -> RefereeError:
+    return errors.exhausted("rate limit exceeded on this stream; slow down")
+
+
+def _not_a(message_type: Any) -> str:
+    return f"malformed request: the bytes are not a {message_type.DESCRIPTOR.full_name} message"
 
 
 def list_games(
@@ -505,18 +527,12 @@ def list_games(
     return out
 
 
-def _reason(name: str) -> int:
-    try:
-        return pb.Reason.Value(name)
-    except ValueError:
-        return pb.REASON_UNSPECIFIED
-
-
-def _reject_msg(rt: MatchRuntime, reason: str, message: str) -> pb.ServerMessage:
+def _reject_msg(rt: MatchRuntime, reason: str, message: str,
+                request_id: str = "") -> pb.ServerMessage:
     return pb.ServerMessage(
         move_result=pb.MoveResult(
-            accepted=False, reason=_reason(reason), message=message,
-            state_version=rt.match.version,
+            accepted=False, reason=errors.reason_value(reason), message=message,
+            state_version=rt.match.version, request_id=request_id,
         )
     )
 
@@ -537,46 +553,75 @@ def _ser(message: Any) -> bytes:
     return message if isinstance(message, bytes) else message.SerializeToString()
 
 
-def _guard_unary(name: str, fn: Callable) -> Callable:
-    async def handler(request, context):
+async def _abort(context, rpc: str, exc: Exception) -> None:
+    """The one way a handler's exception becomes a status: a RefereeError with its reason,
+    anything else INTERNAL (logged with its traceback: that one is a bug)."""
+    if isinstance(exc, RefereeError):
+        await context.abort(exc.code, exc.message, exc.trailing_metadata())
+    log.exception("internal_error", rpc=rpc, error=repr(exc))
+    await context.abort(grpc.StatusCode.INTERNAL, "internal error", _internal_md())
+
+
+def _guard_unary(service: RefereeService, rpc: str, fn: Callable, request_type: Any) -> Callable:
+    """A unary handler taking the raw request bytes: parsed here, so a body that is not a
+    ``request_type`` is answered INVALID_ARGUMENT/MALFORMED like any other bad input."""
+    parse = service.parse
+
+    async def handler(data: bytes, context):
         try:
-            return await fn(request, context)
-        except RefereeError as exc:
-            await context.abort(exc.code, exc.message, exc.trailing_metadata())
+            return await fn(parse(request_type, data, rpc, context), context)
         except (asyncio.CancelledError, grpc.aio.AbortError):
             raise
-        except Exception as exc:
-            log.exception("internal_error", rpc=name, error=repr(exc))
-            await context.abort(grpc.StatusCode.INTERNAL, "internal error", _internal_md())
+        except Exception as exc:  # noqa: BLE001 - turned into a status by _abort
+            await _abort(context, rpc, exc)
+
+    return handler
+
+
+def _guard_stream(service: RefereeService, rpc: str, fn: Callable,
+                  request_type: Any = None) -> Callable:
+    """The same for a server-streaming handler (an async generator). With ``request_type`` the
+    single request is parsed here (Watch); without, ``fn`` gets the raw request frames and
+    parses them itself (Play, Echo)."""
+    parse = service.parse
+
+    async def handler(request, context):
+        try:
+            if request_type is not None:
+                request = parse(request_type, request, rpc, context)
+            async with contextlib.aclosing(fn(request, context)) as items:
+                async for item in items:
+                    yield item
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - turned into a status by _abort
+            await _abort(context, rpc, exc)
 
     return handler
 
 
 def generic_handler(service: RefereeService) -> grpc.GenericRpcHandler:
     """The Referee service's method handlers. Built by hand (not with the generated
-    add_RefereeServicer_to_server) so that responses may be pre-serialised bytes."""
-    u = grpc.unary_unary_rpc_method_handler
+    add_RefereeServicer_to_server) so that responses may be pre-serialised bytes, and with no
+    request deserializer: handlers get the raw bytes and parse them inside their guard, so a
+    malformed body is a MALFORMED answer instead of an UNKNOWN status and a logged traceback."""
+    def unary(name: str, request_type: Any):
+        return grpc.unary_unary_rpc_method_handler(
+            _guard_unary(service, name, getattr(service, name), request_type), None, _ser)
+
     handlers = {
-        "ListGames": u(_guard_unary("ListGames", service.ListGames),
-                       pb.ListGamesRequest.FromString, _ser),
-        "CreateMatch": u(_guard_unary("CreateMatch", service.CreateMatch),
-                         pb.CreateMatchRequest.FromString, _ser),
-        "SubmitMove": u(_guard_unary("SubmitMove", service.SubmitMove),
-                        pb.SubmitMoveRequest.FromString, _ser),
-        "GetView": u(_guard_unary("GetView", service.GetView),
-                     pb.GetViewRequest.FromString, _ser),
-        "GetLegalMoves": u(_guard_unary("GetLegalMoves", service.GetLegalMoves),
-                           pb.GetLegalMovesRequest.FromString, _ser),
-        "GetRecord": u(_guard_unary("GetRecord", service.GetRecord),
-                       pb.GetRecordRequest.FromString, _ser),
+        "ListGames": unary("ListGames", pb.ListGamesRequest),
+        "CreateMatch": unary("CreateMatch", pb.CreateMatchRequest),
+        "SubmitMove": unary("SubmitMove", pb.SubmitMoveRequest),
+        "GetView": unary("GetView", pb.GetViewRequest),
+        "GetLegalMoves": unary("GetLegalMoves", pb.GetLegalMovesRequest),
+        "GetRecord": unary("GetRecord", pb.GetRecordRequest),
         "Play": grpc.stream_stream_rpc_method_handler(
-            service.Play, pb.ClientMessage.FromString, _ser
-        ),
+            _guard_stream(service, "Play", service.Play), None, _ser),
         "Watch": grpc.unary_stream_rpc_method_handler(
-            service.Watch, pb.WatchRequest.FromString, _ser
-        ),
+            _guard_stream(service, "Watch", service.Watch, pb.WatchRequest), None, _ser),
         "Echo": grpc.stream_stream_rpc_method_handler(
-            service.Echo, pb.EchoMessage.FromString, pb.EchoMessage.SerializeToString
-        ),
+            _guard_stream(service, "Echo", service.Echo), None,
+            pb.EchoMessage.SerializeToString),
     }
     return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)

@@ -43,7 +43,9 @@ def test_help_of_every_subcommand(capsys):
         build_parser().parse_args(["serve", "--help"])
     out = capsys.readouterr().out
     for flag in ("--port-file", "--data-dir", "--admin-token", "--components", "--durability",
-                 "--max-message-bytes", "--log-level", "--tls-cert", "power"):
+                 "--max-message-bytes", "--log-level", "--tls-cert", "power",
+                 "--max-connection-idle", "--max-connection-age", "--keepalive-time",
+                 "--keepalive-timeout", "--max-pending-calls"):
         assert flag in out
 
 
