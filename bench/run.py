@@ -42,6 +42,11 @@ Tournament (``--tournament-matches`` Batavia matches through ``referee-tournamen
     ``tournament.matches_per_s`` and its ratio to the in-process ``engine.batavia.games_per_s``
     (how much of a match's cost is the platform rather than the rules).
 
+Load (``bench/load.py``; ``--load-matches``, 0 skips it)
+    ``grpc.load300``: 300 Batavia matches of 4 random bots at once on a fresh referee:
+    ``moves_per_s``, move latency ``p50_ms`` / ``p99_ms`` (Submit to the next Decision), server
+    CPU per move and the referee's RSS at start, after and at its peak.
+
 CPU use of the server and of the client processes is recorded per phase (from /proc and
 os.times), which shows which side is the bottleneck on this machine.
 
@@ -530,6 +535,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tournament-concurrency", type=int, default=4,
                         help="matches at once in the tournament phase")
     parser.add_argument("--skip-engine", action="store_true", help="gRPC part only")
+    parser.add_argument("--load-matches", type=int, default=300, metavar="N",
+                        help="Batavia matches at once in the load phase, bench/load.py "
+                             "(default 300; 0 skips it)")
     parser.add_argument("--output", default=str(RESULTS), help="results file")
     args = parser.parse_args(argv)
 
@@ -555,6 +563,9 @@ def main(argv: list[str] | None = None) -> int:
             phase_total = args.warmup + args.grpc_seconds
             t_moves = progress.add_task(f"gRPC moves ({args.game})", total=phase_total, rate="")
             t_echo = progress.add_task("gRPC echo", total=phase_total, rate="")
+            if args.load_matches:
+                t_load = progress.add_task(f"gRPC load ({args.load_matches} matches)",
+                                           total=5.0 + args.grpc_seconds, rate="")
             if not args.skip_floor:
                 t_floor = progress.add_task("gRPC floor (stub server)", total=2 * phase_total,
                                             rate="")
@@ -630,6 +641,12 @@ def main(argv: list[str] | None = None) -> int:
                 "moves_phase": moves,
                 "echo_phase": echo,
             }
+            if args.load_matches and not args.address:
+                from bench.load import measure_load
+
+                results["grpc"][f"load{args.load_matches}"] = measure_load(
+                    matches=args.load_matches, clients=args.clients, seats=args.seats,
+                    seconds=args.grpc_seconds, warmup=5.0, progress=progress, task=t_load)
             if not args.skip_floor:
                 # The protocol's own ceiling for move/echo: the message pattern of a move
                 # (1 in, 2 out) against an echo (1 in, 1 out) on a stub doing no work.
@@ -673,6 +690,9 @@ def main(argv: list[str] | None = None) -> int:
     for key in ("move_per_s", "move_p99_ms", "echo_per_s", "echo_p99_ms", "move_to_echo_ratio"):
         if key in g:
             flat[f"grpc.{key}"] = g[key]
+    for key in ("moves_per_s", "p99_ms", "rss_mb_peak"):
+        if f"load{args.load_matches}" in g:
+            flat[f"grpc.load{args.load_matches}.{key}"] = g[f"load{args.load_matches}"][key]
     if "floor" in g:
         for key in ("echo_per_s", "relay_per_s", "relay_to_echo_ratio"):
             flat[f"grpc.floor_{key}"] = g["floor"][key]
@@ -718,6 +738,13 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row("server CPU ms per move / echo",
                       f"{g['server_cpu_ms_per_move']:.3f} / {g['server_cpu_ms_per_echo']:.3f}",
                       "what bounds throughput on a dedicated core")
+    load = g.get(f"load{args.load_matches}") if g else None
+    if load:
+        table.add_row(f"grpc.load{load['matches']}.moves_per_s / p99_ms",
+                      f"{load['moves_per_s']:,.0f} / {load['p99_ms']:.1f}",
+                      f"{load['matches']} Batavia matches at once x {load['seats']} random bots; "
+                      f"p50 {load['p50_ms']:.1f} ms; server CPU {load['server_cpu_ms_per_move']:.3f}"
+                      f" ms/move; RSS {load['rss_mb_start']} -> peak {load['rss_mb_peak']} MB")
     if "floor" in g:
         fl = g["floor"]
         fe, fr = fl["echo_phase"], fl["relay_phase"]
