@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import structlog
 from google.protobuf import json_format
@@ -21,10 +23,7 @@ from referee.core.match import Match, MoveEntry, result_json
 from referee.v1 import referee_pb2 as pb
 
 from . import errors
-from .store import MoveRow
-
-if TYPE_CHECKING:
-    from .service import RefereeService
+from .store import MoveRow, Store
 
 log = structlog.get_logger("referee.match")
 
@@ -135,10 +134,22 @@ class Stream:
                 "reconnect with the same token to resume"))
 
 
+@dataclass(frozen=True, slots=True)
+class RuntimeContext:
+    """What a live match needs from the referee around it, and nothing more (no back-pointer
+    to the service, so this module imports nothing of it)."""
+
+    store: Store
+    records_dir: Path
+    wire: Callable[[Game], GameWire]  # the shared envelope codec of a game
+    spawn: Callable[[Awaitable], None]  # run a background task (a time-policy expiry)
+    finished: Callable[[MatchRuntime], None]  # the match is over and committed
+
+
 class MatchRuntime:
     def __init__(
         self,
-        service: RefereeService,
+        ctx: RuntimeContext,
         match_id: str,
         match: Match,
         *,
@@ -147,11 +158,11 @@ class MatchRuntime:
         token_hashes: list[str],
         created_ms: int,
     ):
-        self.service = service
+        self.ctx = ctx
         self.id = match_id
         self.match = match
         self.game = match.game
-        self.wire: GameWire = service.wire(match.game)
+        self.wire: GameWire = ctx.wire(match.game)
         self.names = names
         self.policy = policy
         self.token_hashes = token_hashes
@@ -350,7 +361,7 @@ class MatchRuntime:
         if self.rejections != self._rejections_stored:
             rejected = list(self.rejections)
         try:
-            await self.service.store.insert_move(
+            await self.ctx.store.insert_move(
                 self.id,
                 MoveRow(
                     entry.n, entry.seat, entry.version_before, entry.move, entry.state_hash,
@@ -416,7 +427,7 @@ class MatchRuntime:
 
     def _expired(self, version: int) -> None:
         self.timer = None
-        self.service.spawn(self._expire(version))
+        self.ctx.spawn(self._expire(version))
 
     async def _expire(self, version: int) -> None:
         async with self.lock:
@@ -481,9 +492,9 @@ class MatchRuntime:
         self.decision_proto = None
         self.finished_ms = now_ms()
         result = self.match.result()
-        self.record_path = (self.service.records_dir / f"{self.id}.json").resolve()
+        self.record_path = (self.ctx.records_dir / f"{self.id}.json").resolve()
         record = self.record()
-        await self.service.store.finish_match(
+        await self.ctx.store.finish_match(
             self.id,
             status="finished",
             finished_ms=self.finished_ms,
@@ -513,7 +524,7 @@ class MatchRuntime:
                 w.put(final)
                 w.put(data)
                 w.put(CLOSE)
-        self.service.finished(self)
+        self.ctx.finished(self)
 
     def make_game_over(self) -> pb.GameOver:
         result = self.match.result()

@@ -16,14 +16,14 @@ from google.protobuf import json_format
 
 from referee.core import registry
 from referee.core.components import ComponentSheet
-from referee.core.contract import BadOptions, Game, IllegalMove
-from referee.core.match import Match, ReplayError
+from referee.core.contract import BadOptions, Game
+from referee.core.match import RECORD_FORMAT, Match, ReplayError, replay
 from referee.v1 import referee_pb2 as pb
 
 from . import errors
 from .auth import RateLimiter, bearer, new_token, peer_address, same_hash, token_hash
 from .errors import RefereeError, clip
-from .runtime import CLOSE, GameWire, MatchRuntime, Stream, now_ms
+from .runtime import CLOSE, GameWire, MatchRuntime, RuntimeContext, Stream, now_ms
 from .store import MatchRow, Store
 
 log = structlog.get_logger("referee.server")
@@ -57,6 +57,8 @@ class RefereeService:
         self.unavailable: dict[str, str] = {}  # running in the store, but failed to resume
         self._wires: dict[str, GameWire] = {}
         self._tasks: set[asyncio.Task] = set()
+        self.ctx = RuntimeContext(store=store, records_dir=self.records_dir, wire=self.wire,
+                                  spawn=self.spawn, finished=self.finished)
 
     # ------------------------------------------------------------------ helpers
     def wire(self, game: Game) -> GameWire:
@@ -184,32 +186,16 @@ class RefereeService:
 
     def _resume(self, row: MatchRow) -> MatchRuntime:
         game = registry.get(row.game)
-        options = game.spec.parse_options(row.options)
-        sheet = self.sheet_for(game, options)
+        sheet = self.sheet_for(game, game.spec.parse_options(row.options))
         if sheet.sha256 != row.components_sha256:
             raise ReplayError(
                 f"match was created with component sheet {row.components_sha256[:12]}…, "
                 f"this referee has {sheet.sha256[:12]}… (pass it with --components)"
             )
-        m = Match.create(game, options, row.seats, row.seed, sheet)
-        for mv in self.store.load_moves(row.id):
-            msg = game.move_message()
-            json_format.ParseDict(mv.move, msg)
-            native = game.move_from_proto(msg)
-            if mv.timeout and mv.policy == "RANDOM_LEGAL":
-                m.timeout_move("RANDOM_LEGAL")  # advance the timeout stream as live play did
-            try:
-                entry, _ = m.submit(
-                    mv.seat, native, mv.version_before, elapsed_ms=mv.elapsed_ms,
-                    timeout=mv.timeout, policy=mv.policy,
-                )
-            except IllegalMove as exc:
-                raise ReplayError(f"move {mv.n}: {exc}") from None
-            if entry.state_hash != mv.state_hash:
-                raise ReplayError(f"move {mv.n}: state hash differs from the log")
+        m = replay_log(game, row, self.store.load_moves(row.id), sheet)
         policy = json_format.ParseDict(row.time_policy, pb.TimePolicy())
         rt = MatchRuntime(
-            self, row.id, m, names=row.names, policy=policy, token_hashes=row.token_hashes,
+            self.ctx, row.id, m, names=row.names, policy=policy, token_hashes=row.token_hashes,
             created_ms=row.created_ms,
         )
         rt.restore_clocks()
@@ -295,7 +281,7 @@ class RefereeService:
         policy = pb.TimePolicy()
         policy.CopyFrom(tp)
         rt = MatchRuntime(
-            self, match_id, match, names=names, policy=policy, token_hashes=hashes,
+            self.ctx, match_id, match, names=names, policy=policy, token_hashes=hashes,
             created_ms=now_ms(),
         )
         await self.store.insert_match(
@@ -489,6 +475,27 @@ def _rate_exceeded_on_stream() -> RefereeError:
 
 def _not_a(message_type: Any) -> str:
     return f"malformed request: the bytes are not a {message_type.DESCRIPTOR.full_name} message"
+
+
+def replay_log(game: Game, row: MatchRow, moves: list, sheet: ComponentSheet) -> Match:
+    """A running match rebuilt from its stored move log by core's ``replay`` (which checks every
+    state hash), then given back what a record does not replay: each move's elapsed time and
+    timeout flags (the clocks are restored from them), and the position of the time policy's
+    RANDOM_LEGAL stream, which live play advanced once per such timeout. (One draw each: the
+    stream's ``below(n)`` draws again only for a value among the top n of 2**64, odds under
+    1e-16 for any move list, and then only later timeout choices would differ, never the log.)"""
+    record = {
+        "format": RECORD_FORMAT, "game": row.game, "options": row.options, "seats": row.seats,
+        "seed": row.seed, "components": {"sha256": row.components_sha256},
+        "moves": [{"n": mv.n, "seat": mv.seat, "version_before": mv.version_before,
+                   "move": mv.move, "state_hash": mv.state_hash} for mv in moves],
+    }
+    m = replay(game, record, sheet)
+    for entry, mv in zip(m.moves, moves, strict=True):
+        entry.elapsed_ms, entry.timeout, entry.policy = mv.elapsed_ms, mv.timeout, mv.policy
+        if mv.timeout and mv.policy == "RANDOM_LEGAL" and m.timeout_rng is not None:
+            m.timeout_rng.next64()
+    return m
 
 
 def list_games(

@@ -78,3 +78,56 @@ def test_restart_resumes_unfinished_matches(make_server, tmp_path, capsys):
     assert record["seed"] == "31337" and len(record["moves"]) > 25
     assert cli_main(["replay", "verify", path]) == 0
     assert "OK" in capsys.readouterr().out
+
+
+def test_a_tampered_log_takes_only_its_match_offline(make_server, tmp_path):
+    """Resume replays each log with core's replay, which checks every state hash: a log that
+    disagrees leaves its match unavailable (MATCH_OVER with the reason) and the others resumed."""
+    data = tmp_path / "data"
+    srv = make_server(data)
+
+    async def setup():
+        async with grpc.aio.insecure_channel(srv.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            bad, bad_tokens = await create(stub, seats=3, seed=3)
+            await unary_random_moves(srv, stub, bad, bad_tokens, 6, random.Random(1))
+            good, good_tokens = await create(stub, seats=3, seed=4)
+            await unary_random_moves(srv, stub, good, good_tokens, 6, random.Random(2))
+        return bad, bad_tokens, good
+
+    bad, bad_tokens, good = asyncio.run(setup())
+    good_version = srv.service.matches[good].match.version
+    srv.stop()
+    conn = sqlite3.connect(data / "referee.sqlite3")
+    conn.execute("UPDATE moves SET state_hash='0' WHERE match_id=? AND n=4", (bad,))
+    conn.commit()
+    conn.close()
+
+    srv.start()
+    assert bad not in srv.service.matches
+    assert srv.service.matches[good].match.version == good_version
+
+    async def refused():
+        async with grpc.aio.insecure_channel(srv.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            try:
+                await stub.GetView(pb.GetViewRequest(match_id=bad), metadata=md(bad_tokens[0]))
+            except grpc.aio.AioRpcError as err:
+                return err
+        return None
+
+    err = asyncio.run(refused())
+    assert err is not None and err.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "move 4: state hash differs" in err.details()
+
+
+def test_the_match_runtime_does_not_import_the_service():
+    """Issue 10: a live match gets a small context, not a back-pointer to RefereeService."""
+    import ast
+
+    from referee.server import runtime
+
+    tree = ast.parse(Path(runtime.__file__).read_text(encoding="utf-8"))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert "service" not in imported and "referee.server.service" not in imported
+    assert "service" not in runtime.MatchRuntime.__init__.__code__.co_varnames
