@@ -7,6 +7,10 @@ the move latency (a bot's Submit to the next Decision of that match, as in the m
 p50/p99, the referee's CPU per move and its resident set size at start, after the phase and
 at its peak while the phase ran. Under load the p99 is set by queueing in the referee's one
 event loop, which is what later work should lower.
+
+``grpc.joins4000``: 1,000 matches x 4 seats open their Play streams at the same moment (one
+client channel) against a fresh referee: how many got their Welcome, how many failed and how
+(gRPC core's pending-call queue used to refuse about a quarter of them).
 """
 from __future__ import annotations
 
@@ -64,6 +68,58 @@ def measure_load(*, matches: int = 300, clients: int = 2, seats: int = 4, second
     }
 
 
+def measure_joins(matches: int = 1000, seats: int = 4) -> dict[str, Any]:
+    import asyncio
+
+    from bench.run import RefereeServer
+
+    async def joins(address: str, admin_token: str) -> tuple[dict[str, int], float]:
+        import grpc
+
+        from referee.v1 import referee_pb2 as pb
+        from referee.v1 import referee_pb2_grpc
+
+        async with grpc.aio.insecure_channel(address) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            admin = (("authorization", f"Bearer {admin_token}"),)
+            todo = []
+            for _ in range(matches):
+                r = await stub.CreateMatch(pb.CreateMatchRequest(game="batavia", seats=seats),
+                                           metadata=admin)
+                todo += [(r.match_id, s.token) for s in r.seats]
+            outcomes: dict[str, int] = {}
+
+            async def join(match_id: str, token: str):
+                call = stub.Play(metadata=(("authorization", f"Bearer {token}"),))
+                try:
+                    await call.write(pb.ClientMessage(join=pb.Join(match_id=match_id)))
+                    msg = await call.read()
+                    key = "welcome" if msg is not grpc.aio.EOF and msg.HasField("welcome") \
+                        else "eof"
+                except grpc.aio.AioRpcError as err:
+                    key = err.code().name
+                outcomes[key] = outcomes.get(key, 0) + 1
+                return call
+
+            t0 = time.monotonic()
+            calls = await asyncio.gather(*(join(m, t) for m, t in todo))
+            took = time.monotonic() - t0
+            for c in calls:
+                c.cancel()
+            return outcomes, took
+
+    with tempfile.TemporaryDirectory(prefix="referee-joins-") as tmp:
+        server = RefereeServer(Path(tmp))
+        server.start()
+        try:
+            outcomes, took = asyncio.run(joins(server.address, server.admin_token))
+        finally:
+            server.stop()
+    ok = outcomes.pop("welcome", 0)
+    return {"streams": matches * seats, "joined": ok, "failed": sum(outcomes.values()),
+            "failures": outcomes, "seconds": round(took, 2)}
+
+
 if __name__ == "__main__":  # python -m bench.load [MATCHES]: this phase alone
     import json
     import sys
@@ -74,4 +130,5 @@ if __name__ == "__main__":  # python -m bench.load [MATCHES]: this phase alone
         t = p.add_task("load", total=20.0, rate="")
         out = measure_load(matches=int(sys.argv[1]) if len(sys.argv) > 1 else 300,
                            progress=p, task=t)
+    out["joins"] = measure_joins()
     print(json.dumps(out, indent=2))

@@ -45,7 +45,8 @@ Tournament (``--tournament-matches`` Batavia matches through ``referee-tournamen
 Load (``bench/load.py``; ``--load-matches``, 0 skips it)
     ``grpc.load300``: 300 Batavia matches of 4 random bots at once on a fresh referee:
     ``moves_per_s``, move latency ``p50_ms`` / ``p99_ms`` (Submit to the next Decision), server
-    CPU per move and the referee's RSS at start, after and at its peak.
+    CPU per move and the referee's RSS at start, after and at its peak. ``grpc.joins4000``:
+    1,000 matches x 4 seats opening their Play streams at once, how many joined.
 
 CPU use of the server and of the client processes is recorded per phase (from /proc and
 os.times), which shows which side is the bottleneck on this machine.
@@ -642,11 +643,12 @@ def main(argv: list[str] | None = None) -> int:
                 "echo_phase": echo,
             }
             if args.load_matches and not args.address:
-                from bench.load import measure_load
+                from bench.load import measure_joins, measure_load
 
                 results["grpc"][f"load{args.load_matches}"] = measure_load(
                     matches=args.load_matches, clients=args.clients, seats=args.seats,
                     seconds=args.grpc_seconds, warmup=5.0, progress=progress, task=t_load)
+                results["grpc"]["joins4000"] = measure_joins(matches=1000, seats=4)
             if not args.skip_floor:
                 # The protocol's own ceiling for move/echo: the message pattern of a move
                 # (1 in, 2 out) against an echo (1 in, 1 out) on a stub doing no work.
@@ -690,6 +692,8 @@ def main(argv: list[str] | None = None) -> int:
     for key in ("move_per_s", "move_p99_ms", "echo_per_s", "echo_p99_ms", "move_to_echo_ratio"):
         if key in g:
             flat[f"grpc.{key}"] = g[key]
+    if "joins4000" in g:
+        flat["grpc.joins4000.joined"] = g["joins4000"]["joined"]
     for key in ("moves_per_s", "p99_ms", "rss_mb_peak"):
         if f"load{args.load_matches}" in g:
             flat[f"grpc.load{args.load_matches}.{key}"] = g[f"load{args.load_matches}"][key]
@@ -745,6 +749,10 @@ def main(argv: list[str] | None = None) -> int:
                       f"{load['matches']} Batavia matches at once x {load['seats']} random bots; "
                       f"p50 {load['p50_ms']:.1f} ms; server CPU {load['server_cpu_ms_per_move']:.3f}"
                       f" ms/move; RSS {load['rss_mb_start']} -> peak {load['rss_mb_peak']} MB")
+    if g and "joins4000" in g:
+        j = g["joins4000"]
+        table.add_row("grpc.joins4000.joined", f"{j['joined']:,} of {j['streams']:,}",
+                      f"Play streams opened at once; failures {j['failures'] or 'none'}")
     if "floor" in g:
         fl = g["floor"]
         fe, fr = fl["echo_phase"], fl["relay_phase"]
