@@ -80,7 +80,7 @@ def test_face_up_quick_setup():
     """Mise en place alternative: every tile face up on its numbered space; nothing to reveal."""
     s = new_state(3, setup="face_up")
     assert s.revealed == 35
-    assert s.track == list(GAME._rules_for(GAME.default_components({})).face_up_layout)
+    assert s.track == list(GAME.rules_for(GAME.default_components({})).face_up_layout)
 
 
 # ---------------------------------------------------------------- A. Vente aux enchères

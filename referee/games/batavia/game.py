@@ -1,37 +1,28 @@
-"""Batavia as a referee game: options, component sheet, proto mapping; rules in rules.py."""
+"""Batavia as a referee game: options, component sheet schema, result and proto mapping; the
+rest is the common adapter (referee/core/adapter.py) over the rules in rules.py."""
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from google.protobuf.message import Message
 
+from referee.core.adapter import SheetGame, field_in_range
 from referee.core.components import (
     ComponentSheet,
-    derived,
+    SheetError,
+    exactly,
     int_at_least,
     int_map,
     is_int,
-    load_sheet_file,
-    parse_sheet,
 )
-from referee.core.contract import (
-    Decision,
-    Event,
-    Game,
-    GameSpec,
-    MalformedMove,
-    OptionSpec,
-    Result,
-    competition_ranks,
-)
-from referee.core.rng import Rng
+from referee.core.contract import GameSpec, MalformedMove, OptionSpec, Result, competition_ranks
 from referee.v1 import batavia_pb2 as pb
 
 from . import moves as mv
 from . import rules as R
-from .view import build_view, build_view_bytes
+from . import view as views
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
 DEFAULT_SHEET = COMPONENTS_DIR / "batavia-queen-2008.json"
@@ -111,13 +102,9 @@ def _die(v: Any) -> str | None:
     return "expected a non-empty list of positive faces"
 
 
-def _names(expected: tuple[str, ...]):
-    return lambda v: None if v == list(expected) else f"expected {list(expected)}"
-
-
 SHEET_SCHEMA = {
-    "companies": _names(R.COMPANY_IDS),
-    "goods": _names(R.GOOD_IDS),
+    "companies": exactly(list(R.COMPANY_IDS)),
+    "goods": exactly(list(R.GOOD_IDS)),
     "stall_tiles": _pair_list(35),
     "track_spaces": lambda v: None if v == 35 else "the track has 35 spaces",
     "initially_face_up": int_at_least(1),
@@ -138,55 +125,28 @@ SHEET_SCHEMA = {
 }
 
 
-def _check_consistency(sheet: ComponentSheet) -> ComponentSheet:
-    v = sheet.values
-    if v["initially_face_up"] > 35 or v["reveal_block"] > 35:
-        raise ValueError(f"{sheet.name}: initially_face_up and reveal_block must be at most 35")
-    total = sum(v["ship_cards_per_company"].values())
-    if total < 5 * v["starting_hand"]:
-        raise ValueError(f"{sheet.name}: {total} ship cards cannot deal 5 starting hands")
-    return sheet
-
-
-class BataviaGame(Game[R.State, mv.Move]):
+class BataviaGame(SheetGame[R.State, mv.Move]):
     spec = SPEC
     move_message = pb.Move
     view_message = pb.View
+    sheet_schema = SHEET_SCHEMA
+    default_sheets = MappingProxyType({"": DEFAULT_SHEET})
+    engine = R
+    views = views
 
-    def __init__(self) -> None:
-        self._default: ComponentSheet | None = None
-
-    # ---- components
-    def default_components(self, options: Mapping[str, Any]) -> ComponentSheet:
-        if self._default is None:
-            self._default = self.load_components(str(DEFAULT_SHEET))
-        return self._default
-
-    def load_components(self, path: str) -> ComponentSheet:
-        return _check_consistency(load_sheet_file(path, game="batavia", required=SHEET_SCHEMA))
-
-    def parse_components(self, document: Mapping[str, Any]) -> ComponentSheet:
-        return _check_consistency(parse_sheet(document, game="batavia", required=SHEET_SCHEMA))
-
-    def _rules_for(self, sheet: ComponentSheet) -> R.Rules:
-        return derived(sheet, R.Rules.from_sheet)
-
-    # ---- rules
-    def setup(self, options, seat_count, rng: Rng, components: ComponentSheet) -> R.State:
-        state, _ = R.setup(dict(options), seat_count, rng, self._rules_for(components))
-        return state
-
-    def decision(self, state: R.State) -> Decision | None:
-        return R.decision(state)
-
-    def apply(self, state: R.State, seat: int, move: mv.Move) -> list[Event]:
-        return R.apply(state, seat, move)
-
-    def view(self, state: R.State, seat: int | None) -> pb.View:
-        return build_view(state, seat)
+    def check_sheet(self, sheet: ComponentSheet) -> None:
+        v = sheet.values
+        if v["initially_face_up"] > 35 or v["reveal_block"] > 35:
+            raise SheetError(f"{sheet.name}: initially_face_up and reveal_block must be at most 35")
+        total = sum(v["ship_cards_per_company"].values())
+        if total < 5 * v["starting_hand"]:
+            raise SheetError(f"{sheet.name}: {total} ship cards cannot deal 5 starting hands")
 
     def view_bytes(self, state: R.State, seat: int | None) -> bytes:
-        return build_view_bytes(state, seat)
+        return views.build_view_bytes(state, seat)
+
+    def hash_state(self, state: R.State) -> str:
+        return R.state_digest(state)
 
     def result(self, state: R.State) -> Result | None:
         if state.phase != R.OVER:
@@ -200,15 +160,6 @@ class BataviaGame(Game[R.State, mv.Move]):
             details=[dict(f) for f in state.final],
             summary=f"ended after round {state.round}: {state.end_reason}",
         )
-
-    def default_move(self, state: R.State, decision: Decision) -> mv.Move:
-        return R.default_move(state, decision)
-
-    def hash_state(self, state: R.State) -> str:
-        return R.state_digest(state)
-
-    def seat_count(self, state: R.State) -> int:
-        return state.n
 
     # ---- proto mapping
     def move_to_proto(self, move: mv.Move) -> pb.Move:
@@ -240,9 +191,7 @@ class BataviaGame(Game[R.State, mv.Move]):
         if kind == "bid":
             return mv.bid(message.bid.amount) if message.bid.amount <= 10_000 else mv.Bid(message.bid.amount)
         if kind in ("play_card", "advance_merchant"):
-            company = getattr(message, kind).company
-            if not 1 <= company <= R.N_COMPANIES:
-                raise MalformedMove(f"{kind}.company must name one of the five companies, not {company}")
+            company = field_in_range(getattr(message, kind).company, 1, R.N_COMPANIES, f"{kind}.company")
             return (mv.PLAY_CARD if kind == "play_card" else mv.ADVANCE)[company - 1]
         return {
             "pass_bid": mv.PASS_BID,

@@ -1,31 +1,21 @@
-"""Santa Maria as a referee game: options, component sheet, proto mapping; rules in rules.py."""
+"""Santa Maria as a referee game: options, result and proto mapping; the rest is the common
+adapter (referee/core/adapter.py) over the sheet schema (sheet.py) and the rules (rules.py)."""
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
 
 from google.protobuf.message import Message
 
-from referee.core import hashing
-from referee.core.components import ComponentSheet, derived, load_sheet_file, parse_sheet
-from referee.core.contract import (
-    Decision,
-    Event,
-    Game,
-    GameSpec,
-    MalformedMove,
-    OptionSpec,
-    Result,
-    competition_ranks,
-)
-from referee.core.rng import Rng
+from referee.core.adapter import SheetGame, field_in_range
+from referee.core.components import ComponentSheet
+from referee.core.contract import GameSpec, MalformedMove, OptionSpec, Result, competition_ranks
 from referee.v1 import santa_maria_pb2 as pb
 
 from . import moves as mv
 from . import rules as R
+from . import view as views
 from .sheet import SCHEMA, check_consistency
-from .view import build_view
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
 DEFAULT_SHEET = COMPONENTS_DIR / "santa-maria-aporta-2017.json"
@@ -65,47 +55,17 @@ SPEC = GameSpec(
 )
 
 
-class SantaMariaGame(Game[R.State, mv.Move]):
+class SantaMariaGame(SheetGame[R.State, mv.Move]):
     spec = SPEC
     move_message = pb.Move
     view_message = pb.View
+    sheet_schema = SCHEMA
+    default_sheets = MappingProxyType({"": DEFAULT_SHEET})
+    engine = R
+    views = views
 
-    def __init__(self) -> None:
-        self._default: ComponentSheet | None = None
-
-    # ---- components
-    def default_components(self, options: Mapping[str, Any]) -> ComponentSheet:
-        if self._default is None:
-            self._default = self.load_components(str(DEFAULT_SHEET))
-        return self._default
-
-    def load_components(self, path: str) -> ComponentSheet:
-        sheet = load_sheet_file(path, game="santa_maria", required=SCHEMA)
-        check_consistency(dict(sheet.values), str(path))
-        return sheet
-
-    def parse_components(self, document: Mapping[str, Any]) -> ComponentSheet:
-        sheet = parse_sheet(document, game="santa_maria", required=SCHEMA)
-        check_consistency(dict(sheet.values), "<sheet>")
-        return sheet
-
-    def rules_for(self, sheet: ComponentSheet) -> R.Rules:
-        return derived(sheet, R.Rules.from_sheet)
-
-    # ---- rules
-    def setup(self, options, seat_count, rng: Rng, components: ComponentSheet) -> R.State:
-        options = self.spec.parse_options(options)
-        state, _ = R.setup(dict(options), seat_count, rng, self.rules_for(components))
-        return state
-
-    def decision(self, state: R.State) -> Decision | None:
-        return R.decision(state)
-
-    def apply(self, state: R.State, seat: int, move: mv.Move) -> list[Event]:
-        return R.apply(state, seat, move)
-
-    def view(self, state: R.State, seat: int | None) -> pb.View:
-        return build_view(state, seat)
+    def check_sheet(self, sheet: ComponentSheet) -> None:
+        check_consistency(sheet)
 
     def result(self, state: R.State) -> Result | None:
         if state.phase != R.OVER:
@@ -120,15 +80,6 @@ class SantaMariaGame(Game[R.State, mv.Move]):
             summary += "; achievements: " + (", ".join(state.final[0]["achievements"]) or "none")
         return Result(scores=scores, ranks=ranks, winners=winners,
                       details=[dict(f) for f in state.final], summary=summary)
-
-    def default_move(self, state: R.State, decision: Decision) -> mv.Move:
-        return R.default_move(state, decision)
-
-    def hash_state(self, state: R.State) -> str:
-        return hashing.digest(state)
-
-    def seat_count(self, state: R.State) -> int:
-        return state.n
 
     # ---- proto mapping
     def move_to_proto(self, move: mv.Move) -> pb.Move:
@@ -194,32 +145,23 @@ def move_to_proto(move: mv.Move) -> pb.Move:
 
 
 def _cell(row: int, col: int, what: str) -> int:
-    if not (1 <= row <= 6 and 1 <= col <= 6):
-        raise MalformedMove(f"{what}: row and col are 1..6, not ({row}, {col})")
-    return (row - 1) * 6 + col - 1
+    return (field_in_range(row, 1, 6, f"{what}.row") - 1) * 6 + field_in_range(col, 1, 6, f"{what}.col") - 1
 
 
 def _unpay(g: pb.Goods, what: str) -> tuple[int, ...]:
     if g.coins or g.points:
         raise MalformedMove(f"{what}.pay holds resources only (no coins or points)")
-    vals = (g.wood, g.wheat, g.sugar, g.gem, g.gold)
-    if any(v > 99 for v in vals):
-        raise MalformedMove(f"{what}.pay: amounts out of range")
-    return vals
+    return tuple(field_in_range(getattr(g, name), 0, 99, f"{what}.pay.{name}") for name in R.RES_NAMES)
 
 
 def _res(value: int, what: str, allow_none: bool = False) -> int:
     if value == 0 and allow_none:
         return -1
-    if not 1 <= value <= 5:
-        raise MalformedMove(f"{what}: a resource WOOD..GOLD, not {value}")
-    return value - 1
+    return field_in_range(value, 1, 5, f"{what} (a resource WOOD..GOLD)") - 1
 
 
 def _small(value: int, hi: int, what: str) -> int:
-    if value > hi:
-        raise MalformedMove(f"{what} out of range: {value}")
-    return value
+    return field_in_range(value, 0, hi, what)
 
 
 def move_from_proto(message: Message) -> mv.Move:
@@ -242,9 +184,9 @@ def move_from_proto(message: Message) -> mv.Move:
     if kind == "use_die":
         if m.color not in (pb.WHITE, pb.BLUE) or m.line not in (pb.ROW, pb.COLUMN):
             raise MalformedMove("use_die: color WHITE/BLUE and line ROW/COLUMN are required")
-        if not 1 <= m.face <= 6 or not 1 <= m.target <= 6:
-            raise MalformedMove("use_die: face and target are 1..6")
-        return mv.use_die(m.color, m.face, m.line, m.target, _res(m.botany, "use_die.botany", True))
+        face = field_in_range(m.face, 1, 6, "use_die.face")
+        target = field_in_range(m.target, 1, 6, "use_die.target")
+        return mv.use_die(m.color, face, m.line, target, _res(m.botany, "use_die.botany", True))
     if kind == "retreat":
         return mv.retreat(_small(m.space, 99, "retreat.space"))
     if kind == "sell":
