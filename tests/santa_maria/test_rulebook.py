@@ -401,13 +401,13 @@ def test_eric_recruits_a_monk_on_a_camp_paying_red_and_green():
     p = s.players[0]
     res(s, 0, coins=5)
     c1, c2 = s.players[1].coins, s.players[2].coins
-    s.queue.insert(0, ("monk", 0))
+    s.queue.insert(0, R.MonkRecruitment(0))
     s.cache = None
     assert mv.recruit_monk(camp) in R.decision(s).moves
     play(s, mv.recruit_monk(camp))
     assert p.points == 3 and p.coins == 1 and p.monks_left == 5
     assert s.players[1].coins == c1 + 2 and s.players[2].coins == c2 + 2
-    s.queue.insert(0, ("monk", 0))
+    s.queue.insert(0, R.MonkRecruitment(0))
     s.cache = None
     assert mv.recruit_monk(camp) not in R.decision(s).moves
     # a space whose fees cannot be paid is not offered
@@ -420,7 +420,7 @@ def test_scholar_monk_gives_its_effect():
     """'Savant (effet permanent)': the monk's owner has the Scholar's effect."""
     s = fresh()
     s.monk_tiles[0] = "basic_economy"
-    s.queue.insert(0, ("monk", 0))
+    s.queue.insert(0, R.MonkRecruitment(0))
     s.cache = None
     play(s, mv.recruit_monk(0))
     assert R.buy_price(s.rules, s.players[0], R.WOOD) == 2
@@ -788,7 +788,7 @@ def test_scholar_astronomy():
     """'Astronomie': a new ship may move 1 dock per coin paid."""
     s = fresh()
     scholar(s, 0, "astronomy")
-    s.queue.insert(0, ("ship", 0))
+    s.queue.insert(0, R.ShippingOffer(0))
     res(s, 0, wood=3, wheat=3, sugar=3, gem=3, coins=1)
     slot = 0
     play(s, mv.ship(slot, s.rules.ships[s.ship_slots[slot]][0]))
@@ -995,7 +995,7 @@ def test_never_a_second_monk_on_the_same_space():
     s = fresh(2)
     s.monks[2] = [0]
     res(s, 0, coins=50)
-    s.queue.insert(0, ("monk", 0))
+    s.queue.insert(0, R.MonkRecruitment(0))
     s.cache = None
     moves = R.decision(s).moves
     assert mv.recruit_monk(2) not in moves and mv.recruit_monk(1) in moves

@@ -92,23 +92,22 @@ def build_view(state: R.State, seat: int | None) -> pb.View:
         pend = pb.Pending(kind=d.kind)
         if state.queue:
             task = state.queue[0]
-            k = task[0]
-            if k == "exch":
-                cell = task[3]
-                pend.row, pend.col = cell // 6 + 1, cell % 6 + 1
-                pend.second = task[4]
-                for pay, g in r.effects[task[2]].options:
+            kind = type(task)
+            if kind is R.ExchangeOffer:
+                pend.row, pend.col = task.cell // 6 + 1, task.cell % 6 + 1
+                pend.second = task.second
+                for pay, g in r.effects[task.effect].options:
                     pend.options.add(pay=goods(pay), gain=goods(g))
-            elif k == "place":
-                pend.slot = task[3]
-                pend.tile.extend(_tile_cells(r, task[2]))
-            elif k == "astro":
-                pend.dock = task[2]
-            elif k == "die":
-                if task[2] == R.ROW:
-                    pend.row = task[3] + 1
+            elif kind is R.TilePlacement:
+                pend.slot = task.slot
+                pend.tile.extend(_tile_cells(r, task.tile))
+            elif kind is R.AstronomyShift:
+                pend.dock = task.dock
+            elif kind is R.DiePlacement:
+                if task.line == R.ROW:
+                    pend.row = task.index + 1
                 else:
-                    pend.col = task[3] + 1
+                    pend.col = task.index + 1
         view.pending.CopyFrom(pend)
     # conquistador ranks
     rank = {s: i + 1 for i, s in enumerate(R.conquistador_order(state))}
