@@ -82,7 +82,7 @@ def test_two_thousand_random_games_end():
 
 
 def test_replay_is_deterministic():
-    """Same seed and same moves give the same state (DESIGN: apply is deterministic)."""
+    """Same seed and same moves give the same state (docs/ARCHITECTURE.md, The game contract: deterministic)."""
     a = play_random_game(4, 99, "face_down", probe=False)
     b = play_random_game(4, 99, "face_down", probe=False)
     assert GAME.hash_state(a) == GAME.hash_state(b)

@@ -1,5 +1,5 @@
-"""Batavia rules, one test per rule, citing the French rulebook (shared/rules/east-india-fr-ocr.txt)
-and the rulings (referee/games/batavia/RULINGS.md)."""
+"""Batavia rules, one test per rule, citing the French rulebook (Queen Games 2008, OCR of the
+French rules) and the rulings (referee/games/batavia/RULINGS.md)."""
 from __future__ import annotations
 
 import pytest

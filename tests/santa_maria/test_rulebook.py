@@ -1,5 +1,5 @@
-"""The rulebook's examples and one test per rule, each citing its passage (shared/rules/
-santa-maria-fr.txt). Each test fails if its rule is broken."""
+"""The rulebook's examples and one test per rule, each citing its passage (the French rules of
+Santa Maria, Aporta Games 2017). Each test fails if its rule is broken."""
 import dataclasses
 
 import pytest

@@ -32,7 +32,7 @@ SPEC = GameSpec(
     title="Batavia (Queen Games, 2008)",
     min_seats=3,
     max_seats=5,
-    rulebook="shared/rules/east-india-fr-ocr.txt (French rules, OCR)",
+    rulebook="Batavia, French rules (Queen Games 2008), OCR transcription",
     options=(
         OptionSpec(
             "setup",

@@ -25,7 +25,7 @@ SPEC = GameSpec(
     title="Santa Maria (Aporta Games 2017 / Pixie Games 2018)",
     min_seats=1,
     max_seats=4,
-    rulebook="shared/rules/santa-maria-fr.txt (French rules)",
+    rulebook="Santa Maria, French rules (Aporta Games 2017)",
     options=(
         OptionSpec(
             "setup",
