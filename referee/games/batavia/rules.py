@@ -187,12 +187,14 @@ class TileExchange:
 
 #: the decision of each phase: its legal moves, its effect and its time-policy default together
 STEPS = {AUCTION: Auction(), ACTIONS: Actions(), EXCHANGE: TileExchange()}
+_DECIDE = {phase: step.decision for phase, step in STEPS.items()}
+_PLAY = {phase: step.play for phase, step in STEPS.items()}
 
 
 def decision(state: State) -> Decision | None:
     if state.phase == OVER:
         return None
-    return STEPS[state.phase].decision(state)
+    return _DECIDE[state.phase](state)
 
 
 def apply(state: State, seat: int, move) -> list[Event]:
@@ -202,7 +204,7 @@ def apply(state: State, seat: int, move) -> list[Event]:
         raise IllegalMove("MATCH_OVER", "the game is over")
     if seat != state.current:
         raise IllegalMove("NOT_YOUR_TURN", f"seat {state.current} is to act, not seat {seat}")
-    return STEPS[state.phase].play(state, seat, move)
+    return _PLAY[state.phase](state, seat, move)
 
 
 def default_move(state: State, d: Decision):
