@@ -61,8 +61,10 @@ class SheetGame(Game[S, M]):
         self._defaults: dict[str, ComponentSheet] = {}
         # The two calls of the hot loop go straight to the engine: one Python call per decision
         # and per move instead of two. The methods below say the same for readers and subclasses.
-        self.decision = self.engine.decision  # type: ignore[method-assign]
-        self.apply = self.engine.apply  # type: ignore[method-assign]
+        if type(self).decision is SheetGame.decision:
+            self.decision = self.engine.decision  # type: ignore[method-assign]
+        if type(self).apply is SheetGame.apply:
+            self.apply = self.engine.apply  # type: ignore[method-assign]
 
     # ---- component sheets
     def check_sheet(self, sheet: ComponentSheet) -> None:

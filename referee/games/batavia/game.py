@@ -20,8 +20,7 @@ from referee.core.components import (
 from referee.core.contract import GameSpec, MalformedMove, OptionSpec, Result, competition_ranks
 from referee.v1 import batavia_pb2 as pb
 
-from . import moves as mv
-from . import rules as R
+from . import moves, rules
 from . import view as views
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
@@ -37,10 +36,10 @@ SPEC = GameSpec(
         OptionSpec(
             "setup",
             "enum",
-            R.SETUP_FACE_DOWN,
+            rules.SETUP_FACE_DOWN,
             "face_down: stall tiles shuffled face down and revealed five at a time (the rules' "
             "set-up); face_up: the quick set-up with every tile face up by its number",
-            choices=(R.SETUP_FACE_DOWN, R.SETUP_FACE_UP),
+            choices=(rules.SETUP_FACE_DOWN, rules.SETUP_FACE_UP),
         ),
         OptionSpec(
             "min_bid",
@@ -79,8 +78,8 @@ def _pair_list(length: int):
             if (
                 not isinstance(pair, list)
                 or len(pair) != 2
-                or pair[0] not in R.COMPANY_IDS
-                or pair[1] not in R.GOOD_IDS
+                or pair[0] not in rules.COMPANY_IDS
+                or pair[1] not in rules.GOOD_IDS
             ):
                 return f"bad [company, good] pair {pair!r}"
         if len({tuple(p) for p in v}) != length:
@@ -103,13 +102,13 @@ def _die(v: Any) -> str | None:
 
 
 SHEET_SCHEMA = {
-    "companies": exactly(list(R.COMPANY_IDS)),
-    "goods": exactly(list(R.GOOD_IDS)),
+    "companies": exactly(list(rules.COMPANY_IDS)),
+    "goods": exactly(list(rules.GOOD_IDS)),
     "stall_tiles": _pair_list(35),
     "track_spaces": lambda v: None if v == 35 else "the track has 35 spaces",
     "initially_face_up": int_at_least(1),
     "reveal_block": int_at_least(1),
-    "ship_cards_per_company": int_map(R.COMPANY_IDS, 1),
+    "ship_cards_per_company": int_map(rules.COMPANY_IDS, 1),
     "starting_hand": int_at_least(0),
     "draw_count": int_at_least(1),
     "bills_per_player": int_at_least(0),
@@ -118,20 +117,20 @@ SHEET_SCHEMA = {
     "exchange_gold": int_map(("1", "2", "3", "4", "5")),
     "pirate_threshold": int_map(("3", "4", "5"), 1),
     "cannon_max": int_at_least(1),
-    **{f"goods_gold_{g}": _gold_pair for g in R.GOOD_IDS},
+    **{f"goods_gold_{g}": _gold_pair for g in rules.GOOD_IDS},
     "bills_majority_gold": _gold_pair,
     "arrival_gold": int_at_least(0),
     "face_up_layout": _pair_list(35),
 }
 
 
-class BataviaGame(SheetGame[R.State, mv.Move]):
+class BataviaGame(SheetGame[rules.State, moves.Move]):
     spec = SPEC
     move_message = pb.Move
     view_message = pb.View
     sheet_schema = SHEET_SCHEMA
     default_sheets = MappingProxyType({"": DEFAULT_SHEET})
-    engine = R
+    engine = rules
     views = views
 
     def check_sheet(self, sheet: ComponentSheet) -> None:
@@ -142,14 +141,14 @@ class BataviaGame(SheetGame[R.State, mv.Move]):
         if total < 5 * v["starting_hand"]:
             raise SheetError(f"{sheet.name}: {total} ship cards cannot deal 5 starting hands")
 
-    def view_bytes(self, state: R.State, seat: int | None) -> bytes:
+    def view_bytes(self, state: rules.State, seat: int | None) -> bytes:
         return views.build_view_bytes(state, seat)
 
-    def hash_state(self, state: R.State) -> str:
-        return R.state_digest(state)
+    def hash_state(self, state: rules.State) -> str:
+        return rules.state_digest(state)
 
-    def result(self, state: R.State) -> Result | None:
-        if state.phase != R.OVER:
+    def result(self, state: rules.State) -> Result | None:
+        if state.phase != rules.OVER:
             return None
         scores = [f["total"] for f in state.final]
         best = max(scores)
@@ -162,41 +161,41 @@ class BataviaGame(SheetGame[R.State, mv.Move]):
         )
 
     # ---- proto mapping
-    def move_to_proto(self, move: mv.Move) -> pb.Move:
+    def move_to_proto(self, move: moves.Move) -> pb.Move:
         kind = type(move)
-        if kind is mv.Bid:
+        if kind is moves.Bid:
             return pb.Move(bid=pb.Bid(amount=move.amount))
-        if kind is mv.PassBid:
+        if kind is moves.PassBid:
             return pb.Move(pass_bid=pb.PassBid())
-        if kind is mv.DrawCards:
+        if kind is moves.DrawCards:
             return pb.Move(draw_cards=pb.DrawCards())
-        if kind is mv.PlayCard:
+        if kind is moves.PlayCard:
             return pb.Move(play_card=pb.PlayCard(company=move.company + 1))
-        if kind is mv.AdvanceMerchant:
+        if kind is moves.AdvanceMerchant:
             return pb.Move(advance_merchant=pb.AdvanceMerchant(company=move.company + 1))
-        if kind is mv.TakeArrival:
+        if kind is moves.TakeArrival:
             return pb.Move(take_arrival=pb.TakeArrival())
-        if kind is mv.ExchangeTiles:
+        if kind is moves.ExchangeTiles:
             return pb.Move(exchange_tiles=pb.ExchangeTiles())
-        if kind is mv.KeepTiles:
+        if kind is moves.KeepTiles:
             return pb.Move(keep_tiles=pb.KeepTiles())
         raise TypeError(f"not a Batavia move: {move!r}")
 
-    def move_from_proto(self, message: Message) -> mv.Move:
+    def move_from_proto(self, message: Message) -> moves.Move:
         if not isinstance(message, pb.Move):
             raise MalformedMove("not a batavia.Move")
         kind = message.WhichOneof("kind")
         if kind is None:
             raise MalformedMove("empty batavia.Move: set exactly one kind")
         if kind == "bid":
-            return mv.bid(message.bid.amount) if message.bid.amount <= 10_000 else mv.Bid(message.bid.amount)
+            return moves.bid(message.bid.amount) if message.bid.amount <= 10_000 else moves.Bid(message.bid.amount)
         if kind in ("play_card", "advance_merchant"):
-            company = field_in_range(getattr(message, kind).company, 1, R.N_COMPANIES, f"{kind}.company")
-            return (mv.PLAY_CARD if kind == "play_card" else mv.ADVANCE)[company - 1]
+            company = field_in_range(getattr(message, kind).company, 1, rules.N_COMPANIES, f"{kind}.company")
+            return (moves.PLAY_CARD if kind == "play_card" else moves.ADVANCE)[company - 1]
         return {
-            "pass_bid": mv.PASS_BID,
-            "draw_cards": mv.DRAW_CARDS,
-            "take_arrival": mv.TAKE_ARRIVAL,
-            "exchange_tiles": mv.EXCHANGE_TILES,
-            "keep_tiles": mv.KEEP_TILES,
+            "pass_bid": moves.PASS_BID,
+            "draw_cards": moves.DRAW_CARDS,
+            "take_arrival": moves.TAKE_ARRIVAL,
+            "exchange_tiles": moves.EXCHANGE_TILES,
+            "keep_tiles": moves.KEEP_TILES,
         }[kind]
