@@ -442,7 +442,7 @@ def test_anna_retreats_space_first_then_ships_top_to_bottom():
     play(s, mv.retreat(4))  # the road space
     assert kinds(s) == "santa_maria.road" and p.coins == 0
     play(s, mv.place_road(cell(6, 6)))
-    assert s.roads_left == 2 and s.rules.cells[p.grid[cell(6, 6)]].terrain == R.T_ROAD
+    assert s.roads_left == 2 and s.rules.cells[p.grid[cell(6, 6)]].terrain == R.TERRAIN_ROAD
     assert kinds(s) == "santa_maria.religion" and p.coins == 2  # coins dock came first
     for extra in (True, True, False):
         while kinds(s) == "santa_maria.monk":
@@ -668,7 +668,7 @@ def test_bishop_diversity_david_9_points():
 
 
 def scholar(s, seat, name):
-    s.players[seat].scholars |= R.SCH[name]
+    s.players[seat].scholars |= R.SCHOLAR_BIT[name]
     s.cache = None
 
 
@@ -838,7 +838,7 @@ def test_solo_tree_points_and_achievements():
     assert p.points == before  # the 2nd tree was not passed
     p.grid = [s.rules.road] * 36
     p.grid[0:6] = [R.decision and p.grid[0]] * 6
-    farm = next(k for k, c in enumerate(s.rules.cells) if c.terrain == R.T_FARM)
+    farm = next(k for k, c in enumerate(s.rules.cells) if c.terrain == R.TERRAIN_FARM)
     p.grid[0:6] = [farm] * 6
     p.port = [[1, 2, 3, 4]] * 4
     p.points = 200
@@ -905,7 +905,7 @@ def test_lot_scholar_acts_from_the_start_but_scores_no_points():
     while s.phase == R.DRAFT:
         play(s, R.decision(s).moves[0])
     for seat, p in enumerate(s.players):
-        assert p.own_scholar and p.scholars == R.SCH[p.own_scholar]
+        assert p.own_scholar and p.scholars == R.SCHOLAR_BIT[p.own_scholar]
         assert p.own_scholar in lots
     s.last_retreat = [0, 1]
     R.final_scoring(s)

@@ -14,7 +14,7 @@ from .component_rules import tile_cells, tile_shape
 from .effect_tasks import ConquistadorAdvance, Production, ReligionAdvance
 from .geometry import ALL, COL_CELLS, ROW_CELLS, cell_name, fits, placements
 from .moves import DECLINE, ROW
-from .state import DRAFT, HALL_TILE, SCH, Player, State, Task, push_tasks
+from .state import DRAFT, HALL_TILE, SCHOLAR_BIT, Player, State, Task, push_tasks
 
 # ============================================================================ set-up choices
 
@@ -68,7 +68,7 @@ class LotDraft(Task):
         state.lot_taken[move.lot] = True
         p = state.players[seat]
         p.own_scholar = scholar
-        p.scholars |= SCH[scholar]
+        p.scholars |= SCHOLAR_BIT[scholar]
         if fits(tile_shape(state.rules, HALL_TILE + hall), p.occ):  # (a B side always has room)
             push_tasks(state, TilePlacement(seat, HALL_TILE + hall, 10))
         else:
@@ -146,7 +146,7 @@ class DiePlacement(Task):
     def settle(self, state: State) -> bool:
         p = state.players[self.seat]
         targets = self.targets(p)
-        if p.scholars & SCH["construction"] and len(targets) > 1:
+        if p.scholars & SCHOLAR_BIT["construction"] and len(targets) > 1:
             return False
         state.queue.pop(0)
         if targets:

@@ -10,7 +10,16 @@ from typing import Any
 from referee.core.components import ComponentSheet
 
 from .sheet import SCHOLARS, gather
-from .state import FX_ID, GOODS_NAMES, HALL_TILE, RES_NAMES, T_EMPTY, T_ROAD, TERRAIN_ID, Goods
+from .state import (
+    EFFECT_ID,
+    GOODS_NAMES,
+    HALL_TILE,
+    RES_NAMES,
+    TERRAIN_EMPTY,
+    TERRAIN_ID,
+    TERRAIN_ROAD,
+    Goods,
+)
 
 
 def goods_tuple(d: dict[str, int] | None) -> Goods:
@@ -101,7 +110,7 @@ class Rules:
     @classmethod
     def from_sheet(cls, sheet: ComponentSheet) -> Rules:
         v = sheet.values
-        cells: list[CellKind] = [CellKind(T_EMPTY, False, (), 0, 0, None)]
+        cells: list[CellKind] = [CellKind(TERRAIN_EMPTY, False, (), 0, 0, None)]
         cell_index: dict[str, int] = {}
         effects: list[Effect] = []
         effect_index: dict[str, int] = {}
@@ -111,7 +120,7 @@ class Rules:
             if key not in effect_index:
                 effect_index[key] = len(effects)
                 effects.append(Effect(
-                    FX_ID[e["kind"]], goods_tuple(e.get("gain")),
+                    EFFECT_ID[e["kind"]], goods_tuple(e.get("gain")),
                     tuple((payment_tuple(o["pay"]), goods_tuple(o["gain"])) for o in e.get("options", ())), e))
             return effect_index[key]
 
@@ -123,7 +132,7 @@ class Rules:
                 terrain = TERRAIN_ID[c["terrain"]]
                 cell_index[key] = len(cells)
                 cells.append(CellKind(
-                    terrain, terrain != T_ROAD, tuple(effect(e) for e in c.get("effects", ())),
+                    terrain, terrain != TERRAIN_ROAD, tuple(effect(e) for e in c.get("effects", ())),
                     c.get("colonists", 0), c.get("end_points", 0), c))
             return cell_index[key]
 

@@ -13,12 +13,12 @@ from . import moves
 from .moves import DECLINE, NO_PAY
 from .payments import gain, hand_in, payments, sell_buy_moves
 from .state import (
-    FX_CONQ,
-    FX_PRODUCE,
-    FX_RELIGION,
-    FX_SHIP,
+    EFFECT_CONQUISTADOR,
+    EFFECT_PRODUCE,
+    EFFECT_RELIGION,
+    EFFECT_SHIP,
     GOLD,
-    SCH,
+    SCHOLAR_BIT,
     WHEAT,
     Goods,
     Player,
@@ -45,13 +45,13 @@ class BuildingActivation(Task):
         for e in r.cells[state.players[seat].grid[self.cell]].effects:
             effect = r.effects[e]
             k = effect.kind
-            if k == FX_PRODUCE:
+            if k == EFFECT_PRODUCE:
                 tasks.append(Production(seat, effect.gain))
-            elif k == FX_CONQ:
+            elif k == EFFECT_CONQUISTADOR:
                 tasks.append(ConquistadorAdvance(seat))
-            elif k == FX_RELIGION:
+            elif k == EFFECT_RELIGION:
                 tasks.append(ReligionAdvance(seat))
-            elif k == FX_SHIP:
+            elif k == EFFECT_SHIP:
                 tasks.append(ShippingOffer(seat))
             else:
                 tasks.append(ExchangeOffer(seat, e, self.cell, 0))
@@ -126,7 +126,7 @@ class ExchangeOffer(Task):
         p = state.players[seat]
         hand_in(p, move.pay)
         gain(state, seat, state.rules.effects[self.effect].options[move.option][1])
-        if not self.second and p.scholars & SCH["industrialization"]:
+        if not self.second and p.scholars & SCHOLAR_BIT["industrialization"]:
             push_tasks(state, ExchangeOffer(seat, self.effect, self.cell, 1))
         return [Event("santa_maria.exchange", seat, f"seat {seat} exchanges (option {move.option})",
                       {"option": move.option, "pay": list(move.pay)})]
@@ -174,7 +174,7 @@ class ShippingOffer(Task):
         hand_in(p, move.pay)
         p.port[move.slot].append(ship)
         state.ship_slots[move.slot] = state.ship_pile.pop() if state.ship_pile else -1
-        if p.scholars & SCH["astronomy"]:
+        if p.scholars & SCHOLAR_BIT["astronomy"]:
             push_tasks(state, AstronomyShift(seat, move.slot))
         new = state.ship_slots[move.slot]
         data: dict[str, Any] = {"slot": move.slot, "pay": list(move.pay)}
@@ -327,7 +327,7 @@ class MonkRecruitment(Task):
         p.monks_left -= 1
         ns = r.scholars_drawn
         if space < ns:
-            p.scholars |= SCH[state.monk_tiles[space]]
+            p.scholars |= SCHOLAR_BIT[state.monk_tiles[space]]
         elif space >= ns + r.bishops_drawn:
             gain(state, seat, r.camps[space - ns - r.bishops_drawn])
         return [Event("santa_maria.monk", seat, f"seat {seat} places a monk on space {space}",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import cache, lru_cache
 
 from .component_rules import CellKind
-from .state import T_ROAD
+from .state import TERRAIN_ROAD
 
 ALL = (1 << 36) - 1
 ROW_MASK = tuple(63 << (6 * r) for r in range(6))
@@ -74,7 +74,7 @@ def reach(grid: list[int], cells_kind: tuple[CellKind, ...], sources: list[int])
             if y in src or y in reached:
                 continue
             reached.add(y)
-            if cells_kind[grid[y]].terrain == T_ROAD:
+            if cells_kind[grid[y]].terrain == TERRAIN_ROAD:
                 roads.add(y)
                 frontier.append(y)
     return reached, roads

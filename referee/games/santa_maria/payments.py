@@ -12,8 +12,8 @@ from .state import (
     GEM,
     GOLD,
     POINTS,
-    SCH,
-    SCH_ECONOMY,
+    SCHOLAR_BIT,
+    SCHOLAR_ECONOMY,
     SUGAR,
     WHEAT,
     WOOD,
@@ -83,8 +83,8 @@ def _sell_buy_moves(r: Rules, res: tuple[int, ...], coins: int, economy: int) ->
 
 def _buy_price(r: Rules, scholars: int, res: int) -> int:
     if res in (WOOD, WHEAT):
-        return 2 if scholars & SCH["basic_economy"] else r.buy[res]
-    if res in (SUGAR, GEM) and scholars & SCH["advanced_economy"]:
+        return 2 if scholars & SCHOLAR_BIT["basic_economy"] else r.buy[res]
+    if res in (SUGAR, GEM) and scholars & SCHOLAR_BIT["advanced_economy"]:
         return 3
     return r.buy[res]
 
@@ -92,7 +92,7 @@ def _buy_price(r: Rules, scholars: int, res: int) -> int:
 def sell_buy_moves(state: State, p: Player) -> list:
     """Sell/buy free actions, also offered inside your own paying decisions (exchange, ship,
     religion, monk): 'Actions gratuites' example — Anna buys a wheat to pay a ship."""
-    return list(_sell_buy_moves(state.rules, tuple(p.res), min(p.coins, 3), p.scholars & SCH_ECONOMY))
+    return list(_sell_buy_moves(state.rules, tuple(p.res), min(p.coins, 3), p.scholars & SCHOLAR_ECONOMY))
 
 
 def buy_price(r: Rules, p: Player, res: int) -> int:

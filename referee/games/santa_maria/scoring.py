@@ -12,13 +12,13 @@ from .game_setup import new_display
 from .geometry import COL_CELLS, NEIGHBOURS, ROW_CELLS, reach
 from .state import (
     OVER,
-    T_CITY,
-    T_EMPTY,
-    T_FARM,
-    T_FOREST,
-    T_HALL,
-    T_MOUNTAIN,
-    T_ROAD,
+    TERRAIN_CITY,
+    TERRAIN_EMPTY,
+    TERRAIN_FARM,
+    TERRAIN_FOREST,
+    TERRAIN_MOUNTAIN,
+    TERRAIN_ROAD,
+    TERRAIN_TOWN_HALL,
     Player,
     State,
 )
@@ -109,21 +109,21 @@ def bishop_score(state: State, p: Player, bishop: str) -> int:
     if bishop == "ships_in_one_dock":
         return min(par["max"], par["per"] * max(len(d) for d in p.port))
     if bishop in ("cities_to_town_hall", "colonists_to_town_hall"):
-        halls = [c for c in range(36) if cells[grid[c]].terrain == T_HALL]
+        halls = [c for c in range(36) if cells[grid[c]].terrain == TERRAIN_TOWN_HALL]
         if not halls:
             return 0
         reached, _ = reach(grid, cells, halls)
         if bishop == "cities_to_town_hall":
-            n = sum(1 for c in reached if cells[grid[c]].terrain == T_CITY)
+            n = sum(1 for c in reached if cells[grid[c]].terrain == TERRAIN_CITY)
         else:
-            n = sum(cells[grid[c]].colonists for c in reached if cells[grid[c]].terrain == T_ROAD)
+            n = sum(cells[grid[c]].colonists for c in reached if cells[grid[c]].terrain == TERRAIN_ROAD)
         return min(par["max"], par["per"] * n)
     if bishop == "largest_area":
         best = 0
         seen: set[int] = set()
         for c in range(36):
             t = cells[grid[c]].terrain
-            if c in seen or t not in (T_FARM, T_FOREST, T_MOUNTAIN):
+            if c in seen or t not in (TERRAIN_FARM, TERRAIN_FOREST, TERRAIN_MOUNTAIN):
                 continue
             stack, size = [c], 0
             seen.add(c)
@@ -137,7 +137,7 @@ def bishop_score(state: State, p: Player, bishop: str) -> int:
             best = max(best, size)
         return min(par["max"], par["per"] * best)
     if bishop == "diversity":
-        need = {T_FARM, T_FOREST, T_MOUNTAIN, T_CITY}
+        need = {TERRAIN_FARM, TERRAIN_FOREST, TERRAIN_MOUNTAIN, TERRAIN_CITY}
         n = sum(1 for line in ROW_CELLS + COL_CELLS if need <= {cells[grid[c]].terrain for c in line})
         return min(par["max"], par["per"] * n)
     raise AssertionError(bishop)
@@ -192,7 +192,7 @@ def achievements(state: State, p: Player, f: dict[str, Any]) -> list[str]:
         out.append("theocracy")
     for line in ROW_CELLS + COL_CELLS:
         ts = {cells[p.grid[c]].terrain for c in line}
-        if len(ts) == 1 and next(iter(ts)) not in (T_EMPTY, T_ROAD):
+        if len(ts) == 1 and next(iter(ts)) not in (TERRAIN_EMPTY, TERRAIN_ROAD):
             out.append("capracracy")
             break
     if f["total"] >= a["democracy"]:

@@ -24,21 +24,21 @@ RES_NAMES = ("wood", "wheat", "sugar", "gem", "gold")
 GOODS_NAMES = RES_NAMES + ("coins", "points")
 Goods = tuple[int, int, int, int, int, int, int]
 
-T_EMPTY, T_ROAD, T_FARM, T_FOREST, T_MOUNTAIN, T_CITY, T_HALL = range(7)
+TERRAIN_EMPTY, TERRAIN_ROAD, TERRAIN_FARM, TERRAIN_FOREST, TERRAIN_MOUNTAIN, TERRAIN_CITY, TERRAIN_TOWN_HALL = range(7)
 TERRAIN_ID = {t: i + 1 for i, t in enumerate(TERRAINS)}  # road=1 ... town_hall=6
 
 SETUP_STANDARD, SETUP_ADVANCED = "standard", "advanced"
 BOARDS_RANDOM, BOARDS_PICK = "random", "pick"
 DRAFT, YEAR, OVER = 1, 2, 3  # phases
 
-FX_PRODUCE, FX_EXCHANGE, FX_SHIP, FX_CONQ, FX_RELIGION = range(1, 6)
-FX_ID = {"produce": FX_PRODUCE, "exchange": FX_EXCHANGE, "ship": FX_SHIP,
-         "conquistador": FX_CONQ, "religion": FX_RELIGION}
+EFFECT_PRODUCE, EFFECT_EXCHANGE, EFFECT_SHIP, EFFECT_CONQUISTADOR, EFFECT_RELIGION = range(1, 6)
+EFFECT_ID = {"produce": EFFECT_PRODUCE, "exchange": EFFECT_EXCHANGE, "ship": EFFECT_SHIP,
+         "conquistador": EFFECT_CONQUISTADOR, "religion": EFFECT_RELIGION}
 
 #: Scholar effects as bits of ``Player.scholars``
-SCH = {name: 1 << i for i, name in enumerate(SCHOLARS)}
-SCH_BOTANY, SCH_PHILOSOPHY, SCH_LOGISTICS = SCH["botany"], SCH["philosophy"], SCH["logistics"]
-SCH_ECONOMY = SCH["basic_economy"] | SCH["advanced_economy"]
+SCHOLAR_BIT = {name: 1 << i for i, name in enumerate(SCHOLARS)}
+SCHOLAR_BOTANY, SCHOLAR_PHILOSOPHY, SCHOLAR_LOGISTICS = SCHOLAR_BIT["botany"], SCHOLAR_BIT["philosophy"], SCHOLAR_BIT["logistics"]
+SCHOLAR_ECONOMY = SCHOLAR_BIT["basic_economy"] | SCHOLAR_BIT["advanced_economy"]
 
 HALL_TILE = 100  # tile references >= 100 are town halls (advanced set-up)
 
@@ -67,7 +67,7 @@ class Player:
     monks_left: int = 6
     port: list[list[int]] = field(default_factory=lambda: [[], [], [], []])  # ships per dock
     retreat: int = -1  # retreat space this year, or -1
-    scholars: int = 0  # bit set of Scholar effects (SCH)
+    scholars: int = 0  # bit set of Scholar effects (SCHOLAR_BIT)
     own_scholar: str = ""
 
     def take_board(self, rules: Rules, board: str, grid: tuple[int, ...]) -> None:

@@ -40,10 +40,10 @@ from .state import (
     GOLD,
     OVER,
     RES_NAMES,
-    SCH,
-    SCH_BOTANY,
-    SCH_LOGISTICS,
-    SCH_PHILOSOPHY,
+    SCHOLAR_BIT,
+    SCHOLAR_BOTANY,
+    SCHOLAR_LOGISTICS,
+    SCHOLAR_PHILOSOPHY,
     WHEAT,
     WOOD,
     YEAR,
@@ -208,7 +208,7 @@ def die_moves(state: State, p: Player, free: int) -> list:
     coins = min(p.coins, 5 * r.pip_cost)
     botany: tuple[int, ...] = ()
     sch = p.scholars
-    if sch & SCH_BOTANY:
+    if sch & SCHOLAR_BOTANY:
         botany = tuple(x for x in (WOOD, WHEAT, GOLD) if p.res[x])
     pip = r.pip_cost
     if p.white_used < r.white_per_year:
@@ -218,7 +218,7 @@ def die_moves(state: State, p: Player, free: int) -> list:
         blue = _faces(tuple(state.shared_blue)) if p.blue_used < p.blue_unlocked else ()
     else:
         blue = _faces(tuple(p.blue))
-    philosophy = sch & SCH_PHILOSOPHY
+    philosophy = sch & SCHOLAR_PHILOSOPHY
     for f in blue:
         out += _die_options(BLUE, f, ROW, rows, coins, botany, pip)
         if philosophy:
@@ -236,7 +236,7 @@ def free_action_moves(state: State, p: Player) -> list:
     r = state.rules
     sch = p.scholars
     out = sell_buy_moves(state, p)
-    if sch & SCH_LOGISTICS and p.coins >= 1 and p.blocked:
+    if sch & SCHOLAR_LOGISTICS and p.coins >= 1 and p.blocked:
         free = p.bld & ~p.blocked
         for src in range(36):
             if p.die_on[src]:
@@ -299,7 +299,7 @@ def use_die(state: State, seat: int, move: moves.UseDie) -> list[Event]:
     cells = ROW_CELLS[index] if move.line == ROW else COL_CELLS[index]
     free = p.free_buildings()
     active = [c for c in cells if free >> c & 1]
-    if p.scholars & SCH["taxation"]:
+    if p.scholars & SCHOLAR_BIT["taxation"]:
         colonists = sum(r.cells[p.grid[c]].colonists for c in cells)
         p.coins += colonists // 2
     state.main_done = True
@@ -333,7 +333,7 @@ def retreat(state: State, seat: int, move: moves.Retreat) -> list[Event]:
     else:
         tasks.append(RoadPlacement(seat))
     tasks.append(DockBonuses(seat))
-    if p.scholars & SCH["mathematics"]:
+    if p.scholars & SCHOLAR_BIT["mathematics"]:
         tasks.append(MathematicsRecovery(seat))
     state.queue.extend(tasks)
     return [Event("santa_maria.retreat", seat, f"seat {seat} retreats to space {move.space} ({action})",

@@ -14,7 +14,7 @@ from .rules import (
     HALL_TILE,
     OVER,
     ROW,
-    SCH,
+    SCHOLAR_BIT,
     YEAR,
     AstronomyShift,
     DiePlacement,
@@ -146,7 +146,7 @@ def build_view(state: State, seat: int | None) -> pb.View:
             activation_cost=p.activations + 1,
             monks_left=p.monks_left,
             retreat_space=p.retreat,
-            scholars=[n for n, bit in SCH.items() if p.scholars & bit],
+            scholars=[n for n, bit in SCHOLAR_BIT.items() if p.scholars & bit],
             own_scholar=p.own_scholar,
             white_limit=r.white_per_year,
         )
