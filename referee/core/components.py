@@ -71,6 +71,19 @@ def int_at_least(lo: int = 0) -> Callable[[Any], str | None]:
     return lambda v: None if is_int(v, lo) else f"expected an integer >= {lo}"
 
 
+def int_list(length: int | None = None, lo: int = 0) -> Callable[[Any], str | None]:
+    """A list of integers >= lo (of exactly ``length`` items if given)."""
+
+    def check(v: Any) -> str | None:
+        if not isinstance(v, list) or not all(is_int(x, lo) for x in v):
+            return f"expected a list of integers >= {lo}"
+        if length is not None and len(v) != length:
+            return f"expected {length} integers"
+        return None
+
+    return check
+
+
 def exactly(expected: Any) -> Callable[[Any], str | None]:
     return lambda v: None if v == expected else f"expected {expected!r}"
 

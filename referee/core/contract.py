@@ -1,9 +1,11 @@
-"""The game contract (see DESIGN.md, "The game contract").
+"""The game contract (docs/ARCHITECTURE.md, "The game contract").
 
 A game is a stateless object implementing :class:`Game`; all match state lives in the plain-data
-``State`` it creates. ``apply`` mutates that state in place and is deterministic: the same seed and
-the same moves always give the same state. Chance comes only from the :class:`~referee.core.rng.Rng`
-stored in the state.
+``State`` it creates. ``apply`` is the only operation that changes that state: it mutates it in
+place and is deterministic (the same seed and the same moves always give the same state). Every
+other method, ``decision`` above all, is a pure query: it leaves ``hash_state`` unchanged (a game
+may memoise an answer in a field the hash leaves out). Chance comes only from the
+:class:`~referee.core.rng.Rng` stored in the state.
 
 Moves inside the engine are small immutable Python values (the game's own move classes); the game
 maps them one-to-one to its protobuf ``Move`` at the boundary (``move_to_proto`` /
@@ -193,7 +195,9 @@ class Game(abc.ABC, Generic[S, M]):
 
     @abc.abstractmethod
     def decision(self, state: S) -> Decision[M] | None:
-        """The pending decision with every legal move, or None once the game is over."""
+        """The pending decision with every legal move, or None once the game is over. A pure
+        query: it never changes the state (``tests/contract`` checks the state hash before and
+        after); any resolution of forced steps belongs to ``apply`` and ``setup``."""
 
     @abc.abstractmethod
     def apply(self, state: S, seat: int, move: M) -> list[Event]:

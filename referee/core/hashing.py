@@ -12,9 +12,14 @@ from .rng import Rng
 
 def canonical(obj: Any) -> Any:
     """A JSON-able canonical form. Dataclass fields marked ``metadata={"hash": False}`` are left
-    out (e.g. a component sheet, which is hashed once into the record instead)."""
+    out (e.g. a component sheet, which is hashed once into the record instead). An object with a
+    ``hash_form()`` method hashes as what that returns (e.g. a typed sub-decision as the tuple
+    ``(tag, field, ...)``, so a record's hashes do not depend on the class layout)."""
     if obj is None or isinstance(obj, (bool, int, str)):
         return obj
+    hash_form = getattr(obj, "hash_form", None)
+    if hash_form is not None:
+        return canonical(hash_form())
     if isinstance(obj, enum.Enum):
         return obj.value
     if isinstance(obj, Rng):

@@ -14,6 +14,7 @@ from referee.games.batavia import moves as mv
 from referee.games.batavia import rules as R
 
 from .helpers import new_state
+from .hooks import check_invariants
 
 ALL_MOVES = (
     [mv.PASS_BID, mv.DRAW_CARDS, mv.TAKE_ARRIVAL, mv.EXCHANGE_TILES, mv.KEEP_TILES]
@@ -21,26 +22,6 @@ ALL_MOVES = (
     + list(mv.ADVANCE)
     + [mv.bid(a) for a in range(80)]
 )
-
-
-def check_invariants(s: R.State) -> None:
-    n = s.n
-    cards = len(s.draw_pile) + sum(s.discards) + sum(s.lot)
-    cards += sum(sum(h) for h in s.hands) + sum(sum(f) for f in s.face_up)
-    assert cards == 110, "ship cards are conserved"
-    assert sum(s.bills) == 15 * n and min(s.bills) >= 0, "bills are conserved"
-    for seat in range(n):
-        placed = sum(1 for o in s.crate_owner if o == seat)
-        assert placed + s.crates_left[seat] == 12
-        assert min(s.hands[seat]) >= 0 and min(s.face_up[seat]) >= 0
-    taken = sum(1 for t in s.track if t < 0)
-    held = sum(len(t) for t in s.tiles) + (1 if s.pending_tile >= 0 else 0)
-    assert held <= taken
-    positions = [p for p in s.merchant if 0 < p < 36]
-    assert len(positions) == len(set(positions)), "two merchants never share a space"
-    for p in positions:
-        assert s.track[p - 1] == -1
-    assert s.revealed == 35 or all(p <= s.revealed - 5 for p in positions)
 
 
 def play_random_game(n: int, seed: int, setup: str, probe: bool) -> R.State:
@@ -101,7 +82,7 @@ def test_two_thousand_random_games_end():
 
 
 def test_replay_is_deterministic():
-    """Same seed and same moves give the same state (DESIGN: apply is deterministic)."""
+    """Same seed and same moves give the same state (docs/ARCHITECTURE.md, The game contract: deterministic)."""
     a = play_random_game(4, 99, "face_down", probe=False)
     b = play_random_game(4, 99, "face_down", probe=False)
     assert GAME.hash_state(a) == GAME.hash_state(b)

@@ -1,5 +1,5 @@
-"""Batavia rules, one test per rule, citing the French rulebook (shared/rules/east-india-fr-ocr.txt)
-and the rulings (referee/games/batavia/RULINGS.md)."""
+"""Batavia rules, one test per rule, citing the French rulebook (Queen Games 2008, OCR of the
+French rules) and the rulings (referee/games/batavia/RULINGS.md)."""
 from __future__ import annotations
 
 import pytest
@@ -80,7 +80,7 @@ def test_face_up_quick_setup():
     """Mise en place alternative: every tile face up on its numbered space; nothing to reveal."""
     s = new_state(3, setup="face_up")
     assert s.revealed == 35
-    assert s.track == list(GAME._rules_for(GAME.default_components({})).face_up_layout)
+    assert s.track == list(GAME.rules_for(GAME.default_components({})).face_up_layout)
 
 
 # ---------------------------------------------------------------- A. Vente aux enchères

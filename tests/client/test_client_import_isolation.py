@@ -1,6 +1,6 @@
 """The client SDK speaks only the wire protocol: from `referee` it may import nothing but the
 modules protoc generates from proto/referee/v1 (`referee.v1.*_pb2`, `referee.v1.*_pb2_grpc`),
-exactly what a bot author in any language gets from the .proto files (DESIGN.md, Layout)."""
+exactly what a bot author in any language gets from the .proto files (docs/ARCHITECTURE.md, Layout)."""
 from __future__ import annotations
 
 import ast

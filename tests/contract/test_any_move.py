@@ -1,7 +1,7 @@
 """Any move message, for every registered game, at reachable states: the referee's validation
 is the game's own ``move_from_proto`` + ``apply``, so this pins, game by game and with no game
 named here, the promise "bad input is refused with a reason and changes nothing; a crash on any
-input is a bug" (DESIGN.md, Security; issue 2: "anything not in the legal list is rejected").
+input is a bug" (docs/ARCHITECTURE.md, Server; issue 2: "anything not in the legal list is rejected").
 
 Messages come from two sources: mutations of a legal move (one field changed to a neighbouring,
 extreme or invalid value — the inputs most likely to slip past a check) and messages built from

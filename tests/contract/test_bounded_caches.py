@@ -15,7 +15,7 @@ from referee.core import registry
 
 #: module.function -> why its key space is finite
 FINITE_BY_CONSTRUCTION = {
-    "referee.games.santa_maria.rules._orientations": "keyed by the tile shapes of the sheet",
+    "referee.games.santa_maria.geometry.orientations": "keyed by the tile shapes of the sheet",
 }
 
 

@@ -47,11 +47,11 @@ def cell_kind(state: R.State, spec: dict) -> int:
     ids = []
     for e in spec.get("effects", []):
         effects.append(R.Effect(
-            R.FX_ID[e["kind"]], R._goods(e.get("gain")),
-            tuple((R._pay5(o["pay"]), R._goods(o["gain"])) for o in e.get("options", ())), e))
+            R.EFFECT_ID[e["kind"]], R.goods_tuple(e.get("gain")),
+            tuple((R.payment_tuple(o["pay"]), R.goods_tuple(o["gain"])) for o in e.get("options", ())), e))
         ids.append(len(effects) - 1)
     terrain = R.TERRAIN_ID[spec["terrain"]]
-    kind = R.CellKind(terrain, terrain != R.T_ROAD, tuple(ids), spec.get("colonists", 0),
+    kind = R.CellKind(terrain, terrain != R.TERRAIN_ROAD, tuple(ids), spec.get("colonists", 0),
                       spec.get("end_points", 0), spec)
     state.rules = dataclasses.replace(rules, cells=rules.cells + (kind,), effects=tuple(effects))
     return len(state.rules.cells) - 1

@@ -1,5 +1,5 @@
-"""The rulebook's examples and one test per rule, each citing its passage (shared/rules/
-santa-maria-fr.txt). Each test fails if its rule is broken."""
+"""The rulebook's examples and one test per rule, each citing its passage (the French rules of
+Santa Maria, Aporta Games 2017). Each test fails if its rule is broken."""
 import dataclasses
 
 import pytest
@@ -401,13 +401,13 @@ def test_eric_recruits_a_monk_on_a_camp_paying_red_and_green():
     p = s.players[0]
     res(s, 0, coins=5)
     c1, c2 = s.players[1].coins, s.players[2].coins
-    s.queue.insert(0, ("monk", 0))
+    s.queue.insert(0, R.MonkRecruitment(0))
     s.cache = None
     assert mv.recruit_monk(camp) in R.decision(s).moves
     play(s, mv.recruit_monk(camp))
     assert p.points == 3 and p.coins == 1 and p.monks_left == 5
     assert s.players[1].coins == c1 + 2 and s.players[2].coins == c2 + 2
-    s.queue.insert(0, ("monk", 0))
+    s.queue.insert(0, R.MonkRecruitment(0))
     s.cache = None
     assert mv.recruit_monk(camp) not in R.decision(s).moves
     # a space whose fees cannot be paid is not offered
@@ -420,7 +420,7 @@ def test_scholar_monk_gives_its_effect():
     """'Savant (effet permanent)': the monk's owner has the Scholar's effect."""
     s = fresh()
     s.monk_tiles[0] = "basic_economy"
-    s.queue.insert(0, ("monk", 0))
+    s.queue.insert(0, R.MonkRecruitment(0))
     s.cache = None
     play(s, mv.recruit_monk(0))
     assert R.buy_price(s.rules, s.players[0], R.WOOD) == 2
@@ -442,7 +442,7 @@ def test_anna_retreats_space_first_then_ships_top_to_bottom():
     play(s, mv.retreat(4))  # the road space
     assert kinds(s) == "santa_maria.road" and p.coins == 0
     play(s, mv.place_road(cell(6, 6)))
-    assert s.roads_left == 2 and s.rules.cells[p.grid[cell(6, 6)]].terrain == R.T_ROAD
+    assert s.roads_left == 2 and s.rules.cells[p.grid[cell(6, 6)]].terrain == R.TERRAIN_ROAD
     assert kinds(s) == "santa_maria.religion" and p.coins == 2  # coins dock came first
     for extra in (True, True, False):
         while kinds(s) == "santa_maria.monk":
@@ -668,7 +668,7 @@ def test_bishop_diversity_david_9_points():
 
 
 def scholar(s, seat, name):
-    s.players[seat].scholars |= R.SCH[name]
+    s.players[seat].scholars |= R.SCHOLAR_BIT[name]
     s.cache = None
 
 
@@ -788,7 +788,7 @@ def test_scholar_astronomy():
     """'Astronomie': a new ship may move 1 dock per coin paid."""
     s = fresh()
     scholar(s, 0, "astronomy")
-    s.queue.insert(0, ("ship", 0))
+    s.queue.insert(0, R.ShippingOffer(0))
     res(s, 0, wood=3, wheat=3, sugar=3, gem=3, coins=1)
     slot = 0
     play(s, mv.ship(slot, s.rules.ships[s.ship_slots[slot]][0]))
@@ -838,7 +838,7 @@ def test_solo_tree_points_and_achievements():
     assert p.points == before  # the 2nd tree was not passed
     p.grid = [s.rules.road] * 36
     p.grid[0:6] = [R.decision and p.grid[0]] * 6
-    farm = next(k for k, c in enumerate(s.rules.cells) if c.terrain == R.T_FARM)
+    farm = next(k for k, c in enumerate(s.rules.cells) if c.terrain == R.TERRAIN_FARM)
     p.grid[0:6] = [farm] * 6
     p.port = [[1, 2, 3, 4]] * 4
     p.points = 200
@@ -905,7 +905,7 @@ def test_lot_scholar_acts_from_the_start_but_scores_no_points():
     while s.phase == R.DRAFT:
         play(s, R.decision(s).moves[0])
     for seat, p in enumerate(s.players):
-        assert p.own_scholar and p.scholars == R.SCH[p.own_scholar]
+        assert p.own_scholar and p.scholars == R.SCHOLAR_BIT[p.own_scholar]
         assert p.own_scholar in lots
     s.last_retreat = [0, 1]
     R.final_scoring(s)
@@ -995,7 +995,7 @@ def test_never_a_second_monk_on_the_same_space():
     s = fresh(2)
     s.monks[2] = [0]
     res(s, 0, coins=50)
-    s.queue.insert(0, ("monk", 0))
+    s.queue.insert(0, R.MonkRecruitment(0))
     s.cache = None
     moves = R.decision(s).moves
     assert mv.recruit_monk(2) not in moves and mv.recruit_monk(1) in moves

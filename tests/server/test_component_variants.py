@@ -1,4 +1,4 @@
-"""Component sheets per variant (DESIGN, "Component data"): ListGames reports every default sheet
+"""Component sheets per variant (docs/ARCHITECTURE.md, "Component data"): ListGames reports every default sheet
 with its provenance (Goa: one per edition), and an organizer's sheet replaces only the default of
 its own variant — a 2004 sheet is never used for a 2012 match."""
 from __future__ import annotations

@@ -1,153 +1,65 @@
-"""Batavia rules, pure. Section names follow the French rulebook (shared/rules/
-east-india-fr-ocr.txt): "Préparation", "A. Vente aux enchères", "B. Actions des joueurs"
-("Piocher", "Jouer des cartes", "Avancer son commerçant", "Echanger des tuiles"),
-"Attaque de pirates", "Fin du jeu", "Décompte". Open points: RULINGS.md.
-
-Indices: companies 0..4 (EN, DK, FR, NL, SE), goods 0..6 (tea … pepper), a stall tile is
-``company * 7 + good``. Spaces are 1..35 on the track; 0 is the start space, 36 the arrival tile.
+"""Batavia rules, pure: the set-up, the decision of each phase (its legal moves and its effect
+together) and the players' actions; the auction is in auction.py, the state, the compiled
+component values and the queries in state.py. Section names follow the French rulebook (Batavia, Queen Games 2008; an OCR of the
+French rules): "Préparation", "A. Vente aux enchères", "B. Actions des joueurs" ("Piocher",
+"Jouer des cartes", "Avancer son commerçant", "Echanger des tuiles"), "Attaque de pirates",
+"Fin du jeu", "Décompte". Open points: RULINGS.md.
 """
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass, field
 from typing import Any
 
-from referee.core.components import ComponentSheet
 from referee.core.contract import Decision, Event, IllegalMove
 from referee.core.rng import Rng
 
+from .auction import Auction, start_round
 from .moves import (
     ADVANCE,
     DRAW_CARDS,
     EXCHANGE_TILES,
     KEEP_TILES,
-    PASS_BID,
     PLAY_CARD,
     TAKE_ARRIVAL,
     AdvanceMerchant,
-    Bid,
     DrawCards,
     ExchangeTiles,
     KeepTiles,
-    PassBid,
     PlayCard,
     TakeArrival,
-    bid,
+)
+from .state import (
+    ACTIONS,
+    ARRIVAL,
+    AUCTION,
+    COMPANY_IDS,
+    EXCHANGE,
+    GOOD_IDS,
+    N_COMPANIES,
+    N_GOODS,
+    OVER,
+    SETUP_FACE_DOWN,
+    SETUP_FACE_UP,
+    START,
+    Rules,
+    State,
+    can_play,
+    company_name,
+    company_totals,
+    draw_from_pile,
+    face_up_total,
+    pirate_threshold,
+    seal_holder,
+    seals_of,
+    stalls_ahead,
+    state_digest,
 )
 
-N_COMPANIES = 5
-N_GOODS = 7
-START, ARRIVAL = 0, 36
-COMPANY_IDS = ("EN", "DK", "FR", "NL", "SE")
-GOOD_IDS = ("tea", "cotton", "porcelain", "silk", "ginger", "nutmeg", "pepper")
-COMPANY_NAMES = ("England", "Denmark", "France", "Netherlands", "Sweden")
-
-# phases
-AUCTION, ACTIONS, EXCHANGE, OVER = 1, 2, 3, 4
-
-SETUP_FACE_DOWN, SETUP_FACE_UP = "face_down", "face_up"
-
-
-@dataclass(frozen=True)
-class Rules:
-    """The component values the rules use, read once from the sheet."""
-
-    track_spaces: int
-    initially_face_up: int
-    reveal_block: int
-    cards_per_company: tuple[int, ...]
-    starting_hand: int
-    draw_count: int
-    bills_per_player: int
-    crates_per_player: int
-    die_faces: tuple[int, ...]
-    exchange_gold: dict[int, int]
-    pirate_threshold: dict[int, int]
-    cannon_max: int
-    goods_gold: tuple[tuple[int, int], ...]  # per good: (majority, tie each)
-    bills_gold: tuple[int, int]
-    arrival_gold: int
-    stall_tiles: tuple[int, ...]
-    face_up_layout: tuple[int, ...]
-
-    @classmethod
-    def from_sheet(cls, sheet: ComponentSheet) -> Rules:
-        v = sheet.values
-        tile = lambda pair: COMPANY_IDS.index(pair[0]) * N_GOODS + GOOD_IDS.index(pair[1])
-        return cls(
-            track_spaces=v["track_spaces"],
-            initially_face_up=v["initially_face_up"],
-            reveal_block=v["reveal_block"],
-            cards_per_company=tuple(v["ship_cards_per_company"][c] for c in COMPANY_IDS),
-            starting_hand=v["starting_hand"],
-            draw_count=v["draw_count"],
-            bills_per_player=v["bills_per_player"],
-            crates_per_player=v["crates_per_player"],
-            die_faces=tuple(v["die_faces"]),
-            exchange_gold={int(k): g for k, g in v["exchange_gold"].items()},
-            pirate_threshold={int(k): t for k, t in v["pirate_threshold"].items()},
-            cannon_max=v["cannon_max"],
-            goods_gold=tuple(tuple(v[f"goods_gold_{g}"]) for g in GOOD_IDS),
-            bills_gold=tuple(v["bills_majority_gold"]),
-            arrival_gold=v["arrival_gold"],
-            stall_tiles=tuple(tile(p) for p in v["stall_tiles"]),
-            face_up_layout=tuple(tile(p) for p in v["face_up_layout"]),
-        )
-
-
-@dataclass(slots=True)
-class State:
-    n: int
-    options: dict[str, Any]
-    rules: Rules = field(metadata={"hash": False})
-    rng: Rng
-    track: list[int]  # per space 1..35 (index space-1): tile id, or -1 once taken
-    revealed: int  # spaces 1..revealed are face up
-    draw_pile: list[int]  # company per card; the order is hidden
-    discards: list[int]  # per company
-    hands: list[list[int]]  # per seat, per company
-    face_up: list[list[int]]  # per seat, per company: cards laid in front of the seat
-    bills: list[int]
-    gold: list[int]  # gold from exchanges (final scoring adds the rest)
-    merchant: list[int]
-    tiles: list[list[int]]  # stall tiles kept, in the order taken
-    crates_left: list[int]
-    crate_owner: list[int]  # per tile id: the seat whose crate is on it, or -1
-    arrival_holder: int = -1
-    round: int = 0
-    phase: int = AUCTION
-    first_player: int = -1
-    auctioneer: int = 0
-    die: int = 0
-    lot: list[int] = field(default_factory=lambda: [0] * N_COMPANIES)
-    high_bid: int = 0
-    high_bidder: int = -1
-    in_auction: list[bool] = field(default_factory=list)
-    current: int = 0
-    turns_taken: int = 0
-    played: list[int] = field(default_factory=lambda: [0] * N_COMPANIES)
-    pending_tile: int = -1
-    plays_this_round: int = 0
-    end_reason: str = ""
-    final: list[dict[str, Any]] = field(default_factory=list)
-
-
-def state_digest(state: State) -> str:
-    """SHA-256 of every field of the state, hidden parts and RNG included, in a fixed order (the
-    component sheet is hashed once into the record instead). ``repr`` of ints, strings, bools and
-    lists of them is canonical, so this is stable across runs and platforms, and ~20x faster than
-    the generic canonical-JSON hash (``referee.core.hashing``), which
-    ``test_state_digest_covers_every_field`` uses to check that no field is left out."""
-    key = (
-        state.n, sorted(state.options.items()), state.rng.state, state.track, state.revealed,
-        state.draw_pile, state.discards, state.hands, state.face_up, state.bills, state.gold,
-        state.merchant, state.tiles, state.crates_left, state.crate_owner, state.arrival_holder,
-        state.round, state.phase, state.first_player, state.auctioneer, state.die, state.lot,
-        state.high_bid, state.high_bidder, state.in_auction, state.current, state.turns_taken,
-        state.played, state.pending_tile, state.plays_this_round, state.end_reason, state.final,
-    )
-    return hashlib.sha256(repr(key).encode()).hexdigest()
-
+__all__ = [
+    "ACTIONS", "AUCTION", "COMPANY_IDS", "EXCHANGE", "GOOD_IDS", "N_COMPANIES", "N_GOODS", "OVER",
+    "SETUP_FACE_DOWN", "SETUP_FACE_UP", "STEPS", "Rules", "State", "apply", "company_totals",
+    "decision", "default_move", "face_up_total", "final_scoring", "pirate_threshold",
+    "seal_holder", "seals_of", "setup", "stalls_ahead", "state_digest",
+]
 
 # ---------------------------------------------------------------------------- set-up
 
@@ -205,106 +117,100 @@ def _face_down_track(rules: Rules, rng: Rng) -> list[int]:
     return track
 
 
-# ---------------------------------------------------------------------------- queries
+# ---------------------------------------------------------------------------- the decisions
 
 
-def seal_holder(state: State, company: int) -> int:
-    """Company seals: the seat with a strict majority of face-up cards of the company, or -1
-    (the seal is on the board). A tie is not a majority (rulebook, 'Jouer des cartes')."""
-    best, holder = 0, -1
-    for seat in range(state.n):
-        count = state.face_up[seat][company]
-        if count > best:
-            best, holder = count, seat
-        elif count == best:
-            holder = -1
-    return holder
+class Actions:
+    """B. Actions des joueurs: draw 2 ship cards, or lay cards and then move the merchant."""
+
+    __slots__ = ()
+
+    def decision(self, state: State) -> Decision:
+        seat = state.current
+        hand = state.hands[seat]
+        if not any(state.played):
+            listed = [DRAW_CARDS]
+            if can_play(state, seat):
+                listed += [PLAY_CARD[c] for c in range(N_COMPANIES) if hand[c]]
+            return Decision(seat, "batavia.turn", listed, "Draw 2 ship cards, or lay ship cards")
+        listed = [PLAY_CARD[c] for c in range(N_COMPANIES) if hand[c]]
+        listed += _move_options(state, seat)
+        return Decision(seat, "batavia.play", listed, "Lay another card, or move your merchant")
+
+    def play(self, state: State, seat: int, move) -> list[Event]:
+        kind = type(move)
+        if kind is DrawCards:
+            return draw_cards(state, seat)
+        if kind is PlayCard:
+            return play_card(state, seat, move.company)
+        if kind is AdvanceMerchant:
+            return advance_merchant(state, seat, move.company)
+        if kind is TakeArrival:
+            return take_arrival(state, seat)
+        raise IllegalMove(
+            "ILLEGAL_MOVE", "B. Actions des joueurs: draw 2 ship cards, or lay cards and move your merchant"
+        )
+
+    def default_move(self, state: State, d: Decision):
+        """Draw; with cards already laid, the first merchant move offered (or, if none yet, the
+        first card offered)."""
+        if not any(state.played):
+            return DRAW_CARDS
+        moving = [m for m in d.moves if not isinstance(m, PlayCard)]
+        return (moving or list(d.moves))[0]
 
 
-def seals_of(state: State, seat: int) -> list[int]:
-    return [c for c in range(N_COMPANIES) if seal_holder(state, c) == seat]
+class TileExchange:
+    """3. Echanger des tuiles: after taking a stall tile, exchange one stall tile of each company
+    held for gold, or keep them."""
+
+    __slots__ = ()
+    kind = "batavia.exchange"
+
+    def decision(self, state: State) -> Decision:
+        return Decision(state.current, self.kind, [EXCHANGE_TILES, KEEP_TILES],
+                        "Exchange one stall tile of each company you hold for gold, or keep them")
+
+    def play(self, state: State, seat: int, move) -> list[Event]:
+        kind = type(move)
+        if kind is ExchangeTiles:
+            return exchange_tiles(state, seat)
+        if kind is KeepTiles:
+            return keep_tiles(state, seat)
+        raise IllegalMove(
+            "ILLEGAL_MOVE", "3. Echanger des tuiles: choose to exchange your stall tiles or keep them"
+        )
+
+    def default_move(self, state: State, d: Decision):
+        return KEEP_TILES
 
 
-def stalls_ahead(state: State, seat: int) -> list[int]:
-    """Per company, the space of the next face-up stall tile ahead of the seat's merchant, or 0.
-    Empty spaces, other companies' tiles and other merchants are skipped ('Avancer son
-    commerçant'). Face-down tiles are never a destination (RULINGS.md)."""
-    nxt = [0] * N_COMPANIES
-    missing = N_COMPANIES
-    track = state.track
-    for space in range(state.merchant[seat] + 1, min(state.revealed, len(track)) + 1):
-        tile = track[space - 1]
-        if tile >= 0:
-            c = tile // N_GOODS
-            if not nxt[c]:
-                nxt[c] = space
-                missing -= 1
-                if not missing:
-                    break
-    return nxt
-
-
-def _max_other(state: State, seat: int, company: int) -> int:
-    return max((state.face_up[o][company] for o in range(state.n) if o != seat), default=0)
-
-
-def can_play(state: State, seat: int) -> bool:
-    """May the seat lay cards this turn? It must end holding a strict majority of at least one
-    company (cases 1 and 2) — once the arrival tile is taken, of a company with a stall ahead
-    ('Fin du jeu'). Laying a card moves it from hand to table, so own + hand per company is
-    fixed during the turn: the turn can be completed iff some eligible company has
-    face-up + hand > every other seat's face-up."""
-    hand, own = state.hands[seat], state.face_up[seat]
-    if not any(hand) and not any(state.played):
-        return False
-    ahead = stalls_ahead(state, seat) if state.arrival_holder >= 0 else None
-    for c in range(N_COMPANIES):
-        if ahead is not None and not ahead[c]:
-            continue
-        if own[c] + hand[c] > _max_other(state, seat, c):
-            return True
-    return False
-
-
-def pirate_threshold(state: State) -> int:
-    return state.rules.pirate_threshold[state.n]
-
-
-def face_up_total(state: State) -> int:
-    return sum(sum(row) for row in state.face_up)
-
-
-def company_totals(state: State) -> list[int]:
-    return [sum(state.face_up[s][c] for s in range(state.n)) for c in range(N_COMPANIES)]
-
-
-# ---------------------------------------------------------------------------- decisions
+#: the decision of each phase: its legal moves, its effect and its time-policy default together
+STEPS = {AUCTION: Auction(), ACTIONS: Actions(), EXCHANGE: TileExchange()}
+_DECIDE = {phase: step.decision for phase, step in STEPS.items()}
+_PLAY = {phase: step.play for phase, step in STEPS.items()}
 
 
 def decision(state: State) -> Decision | None:
     if state.phase == OVER:
         return None
-    seat = state.current
-    if state.phase == AUCTION:
-        lo = _lowest_bid(state)
-        moves = [PASS_BID] + [bid(a) for a in range(lo, state.bills[seat] + 1)]
-        return Decision(seat, "batavia.auction", moves, _auction_prompt(state, seat, lo))
-    if state.phase == EXCHANGE:
-        return Decision(
-            seat,
-            "batavia.exchange",
-            [EXCHANGE_TILES, KEEP_TILES],
-            "Exchange one stall tile of each company you hold for gold, or keep them",
-        )
-    hand = state.hands[seat]
-    if not any(state.played):
-        moves = [DRAW_CARDS]
-        if can_play(state, seat):
-            moves += [PLAY_CARD[c] for c in range(N_COMPANIES) if hand[c]]
-        return Decision(seat, "batavia.turn", moves, "Draw 2 ship cards, or lay ship cards")
-    moves = [PLAY_CARD[c] for c in range(N_COMPANIES) if hand[c]]
-    moves += _move_options(state, seat)
-    return Decision(seat, "batavia.play", moves, "Lay another card, or move your merchant")
+    return _DECIDE[state.phase](state)
+
+
+def apply(state: State, seat: int, move) -> list[Event]:
+    """Play one move. Every check comes before any change, so an IllegalMove leaves the state
+    untouched."""
+    if state.phase == OVER:
+        raise IllegalMove("MATCH_OVER", "the game is over")
+    if seat != state.current:
+        raise IllegalMove("NOT_YOUR_TURN", f"seat {state.current} is to act, not seat {seat}")
+    return _PLAY[state.phase](state, seat, move)
+
+
+def default_move(state: State, d: Decision):
+    """The time policy's DEFAULT_MOVE: pass, draw, keep; with cards already laid, the first
+    merchant move offered (or, if none yet, the first card offered)."""
+    return STEPS[state.phase].default_move(state, d)
 
 
 def _move_options(state: State, seat: int) -> list:
@@ -320,212 +226,10 @@ def _move_options(state: State, seat: int) -> list:
     return options
 
 
-def _lowest_bid(state: State) -> int:
-    """The opening bid is free down to the match minimum; every later bid covers the last."""
-    if state.high_bidder < 0:
-        return state.options["min_bid"]
-    return max(state.high_bid + 1, state.options["min_bid"])
-
-
-def _auction_prompt(state: State, seat: int, lo: int) -> str:
-    lot = ", ".join(f"{k} {COMPANY_IDS[c]}" for c, k in enumerate(state.lot) if k) or "no cards"
-    if lo > state.bills[seat]:
-        return f"Auction of {lot} + first-player ship: you cannot bid above {state.high_bid}; pass"
-    return (
-        f"Auction of {lot} + first-player ship: bid {lo}..{state.bills[seat]} bills, or pass"
-    )
-
-
-def default_move(state: State, d: Decision):
-    """The time policy's DEFAULT_MOVE: pass, draw, keep; with cards already laid, the first
-    merchant move offered (or, if none yet, the first card offered)."""
-    if state.phase == AUCTION:
-        return PASS_BID
-    if state.phase == EXCHANGE:
-        return KEEP_TILES
-    if not any(state.played):
-        return DRAW_CARDS
-    moving = [m for m in d.moves if not isinstance(m, PlayCard)]
-    return (moving or list(d.moves))[0]
-
-
-# ---------------------------------------------------------------------------- apply
-
-
-def apply(state: State, seat: int, move) -> list[Event]:
-    """Play one move. Every check comes before any change, so an IllegalMove leaves the state
-    untouched."""
-    if state.phase == OVER:
-        raise IllegalMove("MATCH_OVER", "the game is over")
-    if seat != state.current:
-        raise IllegalMove("NOT_YOUR_TURN", f"seat {state.current} is to act, not seat {seat}")
-    kind = type(move)
-    if state.phase == AUCTION:
-        if kind is Bid:
-            return place_bid(state, seat, move.amount)
-        if kind is PassBid:
-            return pass_bid(state, seat)
-        raise IllegalMove("ILLEGAL_MOVE", "A. Vente aux enchères: during the auction you may only bid or pass")
-    if state.phase == EXCHANGE:
-        if kind is ExchangeTiles:
-            return exchange_tiles(state, seat)
-        if kind is KeepTiles:
-            return keep_tiles(state, seat)
-        raise IllegalMove(
-            "ILLEGAL_MOVE", "3. Echanger des tuiles: choose to exchange your stall tiles or keep them"
-        )
-    if kind is DrawCards:
-        return draw_cards(state, seat)
-    if kind is PlayCard:
-        return play_card(state, seat, move.company)
-    if kind is AdvanceMerchant:
-        return advance_merchant(state, seat, move.company)
-    if kind is TakeArrival:
-        return take_arrival(state, seat)
-    raise IllegalMove(
-        "ILLEGAL_MOVE", "B. Actions des joueurs: draw 2 ship cards, or lay cards and move your merchant"
-    )
-
-
-# ---- A. Vente aux enchères
-
-
-def start_round(state: State) -> list[Event]:
-    """A new round: the first player of the last round (the oldest player in round 1) is the
-    auctioneer, rolls the die and reveals that many ship cards, added to any unsold lot."""
-    state.round += 1
-    state.auctioneer = max(state.first_player, 0)
-    faces = state.rules.die_faces
-    state.die = faces[state.rng.below(len(faces))]
-    drawn = _draw(state, state.die)
-    for c in drawn:
-        state.lot[c] += 1
-    state.phase = AUCTION
-    state.high_bid, state.high_bidder = 0, -1
-    state.in_auction = [True] * state.n
-    state.current = (state.auctioneer + 1) % state.n
-    state.plays_this_round = 0
-    counts = [drawn.count(c) for c in range(N_COMPANIES)]
-    return [
-        Event(
-            "batavia.auction_opened",
-            state.auctioneer,
-            f"round {state.round}: seat {state.auctioneer} rolls {state.die} and reveals "
-            f"{len(drawn)} card(s); lot now {sum(state.lot)} card(s)",
-            {"round": state.round, "die": state.die, "revealed": counts, "lot": list(state.lot)},
-        )
-    ]
-
-
-def place_bid(state: State, seat: int, amount: int) -> list[Event]:
-    if state.high_bidder >= 0 and amount <= state.high_bid:
-        raise IllegalMove(
-            "ILLEGAL_MOVE",
-            f"A. Vente aux enchères: each bid must cover the previous one ({state.high_bid})",
-        )
-    if amount < state.options["min_bid"]:
-        raise IllegalMove(
-            "ILLEGAL_MOVE",
-            f"A. Vente aux enchères: the minimum bid in this match is {state.options['min_bid']}",
-        )
-    if amount > state.bills[seat]:
-        raise IllegalMove(
-            "ILLEGAL_MOVE",
-            f"A. Vente aux enchères: a bid may not exceed the bills you hold ({state.bills[seat]})",
-        )
-    state.high_bid, state.high_bidder = amount, seat
-    events = [Event("batavia.bid", seat, f"seat {seat} bids {amount}", {"amount": amount})]
-    return events + _next_bidder(state, seat)
-
-
-def pass_bid(state: State, seat: int) -> list[Event]:
-    state.in_auction[seat] = False
-    return [Event("batavia.pass", seat, f"seat {seat} passes")] + _next_bidder(state, seat)
-
-
-def _next_bidder(state: State, seat: int) -> list[Event]:
-    """Bidding goes on clockwise among those still in until one bidder remains."""
-    active = sum(state.in_auction)
-    if active == 0:
-        return _all_passed(state)
-    if active == 1 and state.high_bidder >= 0:
-        return _sell_lot(state)
-    nxt = seat
-    while True:
-        nxt = (nxt + 1) % state.n
-        if state.in_auction[nxt]:
-            state.current = nxt
-            return []
-
-
-def _sell_lot(state: State) -> list[Event]:
-    """The winner pays by handing out bills one at a time clockwise from the left neighbour, to
-    opponents only, takes the cards and the first-player ship."""
-    winner, price = state.high_bidder, state.high_bid
-    paid = [0] * state.n
-    state.bills[winner] -= price
-    for i in range(price):
-        to = (winner + 1 + i % (state.n - 1)) % state.n
-        state.bills[to] += 1
-        paid[to] += 1
-    cards = list(state.lot)
-    for c in range(N_COMPANIES):
-        state.hands[winner][c] += state.lot[c]
-    state.lot = [0] * N_COMPANIES
-    state.first_player = winner
-    event = Event(
-        "batavia.auction_won",
-        winner,
-        f"seat {winner} buys {sum(cards)} card(s) and the first-player ship for {price}",
-        {"price": price, "cards": cards, "paid": paid, "hand_sizes": _hand_sizes(state)},
-    )
-    return [event] + _start_actions(state)
-
-
-def _all_passed(state: State) -> list[Event]:
-    """Everybody passed: the cards stay for the next auction and the first player does not
-    change — except in the game's first auction, where the auctioneer becomes first player."""
-    if state.first_player < 0:
-        state.first_player = state.auctioneer
-    event = Event(
-        "batavia.auction_unsold",
-        -1,
-        f"everybody passed; {sum(state.lot)} card(s) stay for the next auction; "
-        f"seat {state.first_player} remains first player",
-        {"lot": list(state.lot), "first_player": state.first_player},
-    )
-    return [event] + _start_actions(state)
-
-
-def _hand_sizes(state: State) -> list[int]:
-    return [sum(h) for h in state.hands]
-
-
-def _start_actions(state: State) -> list[Event]:
-    state.phase = ACTIONS
-    state.turns_taken = 0
-    state.current = state.first_player
-    state.played = [0] * N_COMPANIES
-    return []
+# ---------------------------------------------------------------------------- the moves' effects
 
 
 # ---- B. Actions des joueurs
-
-
-def _draw(state: State, k: int) -> list[int]:
-    """Draw up to k cards; when the pile runs out the discards are shuffled into a new pile
-    (rulebook, remark under 'Vente aux enchères'). With both empty, fewer cards are drawn."""
-    out: list[int] = []
-    pile = state.draw_pile
-    for _ in range(k):
-        if not pile:
-            if not any(state.discards):
-                break
-            pile.extend(c for c in range(N_COMPANIES) for _ in range(state.discards[c]))
-            state.discards = [0] * N_COMPANIES
-            state.rng.shuffle(pile)
-        out.append(pile.pop())
-    return out
 
 
 def draw_cards(state: State, seat: int) -> list[Event]:
@@ -535,7 +239,7 @@ def draw_cards(state: State, seat: int) -> list[Event]:
             "B. Actions des joueurs: only one of the two actions per turn; you have laid cards, "
             "so move your merchant",
         )
-    drawn = _draw(state, state.rules.draw_count)
+    drawn = draw_from_pile(state, state.rules.draw_count)
     for c in drawn:
         state.hands[seat][c] += 1
     ev = Event("batavia.draw", seat, f"seat {seat} draws {len(drawn)} card(s)", {"count": len(drawn)})
@@ -545,7 +249,7 @@ def draw_cards(state: State, seat: int) -> list[Event]:
 def play_card(state: State, seat: int, company: int) -> list[Event]:
     if not 0 <= company < N_COMPANIES or not state.hands[seat][company]:
         raise IllegalMove(
-            "ILLEGAL_MOVE", f"1. Poser des cartes: you hold no {_cname(company)} ship card"
+            "ILLEGAL_MOVE", f"1. Poser des cartes: you hold no {company_name(company)} ship card"
         )
     if not can_play(state, seat):
         if state.arrival_holder >= 0:
@@ -566,7 +270,7 @@ def play_card(state: State, seat: int, company: int) -> list[Event]:
         Event(
             "batavia.card_played",
             seat,
-            f"seat {seat} lays a {_cname(company)} ship card",
+            f"seat {seat} lays a {company_name(company)} ship card",
             {"company": COMPANY_IDS[company], "cannon": _cannon(state)},
         )
     ]
@@ -590,14 +294,14 @@ def advance_merchant(state: State, seat: int, company: int) -> list[Event]:
     if not 0 <= company < N_COMPANIES or seal_holder(state, company) != seat:
         raise IllegalMove(
             "ILLEGAL_MOVE",
-            f"2. Avancer son commerçant: you must hold the {_cname(company)} seal "
+            f"2. Avancer son commerçant: you must hold the {company_name(company)} seal "
             "(a strict majority of its face-up ship cards)",
         )
     space = stalls_ahead(state, seat)[company]
     if not space:
         raise IllegalMove(
             "ILLEGAL_MOVE",
-            f"2. Avancer son commerçant: no {_cname(company)} stall tile lies ahead of your merchant",
+            f"2. Avancer son commerçant: no {company_name(company)} stall tile lies ahead of your merchant",
         )
     tile = state.track[space - 1]
     state.track[space - 1] = -1
@@ -655,7 +359,7 @@ def take_arrival(state: State, seat: int) -> list[Event]:
     if reachable:
         raise IllegalMove(
             "ILLEGAL_MOVE",
-            f"Fin du jeu: you hold the {_cname(reachable[0])} seal and its stall lies ahead; "
+            f"Fin du jeu: you hold the {company_name(reachable[0])} seal and its stall lies ahead; "
             "you must advance to it",
         )
     state.merchant[seat] = ARRIVAL
@@ -731,7 +435,7 @@ def pirate_attack(state: State) -> list[Event]:
             Event(
                 "batavia.pirates",
                 -1,
-                f"pirates sink {most} card(s) of {', '.join(_cname(c) for c in sunk)}",
+                f"pirates sink {most} card(s) of {', '.join(company_name(c) for c in sunk)}",
                 {"companies": [COMPANY_IDS[c] for c in sunk], "cards_each": most,
                  "cannon": _cannon(state)},
             )
@@ -804,7 +508,3 @@ def final_scoring(state: State, reason: str) -> list[Event]:
             {"final": final, "reason": reason},
         )
     ]
-
-
-def _cname(company: int) -> str:
-    return COMPANY_NAMES[company] if 0 <= company < N_COMPANIES else f"company #{company}"

@@ -13,7 +13,16 @@ from __future__ import annotations
 
 from referee.v1 import batavia_pb2 as pb
 
-from . import rules as R
+from .rules import (
+    AUCTION,
+    N_COMPANIES,
+    N_GOODS,
+    OVER,
+    State,
+    face_up_total,
+    pirate_threshold,
+    seal_holder,
+)
 
 # Fragments repeat within a match (a player's holdings change only when they act), rarely
 # across matches: a few thousand entries keep the hits, and cap the memory at a few MB.
@@ -28,7 +37,7 @@ def _counts(values) -> pb.CompanyCounts:
 
 
 def _tile(tile: int) -> pb.Tile:
-    return pb.Tile(company=tile // R.N_GOODS + 1, good=tile % R.N_GOODS + 1)
+    return pb.Tile(company=tile // N_GOODS + 1, good=tile % N_GOODS + 1)
 
 
 def _stall(space: int, tile: int, revealed: int) -> pb.Stall:
@@ -36,12 +45,12 @@ def _stall(space: int, tile: int, revealed: int) -> pb.Stall:
         return pb.Stall(space=space, state=pb.TAKEN)
     if space <= revealed:
         return pb.Stall(
-            space=space, state=pb.FACE_UP, company=tile // R.N_GOODS + 1, good=tile % R.N_GOODS + 1
+            space=space, state=pb.FACE_UP, company=tile // N_GOODS + 1, good=tile % N_GOODS + 1
         )
     return pb.Stall(space=space, state=pb.FACE_DOWN)
 
 
-def _player_key(state: R.State, s: int, holders: list[int], over: bool) -> tuple:
+def _player_key(state: State, s: int, holders: list[int], over: bool) -> tuple:
     return (
         s,
         state.merchant[s],
@@ -49,11 +58,11 @@ def _player_key(state: R.State, s: int, holders: list[int], over: bool) -> tuple
         state.bills[s],
         state.final[s]["total"] if over else state.gold[s],
         tuple(state.face_up[s]),
-        tuple(c + 1 for c in range(R.N_COMPANIES) if holders[c] == s),
+        tuple(c + 1 for c in range(N_COMPANIES) if holders[c] == s),
         tuple(state.tiles[s]),
         state.crates_left[s],
         state.arrival_holder == s,
-        state.phase == R.AUCTION and state.in_auction[s],
+        state.phase == AUCTION and state.in_auction[s],
     )
 
 
@@ -74,20 +83,20 @@ def _player(key: tuple) -> pb.PlayerPublic:
     )
 
 
-def _houses(state: R.State) -> list[pb.CountingHouse]:
+def _houses(state: State) -> list[pb.CountingHouse]:
     return [
         pb.CountingHouse(
             good=g + 1,
-            crate_owner=[state.crate_owner[c * R.N_GOODS + g] for c in range(R.N_COMPANIES)],
+            crate_owner=[state.crate_owner[c * N_GOODS + g] for c in range(N_COMPANIES)],
         )
-        for g in range(R.N_GOODS)
+        for g in range(N_GOODS)
     ]
 
 
-def _scalars(state: R.State, seat: int | None) -> pb.View:
+def _scalars(state: State, seat: int | None) -> pb.View:
     """Everything but stalls, players and counting houses."""
-    over = state.phase == R.OVER
-    total = R.face_up_total(state)
+    over = state.phase == OVER
+    total = face_up_total(state)
     view = pb.View(
         seat=-1 if seat is None else seat,
         seat_count=state.n,
@@ -99,12 +108,12 @@ def _scalars(state: R.State, seat: int | None) -> pb.View:
         discards=_counts(state.discards),
         cannon=min(total, state.rules.cannon_max),
         face_up_total=total,
-        pirate_threshold=R.pirate_threshold(state),
+        pirate_threshold=pirate_threshold(state),
         played_this_turn=_counts(state.played),
         arrival_holder=state.arrival_holder,
         final_round=state.arrival_holder >= 0 and not over,
     )
-    if state.phase == R.AUCTION:
+    if state.phase == AUCTION:
         view.auction.CopyFrom(
             pb.Auction(
                 die=state.die,
@@ -122,14 +131,14 @@ def _scalars(state: R.State, seat: int | None) -> pb.View:
     return view
 
 
-def build_view(state: R.State, seat: int | None) -> pb.View:
+def build_view(state: State, seat: int | None) -> pb.View:
     return pb.View.FromString(build_view_bytes(state, seat))
 
 
-def build_view_bytes(state: R.State, seat: int | None) -> bytes:
+def build_view_bytes(state: State, seat: int | None) -> bytes:
     """The encoded view: cached fragments concatenated (see the module docstring)."""
-    over = state.phase == R.OVER
-    holders = [R.seal_holder(state, c) for c in range(R.N_COMPANIES)]
+    over = state.phase == OVER
+    holders = [seal_holder(state, c) for c in range(N_COMPANIES)]
     parts: list[bytes] = []
     # the whole row of stalls changes only when a tile is taken or revealed: one cache entry
     tkey = (tuple(state.track), state.revealed)
@@ -163,10 +172,10 @@ def build_view_bytes(state: R.State, seat: int | None) -> bytes:
     return b"".join(parts)
 
 
-def build_view_direct(state: R.State, seat: int | None) -> pb.View:
+def build_view_direct(state: State, seat: int | None) -> pb.View:
     """The same view built field by field (the reference for the fragment build)."""
-    over = state.phase == R.OVER
-    holders = [R.seal_holder(state, c) for c in range(R.N_COMPANIES)]
+    over = state.phase == OVER
+    holders = [seal_holder(state, c) for c in range(N_COMPANIES)]
     view = pb.View(
         stalls=[_stall(sp, t, state.revealed) for sp, t in enumerate(state.track, start=1)],
         players=[_player(_player_key(state, s, holders, over)) for s in range(state.n)],

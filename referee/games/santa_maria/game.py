@@ -1,31 +1,20 @@
-"""Santa Maria as a referee game: options, component sheet, proto mapping; rules in rules.py."""
+"""Santa Maria as a referee game: options, result and proto mapping; the rest is the common
+adapter (referee/core/adapter.py) over the sheet schema (sheet.py) and the rules (rules.py)."""
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
 
 from google.protobuf.message import Message
 
-from referee.core import hashing
-from referee.core.components import ComponentSheet, derived, load_sheet_file, parse_sheet
-from referee.core.contract import (
-    Decision,
-    Event,
-    Game,
-    GameSpec,
-    MalformedMove,
-    OptionSpec,
-    Result,
-    competition_ranks,
-)
-from referee.core.rng import Rng
+from referee.core.adapter import SheetGame, field_in_range
+from referee.core.components import ComponentSheet
+from referee.core.contract import GameSpec, MalformedMove, OptionSpec, Result, competition_ranks
 from referee.v1 import santa_maria_pb2 as pb
 
-from . import moves as mv
-from . import rules as R
+from . import moves, rules
+from . import view as views
 from .sheet import SCHEMA, check_consistency
-from .view import build_view
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
 DEFAULT_SHEET = COMPONENTS_DIR / "santa-maria-aporta-2017.json"
@@ -35,24 +24,24 @@ SPEC = GameSpec(
     title="Santa Maria (Aporta Games 2017 / Pixie Games 2018)",
     min_seats=1,
     max_seats=4,
-    rulebook="shared/rules/santa-maria-fr.txt (French rules)",
+    rulebook="Santa Maria, French rules (Aporta Games 2017)",
     options=(
         OptionSpec(
             "setup",
             "enum",
-            R.SETUP_STANDARD,
+            rules.SETUP_STANDARD,
             "standard: colony boards on their A side, dealt at random; advanced: B sides, each "
             "seat drafts a town hall + Scholar lot (Règles avancées). One seat always plays the "
             "advanced set-up (Jeu en solo).",
-            choices=(R.SETUP_STANDARD, R.SETUP_ADVANCED),
+            choices=(rules.SETUP_STANDARD, rules.SETUP_ADVANCED),
         ),
         OptionSpec(
             "colony_boards",
             "enum",
-            R.BOARDS_RANDOM,
+            rules.BOARDS_RANDOM,
             "standard set-up: random = A-side boards dealt at random (first game); pick = seats "
             "choose them anticlockwise from the first player's right (later games)",
-            choices=(R.BOARDS_RANDOM, R.BOARDS_PICK),
+            choices=(rules.BOARDS_RANDOM, rules.BOARDS_PICK),
         ),
         OptionSpec(
             "shared_blue_dice",
@@ -65,50 +54,20 @@ SPEC = GameSpec(
 )
 
 
-class SantaMariaGame(Game[R.State, mv.Move]):
+class SantaMariaGame(SheetGame[rules.State, moves.Move]):
     spec = SPEC
     move_message = pb.Move
     view_message = pb.View
+    sheet_schema = SCHEMA
+    default_sheets = MappingProxyType({"": DEFAULT_SHEET})
+    engine = rules
+    views = views
 
-    def __init__(self) -> None:
-        self._default: ComponentSheet | None = None
+    def check_sheet(self, sheet: ComponentSheet) -> None:
+        check_consistency(sheet)
 
-    # ---- components
-    def default_components(self, options: Mapping[str, Any]) -> ComponentSheet:
-        if self._default is None:
-            self._default = self.load_components(str(DEFAULT_SHEET))
-        return self._default
-
-    def load_components(self, path: str) -> ComponentSheet:
-        sheet = load_sheet_file(path, game="santa_maria", required=SCHEMA)
-        check_consistency(dict(sheet.values), str(path))
-        return sheet
-
-    def parse_components(self, document: Mapping[str, Any]) -> ComponentSheet:
-        sheet = parse_sheet(document, game="santa_maria", required=SCHEMA)
-        check_consistency(dict(sheet.values), "<sheet>")
-        return sheet
-
-    def rules_for(self, sheet: ComponentSheet) -> R.Rules:
-        return derived(sheet, R.Rules.from_sheet)
-
-    # ---- rules
-    def setup(self, options, seat_count, rng: Rng, components: ComponentSheet) -> R.State:
-        options = self.spec.parse_options(options)
-        state, _ = R.setup(dict(options), seat_count, rng, self.rules_for(components))
-        return state
-
-    def decision(self, state: R.State) -> Decision | None:
-        return R.decision(state)
-
-    def apply(self, state: R.State, seat: int, move: mv.Move) -> list[Event]:
-        return R.apply(state, seat, move)
-
-    def view(self, state: R.State, seat: int | None) -> pb.View:
-        return build_view(state, seat)
-
-    def result(self, state: R.State) -> Result | None:
-        if state.phase != R.OVER:
+    def result(self, state: rules.State) -> Result | None:
+        if state.phase != rules.OVER:
             return None
         scores = [f["total"] for f in state.final]
         # tie-break: the retreat space nearest "1st" in the last year
@@ -121,20 +80,11 @@ class SantaMariaGame(Game[R.State, mv.Move]):
         return Result(scores=scores, ranks=ranks, winners=winners,
                       details=[dict(f) for f in state.final], summary=summary)
 
-    def default_move(self, state: R.State, decision: Decision) -> mv.Move:
-        return R.default_move(state, decision)
-
-    def hash_state(self, state: R.State) -> str:
-        return hashing.digest(state)
-
-    def seat_count(self, state: R.State) -> int:
-        return state.n
-
     # ---- proto mapping
-    def move_to_proto(self, move: mv.Move) -> pb.Move:
+    def move_to_proto(self, move: moves.Move) -> pb.Move:
         return move_to_proto(move)
 
-    def move_from_proto(self, message: Message) -> mv.Move:
+    def move_from_proto(self, message: Message) -> moves.Move:
         return move_from_proto(message)
 
 
@@ -146,83 +96,74 @@ def _pay(pay: tuple[int, ...]) -> pb.Goods:
     return pb.Goods(wood=pay[0], wheat=pay[1], sugar=pay[2], gem=pay[3], gold=pay[4])
 
 
-def move_to_proto(move: mv.Move) -> pb.Move:
+def move_to_proto(move: moves.Move) -> pb.Move:
     k = type(move)
-    if k is mv.ChooseBoard:
+    if k is moves.ChooseBoard:
         return pb.Move(choose_board=pb.ChooseBoard(board=move.board))
-    if k is mv.DraftLot:
+    if k is moves.DraftLot:
         return pb.Move(draft_lot=pb.DraftLot(lot=move.lot))
-    if k is mv.Expand:
+    if k is moves.Expand:
         return pb.Move(expand=pb.Expand(slot=move.slot, pay=_pay(move.pay)))
-    if k is mv.PlaceTile:
+    if k is moves.PlaceTile:
         return pb.Move(place_tile=pb.PlaceTile(rotation=move.rotation, **_rc(move.cell)))
-    if k is mv.ActivateBuilding:
+    if k is moves.ActivateBuilding:
         return pb.Move(activate_building=pb.ActivateBuilding(**_rc(move.cell)))
-    if k is mv.UseDie:
+    if k is moves.UseDie:
         return pb.Move(use_die=pb.UseDie(color=move.color, face=move.face, line=move.line,
                                          target=move.target, botany=move.botany + 1))
-    if k is mv.Retreat:
+    if k is moves.Retreat:
         return pb.Move(retreat=pb.Retreat(space=move.space))
-    if k is mv.Sell:
+    if k is moves.Sell:
         return pb.Move(sell=pb.Sell(resource=move.resource + 1))
-    if k is mv.Buy:
+    if k is moves.Buy:
         return pb.Move(buy=pb.Buy(resource=move.resource + 1))
-    if k is mv.MoveDie:
+    if k is moves.MoveDie:
         a, b = _rc(move.src), _rc(move.dst)
         return pb.Move(move_die=pb.MoveDie(from_row=a["row"], from_col=a["col"], to_row=b["row"], to_col=b["col"]))
-    if k is mv.EndTurn:
+    if k is moves.EndTurn:
         return pb.Move(end_turn=pb.EndTurn())
-    if k is mv.Exchange:
+    if k is moves.Exchange:
         return pb.Move(exchange=pb.Exchange(option=move.option, pay=_pay(move.pay)))
-    if k is mv.Ship:
+    if k is moves.Ship:
         return pb.Move(ship=pb.Ship(slot=move.slot, pay=_pay(move.pay)))
-    if k is mv.ShiftShip:
+    if k is moves.ShiftShip:
         return pb.Move(shift_ship=pb.ShiftShip(dock=move.dock))
-    if k is mv.Religion:
+    if k is moves.Religion:
         return pb.Move(religion=pb.Religion(extra=move.extra, pay=_pay(move.pay)))
-    if k is mv.RecruitMonk:
+    if k is moves.RecruitMonk:
         return pb.Move(recruit_monk=pb.RecruitMonk(space=move.space))
-    if k is mv.PlaceDie:
+    if k is moves.PlaceDie:
         return pb.Move(place_die=pb.PlaceDie(**_rc(move.cell)))
-    if k is mv.PlaceRoad:
+    if k is moves.PlaceRoad:
         return pb.Move(place_road=pb.PlaceRoad(**_rc(move.cell)))
-    if k is mv.RecoverCoins:
+    if k is moves.RecoverCoins:
         return pb.Move(recover_coins=pb.RecoverCoins(**_rc(move.cell)))
-    if k is mv.Decline:
+    if k is moves.Decline:
         return pb.Move(decline=pb.Decline())
     raise TypeError(f"not a Santa Maria move: {move!r}")
 
 
 def _cell(row: int, col: int, what: str) -> int:
-    if not (1 <= row <= 6 and 1 <= col <= 6):
-        raise MalformedMove(f"{what}: row and col are 1..6, not ({row}, {col})")
-    return (row - 1) * 6 + col - 1
+    return (field_in_range(row, 1, 6, f"{what}.row") - 1) * 6 + field_in_range(col, 1, 6, f"{what}.col") - 1
 
 
 def _unpay(g: pb.Goods, what: str) -> tuple[int, ...]:
     if g.coins or g.points:
         raise MalformedMove(f"{what}.pay holds resources only (no coins or points)")
-    vals = (g.wood, g.wheat, g.sugar, g.gem, g.gold)
-    if any(v > 99 for v in vals):
-        raise MalformedMove(f"{what}.pay: amounts out of range")
-    return vals
+    return tuple(field_in_range(getattr(g, name), 0, 99, f"{what}.pay.{name}") for name in rules.RES_NAMES)
 
 
 def _res(value: int, what: str, allow_none: bool = False) -> int:
     if value == 0 and allow_none:
         return -1
-    if not 1 <= value <= 5:
-        raise MalformedMove(f"{what}: a resource WOOD..GOLD, not {value}")
-    return value - 1
+    return field_in_range(value, 1, 5, f"{what} (a resource WOOD..GOLD)") - 1
 
 
 def _small(value: int, hi: int, what: str) -> int:
-    if value > hi:
-        raise MalformedMove(f"{what} out of range: {value}")
-    return value
+    return field_in_range(value, 0, hi, what)
 
 
-def move_from_proto(message: Message) -> mv.Move:
+def move_from_proto(message: Message) -> moves.Move:
     if not isinstance(message, pb.Move):
         raise MalformedMove("not a santa_maria.Move")
     kind = message.WhichOneof("kind")
@@ -230,47 +171,47 @@ def move_from_proto(message: Message) -> mv.Move:
         raise MalformedMove("empty santa_maria.Move: set exactly one kind")
     m = getattr(message, kind)
     if kind == "choose_board":
-        return mv.choose_board(_small(m.board, 99, "choose_board.board"))
+        return moves.choose_board(_small(m.board, 99, "choose_board.board"))
     if kind == "draft_lot":
-        return mv.draft_lot(_small(m.lot, 99, "draft_lot.lot"))
+        return moves.draft_lot(_small(m.lot, 99, "draft_lot.lot"))
     if kind == "expand":
-        return mv.expand(_small(m.slot, 99, "expand.slot"), _unpay(m.pay, "expand"))
+        return moves.expand(_small(m.slot, 99, "expand.slot"), _unpay(m.pay, "expand"))
     if kind == "place_tile":
-        return mv.place_tile(_cell(m.row, m.col, "place_tile"), _small(m.rotation, 3, "place_tile.rotation"))
+        return moves.place_tile(_cell(m.row, m.col, "place_tile"), _small(m.rotation, 3, "place_tile.rotation"))
     if kind == "activate_building":
-        return mv.activate_building(_cell(m.row, m.col, "activate_building"))
+        return moves.activate_building(_cell(m.row, m.col, "activate_building"))
     if kind == "use_die":
         if m.color not in (pb.WHITE, pb.BLUE) or m.line not in (pb.ROW, pb.COLUMN):
             raise MalformedMove("use_die: color WHITE/BLUE and line ROW/COLUMN are required")
-        if not 1 <= m.face <= 6 or not 1 <= m.target <= 6:
-            raise MalformedMove("use_die: face and target are 1..6")
-        return mv.use_die(m.color, m.face, m.line, m.target, _res(m.botany, "use_die.botany", True))
+        face = field_in_range(m.face, 1, 6, "use_die.face")
+        target = field_in_range(m.target, 1, 6, "use_die.target")
+        return moves.use_die(m.color, face, m.line, target, _res(m.botany, "use_die.botany", True))
     if kind == "retreat":
-        return mv.retreat(_small(m.space, 99, "retreat.space"))
+        return moves.retreat(_small(m.space, 99, "retreat.space"))
     if kind == "sell":
-        return mv.sell(_res(m.resource, "sell.resource"))
+        return moves.sell(_res(m.resource, "sell.resource"))
     if kind == "buy":
-        return mv.buy(_res(m.resource, "buy.resource"))
+        return moves.buy(_res(m.resource, "buy.resource"))
     if kind == "move_die":
-        return mv.move_die(_cell(m.from_row, m.from_col, "move_die.from"), _cell(m.to_row, m.to_col, "move_die.to"))
+        return moves.move_die(_cell(m.from_row, m.from_col, "move_die.from"), _cell(m.to_row, m.to_col, "move_die.to"))
     if kind == "end_turn":
-        return mv.END_TURN
+        return moves.END_TURN
     if kind == "exchange":
-        return mv.exchange(_small(m.option, 99, "exchange.option"), _unpay(m.pay, "exchange"))
+        return moves.exchange(_small(m.option, 99, "exchange.option"), _unpay(m.pay, "exchange"))
     if kind == "ship":
-        return mv.ship(_small(m.slot, 99, "ship.slot"), _unpay(m.pay, "ship"))
+        return moves.ship(_small(m.slot, 99, "ship.slot"), _unpay(m.pay, "ship"))
     if kind == "shift_ship":
-        return mv.shift_ship(_small(m.dock, 99, "shift_ship.dock"))
+        return moves.shift_ship(_small(m.dock, 99, "shift_ship.dock"))
     if kind == "religion":
-        return mv.religion(m.extra, _unpay(m.pay, "religion"))
+        return moves.religion(m.extra, _unpay(m.pay, "religion"))
     if kind == "recruit_monk":
-        return mv.recruit_monk(_small(m.space, 99, "recruit_monk.space"))
+        return moves.recruit_monk(_small(m.space, 99, "recruit_monk.space"))
     if kind == "place_die":
-        return mv.place_die(_cell(m.row, m.col, "place_die"))
+        return moves.place_die(_cell(m.row, m.col, "place_die"))
     if kind == "place_road":
-        return mv.place_road(_cell(m.row, m.col, "place_road"))
+        return moves.place_road(_cell(m.row, m.col, "place_road"))
     if kind == "recover_coins":
-        return mv.recover_coins(_cell(m.row, m.col, "recover_coins"))
+        return moves.recover_coins(_cell(m.row, m.col, "recover_coins"))
     if kind == "decline":
-        return mv.DECLINE
+        return moves.DECLINE
     raise MalformedMove(f"unknown santa_maria move kind {kind!r}")

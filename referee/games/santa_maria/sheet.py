@@ -1,6 +1,7 @@
 """The Santa Maria component sheet: schema (checked at load) and compilation into ``Rules``.
 
-Every value of the sheet is one fact with its provenance (DESIGN.md, "Component data"). The shape
+Every value of the sheet is one fact with its provenance (docs/ARCHITECTURE.md, "Component
+data"). The shape
 of every value is checked here, so an organizer's verified sheet (``--components FILE``) with a
 typo is refused with the name of the faulty value instead of failing mid-game.
 
@@ -22,6 +23,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from referee.core.components import (
+    ComponentSheet,
+    SheetError,
+    exactly,
+    int_at_least,
+    int_list,
+    is_int,
+)
+
 RESOURCES = ("wood", "wheat", "sugar", "gem", "gold")
 GOODS_KEYS = RESOURCES + ("coins", "points")
 TERRAINS = ("road", "farm", "forest", "mountain", "city", "town_hall")
@@ -41,32 +51,13 @@ ACHIEVEMENTS = ("communism", "capitalism", "theocracy", "capracracy", "democracy
 Check = Callable[[Any], "str | None"]
 
 
-def _is_int(x: Any, lo: int = 0) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and x >= lo
-
-
-def int_(lo: int = 0) -> Check:
-    return lambda v: None if _is_int(v, lo) else f"expected an integer >= {lo}"
-
-
-def int_list(length: int | None = None, lo: int = 0) -> Check:
-    def check(v: Any) -> str | None:
-        if not isinstance(v, list) or not all(_is_int(x, lo) for x in v):
-            return f"expected a list of integers >= {lo}"
-        if length is not None and len(v) != length:
-            return f"expected {length} integers"
-        return None
-
-    return check
-
-
 def goods_problem(v: Any, keys: tuple[str, ...] = GOODS_KEYS) -> str | None:
     if not isinstance(v, dict):
         return "goods must be an object"
     for k, n in v.items():
         if k not in keys:
             return f"unknown good {k!r} (expected one of {', '.join(keys)})"
-        if not _is_int(n, 1):
+        if not is_int(n, 1):
             return f"amount of {k} must be a positive integer"
     return None
 
@@ -118,7 +109,7 @@ def cell_problem(c: Any) -> str | None:
         if p:
             return p
     for k in ("colonists", "end_points"):
-        if k in c and not _is_int(c[k]):
+        if k in c and not is_int(c[k]):
             return f"cell {k} must be an integer >= 0"
     return None
 
@@ -161,7 +152,7 @@ def ship(v: Any) -> str | None:
     p = goods_problem(v["cost"], RESOURCES)
     if p or not v["cost"]:
         return p or "empty cost"
-    return None if _is_int(v["points"]) else "points must be an integer >= 0"
+    return None if is_int(v["points"]) else "points must be an integer >= 0"
 
 
 def camp(v: Any) -> str | None:
@@ -210,7 +201,7 @@ def conquistador_scoring(v: Any) -> str | None:
         if not isinstance(years, list) or len(years) != 3:
             return f"{n} players: expected 3 years"
         for row in years:
-            if not isinstance(row, list) or len(row) != int(n) or not all(_is_int(x) for x in row):
+            if not isinstance(row, list) or len(row) != int(n) or not all(is_int(x) for x in row):
                 return f"{n} players: each year lists {n} points (first place first)"
     return None
 
@@ -219,20 +210,16 @@ def track(keys: tuple[str, ...]) -> Check:
     def check(v: Any) -> str | None:
         if not isinstance(v, dict) or set(v) != {"length", *keys}:
             return f"expected {{length, {', '.join(keys)}}}"
-        if not _is_int(v["length"], 1):
+        if not is_int(v["length"], 1):
             return "length must be a positive integer"
         for k in keys:
             xs = v[k]
-            if (not isinstance(xs, list) or not all(_is_int(x, 1) and x <= v["length"] for x in xs)
+            if (not isinstance(xs, list) or not all(is_int(x, 1) and x <= v["length"] for x in xs)
                     or xs != sorted(set(xs))):
                 return f"{k}: increasing spaces within 1..length"
         return None
 
     return check
-
-
-def names(expected: tuple[str, ...]) -> Check:
-    return lambda v: None if v == list(expected) else f"expected {list(expected)}"
 
 
 def bishops(v: Any) -> str | None:
@@ -244,7 +231,7 @@ def bishops(v: Any) -> str | None:
         return "square: {sizes: [...], points: [...]} of equal length"
     for k in BISHOPS[1:]:
         p = v[k]
-        if not (isinstance(p, dict) and set(p) == {"per", "max"} and _is_int(p["per"], 1) and _is_int(p["max"], 1)):
+        if not (isinstance(p, dict) and set(p) == {"per", "max"} and is_int(p["per"], 1) and is_int(p["max"], 1)):
             return f"{k}: expected {{per, max}}"
     return None
 
@@ -275,7 +262,7 @@ def achievements(v: Any) -> str | None:
     if not isinstance(v, dict) or set(v) != set(ACHIEVEMENTS):
         return f"expected thresholds for {', '.join(ACHIEVEMENTS)}"
     for k in ("communism", "capitalism", "theocracy", "democracy", "utopia"):
-        if not _is_int(v[k], 1):
+        if not is_int(v[k], 1):
             return f"{k}: a positive threshold"
     if v["capracracy"] is not True:
         return "capracracy: true (a full line of one terrain)"
@@ -285,7 +272,7 @@ def achievements(v: Any) -> str | None:
 def counts(v: Any) -> str | None:
     keys = {"colony_boards", "development_double", "development_triple", "ships_starting",
             "ships_standard", "scholars", "bishops", "town_halls", "monk_spaces", "missionary_camps"}
-    if not isinstance(v, dict) or set(v) != keys or not all(_is_int(x, 1) for x in v.values()):
+    if not isinstance(v, dict) or set(v) != keys or not all(is_int(x, 1) for x in v.values()):
         return f"expected positive counts for {', '.join(sorted(keys))}"
     return None
 
@@ -297,37 +284,37 @@ def seats(v: Any) -> str | None:
 SCHEMA: dict[str, Check] = {
     "component_counts": counts,
     "seats": seats,
-    "years": int_(1),
-    "resources": names(RESOURCES),
-    "storage_limit": int_(1),
-    "sell_price": lambda v: goods_problem(v, ("coins",)) if not isinstance(v, dict) or set(v) != set(RESOURCES) else (None if all(_is_int(x, 0) for x in v.values()) else "prices are integers"),
+    "years": int_at_least(1),
+    "resources": exactly(list(RESOURCES)),
+    "storage_limit": int_at_least(1),
+    "sell_price": lambda v: goods_problem(v, ("coins",)) if not isinstance(v, dict) or set(v) != set(RESOURCES) else (None if all(is_int(x, 0) for x in v.values()) else "prices are integers"),
     "buy_price": goods(RESOURCES),
-    "start_wood": int_(0),
+    "start_wood": int_at_least(0),
     "start_coins_by_position": int_list(4),
-    "blue_dice_per_player": int_(1),
-    "start_blue_dice": int_(1),
-    "white_dice_per_player": int_(1),
-    "white_dice_per_year": int_(1),
-    "die_pip_cost": int_(0),
+    "blue_dice_per_player": int_at_least(1),
+    "start_blue_dice": int_at_least(1),
+    "white_dice_per_player": int_at_least(1),
+    "white_dice_per_year": int_at_least(1),
+    "die_pip_cost": int_at_least(0),
     "expand_cost_double": goods(RESOURCES),
     "expand_cost_triple": goods(RESOURCES),
-    "display_doubles": int_(1),
-    "display_triples": int_(1),
-    "road_tiles": int_(0),
-    "scholars_drawn": int_(1),
-    "bishops_drawn": int_(1),
-    "monks_per_player": int_(1),
-    "monk_fee": int_(0),
+    "display_doubles": int_at_least(1),
+    "display_triples": int_at_least(1),
+    "road_tiles": int_at_least(0),
+    "scholars_drawn": int_at_least(1),
+    "bishops_drawn": int_at_least(1),
+    "monks_per_player": int_at_least(1),
+    "monk_fee": int_at_least(0),
     "conquistador_scoring": conquistador_scoring,
     "solo_tree_points": int_list(3),
     "solo_achievements": achievements,
     "retreat_spaces": retreat_spaces,
     "docks": docks,
-    "port_column_points": int_(0),
-    "coins_per_point": int_(1),
-    "bishop_penalty": int_(0),
-    "scholars": names(SCHOLARS),
-    **{f"scholar_points_{name}": int_(0) for name in SCHOLARS},
+    "port_column_points": int_at_least(0),
+    "coins_per_point": int_at_least(1),
+    "bishop_penalty": int_at_least(0),
+    "scholars": exactly(list(SCHOLARS)),
+    **{f"scholar_points_{name}": int_at_least(0) for name in SCHOLARS},
     "bishops": bishops,
     "blue_die_monk_symbols": int_list(None, 1),
     "religion_track": track(("monk_symbols",)),
@@ -339,8 +326,10 @@ SCHEMA: dict[str, Check] = {
 }
 
 
-def check_consistency(v: dict[str, Any], origin: str) -> None:
-    """Cross-value checks the per-value schema cannot make."""
+def check_consistency(sheet: ComponentSheet) -> None:
+    """Cross-value checks the per-value schema cannot make; SheetError names what is wrong."""
+    v = sheet.values
+    origin = sheet.name
     c = v["component_counts"]
     sizes = {"colony_boards": "colony_board_a", "development_double": "development_tile_double",
              "development_triple": "development_tile_triple", "ships_starting": "ship_tile_starting",
@@ -348,23 +337,23 @@ def check_consistency(v: dict[str, Any], origin: str) -> None:
              "missionary_camps": "missionary_camp"}
     for count, prefix in sizes.items():
         if c[count] != GROUPS[prefix][0]:
-            raise ValueError(f"{origin}: component_counts.{count} = {c[count]}, but the sheet "
+            raise SheetError(f"{origin}: component_counts.{count} = {c[count]}, but the sheet "
                              f"lists {GROUPS[prefix][0]} {prefix} values")
     ids = [b["id"] for b in gather(v, "colony_board_a")]
     if len(set(ids)) != len(ids):
-        raise ValueError(f"{origin}: colony board ids must be distinct")
+        raise SheetError(f"{origin}: colony board ids must be distinct")
     if c["scholars"] != len(SCHOLARS) or c["bishops"] != len(BISHOPS):
-        raise ValueError(f"{origin}: 10 Scholars and 6 Bishops")
+        raise SheetError(f"{origin}: 10 Scholars and 6 Bishops")
     if c["scholars"] - v["scholars_drawn"] < c["town_halls"]:
-        raise ValueError(f"{origin}: not enough set-aside Scholars for the town hall lots")
+        raise SheetError(f"{origin}: not enough set-aside Scholars for the town hall lots")
     if v["display_doubles"] * 3 > c["development_double"] or v["display_triples"] * 3 > c["development_triple"]:
-        raise ValueError(f"{origin}: the development piles cannot fill three years of display")
+        raise SheetError(f"{origin}: the development piles cannot fill three years of display")
     if c["monk_spaces"] != v["scholars_drawn"] + v["bishops_drawn"] + c["missionary_camps"]:
-        raise ValueError(f"{origin}: monk spaces must be Scholars + Bishops + camps")
+        raise SheetError(f"{origin}: monk spaces must be Scholars + Bishops + camps")
     n_symbols = len(v["religion_track"]["monk_symbols"])
     if any(k > n_symbols for k in v["blue_die_monk_symbols"]):
-        raise ValueError(f"{origin}: blue_die_monk_symbols names a symbol the track lacks")
+        raise SheetError(f"{origin}: blue_die_monk_symbols names a symbol the track lacks")
     if len(v["conquistador_track"]["trees"]) < 3:
-        raise ValueError(f"{origin}: the solo rules need 3 trees on the conquistador track")
+        raise SheetError(f"{origin}: the solo rules need 3 trees on the conquistador track")
     if len(v["retreat_spaces"]) < v["seats"]["max"]:
-        raise ValueError(f"{origin}: fewer retreat spaces than seats")
+        raise SheetError(f"{origin}: fewer retreat spaces than seats")

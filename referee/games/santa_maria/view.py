@@ -8,7 +8,25 @@ import weakref
 
 from referee.v1 import santa_maria_pb2 as pb
 
-from . import rules as R
+from .rules import (
+    DRAFT,
+    GOODS_NAMES,
+    HALL_TILE,
+    OVER,
+    ROW,
+    SCHOLAR_BIT,
+    YEAR,
+    AstronomyShift,
+    DiePlacement,
+    ExchangeOffer,
+    Rules,
+    State,
+    TilePlacement,
+    conquistador_order,
+    decision,
+    tile_cells,
+    tile_shape,
+)
 
 _TERRAIN = {"road": pb.ROAD, "farm": pb.FARM, "forest": pb.FOREST, "mountain": pb.MOUNTAIN,
             "city": pb.CITY, "town_hall": pb.TOWN_HALL}
@@ -20,13 +38,13 @@ def goods(g) -> pb.Goods:
     """A 5-tuple (resources) or 7-tuple (goods) or a sheet dict as Goods."""
     if isinstance(g, dict):
         return pb.Goods(**g)
-    return pb.Goods(**{R.GOODS_NAMES[i]: x for i, x in enumerate(g) if x})
+    return pb.Goods(**{GOODS_NAMES[i]: x for i, x in enumerate(g) if x})
 
 
-_content_cache: weakref.WeakKeyDictionary[R.Rules, dict[int, pb.CellContent]] = weakref.WeakKeyDictionary()
+_content_cache: weakref.WeakKeyDictionary[Rules, dict[int, pb.CellContent]] = weakref.WeakKeyDictionary()
 
 
-def content(rules: R.Rules, kind: int) -> pb.CellContent:
+def content(rules: Rules, kind: int) -> pb.CellContent:
     cache = _content_cache.get(rules)
     if cache is None:
         cache = _content_cache[rules] = {}
@@ -52,25 +70,25 @@ def content(rules: R.Rules, kind: int) -> pb.CellContent:
     return c
 
 
-def _tile_cells(rules: R.Rules, tile: int) -> list[pb.TileCell]:
-    shape = R.tile_shape(rules, tile)
+def _tile_cells(rules: Rules, tile: int) -> list[pb.TileCell]:
+    shape = tile_shape(rules, tile)
     return [pb.TileCell(dr=dr, dc=dc, content=content(rules, k))
-            for (dr, dc), k in zip(shape, R.tile_cells(rules, tile))]
+            for (dr, dc), k in zip(shape, tile_cells(rules, tile))]
 
 
-def _ship(rules: R.Rules, ship: int) -> pb.ShipTile:
+def _ship(rules: Rules, ship: int) -> pb.ShipTile:
     cost, points = rules.ships[ship]
     return pb.ShipTile(cost=goods(cost), points=points)
 
 
-def build_view(state: R.State, seat: int | None) -> pb.View:
+def build_view(state: State, seat: int | None) -> pb.View:
     r = state.rules
-    over = state.phase == R.OVER
-    d = R.decision(state)
+    over = state.phase == OVER
+    d = decision(state)
     view = pb.View(
         seat=-1 if seat is None else seat,
         seat_count=state.n,
-        phase={R.DRAFT: pb.DRAFT, R.YEAR: pb.YEAR, R.OVER: pb.GAME_OVER}[state.phase],
+        phase={DRAFT: pb.DRAFT, YEAR: pb.YEAR, OVER: pb.GAME_OVER}[state.phase],
         year=state.year,
         first_player=state.first,
         current_seat=d.seat if d is not None else -1,
@@ -92,26 +110,25 @@ def build_view(state: R.State, seat: int | None) -> pb.View:
         pend = pb.Pending(kind=d.kind)
         if state.queue:
             task = state.queue[0]
-            k = task[0]
-            if k == "exch":
-                cell = task[3]
-                pend.row, pend.col = cell // 6 + 1, cell % 6 + 1
-                pend.second = task[4]
-                for pay, g in r.effects[task[2]].options:
+            kind = type(task)
+            if kind is ExchangeOffer:
+                pend.row, pend.col = task.cell // 6 + 1, task.cell % 6 + 1
+                pend.second = task.second
+                for pay, g in r.effects[task.effect].options:
                     pend.options.add(pay=goods(pay), gain=goods(g))
-            elif k == "place":
-                pend.slot = task[3]
-                pend.tile.extend(_tile_cells(r, task[2]))
-            elif k == "astro":
-                pend.dock = task[2]
-            elif k == "die":
-                if task[2] == R.ROW:
-                    pend.row = task[3] + 1
+            elif kind is TilePlacement:
+                pend.slot = task.slot
+                pend.tile.extend(_tile_cells(r, task.tile))
+            elif kind is AstronomyShift:
+                pend.dock = task.dock
+            elif kind is DiePlacement:
+                if task.line == ROW:
+                    pend.row = task.index + 1
                 else:
-                    pend.col = task[3] + 1
+                    pend.col = task.index + 1
         view.pending.CopyFrom(pend)
     # conquistador ranks
-    rank = {s: i + 1 for i, s in enumerate(R.conquistador_order(state))}
+    rank = {s: i + 1 for i, s in enumerate(conquistador_order(state))}
     for s, p in enumerate(state.players):
         pp = view.players.add(
             seat=s,
@@ -129,7 +146,7 @@ def build_view(state: R.State, seat: int | None) -> pb.View:
             activation_cost=p.activations + 1,
             monks_left=p.monks_left,
             retreat_space=p.retreat,
-            scholars=[n for n, bit in R.SCH.items() if p.scholars & bit],
+            scholars=[n for n, bit in SCHOLAR_BIT.items() if p.scholars & bit],
             own_scholar=p.own_scholar,
             white_limit=r.white_per_year,
         )
@@ -176,7 +193,7 @@ def build_view(state: R.State, seat: int | None) -> pb.View:
                 if k:
                     cb.cells.add(row=c // 6 + 1, col=c % 6 + 1, content=content(r, k), printed=True)
     for i, (hall, scholar) in enumerate(state.lots):
-        view.lots.add(lot=i, taken=state.lot_taken[i], town_hall=_tile_cells(r, R.HALL_TILE + hall),
+        view.lots.add(lot=i, taken=state.lot_taken[i], town_hall=_tile_cells(r, HALL_TILE + hall),
                       scholar=scholar)
     if over:
         for s, f in enumerate(state.final):

@@ -1,7 +1,7 @@
 """Writes goa-2012.json and goa-2004.json (run: python -m referee.games.goa.components.make_sheets).
 
 The sheets are the committed artefacts; this script only keeps their many per-cell entries
-consistent. Every value carries its provenance (DESIGN.md, "Component data"); sources are the
+consistent. Every value carries its provenance (docs/ARCHITECTURE.md, "Component data"); sources are the
 project's rulebooks and the research file shared/data/goa.json."""
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Regenerate the golden records: `python -m tests.golden.make_golden`. Only do this on purpose,
+"""Regenerate the Batavia golden records (tests/batavia/golden/*.json):
+`python -m tests.batavia.make_golden`. Only do this on purpose,
 when a rule change is meant to change recorded games; say so in the commit."""
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from referee.core.match import Match
 from referee.core.registry import get
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parent / "golden"
 
 CASES = [
     ("batavia", 3, 101, {"setup": "face_down"}),
