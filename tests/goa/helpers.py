@@ -20,8 +20,7 @@ def rules_of(edition: str = "2012") -> R.Rules:
 
 def refresh(state: R.State) -> None:
     """After editing a state by hand: recompute the pending decision."""
-    state.cache = None
-    R._settle(state)
+    R.settle(state)
 
 
 def play(state, seat, move):

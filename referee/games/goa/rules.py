@@ -692,16 +692,24 @@ def take_bonanza(state: State, p: int, gi: int) -> None:
 
 
 def decision(state: State) -> Decision | None:
-    if state.cache is None:
-        _settle(state)
+    """The pending decision, or None once the game is over. A pure query: ``setup`` and
+    ``apply`` leave every state settled (the phase machine already moved on to the next choice,
+    which is kept in ``state.cache``), so nothing is left to do here. A state edited by hand
+    must be settled again with :func:`settle` first."""
     return state.cache
+
+
+def settle(state: State, events: list[Event] | None = None) -> None:
+    """Recompute the pending decision of a state edited by hand (tests do this)."""
+    state.cache = None
+    _settle(state, events)
 
 
 def _settle(state: State, events: list[Event] | None = None) -> None:
     """Move the phase machine on until some seat has a choice (cached) or the game is over.
     Frames with no legal move left end by themselves (e.g. a harvest with no empty field).
     What happens on the way (a lot taken free, phase B laid out, the final scoring) is appended
-    to ``events``."""
+    to ``events``. Runs at the end of ``setup`` and of every ``apply``, never in ``decision``."""
     if events is None:
         events = []
     strict = state.options.get("hand_limit") == "always"
