@@ -296,6 +296,50 @@ def test_expedition_hand_limit_discard_or_draw_fewer():
     assert len(state.hands[p]) == 4
 
 
+@pytest.mark.parametrize("edition", ["2012", "2004"])
+def test_expedition_above_the_hand_limit_must_discard_before_drawing_even_zero(edition):
+    """The hand limit binds 'at any time when doing the Expedition action' (2012 EN, 5.
+    Expedition); cards from tiles or bonuses may exceed it, but 'If you do the Expedition action
+    later in the game, you may need to discard Expedition cards from your hand to reach your hand
+    limit' (EN, Expeditions tile). 2004 FR: 'il ne peut avoir en main, après avoir pioché, plus de
+    cartes qu'indiqué par le chiffre de droite'. A seat above its limit may not end the action
+    above it: no draw (not even 0) until it has discarded or played down to the limit."""
+    state = new_game(3, 1, edition=edition)
+    action_turn(state)
+    p = GAME.decision(state).seat
+    state.rows[p][R.C_EXPED] = 3
+    most, limit = state.rules.yields[R.C_EXPED][3]
+    hand = [c for c in state.deck[: limit + 2]]
+    state.hands[p] = list(hand)
+    state.deck = state.deck[limit + 2:]
+    refresh(state)
+    play(state, p, mv.EXPEDITION)
+    for over in (2, 1):
+        d = GAME.decision(state)
+        assert d.kind == "goa.expedition"
+        assert not any(isinstance(m, mv.Draw) for m in d.moves), f"{over} above the limit"
+        play(state, p, mv.discard_card(state.hands[p][0]))
+    draws = [m.count for m in GAME.decision(state).moves if isinstance(m, mv.Draw)]
+    assert draws == [0], "at the limit: draw nothing"
+    play(state, p, mv.draw(0))
+    assert len(state.hands[p]) == limit
+
+
+def test_expedition_never_ends_above_the_hand_limit_in_random_games():
+    """Whatever the hand held before, every Expedition action ends at or under the limit."""
+    for seed in range(12):
+        state = new_game(2 + seed % 3, seed)
+        rnd = random.Random(seed)
+        ended = 0
+        while (d := GAME.decision(state)) is not None:
+            move = rnd.choice(d.moves)
+            GAME.apply(state, d.seat, move)
+            if d.kind == "goa.expedition" and isinstance(move, mv.Draw):
+                ended += 1
+                assert len(state.hands[d.seat]) <= R.hand_limit(state, d.seat)
+        assert ended
+
+
 def test_found_colony_fail_takes_one_colonist_and_no_repeat_of_founded():
     """6. Found a colony: 'the colony is not founded and the player takes 1 Colonist card';
     'You cannot choose a colony that you have already founded'."""

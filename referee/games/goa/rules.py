@@ -1175,11 +1175,14 @@ def _colony_decision(state: State, f: list) -> Decision:
 
 def _expedition_decision(state: State, f: list) -> Decision:
     """Expedition: draw up to the number on the board without ending above the hand limit; one may
-    first play one card and discard cards to make room, or draw fewer."""
+    first play one card and discard cards to make room, or draw fewer. The limit binds 'at any
+    time when doing the Expedition action' (EN; 2004 FR 'après avoir pioché'): a seat holding more
+    cards than it (from tiles or progress bonuses) is offered no draw, not even 0, until it has
+    played or discarded down to the limit."""
     p, most, limit = f[1], f[2], f[3]
     hand = state.hands[p]
-    room = max(0, min(most, limit - len(hand)))
-    moves = [draw(k) for k in range(room, -1, -1)]
+    room = limit - len(hand)
+    moves = [draw(k) for k in range(min(most, room), -1, -1)] if room >= 0 else []
     if not card_played(state):
         for card in hand:
             if _card_usable(state, p, card):
