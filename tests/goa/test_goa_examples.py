@@ -218,7 +218,7 @@ def test_scoring_example_red_scores_42():
     double = tile_ids(rules, R.T_PLANT, "A", fields=2)[0]
     state.lands[RED] = [[0, single, [1], [-1]], [0, double, [1, 1], [0, 0]]]
     state.kept[RED] = []
-    state.duty_vp[RED] = 0
+    state.duty_face_down[RED] = []
     score = R.score_seat(state, RED)
     assert score["progress"] == 31
     assert score["colonies"] == 3

@@ -468,8 +468,33 @@ def test_duty_returns_6_spices_for_vp(edition, vp):
     for _ in range(6):
         d = GAME.decision(state)
         play(state, p, d.moves[0])
-    assert state.duty_vp[p] == vp and sum(R.spice_counts(state, p)) == 0
+    assert sum(R.spice_counts(state, p)) == 0
     assert R.score_seat(state, p)["duty"] == vp
+
+
+@pytest.mark.parametrize("edition", ["2012", "2004"])
+def test_used_duty_tile_is_kept_face_down_by_its_owner(edition):
+    """Duty: 'Immediately after, flip this tile face down until the final scoring. At the end of
+    the game, reveal this tile to add 5 points to your score' and 'The Duty tile behaves a little
+    differently: it is not discarded after being used' (2012 EN); 'Le joueur retourne alors la
+    tuile face cachée et la conserve jusqu'au décompte final' (2004 FR). The used tile stays with
+    its owner (face down, not usable again), neither discarded nor lost."""
+    state = new_game(3, 1, edition=edition)
+    action_turn(state)
+    p = GAME.decision(state).seat
+    duty = tile_ids(state.rules, R.T_DUTY, "A")[0]
+    state.kept[p].append(duty)
+    state.lands[p] = [[1, 14, [31, 31], [0, 0]], [1, 15, [31, 31], [1, 1]], [1, 16, [31, 31], [2, 2]]]
+    refresh(state)
+    play(state, p, mv.use_tile(duty))
+    for _ in range(6):
+        play(state, p, GAME.decision(state).moves[0])
+    assert state.duty_face_down[p] == [duty], "kept face down by its owner"
+    assert duty not in state.kept[p], "face down: no longer an open, usable tile"
+    assert duty not in state.tile_discard and duty not in state.box
+    assert mv.use_tile(duty) not in GAME.decision(state).moves
+    view = GAME.view(state, None)
+    assert view.players[p].duty_vp == state.rules.tiles[duty].vp
 
 
 def test_vice_king_moves_least_advanced_marker_free():

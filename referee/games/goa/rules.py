@@ -377,7 +377,7 @@ class State:
     kept: list[list[int]] = field(default_factory=list)
     red_used: list[list[int]] = field(default_factory=list)
     singles_down: list[int] = field(default_factory=list)
-    duty_vp: list[int] = field(default_factory=list)
+    duty_face_down: list[list[int]] = field(default_factory=list)  # fulfilled Duty tiles, kept
     first_bonus: list[int] = field(default_factory=lambda: [-1] * 10)
     all_bonus: list[int] = field(default_factory=list)
     stack: list[list] = field(default_factory=list)
@@ -459,7 +459,7 @@ def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[Stat
     state.kept = [[] for _ in range(n)]
     state.red_used = [[] for _ in range(n)]
     state.singles_down = [0] * n
-    state.duty_vp = [0] * n
+    state.duty_face_down = [[] for _ in range(n)]
     state.all_bonus = [0] * n
     state.extra_passed = [False] * n
     events = lay_out_phase(state, "A")
@@ -1347,8 +1347,11 @@ def _apply_frame(state: State, f: list, p: int, move) -> list[Event]:
         f[2] -= 1
         if f[2] == 0:
             state.stack.pop()
-            state.duty_vp[p] += f[3]
-            return [Event("goa.duty", p, f"seat {p} fulfils a Duty ({f[3]} VP)")]
+            duty = f[3]
+            state.kept[p].remove(duty)
+            state.duty_face_down[p].append(duty)
+            vp = state.rules.tiles[duty].vp
+            return [Event("goa.duty", p, f"seat {p} fulfils a Duty ({vp} VP)", {"tile": duty})]
         return []
     if kind == F_PLACE:
         if t is mv.Done:
@@ -1546,7 +1549,9 @@ def _play_card(state: State, p: int, card: int) -> list[Event]:
 
 
 def _use_tile(state: State, p: int, t: int) -> list[Event]:
-    """Red tiles: once per round. Blue tiles: once, then discarded (Duty is kept face down)."""
+    """Red tiles: once per round. Blue tiles: once, then discarded; Duty is kept by its owner,
+    face down, once its sacks are paid (EN Duty: 'flip this tile face down until the final
+    scoring'; 2004 FR: 'retourne alors la tuile face cachée et la conserve')."""
     r = state.rules
     tl = r.tiles[t]
     k = tl.type
@@ -1563,6 +1568,9 @@ def _use_tile(state: State, p: int, t: int) -> list[Event]:
         elif k == T_RED_SPICE:
             state.stack.append([F_PLACE, p, tl.n, PM_BONUS, -1, 1, 0, []])
         return [Event("goa.tile_used", p, f"seat {p} uses {tl.name}", {"tile": t})]
+    if k == T_DUTY:  # stays in kept until the sacks are paid, then goes face down
+        state.stack.append([F_DUTY, p, tl.n, t])
+        return [Event("goa.tile_used", p, f"seat {p} uses {tl.name}", {"tile": t})]
     state.kept[p].remove(t)
     if k == T_EXTRA_HARVEST:
         state.tile_discard.append(t)
@@ -1577,8 +1585,6 @@ def _use_tile(state: State, p: int, t: int) -> list[Event]:
     elif k == T_VICE_KING:
         state.tile_discard.append(t)
         state.stack.append([F_COLUMN, p, CM_VICE_KING])
-    elif k == T_DUTY:
-        state.stack.append([F_DUTY, p, tl.n, tl.vp])
     elif k == T_SWAP:
         state.stack.append([F_SWAP, p, t])
     return [Event("goa.tile_used", p, f"seat {p} uses {tl.name}", {"tile": t})]
@@ -1654,12 +1660,17 @@ def score_seat(state: State, p: int) -> dict[str, Any]:
         "expedition_cards": cards,
         "most_ducats": money,
         "single_plantations": single_vp,
-        "duty": state.duty_vp[p],
+        "duty": duty_vp(state, p),
         "missions": missions,
         "ducats": state.ducats[p],
     }
     out["total"] = (out["progress"] + colonies + cards + money + single_vp + out["duty"] + missions)
     return out
+
+
+def duty_vp(state: State, p: int) -> int:
+    """Victory points of the seat's fulfilled Duty tiles (kept face down, revealed at the end)."""
+    return sum(state.rules.tiles[t].vp for t in state.duty_face_down[p])
 
 
 def final_scoring(state: State) -> None:

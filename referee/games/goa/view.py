@@ -172,7 +172,7 @@ def build_view(state: R.State, seat: int | None) -> pb.View:
                 tiles=[_kept_tile(rules, t, s == seat or over) for t in state.kept[s]],
                 red_tiles_used=list(state.red_used[s]),
                 single_plantations_face_down=state.singles_down[s],
-                duty_vp=state.duty_vp[s],
+                duty_vp=R.duty_vp(state, s),
                 colonies=[c + 1 for c in range(4) if state.colonies[s][c] >= 0],
                 passed_extra_actions=state.phase == R.EXTRA and state.extra_passed[s],
             )
