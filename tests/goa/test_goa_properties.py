@@ -46,7 +46,7 @@ def check_invariants(state: R.State) -> None:
     assert state.extra_supply >= 0
     assert state.extra_supply + sum(state.extra_cards) == state.rules.extra_cards
     if state.options.get("hand_limit") == "always" and not (
-            state.stack and state.stack[-1][0] == R.F_HAND):
+            state.stack and isinstance(state.stack[-1], R.HandLimitDiscard)):
         for s in range(n):
             assert len(state.hands[s]) <= R.hand_limit(state, s)
     cards = sorted(state.deck + state.discard + [c for h in state.hands for c in h])

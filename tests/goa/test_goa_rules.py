@@ -98,7 +98,7 @@ def test_flag_on_edge_or_empty_square_orthogonally_adjacent_to_a_tile():
     assert R.cell_of(-1, -1) not in cells, "board corner: only diagonal to a tile"
     assert R.cell_of(-1, 0) not in cells, "edge space whose only neighbour square is empty"
     assert R.cell_of(-1, 1) in cells
-    assert all(R._grid_index(c) < 0 or state.grid[R._grid_index(c)] < 0 for c in cells)
+    assert all(R.grid_index(c) < 0 or state.grid[R.grid_index(c)] < 0 for c in cells)
 
 
 def test_tokens_adjacent_to_previous_and_never_stacked():
@@ -308,7 +308,7 @@ def test_expedition_above_the_hand_limit_must_discard_before_drawing_even_zero(e
     action_turn(state)
     p = GAME.decision(state).seat
     state.rows[p][R.C_EXPED] = 3
-    most, limit = state.rules.yields[R.C_EXPED][3]
+    limit = state.rules.yields[R.C_EXPED][3][1]
     hand = [c for c in state.deck[: limit + 2]]
     state.hands[p] = list(hand)
     state.deck = state.deck[limit + 2:]

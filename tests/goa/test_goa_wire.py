@@ -101,7 +101,7 @@ def test_colony_card_before_reveal_option():
     play(state, p, mv.found_colony(0, extra))
     d = GAME.decision(state)
     assert d.kind == "goa.colony" and not any(isinstance(m, mv.RevealMore) for m in d.moves)
-    assert state.stack[-1][3] == 3, "three cards revealed"
+    assert state.stack[-1].revealed == 3, "three cards revealed"
 
 
 def test_every_decision_kind_is_documented_in_the_proto():

@@ -7,7 +7,6 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from referee.core import hashing
 from referee.core.components import (
     ComponentSheet,
     derived,
@@ -295,7 +294,7 @@ class GoaGame(Game[R.State, mv.Move]):
         return R.default_move(state, decision)
 
     def hash_state(self, state: R.State) -> str:
-        return hashing.digest(state)
+        return R.state_digest(state)
 
     def seat_count(self, state: R.State) -> int:
         return state.n

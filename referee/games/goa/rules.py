@@ -20,11 +20,14 @@ it or -1).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import hashlib
+import json
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
 
 from referee.core.components import ComponentSheet
 from referee.core.contract import Decision, Event, IllegalMove
+from referee.core.hashing import canonical
 from referee.core.rng import Rng
 
 from . import moves as mv
@@ -102,14 +105,6 @@ CARD_EFFECTS = (
  E_PROG_SHIPS, E_PROG_SPICES) = range(len(CARD_EFFECTS))
 BONUS_EFFECTS = frozenset((E_SHIPS, E_COLONISTS, E_DUCATS, E_SPICES, E_SELL, E_PROG_DUCATS))
 
-# frames
-(F_TURN, F_PAY, F_DUTY, F_PLACE, F_SELL, F_COLONY, F_COLTILE, F_EXPED, F_COLUMN, F_RESOURCE,
- F_PLANT, F_FAVOR, F_SWAP, F_HAND) = range(14)
-# PLACE modes
-PM_HARVEST, PM_BONUS, PM_FILL, PM_EXTRA_HARVEST = range(4)
-# COLUMN modes
-CM_VICE_KING, CM_CARD = range(2)
-
 BONANZA_KEYS = ("ships", "colonists", "ducats", "extra_actions", "expedition_cards")
 
 # ---------------------------------------------------------------------------- geometry
@@ -123,7 +118,7 @@ def rc_of(cell: int) -> tuple[int, int]:
     return cell // 7 - 1, cell % 7 - 1
 
 
-def _grid_index(cell: int) -> int:
+def grid_index(cell: int) -> int:
     r, c = rc_of(cell)
     return r * 5 + c if 0 <= r < 5 and 0 <= c < 5 else -1
 
@@ -380,9 +375,23 @@ class State:
     duty_face_down: list[list[int]] = field(default_factory=list)  # fulfilled Duty tiles, kept
     first_bonus: list[int] = field(default_factory=lambda: [-1] * 10)
     all_bonus: list[int] = field(default_factory=list)
-    stack: list[list] = field(default_factory=list)
+    stack: list[SubDecision] = field(default_factory=list)  # pending sub-decisions, top last
     final: list[dict[str, Any]] = field(default_factory=list)
     cache: Any = field(default=None, metadata={"hash": False})
+
+
+def state_digest(state: State) -> str:
+    """The state hash: ``referee.core.hashing``'s canonical JSON and SHA-256, with each pending
+    sub-decision in its canonical list form (``SubDecision.encode``), so the typed sub-decisions
+    hash exactly as the records made before them."""
+    data = {}
+    for f in fields(state):
+        if not f.metadata.get("hash", True):
+            continue
+        value = getattr(state, f.name)
+        data[f.name] = [frame.encode() for frame in value] if f.name == "stack" else canonical(value)
+    text = json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
+    return hashlib.sha256(text).hexdigest()
 
 
 # ---------------------------------------------------------------------------- small queries
@@ -412,20 +421,16 @@ def plantation_count(state: State, p: int) -> int:
     return sum(1 for land in state.lands[p] if land[0] == 0)
 
 
-def turn_frame(state: State) -> list | None:
+def turn_frame(state: State) -> ActionTurn | None:
+    """The action turn under way (always at the bottom of the stack), if any."""
     st = state.stack
-    return st[0] if st and st[0][0] == F_TURN else None
+    return st[0] if st and type(st[0]) is ActionTurn else None
 
 
 def card_played(state: State) -> bool:
+    """Whether this action's one Expedition card is spent (outside a turn: no card may be)."""
     t = turn_frame(state)
-    return t is None or t[3] == 1
-
-
-def row_source(state: State, p: int) -> int:
-    """Whose development board an action reads: the spied opponent's (Espionage) or one's own."""
-    t = turn_frame(state)
-    return t[4] if t is not None and t[4] >= 0 else p
+    return t is None or t.card_played
 
 
 def is_plantation_tile(tl: Tile) -> bool:
@@ -633,12 +638,12 @@ def add_plantation(state: State, p: int, t: int) -> None:
     rotation: the spice of choice). With 4 plantations one is discarded first (its sacks too); a
     discarded single plantation stays face down for 1 VP."""
     if plantation_count(state, p) >= state.rules.plantation_limit:
-        state.stack.append([F_PLANT, p, t])
+        state.stack.append(PlantationDiscard(p, t))
         return
     tl = state.rules.tiles[t]
     if tl.type == T_CROP:
         state.lands[p].append([0, t, [ALL_SPICES] * tl.fields, [-1] * tl.fields])
-        state.stack.append([F_PLACE, p, tl.fields, PM_FILL, len(state.lands[p]) - 1, 0, 0, []])
+        state.stack.append(FillLand(p, tl.fields, land=len(state.lands[p]) - 1, may_stop=False))
     else:
         state.lands[p].append([0, t, [1 << tl.spice] * tl.fields, [tl.spice] * tl.fields])
 
@@ -660,10 +665,10 @@ def gain_tile(state: State, p: int, t: int) -> None:
         elif k == T_COLONISTS:
             state.colonists[p] += tl.n
         elif k == T_SHIPS_OR_COL:
-            state.stack.append([F_RESOURCE, p, tl.n, 0])
+            state.stack.append(ResourceChoice(p, tl.n, False))
         elif k == T_FAVOR:
             if state.box:
-                state.stack.append([F_FAVOR, p])
+                state.stack.append(FavorChoice(p))
         elif k == T_SETTLEMENT:
             state.ships[p] += 1
             state.colonists[p] += 1
@@ -718,7 +723,7 @@ def _settle(state: State, events: list[Event] | None = None) -> None:
         if strict:
             _enforce_hand_limit(state)
         if st:
-            d = _frame_decision(state, st[-1])
+            d = st[-1].decision(state)
             if d is not None:
                 state.cache = d
                 return
@@ -754,7 +759,7 @@ def _settle(state: State, events: list[Event] | None = None) -> None:
             if state.turns < state.rules.actions_per_round * n:
                 seat = (state.first + state.turns) % n
                 state.turns += 1
-                st.append([F_TURN, seat, 0, 0, -1, 0])
+                st.append(ActionTurn(seat))
                 continue
             state.phase = EXTRA
             state.extra_pos = 0
@@ -779,8 +784,9 @@ def _enforce_hand_limit(state: State) -> None:
     st = state.stack
     for p in range(state.n):
         if len(state.hands[p]) > hand_limit(state, p):
-            if not (st and st[-1][0] == F_HAND and st[-1][1] == p):
-                st.append([F_HAND, p])
+            top = st[-1] if st else None
+            if not (type(top) is HandLimitDiscard and top.seat == p):
+                st.append(HandLimitDiscard(p))
             return
 
 
@@ -906,7 +912,7 @@ def _award(state: State, winner: int) -> list[Event]:
         state.first = winner
         gain_extra(state, winner, 1)
         return [Event("goa.flag_won", winner, f"seat {winner} obtains the flag")]
-    gi = _grid_index(state.tokens[k])
+    gi = grid_index(state.tokens[k])
     t = state.grid[gi]
     state.grid[gi] = -1
     gain_tile(state, winner, t)
@@ -915,89 +921,182 @@ def _award(state: State, winner: int) -> list[Event]:
                   {"tile": t})]
 
 
-# ---- 3. player actions
+# ---- sub-decisions: one small typed object per kind, owning its legal moves and its effect
 
 
-def _turn_decision(state: State, f: list) -> Decision:
-    p = f[1]
-    moves: list = []
-    if not f[2]:
-        moves += _action_moves(state, p, f)
-        kind = "goa.action"
-    else:
-        kind = "goa.after_action"
-    moves += _free_moves(state, p, f)
-    if f[2]:
-        moves.append(END_TURN)
-    return Decision(p, kind, moves, "Choose your action" if not f[2] else "End your turn")
+@dataclass(slots=True)
+class SubDecision:
+    """A choice some seat must make before play goes on, kept on ``State.stack`` (the top one is
+    pending). ``decision`` lists the legal moves (None when none is left: the sub-decision then
+    ends by itself); ``apply`` plays one of them. ``encode`` is the canonical form the state hash
+    uses (a list: the kind's number, the seat, then the fields in order)."""
+
+    seat: int
+    NUMBER: ClassVar[int] = -1
+
+    def decision(self, state: State) -> Decision | None:
+        raise NotImplementedError
+
+    def apply(self, state: State, move) -> list[Event]:
+        raise NotImplementedError
+
+    def encode(self) -> list:
+        raise NotImplementedError
 
 
-def _action_moves(state: State, p: int, f: list) -> list:
-    r = state.rules
-    spy = f[4]
-    hand = state.hands[p]
-    free_card = not f[3]
-    moves: list = []
-    if spy < 0:
-        ships = state.ships[p]
-        have = None
-        for c in range(5):
-            row = state.rows[p][c]
-            if row >= 4:
-                continue
-            k = row + 1
-            need = r.costs[c][row]
-            if have is None:
-                have = spice_counts(state, p)
-            spices_ok = all(have[s] >= need[s] for s in range(5))
-            if spices_ok and ships >= k:
-                moves.append(progress(c, -1))
-            if free_card:
-                for card in hand:
-                    e = r.cards[card].effect
-                    if (e == E_PROG_SHIPS and ships >= k) or (e == E_PROG_SPICES and spices_ok):
-                        moves.append(progress(c, card))
-    moves.append(BUILD_SHIPS)
-    moves.append(harvest(-1))
-    if free_card:
-        for card in hand:
-            if r.cards[card].effect == E_HARVEST_MIX:
-                moves.append(harvest(card))
-    moves.append(TAXES)
-    if spy < 0:
-        moves.append(EXPEDITION)
-    before = state.options.get("colony_card_timing") == "before"
-    for col in range(4):
-        if state.colonies[p][col] < 0 and state.colony_supply[col]:
-            moves.append(FOUND_COLONY[col])
-            if before and free_card:
-                for card in hand:
-                    if r.cards[card].effect == E_COLONY_EXTRA:
-                        moves.append(found_colony(col, card))
-    if spy < 0:
+@dataclass(slots=True)
+class ActionTurn(SubDecision):
+    """3. Player actions: one seat's action turn (a regular one, or one bought with an Extra
+    action card). Before and after the action the seat may play one Expedition bonus card and use
+    its tiles; Espionage, announced first, makes the action read an opponent's board."""
+
+    action_done: bool = False
+    card_played: bool = False
+    spied: int = -1  # Espionage: the opponent whose development board this action reads
+    extra_action: bool = False
+    NUMBER: ClassVar[int] = 0
+
+    def encode(self) -> list:
+        return [self.NUMBER, self.seat, int(self.action_done), int(self.card_played), self.spied,
+                int(self.extra_action)]
+
+    def decision(self, state: State) -> Decision:
+        p = self.seat
+        moves: list = []
+        if not self.action_done:
+            moves += self.action_moves(state)
+            kind = "goa.action"
+        else:
+            kind = "goa.after_action"
+        moves += self.free_moves(state)
+        if self.action_done:
+            moves.append(END_TURN)
+        return Decision(p, kind, moves, "Choose your action" if not self.action_done else "End your turn")
+
+    def action_moves(self, state: State) -> list:
+        r = state.rules
+        p = self.seat
+        spying = self.spied >= 0
+        hand = state.hands[p]
+        free_card = not self.card_played
+        moves: list = []
+        if not spying:
+            ships = state.ships[p]
+            have = None
+            for c in range(5):
+                row = state.rows[p][c]
+                if row >= 4:
+                    continue
+                k = row + 1
+                need = r.costs[c][row]
+                if have is None:
+                    have = spice_counts(state, p)
+                spices_ok = all(have[s] >= need[s] for s in range(5))
+                if spices_ok and ships >= k:
+                    moves.append(progress(c, -1))
+                if free_card:
+                    for card in hand:
+                        e = r.cards[card].effect
+                        if (e == E_PROG_SHIPS and ships >= k) or (e == E_PROG_SPICES and spices_ok):
+                            moves.append(progress(c, card))
+        moves.append(BUILD_SHIPS)
+        moves.append(harvest(-1))
+        if free_card:
+            for card in hand:
+                if r.cards[card].effect == E_HARVEST_MIX:
+                    moves.append(harvest(card))
+        moves.append(TAXES)
+        if not spying:
+            moves.append(EXPEDITION)
+        before = state.options.get("colony_card_timing") == "before"
+        for col in range(4):
+            if state.colonies[p][col] < 0 and state.colony_supply[col]:
+                moves.append(FOUND_COLONY[col])
+                if before and free_card:
+                    for card in hand:
+                        if r.cards[card].effect == E_COLONY_EXTRA:
+                            moves.append(found_colony(col, card))
+        if not spying:
+            for t in state.kept[p]:
+                if r.tiles[t].type == T_ESPIONAGE:
+                    moves += [ESPIONAGE[o] for o in range(state.n) if o != p]
+                    break
+        return moves
+
+    def free_moves(self, state: State) -> list:
+        """Not actions: one Expedition bonus card per action, and usable tiles, before or after
+        the action ('Expedition cards', 'Description of the tiles')."""
+        p = self.seat
+        moves: list = []
+        if not self.card_played:
+            for card in state.hands[p]:
+                if card_usable(state, p, card):
+                    moves.append(play_card(card))
+        used = state.red_used[p]
         for t in state.kept[p]:
-            if r.tiles[t].type == T_ESPIONAGE:
-                moves += [ESPIONAGE[o] for o in range(state.n) if o != p]
-                break
-    return moves
+            if tile_usable(state, p, t, used):
+                moves.append(use_tile(t))
+        return moves
+
+    def apply(self, state: State, move) -> list[Event]:
+        p = self.seat
+        t = type(move)
+        if t is mv.EndTurn:
+            state.stack.pop()
+            return []
+        if t is mv.PlayCard:
+            return play_bonus_card(state, p, move.card)
+        if t is mv.UseTile:
+            return use_tile_effect(state, p, move.tile)
+        if t is mv.Espionage:
+            tl = next(x for x in state.kept[p] if state.rules.tiles[x].type == T_ESPIONAGE)
+            state.kept[p].remove(tl)
+            state.tile_discard.append(tl)
+            self.spied = move.opponent
+            return [Event("goa.espionage", p, f"seat {p} spies on seat {move.opponent}")]
+        # the action itself
+        self.action_done = True
+        r = state.rules
+        row = state.rows[self.spied if self.spied >= 0 else p]
+        if t is mv.Progress:
+            return start_progress(state, p, move.column, move.card)
+        if t is mv.BuildShips:
+            k = r.yields[C_SHIPS][row[C_SHIPS]]
+            state.ships[p] += k
+            return [Event("goa.build_ships", p, f"seat {p} builds {k} ship(s)", {"ships": k})]
+        if t is mv.Harvest:
+            mix = False
+            if move.card >= 0:
+                spend_card(state, p, move.card)
+                mix = True
+            k = r.yields[C_HARVEST][row[C_HARVEST]]
+            state.stack.append(HarvestSacks(p, k, ships_or_colonists=mix))
+            return [Event("goa.harvest", p, f"seat {p} harvests up to {k}", {"sacks": k})]
+        if t is mv.Taxes:
+            k = r.yields[C_TAXES][row[C_TAXES]]
+            state.ducats[p] += k
+            return [Event("goa.taxes", p, f"seat {p} collects taxes")]
+        if t is mv.Expedition:
+            most, limit = r.yields[C_EXPED][row[C_EXPED]]
+            state.stack.append(ExpeditionDraw(p, most, limit))
+            return [Event("goa.expedition_action", p, f"seat {p} takes the Expedition action")]
+        if t is mv.FoundColony:
+            extra = False
+            if move.card >= 0:  # colony_card_timing=before: the third card is announced first
+                spend_card(state, p, move.card)
+                extra = True
+            cards = draw_cards(state, 2 + extra)
+            state.discard.extend(cards)
+            revealed = sum(r.cards[c].colonists for c in cards)
+            board = r.yields[C_COLON][row[C_COLON]]
+            state.stack.append(ColonyFounding(p, move.colony, revealed, board, extra))
+            return [Event("goa.found_colony", p,
+                          f"seat {p} names {COLONIES[move.colony].title()} and reveals {revealed} colonists",
+                          {"colony": COLONIES[move.colony], "revealed": cards})]
+        raise AssertionError(f"unexpected move {move!r}")
 
 
-def _free_moves(state: State, p: int, f: list) -> list:
-    """Not actions: one Expedition bonus card per action, and usable tiles, before or after the
-    action ('Expedition cards', 'Description of the tiles')."""
-    moves: list = []
-    if not f[3]:
-        for card in state.hands[p]:
-            if _card_usable(state, p, card):
-                moves.append(play_card(card))
-    used = state.red_used[p]
-    for t in state.kept[p]:
-        if _tile_usable(state, p, t, used):
-            moves.append(use_tile(t))
-    return moves
-
-
-def _card_usable(state: State, p: int, card: int) -> bool:
+def card_usable(state: State, p: int, card: int) -> bool:
     c = state.rules.cards[card]
     e = c.effect
     if e in (E_SHIPS, E_COLONISTS, E_DUCATS):
@@ -1011,7 +1110,7 @@ def _card_usable(state: State, p: int, card: int) -> bool:
     return False
 
 
-def _tile_usable(state: State, p: int, t: int, used: list[int]) -> bool:
+def tile_usable(state: State, p: int, t: int, used: list[int]) -> bool:
     k = state.rules.tiles[t].type
     if k in RED_TILES:
         if t in used:
@@ -1030,167 +1129,629 @@ def _tile_usable(state: State, p: int, t: int, used: list[int]) -> bool:
     return False
 
 
-def _frame_decision(state: State, f: list) -> Decision | None:
-    kind = f[0]
-    p = f[1]
-    if kind == F_TURN:
-        return _turn_decision(state, f)
-    lands = state.lands[p]
-    if kind == F_PAY:
-        need = f[3]
-        moves = []
-        for li, land in enumerate(lands):
-            seen = 0
-            for s in land[3]:
-                if s >= 0 and need[s] and not seen & (1 << s):
-                    seen |= 1 << s
-                    moves.append(PAY_SPICE[li][s])
-        return Decision(p, "goa.pay_spice", moves, "Pay the next spice: choose the field")
-    if kind == F_DUTY:
-        moves = []
-        for li, land in enumerate(lands):
-            seen = 0
-            for s in land[3]:
-                if s >= 0 and not seen & (1 << s):
-                    seen |= 1 << s
-                    moves.append(PAY_SPICE[li][s])
-        return Decision(p, "goa.duty", moves, f"Duty: return {f[2]} more spice sack(s)")
-    if kind == F_PLACE:
-        remaining, mode, restrict, may_stop, mix, chosen = f[2], f[3], f[4], f[5], f[6], f[7]
+def _spices_on_lands(lands: list, owed: list[int] | None) -> list:
+    """One PaySpice per (land, spice) present on the seat's lands (only spices still owed)."""
+    moves = []
+    for li, land in enumerate(lands):
+        seen = 0
+        for s in land[3]:
+            if s >= 0 and (owed is None or owed[s]) and not seen & (1 << s):
+                seen |= 1 << s
+                moves.append(PAY_SPICE[li][s])
+    return moves
+
+
+@dataclass(slots=True)
+class ProgressPayment(SubDecision):
+    """1. Progress: pay the step's spices one sack at a time, choosing the field each comes from;
+    the marker moves down once all are paid."""
+
+    column: int
+    owed: list[int]  # sacks still owed, per spice
+    NUMBER: ClassVar[int] = 1
+
+    def encode(self) -> list:
+        return [self.NUMBER, self.seat, self.column, list(self.owed)]
+
+    def decision(self, state: State) -> Decision:
+        moves = _spices_on_lands(state.lands[self.seat], self.owed)
+        return Decision(self.seat, "goa.pay_spice", moves, "Pay the next spice: choose the field")
+
+    def apply(self, state: State, move) -> list[Event]:
+        p = self.seat
+        remove_spice(state, p, move.land, move.spice)
+        self.owed[move.spice] -= 1
+        if any(self.owed):
+            return []
+        state.stack.pop()
+        c = self.column
+        advance_marker(state, p, c)
+        return [Event("goa.progress", p, f"seat {p} moves down in {COLUMNS[c]}",
+                      {"column": COLUMNS[c], "row": state.rows[p][c] + 1})]
+
+
+@dataclass(slots=True)
+class DutyPayment(SubDecision):
+    """Duty: return 6 spice sacks of any kind; the tile then goes face down to its owner."""
+
+    remaining: int
+    tile: int
+    NUMBER: ClassVar[int] = 2
+
+    def encode(self) -> list:
+        return [self.NUMBER, self.seat, self.remaining, self.tile]
+
+    def decision(self, state: State) -> Decision:
+        moves = _spices_on_lands(state.lands[self.seat], None)
+        return Decision(self.seat, "goa.duty", moves, f"Duty: return {self.remaining} more spice sack(s)")
+
+    def apply(self, state: State, move) -> list[Event]:
+        p = self.seat
+        remove_spice(state, p, move.land, move.spice)
+        self.remaining -= 1
+        if self.remaining:
+            return []
+        state.stack.pop()
+        duty = self.tile
+        state.kept[p].remove(duty)
+        state.duty_face_down[p].append(duty)
+        vp = state.rules.tiles[duty].vp
+        return [Event("goa.duty", p, f"seat {p} fulfils a Duty ({vp} VP)", {"tile": duty})]
+
+
+@dataclass(slots=True)
+class SpicePlacement(SubDecision):
+    """Spice sacks placed one at a time onto empty fields that take them. The kinds differ in
+    where the sacks may go and whether the seat may stop early."""
+
+    remaining: int
+    land: int = -1  # only this land (-1: any)
+    may_stop: bool = True
+    ships_or_colonists: bool = False  # harvest-mix card: a ship or a colonist instead of a sack
+    lands_chosen: list[int] = field(default_factory=list)
+    NUMBER: ClassVar[int] = 3
+    MODE: ClassVar[int] = -1
+    MAX_LANDS: ClassVar[int] = 0  # 0: no limit on the number of lands
+
+    def encode(self) -> list:
+        return [self.NUMBER, self.seat, self.remaining, self.MODE, self.land, int(self.may_stop),
+                int(self.ships_or_colonists), list(self.lands_chosen)]
+
+    def decision(self, state: State) -> Decision | None:
+        remaining = self.remaining
         if remaining <= 0:
             return None
+        only = self.land
+        chosen = self.lands_chosen
+        full = self.MAX_LANDS and len(chosen) >= self.MAX_LANDS
         moves = []
-        for li, land in enumerate(lands):
-            if restrict >= 0 and li != restrict:
+        for li, land in enumerate(state.lands[self.seat]):
+            if only >= 0 and li != only:
                 continue
-            if mode == PM_EXTRA_HARVEST and li not in chosen and len(chosen) >= 3:
+            if full and li not in chosen:
                 continue
-            seen = 0
+            free = 0
             masks = land[2]
             for i, s in enumerate(land[3]):
                 if s < 0:
-                    seen |= masks[i]
-            if seen:
+                    free |= masks[i]
+            if free:
                 for s in range(5):
-                    if seen & (1 << s):
+                    if free & (1 << s):
                         moves.append(PLACE_SPICE[li][s])
-        if mix:
+        if self.ships_or_colonists:
             moves.append(TAKE_SHIP)
             moves.append(TAKE_COLONIST)
         if not moves:
             return None
-        if may_stop:
+        if self.may_stop:
             moves.append(DONE)
-        return Decision(p, "goa.place_spice", moves, f"Place spice sack(s): {remaining} left")
-    if kind == F_SELL:
+        return Decision(self.seat, "goa.place_spice", moves, f"Place spice sack(s): {remaining} left")
+
+    def apply(self, state: State, move) -> list[Event]:
+        p = self.seat
+        t = type(move)
+        if t is mv.Done:
+            state.stack.pop()
+            return []
+        self.remaining -= 1
+        if t is mv.TakeShip:
+            state.ships[p] += 1
+        elif t is mv.TakeColonist:
+            state.colonists[p] += 1
+        else:
+            place_spice(state, p, move.land, move.spice)
+            if self.MAX_LANDS and move.land not in self.lands_chosen:
+                self.lands_chosen.append(move.land)
+        return []
+
+
+@dataclass(slots=True)
+class HarvestSacks(SpicePlacement):
+    """2. Harvest: up to the sacks shown, where they fit; what does not fit stays (RULINGS 7)."""
+
+    MODE: ClassVar[int] = 0
+
+
+@dataclass(slots=True)
+class BonusSacks(SpicePlacement):
+    """Sacks from an Expedition card, the red Spice tile or a Resupply: placed where they fit."""
+
+    MODE: ClassVar[int] = 1
+
+
+@dataclass(slots=True)
+class FillLand(SpicePlacement):
+    """A new colony or Crop rotation is filled at once with spices of choice (RULINGS 10)."""
+
+    MODE: ClassVar[int] = 2
+
+
+@dataclass(slots=True)
+class ExtraHarvest(SpicePlacement):
+    """Extra harvest: 'Fill up to 3 of your plantations and/or colonies'."""
+
+    MODE: ClassVar[int] = 3
+    MAX_LANDS: ClassVar[int] = 3
+
+
+@dataclass(slots=True)
+class SpiceSale(SubDecision):
+    """Expedition card Sell: sacks sold one at a time for the card's price (2012: at most 4)."""
+
+    remaining: int
+    NUMBER: ClassVar[int] = 4
+
+    def encode(self) -> list:
+        return [self.NUMBER, self.seat, self.remaining]
+
+    def decision(self, state: State) -> Decision | None:
         moves = []
-        for li, land in enumerate(lands):
+        for li, land in enumerate(state.lands[self.seat]):
             seen = 0
             for s in land[3]:
                 if s >= 0 and not seen & (1 << s):
                     seen |= 1 << s
                     moves.append(SELL_SPICE[li][s])
-        if not moves or f[2] <= 0:
+        if not moves or self.remaining <= 0:
             return None
         moves.append(DONE)
-        return Decision(p, "goa.sell_spice", moves, "Sell a spice sack for 3 ducats, or stop")
-    if kind == F_COLONY:
-        return _colony_decision(state, f)
-    if kind == F_COLTILE:
+        return Decision(self.seat, "goa.sell_spice", moves, "Sell a spice sack for 3 ducats, or stop")
+
+    def apply(self, state: State, move) -> list[Event]:
+        if type(move) is mv.Done:
+            state.stack.pop()
+            return []
+        p = self.seat
+        remove_spice(state, p, move.land, move.spice)
+        state.ducats[p] += state.rules.sell_price
+        self.remaining -= 1
+        return []
+
+
+@dataclass(slots=True)
+class ColonyFounding(SubDecision):
+    """6. Found a colony, after naming it and revealing the 2 cards: recruit (completing with
+    Colonist cards from the hand) or give up and take 1 colonist."""
+
+    colony: int
+    revealed: int  # colonists on the revealed cards
+    board: int  # colonists the (possibly spied) development board gives
+    third_card: bool = False  # the 'reveal 3 cards instead of 2' card was played
+    NUMBER: ClassVar[int] = 5
+
+    def encode(self) -> list:
+        return [self.NUMBER, self.seat, self.colony, self.revealed, self.board, int(self.third_card)]
+
+    def decision(self, state: State) -> Decision:
+        r = state.rules
+        p = self.seat
+        need = r.colony_need[self.colony]
+        moves = []
+        free_card = not card_played(state)
+        before = state.options.get("colony_card_timing") == "before"
+        if free_card:
+            for card in state.hands[p]:
+                e = r.cards[card].effect
+                if e == E_COLONY_EXTRA and not self.third_card and not before:
+                    moves.append(reveal_more(card))
+                elif e == E_COLONISTS:
+                    moves.append(play_card(card))
+        for t in state.kept[p]:
+            if r.tiles[t].type == T_RED_COLONIST and t not in state.red_used[p]:
+                moves.append(use_tile(t))
+        if self.board + self.revealed + state.colonists[p] >= need:
+            moves.append(RECRUIT)
+        moves.append(DECLINE)
+        return Decision(p, "goa.colony", moves,
+                        f"{COLONIES[self.colony].title()} needs {need}: board {self.board} + revealed "
+                        f"{self.revealed} + colonist cards {state.colonists[p]}")
+
+    def apply(self, state: State, move) -> list[Event]:
+        r = state.rules
+        p = self.seat
+        t = type(move)
+        if t is mv.RevealMore:
+            spend_card(state, p, move.card)
+            cards = draw_cards(state, 1)
+            state.discard.extend(cards)
+            self.revealed += sum(r.cards[c].colonists for c in cards)
+            self.third_card = True
+            return [Event("goa.reveal_more", p, f"seat {p} reveals one more card", {"revealed": cards})]
+        if t is mv.PlayCard:
+            return play_bonus_card(state, p, move.card)
+        if t is mv.UseTile:
+            return use_tile_effect(state, p, move.tile)
+        state.stack.pop()
+        col = self.colony
+        name = COLONIES[col].title()
+        if t is mv.Decline:
+            state.colonists[p] += 1
+            return [Event("goa.colony_failed", p, f"seat {p} does not found {name}; takes 1 colonist")]
+        state.colonists[p] -= max(0, r.colony_need[col] - self.revealed - self.board)
+        founded = [Event("goa.colony_founded", p, f"seat {p} founds {name}")]
+        supply = state.colony_supply[col]
+        if len({r.colony_tiles[ct].masks for ct in supply}) > 1:
+            state.stack.append(ColonyTileChoice(p, col))
+            return founded
+        place_colony(state, p, supply.pop())
+        return founded
+
+
+@dataclass(slots=True)
+class ColonyTileChoice(SubDecision):
+    """Found a colony (Quilon, Madras): 'choose the tile you want among the remaining ones'."""
+
+    colony: int
+    NUMBER: ClassVar[int] = 6
+
+    def encode(self) -> list:
+        return [self.NUMBER, self.seat, self.colony]
+
+    def decision(self, state: State) -> Decision:
         moves = []
         seen = set()
-        for ct in state.colony_supply[f[2]]:
+        for ct in state.colony_supply[self.colony]:
             masks = state.rules.colony_tiles[ct].masks
             if masks not in seen:
                 seen.add(masks)
                 moves.append(choose_colony_tile(ct))
-        return Decision(p, "goa.colony_tile", moves, "Choose the colony tile")
-    if kind == F_EXPED:
-        return _expedition_decision(state, f)
-    if kind == F_COLUMN:
-        rows = state.rows[p]
-        if f[2] == CM_VICE_KING:
-            low = min(rows)
-            cols = [c for c in range(5) if rows[c] == low and low < 4]
-        else:
-            cols = [c for c in range(5) if rows[c] < 4]
+        return Decision(self.seat, "goa.colony_tile", moves, "Choose the colony tile")
+
+    def apply(self, state: State, move) -> list[Event]:
+        state.stack.pop()
+        state.colony_supply[self.colony].remove(move.tile)
+        place_colony(state, self.seat, move.tile)
+        return []
+
+
+@dataclass(slots=True)
+class ExpeditionDraw(SubDecision):
+    """5. Expedition: draw up to the number on the board without ending above the hand limit; one
+    may first play one card and discard cards to make room, or draw fewer. The limit binds 'at any
+    time when doing the Expedition action' (EN; 2004 FR 'après avoir pioché'): a seat holding more
+    cards than it (from tiles or progress bonuses) is offered no draw, not even 0, until it has
+    played or discarded down to the limit."""
+
+    most: int
+    limit: int
+    NUMBER: ClassVar[int] = 7
+
+    def encode(self) -> list:
+        return [self.NUMBER, self.seat, self.most, self.limit]
+
+    def decision(self, state: State) -> Decision:
+        p = self.seat
+        hand = state.hands[p]
+        room = self.limit - len(hand)
+        moves = [draw(k) for k in range(min(self.most, room), -1, -1)] if room >= 0 else []
+        if not card_played(state):
+            for card in hand:
+                if card_usable(state, p, card):
+                    moves.append(play_card(card))
+        for card in hand:
+            moves.append(discard_card(card))
+        return Decision(p, "goa.expedition", moves,
+                        f"Draw up to {self.most} (hand limit {self.limit}); discard or play first to make room")
+
+    def apply(self, state: State, move) -> list[Event]:
+        p = self.seat
+        t = type(move)
+        if t is mv.Draw:
+            state.stack.pop()
+            gain_cards(state, p, move.count)
+            return [Event("goa.expedition", p, f"seat {p} draws {move.count} Expedition card(s)",
+                          {"count": move.count})]
+        if t is mv.DiscardCard:
+            return discard_expedition_card(state, p, move.card)
+        return play_bonus_card(state, p, move.card)
+
+
+def discard_expedition_card(state: State, p: int, card: int) -> list[Event]:
+    state.hands[p].remove(card)
+    state.discard.append(card)
+    return [Event("goa.discard", p, f"seat {p} discards an Expedition card", {"card": card})]
+
+
+@dataclass(slots=True)
+class MarkerChoice(SubDecision):
+    """A Progress marker moves down one row for free: the seat names the column."""
+
+    NUMBER: ClassVar[int] = 8
+    MODE: ClassVar[int] = -1
+
+    def encode(self) -> list:
+        return [self.NUMBER, self.seat, self.MODE]
+
+    def columns(self, rows: list[int]) -> list[int]:
+        return [c for c in range(5) if rows[c] < 4]
+
+    def decision(self, state: State) -> Decision | None:
+        cols = self.columns(state.rows[self.seat])
         if not cols:
             return None
-        return Decision(p, "goa.column", [CHOOSE_COLUMN[c] for c in cols],
+        return Decision(self.seat, "goa.column", [CHOOSE_COLUMN[c] for c in cols],
                         "Choose the column whose marker moves down one row")
-    if kind == F_RESOURCE:
-        if f[2] <= 0:
+
+    def apply(self, state: State, move) -> list[Event]:
+        p = self.seat
+        state.stack.pop()
+        advance_marker(state, p, move.column)
+        return [Event("goa.progress", p, f"seat {p} moves down in {COLUMNS[move.column]}",
+                      {"column": COLUMNS[move.column]})]
+
+
+@dataclass(slots=True)
+class ViceKingChoice(MarkerChoice):
+    """Vice-king: 'move your least advanced Progress marker'; with several, the seat chooses."""
+
+    MODE: ClassVar[int] = 0
+
+    def columns(self, rows: list[int]) -> list[int]:
+        low = min(rows)
+        return [c for c in range(5) if rows[c] == low and low < 4]
+
+
+@dataclass(slots=True)
+class PaidProgressChoice(MarkerChoice):
+    """Expedition card 'pay its price in ducats to move one marker one row': any column."""
+
+    MODE: ClassVar[int] = 1
+
+
+@dataclass(slots=True)
+class ResourceChoice(SubDecision):
+    """Ships-or-colonists tile (ships or colonists) and Resupply (ships, colonists or spices):
+    the whole amount in one kind."""
+
+    amount: int
+    spices_allowed: bool
+    NUMBER: ClassVar[int] = 9
+
+    def encode(self) -> list:
+        return [self.NUMBER, self.seat, self.amount, int(self.spices_allowed)]
+
+    def decision(self, state: State) -> Decision | None:
+        if self.amount <= 0:
             return None
         moves = [CHOOSE_RESOURCE[0], CHOOSE_RESOURCE[1]]
-        if f[3]:
+        if self.spices_allowed:
             moves.append(CHOOSE_RESOURCE[2])
-        return Decision(p, "goa.resource", moves, f"Take {f[2]} ships, colonists or spices")
-    if kind == F_PLANT:
-        moves = [DISCARD_PLANTATION[li] for li, land in enumerate(lands) if land[0] == 0]
-        return Decision(p, "goa.discard_plantation", moves,
+        return Decision(self.seat, "goa.resource", moves, f"Take {self.amount} ships, colonists or spices")
+
+    def apply(self, state: State, move) -> list[Event]:
+        p = self.seat
+        state.stack.pop()
+        amount = self.amount
+        if move.kind == 0:
+            state.ships[p] += amount
+        elif move.kind == 1:
+            state.colonists[p] += amount
+        else:
+            state.stack.append(BonusSacks(p, amount))
+        return [Event("goa.resource", p,
+                      f"seat {p} takes {amount} {('ships', 'colonists', 'spices')[move.kind]}")]
+
+
+@dataclass(slots=True)
+class PlantationDiscard(SubDecision):
+    """A 5th plantation: 'you must first discard 1 plantation, and any spice sacks still on it';
+    a single plantation is kept face down (1 VP)."""
+
+    tile: int  # the new plantation, placed once one is discarded
+    NUMBER: ClassVar[int] = 10
+
+    def encode(self) -> list:
+        return [self.NUMBER, self.seat, self.tile]
+
+    def decision(self, state: State) -> Decision:
+        moves = [DISCARD_PLANTATION[li] for li, land in enumerate(state.lands[self.seat]) if land[0] == 0]
+        return Decision(self.seat, "goa.discard_plantation", moves,
                         "Discard one of your 4 plantations for the new one")
-    if kind == F_FAVOR:
+
+    def apply(self, state: State, move) -> list[Event]:
+        p = self.seat
+        state.stack.pop()
+        land = state.lands[p].pop(move.land)
+        tl = state.rules.tiles[land[1]]
+        if tl.type == T_PLANT and tl.fields == 1:
+            state.singles_down[p] += 1
+        else:
+            state.tile_discard.append(land[1])
+        add_plantation(state, p, self.tile)
+        return [Event("goa.plantation_discarded", p, f"seat {p} discards {tl.name}")]
+
+
+@dataclass(slots=True)
+class FavorChoice(SubDecision):
+    """Favor: take one of the tiles returned to the box at set-up."""
+
+    NUMBER: ClassVar[int] = 11
+
+    def encode(self) -> list:
+        return [self.NUMBER, self.seat]
+
+    def decision(self, state: State) -> Decision | None:
         if not state.box:
             return None
-        return Decision(p, "goa.favor", [take_favor(t) for t in sorted(state.box)],
+        return Decision(self.seat, "goa.favor", [take_favor(t) for t in sorted(state.box)],
                         "Favor: take a tile from the box")
-    if kind == F_SWAP:
+
+    def apply(self, state: State, move) -> list[Event]:
+        p = self.seat
+        state.stack.pop()
+        state.box.remove(move.tile)
+        gain_tile(state, p, move.tile)
+        return [Event("goa.favor", p, f"seat {p} takes {state.rules.tiles[move.tile].name} from the box",
+                      {"tile": move.tile})]
+
+
+@dataclass(slots=True)
+class SwapChoice(SubDecision):
+    """Swap: take a tile from the board, leaving the Swap tile in its place."""
+
+    tile: int  # the Swap tile
+    NUMBER: ClassVar[int] = 12
+
+    def encode(self) -> list:
+        return [self.NUMBER, self.seat, self.tile]
+
+    def decision(self, state: State) -> Decision:
         moves = [SWAP_TAKE[GRID_CELLS[g]] for g in range(25) if state.grid[g] >= 0]
-        return Decision(p, "goa.swap", moves, "Swap: take a tile from the board")
-    if kind == F_HAND:
+        return Decision(self.seat, "goa.swap", moves, "Swap: take a tile from the board")
+
+    def apply(self, state: State, move) -> list[Event]:
+        p = self.seat
+        state.stack.pop()
+        gi = grid_index(move.cell)
+        taken = state.grid[gi]
+        state.grid[gi] = self.tile
+        gain_tile(state, p, taken)
+        take_bonanza(state, p, gi)
+        return [Event("goa.swap", p, f"seat {p} swaps for {state.rules.tiles[taken].name}", {"tile": taken})]
+
+
+@dataclass(slots=True)
+class HandLimitDiscard(SubDecision):
+    """Option hand_limit=always: a seat above its hand limit discards down at once."""
+
+    NUMBER: ClassVar[int] = 13
+
+    def encode(self) -> list:
+        return [self.NUMBER, self.seat]
+
+    def decision(self, state: State) -> Decision | None:
+        p = self.seat
         limit = hand_limit(state, p)
         if len(state.hands[p]) <= limit:
             return None
         return Decision(p, "goa.hand_limit", [discard_card(c) for c in state.hands[p]],
                         f"Discard down to your hand limit of {limit}")
-    raise AssertionError(f"unknown frame {kind}")
+
+    def apply(self, state: State, move) -> list[Event]:
+        return discard_expedition_card(state, self.seat, move.card)
 
 
-def _colony_decision(state: State, f: list) -> Decision:
-    """Found a colony, after naming it and revealing the 2 cards: recruit (completing with
-    Colonist cards from the hand) or give up and take 1 colonist."""
+def spend_card(state: State, p: int, card: int) -> None:
+    """An Expedition card played: to the discard pile; it is the action's one card."""
+    state.hands[p].remove(card)
+    state.discard.append(card)
+    turn = turn_frame(state)
+    if turn is not None:
+        turn.card_played = True
+
+
+def start_progress(state: State, p: int, c: int, card: int) -> list[Event]:
+    """1. Progress: one row in one column, paying the spices shown (field by field) and one ship
+    per spice; a modifier card waives the spices or the ships."""
     r = state.rules
-    p, col, revealed, board, extra_done = f[1], f[2], f[3], f[4], f[5]
-    need = r.colony_need[col]
-    moves = []
-    free_card = not card_played(state)
-    before = state.options.get("colony_card_timing") == "before"
-    if free_card:
-        for card in state.hands[p]:
-            e = r.cards[card].effect
-            if e == E_COLONY_EXTRA and not extra_done and not before:
-                moves.append(reveal_more(card))
-            elif e == E_COLONISTS:
-                moves.append(play_card(card))
-    for t in state.kept[p]:
-        if r.tiles[t].type == T_RED_COLONIST and t not in state.red_used[p]:
-            moves.append(use_tile(t))
-    if board + revealed + state.colonists[p] >= need:
-        moves.append(RECRUIT)
-    moves.append(DECLINE)
-    return Decision(p, "goa.colony", moves,
-                    f"{COLONIES[col].title()} needs {need}: board {board} + revealed {revealed}"
-                    f" + colonist cards {state.colonists[p]}")
+    row = state.rows[p][c]
+    effect = r.cards[card].effect if card >= 0 else -1
+    if card >= 0:
+        spend_card(state, p, card)
+    if effect != E_PROG_SPICES:
+        state.ships[p] -= row + 1
+    if effect == E_PROG_SHIPS:
+        advance_marker(state, p, c)
+        return [Event("goa.progress", p, f"seat {p} moves down in {COLUMNS[c]} paying ships only",
+                      {"column": COLUMNS[c]})]
+    state.stack.append(ProgressPayment(p, c, list(r.costs[c][row])))
+    return [Event("goa.progress_started", p, f"seat {p} progresses in {COLUMNS[c]}", {"column": COLUMNS[c]})]
 
 
-def _expedition_decision(state: State, f: list) -> Decision:
-    """Expedition: draw up to the number on the board without ending above the hand limit; one may
-    first play one card and discard cards to make room, or draw fewer. The limit binds 'at any
-    time when doing the Expedition action' (EN; 2004 FR 'après avoir pioché'): a seat holding more
-    cards than it (from tiles or progress bonuses) is offered no draw, not even 0, until it has
-    played or discarded down to the limit."""
-    p, most, limit = f[1], f[2], f[3]
-    hand = state.hands[p]
-    room = limit - len(hand)
-    moves = [draw(k) for k in range(min(most, room), -1, -1)] if room >= 0 else []
-    if not card_played(state):
-        for card in hand:
-            if _card_usable(state, p, card):
-                moves.append(play_card(card))
-    for card in hand:
-        moves.append(discard_card(card))
-    return Decision(p, "goa.expedition", moves,
-                    f"Draw up to {most} (hand limit {limit}); discard or play first to make room")
+def play_bonus_card(state: State, p: int, card: int) -> list[Event]:
+    """A bonus Expedition card: 2 ships, 2 colonists, 5 ducats, 2 spices onto empty fields, sell
+    spices at 3 ducats (2012: at most 4), or pay its price to move one marker one row."""
+    r = state.rules
+    c = r.cards[card]
+    spend_card(state, p, card)
+    e = c.effect
+    if e == E_SHIPS:
+        state.ships[p] += r.card_ships
+    elif e == E_COLONISTS:
+        state.colonists[p] += r.card_colonists
+    elif e == E_DUCATS:
+        state.ducats[p] += r.card_ducats
+    elif e == E_SPICES:
+        state.stack.append(BonusSacks(p, r.card_spices))
+    elif e == E_SELL:
+        state.stack.append(SpiceSale(p, r.sell_max if r.sell_max > 0 else 99))
+    elif e == E_PROG_DUCATS:
+        state.ducats[p] -= c.price
+        state.stack.append(PaidProgressChoice(p))
+    return [Event("goa.card_played", p, f"seat {p} plays an Expedition card ({CARD_EFFECTS[e]})",
+                  {"card": card})]
+
+
+def use_tile_effect(state: State, p: int, t: int) -> list[Event]:
+    """Red tiles: once per round. Blue tiles: once, then discarded; Duty is kept by its owner,
+    face down, once its sacks are paid (EN Duty: 'flip this tile face down until the final
+    scoring'; 2004 FR: 'retourne alors la tuile face cachée et la conserve')."""
+    r = state.rules
+    tl = r.tiles[t]
+    k = tl.type
+    used = [Event("goa.tile_used", p, f"seat {p} uses {tl.name}", {"tile": t})]
+    if k in RED_TILES:
+        state.red_used[p].append(t)
+        if k == T_RED_SHIP:
+            state.ships[p] += tl.n
+        elif k == T_RED_COLONIST:
+            state.colonists[p] += tl.n
+        elif k == T_RED_DUCATS:
+            state.ducats[p] += tl.n
+        elif k == T_RED_EXPED:
+            gain_cards(state, p, tl.n)
+        elif k == T_RED_SPICE:
+            state.stack.append(BonusSacks(p, tl.n))
+        return used
+    if k == T_DUTY:  # stays in kept until the sacks are paid, then goes face down
+        state.stack.append(DutyPayment(p, tl.n, t))
+        return used
+    state.kept[p].remove(t)
+    if k == T_EXTRA_HARVEST:
+        state.tile_discard.append(t)
+        state.stack.append(ExtraHarvest(p, 99))
+    elif k == T_RESUPPLY:
+        state.tile_discard.append(t)
+        cards = draw_cards(state, tl.n)
+        state.discard.extend(cards)
+        total = sum(r.cards[c].colonists for c in cards)
+        state.stack.append(ResourceChoice(p, total, True))
+        return [Event("goa.tile_used", p, f"seat {p} uses Resupply: {total}", {"tile": t, "revealed": cards})]
+    elif k == T_VICE_KING:
+        state.tile_discard.append(t)
+        state.stack.append(ViceKingChoice(p))
+    elif k == T_SWAP:
+        state.stack.append(SwapChoice(p, t))
+    return used
+
+
+def place_colony(state: State, p: int, ct: int) -> None:
+    """The colony tile goes on its space and is filled with spices of choice among its own."""
+    spec = state.rules.colony_tiles[ct]
+    state.colonies[p][spec.colony] = ct
+    state.lands[p].append([1, ct, list(spec.masks), [-1] * len(spec.masks)])
+    state.stack.append(FillLand(p, len(spec.masks), land=len(state.lands[p]) - 1, may_stop=False))
 
 
 def _extra_decision(state: State, events: list[Event]) -> Decision | None:
@@ -1250,7 +1811,7 @@ def apply(state: State, seat: int, move) -> list[Event]:
     state.cache = None
     st = state.stack
     if st:
-        events = _apply_frame(state, st[-1], seat, move)
+        events = st[-1].apply(state, move)
     else:
         events = _apply_phase(state, seat, move)
     _settle(state, events)
@@ -1288,7 +1849,7 @@ def _apply_phase(state: State, p: int, move) -> list[Event]:
         if kind is mv.PlayExtraAction:
             state.extra_cards[p] -= 1
             state.extra_supply += 1
-            state.stack.append([F_TURN, p, 0, 0, -1, 1])
+            state.stack.append(ActionTurn(p, extra_action=True))
             return [Event("goa.extra_action", p, f"seat {p} plays an Extra action card")]
         state.extra_passed[p] = True
         return [Event("goa.extra_pass", p, f"seat {p} passes")]
@@ -1326,307 +1887,6 @@ def _apply_auction(state: State, p: int, move) -> list[Event]:
         state.ducats[a] -= price
         ev = Event("goa.kept", a, f"seat {a} outbids and pays the bank {price}", {"price": price})
     return [ev] + _award(state, winner)
-
-
-def _apply_frame(state: State, f: list, p: int, move) -> list[Event]:
-    kind = f[0]
-    t = type(move)
-    if kind == F_TURN:
-        return _apply_turn(state, f, p, move)
-    if kind == F_PAY:
-        remove_spice(state, p, move.land, move.spice)
-        f[3][move.spice] -= 1
-        if not any(f[3]):
-            state.stack.pop()
-            advance_marker(state, p, f[2])
-            return [Event("goa.progress", p, f"seat {p} moves down in {COLUMNS[f[2]]}",
-                          {"column": COLUMNS[f[2]], "row": state.rows[p][f[2]] + 1})]
-        return []
-    if kind == F_DUTY:
-        remove_spice(state, p, move.land, move.spice)
-        f[2] -= 1
-        if f[2] == 0:
-            state.stack.pop()
-            duty = f[3]
-            state.kept[p].remove(duty)
-            state.duty_face_down[p].append(duty)
-            vp = state.rules.tiles[duty].vp
-            return [Event("goa.duty", p, f"seat {p} fulfils a Duty ({vp} VP)", {"tile": duty})]
-        return []
-    if kind == F_PLACE:
-        if t is mv.Done:
-            state.stack.pop()
-            return []
-        f[2] -= 1
-        if t is mv.TakeShip:
-            state.ships[p] += 1
-        elif t is mv.TakeColonist:
-            state.colonists[p] += 1
-        else:
-            place_spice(state, p, move.land, move.spice)
-            if f[3] == PM_EXTRA_HARVEST and move.land not in f[7]:
-                f[7].append(move.land)
-        return []
-    if kind == F_SELL:
-        if t is mv.Done:
-            state.stack.pop()
-            return []
-        remove_spice(state, p, move.land, move.spice)
-        state.ducats[p] += state.rules.sell_price
-        f[2] -= 1
-        return []
-    if kind == F_COLONY:
-        return _apply_colony(state, f, p, move)
-    if kind == F_COLTILE:
-        state.stack.pop()
-        state.colony_supply[f[2]].remove(move.tile)
-        return _place_colony(state, p, move.tile)
-    if kind == F_EXPED:
-        if t is mv.Draw:
-            state.stack.pop()
-            gain_cards(state, p, move.count)
-            return [Event("goa.expedition", p, f"seat {p} draws {move.count} Expedition card(s)",
-                          {"count": move.count})]
-        if t is mv.DiscardCard:
-            state.hands[p].remove(move.card)
-            state.discard.append(move.card)
-            return [Event("goa.discard", p, f"seat {p} discards an Expedition card", {"card": move.card})]
-        return _play_card(state, p, move.card)
-    if kind == F_COLUMN:
-        state.stack.pop()
-        advance_marker(state, p, move.column)
-        return [Event("goa.progress", p, f"seat {p} moves down in {COLUMNS[move.column]}",
-                      {"column": COLUMNS[move.column]})]
-    if kind == F_RESOURCE:
-        state.stack.pop()
-        amount = f[2]
-        if move.kind == 0:
-            state.ships[p] += amount
-        elif move.kind == 1:
-            state.colonists[p] += amount
-        else:
-            state.stack.append([F_PLACE, p, amount, PM_BONUS, -1, 1, 0, []])
-        return [Event("goa.resource", p, f"seat {p} takes {amount} {('ships', 'colonists', 'spices')[move.kind]}")]
-    if kind == F_PLANT:
-        state.stack.pop()
-        land = state.lands[p].pop(move.land)
-        tl = state.rules.tiles[land[1]]
-        if tl.type == T_PLANT and tl.fields == 1:
-            state.singles_down[p] += 1
-        else:
-            state.tile_discard.append(land[1])
-        add_plantation(state, p, f[2])
-        return [Event("goa.plantation_discarded", p, f"seat {p} discards {tl.name}")]
-    if kind == F_FAVOR:
-        state.stack.pop()
-        state.box.remove(move.tile)
-        gain_tile(state, p, move.tile)
-        return [Event("goa.favor", p, f"seat {p} takes {state.rules.tiles[move.tile].name} from the box",
-                      {"tile": move.tile})]
-    if kind == F_HAND:
-        state.hands[p].remove(move.card)
-        state.discard.append(move.card)
-        return [Event("goa.discard", p, f"seat {p} discards an Expedition card", {"card": move.card})]
-    if kind == F_SWAP:
-        state.stack.pop()
-        gi = _grid_index(move.cell)
-        taken = state.grid[gi]
-        state.grid[gi] = f[2]
-        gain_tile(state, p, taken)
-        take_bonanza(state, p, gi)
-        return [Event("goa.swap", p, f"seat {p} swaps for {state.rules.tiles[taken].name}", {"tile": taken})]
-    raise AssertionError(f"unknown frame {kind}")
-
-
-def _apply_turn(state: State, f: list, p: int, move) -> list[Event]:
-    t = type(move)
-    if t is mv.EndTurn:
-        state.stack.pop()
-        return []
-    if t is mv.PlayCard:
-        return _play_card(state, p, move.card)
-    if t is mv.UseTile:
-        return _use_tile(state, p, move.tile)
-    if t is mv.Espionage:
-        tl = next(x for x in state.kept[p] if state.rules.tiles[x].type == T_ESPIONAGE)
-        state.kept[p].remove(tl)
-        state.tile_discard.append(tl)
-        f[4] = move.opponent
-        return [Event("goa.espionage", p, f"seat {p} spies on seat {move.opponent}")]
-    # the action itself
-    f[2] = 1
-    r = state.rules
-    src = f[4] if f[4] >= 0 else p
-    row = state.rows[src]
-    if t is mv.Progress:
-        return _progress(state, f, p, move.column, move.card)
-    if t is mv.BuildShips:
-        k = r.yields[C_SHIPS][row[C_SHIPS]]
-        state.ships[p] += k
-        return [Event("goa.build_ships", p, f"seat {p} builds {k} ship(s)", {"ships": k})]
-    if t is mv.Harvest:
-        mix = 0
-        if move.card >= 0:
-            _spend_card(state, p, move.card)
-            mix = 1
-        k = r.yields[C_HARVEST][row[C_HARVEST]]
-        state.stack.append([F_PLACE, p, k, PM_HARVEST, -1, 1, mix, []])
-        return [Event("goa.harvest", p, f"seat {p} harvests up to {k}", {"sacks": k})]
-    if t is mv.Taxes:
-        k = r.yields[C_TAXES][row[C_TAXES]]
-        state.ducats[p] += k
-        return [Event("goa.taxes", p, f"seat {p} collects taxes")]
-    if t is mv.Expedition:
-        most, limit = r.yields[C_EXPED][row[C_EXPED]]
-        state.stack.append([F_EXPED, p, most, limit])
-        return [Event("goa.expedition_action", p, f"seat {p} takes the Expedition action")]
-    if t is mv.FoundColony:
-        extra = 0
-        if move.card >= 0:  # colony_card_timing=before: the third card is announced first
-            _spend_card(state, p, move.card)
-            extra = 1
-        cards = draw_cards(state, 2 + extra)
-        state.discard.extend(cards)
-        revealed = sum(r.cards[c].colonists for c in cards)
-        board = r.yields[C_COLON][row[C_COLON]]
-        state.stack.append([F_COLONY, p, move.colony, revealed, board, extra])
-        return [Event("goa.found_colony", p,
-                      f"seat {p} names {COLONIES[move.colony].title()} and reveals {revealed} colonists",
-                      {"colony": COLONIES[move.colony], "revealed": cards})]
-    raise AssertionError(f"unexpected move {move!r}")
-
-
-def _spend_card(state: State, p: int, card: int) -> None:
-    state.hands[p].remove(card)
-    state.discard.append(card)
-    tf = turn_frame(state)
-    if tf is not None:
-        tf[3] = 1
-
-
-def _progress(state: State, f: list, p: int, c: int, card: int) -> list[Event]:
-    """1. Progress: one row in one column, paying the spices shown (field by field) and one ship
-    per spice; a modifier card waives the spices or the ships."""
-    r = state.rules
-    row = state.rows[p][c]
-    need = list(r.costs[c][row])
-    k = row + 1
-    effect = r.cards[card].effect if card >= 0 else -1
-    if card >= 0:
-        _spend_card(state, p, card)
-    if effect != E_PROG_SPICES:
-        state.ships[p] -= k
-    if effect == E_PROG_SHIPS:
-        advance_marker(state, p, c)
-        return [Event("goa.progress", p, f"seat {p} moves down in {COLUMNS[c]} paying ships only",
-                      {"column": COLUMNS[c]})]
-    state.stack.append([F_PAY, p, c, need])
-    return [Event("goa.progress_started", p, f"seat {p} progresses in {COLUMNS[c]}", {"column": COLUMNS[c]})]
-
-
-def _play_card(state: State, p: int, card: int) -> list[Event]:
-    """A bonus Expedition card: 2 ships, 2 colonists, 5 ducats, 2 spices onto empty fields, sell
-    spices at 3 ducats (2012: at most 4), or pay its price to move one marker one row."""
-    r = state.rules
-    c = r.cards[card]
-    _spend_card(state, p, card)
-    e = c.effect
-    if e == E_SHIPS:
-        state.ships[p] += r.card_ships
-    elif e == E_COLONISTS:
-        state.colonists[p] += r.card_colonists
-    elif e == E_DUCATS:
-        state.ducats[p] += r.card_ducats
-    elif e == E_SPICES:
-        state.stack.append([F_PLACE, p, r.card_spices, PM_BONUS, -1, 1, 0, []])
-    elif e == E_SELL:
-        state.stack.append([F_SELL, p, r.sell_max if r.sell_max > 0 else 99])
-    elif e == E_PROG_DUCATS:
-        state.ducats[p] -= c.price
-        state.stack.append([F_COLUMN, p, CM_CARD])
-    return [Event("goa.card_played", p, f"seat {p} plays an Expedition card ({CARD_EFFECTS[e]})",
-                  {"card": card})]
-
-
-def _use_tile(state: State, p: int, t: int) -> list[Event]:
-    """Red tiles: once per round. Blue tiles: once, then discarded; Duty is kept by its owner,
-    face down, once its sacks are paid (EN Duty: 'flip this tile face down until the final
-    scoring'; 2004 FR: 'retourne alors la tuile face cachée et la conserve')."""
-    r = state.rules
-    tl = r.tiles[t]
-    k = tl.type
-    if k in RED_TILES:
-        state.red_used[p].append(t)
-        if k == T_RED_SHIP:
-            state.ships[p] += tl.n
-        elif k == T_RED_COLONIST:
-            state.colonists[p] += tl.n
-        elif k == T_RED_DUCATS:
-            state.ducats[p] += tl.n
-        elif k == T_RED_EXPED:
-            gain_cards(state, p, tl.n)
-        elif k == T_RED_SPICE:
-            state.stack.append([F_PLACE, p, tl.n, PM_BONUS, -1, 1, 0, []])
-        return [Event("goa.tile_used", p, f"seat {p} uses {tl.name}", {"tile": t})]
-    if k == T_DUTY:  # stays in kept until the sacks are paid, then goes face down
-        state.stack.append([F_DUTY, p, tl.n, t])
-        return [Event("goa.tile_used", p, f"seat {p} uses {tl.name}", {"tile": t})]
-    state.kept[p].remove(t)
-    if k == T_EXTRA_HARVEST:
-        state.tile_discard.append(t)
-        state.stack.append([F_PLACE, p, 99, PM_EXTRA_HARVEST, -1, 1, 0, []])
-    elif k == T_RESUPPLY:
-        state.tile_discard.append(t)
-        cards = draw_cards(state, tl.n)
-        state.discard.extend(cards)
-        total = sum(r.cards[c].colonists for c in cards)
-        state.stack.append([F_RESOURCE, p, total, 1])
-        return [Event("goa.tile_used", p, f"seat {p} uses Resupply: {total}", {"tile": t, "revealed": cards})]
-    elif k == T_VICE_KING:
-        state.tile_discard.append(t)
-        state.stack.append([F_COLUMN, p, CM_VICE_KING])
-    elif k == T_SWAP:
-        state.stack.append([F_SWAP, p, t])
-    return [Event("goa.tile_used", p, f"seat {p} uses {tl.name}", {"tile": t})]
-
-
-def _apply_colony(state: State, f: list, p: int, move) -> list[Event]:
-    r = state.rules
-    t = type(move)
-    if t is mv.RevealMore:
-        _spend_card(state, p, move.card)
-        cards = draw_cards(state, 1)
-        state.discard.extend(cards)
-        f[3] += sum(r.cards[c].colonists for c in cards)
-        f[5] = 1
-        return [Event("goa.reveal_more", p, f"seat {p} reveals one more card", {"revealed": cards})]
-    if t is mv.PlayCard:
-        return _play_card(state, p, move.card)
-    if t is mv.UseTile:
-        return _use_tile(state, p, move.tile)
-    state.stack.pop()
-    col = f[2]
-    if t is mv.Decline:
-        state.colonists[p] += 1
-        return [Event("goa.colony_failed", p, f"seat {p} does not found {COLONIES[col].title()}; takes 1 colonist")]
-    need = r.colony_need[col]
-    state.colonists[p] -= max(0, need - f[3] - f[4])
-    supply = state.colony_supply[col]
-    kinds = {r.colony_tiles[ct].masks for ct in supply}
-    if len(kinds) > 1:
-        state.stack.append([F_COLTILE, p, col])
-        return [Event("goa.colony_founded", p, f"seat {p} founds {COLONIES[col].title()}")]
-    ct = supply.pop()
-    return [Event("goa.colony_founded", p, f"seat {p} founds {COLONIES[col].title()}")] + _place_colony(state, p, ct)
-
-
-def _place_colony(state: State, p: int, ct: int) -> list[Event]:
-    """The colony tile goes on its space and is filled with spices of choice among its own."""
-    spec = state.rules.colony_tiles[ct]
-    state.colonies[p][spec.colony] = ct
-    state.lands[p].append([1, ct, list(spec.masks), [-1] * len(spec.masks)])
-    state.stack.append([F_PLACE, p, len(spec.masks), PM_FILL, len(state.lands[p]) - 1, 0, 0, []])
-    return []
 
 
 # ---------------------------------------------------------------------------- final scoring

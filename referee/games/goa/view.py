@@ -109,34 +109,34 @@ def _pending(state: R.State, kind: str) -> pb.Pending | None:
     if not st:
         return None
     top = st[-1]
-    tf = R.turn_frame(state)
-    out = pb.Pending(kind=kind, seat=top[1], espionage_target=-1)
-    if tf is not None:
-        out.card_played = bool(tf[3])
-        out.action_done = bool(tf[2])
-        out.espionage_target = tf[4]
-        out.extra_action = bool(tf[5])
-    k = top[0]
-    if k == R.F_PAY:
-        out.column = top[2] + 1
-        out.spices_owed.extend(s + 1 for s in range(5) for _ in range(top[3][s]))
-        out.remaining = sum(top[3])
-    elif k in (R.F_DUTY, R.F_SELL, R.F_PLACE):
-        out.remaining = min(top[2], 99)
-        if k == R.F_PLACE:
-            out.lands_chosen.extend(top[7])
-    elif k == R.F_COLONY:
-        out.colony = top[2] + 1
-        out.colonists_needed = state.rules.colony_need[top[2]]
-        out.colonists_board = top[4]
-        out.colonists_revealed = top[3]
-    elif k == R.F_COLTILE:
-        out.colony = top[2] + 1
-    elif k == R.F_EXPED:
-        out.draw_max = top[2]
-        out.hand_limit = top[3]
-    elif k == R.F_RESOURCE:
-        out.remaining = top[2]
+    turn = R.turn_frame(state)
+    out = pb.Pending(kind=kind, seat=top.seat, espionage_target=-1)
+    if turn is not None:
+        out.card_played = turn.card_played
+        out.action_done = turn.action_done
+        out.espionage_target = turn.spied
+        out.extra_action = turn.extra_action
+    t = type(top)
+    if t is R.ProgressPayment:
+        out.column = top.column + 1
+        out.spices_owed.extend(s + 1 for s in range(5) for _ in range(top.owed[s]))
+        out.remaining = sum(top.owed)
+    elif isinstance(top, (R.DutyPayment, R.SpiceSale, R.SpicePlacement)):
+        out.remaining = min(top.remaining, 99)
+        if isinstance(top, R.SpicePlacement):
+            out.lands_chosen.extend(top.lands_chosen)
+    elif t is R.ColonyFounding:
+        out.colony = top.colony + 1
+        out.colonists_needed = state.rules.colony_need[top.colony]
+        out.colonists_board = top.board
+        out.colonists_revealed = top.revealed
+    elif t is R.ColonyTileChoice:
+        out.colony = top.colony + 1
+    elif t is R.ExpeditionDraw:
+        out.draw_max = top.most
+        out.hand_limit = top.limit
+    elif t is R.ResourceChoice:
+        out.remaining = top.amount
     return out
 
 
@@ -213,7 +213,7 @@ def build_view(state: R.State, seat: int | None) -> pb.View:
                              high_bidder=state.high_bidder, to_act=(a + state.bid_pos) % n,
                              bids=list(state.bids))
         if k > 0 and state.tokens[k] >= 0:
-            t = state.grid[R._grid_index(state.tokens[k])]
+            t = state.grid[R.grid_index(state.tokens[k])]
             if t >= 0:
                 auction.tile.CopyFrom(tile_info(rules, t))
         view.auction.CopyFrom(auction)
