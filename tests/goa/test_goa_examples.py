@@ -10,14 +10,14 @@ from __future__ import annotations
 from referee.games.goa import moves
 from referee.games.goa.board import cell_of
 from referee.games.goa.catalog import (
-    C_COLON,
-    C_HARVEST,
-    C_SHIPS,
-    E_PROG_SHIPS,
-    E_SHIPS,
-    T_COLONISTS,
-    T_PLANT,
-    T_RED_COLONIST,
+    COLUMN_COLONISTS,
+    COLUMN_HARVEST,
+    COLUMN_SHIPS,
+    EFFECT_PROGRESS_SHIPS_ONLY,
+    EFFECT_SHIPS,
+    TILE_COLONISTS,
+    TILE_PLANTATION,
+    TILE_RED_COLONIST,
 )
 from referee.games.goa.scoring import score_seat
 from tests.goa.helpers import (
@@ -43,10 +43,10 @@ def _example_state():
     state.ducats = [5, 10, 10, 10]
     state.hands = [[], [], [], []]
     # the tiles bought in the example, laid out along the token line of the illustration
-    red_colonist = tile_ids(rules, T_RED_COLONIST, "A")[0]
-    clove = tile_ids(rules, T_PLANT, "A", spice=4, fields=2)[0]
-    colonists = tile_ids(rules, T_COLONISTS, "A")[0]
-    ginger = tile_ids(rules, T_PLANT, "A", spice=0, fields=1)[0]
+    red_colonist = tile_ids(rules, TILE_RED_COLONIST, "A")[0]
+    clove = tile_ids(rules, TILE_PLANTATION, "A", spice=4, fields=2)[0]
+    colonists = tile_ids(rules, TILE_COLONISTS, "A")[0]
+    ginger = tile_ids(rules, TILE_PLANTATION, "A", spice=0, fields=1)[0]
     wanted = {1: red_colonist, 6: clove, 7: colonists, 12: ginger}  # grid index -> tile
     others = [t.id for t in rules.tiles if t.phase == "A" and t.id not in wanted.values()]
     state.grid = [wanted.get(g, others[g]) if g in wanted else others.pop(0) for g in range(25)]
@@ -55,8 +55,8 @@ def _example_state():
     c1 = card_ids(rules, colonists=1)
     c2 = card_ids(rules, colonists=2)
     c3 = card_ids(rules, colonists=3)
-    ships_only = card_ids(rules, E_PROG_SHIPS)[0]
-    two_ships = card_ids(rules, E_SHIPS)[0]
+    ships_only = card_ids(rules, EFFECT_PROGRESS_SHIPS_ONLY)[0]
+    two_ships = card_ids(rules, EFFECT_SHIPS)[0]
     pool1 = [c for c in c1 if c not in (ships_only, two_ships)]
     pool2 = [c for c in c2 if c not in (ships_only, two_ships)]
     pool3 = [c for c in c3 if c not in (ships_only, two_ships)]
@@ -125,7 +125,7 @@ def test_example_of_a_complete_round():
     assert [land[3] for land in state.lands[Y]] == [[4, 4]]
     assert state.colonists[RED] == 6
     assert [land[3] for land in state.lands[G]] == [[0]]
-    assert any(rules.tiles[t].type == T_RED_COLONIST for t in state.kept[B])
+    assert any(rules.tiles[t].type == TILE_RED_COLONIST for t in state.kept[B])
     # ---- 3. PLAYER ACTIONS, 1st action; Blue starts since he has the flag.
     d = GAME.decision(state)
     assert d.kind == "goa.action" and d.seat == B
@@ -140,10 +140,10 @@ def test_example_of_a_complete_round():
     assert moves.use_tile(colonist_tile.tile) not in GAME.decision(state).moves, "once per round"
     play(state, B, moves.END_TURN)
     # Yellow: Progress in the Found a colony column: 1 clove and 1 ship.
-    play(state, Y, moves.progress(C_COLON, -1))
+    play(state, Y, moves.progress(COLUMN_COLONISTS, -1))
     assert state.ships[Y] == 3
     play(state, Y, moves.PAY_SPICE[0][4])
-    assert state.rows[Y][C_COLON] == 1
+    assert state.rows[Y][COLUMN_COLONISTS] == 1
     play(state, Y, moves.END_TURN)
     # Red: Found a colony, Cochin (8): 0 + 5 revealed, plays a 3-colonist card -> 8.
     play(state, RED, moves.FOUND_COLONY[1])
@@ -180,27 +180,27 @@ def test_example_of_a_complete_round():
     play(state, RED, moves.EXPEDITION)
     play(state, RED, moves.draw(1))
     play(state, RED, moves.END_TURN)
-    play(state, G, moves.progress(C_SHIPS, -1))  # 1 ginger and 1 ship
+    play(state, G, moves.progress(COLUMN_SHIPS, -1))  # 1 ginger and 1 ship
     play(state, G, moves.PAY_SPICE[0][0])
     play(state, G, moves.END_TURN)
     # ---- 3rd action
     play(state, B, moves.TAXES)
     assert state.ducats[B] == 8, "Blue takes 4 ducats"
     play(state, B, moves.END_TURN)
-    play(state, Y, moves.progress(C_COLON, -1))  # 1 clove, 1 ginger and 2 ships
+    play(state, Y, moves.progress(COLUMN_COLONISTS, -1))  # 1 clove, 1 ginger and 2 ships
     play(state, Y, moves.PAY_SPICE[0][4])
     play(state, Y, moves.PAY_SPICE[1][0])
-    assert state.ships[Y] == 1 and state.rows[Y][C_COLON] == 2
+    assert state.ships[Y] == 1 and state.rows[Y][COLUMN_COLONISTS] == 2
     play(state, Y, moves.END_TURN)
-    play(state, RED, moves.progress(C_HARVEST, -1))  # 1 cinnamon and 1 ship ...
+    play(state, RED, moves.progress(COLUMN_HARVEST, -1))  # 1 cinnamon and 1 ship ...
     play(state, RED, moves.PAY_SPICE[0][2])
     card = state.hands[RED][0]
     play(state, RED, moves.play_card(card))  # ... and an Expedition card: 2 ships
     assert state.ships[RED] == 5 and state.hands[RED] == []
     play(state, RED, moves.END_TURN)
     card = state.hands[G][0]
-    play(state, G, moves.progress(C_SHIPS, card))  # no spices, only 2 ships
-    assert state.ships[G] == 1 and state.rows[G][C_SHIPS] == 2
+    play(state, G, moves.progress(COLUMN_SHIPS, card))  # no spices, only 2 ships
+    assert state.ships[G] == 1 and state.rows[G][COLUMN_SHIPS] == 2
     assert [land[3] for land in state.lands[G]] == [[-1]]
     play(state, G, moves.END_TURN)
     # ---- End of a round: Blue keeps his one Extra action card.
@@ -225,8 +225,8 @@ def test_scoring_example_red_scores_42():
     palms = card_ids(rules, symbol="palm_tree")[:2]
     state.hands = [[], elephant + palms, [], []]
     state.ducats = [10, 30, 12, 20]
-    single = tile_ids(rules, T_PLANT, "A", fields=1)[0]
-    double = tile_ids(rules, T_PLANT, "A", fields=2)[0]
+    single = tile_ids(rules, TILE_PLANTATION, "A", fields=1)[0]
+    double = tile_ids(rules, TILE_PLANTATION, "A", fields=2)[0]
     state.lands[RED] = [[0, single, [1], [-1]], [0, double, [1, 1], [0, 0]]]
     state.kept[RED] = []
     state.duty_face_down[RED] = []

@@ -13,7 +13,7 @@ from referee.core.contract import IllegalMove
 from referee.core.rng import Rng
 from referee.games.goa import moves
 from referee.games.goa.cards import HandLimitDiscard
-from referee.games.goa.catalog import T_MISSION
+from referee.games.goa.catalog import TILE_MISSION
 from referee.games.goa.scoring import final_scoring
 from referee.games.goa.state import OVER, State, hand_limit
 from tests.goa.helpers import GAME, new_game
@@ -146,7 +146,7 @@ def rerandomise(state: State, seat: int, rnd: random.Random) -> State:
             s2.bonanza[g] = b
     rnd.shuffle(s2.stacks["B"])
     # others' Mission tiles lie face down: re-deal them among the Mission tiles nobody sees
-    mission = [t for t in range(len(s2.rules.tiles)) if s2.rules.tiles[t].type == T_MISSION]
+    mission = [t for t in range(len(s2.rules.tiles)) if s2.rules.tiles[t].type == TILE_MISSION]
     held = [(p, i) for p in others for i, t in enumerate(s2.kept[p]) if t in mission]
     unseen = [t for t in s2.stacks["B"] if t in mission]
     pool = [s2.kept[p][i] for p, i in held] + unseen
@@ -195,7 +195,7 @@ def test_others_mission_tiles_are_face_down():
     reveals it."""
     state = new_game(3, 7)
     mission = next(t for t in range(len(state.rules.tiles))
-                   if state.rules.tiles[t].type == T_MISSION)
+                   if state.rules.tiles[t].type == TILE_MISSION)
     state.kept[1].append(mission)
     own = GAME.view(state, 1).players[1].tiles[-1]
     assert own.id == mission and own.vp in (2, 3)

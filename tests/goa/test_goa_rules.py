@@ -11,31 +11,31 @@ from referee.games.goa import moves
 from referee.games.goa.auction import auctioneer
 from referee.games.goa.board import GRID_CELLS, cell_of, grid_index
 from referee.games.goa.catalog import (
-    C_COLON,
-    C_EXPED,
-    C_HARVEST,
-    C_SHIPS,
-    C_TAXES,
-    E_HARVEST_MIX,
-    E_PROG_DUCATS,
-    E_PROG_SPICES,
-    E_SELL,
-    E_SHIPS,
-    T_CROP,
-    T_DUTY,
-    T_ESPIONAGE,
-    T_EXPEDITIONS,
-    T_EXTRA_HARVEST,
-    T_FAVOR,
-    T_FOREMAN,
-    T_PLANT,
-    T_RED_COLONIST,
-    T_RED_DUCATS,
-    T_RESUPPLY,
-    T_SETTLEMENT,
-    T_SHIPS_OR_COL,
-    T_SWAP,
-    T_VICE_KING,
+    COLUMN_COLONISTS,
+    COLUMN_EXPEDITION,
+    COLUMN_HARVEST,
+    COLUMN_SHIPS,
+    COLUMN_TAXES,
+    EFFECT_HARVEST_MIX,
+    EFFECT_PROGRESS_DUCATS,
+    EFFECT_PROGRESS_SPICES_ONLY,
+    EFFECT_SELL,
+    EFFECT_SHIPS,
+    TILE_CROP_ROTATION,
+    TILE_DUTY,
+    TILE_ESPIONAGE,
+    TILE_EXPEDITIONS,
+    TILE_EXTRA_HARVEST,
+    TILE_FAVOR,
+    TILE_FOREMAN,
+    TILE_PLANTATION,
+    TILE_RED_COLONIST,
+    TILE_RED_DUCATS,
+    TILE_RESUPPLY,
+    TILE_SETTLEMENT,
+    TILE_SHIPS_OR_COLONISTS,
+    TILE_SWAP,
+    TILE_VICE_KING,
     is_plantation_tile,
 )
 from referee.games.goa.flow import start_round
@@ -259,19 +259,19 @@ def test_progress_costs_spices_and_one_ship_per_spice_one_row_only():
     spice ... You can only progress once per action (one row in one column)'."""
     state, p = _board_state()
     rules = state.rules
-    state.lands[p] = [[0, tile_ids(rules, T_PLANT, "A", spice=0, fields=2)[0], [1, 1], [0, 0]]]
+    state.lands[p] = [[0, tile_ids(rules, TILE_PLANTATION, "A", spice=0, fields=2)[0], [1, 1], [0, 0]]]
     state.ships[p] = 1
     state.rows[p] = [0, 0, 0, 0, 0]
     refresh(state)
     d = GAME.decision(state)
-    assert moves.progress(C_SHIPS, -1) in d.moves  # 1 ginger + 1 ship
-    assert moves.progress(C_HARVEST, -1) not in d.moves  # needs cinnamon
-    play(state, p, moves.progress(C_SHIPS, -1))
+    assert moves.progress(COLUMN_SHIPS, -1) in d.moves  # 1 ginger + 1 ship
+    assert moves.progress(COLUMN_HARVEST, -1) not in d.moves  # needs cinnamon
+    play(state, p, moves.progress(COLUMN_SHIPS, -1))
     assert state.ships[p] == 0
     d = GAME.decision(state)
     assert d.kind == "goa.pay_spice" and d.moves == [moves.PAY_SPICE[0][0]]
     play(state, p, moves.PAY_SPICE[0][0])
-    assert state.rows[p][C_SHIPS] == 1 and state.lands[p][0][3] == [0, -1]
+    assert state.rows[p][COLUMN_SHIPS] == 1 and state.lands[p][0][3] == [0, -1]
     d = GAME.decision(state)
     assert d.kind == "goa.after_action" and not any(isinstance(m, moves.Progress) for m in d.moves)
 
@@ -282,13 +282,13 @@ def test_progress_not_offered_without_ships():
     state.lands[p] = [[0, 0, [1, 1], [0, 0]]]
     state.ships[p] = 0
     refresh(state)
-    assert moves.progress(C_SHIPS, -1) not in GAME.decision(state).moves
+    assert moves.progress(COLUMN_SHIPS, -1) not in GAME.decision(state).moves
 
 
 def test_build_ships_and_taxes_follow_the_marker():
     """2. Build ships / 4. Taxes: the number shown by the marker (Ships row 2 = 2 ships)."""
     state, p = _board_state()
-    state.rows[p][C_SHIPS] = 1
+    state.rows[p][COLUMN_SHIPS] = 1
     refresh(state)
     ships = state.ships[p]
     play(state, p, moves.BUILD_SHIPS)
@@ -299,7 +299,7 @@ def test_harvest_one_sack_at_a_time_overflow_stays_in_supply():
     """3. Harvest: 'If a player can take more spice sacks than he is able to place ... he takes
     what he can and leaves the rest in the supply'."""
     state, p = _board_state()
-    state.rows[p][C_HARVEST] = 4  # 8 sacks (provisional sheet)
+    state.rows[p][COLUMN_HARVEST] = 4  # 8 sacks (provisional sheet)
     state.lands[p] = [[0, 0, [1, 1], [0, -1]]]
     refresh(state)
     play(state, p, moves.harvest(-1))
@@ -314,7 +314,7 @@ def test_expedition_hand_limit_discard_or_draw_fewer():
     discard one card if he wants to be able to draw 2 cards. He could also decide to draw only
     one card.'"""
     state, p = _board_state()
-    state.rows[p][C_EXPED] = 3  # draw 2, limit 4
+    state.rows[p][COLUMN_EXPEDITION] = 3  # draw 2, limit 4
     state.hands[p] = [c for c in state.deck[:3]]
     state.deck = state.deck[3:]
     refresh(state)
@@ -341,8 +341,8 @@ def test_expedition_above_the_hand_limit_must_discard_before_drawing_even_zero(e
     state = new_game(3, 1, edition=edition)
     action_turn(state)
     p = GAME.decision(state).seat
-    state.rows[p][C_EXPED] = 3
-    limit = state.rules.yields[C_EXPED][3][1]
+    state.rows[p][COLUMN_EXPEDITION] = 3
+    limit = state.rules.yields[COLUMN_EXPEDITION][3][1]
     hand = [c for c in state.deck[: limit + 2]]
     state.hands[p] = list(hand)
     state.deck = state.deck[limit + 2:]
@@ -398,8 +398,8 @@ def test_found_colony_pays_missing_colonists_from_hand():
     """6. Found a colony, example: board 4 + revealed 4 = 8 of 10; '2 colonists from his hand'."""
     state, p = _board_state()
     rules = state.rules
-    state.rows[p][C_COLON] = 4  # 4 colonists on the board (provisional sheet: row 5)
-    assert rules.yields[C_COLON][4] == 4
+    state.rows[p][COLUMN_COLONISTS] = 4  # 4 colonists on the board (provisional sheet: row 5)
+    assert rules.yields[COLUMN_COLONISTS][4] == 4
     state.colonists[p] = 5
     reveal = card_ids(rules, colonists=2)[:2]
     stack_deck(state, reveal)
@@ -413,7 +413,7 @@ def test_one_expedition_card_per_action():
     """Expedition cards: 'You can play 1 Expedition card per action'."""
     state, p = _board_state()
     rules = state.rules
-    ships = card_ids(rules, E_SHIPS)[:2]
+    ships = card_ids(rules, EFFECT_SHIPS)[:2]
     state.hands[p] = list(ships)
     state.deck = [c for c in state.deck if c not in ships]
     state.discard = [c for c in state.discard if c not in ships]
@@ -427,7 +427,7 @@ def test_sell_card_at_most_4_in_2012():
     """Expedition cards: 'Sell up to 4 spices and receive 3 ducats per spice sack sold'."""
     state, p = _board_state()
     rules = state.rules
-    sell = card_ids(rules, E_SELL)[0]
+    sell = card_ids(rules, EFFECT_SELL)[0]
     state.hands[p] = [sell]
     state.deck = [c for c in state.deck if c != sell]
     state.discard = [c for c in state.discard if c != sell]
@@ -453,7 +453,7 @@ def test_new_plantation_with_four_discards_one_single_kept_face_down():
     discarded plantation only has one spice field ... keep the plantation face down'."""
     state, p = _board_state()
     rules = state.rules
-    singles = tile_ids(rules, T_PLANT, "A", fields=1)
+    singles = tile_ids(rules, TILE_PLANTATION, "A", fields=1)
     state.lands[p] = [[0, t, [1 << rules.tiles[t].spice], [rules.tiles[t].spice]] for t in singles[:4]]
     gain_tile(state, p, singles[4])
     refresh(state)
@@ -468,7 +468,7 @@ def test_red_tile_once_per_round():
     beginning of the following round, players flip their red tiles face up'."""
     state, p = _board_state()
     rules = state.rules
-    t = tile_ids(rules, T_RED_DUCATS, "A")[0]
+    t = tile_ids(rules, TILE_RED_DUCATS, "A")[0]
     state.kept[p].append(t)
     refresh(state)
     money = state.ducats[p]
@@ -482,7 +482,7 @@ def test_red_tile_once_per_round():
 def test_ducats_tile_is_4_in_2004():
     """2004 FR, Dukaten: 'Le joueur prend quatre ducats à chaque manche'."""
     rules = rules_of("2004")
-    t = tile_ids(rules, T_RED_DUCATS, "A")[0]
+    t = tile_ids(rules, TILE_RED_DUCATS, "A")[0]
     assert rules.tiles[t].n == 4
 
 
@@ -494,7 +494,7 @@ def test_duty_returns_6_spices_for_vp(edition, vp):
     action_turn(state)
     p = GAME.decision(state).seat
     rules = state.rules
-    duty = tile_ids(rules, T_DUTY, "A")[0]
+    duty = tile_ids(rules, TILE_DUTY, "A")[0]
     state.kept[p].append(duty)
     state.lands[p] = [[1, 14, [31, 31], [0, 0]], [1, 15, [31, 31], [1, 1]], [1, 16, [31, 31], [2, 2]]]
     refresh(state)
@@ -516,7 +516,7 @@ def test_used_duty_tile_is_kept_face_down_by_its_owner(edition):
     state = new_game(3, 1, edition=edition)
     action_turn(state)
     p = GAME.decision(state).seat
-    duty = tile_ids(state.rules, T_DUTY, "A")[0]
+    duty = tile_ids(state.rules, TILE_DUTY, "A")[0]
     state.kept[p].append(duty)
     state.lands[p] = [[1, 14, [31, 31], [0, 0]], [1, 15, [31, 31], [1, 1]], [1, 16, [31, 31], [2, 2]]]
     refresh(state)
@@ -535,7 +535,7 @@ def test_vice_king_moves_least_advanced_marker_free():
     """Vice-king: 'move your least advanced Progress marker ... If you have more than one marker
     in this row, move one of these markers, your choice'."""
     state, p = _board_state()
-    vk = tile_ids(state.rules, T_VICE_KING, "B")[0]
+    vk = tile_ids(state.rules, TILE_VICE_KING, "B")[0]
     state.kept[p].append(vk)
     state.rows[p] = [1, 0, 1, 0, 2]
     refresh(state)
@@ -618,12 +618,12 @@ def test_foreman_makes_single_plantations_worth_3():
     1'; Crop rotation scores 0."""
     state = new_game(2, 8)
     rules = state.rules
-    single = tile_ids(rules, T_PLANT, "A", fields=1)[0]
-    crop = tile_ids(rules, T_CROP, "A")[0]
+    single = tile_ids(rules, TILE_PLANTATION, "A", fields=1)[0]
+    crop = tile_ids(rules, TILE_CROP_ROTATION, "A")[0]
     state.lands[0] = [[0, single, [1], [-1]], [0, crop, [31], [-1]]]
     state.singles_down[0] = 1
     assert score_seat(state, 0)["single_plantations"] == 2
-    state.kept[0].append(tile_ids(rules, T_FOREMAN, "A")[0])
+    state.kept[0].append(tile_ids(rules, TILE_FOREMAN, "A")[0])
     assert score_seat(state, 0)["single_plantations"] == 6
 
 
@@ -674,23 +674,23 @@ def test_progress_spices_only_card_pays_no_ships():
     """Expedition cards that modify an action: 'Progress: You only pay spices ... You do not pay
     any ships'."""
     state, p = _board_state()
-    card = _give_card(state, p, E_PROG_SPICES)
+    card = _give_card(state, p, EFFECT_PROGRESS_SPICES_ONLY)
     state.lands[p] = [[0, 0, [1, 1], [0, 0]]]
     state.ships[p] = 0
     refresh(state)
     d = GAME.decision(state)
-    assert moves.progress(C_SHIPS, -1) not in d.moves and moves.progress(C_SHIPS, card) in d.moves
-    play(state, p, moves.progress(C_SHIPS, card))
+    assert moves.progress(COLUMN_SHIPS, -1) not in d.moves and moves.progress(COLUMN_SHIPS, card) in d.moves
+    play(state, p, moves.progress(COLUMN_SHIPS, card))
     play(state, p, moves.PAY_SPICE[0][0])
-    assert state.rows[p][C_SHIPS] == 1 and state.ships[p] == 0 and card in state.discard
+    assert state.rows[p][COLUMN_SHIPS] == 1 and state.ships[p] == 0 and card in state.discard
 
 
 def test_harvest_mix_card_takes_ships_or_colonists():
     """'Harvest: Instead of spices, you can take a combination of colonists, ships, and/or
     spices'."""
     state, p = _board_state()
-    card = _give_card(state, p, E_HARVEST_MIX)
-    state.rows[p][C_HARVEST] = 1  # 2 units (provisional sheet)
+    card = _give_card(state, p, EFFECT_HARVEST_MIX)
+    state.rows[p][COLUMN_HARVEST] = 1  # 2 units (provisional sheet)
     state.lands[p] = []
     refresh(state)
     ships, colonists = state.ships[p], state.colonists[p]
@@ -705,7 +705,7 @@ def test_progress_ducats_card():
     """'Pay ducats to move one Progress marker down one row ... only one marker can move down one
     row'."""
     state, p = _board_state()
-    card = _give_card(state, p, E_PROG_DUCATS)
+    card = _give_card(state, p, EFFECT_PROGRESS_DUCATS)
     price = state.rules.cards[card].price
     state.ducats[p] = price
     refresh(state)
@@ -721,16 +721,16 @@ def test_espionage_uses_opponent_row():
     player's Progress marker ... Build ships, Harvest, Taxes or Found a colony'."""
     state, p = _board_state()
     q = (p + 1) % state.n
-    spy = tile_ids(state.rules, T_ESPIONAGE, "B")[0]
+    spy = tile_ids(state.rules, TILE_ESPIONAGE, "B")[0]
     state.kept[p].append(spy)
-    state.rows[q][C_TAXES] = 4
+    state.rows[q][COLUMN_TAXES] = 4
     refresh(state)
     play(state, p, moves.ESPIONAGE[q])
     d = GAME.decision(state)
     assert moves.EXPEDITION not in d.moves and not any(isinstance(m, moves.Progress) for m in d.moves)
     money = state.ducats[p]
     play(state, p, moves.TAXES)
-    assert state.ducats[p] == money + state.rules.yields[C_TAXES][4]
+    assert state.ducats[p] == money + state.rules.yields[COLUMN_TAXES][4]
     assert spy not in state.kept[p]
 
 
@@ -738,7 +738,7 @@ def test_resupply_takes_revealed_colonists_as_one_resource():
     """Resupply: 'Reveal 2 Expedition cards and add the colonists ... take this sum in spices,
     colonists or ships ... only one type'."""
     state, p = _board_state()
-    t = tile_ids(state.rules, T_RESUPPLY, "B")[0]
+    t = tile_ids(state.rules, TILE_RESUPPLY, "B")[0]
     state.kept[p].append(t)
     stack_deck(state, card_ids(state.rules, colonists=3)[:2])
     refresh(state)
@@ -754,7 +754,7 @@ def test_swap_takes_a_board_tile_and_leaves_itself():
     """Swap: 'take 1 tile of your choice from the board ... Put the Swap tile, face up, in the
     space previously occupied by the tile you just took'."""
     state, p = _board_state()
-    swap = tile_ids(state.rules, T_SWAP, "B")[0]
+    swap = tile_ids(state.rules, TILE_SWAP, "B")[0]
     state.kept[p].append(swap)
     g = next(i for i in range(25) if state.grid[i] >= 0)
     taken = state.grid[g]
@@ -771,7 +771,7 @@ def test_favor_takes_a_tile_from_the_box():
     """Favor: 'Look through the ... tiles that were returned to the box during setup ... Take the
     tile of your choice'."""
     state, p = _board_state()
-    favor = tile_ids(state.rules, T_FAVOR, "B")[0]
+    favor = tile_ids(state.rules, TILE_FAVOR, "B")[0]
     gain_tile(state, p, favor)
     refresh(state)
     d = GAME.decision(state)
@@ -784,7 +784,7 @@ def test_favor_takes_a_tile_from_the_box():
 def test_ships_or_colonists_tile_no_combination():
     """Ships/Colonists: 'Take 3 colonists or 3 ships; you may not combine the two'."""
     state, p = _board_state()
-    t = tile_ids(state.rules, T_SHIPS_OR_COL, "A")[0]
+    t = tile_ids(state.rules, TILE_SHIPS_OR_COLONISTS, "A")[0]
     gain_tile(state, p, t)
     refresh(state)
     d = GAME.decision(state)
@@ -798,16 +798,16 @@ def test_expeditions_tile_ignores_hand_limit():
     """Expeditions: 'Draw 2 or 3 Expedition cards, even if this puts you over your hand limit'."""
     state, p = _board_state()
     hand = len(state.hands[p])
-    gain_tile(state, p, tile_ids(state.rules, T_EXPEDITIONS, "B")[0])
+    gain_tile(state, p, tile_ids(state.rules, TILE_EXPEDITIONS, "B")[0])
     assert len(state.hands[p]) == hand + 3
 
 
 def test_extra_harvest_at_most_3_lands():
     """Extra harvest: 'Fill up to 3 of your plantations and/or colonies'."""
     state, p = _board_state()
-    t = tile_ids(state.rules, T_EXTRA_HARVEST, "B")[0]
+    t = tile_ids(state.rules, TILE_EXTRA_HARVEST, "B")[0]
     state.kept[p].append(t)
-    plants = tile_ids(state.rules, T_PLANT, "B", fields=2)[:4]
+    plants = tile_ids(state.rules, TILE_PLANTATION, "B", fields=2)[:4]
     state.lands[p] = [[0, x, [1 << state.rules.tiles[x].spice] * 2, [-1, -1]] for x in plants]
     refresh(state)
     play(state, p, moves.use_tile(t))
@@ -849,7 +849,7 @@ def test_strict_hand_limit_option_discards_at_once():
         state = new_game(3, 1, hand_limit=option)
         action_turn(state)
         p = GAME.decision(state).seat
-        t = tile_ids(state.rules, T_EXPEDITIONS, "B")[0]
+        t = tile_ids(state.rules, TILE_EXPEDITIONS, "B")[0]
         gain_tile(state, p, t)  # 3 cards, limit 1 in row 1
         refresh(state)
         d = GAME.decision(state)
@@ -864,7 +864,7 @@ def test_settlement_tile():
     """Settlement: 'Take 1 ship, 1 Extra action card, and 1 colonist'."""
     state, p = _board_state()
     before = (state.ships[p], state.extra_cards[p], state.colonists[p])
-    gain_tile(state, p, tile_ids(state.rules, T_SETTLEMENT, "A")[0])
+    gain_tile(state, p, tile_ids(state.rules, TILE_SETTLEMENT, "A")[0])
     assert (state.ships[p], state.extra_cards[p], state.colonists[p]) == tuple(x + 1 for x in before)
 
 
@@ -872,7 +872,7 @@ def test_red_colonist_tile_usable_after_the_reveal():
     """Red tiles 'can use them before, during or after their action': during Found a colony the
     unused red Colonist tile still adds its colonist after the cards are revealed."""
     state, p = _board_state()
-    t = tile_ids(state.rules, T_RED_COLONIST, "A")[0]
+    t = tile_ids(state.rules, TILE_RED_COLONIST, "A")[0]
     state.kept[p].append(t)
     state.colonists[p] = 0
     stack_deck(state, card_ids(state.rules, colonists=3)[:2])

@@ -10,7 +10,7 @@ from google.protobuf import json_format
 from referee.core.contract import MalformedMove
 from referee.core.match import Match, replay
 from referee.games.goa import moves
-from referee.games.goa.catalog import E_COLONY_EXTRA
+from referee.games.goa.catalog import EFFECT_COLONY_EXTRA
 from referee.games.goa.state import ACTIONS
 from referee.v1 import goa_pb2 as pb
 from tests.goa.helpers import (
@@ -90,7 +90,7 @@ def test_colony_card_before_reveal_option():
     d = random_until(state, lambda s, d: d.kind == "goa.action", random.Random(0))
     p = d.seat
     rules = state.rules
-    extra = card_ids(rules, E_COLONY_EXTRA)[0]
+    extra = card_ids(rules, EFFECT_COLONY_EXTRA)[0]
     state.deck = [c for c in state.deck if c != extra]
     state.discard = [c for c in state.discard if c != extra]
     for h in state.hands:

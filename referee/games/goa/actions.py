@@ -10,18 +10,18 @@ from referee.core.contract import Decision, Event
 
 from .cards import ExpeditionDraw, card_usable, play_bonus_card, spend_card
 from .catalog import (
-    C_COLON,
-    C_EXPED,
-    C_HARVEST,
-    C_SHIPS,
-    C_TAXES,
     COLONIES,
+    COLUMN_COLONISTS,
+    COLUMN_EXPEDITION,
+    COLUMN_HARVEST,
+    COLUMN_SHIPS,
+    COLUMN_TAXES,
     COLUMNS,
-    E_COLONY_EXTRA,
-    E_HARVEST_MIX,
-    E_PROG_SHIPS,
-    E_PROG_SPICES,
-    T_ESPIONAGE,
+    EFFECT_COLONY_EXTRA,
+    EFFECT_HARVEST_MIX,
+    EFFECT_PROGRESS_SHIPS_ONLY,
+    EFFECT_PROGRESS_SPICES_ONLY,
+    TILE_ESPIONAGE,
 )
 from .colonies import ColonyFounding
 from .moves import (
@@ -81,7 +81,8 @@ class ActionTurn(SubDecision):
         moves += self.free_moves(state)
         if self.action_done:
             moves.append(END_TURN)
-        return Decision(p, kind, moves, "Choose your action" if not self.action_done else "End your turn")
+        prompt = "End your turn" if self.action_done else "Choose your action"
+        return Decision(p, kind, moves, prompt)
 
     def action_moves(self, state: State) -> list:
         r = state.rules
@@ -107,13 +108,15 @@ class ActionTurn(SubDecision):
                 if free_card:
                     for card in hand:
                         e = r.cards[card].effect
-                        if (e == E_PROG_SHIPS and ships >= k) or (e == E_PROG_SPICES and spices_ok):
+                        if (e == EFFECT_PROGRESS_SHIPS_ONLY and ships >= k) or (
+                            e == EFFECT_PROGRESS_SPICES_ONLY and spices_ok
+                        ):
                             moves.append(progress(c, card))
         moves.append(BUILD_SHIPS)
         moves.append(harvest(-1))
         if free_card:
             for card in hand:
-                if r.cards[card].effect == E_HARVEST_MIX:
+                if r.cards[card].effect == EFFECT_HARVEST_MIX:
                     moves.append(harvest(card))
         moves.append(TAXES)
         if not spying:
@@ -124,11 +127,11 @@ class ActionTurn(SubDecision):
                 moves.append(FOUND_COLONY[col])
                 if before and free_card:
                     for card in hand:
-                        if r.cards[card].effect == E_COLONY_EXTRA:
+                        if r.cards[card].effect == EFFECT_COLONY_EXTRA:
                             moves.append(found_colony(col, card))
         if not spying:
             for t in state.kept[p]:
-                if r.tiles[t].type == T_ESPIONAGE:
+                if r.tiles[t].type == TILE_ESPIONAGE:
                     moves += [ESPIONAGE[o] for o in range(state.n) if o != p]
                     break
         return moves
@@ -159,7 +162,7 @@ class ActionTurn(SubDecision):
         if t is UseTile:
             return use_tile_effect(state, p, move.tile)
         if t is Espionage:
-            tl = next(x for x in state.kept[p] if state.rules.tiles[x].type == T_ESPIONAGE)
+            tl = next(x for x in state.kept[p] if state.rules.tiles[x].type == TILE_ESPIONAGE)
             state.kept[p].remove(tl)
             state.tile_discard.append(tl)
             self.spied = move.opponent
@@ -171,7 +174,7 @@ class ActionTurn(SubDecision):
         if t is Progress:
             return start_progress(state, p, move.column, move.card)
         if t is BuildShips:
-            k = r.yields[C_SHIPS][row[C_SHIPS]]
+            k = r.yields[COLUMN_SHIPS][row[COLUMN_SHIPS]]
             state.ships[p] += k
             return [Event("goa.build_ships", p, f"seat {p} builds {k} ship(s)", {"ships": k})]
         if t is Harvest:
@@ -179,15 +182,15 @@ class ActionTurn(SubDecision):
             if move.card >= 0:
                 spend_card(state, p, move.card)
                 mix = True
-            k = r.yields[C_HARVEST][row[C_HARVEST]]
+            k = r.yields[COLUMN_HARVEST][row[COLUMN_HARVEST]]
             state.stack.append(HarvestSacks(p, k, ships_or_colonists=mix))
             return [Event("goa.harvest", p, f"seat {p} harvests up to {k}", {"sacks": k})]
         if t is Taxes:
-            k = r.yields[C_TAXES][row[C_TAXES]]
+            k = r.yields[COLUMN_TAXES][row[COLUMN_TAXES]]
             state.ducats[p] += k
             return [Event("goa.taxes", p, f"seat {p} collects taxes")]
         if t is Expedition:
-            most, limit = r.yields[C_EXPED][row[C_EXPED]]
+            most, limit = r.yields[COLUMN_EXPEDITION][row[COLUMN_EXPEDITION]]
             state.stack.append(ExpeditionDraw(p, most, limit))
             return [Event("goa.expedition_action", p, f"seat {p} takes the Expedition action")]
         if t is FoundColony:
@@ -198,7 +201,7 @@ class ActionTurn(SubDecision):
             cards = draw_cards(state, 2 + extra)
             state.discard.extend(cards)
             revealed = sum(r.cards[c].colonists for c in cards)
-            board = r.yields[C_COLON][row[C_COLON]]
+            board = r.yields[COLUMN_COLONISTS][row[COLUMN_COLONISTS]]
             state.stack.append(ColonyFounding(p, move.colony, revealed, board, extra))
             return [Event("goa.found_colony", p,
                           f"seat {p} names {COLONIES[move.colony].title()} and reveals {revealed} colonists",
@@ -214,9 +217,9 @@ def start_progress(state: State, p: int, c: int, card: int) -> list[Event]:
     effect = r.cards[card].effect if card >= 0 else -1
     if card >= 0:
         spend_card(state, p, card)
-    if effect != E_PROG_SPICES:
+    if effect != EFFECT_PROGRESS_SPICES_ONLY:
         state.ships[p] -= row + 1
-    if effect == E_PROG_SHIPS:
+    if effect == EFFECT_PROGRESS_SHIPS_ONLY:
         advance_marker(state, p, c)
         return [Event("goa.progress", p, f"seat {p} moves down in {COLUMNS[c]} paying ships only",
                       {"column": COLUMNS[c]})]

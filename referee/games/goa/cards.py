@@ -8,7 +8,15 @@ from typing import ClassVar
 
 from referee.core.contract import Decision, Event
 
-from .catalog import CARD_EFFECTS, E_COLONISTS, E_DUCATS, E_PROG_DUCATS, E_SELL, E_SHIPS, E_SPICES
+from .catalog import (
+    CARD_EFFECTS,
+    EFFECT_COLONISTS,
+    EFFECT_DUCATS,
+    EFFECT_PROGRESS_DUCATS,
+    EFFECT_SELL,
+    EFFECT_SHIPS,
+    EFFECT_SPICES,
+)
 from .moves import DiscardCard, Draw, discard_card, draw, play_card
 from .resources import discard_expedition_card, gain_cards
 from .spices import BonusSacks, SpiceSale
@@ -19,13 +27,13 @@ from .tiles import PaidProgressChoice
 def card_usable(state: State, p: int, card: int) -> bool:
     c = state.rules.cards[card]
     e = c.effect
-    if e in (E_SHIPS, E_COLONISTS, E_DUCATS):
+    if e in (EFFECT_SHIPS, EFFECT_COLONISTS, EFFECT_DUCATS):
         return True
-    if e == E_SPICES:
+    if e == EFFECT_SPICES:
         return has_empty_field(state, p)
-    if e == E_SELL:
+    if e == EFFECT_SELL:
         return any(s >= 0 for land in state.lands[p] for s in land[3])
-    if e == E_PROG_DUCATS:
+    if e == EFFECT_PROGRESS_DUCATS:
         return state.ducats[p] >= c.price and min(state.rows[p]) < 4
     return False
 
@@ -109,17 +117,17 @@ def play_bonus_card(state: State, p: int, card: int) -> list[Event]:
     c = r.cards[card]
     spend_card(state, p, card)
     e = c.effect
-    if e == E_SHIPS:
+    if e == EFFECT_SHIPS:
         state.ships[p] += r.card_ships
-    elif e == E_COLONISTS:
+    elif e == EFFECT_COLONISTS:
         state.colonists[p] += r.card_colonists
-    elif e == E_DUCATS:
+    elif e == EFFECT_DUCATS:
         state.ducats[p] += r.card_ducats
-    elif e == E_SPICES:
+    elif e == EFFECT_SPICES:
         state.stack.append(BonusSacks(p, r.card_spices))
-    elif e == E_SELL:
+    elif e == EFFECT_SELL:
         state.stack.append(SpiceSale(p, r.sell_max if r.sell_max > 0 else 99))
-    elif e == E_PROG_DUCATS:
+    elif e == EFFECT_PROGRESS_DUCATS:
         state.ducats[p] -= c.price
         state.stack.append(PaidProgressChoice(p))
     return [Event("goa.card_played", p, f"seat {p} plays an Expedition card ({CARD_EFFECTS[e]})",

@@ -15,7 +15,7 @@ from referee.core.components import ComponentSheet
 SPICES = ("ginger", "pepper", "cinnamon", "nutmeg", "clove")
 COLUMNS = ("ships", "harvest", "taxes", "expedition", "colonists")
 COLONIES = ("quilon", "cochin", "madras", "calicut")
-C_SHIPS, C_HARVEST, C_TAXES, C_EXPED, C_COLON = range(5)
+COLUMN_SHIPS, COLUMN_HARVEST, COLUMN_TAXES, COLUMN_EXPEDITION, COLUMN_COLONISTS = range(5)
 ALL_SPICES = 31  # a field that takes any spice: all five bits
 
 
@@ -26,21 +26,28 @@ TILE_TYPES = (
     "red_colonist", "red_spice", "red_expedition", "red_ducats", "espionage", "extra_harvest",
     "resupply", "vice_king", "duty",
 )
-(T_PLANT, T_CROP, T_FOREMAN, T_MISSION, T_SWAP, T_SHIPS, T_COLONISTS, T_SHIPS_OR_COL, T_FAVOR,
- T_SETTLEMENT, T_EXTRA_ACTIONS, T_EXPEDITIONS, T_RED_SHIP, T_RED_COLONIST, T_RED_SPICE,
- T_RED_EXPED, T_RED_DUCATS, T_ESPIONAGE, T_EXTRA_HARVEST, T_RESUPPLY, T_VICE_KING,
- T_DUTY) = range(len(TILE_TYPES))
+(
+    TILE_PLANTATION, TILE_CROP_ROTATION, TILE_FOREMAN, TILE_MISSION, TILE_SWAP, TILE_SHIPS,
+    TILE_COLONISTS, TILE_SHIPS_OR_COLONISTS, TILE_FAVOR, TILE_SETTLEMENT, TILE_EXTRA_ACTIONS,
+    TILE_EXPEDITIONS, TILE_RED_SHIP, TILE_RED_COLONIST, TILE_RED_SPICE, TILE_RED_EXPEDITION,
+    TILE_RED_DUCATS, TILE_ESPIONAGE, TILE_EXTRA_HARVEST, TILE_RESUPPLY, TILE_VICE_KING, TILE_DUTY,
+) = range(len(TILE_TYPES))
 
 
-RED_TILES = frozenset((T_RED_SHIP, T_RED_COLONIST, T_RED_SPICE, T_RED_EXPED, T_RED_DUCATS))
+RED_TILES = frozenset(
+    (TILE_RED_SHIP, TILE_RED_COLONIST, TILE_RED_SPICE, TILE_RED_EXPEDITION, TILE_RED_DUCATS)
+)
 
 # Expedition card effects (component sheet "effect")
 CARD_EFFECTS = (
     "ships", "colonists", "ducats", "spices", "sell", "progress_ducats", "harvest_mix",
     "colony_extra", "progress_ships_only", "progress_spices_only",
 )
-(E_SHIPS, E_COLONISTS, E_DUCATS, E_SPICES, E_SELL, E_PROG_DUCATS, E_HARVEST_MIX, E_COLONY_EXTRA,
- E_PROG_SHIPS, E_PROG_SPICES) = range(len(CARD_EFFECTS))
+(
+    EFFECT_SHIPS, EFFECT_COLONISTS, EFFECT_DUCATS, EFFECT_SPICES, EFFECT_SELL,
+    EFFECT_PROGRESS_DUCATS, EFFECT_HARVEST_MIX, EFFECT_COLONY_EXTRA, EFFECT_PROGRESS_SHIPS_ONLY,
+    EFFECT_PROGRESS_SPICES_ONLY,
+) = range(len(CARD_EFFECTS))
 
 
 BONANZA_KEYS = ("ships", "colonists", "ducats", "extra_actions", "expedition_cards")
@@ -218,4 +225,4 @@ class Rules:
 
 
 def is_plantation_tile(tl: Tile) -> bool:
-    return tl.type in (T_PLANT, T_CROP)
+    return tl.type in (TILE_PLANTATION, TILE_CROP_ROTATION)

@@ -8,7 +8,7 @@ from typing import ClassVar
 from referee.core.contract import Decision, Event
 
 from .cards import play_bonus_card, spend_card
-from .catalog import COLONIES, E_COLONISTS, E_COLONY_EXTRA, T_RED_COLONIST
+from .catalog import COLONIES, EFFECT_COLONISTS, EFFECT_COLONY_EXTRA, TILE_RED_COLONIST
 from .moves import (
     DECLINE,
     RECRUIT,
@@ -51,12 +51,12 @@ class ColonyFounding(SubDecision):
         if free_card:
             for card in state.hands[p]:
                 e = r.cards[card].effect
-                if e == E_COLONY_EXTRA and not self.third_card and not before:
+                if e == EFFECT_COLONY_EXTRA and not self.third_card and not before:
                     moves.append(reveal_more(card))
-                elif e == E_COLONISTS:
+                elif e == EFFECT_COLONISTS:
                     moves.append(play_card(card))
         for t in state.kept[p]:
-            if r.tiles[t].type == T_RED_COLONIST and t not in state.red_used[p]:
+            if r.tiles[t].type == TILE_RED_COLONIST and t not in state.red_used[p]:
                 moves.append(use_tile(t))
         if self.board + self.revealed + state.colonists[p] >= need:
             moves.append(RECRUIT)

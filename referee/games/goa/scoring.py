@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .catalog import COLUMNS, T_FOREMAN, T_MISSION, T_PLANT
+from .catalog import COLUMNS, TILE_FOREMAN, TILE_MISSION, TILE_PLANTATION
 from .state import OVER, State
 
 
@@ -22,13 +22,13 @@ def score_seat(state: State, p: int) -> dict[str, Any]:
     most = max(state.ducats)
     money = r.most_ducats_vp if state.ducats[p] == most else 0
     kept = [r.tiles[t] for t in state.kept[p]]
-    foreman = any(t.type == T_FOREMAN for t in kept)
+    foreman = any(t.type == TILE_FOREMAN for t in kept)
     singles = state.singles_down[p] + sum(
         1 for land in state.lands[p]
-        if land[0] == 0 and r.tiles[land[1]].type == T_PLANT and r.tiles[land[1]].fields == 1
+        if land[0] == 0 and r.tiles[land[1]].type == TILE_PLANTATION and r.tiles[land[1]].fields == 1
     )
-    single_vp = singles * (next(t.vp for t in kept if t.type == T_FOREMAN) if foreman else r.single_vp)
-    missions = sum(t.vp for t in kept if t.type == T_MISSION)
+    single_vp = singles * (next(t.vp for t in kept if t.type == TILE_FOREMAN) if foreman else r.single_vp)
+    missions = sum(t.vp for t in kept if t.type == TILE_MISSION)
     out = {
         "progress": sum(rows_vp),
         "progress_by_column": dict(zip(COLUMNS, rows_vp)),

@@ -15,7 +15,7 @@ from referee.core.contract import Decision, Event
 from referee.core.hashing import canonical
 from referee.core.rng import Rng
 
-from .catalog import C_EXPED, Rules
+from .catalog import COLUMN_EXPEDITION, Rules
 
 # phases: Quick starter choices, "1. Place auction tokens", "2. Tile auctions", "3. Player
 # actions", the Extra actions at the end of a round, the game over
@@ -123,7 +123,7 @@ def card_played(state: State) -> bool:
 
 
 def hand_limit(state: State, p: int) -> int:
-    return state.rules.yields[C_EXPED][state.rows[p][C_EXPED]][1]
+    return state.rules.yields[COLUMN_EXPEDITION][state.rows[p][COLUMN_EXPEDITION]][1]
 
 
 @dataclass(slots=True)

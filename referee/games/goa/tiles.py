@@ -14,28 +14,28 @@ from .catalog import (
     ALL_SPICES,
     COLUMNS,
     RED_TILES,
-    T_COLONISTS,
-    T_CROP,
-    T_DUTY,
-    T_ESPIONAGE,
-    T_EXPEDITIONS,
-    T_EXTRA_ACTIONS,
-    T_EXTRA_HARVEST,
-    T_FAVOR,
-    T_FOREMAN,
-    T_MISSION,
-    T_PLANT,
-    T_RED_COLONIST,
-    T_RED_DUCATS,
-    T_RED_EXPED,
-    T_RED_SHIP,
-    T_RED_SPICE,
-    T_RESUPPLY,
-    T_SETTLEMENT,
-    T_SHIPS,
-    T_SHIPS_OR_COL,
-    T_SWAP,
-    T_VICE_KING,
+    TILE_COLONISTS,
+    TILE_CROP_ROTATION,
+    TILE_DUTY,
+    TILE_ESPIONAGE,
+    TILE_EXPEDITIONS,
+    TILE_EXTRA_ACTIONS,
+    TILE_EXTRA_HARVEST,
+    TILE_FAVOR,
+    TILE_FOREMAN,
+    TILE_MISSION,
+    TILE_PLANTATION,
+    TILE_RED_COLONIST,
+    TILE_RED_DUCATS,
+    TILE_RED_EXPEDITION,
+    TILE_RED_SHIP,
+    TILE_RED_SPICE,
+    TILE_RESUPPLY,
+    TILE_SETTLEMENT,
+    TILE_SHIPS,
+    TILE_SHIPS_OR_COLONISTS,
+    TILE_SWAP,
+    TILE_VICE_KING,
 )
 from .moves import CHOOSE_COLUMN, CHOOSE_RESOURCE, DISCARD_PLANTATION, SWAP_TAKE, take_favor
 from .resources import advance_marker, draw_cards, gain_cards, gain_extra, remove_spice
@@ -51,11 +51,16 @@ def add_plantation(state: State, p: int, t: int) -> None:
         state.stack.append(PlantationDiscard(p, t))
         return
     tl = state.rules.tiles[t]
-    if tl.type == T_CROP:
+    if tl.type == TILE_CROP_ROTATION:
         state.lands[p].append([0, t, [ALL_SPICES] * tl.fields, [-1] * tl.fields])
         state.stack.append(FillLand(p, tl.fields, land=len(state.lands[p]) - 1, may_stop=False))
     else:
         state.lands[p].append([0, t, [1 << tl.spice] * tl.fields, [tl.spice] * tl.fields])
+
+
+#: Tiles their owner keeps in the play area (scored at the end, or used later).
+KEPT_TILES = frozenset((TILE_FOREMAN, TILE_MISSION, TILE_SWAP, TILE_ESPIONAGE, TILE_EXTRA_HARVEST,
+                        TILE_RESUPPLY, TILE_VICE_KING, TILE_DUTY))
 
 
 def gain_tile(state: State, p: int, t: int) -> None:
@@ -63,29 +68,28 @@ def gain_tile(state: State, p: int, t: int) -> None:
     r = state.rules
     tl = r.tiles[t]
     k = tl.type
-    if k in (T_PLANT, T_CROP):
+    if k in (TILE_PLANTATION, TILE_CROP_ROTATION):
         add_plantation(state, p, t)
-    elif k in (T_FOREMAN, T_MISSION, T_SWAP, T_ESPIONAGE, T_EXTRA_HARVEST, T_RESUPPLY,
-               T_VICE_KING, T_DUTY) or k in RED_TILES:
+    elif k in KEPT_TILES or k in RED_TILES:
         state.kept[p].append(t)
     else:
         state.tile_discard.append(t)
-        if k == T_SHIPS:
+        if k == TILE_SHIPS:
             state.ships[p] += tl.n
-        elif k == T_COLONISTS:
+        elif k == TILE_COLONISTS:
             state.colonists[p] += tl.n
-        elif k == T_SHIPS_OR_COL:
+        elif k == TILE_SHIPS_OR_COLONISTS:
             state.stack.append(ResourceChoice(p, tl.n, False))
-        elif k == T_FAVOR:
+        elif k == TILE_FAVOR:
             if state.box:
                 state.stack.append(FavorChoice(p))
-        elif k == T_SETTLEMENT:
+        elif k == TILE_SETTLEMENT:
             state.ships[p] += 1
             state.colonists[p] += 1
             gain_extra(state, p, 1)
-        elif k == T_EXTRA_ACTIONS:
+        elif k == TILE_EXTRA_ACTIONS:
             gain_extra(state, p, tl.n)
-        elif k == T_EXPEDITIONS:
+        elif k == TILE_EXPEDITIONS:
             gain_cards(state, p, tl.n)
 
 
@@ -108,16 +112,16 @@ def tile_usable(state: State, p: int, t: int, used: list[int]) -> bool:
     if k in RED_TILES:
         if t in used:
             return False
-        return k != T_RED_SPICE or has_empty_field(state, p)
-    if k == T_EXTRA_HARVEST:
+        return k != TILE_RED_SPICE or has_empty_field(state, p)
+    if k == TILE_EXTRA_HARVEST:
         return has_empty_field(state, p)
-    if k == T_RESUPPLY:
+    if k == TILE_RESUPPLY:
         return True
-    if k == T_VICE_KING:
+    if k == TILE_VICE_KING:
         return min(state.rows[p]) < 4
-    if k == T_DUTY:
+    if k == TILE_DUTY:
         return sum(spice_counts(state, p)) >= 6
-    if k == T_SWAP:
+    if k == TILE_SWAP:
         return any(g >= 0 for g in state.grid)
     return False
 
@@ -252,7 +256,7 @@ class PlantationDiscard(SubDecision):
         state.stack.pop()
         land = state.lands[p].pop(move.land)
         tl = state.rules.tiles[land[1]]
-        if tl.type == T_PLANT and tl.fields == 1:
+        if tl.type == TILE_PLANTATION and tl.fields == 1:
             state.singles_down[p] += 1
         else:
             state.tile_discard.append(land[1])
@@ -319,34 +323,34 @@ def use_tile_effect(state: State, p: int, t: int) -> list[Event]:
     used = [Event("goa.tile_used", p, f"seat {p} uses {tl.name}", {"tile": t})]
     if k in RED_TILES:
         state.red_used[p].append(t)
-        if k == T_RED_SHIP:
+        if k == TILE_RED_SHIP:
             state.ships[p] += tl.n
-        elif k == T_RED_COLONIST:
+        elif k == TILE_RED_COLONIST:
             state.colonists[p] += tl.n
-        elif k == T_RED_DUCATS:
+        elif k == TILE_RED_DUCATS:
             state.ducats[p] += tl.n
-        elif k == T_RED_EXPED:
+        elif k == TILE_RED_EXPEDITION:
             gain_cards(state, p, tl.n)
-        elif k == T_RED_SPICE:
+        elif k == TILE_RED_SPICE:
             state.stack.append(BonusSacks(p, tl.n))
         return used
-    if k == T_DUTY:  # stays in kept until the sacks are paid, then goes face down
+    if k == TILE_DUTY:  # stays in kept until the sacks are paid, then goes face down
         state.stack.append(DutyPayment(p, tl.n, t))
         return used
     state.kept[p].remove(t)
-    if k == T_EXTRA_HARVEST:
+    if k == TILE_EXTRA_HARVEST:
         state.tile_discard.append(t)
         state.stack.append(ExtraHarvest(p, 99))
-    elif k == T_RESUPPLY:
+    elif k == TILE_RESUPPLY:
         state.tile_discard.append(t)
         cards = draw_cards(state, tl.n)
         state.discard.extend(cards)
         total = sum(r.cards[c].colonists for c in cards)
         state.stack.append(ResourceChoice(p, total, True))
         return [Event("goa.tile_used", p, f"seat {p} uses Resupply: {total}", {"tile": t, "revealed": cards})]
-    elif k == T_VICE_KING:
+    elif k == TILE_VICE_KING:
         state.tile_discard.append(t)
         state.stack.append(ViceKingChoice(p))
-    elif k == T_SWAP:
+    elif k == TILE_SWAP:
         state.stack.append(SwapChoice(p, t))
     return used

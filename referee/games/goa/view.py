@@ -8,7 +8,16 @@ from referee.v1 import goa_pb2 as pb
 
 from .board import GRID_CELLS, boxed_tiles_seen, grid_index, rc_of
 from .cards import ExpeditionDraw
-from .catalog import C_EXPED, E_COLONISTS, E_DUCATS, E_SELL, E_SHIPS, E_SPICES, T_MISSION, Rules
+from .catalog import (
+    COLUMN_EXPEDITION,
+    EFFECT_COLONISTS,
+    EFFECT_DUCATS,
+    EFFECT_SELL,
+    EFFECT_SHIPS,
+    EFFECT_SPICES,
+    TILE_MISSION,
+    Rules,
+)
 from .colonies import ColonyFounding, ColonyTileChoice
 from .flow import decision
 from .scoring import duty_vp
@@ -38,11 +47,11 @@ def tile_info(rules: Rules, t: int) -> pb.TileInfo:
 #: An opponent's Mission tile as the table shows it: face down ("Acquired Mission tiles are placed,
 #: face down, in your play area" — EN; "Le joueur conserve ces missions face cachée" — 2004 FR),
 #: so neither its id nor its 2 or 3 VP; revealed at the final scoring.
-_FACE_DOWN_MISSION = pb.TileInfo(name="Mission (face down)", type=T_MISSION + 1, phase="B")
+_FACE_DOWN_MISSION = pb.TileInfo(name="Mission (face down)", type=TILE_MISSION + 1, phase="B")
 
 
 def _kept_tile(rules: Rules, t: int, visible: bool) -> pb.TileInfo:
-    if not visible and rules.tiles[t].type == T_MISSION:
+    if not visible and rules.tiles[t].type == TILE_MISSION:
         return _FACE_DOWN_MISSION
     return tile_info(rules, t)
 
@@ -50,9 +59,9 @@ def _kept_tile(rules: Rules, t: int, visible: bool) -> pb.TileInfo:
 def card_info(rules: Rules, c: int) -> pb.CardInfo:
     card = rules.cards[c]
     e = card.effect
-    amount = {E_SHIPS: rules.card_ships, E_COLONISTS: rules.card_colonists,
-              E_DUCATS: rules.card_ducats, E_SPICES: rules.card_spices,
-              E_SELL: rules.sell_price}.get(e, 0)
+    amount = {EFFECT_SHIPS: rules.card_ships, EFFECT_COLONISTS: rules.card_colonists,
+              EFFECT_DUCATS: rules.card_ducats, EFFECT_SPICES: rules.card_spices,
+              EFFECT_SELL: rules.sell_price}.get(e, 0)
     return pb.CardInfo(id=c, effect=e + 1, colonists=card.colonists,
                        symbol=rules.symbols[card.symbol], price=card.price, amount=amount)
 
@@ -69,7 +78,7 @@ def _board(rules: Rules) -> pb.DevelopmentBoard:
         ys = rules.yields[c]
         steps = [pb.StepCost(spices=[s + 1 for s in range(5) for _ in range(cost[s])])
                  for cost in rules.costs[c]]
-        if c == C_EXPED:
+        if c == COLUMN_EXPEDITION:
             cols.append(_exped_column(ys, steps))
         else:
             cols.append(_column(c, list(ys), steps))
@@ -83,7 +92,7 @@ def _column(c: int, ys: list[int], steps) -> pb.ColumnInfo:
 
 
 def _exped_column(ys, steps) -> pb.ColumnInfo:
-    info = pb.ColumnInfo(column=C_EXPED + 1, steps=steps, hand_limit=[y[1] for y in ys])
+    info = pb.ColumnInfo(column=COLUMN_EXPEDITION + 1, steps=steps, hand_limit=[y[1] for y in ys])
     getattr(info, "yield").extend(y[0] for y in ys)
     return info
 
