@@ -66,10 +66,6 @@ class ActionTurn(SubDecision):
     NUMBER: ClassVar[int] = 0
     ACTION_TURN: ClassVar[bool] = True
 
-    def encode(self) -> list:
-        return [self.NUMBER, self.seat, int(self.action_done), int(self.card_played), self.spied,
-                int(self.extra_action)]
-
     def decision(self, state: State) -> Decision:
         p = self.seat
         moves: list = []

@@ -11,7 +11,7 @@ from .state import ACTIONS, AUCTION, State
 from .tiles import gain_tile, take_bonanza
 
 
-def placement_decision(state: State) -> Decision | None:
+def placement_decision(state: State, events: list[Event]) -> Decision | None:
     k = len(state.tokens)
     if k > state.n:
         state.phase = AUCTION

@@ -50,9 +50,6 @@ class ExpeditionDraw(SubDecision):
     limit: int
     NUMBER: ClassVar[int] = 7
 
-    def encode(self) -> list:
-        return [self.NUMBER, self.seat, self.most, self.limit]
-
     def decision(self, state: State) -> Decision:
         p = self.seat
         hand = state.hands[p]
@@ -85,9 +82,6 @@ class HandLimitDiscard(SubDecision):
     """Option hand_limit=always: a seat above its hand limit discards down at once."""
 
     NUMBER: ClassVar[int] = 13
-
-    def encode(self) -> list:
-        return [self.NUMBER, self.seat]
 
     def decision(self, state: State) -> Decision | None:
         p = self.seat

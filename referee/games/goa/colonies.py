@@ -38,9 +38,6 @@ class ColonyFounding(SubDecision):
     third_card: bool = False  # the 'reveal 3 cards instead of 2' card was played
     NUMBER: ClassVar[int] = 5
 
-    def encode(self) -> list:
-        return [self.NUMBER, self.seat, self.colony, self.revealed, self.board, int(self.third_card)]
-
     def decision(self, state: State) -> Decision:
         r = state.rules
         p = self.seat
@@ -102,9 +99,6 @@ class ColonyTileChoice(SubDecision):
 
     colony: int
     NUMBER: ClassVar[int] = 6
-
-    def encode(self) -> list:
-        return [self.NUMBER, self.seat, self.colony]
 
     def decision(self, state: State) -> Decision:
         moves = []

@@ -143,49 +143,38 @@ def _settle(state: State, events: list[Event] | None = None) -> None:
                 return
             st.pop()
             continue
-        ph = state.phase
-        if ph == OVER:
+        if state.phase == OVER:
             state.pending = None
             return
-        if ph == QUICK:
-            if state.quick_pos < state.n:
-                seat = (state.first + state.quick_pos) % state.n
-                moves = [QUICK_DUCATS] + list(QUICK_ADVANCE.values())
-                state.pending = Decision(seat, "goa.quick_start", moves,
-                                       "Quick starter: take 10 ducats, or move 2 markers to row 2")
-                return
-            start_round(state)
-            continue
-        if ph == PLACE:
-            d = placement_decision(state)
-            if d is not None:
-                state.pending = d
-                return
-            continue
-        if ph == AUCTION:
-            d = auction_decision(state, events)
-            if d is not None:
-                state.pending = d
-                return
-            continue
-        if ph == ACTIONS:
-            n = state.n
-            if state.turns < state.rules.actions_per_round * n:
-                seat = (state.first + state.turns) % n
-                state.turns += 1
-                st.append(ActionTurn(seat))
-                continue
-            state.phase = EXTRA
-            state.extra_pos = 0
-            state.extra_passed = [False] * n
-            continue
-        if ph == EXTRA:
-            d = _extra_decision(state, events)
-            if d is not None:
-                state.pending = d
-                return
-            continue
-        raise AssertionError(f"unknown phase {ph}")
+        d = _PHASE_DECISIONS[state.phase](state, events)
+        if d is not None:
+            state.pending = d
+            return
+
+
+def _quick_start_decision(state: State, events: list[Event]) -> Decision | None:
+    """Variant Quick starter: each seat in turn from the first player; then round 1 begins."""
+    if state.quick_pos < state.n:
+        seat = (state.first + state.quick_pos) % state.n
+        moves = [QUICK_DUCATS] + list(QUICK_ADVANCE.values())
+        return Decision(seat, "goa.quick_start", moves,
+                        "Quick starter: take 10 ducats, or move 2 markers to row 2")
+    start_round(state)
+    return None
+
+
+def _next_action_turn(state: State, events: list[Event]) -> None:
+    """3. Player actions: the next seat's action turn (clockwise from the first player, the
+    round's number of times), then the Extra actions."""
+    n = state.n
+    if state.turns < state.rules.actions_per_round * n:
+        seat = (state.first + state.turns) % n
+        state.turns += 1
+        state.stack.append(ActionTurn(seat))
+        return
+    state.phase = EXTRA
+    state.extra_pos = 0
+    state.extra_passed = [False] * n
 
 
 def _enforce_hand_limit(state: State) -> None:
@@ -223,6 +212,16 @@ def _extra_decision(state: State, events: list[Event]) -> Decision | None:
         events.extend(end_round(state))
         return None
     return None
+
+
+
+_PHASE_DECISIONS = {
+    QUICK: _quick_start_decision,
+    PLACE: placement_decision,
+    AUCTION: auction_decision,
+    ACTIONS: _next_action_turn,
+    EXTRA: _extra_decision,
+}
 
 
 def end_round(state: State) -> list[Event]:

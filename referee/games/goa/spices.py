@@ -45,9 +45,6 @@ class ProgressPayment(SubDecision):
     owed: list[int]  # sacks still owed, per spice
     NUMBER: ClassVar[int] = 1
 
-    def encode(self) -> list:
-        return [self.NUMBER, self.seat, self.column, list(self.owed)]
-
     def decision(self, state: State) -> Decision:
         moves = spices_on_lands(state.lands[self.seat], self.owed)
         return Decision(self.seat, "goa.pay_spice", moves, "Pay the next spice: choose the field")
@@ -167,9 +164,6 @@ class SpiceSale(SubDecision):
 
     remaining: int
     NUMBER: ClassVar[int] = 4
-
-    def encode(self) -> list:
-        return [self.NUMBER, self.seat, self.remaining]
 
     def decision(self, state: State) -> Decision | None:
         moves = []

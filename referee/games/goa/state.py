@@ -131,7 +131,7 @@ class SubDecision:
     """A choice some seat must make before play goes on, kept on ``State.stack`` (the top one is
     pending). ``decision`` lists the legal moves (None when none is left: the sub-decision then
     ends by itself); ``apply`` plays one of them. ``encode`` is the canonical form the state hash
-    uses (a list: the kind's number, the seat, then the fields in order)."""
+    uses (a list: the kind's number, then the fields in order, booleans as 0/1)."""
 
     seat: int
     NUMBER: ClassVar[int] = -1
@@ -144,4 +144,12 @@ class SubDecision:
         raise NotImplementedError
 
     def encode(self) -> list:
-        raise NotImplementedError
+        out: list = [self.NUMBER]
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if type(value) is bool:
+                value = int(value)
+            elif type(value) is list:
+                value = list(value)
+            out.append(value)
+        return out

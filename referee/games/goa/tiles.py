@@ -134,9 +134,6 @@ class DutyPayment(SubDecision):
     tile: int
     NUMBER: ClassVar[int] = 2
 
-    def encode(self) -> list:
-        return [self.NUMBER, self.seat, self.remaining, self.tile]
-
     def decision(self, state: State) -> Decision:
         moves = spices_on_lands(state.lands[self.seat], None)
         return Decision(self.seat, "goa.duty", moves, f"Duty: return {self.remaining} more spice sack(s)")
@@ -210,9 +207,6 @@ class ResourceChoice(SubDecision):
     spices_allowed: bool
     NUMBER: ClassVar[int] = 9
 
-    def encode(self) -> list:
-        return [self.NUMBER, self.seat, self.amount, int(self.spices_allowed)]
-
     def decision(self, state: State) -> Decision | None:
         if self.amount <= 0:
             return None
@@ -243,9 +237,6 @@ class PlantationDiscard(SubDecision):
     tile: int  # the new plantation, placed once one is discarded
     NUMBER: ClassVar[int] = 10
 
-    def encode(self) -> list:
-        return [self.NUMBER, self.seat, self.tile]
-
     def decision(self, state: State) -> Decision:
         moves = [DISCARD_PLANTATION[li] for li, land in enumerate(state.lands[self.seat]) if land[0] == 0]
         return Decision(self.seat, "goa.discard_plantation", moves,
@@ -270,9 +261,6 @@ class FavorChoice(SubDecision):
 
     NUMBER: ClassVar[int] = 11
 
-    def encode(self) -> list:
-        return [self.NUMBER, self.seat]
-
     def decision(self, state: State) -> Decision | None:
         if not state.box:
             return None
@@ -294,9 +282,6 @@ class SwapChoice(SubDecision):
 
     tile: int  # the Swap tile
     NUMBER: ClassVar[int] = 12
-
-    def encode(self) -> list:
-        return [self.NUMBER, self.seat, self.tile]
 
     def decision(self, state: State) -> Decision:
         moves = [SWAP_TAKE[GRID_CELLS[g]] for g in range(25) if state.grid[g] >= 0]
