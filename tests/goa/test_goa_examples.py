@@ -20,6 +20,7 @@ from referee.games.goa.catalog import (
     TILE_RED_COLONIST,
 )
 from referee.games.goa.scoring import score_seat
+from referee.games.goa.state import Land
 from tests.goa.helpers import (
     GAME,
     card_ids,
@@ -122,9 +123,9 @@ def test_example_of_a_complete_round():
     play(state, Y, moves.PASS)           # Yellow sells the Ginger plantation to Green
     # Yellow put the Clove plantation on her board with 2 cloves; Red traded the Colonists tile
     # for colonist cards; Green has 1 ginger.
-    assert [land[3] for land in state.lands[Y]] == [[4, 4]]
+    assert [land.spices for land in state.lands[Y]] == [[4, 4]]
     assert state.colonists[RED] == 6
-    assert [land[3] for land in state.lands[G]] == [[0]]
+    assert [land.spices for land in state.lands[G]] == [[0]]
     assert any(rules.tiles[t].type == TILE_RED_COLONIST for t in state.kept[B])
     # ---- 3. PLAYER ACTIONS, 1st action; Blue starts since he has the flag.
     d = GAME.decision(state)
@@ -201,7 +202,7 @@ def test_example_of_a_complete_round():
     card = state.hands[G][0]
     play(state, G, moves.progress(COLUMN_SHIPS, card))  # no spices, only 2 ships
     assert state.ships[G] == 1 and state.rows[G][COLUMN_SHIPS] == 2
-    assert [land[3] for land in state.lands[G]] == [[-1]]
+    assert [land.spices for land in state.lands[G]] == [[-1]]
     play(state, G, moves.END_TURN)
     # ---- End of a round: Blue keeps his one Extra action card.
     d = GAME.decision(state)
@@ -227,7 +228,7 @@ def test_scoring_example_red_scores_42():
     state.ducats = [10, 30, 12, 20]
     single = tile_ids(rules, TILE_PLANTATION, "A", fields=1)[0]
     double = tile_ids(rules, TILE_PLANTATION, "A", fields=2)[0]
-    state.lands[RED] = [[0, single, [1], [-1]], [0, double, [1, 1], [0, 0]]]
+    state.lands[RED] = [Land(False, single, [1], [-1]), Land(False, double, [1, 1], [0, 0])]
     state.kept[RED] = []
     state.duty_face_down[RED] = []
     score = score_seat(state, RED)

@@ -44,9 +44,9 @@ def check_invariants(state: State) -> None:
         assert state.colonists[s] >= 0
         assert state.extra_cards[s] >= 0
         assert all(0 <= r <= 4 for r in state.rows[s])
-        assert sum(1 for land in state.lands[s] if land[0] == 0) <= 4
+        assert sum(1 for land in state.lands[s] if not land.colony) <= 4
         for land in state.lands[s]:
-            for mask, spice in zip(land[2], land[3]):
+            for mask, spice in zip(land.takes, land.spices):
                 assert spice == -1 or mask & (1 << spice)
     assert state.extra_supply >= 0
     assert state.extra_supply + sum(state.extra_cards) == state.rules.extra_cards

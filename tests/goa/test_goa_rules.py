@@ -41,7 +41,7 @@ from referee.games.goa.catalog import (
 from referee.games.goa.flow import start_round
 from referee.games.goa.resources import advance_marker
 from referee.games.goa.scoring import score_seat
-from referee.games.goa.state import AUCTION, OVER, hand_limit, plantation_count, spice_counts
+from referee.games.goa.state import AUCTION, OVER, Land, hand_limit, plantation_count, spice_counts
 from referee.games.goa.tiles import gain_tile, take_bonanza
 from tests.goa.helpers import (
     GAME,
@@ -259,7 +259,7 @@ def test_progress_costs_spices_and_one_ship_per_spice_one_row_only():
     spice ... You can only progress once per action (one row in one column)'."""
     state, p = _board_state()
     rules = state.rules
-    state.lands[p] = [[0, tile_ids(rules, TILE_PLANTATION, "A", spice=0, fields=2)[0], [1, 1], [0, 0]]]
+    state.lands[p] = [Land(False, tile_ids(rules, TILE_PLANTATION, "A", spice=0, fields=2)[0], [1, 1], [0, 0])]
     state.ships[p] = 1
     state.rows[p] = [0, 0, 0, 0, 0]
     refresh(state)
@@ -271,7 +271,7 @@ def test_progress_costs_spices_and_one_ship_per_spice_one_row_only():
     d = GAME.decision(state)
     assert d.kind == "goa.pay_spice" and d.moves == [moves.PAY_SPICE[0][0]]
     play(state, p, moves.PAY_SPICE[0][0])
-    assert state.rows[p][COLUMN_SHIPS] == 1 and state.lands[p][0][3] == [0, -1]
+    assert state.rows[p][COLUMN_SHIPS] == 1 and state.lands[p][0].spices == [0, -1]
     d = GAME.decision(state)
     assert d.kind == "goa.after_action" and not any(isinstance(m, moves.Progress) for m in d.moves)
 
@@ -279,7 +279,7 @@ def test_progress_costs_spices_and_one_ship_per_spice_one_row_only():
 def test_progress_not_offered_without_ships():
     """'you must provide one ship for each spice paid'."""
     state, p = _board_state()
-    state.lands[p] = [[0, 0, [1, 1], [0, 0]]]
+    state.lands[p] = [Land(False, 0, [1, 1], [0, 0])]
     state.ships[p] = 0
     refresh(state)
     assert moves.progress(COLUMN_SHIPS, -1) not in GAME.decision(state).moves
@@ -300,7 +300,7 @@ def test_harvest_one_sack_at_a_time_overflow_stays_in_supply():
     what he can and leaves the rest in the supply'."""
     state, p = _board_state()
     state.rows[p][COLUMN_HARVEST] = 4  # 8 sacks (provisional sheet)
-    state.lands[p] = [[0, 0, [1, 1], [0, -1]]]
+    state.lands[p] = [Land(False, 0, [1, 1], [0, -1])]
     refresh(state)
     play(state, p, moves.harvest(-1))
     d = GAME.decision(state)
@@ -431,7 +431,7 @@ def test_sell_card_at_most_4_in_2012():
     state.hands[p] = [sell]
     state.deck = [c for c in state.deck if c != sell]
     state.discard = [c for c in state.discard if c != sell]
-    state.lands[p] = [[1, 14, [31, 31], [0, 1]], [1, 15, [31, 31], [2, 3]], [1, 16, [31], [4]]]
+    state.lands[p] = [Land(True, 14, [31, 31], [0, 1]), Land(True, 15, [31, 31], [2, 3]), Land(True, 16, [31], [4])]
     refresh(state)
     money = state.ducats[p]
     play(state, p, moves.play_card(sell))
@@ -454,7 +454,7 @@ def test_new_plantation_with_four_discards_one_single_kept_face_down():
     state, p = _board_state()
     rules = state.rules
     singles = tile_ids(rules, TILE_PLANTATION, "A", fields=1)
-    state.lands[p] = [[0, t, [1 << rules.tiles[t].spice], [rules.tiles[t].spice]] for t in singles[:4]]
+    state.lands[p] = [Land(False, t, [1 << rules.tiles[t].spice], [rules.tiles[t].spice]) for t in singles[:4]]
     gain_tile(state, p, singles[4])
     refresh(state)
     d = GAME.decision(state)
@@ -496,7 +496,7 @@ def test_duty_returns_6_spices_for_vp(edition, vp):
     rules = state.rules
     duty = tile_ids(rules, TILE_DUTY, "A")[0]
     state.kept[p].append(duty)
-    state.lands[p] = [[1, 14, [31, 31], [0, 0]], [1, 15, [31, 31], [1, 1]], [1, 16, [31, 31], [2, 2]]]
+    state.lands[p] = [Land(True, 14, [31, 31], [0, 0]), Land(True, 15, [31, 31], [1, 1]), Land(True, 16, [31, 31], [2, 2])]
     refresh(state)
     play(state, p, moves.use_tile(duty))
     for _ in range(6):
@@ -518,7 +518,7 @@ def test_used_duty_tile_is_kept_face_down_by_its_owner(edition):
     p = GAME.decision(state).seat
     duty = tile_ids(state.rules, TILE_DUTY, "A")[0]
     state.kept[p].append(duty)
-    state.lands[p] = [[1, 14, [31, 31], [0, 0]], [1, 15, [31, 31], [1, 1]], [1, 16, [31, 31], [2, 2]]]
+    state.lands[p] = [Land(True, 14, [31, 31], [0, 0]), Land(True, 15, [31, 31], [1, 1]), Land(True, 16, [31, 31], [2, 2])]
     refresh(state)
     play(state, p, moves.use_tile(duty))
     for _ in range(6):
@@ -620,7 +620,7 @@ def test_foreman_makes_single_plantations_worth_3():
     rules = state.rules
     single = tile_ids(rules, TILE_PLANTATION, "A", fields=1)[0]
     crop = tile_ids(rules, TILE_CROP_ROTATION, "A")[0]
-    state.lands[0] = [[0, single, [1], [-1]], [0, crop, [31], [-1]]]
+    state.lands[0] = [Land(False, single, [1], [-1]), Land(False, crop, [31], [-1])]
     state.singles_down[0] = 1
     assert score_seat(state, 0)["single_plantations"] == 2
     state.kept[0].append(tile_ids(rules, TILE_FOREMAN, "A")[0])
@@ -675,7 +675,7 @@ def test_progress_spices_only_card_pays_no_ships():
     any ships'."""
     state, p = _board_state()
     card = _give_card(state, p, EFFECT_PROGRESS_SPICES_ONLY)
-    state.lands[p] = [[0, 0, [1, 1], [0, 0]]]
+    state.lands[p] = [Land(False, 0, [1, 1], [0, 0])]
     state.ships[p] = 0
     refresh(state)
     d = GAME.decision(state)
@@ -763,7 +763,7 @@ def test_swap_takes_a_board_tile_and_leaves_itself():
     play(state, p, moves.SWAP_TAKE[GRID_CELLS[g]])
     assert state.grid[g] == swap and swap not in state.kept[p]
     owned = taken in state.kept[p] or taken in state.tile_discard or any(
-        land[1] == taken for land in state.lands[p] if land[0] == 0) or state.stack
+        land.tile == taken for land in state.lands[p] if not land.colony) or state.stack
     assert owned
 
 
@@ -808,7 +808,7 @@ def test_extra_harvest_at_most_3_lands():
     t = tile_ids(state.rules, TILE_EXTRA_HARVEST, "B")[0]
     state.kept[p].append(t)
     plants = tile_ids(state.rules, TILE_PLANTATION, "B", fields=2)[:4]
-    state.lands[p] = [[0, x, [1 << state.rules.tiles[x].spice] * 2, [-1, -1]] for x in plants]
+    state.lands[p] = [Land(False, x, [1 << state.rules.tiles[x].spice] * 2, [-1, -1]) for x in plants]
     refresh(state)
     play(state, p, moves.use_tile(t))
     for land in range(3):

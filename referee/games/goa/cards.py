@@ -32,7 +32,7 @@ def card_usable(state: State, p: int, card: int) -> bool:
     if e == EFFECT_SPICES:
         return has_empty_field(state, p)
     if e == EFFECT_SELL:
-        return any(s >= 0 for land in state.lands[p] for s in land[3])
+        return any(s >= 0 for land in state.lands[p] for s in land.spices)
     if e == EFFECT_PROGRESS_DUCATS:
         return state.ducats[p] >= c.price and min(state.rows[p]) < 4
     return False

@@ -23,7 +23,7 @@ from .moves import (
 )
 from .resources import draw_cards
 from .spices import FillLand
-from .state import State, SubDecision, card_played
+from .state import Land, State, SubDecision, card_played
 from .tiles import use_tile_effect
 
 
@@ -121,5 +121,5 @@ def place_colony(state: State, p: int, ct: int) -> None:
     """The colony tile goes on its space and is filled with spices of choice among its own."""
     spec = state.rules.colony_tiles[ct]
     state.colonies[p][spec.colony] = ct
-    state.lands[p].append([1, ct, list(spec.masks), [-1] * len(spec.masks)])
+    state.lands[p].append(Land(True, ct, list(spec.masks), [-1] * len(spec.masks)))
     state.stack.append(FillLand(p, len(spec.masks), land=len(state.lands[p]) - 1, may_stop=False))

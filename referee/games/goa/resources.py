@@ -35,7 +35,8 @@ def gain_extra(state: State, p: int, k: int) -> None:
 
 
 def place_spice(state: State, p: int, land: int, s: int) -> None:
-    masks, contents = state.lands[p][land][2], state.lands[p][land][3]
+    target = state.lands[p][land]
+    masks, contents = target.takes, target.spices
     bit = 1 << s
     for i, x in enumerate(contents):
         if x < 0 and masks[i] & bit:
@@ -45,7 +46,7 @@ def place_spice(state: State, p: int, land: int, s: int) -> None:
 
 
 def remove_spice(state: State, p: int, land: int, s: int) -> None:
-    contents = state.lands[p][land][3]
+    contents = state.lands[p][land].spices
     for i in range(len(contents) - 1, -1, -1):
         if contents[i] == s:
             contents[i] = -1

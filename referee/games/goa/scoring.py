@@ -25,7 +25,8 @@ def score_seat(state: State, p: int) -> dict[str, Any]:
     foreman = any(t.type == TILE_FOREMAN for t in kept)
     singles = state.singles_down[p] + sum(
         1 for land in state.lands[p]
-        if land[0] == 0 and r.tiles[land[1]].type == TILE_PLANTATION and r.tiles[land[1]].fields == 1
+        if not land.colony and r.tiles[land.tile].type == TILE_PLANTATION
+        and r.tiles[land.tile].fields == 1
     )
     single_vp = singles * (next(t.vp for t in kept if t.type == TILE_FOREMAN) if foreman else r.single_vp)
     missions = sum(t.vp for t in kept if t.type == TILE_MISSION)

@@ -29,7 +29,7 @@ def spices_on_lands(lands: list, owed: list[int] | None) -> list:
     moves = []
     for li, land in enumerate(lands):
         seen = 0
-        for s in land[3]:
+        for s in land.spices:
             if s >= 0 and (owed is None or owed[s]) and not seen & (1 << s):
                 seen |= 1 << s
                 moves.append(PAY_SPICE[li][s])
@@ -94,8 +94,8 @@ class SpicePlacement(SubDecision):
             if full and li not in chosen:
                 continue
             free = 0
-            masks = land[2]
-            for i, s in enumerate(land[3]):
+            masks = land.takes
+            for i, s in enumerate(land.spices):
                 if s < 0:
                     free |= masks[i]
             if free:
@@ -169,7 +169,7 @@ class SpiceSale(SubDecision):
         moves = []
         for li, land in enumerate(state.lands[self.seat]):
             seen = 0
-            for s in land[3]:
+            for s in land.spices:
                 if s >= 0 and not seen & (1 << s):
                     seen |= 1 << s
                     moves.append(SELL_SPICE[li][s])

@@ -1,9 +1,8 @@
 """A match's state: the phases, the ``State`` dataclass, the ``SubDecision`` base class of the
 pending sub-decisions kept on ``State.stack``, the state hash, and small read-only queries.
 
-A seat's lands are its plantations and colonies in the order gained: ``[kind, ident, masks,
-contents]`` (kind 0 plantation with ident a tile id, 1 colony with ident a colony-tile id; per
-field an allowed-spice bitmask and the spice on it or -1)."""
+A seat's lands (``Land``) are its plantations and colonies in the order gained; moves name a land
+by its index in that list."""
 from __future__ import annotations
 
 import hashlib
@@ -20,6 +19,21 @@ from .catalog import COLUMN_EXPEDITION, Rules
 # phases: Quick starter choices, "1. Place auction tokens", "2. Tile auctions", "3. Player
 # actions", the Extra actions at the end of a round, the game over
 QUICK, PLACE, AUCTION, ACTIONS, EXTRA, OVER = range(1, 7)
+
+
+@dataclass(slots=True)
+class Land:
+    """A plantation or a colony on a seat's board. Per field: the spices it takes (a bitmask over
+    the 5 spices) and the spice on it (-1: empty)."""
+
+    colony: bool
+    tile: int  # the plantation tile id, or the colony-tile id
+    takes: list[int]
+    spices: list[int]
+
+    def encode(self) -> list:
+        """The canonical form the state hash uses: [0 plantation / 1 colony, tile, takes, spices]."""
+        return [int(self.colony), self.tile, list(self.takes), list(self.spices)]
 
 
 @dataclass(slots=True)
@@ -62,7 +76,7 @@ class State:
     extra_cards: list[int] = field(default_factory=list)
     hands: list[list[int]] = field(default_factory=list)
     rows: list[list[int]] = field(default_factory=list)
-    lands: list[list[list]] = field(default_factory=list)
+    lands: list[list[Land]] = field(default_factory=list)  # per seat, in the order gained
     colonies: list[list[int]] = field(default_factory=list)
     kept: list[list[int]] = field(default_factory=list)
     red_used: list[list[int]] = field(default_factory=list)
@@ -85,7 +99,12 @@ def state_digest(state: State) -> str:
         if not f.metadata.get("hash", True):
             continue
         value = getattr(state, f.name)
-        data[f.name] = [sub.encode() for sub in value] if f.name == "stack" else canonical(value)
+        if f.name == "stack":
+            data[f.name] = [sub.encode() for sub in value]
+        elif f.name == "lands":
+            data[f.name] = [[land.encode() for land in seat] for seat in value]
+        else:
+            data[f.name] = canonical(value)
     text = json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
     return hashlib.sha256(text).hexdigest()
 
@@ -93,7 +112,7 @@ def state_digest(state: State) -> str:
 def spice_counts(state: State, p: int) -> list[int]:
     counts = [0, 0, 0, 0, 0]
     for land in state.lands[p]:
-        for s in land[3]:
+        for s in land.spices:
             if s >= 0:
                 counts[s] += 1
     return counts
@@ -101,13 +120,13 @@ def spice_counts(state: State, p: int) -> list[int]:
 
 def has_empty_field(state: State, p: int) -> bool:
     for land in state.lands[p]:
-        if -1 in land[3]:
+        if -1 in land.spices:
             return True
     return False
 
 
 def plantation_count(state: State, p: int) -> int:
-    return sum(1 for land in state.lands[p] if land[0] == 0)
+    return sum(1 for land in state.lands[p] if not land.colony)
 
 
 def current_action_turn(state: State) -> SubDecision | None:

@@ -40,7 +40,7 @@ from .catalog import (
 from .moves import CHOOSE_COLUMN, CHOOSE_RESOURCE, DISCARD_PLANTATION, SWAP_TAKE, take_favor
 from .resources import advance_marker, draw_cards, gain_cards, gain_extra, remove_spice
 from .spices import BonusSacks, ExtraHarvest, FillLand, spices_on_lands
-from .state import State, SubDecision, has_empty_field, plantation_count, spice_counts
+from .state import Land, State, SubDecision, has_empty_field, plantation_count, spice_counts
 
 
 def add_plantation(state: State, p: int, t: int) -> None:
@@ -52,10 +52,10 @@ def add_plantation(state: State, p: int, t: int) -> None:
         return
     tl = state.rules.tiles[t]
     if tl.type == TILE_CROP_ROTATION:
-        state.lands[p].append([0, t, [ALL_SPICES] * tl.fields, [-1] * tl.fields])
+        state.lands[p].append(Land(False, t, [ALL_SPICES] * tl.fields, [-1] * tl.fields))
         state.stack.append(FillLand(p, tl.fields, land=len(state.lands[p]) - 1, may_stop=False))
     else:
-        state.lands[p].append([0, t, [1 << tl.spice] * tl.fields, [tl.spice] * tl.fields])
+        state.lands[p].append(Land(False, t, [1 << tl.spice] * tl.fields, [tl.spice] * tl.fields))
 
 
 #: Tiles their owner keeps in the play area (scored at the end, or used later).
@@ -238,7 +238,7 @@ class PlantationDiscard(SubDecision):
     NUMBER: ClassVar[int] = 10
 
     def decision(self, state: State) -> Decision:
-        moves = [DISCARD_PLANTATION[li] for li, land in enumerate(state.lands[self.seat]) if land[0] == 0]
+        moves = [DISCARD_PLANTATION[li] for li, land in enumerate(state.lands[self.seat]) if not land.colony]
         return Decision(self.seat, "goa.discard_plantation", moves,
                         "Discard one of your 4 plantations for the new one")
 
@@ -246,11 +246,11 @@ class PlantationDiscard(SubDecision):
         p = self.seat
         state.stack.pop()
         land = state.lands[p].pop(move.land)
-        tl = state.rules.tiles[land[1]]
+        tl = state.rules.tiles[land.tile]
         if tl.type == TILE_PLANTATION and tl.fields == 1:
             state.singles_down[p] += 1
         else:
-            state.tile_discard.append(land[1])
+            state.tile_discard.append(land.tile)
         add_plantation(state, p, self.tile)
         return [Event("goa.plantation_discarded", p, f"seat {p} discards {tl.name}")]
 

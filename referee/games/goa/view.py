@@ -22,7 +22,7 @@ from .colonies import ColonyFounding, ColonyTileChoice
 from .flow import decision
 from .scoring import duty_vp
 from .spices import ProgressPayment, SpicePlacement, SpiceSale
-from .state import ACTIONS, AUCTION, EXTRA, OVER, PLACE, QUICK, State, current_action_turn
+from .state import ACTIONS, AUCTION, EXTRA, OVER, PLACE, QUICK, Land, State, current_action_turn
 from .tiles import DutyPayment, ResourceChoice
 
 _PHASES = {QUICK: pb.QUICK_START, PLACE: pb.PLACE_TOKENS, AUCTION: pb.AUCTIONS,
@@ -110,14 +110,14 @@ def _board_cached(rules: Rules) -> pb.DevelopmentBoard:
     return board
 
 
-def _land(rules: Rules, index: int, land: list) -> pb.Land:
-    out = pb.Land(index=index, colony=land[0] == 1,
+def _land(rules: Rules, index: int, land: Land) -> pb.Land:
+    out = pb.Land(index=index, colony=land.colony,
                   fields=[pb.Field(takes=_spices(m), spice=s + 1 if s >= 0 else 0)
-                          for m, s in zip(land[2], land[3])])
-    if land[0] == 1:
-        out.colony_tile.CopyFrom(colony_tile_info(rules, land[1]))
+                          for m, s in zip(land.takes, land.spices)])
+    if land.colony:
+        out.colony_tile.CopyFrom(colony_tile_info(rules, land.tile))
     else:
-        out.plantation.CopyFrom(tile_info(rules, land[1]))
+        out.plantation.CopyFrom(tile_info(rules, land.tile))
     return out
 
 
