@@ -1,7 +1,8 @@
 """``decision(state)`` is a pure query (the game contract: only ``apply`` changes a state).
 Everything the phase machine does between two choices (pushing the next action turn, a lot taken
 free, phase B laid out, the final scoring) happens at the end of ``apply``; the state it leaves is
-settled, and asking for the decision reads it without touching it."""
+settled, and asking for the decision reads it without touching it. Checked with the game's state
+hash and with core hashing's digest of every field (sub-decisions and lands as dataclasses)."""
 from __future__ import annotations
 
 import copy
@@ -9,6 +10,7 @@ import random
 
 import pytest
 
+from referee.core import hashing
 from tests.goa.helpers import GAME, new_game
 
 CASES = [
@@ -26,10 +28,11 @@ def test_decision_leaves_the_state_hash_unchanged(seats, options):
         rnd = random.Random(seed)
         steps = 0
         while True:
-            before = GAME.hash_state(state)
+            before = GAME.hash_state(state), hashing.digest(state)
             d = GAME.decision(state)
             again = GAME.decision(state)
-            assert GAME.hash_state(state) == before, f"decision() changed the state at step {steps}"
+            after = GAME.hash_state(state), hashing.digest(state)
+            assert after == before, f"decision() changed the state at step {steps}"
             if d is None:
                 assert again is None
                 break
