@@ -71,7 +71,7 @@ def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[Stat
         state.quick_pos = 0
     else:
         start_round(state)
-    _settle(state)
+    _advance_to_next_choice(state)
     return state, events
 
 
@@ -120,10 +120,10 @@ def decision(state: State) -> Decision | None:
 def settle(state: State, events: list[Event] | None = None) -> None:
     """Recompute the pending decision of a state edited by hand (tests do this)."""
     state.pending = None
-    _settle(state, events)
+    _advance_to_next_choice(state, events)
 
 
-def _settle(state: State, events: list[Event] | None = None) -> None:
+def _advance_to_next_choice(state: State, events: list[Event] | None = None) -> None:
     """Move the phase machine on until some seat has a choice (kept in ``state.pending``) or the
     game is over. A sub-decision with no legal move left ends by itself (e.g. a harvest with no
     empty field). What happens on the way (a lot taken free, phase B laid out, the final
@@ -132,24 +132,23 @@ def _settle(state: State, events: list[Event] | None = None) -> None:
     if events is None:
         events = []
     strict = state.options.get("hand_limit") == "always"
+    stack = state.stack
     while True:
-        st = state.stack
         if strict:
             _enforce_hand_limit(state)
-        if st:
-            d = st[-1].decision(state)
-            if d is not None:
-                state.pending = d
-                return
-            st.pop()
-            continue
-        if state.phase == OVER:
-            state.pending = None
-            return
-        d = _PHASE_DECISIONS[state.phase](state, events)
-        if d is not None:
-            state.pending = d
-            return
+        if stack:
+            pending = stack[-1].decision(state)
+            if pending is None:
+                stack.pop()
+                continue
+        elif state.phase == OVER:
+            pending = None
+        else:
+            pending = _PHASE_DECISIONS[state.phase](state, events)
+            if pending is None:
+                continue
+        state.pending = pending
+        return
 
 
 def _quick_start_decision(state: State, events: list[Event]) -> Decision | None:
@@ -256,7 +255,7 @@ def apply(state: State, seat: int, move) -> list[Event]:
         events = st[-1].apply(state, move)
     else:
         events = _apply_phase(state, seat, move)
-    _settle(state, events)
+    _advance_to_next_choice(state, events)
     return events
 
 
