@@ -5,8 +5,9 @@ import random
 
 from referee.core.rng import Rng
 from referee.games.goa import GAME
-from referee.games.goa import moves as mv
-from referee.games.goa import rules as R
+from referee.games.goa.catalog import Rules
+from referee.games.goa.flow import settle
+from referee.games.goa.state import State
 
 
 def new_game(n: int = 4, seed: int = 1, **options):
@@ -14,14 +15,13 @@ def new_game(n: int = 4, seed: int = 1, **options):
     return GAME.setup(opts, n, Rng(seed), GAME.default_components(opts))
 
 
-def rules_of(edition: str = "2012") -> R.Rules:
+def rules_of(edition: str = "2012") -> Rules:
     return GAME.rules_for(GAME.default_components({"edition": edition}))
 
 
-def refresh(state: R.State) -> None:
+def refresh(state: State) -> None:
     """After editing a state by hand: recompute the pending decision."""
-    state.cache = None
-    R._settle(state)
+    settle(state)
 
 
 def play(state, seat, move):
@@ -43,14 +43,14 @@ def random_until(state, stop, rnd: random.Random | None = None, limit: int = 100
     raise AssertionError("did not stop")
 
 
-def card_ids(rules: R.Rules, effect: int | None = None, colonists: int | None = None, symbol=None):
+def card_ids(rules: Rules, effect: int | None = None, colonists: int | None = None, symbol=None):
     return [c.id for c in rules.cards
             if (effect is None or c.effect == effect)
             and (colonists is None or c.colonists == colonists)
             and (symbol is None or rules.symbols[c.symbol] == symbol)]
 
 
-def tile_ids(rules: R.Rules, type_: int, phase: str | None = None, **attrs):
+def tile_ids(rules: Rules, type_: int, phase: str | None = None, **attrs):
     out = []
     for t in rules.tiles:
         if t.type != type_ or (phase and t.phase != phase):
@@ -78,9 +78,7 @@ def only(d, cls):
 
 __all__ = [
     "GAME",
-    "R",
     "card_ids",
-    "mv",
     "new_game",
     "only",
     "play",

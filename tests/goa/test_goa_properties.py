@@ -11,7 +11,12 @@ from hypothesis import strategies as st
 
 from referee.core.contract import IllegalMove
 from referee.core.rng import Rng
-from tests.goa.helpers import GAME, R, mv, new_game
+from referee.games.goa import moves
+from referee.games.goa.cards import HandLimitDiscard
+from referee.games.goa.catalog import TILE_MISSION
+from referee.games.goa.scoring import final_scoring
+from referee.games.goa.state import OVER, State, hand_limit
+from tests.goa.helpers import GAME, new_game
 
 OPTION_SETS = [
     {},
@@ -24,14 +29,14 @@ OPTION_SETS = [
 ]
 
 ILLEGAL_POOL = [
-    mv.bid(9999), mv.PASS, mv.KEEP_LOT, mv.END_TURN, mv.DONE, mv.RECRUIT, mv.DECLINE, mv.TAXES,
-    mv.PLACE_SPICE[11][4], mv.PAY_SPICE[10][0], mv.PLACE_FLAG[0], mv.PLACE_TOKEN[0],
-    mv.PLAY_EXTRA, mv.PASS_EXTRA, mv.draw(7), mv.play_card(29), mv.use_tile(0), mv.QUICK_DUCATS,
-    mv.CHOOSE_COLUMN[0], mv.SWAP_TAKE[0],
+    moves.bid(9999), moves.PASS, moves.KEEP_LOT, moves.END_TURN, moves.DONE, moves.RECRUIT, moves.DECLINE, moves.TAXES,
+    moves.PLACE_SPICE[11][4], moves.PAY_SPICE[10][0], moves.PLACE_FLAG[0], moves.PLACE_TOKEN[0],
+    moves.PLAY_EXTRA, moves.PASS_EXTRA, moves.draw(7), moves.play_card(29), moves.use_tile(0), moves.QUICK_DUCATS,
+    moves.CHOOSE_COLUMN[0], moves.SWAP_TAKE[0],
 ]
 
 
-def check_invariants(state: R.State) -> None:
+def check_invariants(state: State) -> None:
     n = state.n
     for s in range(n):
         assert state.ducats[s] >= 0
@@ -39,21 +44,21 @@ def check_invariants(state: R.State) -> None:
         assert state.colonists[s] >= 0
         assert state.extra_cards[s] >= 0
         assert all(0 <= r <= 4 for r in state.rows[s])
-        assert sum(1 for land in state.lands[s] if land[0] == 0) <= 4
+        assert sum(1 for land in state.lands[s] if not land.colony) <= 4
         for land in state.lands[s]:
-            for mask, spice in zip(land[2], land[3]):
+            for mask, spice in zip(land.takes, land.spices):
                 assert spice == -1 or mask & (1 << spice)
     assert state.extra_supply >= 0
     assert state.extra_supply + sum(state.extra_cards) == state.rules.extra_cards
     if state.options.get("hand_limit") == "always" and not (
-            state.stack and state.stack[-1][0] == R.F_HAND):
+            state.stack and isinstance(state.stack[-1], HandLimitDiscard)):
         for s in range(n):
-            assert len(state.hands[s]) <= R.hand_limit(state, s)
+            assert len(state.hands[s]) <= hand_limit(state, s)
     cards = sorted(state.deck + state.discard + [c for h in state.hands for c in h])
     assert cards == list(range(30)), "every Expedition card is somewhere, once"
 
 
-def run_game(seed: int, n: int, options: dict, check_every: int = 0) -> R.State:
+def run_game(seed: int, n: int, options: dict, check_every: int = 0) -> State:
     state = new_game(n, seed, **options)
     rnd = random.Random(seed)
     steps = 0
@@ -118,7 +123,7 @@ def test_same_seed_same_moves_same_state():
 # ---------------------------------------------------------------- hidden information
 
 
-def rerandomise(state: R.State, seat: int, rnd: random.Random) -> R.State:
+def rerandomise(state: State, seat: int, rnd: random.Random) -> State:
     """Everything ``seat`` cannot see, drawn anew: the other hands (same sizes) and the deck
     order, the others' ducats, the face-down Bonanza tiles, the RNG."""
     s2 = copy.deepcopy(state)
@@ -141,7 +146,7 @@ def rerandomise(state: R.State, seat: int, rnd: random.Random) -> R.State:
             s2.bonanza[g] = b
     rnd.shuffle(s2.stacks["B"])
     # others' Mission tiles lie face down: re-deal them among the Mission tiles nobody sees
-    mission = [t for t in range(len(s2.rules.tiles)) if s2.rules.tiles[t].type == R.T_MISSION]
+    mission = [t for t in range(len(s2.rules.tiles)) if s2.rules.tiles[t].type == TILE_MISSION]
     held = [(p, i) for p in others for i, t in enumerate(s2.kept[p]) if t in mission]
     unseen = [t for t in s2.stacks["B"] if t in mission]
     pool = [s2.kept[p][i] for p, i in held] + unseen
@@ -190,13 +195,13 @@ def test_others_mission_tiles_are_face_down():
     reveals it."""
     state = new_game(3, 7)
     mission = next(t for t in range(len(state.rules.tiles))
-                   if state.rules.tiles[t].type == R.T_MISSION)
+                   if state.rules.tiles[t].type == TILE_MISSION)
     state.kept[1].append(mission)
     own = GAME.view(state, 1).players[1].tiles[-1]
     assert own.id == mission and own.vp in (2, 3)
     for viewer in (0, 2, None):
         other = GAME.view(state, viewer).players[1].tiles[-1]
         assert other.type == own.type and other.id == 0 and other.vp == 0
-    R.final_scoring(state)
-    assert state.phase == R.OVER
+    final_scoring(state)
+    assert state.phase == OVER
     assert GAME.view(state, 0).players[1].tiles[-1].vp == own.vp

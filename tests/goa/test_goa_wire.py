@@ -9,12 +9,13 @@ from google.protobuf import json_format
 
 from referee.core.contract import MalformedMove
 from referee.core.match import Match, replay
+from referee.games.goa import moves
+from referee.games.goa.catalog import EFFECT_COLONY_EXTRA
+from referee.games.goa.state import ACTIONS
 from referee.v1 import goa_pb2 as pb
 from tests.goa.helpers import (
     GAME,
-    R,
     card_ids,
-    mv,
     new_game,
     play,
     random_until,
@@ -89,7 +90,7 @@ def test_colony_card_before_reveal_option():
     d = random_until(state, lambda s, d: d.kind == "goa.action", random.Random(0))
     p = d.seat
     rules = state.rules
-    extra = card_ids(rules, R.E_COLONY_EXTRA)[0]
+    extra = card_ids(rules, EFFECT_COLONY_EXTRA)[0]
     state.deck = [c for c in state.deck if c != extra]
     state.discard = [c for c in state.discard if c != extra]
     for h in state.hands:
@@ -98,10 +99,10 @@ def test_colony_card_before_reveal_option():
     state.hands[p] = [extra]
     stack_deck(state, card_ids(rules, colonists=1)[:3])
     refresh(state)
-    play(state, p, mv.found_colony(0, extra))
+    play(state, p, moves.found_colony(0, extra))
     d = GAME.decision(state)
-    assert d.kind == "goa.colony" and not any(isinstance(m, mv.RevealMore) for m in d.moves)
-    assert state.stack[-1][3] == 3, "three cards revealed"
+    assert d.kind == "goa.colony" and not any(isinstance(m, moves.RevealMore) for m in d.moves)
+    assert state.stack[-1].revealed == 3, "three cards revealed"
 
 
 def test_every_decision_kind_is_documented_in_the_proto():
@@ -121,7 +122,7 @@ def test_every_decision_kind_is_documented_in_the_proto():
 
 def test_view_shows_own_hand_and_ducats_only_sizes_of_others():
     state = new_game(3, 4)
-    random_until(state, lambda s, d: s.phase == R.ACTIONS and any(s.hands), random.Random(2))
+    random_until(state, lambda s, d: s.phase == ACTIONS and any(s.hands), random.Random(2))
     for seat in range(3):
         view = GAME.view(state, seat)
         assert view.my_ducats == state.ducats[seat]

@@ -6,10 +6,27 @@ from __future__ import annotations
 
 from referee.v1 import goa_pb2 as pb
 
-from . import rules as R
+from .board import GRID_CELLS, boxed_tiles_seen, grid_index, rc_of
+from .cards import ExpeditionDraw
+from .catalog import (
+    COLUMN_EXPEDITION,
+    EFFECT_COLONISTS,
+    EFFECT_DUCATS,
+    EFFECT_SELL,
+    EFFECT_SHIPS,
+    EFFECT_SPICES,
+    TILE_MISSION,
+    Rules,
+)
+from .colonies import ColonyFounding, ColonyTileChoice
+from .flow import decision
+from .scoring import duty_vp
+from .spices import ProgressPayment, SpicePlacement, SpiceSale
+from .state import ACTIONS, AUCTION, EXTRA, OVER, PLACE, QUICK, Land, State, current_action_turn
+from .tiles import DutyPayment, ResourceChoice
 
-_PHASES = {R.QUICK: pb.QUICK_START, R.PLACE: pb.PLACE_TOKENS, R.AUCTION: pb.AUCTIONS,
-           R.ACTIONS: pb.ACTIONS, R.EXTRA: pb.EXTRA_ACTIONS, R.OVER: pb.GAME_OVER}
+_PHASES = {QUICK: pb.QUICK_START, PLACE: pb.PLACE_TOKENS, AUCTION: pb.AUCTIONS,
+           ACTIONS: pb.ACTIONS, EXTRA: pb.EXTRA_ACTIONS, OVER: pb.GAME_OVER}
 
 
 def _spices(mask: int) -> list[int]:
@@ -17,11 +34,11 @@ def _spices(mask: int) -> list[int]:
 
 
 def _cell(cell: int) -> pb.Cell:
-    r, c = R.rc_of(cell)
+    r, c = rc_of(cell)
     return pb.Cell(row=r, col=c)
 
 
-def tile_info(rules: R.Rules, t: int) -> pb.TileInfo:
+def tile_info(rules: Rules, t: int) -> pb.TileInfo:
     tl = rules.tiles[t]
     return pb.TileInfo(id=t, name=tl.name, type=tl.type + 1, phase=tl.phase,
                        spice=tl.spice + 1, fields=tl.fields, n=tl.n, vp=tl.vp)
@@ -30,38 +47,38 @@ def tile_info(rules: R.Rules, t: int) -> pb.TileInfo:
 #: An opponent's Mission tile as the table shows it: face down ("Acquired Mission tiles are placed,
 #: face down, in your play area" — EN; "Le joueur conserve ces missions face cachée" — 2004 FR),
 #: so neither its id nor its 2 or 3 VP; revealed at the final scoring.
-_FACE_DOWN_MISSION = pb.TileInfo(name="Mission (face down)", type=R.T_MISSION + 1, phase="B")
+_FACE_DOWN_MISSION = pb.TileInfo(name="Mission (face down)", type=TILE_MISSION + 1, phase="B")
 
 
-def _kept_tile(rules: R.Rules, t: int, visible: bool) -> pb.TileInfo:
-    if not visible and rules.tiles[t].type == R.T_MISSION:
+def _kept_tile(rules: Rules, t: int, visible: bool) -> pb.TileInfo:
+    if not visible and rules.tiles[t].type == TILE_MISSION:
         return _FACE_DOWN_MISSION
     return tile_info(rules, t)
 
 
-def card_info(rules: R.Rules, c: int) -> pb.CardInfo:
+def card_info(rules: Rules, c: int) -> pb.CardInfo:
     card = rules.cards[c]
     e = card.effect
-    amount = {R.E_SHIPS: rules.card_ships, R.E_COLONISTS: rules.card_colonists,
-              R.E_DUCATS: rules.card_ducats, R.E_SPICES: rules.card_spices,
-              R.E_SELL: rules.sell_price}.get(e, 0)
+    amount = {EFFECT_SHIPS: rules.card_ships, EFFECT_COLONISTS: rules.card_colonists,
+              EFFECT_DUCATS: rules.card_ducats, EFFECT_SPICES: rules.card_spices,
+              EFFECT_SELL: rules.sell_price}.get(e, 0)
     return pb.CardInfo(id=c, effect=e + 1, colonists=card.colonists,
                        symbol=rules.symbols[card.symbol], price=card.price, amount=amount)
 
 
-def colony_tile_info(rules: R.Rules, ct: int) -> pb.ColonyTileInfo:
+def colony_tile_info(rules: Rules, ct: int) -> pb.ColonyTileInfo:
     spec = rules.colony_tiles[ct]
     return pb.ColonyTileInfo(id=ct, colony=spec.colony + 1,
                              fields=[pb.FieldSpices(spices=_spices(m)) for m in spec.masks])
 
 
-def _board(rules: R.Rules) -> pb.DevelopmentBoard:
+def _board(rules: Rules) -> pb.DevelopmentBoard:
     cols = []
     for c in range(5):
         ys = rules.yields[c]
         steps = [pb.StepCost(spices=[s + 1 for s in range(5) for _ in range(cost[s])])
                  for cost in rules.costs[c]]
-        if c == R.C_EXPED:
+        if c == COLUMN_EXPEDITION:
             cols.append(_exped_column(ys, steps))
         else:
             cols.append(_column(c, list(ys), steps))
@@ -75,15 +92,15 @@ def _column(c: int, ys: list[int], steps) -> pb.ColumnInfo:
 
 
 def _exped_column(ys, steps) -> pb.ColumnInfo:
-    info = pb.ColumnInfo(column=R.C_EXPED + 1, steps=steps, hand_limit=[y[1] for y in ys])
+    info = pb.ColumnInfo(column=COLUMN_EXPEDITION + 1, steps=steps, hand_limit=[y[1] for y in ys])
     getattr(info, "yield").extend(y[0] for y in ys)
     return info
 
 
-_BOARD_CACHE: dict[int, tuple[R.Rules, bytes]] = {}
+_BOARD_CACHE: dict[int, tuple[Rules, bytes]] = {}
 
 
-def _board_cached(rules: R.Rules) -> pb.DevelopmentBoard:
+def _board_cached(rules: Rules) -> pb.DevelopmentBoard:
     entry = _BOARD_CACHE.get(id(rules))
     if entry is None or entry[0] is not rules:
         entry = _BOARD_CACHE[id(rules)] = (rules, _board(rules).SerializeToString(deterministic=True))
@@ -93,62 +110,62 @@ def _board_cached(rules: R.Rules) -> pb.DevelopmentBoard:
     return board
 
 
-def _land(rules: R.Rules, index: int, land: list) -> pb.Land:
-    out = pb.Land(index=index, colony=land[0] == 1,
+def _land(rules: Rules, index: int, land: Land) -> pb.Land:
+    out = pb.Land(index=index, colony=land.colony,
                   fields=[pb.Field(takes=_spices(m), spice=s + 1 if s >= 0 else 0)
-                          for m, s in zip(land[2], land[3])])
-    if land[0] == 1:
-        out.colony_tile.CopyFrom(colony_tile_info(rules, land[1]))
+                          for m, s in zip(land.takes, land.spices)])
+    if land.colony:
+        out.colony_tile.CopyFrom(colony_tile_info(rules, land.tile))
     else:
-        out.plantation.CopyFrom(tile_info(rules, land[1]))
+        out.plantation.CopyFrom(tile_info(rules, land.tile))
     return out
 
 
-def _pending(state: R.State, kind: str) -> pb.Pending | None:
+def _pending(state: State, kind: str) -> pb.Pending | None:
     st = state.stack
     if not st:
         return None
     top = st[-1]
-    tf = R.turn_frame(state)
-    out = pb.Pending(kind=kind, seat=top[1], espionage_target=-1)
-    if tf is not None:
-        out.card_played = bool(tf[3])
-        out.action_done = bool(tf[2])
-        out.espionage_target = tf[4]
-        out.extra_action = bool(tf[5])
-    k = top[0]
-    if k == R.F_PAY:
-        out.column = top[2] + 1
-        out.spices_owed.extend(s + 1 for s in range(5) for _ in range(top[3][s]))
-        out.remaining = sum(top[3])
-    elif k in (R.F_DUTY, R.F_SELL, R.F_PLACE):
-        out.remaining = min(top[2], 99)
-        if k == R.F_PLACE:
-            out.lands_chosen.extend(top[7])
-    elif k == R.F_COLONY:
-        out.colony = top[2] + 1
-        out.colonists_needed = state.rules.colony_need[top[2]]
-        out.colonists_board = top[4]
-        out.colonists_revealed = top[3]
-    elif k == R.F_COLTILE:
-        out.colony = top[2] + 1
-    elif k == R.F_EXPED:
-        out.draw_max = top[2]
-        out.hand_limit = top[3]
-    elif k == R.F_RESOURCE:
-        out.remaining = top[2]
+    turn = current_action_turn(state)
+    out = pb.Pending(kind=kind, seat=top.seat, espionage_target=-1)
+    if turn is not None:
+        out.card_played = turn.card_played
+        out.action_done = turn.action_done
+        out.espionage_target = turn.spied
+        out.extra_action = turn.extra_action
+    t = type(top)
+    if t is ProgressPayment:
+        out.column = top.column + 1
+        out.spices_owed.extend(s + 1 for s in range(5) for _ in range(top.owed[s]))
+        out.remaining = sum(top.owed)
+    elif isinstance(top, (DutyPayment, SpiceSale, SpicePlacement)):
+        out.remaining = min(top.remaining, 99)
+        if isinstance(top, SpicePlacement):
+            out.lands_chosen.extend(top.lands_chosen)
+    elif t is ColonyFounding:
+        out.colony = top.colony + 1
+        out.colonists_needed = state.rules.colony_need[top.colony]
+        out.colonists_board = top.board
+        out.colonists_revealed = top.revealed
+    elif t is ColonyTileChoice:
+        out.colony = top.colony + 1
+    elif t is ExpeditionDraw:
+        out.draw_max = top.most
+        out.hand_limit = top.limit
+    elif t is ResourceChoice:
+        out.remaining = top.amount
     return out
 
 
-def build_view(state: R.State, seat: int | None) -> pb.View:
+def build_view(state: State, seat: int | None) -> pb.View:
     rules = state.rules
     n = state.n
-    over = state.phase == R.OVER
-    d = None if over else R.decision(state)
+    over = state.phase == OVER
+    d = None if over else decision(state)
     token_at = {cell: k for k, cell in enumerate(state.tokens) if cell >= 0}
     grid = []
     for g in range(25):
-        cell = R.GRID_CELLS[g]
+        cell = GRID_CELLS[g]
         sq = pb.Square(cell=_cell(cell), token_seat=-1,
                        bonanza_face_down=state.bonanza[g] >= 0)
         if state.grid[g] >= 0:
@@ -172,9 +189,9 @@ def build_view(state: R.State, seat: int | None) -> pb.View:
                 tiles=[_kept_tile(rules, t, s == seat or over) for t in state.kept[s]],
                 red_tiles_used=list(state.red_used[s]),
                 single_plantations_face_down=state.singles_down[s],
-                duty_vp=state.duty_vp[s],
+                duty_vp=duty_vp(state, s),
                 colonies=[c + 1 for c in range(4) if state.colonies[s][c] >= 0],
-                passed_extra_actions=state.phase == R.EXTRA and state.extra_passed[s],
+                passed_extra_actions=state.phase == EXTRA and state.extra_passed[s],
             )
         )
     view = pb.View(
@@ -189,7 +206,7 @@ def build_view(state: R.State, seat: int | None) -> pb.View:
         decision_kind=d.kind if d is not None else "",
         grid=grid,
         players=players,
-        box=[tile_info(rules, t) for t in state.box] if R.boxed_tiles_seen(state) else [],
+        box=[tile_info(rules, t) for t in state.box] if boxed_tiles_seen(state) else [],
         box_size=len(state.box),
         b_tiles_left=len(state.stacks.get("B", ())),
         expedition_deck_size=len(state.deck),
@@ -206,14 +223,14 @@ def build_view(state: R.State, seat: int | None) -> pb.View:
     )
     if state.flag_cell >= 0:
         view.flag_cell.CopyFrom(_cell(state.flag_cell))
-    if state.phase == R.AUCTION and not state.stack and state.lot < len(state.tokens):
+    if state.phase == AUCTION and not state.stack and state.lot < len(state.tokens):
         k = state.lot
         a = state.token_seats[k]
         auction = pb.Auction(lot=k + 1, is_flag=k == 0, auctioneer=a, high_bid=state.high,
                              high_bidder=state.high_bidder, to_act=(a + state.bid_pos) % n,
                              bids=list(state.bids))
         if k > 0 and state.tokens[k] >= 0:
-            t = state.grid[R._grid_index(state.tokens[k])]
+            t = state.grid[grid_index(state.tokens[k])]
             if t >= 0:
                 auction.tile.CopyFrom(tile_info(rules, t))
         view.auction.CopyFrom(auction)

@@ -1,0 +1,310 @@
+"""Turn flow: set-up, the phase machine (Quick starter, token placement, auctions, action turns,
+Extra actions, end of a round, end of the game) and the game contract's entry points: ``setup``,
+``decision`` (a pure query) and ``apply``.
+
+A match is a phase machine (QUICK, PLACE, AUCTION, ACTIONS, EXTRA, OVER) plus a stack of typed
+sub-decisions (``state.SubDecision``). A player's action turn is an ``ActionTurn`` at the bottom
+of the stack; anything that needs further choices (paying spices field by field, placing sacks,
+founding a colony, drawing Expedition cards, ...) pushes its own sub-decision on top. At the end
+of ``setup`` and of every ``apply`` the machine moves on until some seat has a choice (kept in
+``state.pending``) or the game is over, so ``decision`` only reads."""
+from __future__ import annotations
+
+from typing import Any
+
+from referee.core.contract import Decision, Event, IllegalMove
+from referee.core.rng import Rng
+
+from .actions import ActionTurn
+from .auction import apply_bid, apply_token, auction_decision, placement_decision
+from .board import lay_out_phase
+from .cards import HandLimitDiscard
+from .catalog import Rules
+from .moves import (
+    DECLINE,
+    DONE,
+    END_TURN,
+    PASS,
+    PASS_EXTRA,
+    PLAY_EXTRA,
+    QUICK_ADVANCE,
+    QUICK_DUCATS,
+    TAXES,
+    PlayExtraAction,
+    QuickDucats,
+)
+from .scoring import final_scoring
+from .state import ACTIONS, AUCTION, EXTRA, OVER, PLACE, QUICK, State, hand_limit
+
+
+def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[State, list[Event]]:
+    """Game setup 1-9: phase A tiles, colonies, Expedition deck, 4 ships + 2 colonists each;
+    the youngest (seat 0) and then clockwise reveal Expedition cards until the first elephant
+    (2004: tiger): its revealer is first player with the flag and 5 ducats (2004: 7), the others
+    10. With Quick starter each seat then chooses, from the first player on."""
+    state = State(n=n, options=dict(options), rules=rules, rng=rng, edition=rules.edition)
+    state.stacks = {
+        "A": [t.id for t in rules.tiles if t.phase == "A"],
+        "B": [t.id for t in rules.tiles if t.phase == "B"],
+    }
+    state.deck = [c.id for c in rules.cards]
+    rng.shuffle(state.deck)
+    state.colony_supply = [[ct.id for ct in rules.colony_tiles if ct.colony == c] for c in range(4)]
+    state.extra_supply = rules.extra_cards
+    state.ships = [rules.start_ships] * n
+    state.colonists = [rules.start_colonists] * n
+    state.extra_cards = [0] * n
+    state.hands = [[] for _ in range(n)]
+    state.rows = [[0] * 5 for _ in range(n)]
+    state.lands = [[] for _ in range(n)]
+    state.colonies = [[-1] * 4 for _ in range(n)]
+    state.kept = [[] for _ in range(n)]
+    state.red_used = [[] for _ in range(n)]
+    state.singles_down = [0] * n
+    state.duty_face_down = [[] for _ in range(n)]
+    state.all_bonus = [0] * n
+    state.extra_passed = [False] * n
+    events = lay_out_phase(state, "A")
+    events += choose_first_player(state)
+    if options.get("quick_starter"):
+        state.phase = QUICK
+        state.quick_pos = 0
+    else:
+        start_round(state)
+    _advance_to_next_choice(state)
+    return state, events
+
+
+def choose_first_player(state: State) -> list[Event]:
+    r = state.rules
+    seat = 0
+    revealed = []
+    while state.deck:
+        c = state.deck.pop()
+        state.discard.append(c)
+        revealed.append(c)
+        if r.cards[c].symbol == r.first_symbol:
+            break
+        seat = (seat + 1) % state.n
+    state.first = seat
+    state.ducats = [r.first_ducats if s == seat else r.other_ducats for s in range(state.n)]
+    return [
+        Event(
+            "goa.first_player",
+            seat,
+            f"seat {seat} reveals the first {r.symbols[r.first_symbol]} and takes the flag",
+            {"revealed": revealed},
+        )
+    ]
+
+
+def start_round(state: State) -> None:
+    """A new round: red tiles face up again, auction tokens back, the flag holder places first."""
+    state.round += 1
+    state.phase = PLACE
+    state.tokens = []
+    state.token_seats = []
+    state.flag_cell = -1
+    for used in state.red_used:
+        used.clear()
+
+
+def decision(state: State) -> Decision | None:
+    """The pending decision, or None once the game is over. A pure query: ``setup`` and
+    ``apply`` leave every state settled (the phase machine already moved on to the next choice,
+    which is kept in ``state.pending``), so nothing is left to do here. A state edited by hand
+    must be settled again with :func:`settle` first."""
+    return state.pending
+
+
+def settle(state: State, events: list[Event] | None = None) -> None:
+    """Recompute the pending decision of a state edited by hand (tests do this)."""
+    state.pending = None
+    _advance_to_next_choice(state, events)
+
+
+def _advance_to_next_choice(state: State, events: list[Event] | None = None) -> None:
+    """Move the phase machine on until some seat has a choice (kept in ``state.pending``) or the
+    game is over. A sub-decision with no legal move left ends by itself (e.g. a harvest with no
+    empty field). What happens on the way (a lot taken free, phase B laid out, the final
+    scoring) is appended to ``events``. Runs at the end of ``setup`` and of every ``apply``,
+    never in ``decision``."""
+    if events is None:
+        events = []
+    strict = state.options.get("hand_limit") == "always"
+    stack = state.stack
+    while True:
+        if strict:
+            _enforce_hand_limit(state)
+        if stack:
+            pending = stack[-1].decision(state)
+            if pending is None:
+                stack.pop()
+                continue
+        elif state.phase == OVER:
+            pending = None
+        else:
+            pending = _PHASE_DECISIONS[state.phase](state, events)
+            if pending is None:
+                continue
+        state.pending = pending
+        return
+
+
+def _quick_start_decision(state: State, events: list[Event]) -> Decision | None:
+    """Variant Quick starter: each seat in turn from the first player; then round 1 begins."""
+    if state.quick_pos < state.n:
+        seat = (state.first + state.quick_pos) % state.n
+        moves = [QUICK_DUCATS] + list(QUICK_ADVANCE.values())
+        return Decision(seat, "goa.quick_start", moves,
+                        "Quick starter: take 10 ducats, or move 2 markers to row 2")
+    start_round(state)
+    return None
+
+
+def _next_action_turn(state: State, events: list[Event]) -> None:
+    """3. Player actions: the next seat's action turn (clockwise from the first player, the
+    round's number of times), then the Extra actions."""
+    n = state.n
+    if state.turns < state.rules.actions_per_round * n:
+        seat = (state.first + state.turns) % n
+        state.turns += 1
+        state.stack.append(ActionTurn(seat))
+        return
+    state.phase = EXTRA
+    state.extra_pos = 0
+    state.extra_passed = [False] * n
+
+
+def _enforce_hand_limit(state: State) -> None:
+    """Option hand_limit=always (the Rio Grande 2nd printing of 2004, RULINGS.md): a seat above
+    its hand limit discards down at once, whatever brought the cards."""
+    st = state.stack
+    for p in range(state.n):
+        if len(state.hands[p]) > hand_limit(state, p):
+            top = st[-1] if st else None
+            if not (type(top) is HandLimitDiscard and top.seat == p):
+                st.append(HandLimitDiscard(p))
+            return
+
+
+def _extra_decision(state: State, events: list[Event]) -> Decision | None:
+    """End of a round: from the first player clockwise, each plays 1 Extra action card for one
+    more action, or passes for the round; nobody keeps more than 1."""
+    n = state.n
+    for _ in range(n):
+        seat = (state.first + state.extra_pos) % n
+        if state.extra_passed[seat]:
+            state.extra_pos += 1
+            continue
+        cards = state.extra_cards[seat]
+        if cards == 0:
+            state.extra_passed[seat] = True
+            state.extra_pos += 1
+            continue
+        moves = [PLAY_EXTRA]
+        if cards <= state.rules.keep_extra:
+            moves.append(PASS_EXTRA)
+        return Decision(seat, "goa.extra_action", moves,
+                        f"Play an Extra action card ({cards} held, keep at most 1), or pass")
+    if all(state.extra_passed):
+        events.extend(end_round(state))
+        return None
+    return None
+
+
+
+_PHASE_DECISIONS = {
+    QUICK: _quick_start_decision,
+    PLACE: placement_decision,
+    AUCTION: auction_decision,
+    ACTIONS: _next_action_turn,
+    EXTRA: _extra_decision,
+}
+
+
+def end_round(state: State) -> list[Event]:
+    """End of a round; after round 4 phase B is laid out; after round 8 the final scoring."""
+    r = state.rules
+    last = 2 * r.rounds_per_phase
+    if state.round >= last:
+        final_scoring(state)
+        totals = ", ".join(str(f["total"]) for f in state.final)
+        return [Event("goa.final_scoring", -1, f"game over; VP: {totals}", {"final": state.final})]
+    events = []
+    if state.round == r.rounds_per_phase:
+        state.tile_discard.extend(t for t in state.grid if t >= 0)
+        events = lay_out_phase(state, "B")
+    start_round(state)
+    return events + [Event("goa.round", -1, f"round {state.round} begins", {"round": state.round})]
+
+
+def apply(state: State, seat: int, move) -> list[Event]:
+    """Play one move. The move must be one of the pending decision's moves (checked before any
+    change, so an IllegalMove leaves the state untouched)."""
+    d = decision(state)
+    if d is None:
+        raise IllegalMove("MATCH_OVER", "the game is over")
+    if seat != d.seat:
+        raise IllegalMove("NOT_YOUR_TURN", f"seat {d.seat} is to act ({d.kind}), not seat {seat}")
+    if move not in d.moves:
+        raise IllegalMove("ILLEGAL_MOVE", f"{_move_name(move)} is not legal now ({d.kind}): {d.prompt}")
+    state.pending = None
+    st = state.stack
+    if st:
+        events = st[-1].apply(state, move)
+    else:
+        events = _apply_phase(state, seat, move)
+    _advance_to_next_choice(state, events)
+    return events
+
+
+def _move_name(move) -> str:
+    return type(move).__name__
+
+
+def _apply_phase(state: State, p: int, move) -> list[Event]:
+    """A move of the phase itself (no sub-decision pending)."""
+    phase = state.phase
+    if phase == QUICK:
+        return _apply_quick_start(state, p, move)
+    if phase == PLACE:
+        return apply_token(state, p, move)
+    if phase == AUCTION:
+        return apply_bid(state, p, move)
+    if phase == EXTRA:
+        return _apply_extra_action(state, p, move)
+    raise AssertionError("no phase move here")
+
+
+def _apply_quick_start(state: State, p: int, move) -> list[Event]:
+    """Variant Quick starter: 10 ducats, or two markers to row 2."""
+    state.quick_pos += 1
+    if type(move) is QuickDucats:
+        state.ducats[p] += 10
+        return [Event("goa.quick_start", p, f"seat {p} takes 10 ducats")]
+    state.rows[p][move.first] += 1
+    state.rows[p][move.second] += 1
+    return [Event("goa.quick_start", p, f"seat {p} moves two markers to row 2")]
+
+
+def _apply_extra_action(state: State, p: int, move) -> list[Event]:
+    """End of a round: an Extra action card buys one more action turn; passing ends the round
+    for that seat."""
+    state.extra_pos += 1
+    if type(move) is PlayExtraAction:
+        state.extra_cards[p] -= 1
+        state.extra_supply += 1
+        state.stack.append(ActionTurn(p, extra_action=True))
+        return [Event("goa.extra_action", p, f"seat {p} plays an Extra action card")]
+    state.extra_passed[p] = True
+    return [Event("goa.extra_pass", p, f"seat {p} passes")]
+
+
+def default_move(state: State, d: Decision):
+    """DEFAULT_MOVE: the cheapest sensible choice: pass, stop, decline, end the turn, otherwise
+    the first move listed."""
+    for m in (PASS, DONE, END_TURN, PASS_EXTRA, DECLINE, TAXES, QUICK_DUCATS):
+        if m in d.moves:
+            return m
+    return d.moves[0]

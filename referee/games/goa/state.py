@@ -1,0 +1,174 @@
+"""A match's state: the phases, the ``State`` dataclass, the ``SubDecision`` base class of the
+pending sub-decisions kept on ``State.stack``, the state hash, and small read-only queries.
+
+A seat's lands (``Land``) are its plantations and colonies in the order gained; moves name a land
+by its index in that list."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+from referee.core.contract import Decision, Event
+from referee.core.hashing import canonical
+from referee.core.rng import Rng
+
+from .catalog import COLUMN_EXPEDITION, Rules
+
+# phases: Quick starter choices, "1. Place auction tokens", "2. Tile auctions", "3. Player
+# actions", the Extra actions at the end of a round, the game over
+QUICK, PLACE, AUCTION, ACTIONS, EXTRA, OVER = range(1, 7)
+
+
+@dataclass(slots=True)
+class Land:
+    """A plantation or a colony on a seat's board. Per field: the spices it takes (a bitmask over
+    the 5 spices) and the spice on it (-1: empty)."""
+
+    colony: bool
+    tile: int  # the plantation tile id, or the colony-tile id
+    takes: list[int]
+    spices: list[int]
+
+    def encode(self) -> list:
+        """The canonical form the state hash uses: [0 plantation / 1 colony, tile, takes, spices]."""
+        return [int(self.colony), self.tile, list(self.takes), list(self.spices)]
+
+
+@dataclass(slots=True)
+class State:
+    n: int
+    options: dict[str, Any]
+    rules: Rules = field(metadata={"hash": False})
+    rng: Rng
+    edition: str
+    phase: int = QUICK
+    round: int = 0
+    first: int = 0
+    # board
+    grid: list[int] = field(default_factory=lambda: [-1] * 25)  # tile id per grid square
+    bonanza: list[int] = field(default_factory=lambda: [-1] * 25)  # face-down Bonanza tile
+    box: list[int] = field(default_factory=list)  # tiles removed at set-up (revealed; Favor)
+    stacks: dict[str, list[int]] = field(default_factory=dict)  # tiles not yet laid out
+    tile_discard: list[int] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)  # cell per placed token (-1: none)
+    token_seats: list[int] = field(default_factory=list)
+    flag_cell: int = -1
+    lot: int = 0
+    bid_pos: int = 1
+    high: int = 0
+    high_bidder: int = -1
+    bids: list[int] = field(default_factory=list)  # this lot: per bidder in order, -1 = pass
+    turns: int = 0
+    extra_pos: int = 0
+    extra_passed: list[bool] = field(default_factory=list)
+    quick_pos: int = 0
+    # supplies
+    deck: list[int] = field(default_factory=list)
+    discard: list[int] = field(default_factory=list)
+    colony_supply: list[list[int]] = field(default_factory=list)
+    extra_supply: int = 0
+    # players
+    ducats: list[int] = field(default_factory=list)
+    ships: list[int] = field(default_factory=list)
+    colonists: list[int] = field(default_factory=list)
+    extra_cards: list[int] = field(default_factory=list)
+    hands: list[list[int]] = field(default_factory=list)
+    rows: list[list[int]] = field(default_factory=list)
+    lands: list[list[Land]] = field(default_factory=list)  # per seat, in the order gained
+    colonies: list[list[int]] = field(default_factory=list)
+    kept: list[list[int]] = field(default_factory=list)
+    red_used: list[list[int]] = field(default_factory=list)
+    singles_down: list[int] = field(default_factory=list)
+    duty_face_down: list[list[int]] = field(default_factory=list)  # fulfilled Duty tiles, kept
+    first_bonus: list[int] = field(default_factory=lambda: [-1] * 10)
+    all_bonus: list[int] = field(default_factory=list)
+    stack: list[SubDecision] = field(default_factory=list)  # pending sub-decisions, top last
+    final: list[dict[str, Any]] = field(default_factory=list)
+    # the decision the settled state waits for (None: game over), set by setup and apply
+    pending: Decision | None = field(default=None, metadata={"hash": False})
+
+
+def state_digest(state: State) -> str:
+    """The state hash: ``referee.core.hashing``'s canonical JSON and SHA-256, with each pending
+    sub-decision in its canonical list form (``SubDecision.encode``), so the typed sub-decisions
+    hash exactly as the records made before them."""
+    data = {}
+    for f in fields(state):
+        if not f.metadata.get("hash", True):
+            continue
+        value = getattr(state, f.name)
+        if f.name == "stack":
+            data[f.name] = [sub.encode() for sub in value]
+        elif f.name == "lands":
+            data[f.name] = [[land.encode() for land in seat] for seat in value]
+        else:
+            data[f.name] = canonical(value)
+    text = json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
+    return hashlib.sha256(text).hexdigest()
+
+
+def spice_counts(state: State, p: int) -> list[int]:
+    counts = [0, 0, 0, 0, 0]
+    for land in state.lands[p]:
+        for s in land.spices:
+            if s >= 0:
+                counts[s] += 1
+    return counts
+
+
+def has_empty_field(state: State, p: int) -> bool:
+    for land in state.lands[p]:
+        if -1 in land.spices:
+            return True
+    return False
+
+
+def plantation_count(state: State, p: int) -> int:
+    return sum(1 for land in state.lands[p] if not land.colony)
+
+
+def current_action_turn(state: State) -> SubDecision | None:
+    """The action turn under way (always at the bottom of the stack), if any."""
+    st = state.stack
+    return st[0] if st and st[0].ACTION_TURN else None
+
+
+def card_played(state: State) -> bool:
+    """Whether this action's one Expedition card is spent (outside a turn: no card may be)."""
+    t = current_action_turn(state)
+    return t is None or t.card_played
+
+
+def hand_limit(state: State, p: int) -> int:
+    return state.rules.yields[COLUMN_EXPEDITION][state.rows[p][COLUMN_EXPEDITION]][1]
+
+
+@dataclass(slots=True)
+class SubDecision:
+    """A choice some seat must make before play goes on, kept on ``State.stack`` (the top one is
+    pending). ``decision`` lists the legal moves (None when none is left: the sub-decision then
+    ends by itself); ``apply`` plays one of them. ``encode`` is the canonical form the state hash
+    uses (a list: the kind's number, then the fields in order, booleans as 0/1)."""
+
+    seat: int
+    NUMBER: ClassVar[int] = -1
+    ACTION_TURN: ClassVar[bool] = False  # true only for ActionTurn (see current_action_turn)
+
+    def decision(self, state: State) -> Decision | None:
+        raise NotImplementedError
+
+    def apply(self, state: State, move) -> list[Event]:
+        raise NotImplementedError
+
+    def encode(self) -> list:
+        out: list = [self.NUMBER]
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if type(value) is bool:
+                value = int(value)
+            elif type(value) is list:
+                value = list(value)
+            out.append(value)
+        return out
