@@ -93,6 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "a reconnecting seat gets its GameOver and a spectator its final view; "
                         "afterwards GetRecord serves it from the store and its seats get "
                         "MATCH_OVER, so memory does not grow with the matches played")
+    s.add_argument("--http-port", type=int, default=None, metavar="PORT",
+                   help="also serve the web viewer on this port (same host as gRPC, default "
+                        "127.0.0.1; off by default; 0 picks a free port): the match list, live "
+                        "boards and replays, public views only, no token needed")
     s.add_argument("--tls-cert", metavar="PEM", help="serve TLS with this certificate chain")
     s.add_argument("--tls-key", metavar="PEM", help="private key for --tls-cert")
     s.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
@@ -137,7 +141,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         admin_token=args.admin_token, components=_load_components(args.components),
         max_message_bytes=args.max_message_bytes, durability=args.durability,
         rate=args.rate, burst=args.burst, tls_cert=args.tls_cert, tls_key=args.tls_key,
-        keep_finished_s=args.keep_finished,
+        keep_finished_s=args.keep_finished, http_port=args.http_port,
     )
     try:
         asyncio.run(serve(config))

@@ -40,6 +40,7 @@ class ServerConfig:
     tls_cert: str | None = None
     tls_key: str | None = None
     keep_finished_s: float = 300.0  # seconds a finished match stays in memory
+    http_port: int | None = None  # the web viewer (referee.web) on this port; None = off
 
 
 def resolve_admin_token(config: ServerConfig, data_dir: Path) -> str:
@@ -72,6 +73,8 @@ class RefereeServer:
         self.store: Store | None = None
         self.service: RefereeService | None = None
         self.health: health.aio.HealthServicer | None = None
+        self.web = None  # referee.web.WebServer with --http-port
+        self.http_port: int | None = None
 
     async def start(self) -> int:
         cfg = self.config
@@ -127,6 +130,11 @@ class RefereeServer:
             resumed=resumed, games=hosted, durability=cfg.durability, tls=bool(cfg.tls_cert),
             max_message_bytes=limit,
         )
+        if cfg.http_port is not None:
+            from referee.web import WebServer  # only with --http-port: no cost otherwise
+
+            self.web = WebServer(self.service, cfg.host, cfg.http_port)
+            self.http_port = await self.web.start()
         if cfg.port_file:
             tmp = Path(cfg.port_file + ".tmp")
             tmp.write_text(f"{self.port}\n", encoding="utf-8")
@@ -136,6 +144,8 @@ class RefereeServer:
     async def stop(self, grace: float | None = 1.0) -> None:
         if self.health is not None:
             await self.health.enter_graceful_shutdown()
+        if self.web is not None:
+            await self.web.stop()
         if self.service is not None:
             await self.service.shutdown()
         if self.server is not None:

@@ -1,0 +1,1 @@
+window.RefereeBoards.batavia = null;

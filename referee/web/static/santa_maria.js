@@ -1,0 +1,1 @@
+window.RefereeBoards.santa_maria = null;
