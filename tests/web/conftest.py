@@ -21,6 +21,22 @@ def _quiet_logs():
 
 
 class WebHandle(ServerHandle):
+    def background(self, coro):
+        """Run ``coro`` on the server's loop without waiting; cancelled at close if not done."""
+        fut = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        self.__dict__.setdefault("_background", []).append(fut)
+        return fut
+
+    def close(self) -> None:
+        for fut in self.__dict__.get("_background", []):
+            fut.cancel()
+
+        async def settle():
+            await asyncio.sleep(0.05)
+        if self.__dict__.get("_background"):
+            self.call(settle())
+        super().close()
+
     @property
     def base(self) -> str:
         return f"http://127.0.0.1:{self.server.http_port}"
@@ -32,6 +48,14 @@ class WebHandle(ServerHandle):
                                         seat_names=list(names), options=options or {})
             resp = await stub.CreateMatch(req, metadata=md(ADMIN))
         return resp.match_id, [s.token for s in sorted(resp.seats, key=lambda s: s.seat)]
+
+    async def play_slowly(self, match_id, tokens, delay=0.005, seed=0):
+        """Random bots that wait ``delay`` seconds before each move (a match a person can watch)."""
+        async with grpc.aio.insecure_channel(self.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            return await asyncio.gather(*(
+                _slow_seat(stub, match_id, t, random.Random(seed * 100 + i), delay)
+                for i, t in enumerate(tokens)))
 
     async def play(self, match_id, tokens, seed=0, stop_after=None):
         async with grpc.aio.insecure_channel(self.target) as ch:
@@ -48,3 +72,29 @@ def web(tmp_path):
     h.start()
     yield h
     h.close()
+
+
+async def _slow_seat(stub, match_id, token, rng, delay):
+    out: asyncio.Queue = asyncio.Queue()
+    out.put_nowait(pb.ClientMessage(join=pb.Join(match_id=match_id)))
+
+    async def requests():
+        while (m := await out.get()) is not None:
+            yield m
+
+    call = stub.Play(requests(), metadata=md(token))
+    over = None
+    try:
+        async for msg in call:
+            which = msg.WhichOneof("msg")
+            if which == "decision":
+                d = msg.decision
+                await asyncio.sleep(delay)
+                out.put_nowait(pb.ClientMessage(submit=pb.Submit(
+                    state_version=d.state_version, move=rng.choice(list(d.legal_moves)))))
+            elif which == "game_over":
+                over = msg.game_over
+    finally:
+        out.put_nowait(None)
+        call.cancel()
+    return over
