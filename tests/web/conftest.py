@@ -14,6 +14,8 @@ from referee.v1 import referee_pb2_grpc
 from tests.server.conftest import ADMIN, ServerHandle
 from tests.server.helpers import md, play_seat
 
+from .browser import browser, page  # noqa: F401 - fixtures for the browser tests
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _quiet_logs():

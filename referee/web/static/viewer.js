@@ -32,6 +32,7 @@
       this.index = 0;
       this.follow = true;  // stay on the newest frame while live
       this.timer = null;
+      this.liveUpdates = 0;  // updates received while live (the browser tests read it)
       this.bind();
       if (opts.static) {
         this.load(JSON.parse($("bundle").textContent));
@@ -70,6 +71,7 @@
       es.onmessage = (ev) => {
         const msg = JSON.parse(ev.data);
         if (msg.type === "update") {
+          this.liveUpdates += 1;
           if (msg.view) {
             const last = this.frames[this.frames.length - 1];
             if (!last || msg.version > last.v) {
