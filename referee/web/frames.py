@@ -172,6 +172,55 @@ def _event_json(e: Any) -> dict[str, Any]:
     return {"seat": e.seat, "kind": e.kind, "text": e.text}
 
 
+class Replayer:
+    """Re-simulates a match move by move and keeps one frame per state version:
+    ``{"v": version, "seat": mover or -1, "events": [...], "d": patch to the public view}``
+    (the first frame's patch is the whole initial view). ``extend`` carries on from where it
+    stopped, so a live match's replay costs only its new moves."""
+
+    def __init__(self, game: Game, options: Mapping[str, Any], seats: int, seed: int,
+                 sheet: ComponentSheet):
+        self.game = game
+        self.match = Match.create(game, options, seats, seed, sheet)
+        self.prev = public_view(game, self.match.state)
+        self.frames: list[dict[str, Any]] = [{"v": 0, "seat": -1, "events": [],
+                                              "d": {"=": self.prev}}]
+
+    @property
+    def moves_done(self) -> int:
+        return len(self.match.moves)
+
+    def last_hash(self) -> str:
+        return self.match.moves[-1].state_hash if self.match.moves else self.match.initial_hash
+
+    def extend(self, moves: list[Mapping[str, Any]]) -> None:
+        """Apply ``moves[self.moves_done:]`` (``moves`` is the whole move list so far)."""
+        game, m = self.game, self.match
+        for entry in moves[len(m.moves):]:
+            msg = game.move_message()
+            json_format.ParseDict(entry["move"], msg)
+            try:
+                _, events = m.submit(int(entry["seat"]), game.move_from_proto(msg),
+                                     int(entry["version_before"]))
+            except IllegalMove as exc:
+                raise ReplayError(f"move {entry.get('n')}: {exc}") from None
+            if entry.get("state_hash") and m.moves[-1].state_hash != entry["state_hash"]:
+                raise ReplayError(f"move {entry.get('n')}: state hash differs from the record")
+            cur = public_view(game, m.state)
+            self.frames.append({"v": m.version, "seat": int(entry["seat"]),
+                                "events": [_event_json(e) for e in events],
+                                "d": diff(self.prev, cur)})
+            self.prev = cur
+
+    def final_frames(self, forfeited: int | None) -> list[dict[str, Any]]:
+        """The frames, plus the forfeit's own version if a seat forfeited."""
+        if forfeited is None:
+            return list(self.frames)
+        seat = int(forfeited)
+        return [*self.frames, {"v": self.match.version + 1, "seat": seat, "d": None, "events": [
+            {"seat": seat, "kind": "referee.forfeit", "text": f"seat {seat} forfeits"}]}]
+
+
 def frames_from_moves(
     game: Game,
     options: Mapping[str, Any],
@@ -181,43 +230,31 @@ def frames_from_moves(
     sheet: ComponentSheet,
     forfeited: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Re-simulate a match and return one frame per state version:
-    ``{"v": version, "seat": mover or -1, "events": [...], "d": patch to the public view}``.
-    The first frame's patch is the whole initial view."""
-    m = Match.create(game, options, seats, seed, sheet)
-    prev = public_view(game, m.state)
-    frames = [{"v": 0, "seat": -1, "events": [], "d": {"=": prev}}]
-    for entry in moves:
-        msg = game.move_message()
-        json_format.ParseDict(entry["move"], msg)
-        try:
-            _, events = m.submit(int(entry["seat"]), game.move_from_proto(msg),
-                                 int(entry["version_before"]))
-        except IllegalMove as exc:
-            raise ReplayError(f"move {entry.get('n')}: {exc}") from None
-        if entry.get("state_hash") and m.moves[-1].state_hash != entry["state_hash"]:
-            raise ReplayError(f"move {entry.get('n')}: state hash differs from the record")
-        cur = public_view(game, m.state)
-        frames.append({"v": m.version, "seat": int(entry["seat"]),
-                       "events": [_event_json(e) for e in events], "d": diff(prev, cur)})
-        prev = cur
-    if forfeited is not None:
-        m.forfeit(int(forfeited))
-        frames.append({"v": m.version, "seat": int(forfeited), "events": [
-            {"seat": int(forfeited), "kind": "referee.forfeit",
-             "text": f"seat {forfeited} forfeits"}], "d": None})
-    return frames
+    """Re-simulate a match: one frame per state version (see ``Replayer``)."""
+    r = Replayer(game, options, seats, seed, sheet)
+    r.extend(moves)
+    return r.final_frames(forfeited)
 
 
-def frames_from_record(game: Game, record: Mapping[str, Any],
-                       sheet: ComponentSheet | None = None) -> list[dict[str, Any]]:
+def record_replayer(game: Game, record: Mapping[str, Any],
+                    sheet: ComponentSheet | None = None) -> Replayer:
+    """A Replayer at the start of ``record`` (checks the component sheet and initial hash)."""
     options = game.spec.parse_options(record.get("options") or {})
     sheet = sheet or game.default_components(options)
     want = (record.get("components") or {}).get("sha256")
     if want and want != sheet.sha256:
         raise ReplayError("the record was played with another component sheet")
-    return frames_from_moves(game, options, int(record["seats"]), int(record["seed"]),
-                             list(record.get("moves") or []), sheet, record.get("forfeited"))
+    r = Replayer(game, options, int(record["seats"]), int(record["seed"]), sheet)
+    if record.get("initial_state_hash") and r.match.initial_hash != record["initial_state_hash"]:
+        raise ReplayError("initial state hash differs: setup is not the one recorded")
+    return r
+
+
+def frames_from_record(game: Game, record: Mapping[str, Any],
+                       sheet: ComponentSheet | None = None) -> list[dict[str, Any]]:
+    r = record_replayer(game, record, sheet)
+    r.extend(list(record.get("moves") or []))
+    return r.final_frames(record.get("forfeited"))
 
 
 def view_at(frames: list[dict[str, Any]], index: int) -> dict[str, Any]:

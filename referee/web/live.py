@@ -17,6 +17,7 @@ from referee.v1 import referee_pb2 as pb
 
 from .frames import view_json
 
+_UPDATE_TAG = bytes([(pb.WatchMessage.DESCRIPTOR.fields_by_name["update"].number << 3) | 2])
 MAX_RATE = 10.0  # view updates per second per match, at most
 CLIENT_BACKLOG = 64  # messages a slow browser may have waiting before it is told to reload
 
@@ -89,11 +90,20 @@ class Feed:
                 events: list[dict[str, Any]] = []
                 update = None
                 end = False
-                for item in items:
+                # Only the newest update of a burst is decoded (a view is the costly part);
+                # a serialised WatchMessage starts with the tag of its one field.
+                last_update = max((i for i, it in enumerate(items) if isinstance(it, bytes)
+                                   and it[:1] == _UPDATE_TAG), default=-1)
+                for k, item in enumerate(items):
                     if item is CLOSE:
                         end = True
                         break
-                    msg = pb.WatchMessage.FromString(item) if isinstance(item, bytes) else item
+                    if isinstance(item, bytes):
+                        if item[:1] == _UPDATE_TAG and k != last_update:
+                            continue
+                        msg = pb.WatchMessage.FromString(item)
+                    else:
+                        msg = item
                     if not isinstance(msg, pb.WatchMessage):
                         end = True  # an error (the stream was dropped): the page reloads
                         self._send({"type": "resync"})

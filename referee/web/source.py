@@ -14,6 +14,7 @@ from referee.core.match import ReplayError
 from . import frames as F
 
 REPLAY_CACHE = 16  # replays (frames of one match) kept in memory
+ROWS_TTL_S = 1.0  # how long the list of stored matches is reused
 
 
 class NotFound(Exception):
@@ -23,7 +24,8 @@ class NotFound(Exception):
 class MatchSource:
     def __init__(self, service: Any):
         self.service = service
-        self._cache: OrderedDict[tuple[str, int], list[dict[str, Any]]] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._rows: tuple[float, list[Any]] | None = None  # (when, store rows): 1 s cache
         self._lock = asyncio.Lock()
 
     # ------------------------------------------------------------ listing
@@ -65,13 +67,21 @@ class MatchSource:
     async def list(self, limit: int = 500) -> list[dict[str, Any]]:
         """Live matches first (newest first), then those only the store holds."""
         live = [self._live_meta(rt) for rt in list(self.service.matches.values())]
-        rows = await asyncio.get_running_loop().run_in_executor(
-            None, self.service.store.load_matches)
+        rows = await self._store_rows()
         known = {m["id"] for m in live}
         stored = [self._row_meta(r) for r in rows if r.id not in known]
         live.sort(key=lambda m: m["created_ms"], reverse=True)
         stored.sort(key=lambda m: m["created_ms"], reverse=True)
         return (live + stored)[:limit]
+
+    async def _store_rows(self) -> list[Any]:
+        """Every match the store holds, read at most once a second (a list page per viewer
+        must not mean a table scan per viewer)."""
+        loop = asyncio.get_running_loop()
+        if self._rows is None or loop.time() - self._rows[0] > ROWS_TTL_S:
+            rows = await loop.run_in_executor(None, self.service.store.load_matches)
+            self._rows = (loop.time(), rows)
+        return self._rows[1]
 
     async def meta(self, match_id: str) -> dict[str, Any]:
         rt = self.service.matches.get(match_id)
@@ -79,68 +89,83 @@ class MatchSource:
             return self._live_meta(rt)
         if not _plausible_id(match_id):
             raise NotFound(match_id)
-        rows = await asyncio.get_running_loop().run_in_executor(
-            None, self._load_row, match_id)
-        if rows is None:
+        if self.service.store.match_status(match_id) is None:  # one primary-key lookup
             raise NotFound(match_id)
-        return self._row_meta(rows)
-
-    def _load_row(self, match_id: str) -> Any:
-        if self.service.store.match_status(match_id) is None:
-            return None
-        for r in self.service.store.load_matches():
-            if r.id == match_id:
-                return r
-        return None
+        row = next((r for r in await self._store_rows() if r.id == match_id), None)
+        if row is None:  # stored since the rows were read
+            self._rows = None
+            row = next((r for r in await self._store_rows() if r.id == match_id), None)
+        if row is None:
+            raise NotFound(match_id)
+        return self._row_meta(row)
 
     def runtime(self, match_id: str) -> Any:
         return self.service.matches.get(match_id)
 
     # ------------------------------------------------------------ replays
     async def frames(self, meta: dict[str, Any]) -> list[dict[str, Any]]:
-        """Every version's public view of a match, re-simulated from its record (finished) or
-        its move log so far (running); cached."""
+        """Every version's public view of a match, re-simulated from its move log so far
+        (running) or its record (finished). Per match, the re-simulation carries on from where
+        the last request left it: a page load costs the new moves only."""
+        async with self._lock:  # one re-simulation at a time, on a worker thread
+            return await self._frames(meta)
+
+    async def _frames(self, meta: dict[str, Any]) -> list[dict[str, Any]]:
         match_id = meta["id"]
         rt = self.service.matches.get(match_id)
         loop = asyncio.get_running_loop()
         if meta["state"] == "running" and rt is not None:
             m = rt.match
             moves = [e.to_json() for e in m.moves]  # a snapshot, taken on the loop
-            key = (match_id, len(moves))
-            job = (rt.game, m.options, m.seat_count, m.seed, moves, m.components, None)
+            live = self._cache.get((match_id, "live"))
+
+            def job() -> tuple[list[dict[str, Any]], F.Replayer | None]:
+                r = live
+                if r is None or r.moves_done > len(moves) or (
+                        r.moves_done and moves[r.moves_done - 1]["state_hash"] != r.last_hash()):
+                    r = F.Replayer(rt.game, m.options, m.seat_count, m.seed, m.components)
+                r.extend(moves)
+                return list(r.frames), r
         elif meta["state"] == "finished":
-            key = (match_id, -1)
-            job = None
+            final = self._cache.get((match_id, "final"))
+            if final is not None:
+                self._cache.move_to_end((match_id, "final"))
+                return final
+            live = self._cache.get((match_id, "live"))
+
+            def job() -> tuple[list[dict[str, Any]], F.Replayer | None]:
+                return self._frames_from_file(match_id, live), None
         else:
             raise NotFound(match_id)
-        async with self._lock:
-            cached = self._cache.get(key)
-            if cached is not None:
-                self._cache.move_to_end(key)
-                return cached
-            if job is None:
-                frames = await loop.run_in_executor(None, self._frames_from_file, match_id)
-            else:
-                frames = await loop.run_in_executor(None, lambda: F.frames_from_moves(*job))
-            self._cache[key] = frames
-            for k in [k for k in self._cache if k[0] == match_id and k != key]:
-                del self._cache[k]
-            while len(self._cache) > REPLAY_CACHE:
-                self._cache.popitem(last=False)
-            return frames
+        frames, replayer = await loop.run_in_executor(None, job)
+        # the cache is only touched here, on the event loop
+        if replayer is not None:
+            self._cache[(match_id, "live")] = replayer
+            self._cache.move_to_end((match_id, "live"))
+        else:
+            self._cache.pop((match_id, "live"), None)
+            self._cache[(match_id, "final")] = frames
+        while len(self._cache) > REPLAY_CACHE:
+            self._cache.popitem(last=False)
+        return frames
 
-    def _frames_from_file(self, match_id: str) -> list[dict[str, Any]]:
+    def _frames_from_file(self, match_id: str, r: F.Replayer | None) -> list[dict[str, Any]]:
+        """From the record file; carries on from ``r`` (the live replay) when it fits."""
         path = self.service.records_dir / f"{match_id}.json"
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             raise NotFound(match_id) from None
-        game = registry.get(record["game"])
-        options = game.spec.parse_options(record.get("options") or {})
-        sheet = self.service.sheet_for(game, options)
         try:
-            return F.frames_from_record(game, record, sheet)
-        except ReplayError:
+            game = registry.get(record["game"])
+            moves = list(record.get("moves") or [])
+            if r is None or r.moves_done > len(moves) or (
+                    r.moves_done and moves[r.moves_done - 1]["state_hash"] != r.last_hash()):
+                options = game.spec.parse_options(record.get("options") or {})
+                r = F.record_replayer(game, record, self.service.sheet_for(game, options))
+            r.extend(moves)
+            return r.final_frames(record.get("forfeited"))
+        except (ReplayError, KeyError, ValueError):
             raise NotFound(match_id) from None
 
     def record_path(self, meta: dict[str, Any]):
