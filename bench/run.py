@@ -368,6 +368,7 @@ class RefereeServer:
         self.port = 0
         self.external = address
         self.log = workdir / "server.log"
+        self.extra_args: list[str] = []  # more `referee serve` flags (bench/web.py)
 
     def start(self, timeout: float = 30.0) -> None:
         if self.external:
@@ -378,7 +379,7 @@ class RefereeServer:
                 [sys.executable, "-m", "referee.cli", "serve", "--host", "127.0.0.1",
                  "--port", "0", "--port-file", str(port_file),
                  "--data-dir", str(self.workdir / "data"), "--admin-token", self.admin_token,
-                 "--log-level", "warning"],
+                 "--log-level", "warning", *self.extra_args],
                 stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
             )
         deadline = time.monotonic() + timeout

@@ -13,13 +13,11 @@ import asyncio
 import json
 import multiprocessing as mp
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.run import ROOT, RefereeServer, run_phase
+from bench.run import RefereeServer, run_phase
 
 
 def _free_port() -> int:
@@ -34,23 +32,7 @@ class WebReferee(RefereeServer):
     def __init__(self, workdir: Path):
         super().__init__(workdir)
         self.http_port = _free_port()
-
-    def start(self, timeout: float = 30.0) -> None:
-        port_file = self.workdir / "port"
-        with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "referee.cli", "serve", "--host", "127.0.0.1",
-                 "--port", "0", "--port-file", str(port_file), "--http-port", str(self.http_port),
-                 "--data-dir", str(self.workdir / "data"), "--admin-token", self.admin_token,
-                 "--log-level", "warning"],
-                stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
-            )
-        deadline = time.monotonic() + timeout
-        while not (port_file.exists() and port_file.read_text().strip()):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"bench: the referee did not start:\n{self.log.read_text()[-3000:]}")
-            time.sleep(0.05)
-        self.port = int(port_file.read_text())
+        self.extra_args = ["--http-port", str(self.http_port)]
 
 
 def viewer_main(base: str, t_end: float, results) -> None:

@@ -120,6 +120,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the organizer's component sheet the match was played with, if it was "
                         "not the game's default")
 
+    h = rsub.add_parser(
+        "html",
+        help="write a static replay page per record (works from the file alone)",
+        description=(
+            "Re-simulate each game record and write <out-dir>/<record name>.html: the match's "
+            "board at every state version with a move scrubber, its events and final scores, "
+            "public information only, with everything inlined (no server or network needed). "
+            "Prints `OK <page>` or `FAIL <record>: <reason>` per record; exits 1 if any failed."
+        ),
+    )
+    h.add_argument("files", metavar="FILE", nargs="+", help="record JSON files")
+    h.add_argument("--out-dir", metavar="DIR", default=".", help="where the pages go (default .)")
+    h.add_argument("--back-href", metavar="URL",
+                   help="link of the page's title (e.g. ../index.html of a report)")
+    h.add_argument("--components", metavar="FILE",
+                   help="the organizer's component sheet the matches were played with, if not "
+                        "the game's default")
+
     g = sub.add_parser(
         "games",
         help="list the games this referee hosts (no server needed)",
@@ -193,6 +211,35 @@ def cmd_replay_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_replay_html(args: argparse.Namespace) -> int:
+    import os
+    from pathlib import Path
+
+    from referee.core import registry
+    from referee.web.render import static_replay_from_record
+
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for name in args.files:
+        try:
+            record = json.loads(Path(name).read_text(encoding="utf-8"))
+            sheet = None
+            if args.components:
+                sheet = registry.get(str(record.get("game"))).load_components(args.components)
+            page = static_replay_from_record(record, sheet, args.back_href)
+        except Exception as exc:  # noqa: BLE001 - one bad record must not stop the others
+            print(f"FAIL {name}: {type(exc).__name__}: {exc}")
+            failed += 1
+            continue
+        dst = out / (Path(name).stem + ".html")
+        tmp = dst.with_suffix(".html.tmp")
+        tmp.write_text(page, encoding="utf-8")
+        os.replace(tmp, dst)
+        print(f"OK {dst}")
+    return 1 if failed else 0
+
+
 def cmd_games(args: argparse.Namespace) -> int:
     from google.protobuf import json_format
 
@@ -233,6 +280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         return cmd_serve(args)
     if args.command == "replay":
+        if args.replay_command == "html":
+            return cmd_replay_html(args)
         return cmd_replay_verify(args)
     if args.command == "games":
         return cmd_games(args)

@@ -17,10 +17,10 @@ Layout of ``<output>/``::
 """
 from __future__ import annotations
 
-import contextlib
 import csv
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -297,45 +297,36 @@ def _rel(path: str, out: Path) -> str:
 
 
 def write_replays(data: dict, out: Path) -> dict[int, str]:
-    """A static replay page per finished match (``replays/<record name>.html``), re-simulated
-    from its record and working from the file alone; kept while its record is unchanged.
-    Returns the page of each match index, relative to ``out``."""
-    try:
-        from referee.core import registry
-        from referee.web import frames as F
-        from referee.web.render import static_replay_html
-    except ImportError:  # the referee package (or its web extras) is not installed here
-        return {}
+    """A static replay page per finished match (``replays/<record name>.html``, written by
+    ``referee replay html``: re-simulated from the record, working from the file alone), kept
+    while its record is unchanged. Returns the page of each match index, relative to ``out``."""
+    from .procs import referee_command
+
     pages: dict[int, str] = {}
+    todo: list[str] = []
     for m in data["matches"]:
         rec = m.get("record")
         if m["status"] != "done" or not rec:
             continue
         src = out / _rel(rec, out)
         dst = out / "replays" / (src.stem + ".html")
-        try:
-            if not dst.exists() or dst.stat().st_mtime < src.stat().st_mtime:
-                record = json.loads(src.read_text(encoding="utf-8"))
-                game = registry.get(record["game"])
-                names = list(record.get("seat_names") or m["seating"])
-                meta = {
-                    "id": record.get("match_id") or m.get("match_id") or str(m["index"]),
-                    "game": game.spec.name, "title": game.spec.title, "seats": record["seats"],
-                    "names": names, "state": "finished",
-                    "created_ms": record.get("created_unix_ms"),
-                    "finished_ms": record.get("finished_unix_ms"),
-                    "result": F.result_summary(record.get("result"), names),
-                }
-                page = static_replay_html(meta, F.frames_from_record(game, record),
-                                          back_href="../index.html")
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                _atomic_write(dst, page)
-        except Exception as exc:  # noqa: BLE001 - a record that cannot be replayed gets no page
-            structlog.get_logger("referee_tournament").warning(
-                "replay_page_failed", match=m["index"], error=repr(exc))
-            continue
         pages[m["index"]] = f"replays/{dst.name}"
-    return pages
+        if src.is_file() and (not dst.exists() or dst.stat().st_mtime < src.stat().st_mtime):
+            todo.append(str(src))
+    for i in range(0, len(todo), 200):
+        try:
+            proc = subprocess.run(
+                [*referee_command(), "replay", "html", "--out-dir", str(out / "replays"),
+                 "--back-href", "../index.html", *todo[i:i + 200]],
+                capture_output=True, text=True, timeout=600, check=False)
+            for line in proc.stdout.splitlines():
+                if line.startswith("FAIL"):
+                    structlog.get_logger("referee_tournament").warning(
+                        "replay_page_failed", detail=line[5:])
+        except (OSError, subprocess.SubprocessError) as exc:
+            structlog.get_logger("referee_tournament").warning(
+                "replay_pages_failed", error=repr(exc))
+    return {i: p for i, p in pages.items() if (out / p).exists()}
 
 
 def _write_html(path: Path, data: dict, out: Path) -> None:
@@ -350,11 +341,7 @@ def _write_html(path: Path, data: dict, out: Path) -> None:
              (("ratings", "rating over matches"), ("scores", "score distribution"))
              if (out / "plots" / f"{n}.png").exists()]
     game = str(data.get("game", ""))
-    title = game
-    with contextlib.suppress(Exception):  # a title is a nicety
-        from referee.core import registry
-
-        title = registry.get(game).spec.title
+    title = game.replace("_", " ").title()
     page = _env().get_template("report.html").render(
         name=data.get("name", "tournament"), game=game, title=title,
         status_words=status_words(data["status"]), matches_total=data["matches_total"],

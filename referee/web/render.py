@@ -38,3 +38,26 @@ def static_replay_html(meta: dict[str, Any], frames: list[dict[str, Any]],
         inline_js=[_asset("svg.js"), _asset("viewer.js")] + ([_asset(renderer)] if renderer
                                                             else []),
     )
+
+
+def record_meta(record: dict[str, Any], title: str) -> dict[str, Any]:
+    """The public facts of a finished match, from its record, as pages show them."""
+    names = list(record.get("seat_names") or [f"seat {s}" for s in range(int(record["seats"]))])
+    return {
+        "id": str(record.get("match_id") or ""), "game": record["game"], "title": title,
+        "seats": int(record["seats"]), "names": names, "state": "finished",
+        "created_ms": record.get("created_unix_ms"), "finished_ms": record.get("finished_unix_ms"),
+        "version": None, "current_seat": -1,
+        "result": F.result_summary(record.get("result"), names),
+    }
+
+
+def static_replay_from_record(record: dict[str, Any], sheet: Any = None,
+                              back_href: str | None = None) -> str:
+    """The static replay page of a finished match's record (re-simulated; raises ReplayError
+    if the record does not replay)."""
+    from referee.core import registry
+
+    game = registry.get(str(record.get("game")))
+    frames = F.frames_from_record(game, record, sheet)
+    return static_replay_html(record_meta(record, game.spec.title), frames, back_href)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 
 import httpx
 import pytest
@@ -112,13 +113,13 @@ def test_many_viewers_opening_and_closing_leave_nothing_behind(web):
             return await asyncio.gather(*(one() for _ in range(n)))
 
     for _ in range(3):
-        got = asyncio.run(viewers(40))
+        got = web.call(viewers(40), timeout=60)  # (not asyncio.run: Playwright may own this thread's loop)
         assert all(m["type"] == "update" for m in got)  # each got the current view at once
     # the browsers are gone: no feed, no spectator stream, no task remains
     for _ in range(100):
         if not hub.feeds and not rt.watchers and web.call(tasks()) <= base_tasks:
             break
-        asyncio.run(asyncio.sleep(0.05))
+        time.sleep(0.05)
     assert hub.feeds == {} and hub.viewer_count == 0
     assert rt.watchers == []
     assert web.call(tasks()) <= base_tasks
