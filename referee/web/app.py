@@ -72,13 +72,13 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
 
     async def api_match(request: Request) -> Response:
         meta = await _meta(request)
-        frames: list[dict[str, Any]] = []
+        frames: list[str] = []
         if meta["state"] in ("running", "finished"):
             try:
                 frames = await source.frames(meta)
             except NotFound:
                 frames = []
-        return Response(F.dumps(F.bundle(meta, frames)), media_type="application/json")
+        return Response(F.bundle_json(meta, frames), media_type="application/json")
 
     async def api_view(request: Request) -> Response:
         version = _version(request.path_params["version"])
@@ -87,11 +87,10 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
             frames = await source.frames(meta)
         except NotFound:
             raise HTTPException(404, "this match has no replay") from None
-        index = next((i for i, f in enumerate(frames) if f["v"] == version), None)
-        if index is None:
-            raise HTTPException(404, f"no version {version} (0..{frames[-1]['v']})")
-        return JSONResponse({"version": version, "view": F.view_at(frames, index),
-                             "events": frames[index]["events"]})
+        if version >= len(frames):  # frame i is state version i
+            raise HTTPException(404, f"no version {version} (0..{len(frames) - 1})")
+        return JSONResponse({"version": version, "view": F.view_at(frames, version),
+                             "events": F.frame(frames, version)["events"]})
 
     async def record(request: Request) -> Response:
         meta = await _meta(request)

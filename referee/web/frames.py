@@ -183,42 +183,54 @@ class Replayer:
         self.game = game
         self.match = Match.create(game, options, seats, seed, sheet)
         self.prev = public_view(game, self.match.state)
-        self.frames: list[dict[str, Any]] = [{"v": 0, "seat": -1, "events": [],
-                                              "d": {"=": self.prev}}]
-
-    @property
-    def moves_done(self) -> int:
-        return len(self.match.moves)
+        # Each frame is kept as its JSON text: a held replay is a few strings, not a tree of
+        # dicts for the cyclic garbage collector to walk while the referee plays moves.
+        self.encoded: list[str] = [dumps({"v": 0, "seat": -1, "events": [],
+                                          "d": {"=": self.prev}})]
+        self.moves_done = 0
+        self._hash = self.match.initial_hash  # the hash claimed after the last move applied
 
     def last_hash(self) -> str:
-        return self.match.moves[-1].state_hash if self.match.moves else self.match.initial_hash
+        return self._hash
 
-    def extend(self, moves: list[Mapping[str, Any]]) -> None:
-        """Apply ``moves[self.moves_done:]`` (``moves`` is the whole move list so far)."""
+    def extend(self, moves: list[Mapping[str, Any]], verify: bool = True) -> None:
+        """Apply ``moves[self.moves_done:]`` (``moves`` is the whole move list so far). Moves
+        go straight to ``game.apply`` (which refuses an illegal one), without listing the legal
+        moves. ``verify`` checks each move's state hash (a record from a file); without it
+        (the referee's own move log of a live match) only the last one is checked."""
         game, m = self.game, self.match
-        for entry in moves[len(m.moves):]:
+        for entry in moves[self.moves_done:]:
             msg = game.move_message()
             json_format.ParseDict(entry["move"], msg)
             try:
-                _, events = m.submit(int(entry["seat"]), game.move_from_proto(msg),
-                                     int(entry["version_before"]))
+                events = game.apply(m.state, int(entry["seat"]), game.move_from_proto(msg))
             except IllegalMove as exc:
                 raise ReplayError(f"move {entry.get('n')}: {exc}") from None
-            if entry.get("state_hash") and m.moves[-1].state_hash != entry["state_hash"]:
-                raise ReplayError(f"move {entry.get('n')}: state hash differs from the record")
+            m.version += 1
+            self.moves_done += 1
+            self._hash = entry.get("state_hash") or ""
+            if verify and self._hash and game.hash_state(m.state) != self._hash:
+                raise ReplayError(f"move {self.moves_done}: state hash differs from the record")
             cur = public_view(game, m.state)
-            self.frames.append({"v": m.version, "seat": int(entry["seat"]),
-                                "events": [_event_json(e) for e in events],
-                                "d": diff(self.prev, cur)})
+            self.encoded.append(dumps({"v": m.version, "seat": int(entry["seat"]),
+                                       "events": [_event_json(e) for e in events],
+                                       "d": diff(self.prev, cur)}))
             self.prev = cur
+        _CACHE.clear()  # its entries served this run of consecutive views
+        if not verify and self._hash and game.hash_state(m.state) != self._hash:
+            raise ReplayError(f"move {self.moves_done}: state hash differs from the record")
+
+    def final_encoded(self, forfeited: int | None) -> list[str]:
+        """The frames' JSON, plus the forfeit's own version if a seat forfeited."""
+        if forfeited is None:
+            return list(self.encoded)
+        seat = int(forfeited)
+        return [*self.encoded, dumps({"v": self.match.version + 1, "seat": seat, "d": None,
+                                      "events": [{"seat": seat, "kind": "referee.forfeit",
+                                                  "text": f"seat {seat} forfeits"}]})]
 
     def final_frames(self, forfeited: int | None) -> list[dict[str, Any]]:
-        """The frames, plus the forfeit's own version if a seat forfeited."""
-        if forfeited is None:
-            return list(self.frames)
-        seat = int(forfeited)
-        return [*self.frames, {"v": self.match.version + 1, "seat": seat, "d": None, "events": [
-            {"seat": seat, "kind": "referee.forfeit", "text": f"seat {seat} forfeits"}]}]
+        return [json.loads(f) for f in self.final_encoded(forfeited)]
 
 
 def frames_from_moves(
@@ -233,7 +245,7 @@ def frames_from_moves(
     """Re-simulate a match: one frame per state version (see ``Replayer``)."""
     r = Replayer(game, options, seats, seed, sheet)
     r.extend(moves)
-    return r.final_frames(forfeited)
+    return r.final_frames(forfeited)  # (moves verified: this path is for records)
 
 
 def record_replayer(game: Game, record: Mapping[str, Any],
@@ -257,12 +269,17 @@ def frames_from_record(game: Game, record: Mapping[str, Any],
     return r.final_frames(record.get("forfeited"))
 
 
-def view_at(frames: list[dict[str, Any]], index: int) -> dict[str, Any]:
-    """The full public view of frame ``index``."""
+def view_at(frames: list[Any], index: int) -> dict[str, Any]:
+    """The full public view of frame ``index`` (frames as dicts or as their JSON text)."""
     view: Any = None
     for f in frames[: index + 1]:
-        view = patch(view, f["d"])
+        view = patch(view, (json.loads(f) if isinstance(f, str) else f)["d"])
     return view
+
+
+def frame(frames: list[Any], index: int) -> dict[str, Any]:
+    f = frames[index]
+    return json.loads(f) if isinstance(f, str) else f
 
 
 def result_summary(result: Mapping[str, Any] | None, names: list[str]) -> dict[str, Any] | None:
@@ -278,9 +295,12 @@ def result_summary(result: Mapping[str, Any] | None, names: list[str]) -> dict[s
     }
 
 
-def bundle(meta: dict[str, Any], frames: list[dict[str, Any]]) -> dict[str, Any]:
-    """What a match page needs: public match facts and the frames."""
-    return {"format": BUNDLE_FORMAT, "match": meta, "frames": frames}
+def bundle_json(meta: dict[str, Any], frames: list[Any]) -> str:
+    """What a match page needs, as JSON safe inside HTML: ``{"format", "match": public match
+    facts, "frames": [...]}``; frames as dicts or as their JSON text (from ``dumps``)."""
+    parts = (f if isinstance(f, str) else dumps(f) for f in frames)
+    return (f'{{"format":{dumps(BUNDLE_FORMAT)},"match":{dumps(meta)},'
+            f'"frames":[{",".join(parts)}]}}')
 
 
 def dumps(obj: Any) -> str:

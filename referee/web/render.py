@@ -27,13 +27,13 @@ def _asset(name: str) -> str:
     return (STATIC / name).read_text(encoding="utf-8")
 
 
-def static_replay_html(meta: dict[str, Any], frames: list[dict[str, Any]],
+def static_replay_html(meta: dict[str, Any], frames: list[Any],
                        back_href: str | None = None) -> str:
     """One self-contained HTML page replaying a match (no server, no network)."""
     renderer = RENDERERS.get(meta["game"])
     return templates.env.get_template("match.html").render(
         meta=meta, version=None, static=True, renderer=renderer, back_href=back_href,
-        bundle_json=F.dumps(F.bundle(meta, frames)),
+        bundle_json=F.bundle_json(meta, frames),
         inline_css=_asset("viewer.css"),
         inline_js=[_asset("svg.js"), _asset("viewer.js")] + ([_asset(renderer)] if renderer
                                                             else []),
@@ -59,5 +59,7 @@ def static_replay_from_record(record: dict[str, Any], sheet: Any = None,
     from referee.core import registry
 
     game = registry.get(str(record.get("game")))
-    frames = F.frames_from_record(game, record, sheet)
+    r = F.record_replayer(game, record, sheet)
+    r.extend(list(record.get("moves") or []))
+    frames = r.final_encoded(record.get("forfeited"))
     return static_replay_html(record_meta(record, game.spec.title), frames, back_href)

@@ -103,14 +103,14 @@ class MatchSource:
         return self.service.matches.get(match_id)
 
     # ------------------------------------------------------------ replays
-    async def frames(self, meta: dict[str, Any]) -> list[dict[str, Any]]:
+    async def frames(self, meta: dict[str, Any]) -> list[str]:
         """Every version's public view of a match, re-simulated from its move log so far
         (running) or its record (finished). Per match, the re-simulation carries on from where
         the last request left it: a page load costs the new moves only."""
         async with self._lock:  # one re-simulation at a time, on a worker thread
             return await self._frames(meta)
 
-    async def _frames(self, meta: dict[str, Any]) -> list[dict[str, Any]]:
+    async def _frames(self, meta: dict[str, Any]) -> list[str]:
         match_id = meta["id"]
         rt = self.service.matches.get(match_id)
         loop = asyncio.get_running_loop()
@@ -119,13 +119,13 @@ class MatchSource:
             moves = [e.to_json() for e in m.moves]  # a snapshot, taken on the loop
             live = self._cache.get((match_id, "live"))
 
-            def job() -> tuple[list[dict[str, Any]], F.Replayer | None]:
+            def job() -> tuple[list[str], F.Replayer | None]:
                 r = live
                 if r is None or r.moves_done > len(moves) or (
                         r.moves_done and moves[r.moves_done - 1]["state_hash"] != r.last_hash()):
                     r = F.Replayer(rt.game, m.options, m.seat_count, m.seed, m.components)
-                r.extend(moves)
-                return list(r.frames), r
+                r.extend(moves, verify=False)  # the referee's own log, hashed as it was played
+                return list(r.encoded), r
         elif meta["state"] == "finished":
             final = self._cache.get((match_id, "final"))
             if final is not None:
@@ -133,7 +133,7 @@ class MatchSource:
                 return final
             live = self._cache.get((match_id, "live"))
 
-            def job() -> tuple[list[dict[str, Any]], F.Replayer | None]:
+            def job() -> tuple[list[str], F.Replayer | None]:
                 return self._frames_from_file(match_id, live), None
         else:
             raise NotFound(match_id)
@@ -149,7 +149,7 @@ class MatchSource:
             self._cache.popitem(last=False)
         return frames
 
-    def _frames_from_file(self, match_id: str, r: F.Replayer | None) -> list[dict[str, Any]]:
+    def _frames_from_file(self, match_id: str, r: F.Replayer | None) -> list[str]:
         """From the record file; carries on from ``r`` (the live replay) when it fits."""
         path = self.service.records_dir / f"{match_id}.json"
         try:
@@ -164,7 +164,7 @@ class MatchSource:
                 options = game.spec.parse_options(record.get("options") or {})
                 r = F.record_replayer(game, record, self.service.sheet_for(game, options))
             r.extend(moves)
-            return r.final_frames(record.get("forfeited"))
+            return r.final_encoded(record.get("forfeited"))
         except (ReplayError, KeyError, ValueError):
             raise NotFound(match_id) from None
 
