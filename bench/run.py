@@ -374,6 +374,7 @@ class RefereeServer:
         self.port = 0
         self.external = address
         self.log = workdir / "server.log"
+        self.extra_args: list[str] = []  # more `referee serve` flags (bench/web.py)
 
     def start(self, timeout: float = 30.0) -> None:
         if self.external:
@@ -384,7 +385,7 @@ class RefereeServer:
                 [sys.executable, "-m", "referee.cli", "serve", "--host", "127.0.0.1",
                  "--port", "0", "--port-file", str(port_file),
                  "--data-dir", str(self.workdir / "data"), "--admin-token", self.admin_token,
-                 "--log-level", "warning"],
+                 "--log-level", "warning", *self.extra_args],
                 stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
             )
         deadline = time.monotonic() + timeout
@@ -539,6 +540,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--load-matches", type=int, default=300, metavar="N",
                         help="Batavia matches at once in the load phase, bench/load.py "
                              "(default 300; 0 skips it)")
+    parser.add_argument("--skip-web", action="store_true",
+                        help="skip the web-viewer phases (bench/web.py: moves with --http-port "
+                             "and open viewers against plain)")
+    parser.add_argument("--web-viewers", type=int, default=2, help="viewers in the web phase")
     parser.add_argument("--output", default=str(RESULTS), help="results file")
     args = parser.parse_args(argv)
 
@@ -659,6 +664,18 @@ def main(argv: list[str] | None = None) -> int:
                     seconds=args.grpc_seconds, warmup=args.warmup, payload_bytes=payload,
                     progress=progress, task=t_floor)
 
+    if not args.skip_grpc and not args.skip_web and not args.address:
+        from bench.web import measure_web
+
+        with tempfile.TemporaryDirectory(prefix="referee-bench-web-") as tmp, \
+                Progress(*columns, console=console) as progress:
+            t_web = progress.add_task("gRPC moves, web viewers",
+                                      total=args.warmup + args.grpc_seconds, rate="")
+            results["web"] = measure_web(
+                clients=args.clients, concurrency=args.concurrency, seconds=args.grpc_seconds,
+                warmup=args.warmup, game=args.game, seats=args.seats, viewers=args.web_viewers,
+                workdir=Path(tmp), progress=progress, task=t_web)
+
     if args.tournament_matches and not args.skip_grpc:
         # The whole tournament path: CreateMatch, one `referee-bot random` process per seat,
         # the Play streams, GetRecord; compared with in-process playouts of the same game.
@@ -710,6 +727,8 @@ def main(argv: list[str] | None = None) -> int:
         flat["tournament.matches_per_s"] = results["tournament"]["matches_per_s"]
         flat["tournament.ratio_to_engine_games_per_s"] = (
             results["tournament"]["ratio_to_engine_games_per_s"])
+    if "web" in results:
+        flat["web.move_per_s_ratio"] = results["web"]["move_per_s_ratio"]
     results["summary"] = flat
     Path(args.output).write_text(json.dumps(results, indent=2, default=str) + "\n")
 
@@ -784,6 +803,12 @@ def main(argv: list[str] | None = None) -> int:
         if mem.get("kb_per_live_match") is not None:
             table.add_row("memory: per live match (KB)", f"{mem['kb_per_live_match']:g}",
                           f"RSS growth over {mem['idle_matches']} created, unplayed matches")
+    if "web" in results:
+        w = results["web"]
+        table.add_row("web: move/s with viewers / plain", f"{w['move_per_s_ratio']}",
+                      f"--http-port + {w['viewers']} viewers following live matches: "
+                      f"{w['move_per_s_with_viewers']:,} vs {w['move_per_s_plain']} move/s; "
+                      f"{w['viewer_updates']} updates seen (target >= 0.9)")
     if "tournament" in results:
         t = results["tournament"]
         table.add_row("tournament.matches_per_s", f"{t['matches_per_s']:.2f}",

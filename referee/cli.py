@@ -110,6 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="calls that may wait to be started at once (default 20000; gRPC's own "
                         "1000 refused some of 4000 Play streams opened together); beyond it new "
                         "calls fail and clients retry them")
+    s.add_argument("--http-port", type=int, default=None, metavar="PORT",
+                   help="also serve the web viewer on this port (same host as gRPC, default "
+                        "127.0.0.1; off by default; 0 picks a free port): the match list, live "
+                        "boards and replays, public views only, no token needed")
     s.add_argument("--tls-cert", metavar="PEM", help="serve TLS with this certificate chain")
     s.add_argument("--tls-key", metavar="PEM", help="private key for --tls-cert")
     s.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
@@ -132,6 +136,24 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--components", metavar="FILE",
                    help="the organizer's component sheet the match was played with, if it was "
                         "not the game's default")
+
+    h = rsub.add_parser(
+        "html",
+        help="write a static replay page per record (works from the file alone)",
+        description=(
+            "Re-simulate each game record and write <out-dir>/<record name>.html: the match's "
+            "board at every state version with a move scrubber, its events and final scores, "
+            "public information only, with everything inlined (no server or network needed). "
+            "Prints `OK <page>` or `FAIL <record>: <reason>` per record; exits 1 if any failed."
+        ),
+    )
+    h.add_argument("files", metavar="FILE", nargs="+", help="record JSON files")
+    h.add_argument("--out-dir", metavar="DIR", default=".", help="where the pages go (default .)")
+    h.add_argument("--back-href", metavar="URL",
+                   help="link of the page's title (e.g. ../index.html of a report)")
+    h.add_argument("--components", metavar="FILE",
+                   help="the organizer's component sheet the matches were played with, if not "
+                        "the game's default")
 
     g = sub.add_parser(
         "games",
@@ -157,6 +179,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         keep_finished_s=args.keep_finished, max_connection_idle_s=args.max_connection_idle,
         max_connection_age_s=args.max_connection_age, keepalive_time_s=args.keepalive_time,
         keepalive_timeout_s=args.keepalive_timeout, max_pending_calls=args.max_pending_calls,
+        http_port=args.http_port,
     )
     try:
         asyncio.run(serve(config))
@@ -208,6 +231,35 @@ def cmd_replay_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_replay_html(args: argparse.Namespace) -> int:
+    import os
+    from pathlib import Path
+
+    from referee.core import registry
+    from referee.web.render import static_replay_from_record
+
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for name in args.files:
+        try:
+            record = json.loads(Path(name).read_text(encoding="utf-8"))
+            sheet = None
+            if args.components:
+                sheet = registry.get(str(record.get("game"))).load_components(args.components)
+            page = static_replay_from_record(record, sheet, args.back_href)
+        except Exception as exc:  # noqa: BLE001 - one bad record must not stop the others
+            print(f"FAIL {name}: {type(exc).__name__}: {exc}")
+            failed += 1
+            continue
+        dst = out / (Path(name).stem + ".html")
+        tmp = dst.with_suffix(".html.tmp")
+        tmp.write_text(page, encoding="utf-8")
+        os.replace(tmp, dst)
+        print(f"OK {dst}")
+    return 1 if failed else 0
+
+
 def cmd_games(args: argparse.Namespace) -> int:
     from google.protobuf import json_format
 
@@ -248,6 +300,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         return cmd_serve(args)
     if args.command == "replay":
+        if args.replay_command == "html":
+            return cmd_replay_html(args)
         return cmd_replay_verify(args)
     if args.command == "games":
         return cmd_games(args)

@@ -7,7 +7,8 @@ Layout of ``<output>/``::
     results.json          leaderboard, ratings history, incidents, every match
     matches.csv           one row per scheduled match (status, seating, scores, ranks, record)
     leaderboard.txt       the printed leaderboard
-    index.html            leaderboard, plots and links to every match record
+    index.html            leaderboard, plots, every match with links to its replay and record
+    replays/<idx>-<match_id>.html   a replay page per finished match (works from the file alone)
     records/<idx>-<match_id>.json   game records fetched with GetRecord
     bots/<idx>-seat<k>-<entrant>.log   each bot's stdout+stderr
     plots/ratings.png     mu - 3 sigma after every match
@@ -17,12 +18,14 @@ Layout of ``<output>/``::
 from __future__ import annotations
 
 import csv
-import html
 import json
 import os
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
+import structlog
 from rich.console import Console
 from rich.table import Table
 
@@ -223,6 +226,10 @@ def _plots(ratings_png: Path, scores_png: Path, data: dict) -> None:
     ratings_png.parent.mkdir(parents=True, exist_ok=True)
     names = [e["name"] for e in data["leaderboard"]]
     hist = data["rating_history"]
+    if not hist:  # nothing rated yet: no empty plot (and none left from an earlier run)
+        for png in (ratings_png, scores_png):
+            png.unlink(missing_ok=True)
+        return
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
     for n in names:
         ax.plot(range(1, len(hist) + 1), [h["ordinal"][n] for h in hist], label=n)
@@ -251,55 +258,98 @@ def _plots(ratings_png: Path, scores_png: Path, data: dict) -> None:
     plt.close(fig)
 
 
-def _write_html(path: Path, data: dict, out: Path) -> None:
-    e = html.escape
-    board_rows = "".join(
-        f"<tr><td>{x['place']}</td><td>{e(x['name'])}</td><td>{x['ordinal']:.2f}</td>"
-        f"<td>{x['matches']}</td><td>{x['wins']:g}</td>"
-        f"<td>{_pct(x['win_rate'])}</td>"
-        f"<td>{'' if x['avg_score'] is None else x['avg_score']}</td>"
-        f"<td>{'' if x['avg_rank'] is None else x['avg_rank']}</td>"
-        f"<td>{x['place_ci95'][0]}–{x['place_ci95'][1]}</td>"
-        f"<td>{x.get('timeouts', 0)}</td><td>{x.get('crashes', 0)}</td>"
-        f"<td>{x.get('hangs', 0)}</td><td>{x.get('rejected', 0)}</td></tr>"
-        for x in data["leaderboard"]
+STATUS_ORDER = ("done", "failed", "skipped", "running", "pending")
+STATUS_WORDS = {"done": "done", "failed": "failed", "skipped": "skipped (early stop)",
+                "running": "running", "pending": "pending"}
+
+
+def status_words(status: dict[str, int]) -> str:
+    """{"done": 12, "failed": 1} -> "12 done, 1 failed"."""
+    keys = [k for k in STATUS_ORDER if status.get(k)] + sorted(
+        k for k in status if k not in STATUS_ORDER and status[k])
+    return ", ".join(f"{status[k]} {STATUS_WORDS.get(k, k)}" for k in keys) or "no match played"
+
+
+def _env():
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
+        autoescape=True, trim_blocks=False,
     )
-    match_rows = []
+    env.globals.update(pct=_pct, num=_num, ci=_ci_only,
+                       pct_ci=lambda x, c: "" if x is None else f"[{100 * c[0]:.0f}–{100 * c[1]:.0f}%]")
+    return env
+
+
+def _num(x, digits: int) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _ci_only(m, ci, digits: int) -> str:
+    if m is None:
+        return ""
+    return f"[{ci[0]:.{digits}f}–{ci[1]:.{digits}f}]"
+
+
+def _rel(path: str, out: Path) -> str:
+    return os.path.relpath(path, out) if os.path.isabs(path) else path
+
+
+def write_replays(data: dict, out: Path) -> dict[int, str]:
+    """A static replay page per finished match (``replays/<record name>.html``, written by
+    ``referee replay html``: re-simulated from the record, working from the file alone), kept
+    while its record is unchanged. Returns the page of each match index, relative to ``out``."""
+    from .procs import referee_command
+
+    pages: dict[int, str] = {}
+    todo: list[str] = []
     for m in data["matches"]:
-        rec = m["record"]
-        link = ""
-        if rec:
-            rel = os.path.relpath(rec, out) if os.path.isabs(rec) else rec
-            link = f'<a href="{e(rel)}">{e(m["match_id"] or "record")}</a>'
-        match_rows.append(
-            f"<tr><td>{m['index']}</td><td>{e(m['group'])}</td><td>{e(m['status'])}</td>"
-            f"<td>{e(', '.join(m['seating']))}</td><td>{m['scores'] or ''}</td>"
-            f"<td>{m['ranks'] or ''}</td><td>{link}</td><td>{e(m['error'] or '')}</td></tr>"
-        )
-    inc = "".join(
-        f"<tr><td>{i['match']}</td><td>{'' if i['seat'] is None else i['seat']}</td>"
-        f"<td>{e(str(i['entrant'] or ''))}</td><td>{e(', '.join(i['what']))}</td>"
-        f"<td>{'' if i.get('exit_code') is None else i['exit_code']}</td>"
-        f"<td><pre>{e((i.get('stderr_tail') or i.get('error') or '')[-400:])}</pre></td></tr>"
-        for i in data["incidents"]
+        rec = m.get("record")
+        if m["status"] != "done" or not rec:
+            continue
+        src = out / _rel(rec, out)
+        dst = out / "replays" / (src.stem + ".html")
+        pages[m["index"]] = f"replays/{dst.name}"
+        if src.is_file() and (not dst.exists() or dst.stat().st_mtime < src.stat().st_mtime):
+            todo.append(str(src))
+    for i in range(0, len(todo), 200):
+        try:
+            proc = subprocess.run(
+                [*referee_command(), "replay", "html", "--out-dir", str(out / "replays"),
+                 "--back-href", "../index.html", *todo[i:i + 200]],
+                capture_output=True, text=True, timeout=600, check=False)
+            for line in proc.stdout.splitlines():
+                if line.startswith("FAIL"):
+                    structlog.get_logger("referee_tournament").warning(
+                        "replay_page_failed", detail=line[5:])
+        except (OSError, subprocess.SubprocessError) as exc:
+            structlog.get_logger("referee_tournament").warning(
+                "replay_pages_failed", error=repr(exc))
+    return {i: p for i, p in pages.items() if (out / p).exists()}
+
+
+def _write_html(path: Path, data: dict, out: Path) -> None:
+    replays = write_replays(data, out)
+    matches = []
+    for m in data["matches"]:
+        ranks = m["ranks"] or []
+        winners = [s for s, r in zip(m["seating"], ranks) if r == 1]
+        matches.append({**m, "winners": winners, "replay": replays.get(m["index"]),
+                        "record_href": _rel(m["record"], out) if m["record"] else None})
+    plots = [{"src": f"plots/{n}.png", "alt": alt} for n, alt in
+             (("ratings", "rating over matches"), ("scores", "score distribution"))
+             if (out / "plots" / f"{n}.png").exists()]
+    game = str(data.get("game", ""))
+    title = game.replace("_", " ").title()
+    page = _env().get_template("report.html").render(
+        name=data.get("name", "tournament"), game=game, title=title,
+        status_words=status_words(data["status"]), matches_total=data["matches_total"],
+        mean_match_seconds=data.get("mean_match_seconds"),
+        early_stop=[str(x) for x in data.get("early_stop") or []],
+        leaderboard=data["leaderboard"], incidents=data["incidents"], matches=matches,
+        plots=plots,
+        generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(
+            data.get("generated_unix") or time.time())),
     )
-    page = f"""<!doctype html><html><head><meta charset="utf-8">
-<title>{e(data.get('name', 'tournament'))}</title>
-<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}
-td,th{{border:1px solid #ccc;padding:2px 6px}}pre{{margin:0;max-width:50em;white-space:pre-wrap}}
-</style></head><body>
-<h1>{e(data.get('name', 'tournament'))} — {e(str(data.get('game', '')))}</h1>
-<p>{e(json.dumps(data['status']))}; {data['matches_total']} matches scheduled.
-Files: <a href="results.json">results.json</a>, <a href="matches.csv">matches.csv</a>,
-<a href="leaderboard.txt">leaderboard.txt</a>.</p>
-<h2>Leaderboard (OpenSkill Plackett–Luce, μ−3σ)</h2>
-<table><tr><th>#</th><th>entrant</th><th>μ−3σ</th><th>matches</th><th>wins</th><th>win %</th>
-<th>avg score</th><th>avg rank</th><th>place 95%</th><th>timeouts</th><th>crashes</th>
-<th>hangs</th><th>rejected</th></tr>{board_rows}</table>
-<p><img src="plots/ratings.png" alt="ratings"> <img src="plots/scores.png" alt="scores"></p>
-<h2>Incidents</h2><table><tr><th>match</th><th>seat</th><th>entrant</th><th>what</th>
-<th>exit</th><th>tail</th></tr>{inc}</table>
-<h2>Matches</h2><table><tr><th>#</th><th>group</th><th>status</th><th>seating</th>
-<th>scores</th><th>ranks</th><th>record</th><th>error</th></tr>{''.join(match_rows)}</table>
-</body></html>"""
     _atomic_write(path, page)

@@ -54,6 +54,7 @@ class ServerConfig:
     # defaults (1,000, refusing at random up to a hard 3,000) failed ~27% of 4,000 Play streams
     # opened at once with "Internal error from Core" and nothing in the log.
     max_pending_calls: int = DEFAULT_MAX_PENDING_CALLS
+    http_port: int | None = None  # the web viewer (referee.web) on this port; None = off
 
 
 def resolve_admin_token(config: ServerConfig, data_dir: Path) -> str:
@@ -112,6 +113,8 @@ class RefereeServer:
         self.store: Store | None = None
         self.service: RefereeService | None = None
         self.health: health.aio.HealthServicer | None = None
+        self.web = None  # referee.web.WebServer with --http-port
+        self.http_port: int | None = None
 
     async def start(self) -> int:
         cfg = self.config
@@ -162,6 +165,11 @@ class RefereeServer:
             max_message_bytes=limit, max_connection_idle_s=cfg.max_connection_idle_s,
             max_connection_age_s=cfg.max_connection_age_s, max_pending_calls=cfg.max_pending_calls,
         )
+        if cfg.http_port is not None:
+            from referee.web import WebServer  # only with --http-port: no cost otherwise
+
+            self.web = WebServer(self.service, cfg.host, cfg.http_port)
+            self.http_port = await self.web.start()
         if cfg.port_file:
             tmp = Path(cfg.port_file + ".tmp")
             tmp.write_text(f"{self.port}\n", encoding="utf-8")
@@ -171,6 +179,8 @@ class RefereeServer:
     async def stop(self, grace: float | None = 1.0) -> None:
         if self.health is not None:
             await self.health.enter_graceful_shutdown()
+        if self.web is not None:
+            await self.web.stop()
         if self.service is not None:
             await self.service.shutdown()
         if self.server is not None:

@@ -1,0 +1,14 @@
+"""Published JSON Schemas. ``record.schema.json`` describes a game record (referee-record/1)."""
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+RECORD_SCHEMA = Path(__file__).with_name("record.schema.json")
+
+
+@cache
+def record_schema() -> dict[str, Any]:
+    return json.loads(RECORD_SCHEMA.read_text(encoding="utf-8"))

@@ -1,0 +1,198 @@
+"""The web viewer: a Starlette app served by uvicorn on the referee's own event loop.
+
+Routes (spectators need no token; pages show public views only):
+  /                              live and finished matches
+  /matches/<id>[?v=N]            one match: live board, then a replay with a move scrubber
+  /matches/<id>/record.json      the record of a finished match (what GetRecord returns)
+  /api/matches                   the list as JSON
+  /api/matches/<id>              the match and its frames (public view per state version)
+  /api/matches/<id>/views/<N>    the public view at version N
+  /api/matches/<id>/live         server-sent events: public updates as moves are played
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+import structlog
+import uvicorn
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from . import frames as F
+from .live import LiveHub
+from .render import RENDERERS, templates
+from .source import MatchSource, NotFound
+
+log = structlog.get_logger("referee.web")
+
+HERE = Path(__file__).parent
+HEARTBEAT_S = 15.0
+
+
+def _version(text: str | None) -> int | None:
+    if text is None or text == "":
+        return None
+    if not text.isdigit() or len(text) > 9:
+        raise HTTPException(400, f"malformed version {text[:40]!r}: expected a number ≥ 0")
+    return int(text)
+
+
+def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
+    source = MatchSource(service)
+    hub = hub or LiveHub()
+
+    async def _meta(request: Request) -> dict[str, Any]:
+        try:
+            return await source.meta(request.path_params["match_id"])
+        except NotFound:
+            raise HTTPException(404, "no such match") from None
+
+    async def index(request: Request) -> Response:
+        matches = await source.list()
+        return templates.TemplateResponse(request, "index.html", {"matches": matches})
+
+    async def api_list(request: Request) -> Response:
+        return JSONResponse({"matches": await source.list()})
+
+    async def match_page(request: Request) -> Response:
+        version = _version(request.query_params.get("v"))
+        meta = await _meta(request)
+        return templates.TemplateResponse(request, "match.html", {
+            "meta": meta, "version": version, "static": False,
+            "renderer": RENDERERS.get(meta["game"]), "bundle_json": None,
+        })
+
+    async def api_match(request: Request) -> Response:
+        meta = await _meta(request)
+        frames: list[str] = []
+        if meta["state"] in ("running", "finished"):
+            try:
+                frames = await source.frames(meta)
+            except NotFound:
+                frames = []
+        return Response(F.bundle_json(meta, frames), media_type="application/json")
+
+    async def api_view(request: Request) -> Response:
+        version = _version(request.path_params["version"])
+        meta = await _meta(request)
+        try:
+            frames = await source.frames(meta)
+        except NotFound:
+            raise HTTPException(404, "this match has no replay") from None
+        if version >= len(frames):  # frame i is state version i
+            raise HTTPException(404, f"no version {version} (0..{len(frames) - 1})")
+        return JSONResponse({"version": version, "view": F.view_at(frames, version),
+                             "events": F.frame(frames, version)["events"]})
+
+    async def record(request: Request) -> Response:
+        meta = await _meta(request)
+        path = source.record_path(meta)
+        if path is None:
+            raise HTTPException(404, "a record is published once the match is over")
+        return FileResponse(path, media_type="application/json")
+
+    async def live(request: Request) -> Response:
+        meta = await _meta(request)
+        rt = source.runtime(meta["id"])
+        if rt is None or meta["state"] != "running":
+            async def over():
+                yield _sse({"type": "game_over", "summary": (meta.get("result") or {})
+                            .get("summary", ""), "winners": []})
+            return StreamingResponse(over(), media_type="text/event-stream")
+        feed, viewer = hub.join(rt)
+
+        async def stream():
+            try:
+                yield ": connected\n\n"
+                while True:
+                    try:
+                        msg = await asyncio.wait_for(viewer.queue.get(), HEARTBEAT_S)
+                    except TimeoutError:
+                        yield ": keep-alive\n\n"
+                        continue
+                    if msg is None:
+                        break
+                    yield _sse(msg)
+            finally:
+                feed.remove(viewer)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache"})
+
+    async def error(request: Request, exc: HTTPException) -> Response:
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": exc.detail, "status": exc.status_code},
+                                status_code=exc.status_code)
+        return templates.TemplateResponse(
+            request, "error.html", {"status": exc.status_code, "detail": exc.detail},
+            status_code=exc.status_code)
+
+    routes = [
+        Route("/", index),
+        Route("/api/matches", api_list),
+        Route("/api/matches/{match_id}", api_match),
+        Route("/api/matches/{match_id}/views/{version}", api_view),
+        Route("/api/matches/{match_id}/live", live),
+        Route("/matches/{match_id}", match_page),
+        Route("/matches/{match_id}/record.json", record),
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: error})
+    app.state.hub = hub
+    app.state.source = source
+    return app
+
+
+def _sse(msg: dict[str, Any]) -> str:
+    return f"data: {json.dumps(msg, separators=(',', ':'))}\n\n"
+
+
+class _Server(uvicorn.Server):
+    # The referee owns SIGINT/SIGTERM; uvicorn must not take them over.
+    @contextlib.contextmanager
+    def capture_signals(self):
+        yield
+
+
+class WebServer:
+    """uvicorn serving the web app as a task on the running event loop (the gRPC server's)."""
+
+    def __init__(self, service: Any, host: str, port: int):
+        self.hub = LiveHub()
+        self.app = create_app(service, self.hub)
+        config = uvicorn.Config(
+            self.app, host=host, port=port, log_config=None, access_log=False,
+            lifespan="off", timeout_graceful_shutdown=1, ws="none",
+        )
+        self.server = _Server(config)
+        self.task: asyncio.Task | None = None
+        self.port: int | None = None
+
+    async def start(self) -> int:
+        self.task = asyncio.ensure_future(self.server.serve())
+        while not self.server.started:
+            if self.task.done():
+                with contextlib.suppress(SystemExit):
+                    self.task.result()  # raises what stopped it
+                raise OSError(f"the web server cannot serve on {self.server.config.host}:"
+                              f"{self.server.config.port} (see the log)")
+            await asyncio.sleep(0.01)
+        sock = self.server.servers[0].sockets[0]
+        self.port = sock.getsockname()[1]
+        log.info("web_serving", host=self.server.config.host, port=self.port)
+        return self.port
+
+    async def stop(self) -> None:
+        await self.hub.close()
+        self.server.should_exit = True
+        if self.task is not None:
+            with contextlib.suppress(asyncio.CancelledError, SystemExit):
+                await self.task

@@ -1,0 +1,179 @@
+"""What the web app knows about matches, read from the referee service without changing it:
+live matches from its memory, finished ones from its store and record files. Only public facts
+leave this module (no seed, token, option secrets or raw record of a running match)."""
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import OrderedDict
+from typing import Any
+
+from referee.core import registry
+from referee.core.match import ReplayError
+
+from . import frames as F
+
+REPLAY_CACHE = 16  # replays (frames of one match) kept in memory
+ROWS_TTL_S = 1.0  # how long the list of stored matches is reused
+
+
+class NotFound(Exception):
+    pass
+
+
+class MatchSource:
+    def __init__(self, service: Any):
+        self.service = service
+        self._cache: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._rows: tuple[float, list[Any]] | None = None  # (when, store rows): 1 s cache
+        self._lock = asyncio.Lock()
+
+    # ------------------------------------------------------------ listing
+    def _live_meta(self, rt: Any) -> dict[str, Any]:
+        game = rt.game
+        over = rt.game_over is not None
+        d = rt.decision
+        result = None
+        if over:
+            r = rt.match.result()
+            if r is not None:
+                result = F.result_summary(
+                    {"scores": r.scores, "ranks": r.ranks, "winners": r.winners,
+                     "summary": r.summary}, rt.names)
+        return {
+            "id": rt.id, "game": game.spec.name, "title": game.spec.title,
+            "seats": rt.match.seat_count, "names": list(rt.names),
+            "state": "broken" if rt.broken else ("finished" if over else "running"),
+            "created_ms": rt.created_ms, "finished_ms": rt.finished_ms,
+            "version": rt.match.version,
+            "current_seat": d.seat if d is not None and not over else -1,
+            "result": result,
+        }
+
+    def _row_meta(self, row: Any) -> dict[str, Any]:
+        try:
+            title = registry.get(row.game).spec.title
+        except KeyError:
+            title = row.game
+        return {
+            "id": row.id, "game": row.game, "title": title, "seats": row.seats,
+            "names": list(row.names),
+            "state": row.status if row.id not in self.service.unavailable else "broken",
+            "created_ms": row.created_ms, "finished_ms": row.finished_ms,
+            "version": None, "current_seat": -1,
+            "result": F.result_summary(row.result, list(row.names)),
+        }
+
+    async def list(self, limit: int = 500) -> list[dict[str, Any]]:
+        """Live matches first (newest first), then those only the store holds."""
+        live = [self._live_meta(rt) for rt in list(self.service.matches.values())]
+        rows = await self._store_rows()
+        known = {m["id"] for m in live}
+        stored = [self._row_meta(r) for r in rows if r.id not in known]
+        live.sort(key=lambda m: m["created_ms"], reverse=True)
+        stored.sort(key=lambda m: m["created_ms"], reverse=True)
+        return (live + stored)[:limit]
+
+    async def _store_rows(self) -> list[Any]:
+        """Every match the store holds, read at most once a second (a list page per viewer
+        must not mean a table scan per viewer)."""
+        loop = asyncio.get_running_loop()
+        if self._rows is None or loop.time() - self._rows[0] > ROWS_TTL_S:
+            rows = await loop.run_in_executor(None, self.service.store.load_matches)
+            self._rows = (loop.time(), rows)
+        return self._rows[1]
+
+    async def meta(self, match_id: str) -> dict[str, Any]:
+        rt = self.service.matches.get(match_id)
+        if rt is not None:
+            return self._live_meta(rt)
+        if not _plausible_id(match_id):
+            raise NotFound(match_id)
+        if self.service.store.match_status(match_id) is None:  # one primary-key lookup
+            raise NotFound(match_id)
+        row = next((r for r in await self._store_rows() if r.id == match_id), None)
+        if row is None:  # stored since the rows were read
+            self._rows = None
+            row = next((r for r in await self._store_rows() if r.id == match_id), None)
+        if row is None:
+            raise NotFound(match_id)
+        return self._row_meta(row)
+
+    def runtime(self, match_id: str) -> Any:
+        return self.service.matches.get(match_id)
+
+    # ------------------------------------------------------------ replays
+    async def frames(self, meta: dict[str, Any]) -> list[str]:
+        """Every version's public view of a match, re-simulated from its move log so far
+        (running) or its record (finished). Per match, the re-simulation carries on from where
+        the last request left it: a page load costs the new moves only."""
+        async with self._lock:  # one re-simulation at a time, on a worker thread
+            return await self._frames(meta)
+
+    async def _frames(self, meta: dict[str, Any]) -> list[str]:
+        match_id = meta["id"]
+        rt = self.service.matches.get(match_id)
+        loop = asyncio.get_running_loop()
+        if meta["state"] == "running" and rt is not None:
+            m = rt.match
+            moves = [e.to_json() for e in m.moves]  # a snapshot, taken on the loop
+            live = self._cache.get((match_id, "live"))
+
+            def job() -> tuple[list[str], F.Replayer | None]:
+                r = live
+                if r is None or r.moves_done > len(moves) or (
+                        r.moves_done and moves[r.moves_done - 1]["state_hash"] != r.last_hash()):
+                    r = F.Replayer(rt.game, m.options, m.seat_count, m.seed, m.components)
+                r.extend(moves, verify=False)  # the referee's own log, hashed as it was played
+                return list(r.encoded), r
+        elif meta["state"] == "finished":
+            final = self._cache.get((match_id, "final"))
+            if final is not None:
+                self._cache.move_to_end((match_id, "final"))
+                return final
+            live = self._cache.get((match_id, "live"))
+
+            def job() -> tuple[list[str], F.Replayer | None]:
+                return self._frames_from_file(match_id, live), None
+        else:
+            raise NotFound(match_id)
+        frames, replayer = await loop.run_in_executor(None, job)
+        # the cache is only touched here, on the event loop
+        if replayer is not None:
+            self._cache[(match_id, "live")] = replayer
+            self._cache.move_to_end((match_id, "live"))
+        else:
+            self._cache.pop((match_id, "live"), None)
+            self._cache[(match_id, "final")] = frames
+        while len(self._cache) > REPLAY_CACHE:
+            self._cache.popitem(last=False)
+        return frames
+
+    def _frames_from_file(self, match_id: str, r: F.Replayer | None) -> list[str]:
+        """From the record file; carries on from ``r`` (the live replay) when it fits."""
+        path = self.service.records_dir / f"{match_id}.json"
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise NotFound(match_id) from None
+        try:
+            game = registry.get(record["game"])
+            moves = list(record.get("moves") or [])
+            if r is None or r.moves_done > len(moves) or (
+                    r.moves_done and moves[r.moves_done - 1]["state_hash"] != r.last_hash()):
+                options = game.spec.parse_options(record.get("options") or {})
+                r = F.record_replayer(game, record, self.service.sheet_for(game, options))
+            r.extend(moves)
+            return r.final_encoded(record.get("forfeited"))
+        except (ReplayError, KeyError, ValueError):
+            raise NotFound(match_id) from None
+
+    def record_path(self, meta: dict[str, Any]):
+        if meta["state"] != "finished":
+            return None
+        path = self.service.records_dir / f"{meta['id']}.json"
+        return path if path.is_file() else None
+
+
+def _plausible_id(match_id: str) -> bool:
+    return 0 < len(match_id) <= 64 and all(c in "0123456789abcdef" for c in match_id)

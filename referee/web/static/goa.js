@@ -1,0 +1,163 @@
+// Goa board: the 5x5 auction board with its tiles, auction tokens and the flag; each player's
+// development (progress) board with the printed yields of the match's component sheet, their
+// plantations and colonies with spice sacks, ships, colonists, cards and tiles. Ducats are
+// secret until the final scoring, so they show as "?" until then. Public view only.
+(function () {
+  "use strict";
+  const S = window.RefereeSVG;
+  const SPICE = {GINGER: "#e3b04b", PEPPER: "#2f2f2f", CINNAMON: "#9c5b2e", NUTMEG: "#c98a5a", CLOVE: "#7a2f3b"};
+  const SP_ABBR = {GINGER: "Gi", PEPPER: "Pe", CINNAMON: "Ci", NUTMEG: "Nu", CLOVE: "Cl"};
+  const COLS = ["SHIPS", "HARVEST", "TAXES", "EXPEDITION", "COLONISTS"];
+  const COL_LABEL = {SHIPS: "Ships", HARVEST: "Harvest", TAXES: "Taxes", EXPEDITION: "Exped.", COLONISTS: "Colon."};
+  const RED = new Set(["RED_SHIP", "RED_COLONIST", "RED_SPICE", "RED_EXPEDITION", "RED_DUCATS"]);
+  const BLUE = new Set(["SHIPS_TILE", "COLONISTS_TILE", "SHIPS_OR_COLONISTS", "FAVOR", "SETTLEMENT", "EXTRA_ACTIONS_TILE", "EXPEDITIONS_TILE"]);
+  const ONCE = new Set(["ESPIONAGE", "EXTRA_HARVEST", "RESUPPLY", "VICE_KING", "DUTY"]);
+  const tileColor = (t) => t.type === "PLANTATION" || t.type === "CROP_ROTATION" ? "#6c9a3c" :
+    RED.has(t.type) ? "#b8322a" : BLUE.has(t.type) ? "#2f63a8" : ONCE.has(t.type) ? "#b07a1c" : "#6d4b8d";
+
+  function wrap(s, n) {
+    const words = String(s).split(" "), lines = [];
+    let cur = "";
+    for (const w of words) {
+      if ((cur + " " + w).trim().length > n && cur) { lines.push(cur); cur = w; } else cur = (cur + " " + w).trim();
+    }
+    if (cur) lines.push(cur);
+    return lines;
+  }
+
+  function tileBox(t, x, y, w, h) {
+    if (!t || !t.type || t.type === "TILE_TYPE_UNSPECIFIED") return "";
+    const c = tileColor(t);
+    const out = [S.rect(x, y, w, h, {rx: 6, fill: "#fbf4df", stroke: c, stroke_width: 4})];
+    out.push(S.rect(x, y, w, 14, {rx: 5, fill: c}));
+    out.push(S.text(x + w / 2, y + 11, `${t.phase || ""}${t.vp ? " · " + t.vp + " VP" : ""}${t.n ? " · " + t.n : ""}`, {text_anchor: "middle", font_size: 9.5, fill: "#fff"}));
+    let label = String(t.name || S.cap(t.type));
+    if (t.type === "PLANTATION") label = `${["", "Single", "Double", "Triple"][t.fields] || ""} ${S.cap(t.spice)}`;
+    wrap(label, 12).slice(0, 2).forEach((ln, i) => out.push(S.text(x + w / 2, y + 28 + i * 12, ln, {text_anchor: "middle", font_size: 10.5, fill: "#222"})));
+    if (t.type === "PLANTATION") {
+      for (let k = 0; k < (t.fields || 0); k++) out.push(S.circle(x + w / 2 + (k - (t.fields - 1) / 2) * 16, y + h - 14, 6.5, {fill: SPICE[t.spice] || "#aaa", stroke: "#222", stroke_width: 0.6}));
+    }
+    out.push(S.title(t.name || t.type));
+    return S.g(out.join(""), {class: "goa-tile"});
+  }
+
+  function flag(x, y, seat) {
+    return S.g(`<line x1="${x}" y1="${y + 16}" x2="${x}" y2="${y - 18}" stroke="#3b2a1a" stroke-width="2.5"/>` +
+      `<path d="M${x},${y - 18} L${x + 20},${y - 11} L${x},${y - 4} Z" fill="${S.seatColor(seat)}" stroke="#222"/>` + S.title("the flag"), {class: "flag"});
+  }
+
+  function auctionBoard(v, meta, x0, y0) {
+    const C = 86, E = 34;
+    const out = [S.text(x0, y0 - 10, `Auction board · round ${v.round} of 8 (tiles ${v.tile_phase || "A"})`, {font_size: 15, font_weight: "bold", fill: "#4a3520"})];
+    out.push(S.rect(x0, y0, 2 * E + 5 * C, 2 * E + 5 * C, {rx: 10, fill: "#e9dcb9", stroke: "#b39b6b", stroke_width: 2}));
+    // edge spaces
+    for (let i = 0; i < 5; i++) {
+      for (const [cx, cy] of [[x0 + E + i * C + C / 2, y0 + E / 2], [x0 + E + i * C + C / 2, y0 + E * 1.5 + 5 * C], [x0 + E / 2, y0 + E + i * C + C / 2], [x0 + E * 1.5 + 5 * C, y0 + E + i * C + C / 2]])
+        out.push(S.circle(cx, cy, 9, {fill: "none", stroke: "#b39b6b", stroke_dasharray: "2 2"}));
+    }
+    for (const sq of v.grid || []) {
+      const r = (sq.cell && sq.cell.row) || 0, c = (sq.cell && sq.cell.col) || 0;
+      const x = x0 + E + c * C, y = y0 + E + r * C;
+      out.push(S.rect(x + 2, y + 2, C - 4, C - 4, {rx: 6, fill: "#f3ead2", stroke: "#cdbd9c"}));
+      if (sq.tile) out.push(tileBox(sq.tile, x + 4, y + 4, C - 8, C - 8));
+      if (sq.bonanza_face_down) out.push(S.rect(x + C - 22, y + 4, 18, 18, {fill: "#5a4630", rx: 3}));
+      if (sq.token_seat !== undefined && sq.token_seat >= 0 && sq.token_number) {
+        out.push(S.g(S.circle(x + C - 16, y + C - 18, 11, {fill: S.seatColor(sq.token_seat), stroke: "#111", stroke_width: 1.5}) +
+          S.text(x + C - 16, y + C - 14, String(sq.token_number), {text_anchor: "middle", font_size: 12, fill: "#fff", font_weight: "bold"}) +
+          S.title(`${S.name(meta, sq.token_seat)}'s token ${sq.token_number}`), {class: "token"}));
+      }
+    }
+    if (v.flag_cell) {
+      const r = v.flag_cell.row || 0, c = v.flag_cell.col || 0;
+      const at = (k) => (k < 0 ? E / 2 : k > 4 ? E + 5 * C + E / 2 : E + k * C + C / 2);
+      const fx = x0 + at(c), fy = y0 + at(r);
+      const inside = r >= 0 && r < 5 && c >= 0 && c < 5;
+      out.push(flag(inside ? fx - 20 : fx, inside ? fy - 10 : fy, v.first_player));
+    }
+    return out.join("");
+  }
+
+  function progressBoard(v, p, x, y) {
+    const cols = (v.board && v.board.columns) || [];
+    const rowVp = (v.board && v.board.row_vp) || [];
+    const cw = 50, rh = 24;
+    const out = [];
+    COLS.forEach((name, j) => out.push(S.text(x + 26 + j * cw + cw / 2, y + 10, COL_LABEL[name], {text_anchor: "middle", font_size: 10, fill: "#4a3520"})));
+    for (let r = 0; r < 5; r++) {
+      const ry = y + 16 + r * rh;
+      out.push(S.text(x + 2, ry + 16, `${rowVp[r] || 0}★`, {font_size: 10, fill: "#7a5a20"}));
+      COLS.forEach((name, j) => {
+        const col = cols[j] || {};
+        const here = ((p.rows || [])[j] || 1) === r + 1;
+        const yld = (col.yield || [])[r];
+        const extra = name === "EXPEDITION" && col.hand_limit ? `/${col.hand_limit[r]}` : "";
+        out.push(S.rect(x + 26 + j * cw, ry, cw - 3, rh - 3, {rx: 3, fill: here ? S.seatColor(p.seat || 0) : "#efe3c4", stroke: "#cdbd9c"}));
+        out.push(S.text(x + 26 + j * cw + (cw - 3) / 2, ry + 15, `${yld === undefined ? "" : yld}${extra}`, {text_anchor: "middle", font_size: 11, fill: here ? "#fff" : "#5a4a35", font_weight: here ? "bold" : "normal"}));
+      });
+    }
+    return out.join("");
+  }
+
+  function land(l, x, y) {
+    const isColony = l.colony;
+    const w = 14 + 15 * Math.max(1, (l.fields || []).length);  // as in player()
+    const title = isColony ? S.cap(l.colony_tile && l.colony_tile.colony) : (l.plantation && l.plantation.name) || "plantation";
+    const out = [S.rect(x, y, w, 30, {rx: 4, fill: isColony ? "#f0e1b4" : "#d9e8c2", stroke: isColony ? "#a8862c" : "#6c9a3c", stroke_width: 1.5})];
+    (l.fields || []).forEach((f, k) => {
+      const has = f.spice && f.spice !== "SPICE_UNSPECIFIED";
+      out.push(S.circle(x + 14 + k * 15, y + 15, 6, {fill: has ? SPICE[f.spice] : "#fff", stroke: "#333", stroke_width: 0.7}));
+    });
+    out.push(S.title(`${title}: ${(l.fields || []).map((f) => (f.spice && f.spice !== "SPICE_UNSPECIFIED" ? S.cap(f.spice) : "empty")).join(", ")}`));
+    return S.g(out.join(""), {class: isColony ? "colony" : "plantation"});
+  }
+
+  function player(v, p, meta, x, y, w, h, final) {
+    const seat = p.seat || 0;
+    const out = [S.rect(x, y, w, h, {rx: 8, fill: "#fffaf0", stroke: S.seatColor(seat), stroke_width: seat === v.current_seat ? 4 : 2})];
+    out.push(S.rect(x, y, w, 24, {rx: 8, fill: S.seatColor(seat)}));
+    const fs = (final || []).find((f) => (f.seat || 0) === seat);
+    out.push(S.text(x + 10, y + 17, `${S.name(meta, seat)}${v.first_player === seat ? " ⚑" : ""}`, {font_size: 14, fill: "#fff", font_weight: "bold"}));
+    out.push(S.text(x + w - 10, y + 17, fs ? `${fs.total} VP · ${fs.ducats} ducats` : "ducats ?", {font_size: 13, fill: "#fff", text_anchor: "end", class: "ducats"}));
+    out.push(progressBoard(v, p, x + 6, y + 30));
+    const ly = y + 30 + 16 + 5 * 24 + 6;
+    out.push(S.text(x + 10, ly + 4, `${p.ships} ships · ${p.colonists} colonists · ${p.hand_size} exp. cards · ${p.extra_action_cards} extra act.`, {font_size: 11.5}));
+    let lx = x + 10, lyy = ly + 12;
+    for (const l of p.lands || []) {
+      const lw = 14 + 15 * Math.max(1, (l.fields || []).length);
+      if (lx + lw > x + w - 8) { lx = x + 10; lyy += 36; }
+      out.push(land(l, lx, lyy));
+      lx += lw + 6;
+    }
+    const ty = lyy + 48;
+    const tiles = (p.tiles || []).map((t) => t.name + (t.vp ? ` (${t.vp})` : "")).join(", ");
+    out.push(S.text(x + 10, ty, `Colonies: ${(p.colonies || []).map(S.cap).join(", ") || "none"}`, {font_size: 11}));
+    wrap(`Tiles: ${tiles || "none"}`, Math.floor(w / 6.2)).slice(0, 2).forEach((ln, i) => out.push(S.text(x + 10, ty + 15 + i * 13, ln, {font_size: 11})));
+    return out.join("");
+  }
+
+  window.RefereeBoards.goa = function (v, meta) {
+    const W = 1200;
+    const out = [];
+    out.push(auctionBoard(v, meta, 16, 30));
+    const a = v.auction;
+    Object.keys(SPICE).forEach((sp, i) => out.push(S.circle(26 + i * 96, 546, 6.5, {fill: SPICE[sp], stroke: "#222", stroke_width: 0.6}) +
+      S.text(36 + i * 96, 550, S.cap(sp), {font_size: 12})));
+    let y = 572;
+    const line = (s, extra) => { out.push(S.text(20, y, s, Object.assign({font_size: 13}, extra || {}))); y += 18; };
+    line(`${S.cap(v.phase)} · flag holder ${S.name(meta, v.first_player || 0)}${v.current_seat >= 0 ? " · to act: " + S.name(meta, v.current_seat) : ""}`, {id: "status", font_weight: "bold"});
+    if (v.decision_kind) line(`decision: ${v.decision_kind.replace("goa.", "").replace(/_/g, " ")}`);
+    if (a) line(`Auction of lot ${a.lot}${a.is_flag ? " (the flag)" : a.tile ? ": " + a.tile.name : ""} · high bid ${a.high_bid}${a.high_bidder >= 0 ? " by " + S.name(meta, a.high_bidder) : ""}`);
+    line(`Expedition deck ${v.expedition_deck_size} · discards ${(v.expedition_discard || []).length} · B tiles left ${v.b_tiles_left}`);
+    line(`Extra action cards in supply ${v.extra_action_supply}`);
+    const need = v.colony_need || [];
+    line(`Colonists needed: ${["Quilon", "Cochin", "Madras", "Calicut"].map((c, i) => `${c} ${need[i]}`).join(" · ")}`);
+    line(`Colony tiles left ${(v.colony_supply || []).length} · tiles in the box ${v.box_size || (v.box || []).length}`);
+    line(`Colony VP ${(v.colony_vp || []).join("/")} · symbol sets ${(v.expedition_set_vp || []).join("/")} · edition ${v.edition}`, {fill: "#6a5a45", font_size: 11.5});
+    // players 2x2 on the right
+    const ps = v.players || [];
+    const pw = 318, ph = 320;
+    ps.forEach((p, i) => out.push(player(v, p, meta, 540 + (i % 2) * (pw + 10), 10 + Math.floor(i / 2) * (ph + 10), pw, ph, v.final_scores)));
+    const H = Math.max(y + 10, 10 + Math.ceil(ps.length / 2) * (ph + 10));
+    return S.svg(W, H, out.join(""), "Goa board");
+  };
+})();

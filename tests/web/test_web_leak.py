@@ -1,0 +1,75 @@
+"""A web page never shows what a spectator may not see.
+
+The pages draw only what referee.web.frames.public_view returns (replays) and the spectator
+updates of the Watch stream (live). Re-randomising everything a spectator cannot see (hands, deck
+order, face-down tiles, secret ducats, face-down ships, the RNG; the games' own leak-test
+helpers) must leave that JSON identical. And no page or API answer about a running match carries
+its seed (which decides every future card and tile) or a seat token."""
+from __future__ import annotations
+
+import json
+import random
+import time
+
+import httpx
+import pytest
+
+from referee.core import registry
+from referee.core.match import Match
+from referee.web import frames as F
+from tests.batavia.test_view_leak import rerandomise as batavia_rerandomise
+from tests.goa.test_goa_properties import rerandomise as goa_rerandomise
+from tests.santa_maria.test_leak import rerandomise as santa_maria_rerandomise
+
+SPECTATOR = {
+    "batavia": (lambda s, rnd: batavia_rerandomise(s, -1, rnd), 4, {"setup": "face_down"}),
+    "goa": (lambda s, rnd: goa_rerandomise(s, -1, rnd), 3, {}),
+    "santa_maria": (lambda s, rnd: santa_maria_rerandomise(s, None, rnd), 3, {}),
+}
+
+
+@pytest.mark.parametrize("game_name", sorted(SPECTATOR))
+def test_web_views_ignore_hidden_information(game_name):
+    rerandomise, seats, options = SPECTATOR[game_name]
+    game = registry.get(game_name)
+    checked = changed = 0
+    for seed in range(2):
+        m = Match.create(game, options, seats, 900 + seed)
+        rnd = random.Random(seed)
+        step = 0
+        while (d := m.decision()) is not None:
+            if step % 17 == 0:
+                want = json.dumps(F.public_view(game, m.state), sort_keys=True)
+                for _ in range(2):
+                    other = rerandomise(m.state, rnd)
+                    changed += game.hash_state(other) != game.hash_state(m.state)
+                    got = json.dumps(F.public_view(game, other), sort_keys=True)
+                    assert got == want, f"the web view of {game_name} shows hidden information"
+                    checked += 1
+            m.submit(d.seat, rnd.choice(d.moves))
+            step += 1
+    assert checked > 12 and changed > checked // 2, "the test must actually vary hidden state"
+
+
+def test_pages_of_a_running_match_carry_no_seed_or_token(web):
+    seed = 987654321987654
+    mid, tokens = web.call(web.create(seats=3, seed=seed))
+    web.background(web.play_slowly(mid, tokens, delay=0.05))
+    rt = web.service.matches[mid]
+    for _ in range(400):  # some moves, still running
+        if rt.match.version >= 5:
+            break
+        time.sleep(0.02)
+    bodies = [httpx.get(web.base + p).text for p in (
+        "/", "/api/matches", f"/matches/{mid}", f"/api/matches/{mid}",
+        f"/api/matches/{mid}/views/3")]
+    with httpx.stream("GET", web.base + f"/api/matches/{mid}/live", timeout=10) as r:
+        for line in r.iter_lines():
+            if line.startswith("data: "):
+                bodies.append(line)
+                break
+    assert json.loads(bodies[3])["match"]["state"] == "running"
+    for body in bodies:
+        assert str(seed) not in body
+        for t in tokens:
+            assert t not in body
