@@ -396,11 +396,11 @@ async def _check_game(game: str, spec: pb.GameSpec, referee: RestartableReferee,
             restarted_at is None and injected and obs.accepted >= opts.restart_after
             and not any(s.game_over_at for s in obs.seats)
         ):
+            restarted_at = time.monotonic()  # a Welcome after this is a rejoin
             try:
                 await referee.restart()
             except RuntimeError as exc:
                 restart_error = str(exc)
-            restarted_at = time.monotonic()
         await asyncio.sleep(0.05)
 
     record = await _record(referee, created.match_id)
@@ -471,7 +471,7 @@ def _rows(game, obs: MatchObserver, procs, exited_at, late, restarted_at, restar
                         + ("answered again and was accepted" if inj.recovered
                            else "did not answer that decision again")))
 
-    if restarted_at is None:
+    if restarted_at is None or restart_error:
         rows.append(Row(game, "restart", False, restart_error or f"not restarted: the match ended or stalled before "
                         f"{opts.restart_after} moves and a refused move"))
     else:
