@@ -28,6 +28,7 @@ Prints a pass/fail table; exit status 0 when every row passes, 1 otherwise, 2 on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import secrets
@@ -309,12 +310,13 @@ class RestartableReferee:
         await self.start()
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        """SIGTERM, then SIGKILL if it is still there after 10 s."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(10)
+        self.kill()
 
 
 # ---------------------------------------------------------------------------- the run

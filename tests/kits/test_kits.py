@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from referee_client.conformance import CHECKS, Options, bot_argv, print_table, r
 from . import toolchains
 from .toolchains import KITS
 
+LANGUAGES = toolchains.ROOT / "examples" / "tournaments" / "languages.toml"
 GAMES = sorted(p.name for p in (toolchains.ROOT / "referee" / "games").iterdir()
                if (p / "__init__.py").exists())
 
@@ -55,3 +58,38 @@ def test_bot_argv_appends_flags_or_fills_placeholders():
         "bot", "--address", "h:1", "--match", "m", "--token=-t"]
     assert bot_argv(["bot", "{address}", "--token={token}", "{seat}", "{seed}"],
                     "h:1", "m", "t", 2, 5) == ["bot", "h:1", "--token=t", "2", "5"]
+
+
+def _script(name: str) -> str:
+    return str(Path(sys.executable).parent / name)
+
+
+def test_cli_prints_the_table_and_exits_zero_when_every_row_passes(tmp_path):
+    proc = subprocess.run(
+        [_script("referee-bot"), "conformance", "--game", "santa_maria", "--workdir",
+         str(tmp_path), "--", *KITS["python"]()],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "rejected move" in proc.stdout and "FAIL" not in proc.stdout
+    assert "6 of 6 checks passed" in proc.stdout
+
+
+def test_the_five_language_tournament_plays_cleanly(tmp_path):
+    """examples/tournaments/languages.toml: one table of all five bots, every match finished
+    with no timeout, crash, hang or refused move."""
+    for build in KITS.values():  # skips when a toolchain cannot be installed
+        build()
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [_script("referee-tournament"), "run", str(LANGUAGES), "--out", str(out),
+         "--no-progress"],
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    board = json.loads((out / "results.json").read_text())["leaderboard"]
+    assert sorted(e["name"] for e in board) == sorted(["python", "node", "typescript", "go", "cpp"])
+    for entrant in board:
+        assert entrant["matches"] == 5, entrant
+        assert entrant["timeouts"] == entrant["crashes"] == entrant["hangs"] == 0, entrant
+        assert entrant["rejected"] == 0, entrant
