@@ -93,7 +93,9 @@ def ensure(toolchain: str) -> None:
                 f"apt-get install {' '.join(packages)}"
             )
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        cmd = [apt, "install", "-y", "-q", "--no-install-recommends", *packages]
+        # wait for dpkg's own lock too: another checkout's tests may be installing
+        cmd = [apt, "install", "-y", "-q", "--no-install-recommends",
+               "-o", "DPkg::Lock::Timeout=600", *packages]
         start = time.monotonic()
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
         if proc.returncode != 0:  # an old or empty package list: refresh it once
