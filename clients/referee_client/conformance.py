@@ -72,7 +72,6 @@ class Injection:
     version: int
     reason: str = ""  # the referee's reason for refusing the swapped move ("" = no answer yet)
     recovered: bool = False  # the bot then had a move accepted for the same decision
-    accepted_anyway: bool = False
 
 
 class MatchObserver:
@@ -104,7 +103,6 @@ class MatchObserver:
             inj = self.injection
             if injected and inj is not None:
                 if res.accepted:
-                    inj.accepted_anyway = True
                     log.accepted += 1
                     self.injection = None  # the swapped move happened to be legal: try again
                 else:
