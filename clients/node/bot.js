@@ -8,7 +8,8 @@
 // the Play stream with `authorization: Bearer <token>`, sends Join, and answers every Decision
 // with one of its legal_moves, unchanged, echoing the decision's state_version. Any game works:
 // a bot never has to understand a move to pick one. Exit status: 0 the match ended, 1 failure,
-// 2 bad usage. Rejected moves are logged as "move rejected" (the tournament runner counts them).
+// 2 bad usage. Rejected moves are logged as "move rejected" (the tournament runner counts them)
+// and the decision is answered again.
 'use strict';
 
 const path = require('path');
@@ -78,6 +79,14 @@ function playOnce(client, args, random, state) {
     const call = client.Play(md);
     let finished = false;
     const answered = new Set();
+    let pending = null;  // the decision being answered
+    let retries = 0;     // re-answers of `pending` after rejections
+    const submit = (d) => {
+      const moves = d.legal_moves || [];
+      const move = moves[Math.floor(random() * moves.length)];
+      const version = String(d.state_version || '0');
+      call.write({ submit: { state_version: version, move, request_id: `n${version}-${retries}` } });
+    };
     call.on('data', (msg) => {
       if (msg.welcome) {
         state.failingSince = null;
@@ -87,14 +96,21 @@ function playOnce(client, args, random, state) {
         const version = String(d.state_version || '0');
         if (answered.has(version)) return;
         answered.add(version);
-        const moves = d.legal_moves || [];
-        if (moves.length === 0) return;
-        const move = moves[Math.floor(random() * moves.length)];
-        call.write({ submit: { state_version: version, move, request_id: `n${version}` } });
+        if ((d.legal_moves || []).length === 0) return;
+        pending = d;
+        retries = 0;
+        submit(d);
       } else if (msg.move_result) {
         if (!msg.move_result.accepted) {
           log('warning', 'move rejected', { reason: msg.move_result.reason,
                                             message: msg.move_result.message });
+          // The decision is still ours if the referee is at its version: answer it again
+          // (a rejected decision is not pushed again).
+          if (pending && String(msg.move_result.state_version || '0') === String(pending.state_version || '0')
+              && retries < 3) {
+            retries += 1;
+            submit(pending);
+          }
         }
       } else if (msg.game_over) {
         finished = true;

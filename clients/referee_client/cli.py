@@ -169,6 +169,31 @@ def build_parser() -> argparse.ArgumentParser:
     _add_connection(p)
 
     p = sub.add_parser(
+        "conformance",
+        help="put any bot command through a checklist against a local referee",
+        description=(
+            "Start a local referee and play one match per game, every seat a copy of the bot: "
+            "checks it joins, plays only legal moves, handles a refused move, survives a "
+            "referee restart, keeps the deadline and exits on GameOver. The command gets "
+            "--address A --match M --token=T appended, unless it has {address} {match} "
+            "{token} {seat} {seed} placeholders."
+        ),
+        epilog="example: referee-bot conformance --game batavia -- node clients/node/bot.js",
+    )
+    p.add_argument("--game", action="append", default=[],
+                   help="game to play, repeatable (default: every game the referee hosts)")
+    p.add_argument("--seats", type=int, default=0, help="seats per match (default: the game's "
+                   "minimum, at least 2)")
+    p.add_argument("--move-ms", type=int, default=5000, help="per-move time limit (default 5000)")
+    p.add_argument("--seed", type=int, default=1, help="match seed (default 1)")
+    p.add_argument("--workdir", help="keep the referee data and bot logs here (default: a "
+                   "temporary folder)")
+    p.add_argument("bot_command", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
+                   help="the bot command")
+    p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    p.add_argument("--log-json", action="store_true", help=argparse.SUPPRESS)
+
+    p = sub.add_parser(
         "watch",
         help="follow a match as a spectator (public events) until it ends",
         description="Print the public events of a match, then the final scores.",
@@ -196,6 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _create_match(args, parser)
         if args.command == "watch":
             return _watch(args)
+        if args.command == "conformance":
+            return _conformance(args)
     except KeyboardInterrupt:
         log.warning("interrupted")
         return EXIT_FAILED
@@ -251,6 +278,20 @@ def _create_match(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         )
     )
     return EXIT_OK
+
+
+def _conformance(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .conformance import Options, main
+
+    command = list(args.bot_command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    return main(Options(
+        command=command, games=args.game, seats=args.seats, move_ms=args.move_ms,
+        seed=args.seed, workdir=Path(args.workdir) if args.workdir else None,
+    ))
 
 
 def _watch(args: argparse.Namespace) -> int:

@@ -1,0 +1,210 @@
+// Starter bot in Go for the board-game referee.
+//
+//	make                      (generates refereepb from ../../proto, builds bin/bot)
+//	bin/bot --address 127.0.0.1:50051 --match MATCH_ID --token=SEAT_TOKEN [--seed N]
+//
+// The token may also come from $REFEREE_TOKEN (the address from $REFEREE_ADDRESS, the match from
+// $REFEREE_MATCH). The bot opens the Play stream with `authorization: Bearer <token>`, sends
+// Join, and answers every Decision with the move `choose` returns, echoing the decision's
+// state_version. After a broken stream (referee restart, network drop) it joins again with
+// backoff; the referee then pushes the pending decision again. Exit status: 0 on GameOver,
+// 1 on failure, 2 on bad usage. Logs are JSON lines on stderr.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	pb "referee/refereepb"
+)
+
+// ============================================================================================
+// YOUR STRATEGY GOES HERE.
+// decision.LegalMoves lists every legal move; return one of them unchanged.
+// decision.View is everything your seat may see (fields in proto/referee/v1/<game>.proto),
+// decision.Kind names the choice (e.g. "batavia.auction"). This starter picks at random,
+// which is legal in every game.
+func choose(decision *pb.Decision, rng *rand.Rand) *pb.Move {
+	moves := decision.GetLegalMoves()
+	return moves[rng.Intn(len(moves))]
+}
+
+// ============================================================================================
+
+func logf(level, event string, fields map[string]interface{}) {
+	if fields == nil {
+		fields = map[string]interface{}{}
+	}
+	fields["level"], fields["event"], fields["bot"] = level, event, "go-starter"
+	line, _ := json.Marshal(fields)
+	fmt.Fprintln(os.Stderr, string(line))
+}
+
+type args struct {
+	address, match, token string
+	seed                  int64
+	seeded                bool
+}
+
+func parseArgs() args {
+	a := args{address: envOr("REFEREE_ADDRESS", "127.0.0.1:50051"), match: os.Getenv("REFEREE_MATCH"),
+		token: os.Getenv("REFEREE_TOKEN")}
+	fs := flag.NewFlagSet("bot", flag.ContinueOnError)
+	fs.StringVar(&a.address, "address", a.address, "referee host:port")
+	fs.StringVar(&a.match, "match", a.match, "match id")
+	fs.StringVar(&a.token, "token", a.token, "seat token (use --token=VALUE; default $REFEREE_TOKEN)")
+	seed := fs.Int64("seed", 0, "seed for the bot's own randomness")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "seed" {
+			a.seeded = true
+		}
+	})
+	a.seed = *seed
+	if a.match == "" || a.token == "" {
+		fmt.Fprintln(os.Stderr, "usage: bin/bot --address HOST:PORT --match ID --token=TOKEN [--seed N]")
+		os.Exit(2)
+	}
+	return a
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+var errGameOver = errors.New("game over")
+
+// playOnce runs one Play stream from Join to GameOver (returns errGameOver) or to the stream
+// breaking (returns the error).
+func playOnce(conn *grpc.ClientConn, a args, rng *rand.Rand, joined func()) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+a.token)
+	stream, err := pb.NewRefereeClient(conn).Play(ctx)
+	if err != nil {
+		return err
+	}
+	join := &pb.ClientMessage{Msg: &pb.ClientMessage_Join{Join: &pb.Join{MatchId: a.match}}}
+	if err := stream.Send(join); err != nil {
+		return err
+	}
+	answered := map[uint64]bool{} // versions answered on this stream
+	var pending *pb.Decision      // the decision we are answering
+	retries := 0                  // re-answers of pending after rejections
+	submit := func(d *pb.Decision) error {
+		sub := &pb.Submit{StateVersion: d.StateVersion, Move: choose(d, rng),
+			RequestId: fmt.Sprintf("go%d-%d", d.StateVersion, retries)}
+		return stream.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Submit{Submit: sub}})
+	}
+	for {
+		msg, err := stream.Recv()
+		if err == io.EOF {
+			return status.Error(codes.Unavailable, "stream closed before the game ended")
+		}
+		if err != nil {
+			if r := stream.Trailer().Get("referee-reason"); len(r) > 0 && r[0] == "MATCH_OVER" {
+				return errGameOver // the match ended while we were away
+			}
+			return err
+		}
+		switch m := msg.Msg.(type) {
+		case *pb.ServerMessage_Welcome:
+			joined()
+			logf("info", "joined", map[string]interface{}{"match": a.match, "seat": m.Welcome.Seat, "game": m.Welcome.Game})
+		case *pb.ServerMessage_Decision:
+			d := m.Decision
+			if answered[d.StateVersion] || len(d.LegalMoves) == 0 {
+				continue
+			}
+			answered[d.StateVersion], pending, retries = true, d, 0
+			if err := submit(d); err != nil {
+				return err
+			}
+		case *pb.ServerMessage_MoveResult:
+			r := m.MoveResult
+			if r.Accepted {
+				continue
+			}
+			logf("warning", "move rejected", map[string]interface{}{"reason": r.Reason.String(), "message": r.Message})
+			// The decision is still ours if the referee is at its version: answer it again.
+			if pending != nil && r.StateVersion == pending.StateVersion && retries < 3 {
+				retries++
+				if err := submit(pending); err != nil {
+					return err
+				}
+			}
+		case *pb.ServerMessage_GameOver:
+			logf("info", "game over", map[string]interface{}{"winners": m.GameOver.Winners, "summary": m.GameOver.Summary})
+			return errGameOver
+		}
+	}
+}
+
+func retryable(code codes.Code) bool {
+	switch code {
+	case codes.Unavailable, codes.Canceled, codes.Aborted, codes.Internal, codes.Unknown,
+		codes.DeadlineExceeded, codes.ResourceExhausted:
+		return true
+	}
+	return false
+}
+
+func run() int {
+	a := parseArgs()
+	seed := time.Now().UnixNano()
+	if a.seeded {
+		seed = a.seed
+	}
+	rng := rand.New(rand.NewSource(seed))
+	delay := 100 * time.Millisecond
+	var failingSince time.Time
+	for {
+		conn, err := grpc.Dial(a.address, grpc.WithInsecure(),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+		if err != nil {
+			logf("error", "failed", map[string]interface{}{"details": err.Error()})
+			return 1
+		}
+		err = playOnce(conn, a, rng, func() { failingSince, delay = time.Time{}, 100*time.Millisecond })
+		conn.Close()
+		if err == errGameOver {
+			return 0
+		}
+		st, _ := status.FromError(err)
+		if !retryable(st.Code()) {
+			logf("error", "failed", map[string]interface{}{"code": st.Code().String(), "details": st.Message()})
+			return 1
+		}
+		if failingSince.IsZero() {
+			failingSince = time.Now()
+		}
+		if time.Since(failingSince) > time.Minute {
+			logf("error", "gave up reaching the referee", map[string]interface{}{"details": st.Message()})
+			return 1
+		}
+		logf("warning", "connection lost; reconnecting", map[string]interface{}{"details": st.Message(), "retry_in_ms": delay.Milliseconds()})
+		time.Sleep(delay/2 + time.Duration(rand.Int63n(int64(delay/2)+1)))
+		if delay *= 2; delay > 2*time.Second {
+			delay = 2 * time.Second
+		}
+	}
+}
+
+func main() { os.Exit(run()) }
