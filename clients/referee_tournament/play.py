@@ -28,6 +28,7 @@ from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
 from .procs import LocalReferee, die_with_parent_prefix, resolve
+from .sandbox import ADDRESS_IN_SANDBOX, SandboxSpec, clean_env, unavailable_reason, wrap
 
 ON_EXPIRY = {"default_move": pb.DEFAULT_MOVE, "random_legal": pb.RANDOM_LEGAL,
              "forfeit": pb.FORFEIT}
@@ -60,6 +61,8 @@ class MatchJob:
     bot_grace_s: float = 3.0
     poll_s: float = 0.5
     log_dir: str | None = None  # bot logs; None: a temporary folder (tails still returned)
+    sandboxes: list[dict[str, Any] | None] = field(default_factory=list)  # per seat (SandboxSpec)
+    unix_socket: str | None = None  # the referee's Unix socket (for sandboxed seats)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -121,9 +124,18 @@ class _Bot:
             self.proc.send_signal(sig)
 
 
-async def _spawn(bot: _Bot, argv: list[str], cwd: str | None, env: dict[str, str]) -> None:
+async def _spawn(bot: _Bot, argv: list[str], cwd: str | None, env: dict[str, str],
+                 sandbox: SandboxSpec | None = None, unix_socket: str | None = None) -> None:
     try:
         exe = resolve(argv[0], cwd)
+        if sandbox is not None:
+            reason = unavailable_reason()
+            if reason:
+                raise ValueError(f"cannot sandbox it: {reason}")
+            if not unix_socket:
+                raise ValueError("a sandboxed bot needs the referee's Unix socket")
+            argv = wrap([exe, *argv[1:]], cwd=cwd, socket_path=unix_socket, spec=sandbox)
+            exe, cwd, env = resolve(argv[0]), None, clean_env(env)
         with open(bot.log_path, "wb") as log:  # noqa: ASYNC230 - opening is instant
             bot.proc = await asyncio.create_subprocess_exec(
                 *die_with_parent_prefix(), exe, *argv[1:], stdin=asyncio.subprocess.DEVNULL,
@@ -169,7 +181,8 @@ async def play_match(job: MatchJob) -> dict[str, Any]:
             await asyncio.to_thread(ref.wait_ready)
             try:
                 inner = MatchJob(**{**job.to_dict(), "address": ref.address,
-                                    "admin_token": ref.admin_token})
+                                    "admin_token": ref.admin_token,
+                                    "unix_socket": ref.unix_socket})
                 return await play_match(inner)
             finally:
                 await asyncio.to_thread(ref.stop)
@@ -209,11 +222,18 @@ async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
             name = job.seating[seat]
             bot = _Bot(seat, name, log_dir / f"{job.idx:05d}-seat{seat}-{name}.log")
             bots.append(bot)
-            values = {"address": job.address, "match": match_id, "token": tokens[seat],
+            spec = job.sandboxes[seat] if seat < len(job.sandboxes) else None
+            sandbox = SandboxSpec(**spec) if spec else None
+            values = {"address": ADDRESS_IN_SANDBOX if sandbox else job.address,
+                      "match": match_id, "token": tokens[seat],
                       "seat": str(seat), "seed": str(job.bot_seeds[seat]), "name": name,
                       "game": job.game, "python": sys.executable}
-            env = {**os.environ, "PYTHONUNBUFFERED": "1", **job.envs[seat]}
-            await _spawn(bot, fill(job.commands[seat], values), job.cwds[seat], env)
+            if sandbox:  # never the runner's environment (it may hold the admin token)
+                env = dict(job.envs[seat])
+            else:
+                env = {**os.environ, "PYTHONUNBUFFERED": "1", **job.envs[seat]}
+            await _spawn(bot, fill(job.commands[seat], values), job.cwds[seat], env,
+                         sandbox, job.unix_socket)
 
         deadline = t0 + job.match_wall_s
         record: dict[str, Any] | None = None
