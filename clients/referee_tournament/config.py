@@ -71,6 +71,7 @@ class TimeConfig:
     on_expiry: str = "random_legal"
     match_wall_s: float = 600.0  # runner's hard limit per match (kills the bots)
     bot_grace_s: float = 3.0  # after the match ends, bots get this long to exit
+    join_timeout_s: float = 30.0  # a bot that has not joined by then is abandoned (0: never)
 
 
 @dataclass(frozen=True)
@@ -351,7 +352,7 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
 
     t = _table(data, "time", "")
     _unknown(t, {"move_ms", "bank_ms", "grace_ms", "strikes", "on_expiry", "match_wall_s",
-                 "bot_grace_s"}, "time.")
+                 "bot_grace_s", "join_timeout_s"}, "time.")
     time_cfg = TimeConfig(
         move_ms=_int(t, "move_ms", "time.", 5000, lo=0, hi=2**32 - 1),
         bank_ms=_int(t, "bank_ms", "time.", 0, lo=0, hi=2**32 - 1),
@@ -360,6 +361,7 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
         on_expiry=_str(t, "on_expiry", "time.", "random_legal", ON_EXPIRY),
         match_wall_s=_float(t, "match_wall_s", "time.", 600.0, 1.0),
         bot_grace_s=_float(t, "bot_grace_s", "time.", 3.0, 0.0),
+        join_timeout_s=_float(t, "join_timeout_s", "time.", 30.0, 0.0),
     )
     r = _table(data, "run", "")
     _unknown(r, {"concurrency", "referees", "backend", "address", "ray_address", "task_referee",

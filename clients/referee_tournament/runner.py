@@ -331,6 +331,7 @@ class Runner:
             admin_token=endpoint.admin_token if endpoint else "",
             bot_seeds=[bot_seed(spec.seed, s) for s in range(cfg.seats)],
             match_wall_s=t.match_wall_s, bot_grace_s=t.bot_grace_s,
+            join_timeout_s=t.join_timeout_s,
             log_dir=None if remote_logs else str(self.out / "bots"),
             sandboxes=[asdict(e.sandbox) if e.sandbox else None for e in entrants],
             unix_socket=endpoint.unix_socket if endpoint else None,
@@ -514,6 +515,7 @@ class Runner:
                         f"[bold]{s['entrant']}[/]: {what}"
                         + (f" (exit {s['exit_code']})" if s["exit_code"] not in (0, None)
                            else "")
+                        + (f": {s['error']}" if s.get("error") else "")
                     )
                 if status == "failed":
                     progress.console.print(f"[red]match {spec.index} failed[/]: "

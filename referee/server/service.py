@@ -459,6 +459,17 @@ class RefereeService:
             record_json=json.dumps(rt.record(), sort_keys=True), complete=False
         )
 
+    async def AbandonSeat(self, request: pb.AbandonSeatRequest, context) -> pb.AbandonSeatResponse:
+        if not self._admin(context):
+            raise errors.permission_denied("abandoning a seat needs the admin token")
+        rt = self._runtime(request.match_id)
+        if not 0 <= request.seat < rt.match.seat_count:
+            raise errors.malformed(f"no seat {request.seat} in a {rt.match.seat_count}-seat match")
+        abandoned, forfeited = await rt.abandon(
+            request.seat, request.reason[:200] or "abandoned by the host", request.unless_joined
+        )
+        return pb.AbandonSeatResponse(abandoned=abandoned, forfeited=forfeited)
+
     async def Echo(self, request_iterator, context):
         async for msg in request_iterator:
             yield msg
@@ -569,6 +580,8 @@ def generic_handler(service: RefereeService) -> grpc.GenericRpcHandler:
                            pb.GetLegalMovesRequest.FromString, _ser),
         "GetRecord": u(_guard_unary("GetRecord", service.GetRecord),
                        pb.GetRecordRequest.FromString, _ser),
+        "AbandonSeat": u(_guard_unary("AbandonSeat", service.AbandonSeat),
+                         pb.AbandonSeatRequest.FromString, _ser),
         "Play": grpc.stream_stream_rpc_method_handler(
             service.Play, pb.ClientMessage.FromString, _ser
         ),
