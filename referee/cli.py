@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="TCP port (default 50051; 0 picks a free port, see --port-file)")
     s.add_argument("--port-file", metavar="PATH",
                    help="write the bound port to PATH once the server is ready to serve")
+    s.add_argument("--unix", metavar="PATH", dest="unix_socket",
+                   help="also listen on the Unix domain socket PATH (clients use the address "
+                        "unix:PATH); sandboxed bots reach the referee this way, without network")
     s.add_argument("--data-dir", default="./data",
                    help="directory for the SQLite store, records and admin.token (default ./data)")
     s.add_argument("--admin-token", metavar="T",
@@ -173,6 +176,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logs.configure(args.log_level)
     config = ServerConfig(
         host=args.host, port=args.port, port_file=args.port_file, data_dir=args.data_dir,
+        unix_socket=args.unix_socket,
         admin_token=args.admin_token, components=_load_components(args.components),
         max_message_bytes=args.max_message_bytes, durability=args.durability,
         rate=args.rate, burst=args.burst, tls_cert=args.tls_cert, tls_key=args.tls_key,

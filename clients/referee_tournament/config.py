@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .sandbox import SandboxSpec
+
 FORMATS = ("round_robin", "gauntlet", "pairs")
 SEATINGS = ("all", "rotate")
 ON_EXPIRY = ("default_move", "random_legal", "forfeit")
@@ -38,6 +40,7 @@ class Entrant:
     command: tuple[str, ...]
     cwd: str | None = None
     env: tuple[tuple[str, str], ...] = ()
+    sandbox: SandboxSpec | None = None  # run untrusted: see referee_tournament.sandbox
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,7 @@ class TimeConfig:
     on_expiry: str = "random_legal"
     match_wall_s: float = 600.0  # runner's hard limit per match (kills the bots)
     bot_grace_s: float = 3.0  # after the match ends, bots get this long to exit
+    join_timeout_s: float = 30.0  # a bot that has not joined by then is abandoned (0: never)
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,7 @@ class RunConfig:
     address: str | None = None  # use a running referee instead of starting one
     ray_address: str | None = None
     task_referee: bool = False  # Ray: every task starts its own referee instead of `address`
+    unix_socket: str | None = None  # the running referee's --unix socket (sandboxed entrants)
 
 
 @dataclass(frozen=True)
@@ -184,6 +189,30 @@ def _str(d: dict, key: str, path: str, default: str | None, choices=None):
     return v
 
 
+def _sandbox(v: Any, key: str) -> SandboxSpec | None:
+    """``sandbox = true`` (default limits) or a table of limits and ``read_only`` paths."""
+    if isinstance(v, bool):
+        return SandboxSpec() if v else None
+    if not isinstance(v, dict):
+        raise ConfigError(key, f"expected true, false or a table of limits, got {v!r}")
+    p = key + "."
+    _unknown(v, {"memory_mb", "cpu_s", "processes", "open_files", "file_mb", "tmp_mb",
+                 "read_only"}, p)
+    d = SandboxSpec()
+    ro = v.get("read_only", [])
+    if not isinstance(ro, list) or not all(isinstance(x, str) and x for x in ro):
+        raise ConfigError(f"{p}read_only", "expected a list of paths")
+    return SandboxSpec(
+        memory_mb=_int(v, "memory_mb", p, d.memory_mb, lo=64),
+        cpu_s=_int(v, "cpu_s", p, d.cpu_s, lo=1),
+        processes=_int(v, "processes", p, d.processes, lo=1),
+        open_files=_int(v, "open_files", p, d.open_files, lo=16),
+        file_mb=_int(v, "file_mb", p, d.file_mb, lo=1),
+        tmp_mb=_int(v, "tmp_mb", p, d.tmp_mb, lo=1),
+        read_only=tuple(ro),
+    )
+
+
 def _option_text(v: Any, key: str) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -263,7 +292,7 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
         p = f"entrants[{i}]."
         if not isinstance(e, dict):
             raise ConfigError(f"entrants[{i}]", "expected a table with name and command")
-        _unknown(e, {"name", "command", "cwd", "env"}, p)
+        _unknown(e, {"name", "command", "cwd", "env", "sandbox"}, p)
         ename = _str(e, "name", p, None)
         if ename is None:
             raise ConfigError(f"{p}name", "missing")
@@ -279,7 +308,8 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
         for k, v in env.items():
             if not isinstance(v, str):
                 raise ConfigError(f"{p}env.{k}", "environment values are strings")
-        entrants.append(Entrant(ename, cmd, cwd, tuple(sorted(env.items()))))
+        sandbox = _sandbox(e.get("sandbox", False), f"{p}sandbox")
+        entrants.append(Entrant(ename, cmd, cwd, tuple(sorted(env.items())), sandbox))
 
     f = _table(data, "format", "")
     _unknown(f, {"type", "seating", "rounds", "challenger", "matches_per_pairing", "early_stop"},
@@ -322,7 +352,7 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
 
     t = _table(data, "time", "")
     _unknown(t, {"move_ms", "bank_ms", "grace_ms", "strikes", "on_expiry", "match_wall_s",
-                 "bot_grace_s"}, "time.")
+                 "bot_grace_s", "join_timeout_s"}, "time.")
     time_cfg = TimeConfig(
         move_ms=_int(t, "move_ms", "time.", 5000, lo=0, hi=2**32 - 1),
         bank_ms=_int(t, "bank_ms", "time.", 0, lo=0, hi=2**32 - 1),
@@ -331,10 +361,11 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
         on_expiry=_str(t, "on_expiry", "time.", "random_legal", ON_EXPIRY),
         match_wall_s=_float(t, "match_wall_s", "time.", 600.0, 1.0),
         bot_grace_s=_float(t, "bot_grace_s", "time.", 3.0, 0.0),
+        join_timeout_s=_float(t, "join_timeout_s", "time.", 30.0, 0.0),
     )
     r = _table(data, "run", "")
-    _unknown(r, {"concurrency", "referees", "backend", "address", "ray_address", "task_referee"},
-             "run.")
+    _unknown(r, {"concurrency", "referees", "backend", "address", "ray_address", "task_referee",
+                 "unix_socket"}, "run.")
     task_referee = r.get("task_referee", False)
     if not isinstance(task_referee, bool):
         raise ConfigError("run.task_referee", f"expected true or false, got {task_referee!r}")
@@ -345,7 +376,18 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
         address=_str(r, "address", "run.", None),
         ray_address=_str(r, "ray_address", "run.", None),
         task_referee=task_referee,
+        unix_socket=_str(r, "unix_socket", "run.", None),
     )
+    if any(e.sandbox for e in entrants):
+        if run.backend == "ray" and run.ray_address and not run.task_referee:
+            raise ConfigError("run.task_referee", "sandboxed entrants reach the referee through "
+                              "its Unix socket on their own machine: set task_referee = true")
+        if run.address and not run.unix_socket:
+            raise ConfigError("run.unix_socket", "sandboxed entrants have no network: give the "
+                              "running referee's socket (referee serve --unix PATH)")
+        if run.address and "," in run.address:
+            raise ConfigError("run.address", "sandboxed entrants need a single referee "
+                              "(its unix_socket)")
     return TournamentConfig(
         name=name, game=game, seats=seats, options=options, entrants=tuple(entrants),
         format=fmt, time=time_cfg, run=run, seed=seed, output=output, base_dir=base_dir,

@@ -28,6 +28,7 @@ from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
 from .procs import LocalReferee, die_with_parent_prefix, resolve
+from .sandbox import ADDRESS_IN_SANDBOX, SandboxSpec, clean_env, unavailable_reason, wrap
 
 ON_EXPIRY = {"default_move": pb.DEFAULT_MOVE, "random_legal": pb.RANDOM_LEGAL,
              "forfeit": pb.FORFEIT}
@@ -58,8 +59,11 @@ class MatchJob:
     bot_seeds: list[int]
     match_wall_s: float = 600.0
     bot_grace_s: float = 3.0
+    join_timeout_s: float = 30.0  # then seats that never joined are abandoned (0: never)
     poll_s: float = 0.5
     log_dir: str | None = None  # bot logs; None: a temporary folder (tails still returned)
+    sandboxes: list[dict[str, Any] | None] = field(default_factory=list)  # per seat (SandboxSpec)
+    unix_socket: str | None = None  # the referee's Unix socket (for sandboxed seats)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -100,6 +104,7 @@ class _Bot:
         self.exit_code: int | None = None
         self.exited_at: float | None = None
         self.waiter: asyncio.Task | None = None
+        self.abandoned = False  # the referee was told to stop waiting for it
 
     async def _wait(self) -> None:
         assert self.proc is not None
@@ -121,9 +126,18 @@ class _Bot:
             self.proc.send_signal(sig)
 
 
-async def _spawn(bot: _Bot, argv: list[str], cwd: str | None, env: dict[str, str]) -> None:
+async def _spawn(bot: _Bot, argv: list[str], cwd: str | None, env: dict[str, str],
+                 sandbox: SandboxSpec | None = None, unix_socket: str | None = None) -> None:
     try:
         exe = resolve(argv[0], cwd)
+        if sandbox is not None:
+            reason = unavailable_reason()
+            if reason:
+                raise ValueError(f"cannot sandbox it: {reason}")
+            if not unix_socket:
+                raise ValueError("a sandboxed bot needs the referee's Unix socket")
+            argv = wrap([exe, *argv[1:]], cwd=cwd, socket_path=unix_socket, spec=sandbox)
+            exe, cwd, env = resolve(argv[0]), None, clean_env(env)
         with open(bot.log_path, "wb") as log:  # noqa: ASYNC230 - opening is instant
             bot.proc = await asyncio.create_subprocess_exec(
                 *die_with_parent_prefix(), exe, *argv[1:], stdin=asyncio.subprocess.DEVNULL,
@@ -134,6 +148,31 @@ async def _spawn(bot: _Bot, argv: list[str], cwd: str | None, env: dict[str, str
     except (OSError, ValueError) as exc:
         bot.start_error = f"cannot start {argv[0]!r}: {exc}"
         bot.log_path.write_text(bot.start_error + "\n")
+
+
+async def _abandon_lost(stub, admin, match_id: str, bots: list[_Bot], job: MatchJob,
+                        join_due: bool) -> None:
+    """Fail fast: tell the referee to stop waiting for a bot whose process is gone, and (once
+    the join timeout has passed) for one that never joined. The referee forfeits it under
+    on_expiry = forfeit and otherwise plays its decisions by the time policy at once."""
+    for b in bots:
+        if b.abandoned:
+            continue
+        if b.start_error is not None or b.exit_code is not None:
+            tail, _ = _tail(b.log_path)
+            code = f"code {b.exit_code}" if b.exit_code is not None else "no start"
+            reason, unless_joined = f"bot exited ({code}): {error_line(tail)}", False
+        elif join_due:
+            reason, unless_joined = f"bot did not join within {job.join_timeout_s:g}s", True
+        else:
+            continue
+        b.abandoned = True
+        try:
+            await stub.AbandonSeat(pb.AbandonSeatRequest(
+                match_id=match_id, seat=b.seat, reason=reason[:200],
+                unless_joined=unless_joined), metadata=admin, timeout=30)
+        except grpc.aio.AioRpcError:
+            pass  # an older referee, or it is down: its time policy still plays for the seat
 
 
 async def _end_bots(bots: list[_Bot], grace_s: float) -> None:
@@ -149,6 +188,29 @@ async def _end_bots(bots: list[_Bot], grace_s: float) -> None:
             b.killed = True
             b.signal(sig)
         await asyncio.wait([b.waiter for b in alive if b.waiter], timeout=wait_s)
+
+
+_TRACEBACK = "Traceback (most recent call last):"
+_ERRORISH = re.compile(r"error|exception|fatal|panic|cannot|can't|not found|no such|denied|"
+                       r"abort|refused|killed", re.IGNORECASE)
+
+
+def error_line(text: str) -> str:
+    """The line of a bot's output that says what went wrong: the exception of the first Python
+    traceback, else the first line that reads like an error (Node, Go, C++, shells), else the
+    last line. At most 300 characters."""
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    found = ""
+    if _TRACEBACK in lines:
+        for line in lines[lines.index(_TRACEBACK) + 1:]:
+            if not line.startswith((" ", "\t")):  # past the frames: the exception itself
+                found = line
+                break
+    if not found:
+        found = next((line for line in lines if _ERRORISH.search(line)), "")
+    if not found and lines:
+        found = lines[-1]
+    return found.strip()[:300]
 
 
 def _tail(path: Path) -> tuple[str, int]:
@@ -169,7 +231,8 @@ async def play_match(job: MatchJob) -> dict[str, Any]:
             await asyncio.to_thread(ref.wait_ready)
             try:
                 inner = MatchJob(**{**job.to_dict(), "address": ref.address,
-                                    "admin_token": ref.admin_token})
+                                    "admin_token": ref.admin_token,
+                                    "unix_socket": ref.unix_socket})
                 return await play_match(inner)
             finally:
                 await asyncio.to_thread(ref.stop)
@@ -209,11 +272,18 @@ async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
             name = job.seating[seat]
             bot = _Bot(seat, name, log_dir / f"{job.idx:05d}-seat{seat}-{name}.log")
             bots.append(bot)
-            values = {"address": job.address, "match": match_id, "token": tokens[seat],
+            spec = job.sandboxes[seat] if seat < len(job.sandboxes) else None
+            sandbox = SandboxSpec(**spec) if spec else None
+            values = {"address": ADDRESS_IN_SANDBOX if sandbox else job.address,
+                      "match": match_id, "token": tokens[seat],
                       "seat": str(seat), "seed": str(job.bot_seeds[seat]), "name": name,
                       "game": job.game, "python": sys.executable}
-            env = {**os.environ, "PYTHONUNBUFFERED": "1", **job.envs[seat]}
-            await _spawn(bot, fill(job.commands[seat], values), job.cwds[seat], env)
+            if sandbox:  # never the runner's environment (it may hold the admin token)
+                env = dict(job.envs[seat])
+            else:
+                env = {**os.environ, "PYTHONUNBUFFERED": "1", **job.envs[seat]}
+            await _spawn(bot, fill(job.commands[seat], values), job.cwds[seat], env,
+                         sandbox, job.unix_socket)
 
         deadline = t0 + job.match_wall_s
         record: dict[str, Any] | None = None
@@ -249,6 +319,8 @@ async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
                 result["error"] = (f"wall-clock limit of {job.match_wall_s:.0f}s exceeded; "
                                    "bots killed")
                 break
+            await _abandon_lost(stub, admin, match_id, bots, job,
+                                join_due=now - t0 > job.join_timeout_s > 0)
             timeout = max(0.01, min(job.poll_s - (now - last_poll), deadline - now))
             waiters = [b.waiter for b in bots if b.alive and b.waiter]
             if waiters:
@@ -308,6 +380,7 @@ def _outcome(job: MatchJob, bots: list[_Bot], record: dict[str, Any] | None) -> 
             "timeouts": timeouts[b.seat], "moves": moves[b.seat], "rejected": rejected,
             "forfeited": forfeited == b.seat, "log": str(b.log_path) if job.log_dir else None,
             "stderr_tail": tail if (crashed or b.killed or rejected or timeouts[b.seat]) else "",
+            "error": (b.start_error or error_line(tail)) if (crashed or b.killed) else "",
         })
     return {"seats": seats}
 

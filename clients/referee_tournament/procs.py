@@ -12,6 +12,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -68,6 +69,10 @@ class LocalReferee:
         self.admin_token = admin_token or secrets.token_hex(16)
         self.proc: subprocess.Popen | None = None
         self.port = 0
+        #: it also listens on a Unix socket (sandboxed bots have no network), in a short
+        #: private folder: a socket path must fit in 107 bytes, a run's data folder may not
+        self.unix_socket: str | None = None
+        self._socket_dir: str | None = None
 
     @property
     def address(self) -> str:
@@ -83,12 +88,15 @@ class LocalReferee:
         self.port_file = self.data_dir / "port"
         self.port_file.unlink(missing_ok=True)
         self.log_path = self.data_dir / "referee.log"
+        if self._socket_dir is None:
+            self._socket_dir = tempfile.mkdtemp(prefix="referee-")
+            self.unix_socket = os.path.join(self._socket_dir, "referee.sock")
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 [*die_with_parent_prefix(), *referee_command(), "serve",
                  "--host", "127.0.0.1", "--port", "0",
                  "--port-file", str(self.port_file), "--data-dir", str(self.data_dir),
-                 "--admin-token", self.admin_token],
+                 "--admin-token", self.admin_token, "--unix", str(self.unix_socket)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
@@ -119,6 +127,9 @@ class LocalReferee:
                 self.proc.kill()
                 self.proc.wait(10)
         self.proc = None
+        if self._socket_dir is not None:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
+            self._socket_dir = self.unix_socket = None
 
     def __enter__(self):
         return self.start()

@@ -76,6 +76,7 @@ def incidents(rows: list[Row], names: list[str]) -> tuple[dict[str, dict[str, in
                     "match": r.idx, "match_id": r.match_id, "seat": s["seat"], "entrant": n,
                     "what": kinds, "exit_code": s.get("exit_code"),
                     "start_error": s.get("start_error"), "log": s.get("log"),
+                    "error": s.get("error", ""),
                     "stderr_tail": s.get("stderr_tail", "")[-800:],
                 })
         if r.status == "failed":

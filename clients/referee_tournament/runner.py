@@ -14,7 +14,7 @@ import os
 import sys
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ from .config import TournamentConfig
 from .formats import MatchSpec, bot_seed, schedule
 from .play import MatchJob, play_match
 from .procs import LocalReferee
+from .sandbox import unavailable_reason
 from .sequential import Decision, Sprt, head_to_head
 from .store import ScheduleMismatch, Store
 
@@ -175,6 +176,7 @@ def _open_log(path: Path, echo: bool = False):
 class RefereeEndpoint:
     address: str
     admin_token: str
+    unix_socket: str | None = None
 
 
 # ---------------------------------------------------------------------- the runner
@@ -252,7 +254,8 @@ class Runner:
             if not self.admin_token:
                 raise RunError("a running referee (--address) needs its admin token: pass "
                                "--admin-token or set REFEREE_ADMIN_TOKEN")
-            self.endpoints = [RefereeEndpoint(a.strip(), self.admin_token)
+            self.endpoints = [RefereeEndpoint(a.strip(), self.admin_token,
+                                              self.cfg.run.unix_socket)
                               for a in self.address.split(",") if a.strip()]
             return
         if self.cfg.run.backend == "ray" and self.cfg.run.task_referee:
@@ -273,7 +276,8 @@ class Runner:
         except RuntimeError as exc:
             self._stop_referees()
             raise RunError(f"could not start a referee: {exc}") from None
-        self.endpoints = [RefereeEndpoint(r.address, r.admin_token) for r in self.referees]
+        self.endpoints = [RefereeEndpoint(r.address, r.admin_token, r.unix_socket)
+                          for r in self.referees]
 
     def _stop_referees(self) -> None:
         for r in self.referees:
@@ -327,7 +331,10 @@ class Runner:
             admin_token=endpoint.admin_token if endpoint else "",
             bot_seeds=[bot_seed(spec.seed, s) for s in range(cfg.seats)],
             match_wall_s=t.match_wall_s, bot_grace_s=t.bot_grace_s,
+            join_timeout_s=t.join_timeout_s,
             log_dir=None if remote_logs else str(self.out / "bots"),
+            sandboxes=[asdict(e.sandbox) if e.sandbox else None for e in entrants],
+            unix_socket=endpoint.unix_socket if endpoint else None,
         )
 
     def _backend(self):
@@ -344,6 +351,12 @@ class Runner:
 
     # ------------------------------------------------------------------ main loop
     async def run(self) -> dict[str, Any]:
+        sandboxed = [e.name for e in self.cfg.entrants if e.sandbox]
+        if sandboxed:
+            reason = unavailable_reason()
+            if reason:
+                raise RunError(f"entrant(s) {', '.join(sandboxed)} must run sandboxed, and "
+                               f"cannot here: {reason}")
         store, specs = self._prepare()
         logf, log = _open_log(self.out / "runner.log", echo=self.log_json)
         stopper = EarlyStopper(self.cfg, specs)
@@ -502,6 +515,7 @@ class Runner:
                         f"[bold]{s['entrant']}[/]: {what}"
                         + (f" (exit {s['exit_code']})" if s["exit_code"] not in (0, None)
                            else "")
+                        + (f": {s['error']}" if s.get("error") else "")
                     )
                 if status == "failed":
                     progress.console.print(f"[red]match {spec.index} failed[/]: "

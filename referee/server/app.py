@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +32,7 @@ class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 50051
     port_file: str | None = None
+    unix_socket: str | None = None  # also listen on this Unix domain socket (sandboxed bots)
     data_dir: str = "./data"
     admin_token: str | None = None
     components: dict[tuple[str, str], ComponentSheet] = field(default_factory=dict)
@@ -156,12 +158,19 @@ class RefereeServer:
             self.port = self.server.add_insecure_port(address)
         if not self.port:
             raise OSError(f"cannot bind {address}")
+        if cfg.unix_socket:
+            _bind_unix(self.server, cfg.unix_socket)
         await self.server.start()
+        if cfg.unix_socket:
+            # any local process may connect (as over 127.0.0.1); tokens still decide what it
+            # may do. A sandboxed bot runs under its own uid and needs write access to connect.
+            os.chmod(cfg.unix_socket, 0o666)
         for name in (SERVICE_NAME, ""):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         log.info(
             "serving", host=cfg.host, port=self.port, data_dir=str(data_dir.resolve()),
-            resumed=resumed, games=hosted, durability=cfg.durability, tls=bool(cfg.tls_cert),
+            unix_socket=cfg.unix_socket, resumed=resumed, games=hosted, durability=cfg.durability,
+            tls=bool(cfg.tls_cert),
             max_message_bytes=limit, max_connection_idle_s=cfg.max_connection_idle_s,
             max_connection_age_s=cfg.max_connection_age_s, max_pending_calls=cfg.max_pending_calls,
         )
@@ -207,3 +216,18 @@ async def serve(config: ServerConfig) -> None:
             pass
     await stop.wait()
     await server.stop(2.0)
+
+
+def _bind_unix(server: grpc.aio.Server, path: str) -> None:
+    """Listen on the Unix domain socket ``path`` too (plain text: it never leaves the machine).
+    A socket file left by a previous run is replaced; any other file there is an error."""
+    if len(os.fsencode(path)) > 107:  # sun_path holds 108 bytes with the final NUL
+        raise OSError(f"cannot listen on unix:{path}: the path is longer than 107 bytes")
+    sock = Path(path)
+    if sock.exists() or sock.is_symlink():
+        if not stat.S_ISSOCK(sock.lstat().st_mode):
+            raise OSError(f"cannot listen on unix:{path}: a file that is not a socket is there")
+        sock.unlink()
+    sock.parent.mkdir(parents=True, exist_ok=True)
+    if not server.add_insecure_port(f"unix:{path}"):
+        raise OSError(f"cannot bind unix:{path}")

@@ -191,6 +191,9 @@ class MatchRuntime:
         # (and the final commit); a referee restart loses at most those since the last move.
         self.rejections = [0] * n
         self._rejections_stored = [0] * n
+        # seats whose bot the host gave up on (AbandonSeat): their decisions are played at once
+        self.abandoned: dict[int, str] = {}
+        self.joined = [False] * n  # a stream of the seat has joined (this process's lifetime)
 
     # ------------------------------------------------------------------ setup
     def restore_clocks(self) -> None:
@@ -238,7 +241,10 @@ class MatchRuntime:
         deadline = 0
         p = self.policy
         self.issued_at = time.monotonic()
-        if p.move_ms:
+        if seat in self.abandoned:  # nobody will answer: the time policy plays it now
+            self.timer = asyncio.get_running_loop().call_later(
+                0, self._expired, self.match.version)
+        elif p.move_ms:
             allowed = p.move_ms + self.bank_left[seat]
             deadline = now_ms() + allowed
             loop = asyncio.get_running_loop()
@@ -290,6 +296,7 @@ class MatchRuntime:
         seat = stream.seat
         assert seat is not None
         self.streams[seat].append(stream)
+        self.joined[seat] = True
         stream.put(self.welcome(seat))
         if self.game_over is not None:
             stream.put(self.game_over_bytes)
@@ -447,14 +454,8 @@ class MatchRuntime:
             )
             if forfeit:
                 self.log.info("timeout_forfeit", seat=seat, strikes=self.strikes_used[seat])
-                self.match.forfeit(seat)
-                self._broadcast_events(
-                    [Event("referee.forfeit", seat, f"seat {seat} ran out of time and forfeits",
-                           {"reason": "timeout", "strikes": self.strikes_used[seat]})],
-                    self.match.version,
-                    True,
-                )
-                await self.finish()
+                await self._forfeit(seat, f"seat {seat} ran out of time and forfeits",
+                                    {"reason": "timeout", "strikes": self.strikes_used[seat]})
                 return
             policy = POLICY_NAMES.get(on_expiry, "RANDOM_LEGAL")  # FORFEIT within strikes
             move = self.match.timeout_move(policy)
@@ -471,6 +472,34 @@ class MatchRuntime:
                 *events,
             ]
             await self._after_move(entry, events)
+
+    async def abandon(self, seat: int, reason: str, unless_joined: bool) -> tuple[bool, bool]:
+        """The host gave up on ``seat``'s bot: forfeit it now under FORFEIT, else play its
+        decisions by the time policy as they come, without waiting for its clock. Returns
+        (abandoned, forfeited)."""
+        async with self.lock:
+            if self.game_over is not None or self.broken or seat in self.abandoned:
+                return False, False
+            if unless_joined and self.joined[seat]:
+                return False, False
+            self.log.info("seat_abandoned", seat=seat, reason=reason)
+            if (self.policy.on_expiry or pb.RANDOM_LEGAL) == pb.FORFEIT:
+                await self._forfeit(seat, f"seat {seat} forfeits: {reason}",
+                                    {"reason": "abandoned", "detail": reason})
+                return True, True
+            self.abandoned[seat] = reason
+            if self.decision is not None and self.decision.seat == seat:
+                self.cancel_timer()
+                self.timer = asyncio.get_running_loop().call_later(
+                    0, self._expired, self.match.version)
+            return True, False
+
+    async def _forfeit(self, seat: int, text: str, data: dict[str, Any]) -> None:
+        self.cancel_timer()
+        self.match.forfeit(seat)
+        self._broadcast_events([Event("referee.forfeit", seat, text, data)],
+                               self.match.version, True)
+        await self.finish()
 
     # ------------------------------------------------------------------ the end
     def record(self) -> dict[str, Any]:

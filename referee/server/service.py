@@ -461,6 +461,17 @@ class RefereeService:
             record_json=json.dumps(rt.record(), sort_keys=True), complete=False
         )
 
+    async def AbandonSeat(self, request: pb.AbandonSeatRequest, context) -> pb.AbandonSeatResponse:
+        if not self._admin(context):
+            raise errors.permission_denied("abandoning a seat needs the admin token")
+        rt = self._runtime(request.match_id)
+        if not 0 <= request.seat < rt.match.seat_count:
+            raise errors.malformed(f"no seat {request.seat} in a {rt.match.seat_count}-seat match")
+        abandoned, forfeited = await rt.abandon(
+            request.seat, request.reason[:200] or "abandoned by the host", request.unless_joined
+        )
+        return pb.AbandonSeatResponse(abandoned=abandoned, forfeited=forfeited)
+
     async def Echo(self, request_iterator, context):
         parse = self.parse
         async for data in request_iterator:
@@ -623,6 +634,7 @@ def generic_handler(service: RefereeService) -> grpc.GenericRpcHandler:
         "GetView": unary("GetView", pb.GetViewRequest),
         "GetLegalMoves": unary("GetLegalMoves", pb.GetLegalMovesRequest),
         "GetRecord": unary("GetRecord", pb.GetRecordRequest),
+        "AbandonSeat": unary("AbandonSeat", pb.AbandonSeatRequest),
         "Play": grpc.stream_stream_rpc_method_handler(
             _guard_stream(service, "Play", service.Play), None, _ser),
         "Watch": grpc.unary_stream_rpc_method_handler(

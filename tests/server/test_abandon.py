@@ -1,0 +1,116 @@
+"""AbandonSeat (issue 12, "Fail fast"): the host tells the referee it gave up on a seat's bot.
+Under on_expiry FORFEIT the seat forfeits at once; otherwise its decisions are played at once
+by the time policy (recorded as timeouts) instead of waiting out a long clock. Admin only;
+bad input is refused and changes nothing."""
+from __future__ import annotations
+
+import asyncio
+import random
+
+import grpc
+import pytest
+
+from referee.v1 import referee_pb2 as pb
+from referee.v1 import referee_pb2_grpc
+
+from .conftest import ADMIN
+from .helpers import create, md, play_seat, reason_of
+from .test_time_policy import record_of, wait_for
+
+LONG = 600_000  # a clock nobody waits for in a test
+
+
+def _new(srv, on_expiry):
+    async def run():
+        async with grpc.aio.insecure_channel(srv.target) as ch:
+            return await create(referee_pb2_grpc.RefereeStub(ch), seats=3, seed=5,
+                                policy=pb.TimePolicy(move_ms=LONG, on_expiry=on_expiry))
+    return asyncio.run(run())
+
+
+def _abandon(srv, mid, seat, token=ADMIN, unless_joined=False):
+    async def run():
+        async with grpc.aio.insecure_channel(srv.target) as ch:
+            return await referee_pb2_grpc.RefereeStub(ch).AbandonSeat(
+                pb.AbandonSeatRequest(match_id=mid, seat=seat, reason="bot exited (code 3)",
+                                      unless_joined=unless_joined), metadata=md(token))
+    return asyncio.run(run())
+
+
+def test_forfeit_policy_forfeits_at_once(server):
+    mid, _ = _new(server, pb.FORFEIT)
+    rt = server.service.matches[mid]
+    seat = (rt.decision.seat + 1) % 3  # not even the seat to move
+    resp = _abandon(server, mid, seat)
+    assert resp.abandoned and resp.forfeited
+    wait_for(lambda: rt.game_over is not None)
+    record = asyncio.run(record_of(server, mid))
+    assert record["forfeited"] == seat and record["moves"] == []
+
+
+def test_other_policies_play_the_abandoned_seat_at_once(server):
+    mid, tokens = _new(server, pb.RANDOM_LEGAL)
+    rt = server.service.matches[mid]
+    gone = rt.decision.seat
+    resp = _abandon(server, mid, gone)
+    assert resp.abandoned and not resp.forfeited
+
+    async def others():  # the two live seats play; the abandoned one never waits its clock
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            return await asyncio.wait_for(asyncio.gather(*(
+                play_seat(stub, mid, tokens[s], random.Random(s)) for s in range(3)
+                if s != gone)), 120)
+
+    logs = asyncio.run(others())
+    assert all(log.game_over is not None for log in logs)
+    record = asyncio.run(record_of(server, mid))
+    mine = [m for m in record["moves"] if m["seat"] == gone]
+    assert mine and all(m["timeout"] and m["policy"] == "RANDOM_LEGAL" for m in mine)
+    assert record["forfeited"] is None
+
+
+def test_unless_joined_leaves_a_joined_seat_alone(server):
+    mid, tokens = _new(server, pb.FORFEIT)
+    rt = server.service.matches[mid]
+    seat = rt.decision.seat
+
+    async def join_then_abandon():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            call = stub.Play(metadata=md(tokens[seat]))
+            await call.write(pb.ClientMessage(join=pb.Join(match_id=mid)))
+            first = await call.read()
+            assert first.HasField("welcome")
+            resp = await stub.AbandonSeat(pb.AbandonSeatRequest(
+                match_id=mid, seat=seat, unless_joined=True), metadata=md(ADMIN))
+            call.cancel()
+            return resp
+
+    resp = asyncio.run(join_then_abandon())
+    assert not resp.abandoned and rt.game_over is None
+    other = (seat + 1) % 3  # never joined: the join timeout applies
+    assert _abandon(server, mid, other, unless_joined=True).forfeited
+
+
+@pytest.mark.parametrize("token, seat, code, reason", [
+    ("not-the-admin", 0, grpc.StatusCode.PERMISSION_DENIED, None),
+    (ADMIN, 7, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED"),
+    (ADMIN, -1, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED"),
+])
+def test_bad_requests_change_nothing(server, token, seat, code, reason):
+    mid, _ = _new(server, pb.FORFEIT)
+    rt = server.service.matches[mid]
+    version = rt.match.version
+    with pytest.raises(grpc.aio.AioRpcError) as ei:
+        _abandon(server, mid, seat, token=token)
+    assert ei.value.code() in (code, grpc.StatusCode.UNAUTHENTICATED)
+    if reason:
+        assert reason_of(ei.value) == reason
+    assert rt.game_over is None and rt.match.version == version and not rt.abandoned
+
+
+def test_unknown_match_is_not_found(server):
+    with pytest.raises(grpc.aio.AioRpcError) as ei:
+        _abandon(server, "feedfacefeedface", 0)
+    assert ei.value.code() == grpc.StatusCode.NOT_FOUND
