@@ -42,6 +42,7 @@ class ServerConfig:
     tls_cert: str | None = None
     tls_key: str | None = None
     keep_finished_s: float = 300.0  # seconds a finished match stays in memory
+    session_ack_s: float = 30.0  # an unacknowledged bot assignment goes to another session
 
 
 def resolve_admin_token(config: ServerConfig, data_dir: Path) -> str:
@@ -87,7 +88,7 @@ class RefereeServer:
         self.store.start()
         self.service = RefereeService(
             self.store, data_dir, admin, cfg.components, RateLimiter(cfg.rate, cfg.burst),
-            keep_finished_s=cfg.keep_finished_s,
+            keep_finished_s=cfg.keep_finished_s, session_ack_s=cfg.session_ack_s,
         )
         resumed = self.service.resume_all()
         limit = int(cfg.max_message_bytes)

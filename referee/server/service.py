@@ -23,6 +23,7 @@ from . import errors
 from .auth import RateLimiter, bearer, new_token, same_hash, token_hash
 from .errors import RefereeError
 from .runtime import CLOSE, GameWire, MatchRuntime, Stream, now_ms
+from .sessions import BotSessions
 from .store import MatchRow, Store
 
 log = structlog.get_logger("referee.server")
@@ -39,6 +40,7 @@ class RefereeService:
         components: dict[tuple[str, str], ComponentSheet] | None = None,
         limiter: RateLimiter | None = None,
         keep_finished_s: float = 300.0,
+        session_ack_s: float = 30.0,
     ):
         self.store = store
         self.data_dir = Path(data_dir)
@@ -56,6 +58,8 @@ class RefereeService:
         self.unavailable: dict[str, str] = {}  # running in the store, but failed to resume
         self._wires: dict[str, GameWire] = {}
         self._tasks: set[asyncio.Task] = set()
+        # persistent bot sessions (RegisterBot, Session, CreateMatch.seat_bots)
+        self.sessions = BotSessions(store, self.data_dir, self.limiter, session_ack_s)
 
     # ------------------------------------------------------------------ helpers
     def wire(self, game: Game) -> GameWire:
@@ -130,6 +134,7 @@ class RefereeService:
 
     def finished(self, rt: MatchRuntime) -> None:
         """Called once a match is over and committed: forget it after keep_finished_s."""
+        self.sessions.match_over(rt.id)
         loop = asyncio.get_running_loop()
         loop.call_later(max(0.0, self.keep_finished_s), self._evict, rt)
 
@@ -162,6 +167,7 @@ class RefereeService:
                 self.spawn(self._finish_locked(rt))
             else:
                 rt.issue_decision()
+        self.sessions.restore(lambda mid: mid in self.matches)
         return resumed
 
     async def _finish_locked(self, rt: MatchRuntime) -> None:
@@ -211,6 +217,7 @@ class RefereeService:
             self.tokens[h] = (rt.id, seat)
 
     async def shutdown(self) -> None:
+        self.sessions.close()
         for rt in self.matches.values():
             rt.cancel_timer()
             for lst in rt.streams.values():
@@ -251,6 +258,7 @@ class RefereeService:
         if any(len(n) > 200 for n in names):
             raise errors.malformed("seat names are at most 200 characters")
         names += [f"seat {s}" for s in range(len(names), seats)]
+        bots = self.sessions.check_seat_bots(request.seat_bots, seats)
         tp = request.time_policy
         if tp.on_expiry not in pb.OnExpiry.values():
             raise errors.malformed(f"unknown on_expiry value {tp.on_expiry}")
@@ -265,7 +273,7 @@ class RefereeService:
         match_id = secrets.token_hex(8)
         while match_id in self.matches or self.store.match_status(match_id) is not None:
             match_id = secrets.token_hex(8)
-        tokens = [new_token() for _ in range(seats)]
+        tokens = self.sessions.seat_tokens(match_id, bots, [new_token() for _ in range(seats)])
         hashes = [token_hash(t) for t in tokens]
         policy = pb.TimePolicy()
         policy.CopyFrom(tp)
@@ -273,6 +281,8 @@ class RefereeService:
             self, match_id, match, names=names, policy=policy, token_hashes=hashes,
             created_ms=now_ms(),
         )
+        bound = self.sessions.bind(match_id, bots, game=spec.name, names=names, policy=policy,
+                                   options={k: _opt_str(v) for k, v in options.items()})
         await self.store.insert_match(
             MatchRow(
                 id=match_id, game=spec.name, options=options, seats=seats, seed=seed,
@@ -282,8 +292,11 @@ class RefereeService:
                 finished_ms=None, forfeited=None, result=None,
             )
         )
+        if bound is not None:
+            await bound.stored
         self._register(rt)
         rt.issue_decision()
+        self.sessions.activate(bound)
         log.info("match_created", match_id=match_id, game=spec.name, seats=seats,
                  options=options)
         return pb.CreateMatchResponse(
@@ -463,6 +476,11 @@ class RefereeService:
         async for msg in request_iterator:
             yield msg
 
+    async def RegisterBot(self, request: pb.RegisterBotRequest, context) -> pb.RegisterBotResponse:
+        if not self._admin(context):
+            raise errors.permission_denied("registering a bot needs the admin token")
+        return await self.sessions.register(request.name)
+
 
 # ---------------------------------------------------------------------- wiring
 
@@ -574,6 +592,11 @@ def generic_handler(service: RefereeService) -> grpc.GenericRpcHandler:
         ),
         "Watch": grpc.unary_stream_rpc_method_handler(
             service.Watch, pb.WatchRequest.FromString, _ser
+        ),
+        "RegisterBot": u(_guard_unary("RegisterBot", service.RegisterBot),
+                         pb.RegisterBotRequest.FromString, _ser),
+        "Session": grpc.stream_stream_rpc_method_handler(
+            service.sessions.Session, pb.SessionClientMessage.FromString, _ser
         ),
         "Echo": grpc.stream_stream_rpc_method_handler(
             service.Echo, pb.EchoMessage.FromString, pb.EchoMessage.SerializeToString
