@@ -42,6 +42,12 @@ Tournament (``--tournament-matches`` Batavia matches through ``referee-tournamen
     ``tournament.matches_per_s`` and its ratio to the in-process ``engine.batavia.games_per_s``
     (how much of a match's cost is the platform rather than the rules).
 
+Persistent sessions (``bench/sessions.py``; ``--persistent-matches``)
+    ``tournament.persistent.matches_per_s``: the gRPC phases' game and seats through the
+    runner with one ``referee-bot session`` process per entrant, started once;
+    ``tournament.move_path_matches_per_s`` = ``grpc.move_per_s`` / mean moves per match of those
+    matches (same run); their ratio ``tournament.persistent_to_move_path`` (goal >= 0.5).
+
 CPU use of the server and of the client processes is recorded per phase (from /proc and
 os.times), which shows which side is the bottleneck on this machine.
 
@@ -81,6 +87,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # `python bench/run.py` as well as `python -m bench.run`
     sys.path.insert(0, str(ROOT))
 
+from bench import sessions as session_bench
 from bench.memory import engine_state_bytes, idle_match_cost, rss_kb
 
 RESULTS = ROOT / "bench" / "results.json"
@@ -529,6 +536,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="Batavia matches for the tournament phase (0 skips it)")
     parser.add_argument("--tournament-concurrency", type=int, default=4,
                         help="matches at once in the tournament phase")
+    session_bench.add_arguments(parser)
     parser.add_argument("--skip-engine", action="store_true", help="gRPC part only")
     parser.add_argument("--output", default=str(RESULTS), help="results file")
     args = parser.parse_args(argv)
@@ -654,6 +662,8 @@ def main(argv: list[str] | None = None) -> int:
             round(t["matches_per_s"] / engine_gps, 5) if engine_gps else None)
         results["tournament"] = t
 
+    session_bench.run_phase(results, args, console)
+
     results["machine"]["loadavg_at_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     batavia = results["engine"].get("batavia", {})
     g = results["grpc"]
@@ -663,6 +673,7 @@ def main(argv: list[str] | None = None) -> int:
         "grpc.move_per_s >= 2/3 grpc.echo_per_s": (
             g["move_to_echo_ratio"] >= TARGET_MOVE_ECHO_RATIO if g.get("move_to_echo_ratio")
             else None),
+        **session_bench.target(results),
     }
     # Flat dotted names as well, for quick greps and dashboards.
     flat = {}
@@ -682,10 +693,11 @@ def main(argv: list[str] | None = None) -> int:
     for key in ("rss_mb_start", "rss_mb_after_moves", "kb_per_live_match"):
         if g.get("memory", {}).get(key) is not None:
             flat[f"memory.referee.{key}"] = g["memory"][key]
-    if "tournament" in results:
+    if "matches_per_s" in results.get("tournament", {}):
         flat["tournament.matches_per_s"] = results["tournament"]["matches_per_s"]
         flat["tournament.ratio_to_engine_games_per_s"] = (
             results["tournament"]["ratio_to_engine_games_per_s"])
+    flat.update(session_bench.flat(results))
     results["summary"] = flat
     Path(args.output).write_text(json.dumps(results, indent=2, default=str) + "\n")
 
@@ -749,11 +761,12 @@ def main(argv: list[str] | None = None) -> int:
         if mem.get("kb_per_live_match") is not None:
             table.add_row("memory: per live match (KB)", f"{mem['kb_per_live_match']:g}",
                           f"RSS growth over {mem['idle_matches']} created, unplayed matches")
-    if "tournament" in results:
+    if "matches_per_s" in results.get("tournament", {}):
         t = results["tournament"]
         table.add_row("tournament.matches_per_s", f"{t['matches_per_s']:.2f}",
                       f"{t['matches']} Batavia matches, {t['concurrency']} at once, bots as "
                       f"processes; {t['ratio_to_engine_games_per_s']} x in-process games/s")
+    session_bench.table_rows(results, table)
     m = results["machine"]
     table.add_row("machine", f"{m['cpu_count']} CPUs",
                   f"{m['cpu_model']}; load {m['loadavg_at_start']}")
