@@ -17,7 +17,7 @@ from typing import Any
 
 from .sandbox import SandboxSpec
 
-FORMATS = ("round_robin", "gauntlet", "pairs")
+FORMATS = ("round_robin", "gauntlet", "pairs", "ladder")  # ladder: see .ladder
 SEATINGS = ("all", "rotate")
 ON_EXPIRY = ("default_move", "random_legal", "forfeit")
 BACKENDS = ("local", "ray")
