@@ -146,9 +146,7 @@ def test_assignments_reach_their_bot_only_and_foreign_acks_change_nothing(server
             sessions = server.service.sessions
             assert server.call(_holder(sessions, key)) == "alice"
             # the seat tokens play the match on ordinary Play streams
-            logs = await asyncio.gather(*(
-                play_seat(stub, match_id, t, random.Random(i)) for i, t in enumerate(tokens)))
-            assert all(lg.game_over is not None for lg in logs)
+            await _play_out(stub, match_id, tokens)
             sa.close()
             sb.close()
         await asyncio.sleep(0.2)
@@ -157,6 +155,13 @@ def test_assignments_reach_their_bot_only_and_foreign_acks_change_nothing(server
         assert not server.service.sessions.open
 
     _run(go())
+
+
+async def _play_out(stub, match_id: str, tokens: list[str]) -> None:
+    """Random bots on the seat tokens play the match to its end."""
+    logs = await asyncio.gather(*(
+        play_seat(stub, match_id, t, random.Random(i)) for i, t in enumerate(tokens)))
+    assert all(lg.game_over is not None for lg in logs)
 
 
 async def _holder(sessions, key):
@@ -178,8 +183,7 @@ def test_capacity_holds_back_assignments_until_a_match_ends(server):
             assert a.match_id == first  # oldest first
             await s.ack(a)
             await s.nothing_for(0.5)  # capacity 1: the second waits
-            await asyncio.gather(*(
-                play_seat(stub, first, t, random.Random(i)) for i, t in enumerate(tokens1)))
+            await _play_out(stub, first, tokens1)
             b = await s.assignment()
             assert b.match_id == second
             s.close()
@@ -274,9 +278,7 @@ def test_open_assignments_are_sent_again_after_a_referee_restart(make_server, tm
             assert (again.match_id, again.seat, again.seat_token) == (match_id, 0, tokens[0])
             assert again.resent
             await s.ack(again)
-            logs = await asyncio.gather(*(
-                play_seat(stub, match_id, t, random.Random(i)) for i, t in enumerate(tokens)))
-            assert all(lg.game_over is not None for lg in logs)
+            await _play_out(stub, match_id, tokens)
             s.close()
 
     _run(after())
