@@ -100,7 +100,7 @@ class Assign:
     created_ms: int
     conn: Conn | None = None
     acked: bool = False
-    sent: int = 0  # times sent (a restored one counts as sent before)
+    sent: int = 0  # times sent (one restored after a restart counts as sent before)
     declined: set[int] = field(default_factory=set)  # id() of sessions that declined / timed out
     timer: asyncio.TimerHandle | None = None
 
@@ -219,16 +219,17 @@ class BotSessions:
         conn = sqlite3.connect(self.store.path, isolation_level=None)
         try:
             rows = conn.execute(
-                "SELECT match_id, seat, bot, info_json, created_ms, acked_ms FROM assignments"
+                "SELECT match_id, seat, bot, info_json, created_ms FROM assignments"
                 " WHERE status='open' ORDER BY created_ms, match_id, seat").fetchall()
         finally:
             conn.close()
         stale: list[tuple[str, int]] = []
-        for match_id, seat, bot, info, created, acked in rows:
+        for match_id, seat, bot, info, created in rows:
             if not is_live(match_id):
                 stale.append((match_id, seat))
                 continue
-            a = Assign(match_id, seat, bot, json.loads(info), created, sent=1 if acked else 0)
+            # it may have been sent before the restart: a bot must treat it as a re-send
+            a = Assign(match_id, seat, bot, json.loads(info), created, sent=1)
             self._add(a)
         if stale:
             self._write_later(lambda c: c.executemany(
