@@ -435,6 +435,8 @@ class Runner:
                 "early_stop": list(stopper.stopped.values()),
                 "methods": METHODS,
                 "generated_unix": round(time.time(), 3)}
+        if self.pool is not None:  # exits of persistent entrants' processes (restarted)
+            meta["persistent_exits"] = self.pool.crashes()
         data = report.compute(rows, self.cfg.names, meta)
         report.write(self.out, data, None if quiet else self.console)
         return data

@@ -69,8 +69,44 @@ def test_persistent_entrants_are_started_once_and_play_every_match(tmp_path, ref
     assert len(per_match) == 6  # the per-match entrant still gets a process per seat
     bound = (out / "bots").glob("*-seat*-alpha.log")
     assert all("persistent entrant alpha" in p.read_text() for p in bound)
+    assert results["persistent_exits"] == {}
     board = {e["name"]: e for e in results["leaderboard"]}
     assert board["alpha"]["matches"] == 6 and board["alpha"]["crashes"] == 0
+
+
+def test_a_persistent_entrant_that_dies_is_restarted_and_loses_no_match(tmp_path, referee):
+    out = tmp_path / "out"
+    cfg = write_toml(tmp_path / "t.toml", f"""
+        name = "crashy"
+        output = "{out}"
+        [game]
+        name = "batavia"
+        seats = 3
+        [[entrants]]
+        name = "crashy"
+        command = "sh -c 'exit 3' {{address}} {{bot_token}}"
+        persistent = true
+        [[entrants]]
+        name = "steady"
+        command = "{SESSION}"
+        persistent = true
+        [format]
+        seating = "rotate"
+        [time]
+        move_ms = 30
+        bank_ms = 3000                  # steady's start-up; crashy spends it once
+        grace_ms = 0
+        [run]
+        concurrency = 2
+        """)
+    done = run_cli("run", str(cfg), "--no-progress", "--address", referee.address,
+                   "--admin-token", referee.admin_token, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert results["status"] == {"done": 6}  # the time policy played crashy's seats
+    exits = results["persistent_exits"]
+    assert set(exits) == {"crashy"} and exits["crashy"][0]["exit_code"] == 3
+    _played_every_seat(out, results, "steady")
 
 
 def test_a_sandboxed_persistent_entrant_plays_through_the_unix_socket(sandbox, tmp_path):  # noqa: F811
