@@ -86,8 +86,8 @@ class PersistentPool:
     def capacity(self, e: Entrant) -> int:
         if e.capacity:
             return e.capacity
-        # enough for every match of the run to hold the entrant in every seat
-        return max(1, min(256, math.ceil(self.cfg.run.concurrency * self.cfg.seats / e.copies)))
+        # enough for every match of the run (a match counts once, whatever its seats)
+        return max(1, min(256, math.ceil(self.cfg.run.concurrency / e.copies)))
 
     async def start(self, endpoints: list) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)

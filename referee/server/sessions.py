@@ -90,6 +90,15 @@ class Conn:
     def put(self, item: Any) -> None:
         self.queue.put_nowait(item)
 
+    def matches(self) -> set[str]:
+        return {m for m, _ in self.active}
+
+    def has_room(self, match_id: str) -> bool:
+        """Capacity counts matches: another seat of a match it already plays always fits
+        (a bot in two seats of one match with capacity 1 would otherwise stall it)."""
+        held = self.matches()
+        return match_id in held or len(held) < self.capacity
+
 
 @dataclass(eq=False)
 class Assign:
@@ -266,19 +275,19 @@ class BotSessions:
 
     def dispatch(self, bot: str) -> None:
         """Give the bot's waiting assignments to its sessions that have room (oldest first;
-        the least busy session first)."""
+        the session already in the match, else the least busy)."""
         conns = self.conns.get(bot)
         if not conns:
             return
         for a in self.by_bot.get(bot, ()):
             if a.conn is not None:
                 continue
-            room = [c for c in conns if len(c.active) < c.capacity and id(c) not in a.declined]
+            room = [c for c in conns if c.has_room(a.match_id) and id(c) not in a.declined]
             if not room:
-                if all(len(c.active) >= c.capacity for c in conns):
-                    return
                 continue
-            self._send(min(room, key=lambda c: len(c.active)), a)
+            # the session already playing this match, else the least busy
+            self._send(min(room, key=lambda c: (a.match_id not in c.matches(),
+                                                len(c.matches()))), a)
 
     def _send(self, conn: Conn, a: Assign) -> None:
         a.conn = conn
@@ -323,7 +332,7 @@ class BotSessions:
                          "this assignment belongs to another bot", ack)
             return
         if a.conn is not conn:
-            if a.conn is None and ack.accept and len(conn.active) < conn.capacity:
+            if a.conn is None and ack.accept and conn.has_room(a.match_id):
                 # a late answer after a timeout, while nobody else holds it: take it back
                 a.conn = conn
                 conn.active.add(key)

@@ -191,6 +191,25 @@ def test_capacity_holds_back_assignments_until_a_match_ends(server):
     _run(go())
 
 
+def test_capacity_counts_matches_so_one_bot_in_two_seats_is_not_stalled(server):
+    async def go():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            ta = await register(stub, "alice")
+            s = RawSession(ch, ta, capacity=1)
+            await s.hello()
+            match_id, tokens = await create_bound(stub, ["alice", "", "alice"])
+            other, _ = await create_bound(stub, ["alice", "", ""], seed=3)
+            got = {(a.match_id, a.seat) for a in [await s.assignment(), await s.assignment()]}
+            assert got == {(match_id, 0), (match_id, 2)}
+            await s.nothing_for(0.3)  # the other match waits for room
+            await _play_out(stub, match_id, tokens)
+            assert (await s.assignment()).match_id == other
+            s.close()
+
+    _run(go())
+
+
 def test_a_dropped_session_gets_its_assignments_again_and_a_decline_goes_elsewhere(server):
     async def go():
         async with grpc.aio.insecure_channel(server.target) as ch:
@@ -231,9 +250,12 @@ def test_an_unanswered_assignment_times_out_and_the_match_still_ends(make_server
             await s.hello()
             policy = pb.TimePolicy(move_ms=20, on_expiry=pb.RANDOM_LEGAL)
             match_id, _ = await create_bound(stub, ["alice", "alice", "alice"], policy=policy)
-            got = await s.assignment()  # capacity 1: one of the three; never answered
-            n = (await s.recv()).notice
-            assert (n.reason, n.match_id, n.seat) == ("ACK_TIMEOUT", match_id, got.seat)
+            # every seat of the one match (capacity counts matches); never answered
+            got = {(await s.assignment()).seat for _ in range(3)}
+            assert got == {0, 1, 2}
+            notices = [(await s.recv()).notice for _ in range(3)]
+            assert {(n.reason, n.match_id) for n in notices} == {("ACK_TIMEOUT", match_id)}
+            assert {n.seat for n in notices} == {0, 1, 2}
             # the referee's time policy plays every seat to the end: no match is lost
             for _ in range(600):
                 rec = await stub.GetRecord(pb.GetRecordRequest(match_id=match_id),
