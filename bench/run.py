@@ -48,6 +48,12 @@ Load (``bench/load.py``; ``--load-matches``, 0 skips it)
     CPU per move and the referee's RSS at start, after and at its peak. ``grpc.joins4000``:
     1,000 matches x 4 seats opening their Play streams at once, how many joined.
 
+Persistent sessions (``bench/sessions.py``; ``--persistent-matches``)
+    ``tournament.persistent.matches_per_s``: the gRPC phases' game and seats through the
+    runner with one ``referee-bot session`` process per entrant, started once;
+    ``tournament.move_path_matches_per_s`` = ``grpc.move_per_s`` / mean moves per match of those
+    matches (same run); their ratio ``tournament.persistent_to_move_path`` (goal >= 0.5).
+
 CPU use of the server and of the client processes is recorded per phase (from /proc and
 os.times), which shows which side is the bottleneck on this machine.
 
@@ -87,6 +93,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # `python bench/run.py` as well as `python -m bench.run`
     sys.path.insert(0, str(ROOT))
 
+from bench import sessions as session_bench
 from bench.memory import engine_state_bytes, idle_match_cost, rss_kb
 
 RESULTS = ROOT / "bench" / "results.json"
@@ -536,6 +543,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="Batavia matches for the tournament phase (0 skips it)")
     parser.add_argument("--tournament-concurrency", type=int, default=4,
                         help="matches at once in the tournament phase")
+    session_bench.add_arguments(parser)
     parser.add_argument("--skip-engine", action="store_true", help="gRPC part only")
     parser.add_argument("--load-matches", type=int, default=300, metavar="N",
                         help="Batavia matches at once in the load phase, bench/load.py "
@@ -690,6 +698,8 @@ def main(argv: list[str] | None = None) -> int:
             round(t["matches_per_s"] / engine_gps, 5) if engine_gps else None)
         results["tournament"] = t
 
+    session_bench.run_phase(results, args, console)
+
     results["machine"]["loadavg_at_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     batavia = results["engine"].get("batavia", {})
     g = results["grpc"]
@@ -699,6 +709,7 @@ def main(argv: list[str] | None = None) -> int:
         "grpc.move_per_s >= 2/3 grpc.echo_per_s": (
             g["move_to_echo_ratio"] >= TARGET_MOVE_ECHO_RATIO if g.get("move_to_echo_ratio")
             else None),
+        **session_bench.target(results),
     }
     # Flat dotted names as well, for quick greps and dashboards.
     flat = {}
@@ -723,12 +734,13 @@ def main(argv: list[str] | None = None) -> int:
     for key in ("rss_mb_start", "rss_mb_after_moves", "kb_per_live_match"):
         if g.get("memory", {}).get(key) is not None:
             flat[f"memory.referee.{key}"] = g["memory"][key]
-    if "tournament" in results:
+    if "matches_per_s" in results.get("tournament", {}):
         flat["tournament.matches_per_s"] = results["tournament"]["matches_per_s"]
         flat["tournament.ratio_to_engine_games_per_s"] = (
             results["tournament"]["ratio_to_engine_games_per_s"])
     if "web" in results:
         flat["web.move_per_s_ratio"] = results["web"]["move_per_s_ratio"]
+    flat.update(session_bench.flat(results))
     results["summary"] = flat
     Path(args.output).write_text(json.dumps(results, indent=2, default=str) + "\n")
 
@@ -809,11 +821,12 @@ def main(argv: list[str] | None = None) -> int:
                       f"--http-port + {w['viewers']} viewers following live matches: "
                       f"{w['move_per_s_with_viewers']:,} vs {w['move_per_s_plain']} move/s; "
                       f"{w['viewer_updates']} updates seen (target >= 0.9)")
-    if "tournament" in results:
+    if "matches_per_s" in results.get("tournament", {}):
         t = results["tournament"]
         table.add_row("tournament.matches_per_s", f"{t['matches_per_s']:.2f}",
                       f"{t['matches']} Batavia matches, {t['concurrency']} at once, bots as "
                       f"processes; {t['ratio_to_engine_games_per_s']} x in-process games/s")
+    session_bench.table_rows(results, table)
     m = results["machine"]
     table.add_row("machine", f"{m['cpu_count']} CPUs",
                   f"{m['cpu_model']}; load {m['loadavg_at_start']}")

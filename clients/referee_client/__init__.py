@@ -4,6 +4,8 @@ Speaks only the wire protocol (``referee.v1.*_pb2`` generated from ``proto/refer
 
 * :class:`Bot` and :func:`run_bot` / :func:`play` — play a seat over the ``Play`` stream, with
   reconnection.
+* :func:`run_session` / :func:`session` — a persistent bot session: connect once with a bot
+  token, play every match the referee assigns (several at once).
 * :class:`SeatClient`, :class:`AdminClient`, :func:`watch` — blocking unary helpers.
 * :func:`aio_channel`, :func:`sync_channel`, :func:`bearer`, :class:`TlsConfig` — connections.
 * ``referee_client.bots`` — reference bots (``random``, ``greedy-batavia``); command line
@@ -11,6 +13,7 @@ Speaks only the wire protocol (``referee.v1.*_pb2`` generated from ``proto/refer
 """
 from .bot import Backoff, Bot, BotError, PlayStats, play, run_bot
 from .connection import RefereeError, TlsConfig, aio_channel, bearer, sync_channel
+from .session import SessionStats, register_bot, run_session, session
 from .unary import AdminClient, SeatClient, watch
 
 __all__ = [
@@ -21,11 +24,15 @@ __all__ = [
     "PlayStats",
     "RefereeError",
     "SeatClient",
+    "SessionStats",
     "TlsConfig",
     "aio_channel",
     "bearer",
     "play",
+    "register_bot",
     "run_bot",
+    "run_session",
+    "session",
     "sync_channel",
     "watch",
 ]

@@ -132,12 +132,16 @@ async def play(
     backoff: Backoff | None = None,
     strict: bool = False,
     channel_options: tuple = (),
+    channel: grpc.aio.Channel | None = None,
 ) -> tuple[referee_pb2.GameOver, PlayStats]:
     """Play one seat to the end of the match (asyncio version of :func:`run_bot`).
 
     ``strict``: if ``choose`` returns a move that is not in ``legal_moves``, raise
     :class:`BotError`; by default the SDK logs the bug and plays the first legal move instead,
-    so a buggy bot does not stall the match until its clock runs out."""
+    so a buggy bot does not stall the match until its clock runs out.
+
+    ``channel``: play on this channel (one HTTP/2 connection shared with a bot session, see
+    :mod:`.session`) instead of opening one; it is left open."""
     backoff = backoff or Backoff()
     rng = random.Random()
     stats = PlayStats()
@@ -146,8 +150,9 @@ async def play(
     failing_since: float | None = None
     delays = backoff.delays(rng)
 
+    shared = channel
     while True:
-        channel = aio_channel(address, tls=tls, options=channel_options)
+        channel = shared or aio_channel(address, tls=tls, options=channel_options)
         try:
             stub = referee_pb2_grpc.RefereeStub(channel)
             call = stub.Play(metadata=metadata)
@@ -256,10 +261,12 @@ async def play(
                     f" (match {match_id}, address {address})"
                 ) from None
             cause = f"{code.name}: {err.details()}"
-        except _Dropped as exc:
-            cause = str(exc)
+        except (_Dropped, asyncio.InvalidStateError) as exc:
+            # InvalidStateError: a write raced the end of a stream the server closed
+            cause = str(exc) or "the stream ended"
         finally:
-            await channel.close(grace=None)
+            if shared is None:
+                await channel.close(grace=None)
 
         now = time.monotonic()
         if failing_since is None:

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 import structlog
 
+from . import session_cli
 from .bot import Backoff, Bot, BotError, run_bot
 from .bots import BOTS
 from .connection import RefereeError, TlsConfig
@@ -200,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--match", required=True)
     _add_connection(p)
+    session_cli.add_parsers(sub, _add_connection)
     return parser
 
 
@@ -223,6 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _watch(args)
         if args.command == "conformance":
             return _conformance(args)
+        if session_cli.handles(args.command):
+            return session_cli.main(args, log, _tls(args))
     except KeyboardInterrupt:
         log.warning("interrupted")
         return EXIT_FAILED

@@ -109,6 +109,18 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("target", metavar="FILE|DIR")
     rep.add_argument("--out", metavar="DIR", help="results folder (with FILE)")
 
+    lad = sub.add_parser("ladder", help="match the file's bots continuously (rating-aware), "
+                         "keeping their ratings across runs",
+                         description="Run FILE as a ladder: keep [run] concurrency matches "
+                         "going among its entrants, pairing the least-played with its "
+                         "neighbours in rating; OpenSkill ratings live in the results folder "
+                         "and the leaderboard (leaderboard.txt, ladder.json) is rewritten after "
+                         "every match. Run it again to go on.")
+    lad.add_argument("file", metavar="FILE")
+    common_run(lad)
+    lad.add_argument("--duration", type=float, metavar="S",
+                     help="stop starting matches after S seconds (the last ones finish)")
+
     c = sub.add_parser("check", help="validate a tournament file and show its schedule")
     c.add_argument("file", metavar="FILE")
 
@@ -151,6 +163,9 @@ def _overrides(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentCon
 def _run(cfg: TournamentConfig, out: Path | None, args, console: Console) -> int:
     from .runner import RunError, Runner
 
+    if cfg.format.type == "ladder":
+        return _ladder(cfg, out, args, console)
+
     runner = Runner(cfg, out=out, address=args.address, admin_token=args.admin_token,
                     console=console, progress=not args.no_progress,
                     retry_failed=args.retry_failed, max_matches=args.max_matches,
@@ -171,6 +186,28 @@ def _run(cfg: TournamentConfig, out: Path | None, args, console: Console) -> int
         return EXIT_FAILED
     if st.get("pending") and args.max_matches is None:
         return EXIT_FAILED
+    return EXIT_OK
+
+
+def _ladder(cfg: TournamentConfig, out: Path | None, args, console: Console) -> int:
+    from .ladder import run_ladder
+    from .runner import RunError
+
+    try:
+        data = _run_async(run_ladder(
+            cfg, out=out, address=args.address, admin_token=args.admin_token,
+            max_matches=args.max_matches, duration_s=getattr(args, "duration", None),
+            console=console, log_json=args.log_json))
+    except RunError as exc:
+        console.print(f"[red]error[/]: {exc}")
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/]: the ratings are kept; run the ladder again to "
+                      "go on")
+        return EXIT_INTERRUPTED
+    for e in data["leaderboard"]:
+        console.print(f"{e['place']:>3}  {e['name']:<24} {e['ordinal']:>8.2f}  "
+                      f"({e['matches']} matches)")
     return EXIT_OK
 
 
@@ -196,6 +233,12 @@ def cmd_check(args, console: Console) -> int:
     from .formats import schedule, seat_counts, tables_for
 
     cfg = load(args.file)
+    if cfg.format.type == "ladder":
+        console.print(f"[bold]{cfg.name}[/]: {cfg.game}, {cfg.seats} seats, "
+                      f"{len(cfg.entrants)} entrants, ladder (continuous, rating-aware pairing; "
+                      f"{cfg.run.concurrency} matches at once)")
+        console.print(f"  results: {cfg.output_dir()}")
+        return EXIT_OK
     specs = schedule(cfg)
     tables = tables_for(cfg.format, cfg.names, cfg.seats)
     console.print(f"[bold]{cfg.name}[/]: {cfg.game}, {cfg.seats} seats, "
@@ -229,6 +272,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             cfg = _overrides(load(args.file), args)
             out = Path(args.out) if args.out else None
             return _run(cfg, out, args, console)
+        if args.command == "ladder":
+            cfg = _overrides(load(args.file), args)
+            cfg = replace(cfg, format=replace(cfg.format, type="ladder"))
+            return _run(cfg, Path(args.out) if args.out else None, args, console)
         if args.command == "resume":
             cfg, out = _load_target(args.target)
             cfg = _overrides(cfg, args)

@@ -17,11 +17,13 @@ from typing import Any
 
 from .sandbox import SandboxSpec
 
-FORMATS = ("round_robin", "gauntlet", "pairs")
+FORMATS = ("round_robin", "gauntlet", "pairs", "ladder")  # ladder: see .ladder
 SEATINGS = ("all", "rotate")
 ON_EXPIRY = ("default_move", "random_legal", "forfeit")
 BACKENDS = ("local", "ray")
 PLACEHOLDERS = ("address", "match", "token", "seat", "seed", "python", "name", "game")
+#: a persistent entrant's command (started once, plays every match it is assigned)
+PERSISTENT_PLACEHOLDERS = ("address", "bot_token", "capacity", "python", "name", "game")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 
 
@@ -41,6 +43,9 @@ class Entrant:
     cwd: str | None = None
     env: tuple[tuple[str, str], ...] = ()
     sandbox: SandboxSpec | None = None  # run untrusted: see referee_tournament.sandbox
+    persistent: bool = False  # started once; plays its matches over a bot Session
+    copies: int = 1  # persistent: processes started (per referee)
+    capacity: int = 0  # persistent: matches at once per process (0: enough for the run)
 
 
 @dataclass(frozen=True)
@@ -221,7 +226,7 @@ def _option_text(v: Any, key: str) -> str:
     raise ConfigError(key, f"an option value is a string, number or boolean, got {v!r}")
 
 
-def _command(v: Any, key: str) -> tuple[str, ...]:
+def _command(v: Any, key: str, persistent: bool = False) -> tuple[str, ...]:
     if isinstance(v, str):
         try:
             argv = shlex.split(v)
@@ -233,15 +238,17 @@ def _command(v: Any, key: str) -> tuple[str, ...]:
         raise ConfigError(key, "expected a command line (string) or a list of strings")
     if not argv:
         raise ConfigError(key, "the command is empty")
+    known = PERSISTENT_PLACEHOLDERS if persistent else PLACEHOLDERS
     for arg in argv:
         for m in re.finditer(r"\{([^{}]*)\}", arg):
-            if m.group(1) not in PLACEHOLDERS:
+            if m.group(1) not in known:
                 raise ConfigError(
-                    key, f"unknown placeholder {{{m.group(1)}}} (known: "
-                    + ", ".join("{" + p + "}" for p in PLACEHOLDERS) + ")"
+                    key, f"unknown placeholder {{{m.group(1)}}} "
+                    + ("in a persistent entrant's command " if persistent else "") + "(known: "
+                    + ", ".join("{" + p + "}" for p in known) + ")"
                 )
     joined = " ".join(argv)
-    for needed in ("{address}", "{match}", "{token}"):
+    for needed in ("{address}",) if persistent else ("{address}", "{match}", "{token}"):
         if needed not in joined:
             raise ConfigError(key, f"the command never passes {needed} to the bot")
     return tuple(argv)
@@ -292,7 +299,8 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
         p = f"entrants[{i}]."
         if not isinstance(e, dict):
             raise ConfigError(f"entrants[{i}]", "expected a table with name and command")
-        _unknown(e, {"name", "command", "cwd", "env", "sandbox"}, p)
+        _unknown(e, {"name", "command", "cwd", "env", "sandbox", "persistent", "copies",
+                     "capacity"}, p)
         ename = _str(e, "name", p, None)
         if ename is None:
             raise ConfigError(f"{p}name", "missing")
@@ -302,14 +310,22 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
             raise ConfigError(f"{p}name", f"duplicate entrant name {ename!r}")
         if "command" not in e:
             raise ConfigError(f"{p}command", "missing: the command line that starts the bot")
-        cmd = _command(e["command"], f"{p}command")
+        persistent = e.get("persistent", False)
+        if not isinstance(persistent, bool):
+            raise ConfigError(f"{p}persistent", f"expected true or false, got {persistent!r}")
+        if not persistent and ("copies" in e or "capacity" in e):
+            raise ConfigError(f"{p}copies" if "copies" in e else f"{p}capacity",
+                              "only a persistent entrant (persistent = true) has this")
+        cmd = _command(e["command"], f"{p}command", persistent)
         cwd = _str(e, "cwd", p, None)
         env = _table(e, "env", p)
         for k, v in env.items():
             if not isinstance(v, str):
                 raise ConfigError(f"{p}env.{k}", "environment values are strings")
         sandbox = _sandbox(e.get("sandbox", False), f"{p}sandbox")
-        entrants.append(Entrant(ename, cmd, cwd, tuple(sorted(env.items())), sandbox))
+        entrants.append(Entrant(ename, cmd, cwd, tuple(sorted(env.items())), sandbox,
+                                persistent, _int(e, "copies", p, 1, lo=1, hi=64),
+                                _int(e, "capacity", p, 0, lo=0, hi=256)))
 
     f = _table(data, "format", "")
     _unknown(f, {"type", "seating", "rounds", "challenger", "matches_per_pairing", "early_stop"},
@@ -378,6 +394,9 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
         task_referee=task_referee,
         unix_socket=_str(r, "unix_socket", "run.", None),
     )
+    if any(e.persistent for e in entrants) and run.backend == "ray":
+        raise ConfigError("run.backend", "persistent entrants play on the runner's machine: "
+                          "use the local backend")
     if any(e.sandbox for e in entrants):
         if run.backend == "ray" and run.ray_address and not run.task_referee:
             raise ConfigError("run.task_referee", "sandboxed entrants reach the referee through "

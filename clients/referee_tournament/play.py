@@ -65,6 +65,9 @@ class MatchJob:
     sandboxes: list[dict[str, Any] | None] = field(default_factory=list)  # per seat (SandboxSpec)
     unix_socket: str | None = None  # the referee's Unix socket (for sandboxed seats)
     extra: dict[str, Any] = field(default_factory=dict)
+    # per seat: the persistent entrant bound to it ("" = start a process for the seat)
+    seat_bots: list[str] = field(default_factory=list)
+    persistent_logs: dict[str, str] = field(default_factory=dict)  # entrant -> its log
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -255,7 +258,7 @@ async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
         request = pb.CreateMatchRequest(
             game=job.game, seats=job.seats, options=job.options, seed=job.seed,
             time_policy=time_policy_proto(job.time_policy),
-            seat_names=[f"{n}" for n in job.seating],
+            seat_names=[f"{n}" for n in job.seating], seat_bots=job.seat_bots,
         )
         try:
             created = await stub.CreateMatch(request, metadata=admin, timeout=30)
@@ -272,6 +275,10 @@ async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
             name = job.seating[seat]
             bot = _Bot(seat, name, log_dir / f"{job.idx:05d}-seat{seat}-{name}.log")
             bots.append(bot)
+            if job.seat_bots and job.seat_bots[seat]:  # played by a persistent process
+                bot.log_path.write_text(f"seat {seat} was played by the persistent entrant "
+                                        f"{name}: {job.persistent_logs.get(name, '')}\n")
+                continue
             spec = job.sandboxes[seat] if seat < len(job.sandboxes) else None
             sandbox = SandboxSpec(**spec) if spec else None
             values = {"address": ADDRESS_IN_SANDBOX if sandbox else job.address,
@@ -298,6 +305,8 @@ async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
             if len(alive) < last_alive or now - last_poll >= job.poll_s:
                 last_poll, last_alive = now, len(alive)
                 try:
+                    if job.seat_bots and not await _over(stub, match_id, tokens[0]):
+                        continue  # cheaper than a running match's record
                     resp = await stub.GetRecord(pb.GetRecordRequest(match_id=match_id),
                                                 metadata=admin, timeout=30)
                     unreachable_since = None
@@ -350,6 +359,17 @@ async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
             if b.alive:
                 b.signal(signal.SIGKILL)
         await channel.close(grace=None)
+
+
+async def _over(stub, match_id: str, token: str) -> bool:
+    try:
+        view = await stub.GetView(pb.GetViewRequest(match_id=match_id),
+                                  metadata=(("authorization", f"Bearer {token}"),), timeout=30)
+    except grpc.aio.AioRpcError as err:
+        if err.code() == grpc.StatusCode.FAILED_PRECONDITION:
+            return True  # MATCH_OVER: over and no longer held
+        raise
+    return view.HasField("game_over")
 
 
 def _outcome(job: MatchJob, bots: list[_Bot], record: dict[str, Any] | None) -> dict[str, Any]:

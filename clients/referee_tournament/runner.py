@@ -37,6 +37,7 @@ from referee.v1 import referee_pb2_grpc as pb_grpc
 from . import report
 from .config import TournamentConfig
 from .formats import MatchSpec, bot_seed, schedule
+from .persistent import PersistentError, PersistentPool
 from .play import MatchJob, play_match
 from .procs import LocalReferee
 from .sandbox import unavailable_reason
@@ -212,6 +213,7 @@ class Runner:
         self.endpoints: list[RefereeEndpoint] = []
         self.played = 0
         self.play_seconds = 0.0  # wall-clock of the match loop this session
+        self.pool: PersistentPool | None = None  # persistent entrants' processes
 
     # ------------------------------------------------------------------ setup
     def _prepare(self) -> tuple[Store, list[MatchSpec]]:
@@ -335,7 +337,16 @@ class Runner:
             log_dir=None if remote_logs else str(self.out / "bots"),
             sandboxes=[asdict(e.sandbox) if e.sandbox else None for e in entrants],
             unix_socket=endpoint.unix_socket if endpoint else None,
+            **self._persistent_fields(entrants),
         )
+
+    def _persistent_fields(self, entrants) -> dict[str, Any]:
+        if self.pool is None:
+            return {}
+        return {"seat_bots": [e.name if e.persistent else "" for e in entrants],
+                "persistent_logs": {e.name: self.pool.log_of(e.name) or ""
+                                    for e in entrants if e.persistent},
+                "poll_s": 0.1}
 
     def _backend(self):
         if self.backend is not None:
@@ -385,6 +396,12 @@ class Runner:
                 await self._start_referees(session)
                 await self._check_game()
                 backend = self._backend()
+                if any(e.persistent for e in self.cfg.entrants):
+                    self.pool = PersistentPool(self.cfg, self.out / "bots", log)
+                    try:
+                        await self.pool.start(self.endpoints)
+                    except PersistentError as exc:
+                        raise RunError(str(exc)) from None
                 t0 = time.perf_counter()
                 try:
                     await self._play_all(store, specs, pending, stopper, backend, log)
@@ -405,6 +422,8 @@ class Runner:
         finally:
             if backend is not None:
                 await backend.close()
+            if self.pool is not None:
+                await self.pool.stop()
             self._stop_referees()
             store.close()
             logf.close()
@@ -417,6 +436,8 @@ class Runner:
                 "early_stop": list(stopper.stopped.values()),
                 "methods": METHODS,
                 "generated_unix": round(time.time(), 3)}
+        if self.pool is not None:  # exits of persistent entrants' processes (restarted)
+            meta["persistent_exits"] = self.pool.crashes()
         data = report.compute(rows, self.cfg.names, meta)
         report.write(self.out, data, None if quiet else self.console)
         return data

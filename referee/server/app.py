@@ -57,6 +57,7 @@ class ServerConfig:
     # opened at once with "Internal error from Core" and nothing in the log.
     max_pending_calls: int = DEFAULT_MAX_PENDING_CALLS
     http_port: int | None = None  # the web viewer (referee.web) on this port; None = off
+    session_ack_s: float = 30.0  # an unacknowledged bot assignment goes to another session
 
 
 def resolve_admin_token(config: ServerConfig, data_dir: Path) -> str:
@@ -130,7 +131,7 @@ class RefereeServer:
         self.store.start()
         self.service = RefereeService(
             self.store, data_dir, admin, cfg.components, RateLimiter(cfg.rate, cfg.burst),
-            keep_finished_s=cfg.keep_finished_s,
+            keep_finished_s=cfg.keep_finished_s, session_ack_s=cfg.session_ack_s,
         )
         resumed = self.service.resume_all()
         limit = int(cfg.max_message_bytes)

@@ -24,6 +24,7 @@ from . import errors
 from .auth import RateLimiter, bearer, new_token, peer_address, same_hash, token_hash
 from .errors import RefereeError, clip
 from .runtime import CLOSE, GameWire, MatchRuntime, RuntimeContext, Stream, now_ms
+from .sessions import BotSessions
 from .store import MatchRow, Store
 
 log = structlog.get_logger("referee.server")
@@ -40,6 +41,7 @@ class RefereeService:
         components: dict[tuple[str, str], ComponentSheet] | None = None,
         limiter: RateLimiter | None = None,
         keep_finished_s: float = 300.0,
+        session_ack_s: float = 30.0,
     ):
         self.store = store
         self.data_dir = Path(data_dir)
@@ -59,6 +61,8 @@ class RefereeService:
         self._tasks: set[asyncio.Task] = set()
         self.ctx = RuntimeContext(store=store, records_dir=self.records_dir, wire=self.wire,
                                   spawn=self.spawn, finished=self.finished)
+        # persistent bot sessions (RegisterBot, Session, CreateMatch.seat_bots)
+        self.sessions = BotSessions(store, self.data_dir, self.limiter, session_ack_s)
 
     # ------------------------------------------------------------------ helpers
     def wire(self, game: Game) -> GameWire:
@@ -145,6 +149,7 @@ class RefereeService:
 
     def finished(self, rt: MatchRuntime) -> None:
         """Called once a match is over and committed: forget it after keep_finished_s."""
+        self.sessions.match_over(rt.id)
         loop = asyncio.get_running_loop()
         loop.call_later(max(0.0, self.keep_finished_s), self._evict, rt)
 
@@ -177,6 +182,7 @@ class RefereeService:
                 self.spawn(self._finish_locked(rt))
             else:
                 rt.issue_decision()
+        self.sessions.restore(lambda mid: mid in self.matches)
         return resumed
 
     async def _finish_locked(self, rt: MatchRuntime) -> None:
@@ -210,6 +216,7 @@ class RefereeService:
             self.tokens[h] = (rt.id, seat)
 
     async def shutdown(self) -> None:
+        self.sessions.close()
         for rt in self.matches.values():
             rt.cancel_timer()
             for lst in rt.streams.values():
@@ -262,6 +269,7 @@ class RefereeService:
         if any(len(n) > 200 for n in names):
             raise errors.malformed("seat names are at most 200 characters")
         names += [f"seat {s}" for s in range(len(names), seats)]
+        bots = self.sessions.check_seat_bots(request.seat_bots, seats)
         tp = request.time_policy
         if tp.on_expiry not in pb.OnExpiry.values():
             raise errors.malformed(f"unknown on_expiry value {tp.on_expiry}")
@@ -276,7 +284,7 @@ class RefereeService:
         match_id = secrets.token_hex(8)
         while match_id in self.matches or self.store.match_status(match_id) is not None:
             match_id = secrets.token_hex(8)
-        tokens = [new_token() for _ in range(seats)]
+        tokens = self.sessions.seat_tokens(match_id, bots, [new_token() for _ in range(seats)])
         hashes = [token_hash(t) for t in tokens]
         policy = pb.TimePolicy()
         policy.CopyFrom(tp)
@@ -284,6 +292,8 @@ class RefereeService:
             self.ctx, match_id, match, names=names, policy=policy, token_hashes=hashes,
             created_ms=now_ms(),
         )
+        bound = self.sessions.bind(match_id, bots, game=spec.name, names=names, policy=policy,
+                                   options={k: _opt_str(v) for k, v in options.items()})
         await self.store.insert_match(
             MatchRow(
                 id=match_id, game=spec.name, options=options, seats=seats, seed=seed,
@@ -293,8 +303,11 @@ class RefereeService:
                 finished_ms=None, forfeited=None, result=None,
             )
         )
+        if bound is not None:
+            await bound.stored
         self._register(rt)
         rt.issue_decision()
+        self.sessions.activate(bound)
         log.info("match_created", match_id=match_id, game=spec.name, seats=seats,
                  options=options)
         return pb.CreateMatchResponse(
@@ -477,6 +490,11 @@ class RefereeService:
         async for data in request_iterator:
             yield parse(pb.EchoMessage, data, "Echo", context)
 
+    async def RegisterBot(self, request: pb.RegisterBotRequest, context) -> pb.RegisterBotResponse:
+        if not self._admin(context):
+            raise errors.permission_denied("registering a bot needs the admin token")
+        return await self.sessions.register(request.name)
+
 
 # ---------------------------------------------------------------------- wiring
 
@@ -639,6 +657,10 @@ def generic_handler(service: RefereeService) -> grpc.GenericRpcHandler:
             _guard_stream(service, "Play", service.Play), None, _ser),
         "Watch": grpc.unary_stream_rpc_method_handler(
             _guard_stream(service, "Watch", service.Watch, pb.WatchRequest), None, _ser),
+        "RegisterBot": unary("RegisterBot", pb.RegisterBotRequest),
+        "Session": grpc.stream_stream_rpc_method_handler(
+            service.sessions.Session, pb.SessionClientMessage.FromString, _ser
+        ),
         "Echo": grpc.stream_stream_rpc_method_handler(
             _guard_stream(service, "Echo", service.Echo), None,
             pb.EchoMessage.SerializeToString),

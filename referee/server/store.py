@@ -196,6 +196,11 @@ class Store:
         return fut
 
     # ------------------------------------------------------------------ writes (awaitable)
+    def write(self, fn: Callable[[sqlite3.Connection], Any]) -> asyncio.Future:
+        """Run ``fn(connection)`` in the next group commit (tables of other modules, e.g.
+        referee.server.sessions); operations commit in the order they were queued."""
+        return self._submit(fn)
+
     def insert_match(self, row: MatchRow) -> asyncio.Future:
         values = (
             row.id, row.game, json.dumps(row.options, sort_keys=True), row.seats, str(row.seed),

@@ -1,0 +1,200 @@
+#!/usr/bin/env node
+// A persistent random bot for the board-game referee, in Node.js: connect once, play every
+// match the referee assigns (several at once).
+//
+//   npm install            (once, in clients/node)
+//   node session_bot.js --address 127.0.0.1:50051 --bot-token=BOT_TOKEN [--capacity N]
+//                       [--max-matches N] [--seed N]
+//
+// The bot token comes from RegisterBot (`referee-bot register-bot --name NAME`). The bot opens
+// the Session stream with `authorization: Bearer <bot token>`, sends SessionHello{capacity},
+// and for every Assignment acknowledges it and plays the seat on an ordinary Play stream with
+// the assignment's seat token, over the same client (one HTTP/2 connection). A dropped session
+// reconnects with backoff; the referee sends every unfinished assignment again, and one already
+// being played is only acknowledged again. Exit status: 0 after --max-matches matches (or
+// never, without it), 1 failure, 2 bad usage.
+'use strict';
+
+const path = require('path');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+
+const PROTO_ROOT = process.env.REFEREE_PROTO_DIR || path.resolve(__dirname, '..', '..', 'proto');
+const USAGE = 'usage: node session_bot.js --address HOST:PORT --bot-token=TOKEN [--capacity N] '
+  + '[--max-matches N] [--seed N]';
+const RETRYABLE = new Set([grpc.status.UNAVAILABLE, grpc.status.CANCELLED, grpc.status.ABORTED,
+  grpc.status.INTERNAL, grpc.status.UNKNOWN, grpc.status.DEADLINE_EXCEEDED]);
+
+function parseArgs(argv) {
+  const args = { address: process.env.REFEREE_ADDRESS || '127.0.0.1:50051',
+                 botToken: process.env.REFEREE_BOT_TOKEN, capacity: 1, maxMatches: 0,
+                 seed: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    let a = argv[i];
+    let value;
+    const eq = a.indexOf('=');
+    if (a.startsWith('--') && eq > 0) { value = a.slice(eq + 1); a = a.slice(0, eq); }
+    const take = () => (value !== undefined ? value : argv[++i]);
+    switch (a) {
+      case '--address': args.address = take(); break;
+      case '--bot-token': args.botToken = take(); break;
+      case '--capacity': args.capacity = Number(take()); break;
+      case '--max-matches': args.maxMatches = Number(take()); break;
+      case '--seed': args.seed = Number(take()); break;
+      case '-h': case '--help': console.log(USAGE); process.exit(0); break;
+      default: console.error(`unknown argument ${a}\n${USAGE}`); process.exit(2);
+    }
+  }
+  if (!args.botToken || !(args.capacity >= 1 && args.capacity <= 256)) {
+    console.error(USAGE);
+    process.exit(2);
+  }
+  return args;
+}
+
+// mulberry32: a small seeded PRNG, so a seeded bot is reproducible.
+function rng(seed) {
+  let a = (seed === undefined || Number.isNaN(seed)) ? (Math.random() * 2 ** 32) >>> 0 : seed >>> 0;
+  return () => {
+    a = (a + 0x6D2B79F5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function log(level, event, fields = {}) {
+  process.stderr.write(JSON.stringify({ level, event, bot: 'node-session', ...fields }) + '\n');
+}
+
+function bearer(token) {
+  const md = new grpc.Metadata();
+  md.add('authorization', `Bearer ${token}`);
+  return md;
+}
+
+// Play one seat to its GameOver on a Play stream; resolves {done} or {done: false, err}.
+function playSeat(client, a, random) {
+  return new Promise((resolve) => {
+    const call = client.Play(bearer(a.seat_token));
+    const answered = new Set();
+    let finished = false;
+    call.on('data', (msg) => {
+      if (msg.decision) {
+        const d = msg.decision;
+        const version = String(d.state_version || '0');
+        const moves = d.legal_moves || [];
+        if (answered.has(version) || moves.length === 0) return;
+        answered.add(version);
+        const move = moves[Math.floor(random() * moves.length)];
+        call.write({ submit: { state_version: version, move, request_id: `n${version}` } });
+      } else if (msg.move_result && !msg.move_result.accepted) {
+        log('warning', 'move rejected', { match: a.match_id, reason: msg.move_result.reason,
+                                          message: msg.move_result.message });
+      } else if (msg.game_over) {
+        finished = true;
+        log('info', 'game over', { match: a.match_id, seat: a.seat || 0,
+                                   winners: msg.game_over.winners });
+        call.end();
+        resolve({ done: true });
+      }
+    });
+    call.on('error', (err) => { if (!finished) resolve({ done: false, err }); });
+    call.on('end', () => {
+      if (!finished) resolve({ done: false, err: { code: grpc.status.UNAVAILABLE } });
+    });
+    call.write({ join: { match_id: a.match_id } });
+  });
+}
+
+async function playAssignment(client, a, random) {
+  let delay = 100;
+  for (;;) {
+    const res = await playSeat(client, a, random);
+    if (res.done) return true;
+    const err = res.err || {};
+    if (err.code === grpc.status.FAILED_PRECONDITION) return true; // over while we were away
+    if (!RETRYABLE.has(err.code)) {
+      log('error', 'match failed', { match: a.match_id, code: err.code, details: err.details });
+      return false;
+    }
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 2, 2000);
+  }
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const random = rng(args.seed);
+  const def = protoLoader.loadSync('referee/v1/referee.proto', {
+    includeDirs: [PROTO_ROOT], keepCase: true, longs: String, enums: String,
+    defaults: false, oneofs: true,
+  });
+  const referee = grpc.loadPackageDefinition(def).referee.v1;
+  // one client (one connection) for the session and every match; short reconnection backoff
+  const client = new referee.Referee(args.address, grpc.credentials.createInsecure(), {
+    'grpc.max_receive_message_length': 64 * 1024 * 1024,
+    'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 2000,
+  });
+  const playing = new Set();
+  const done = new Set();
+  let finished = 0;
+  let failingSince = null;
+  let delay = 100;
+
+  return new Promise((resolveMain) => {
+    let session = null;
+    const stop = (code) => { if (session) session.cancel(); client.close(); resolveMain(code); };
+
+    const open = () => {
+      session = client.Session(bearer(args.botToken));
+      let ended = false;
+      const retry = (err) => {
+        if (ended) return;
+        ended = true;
+        if (err && !RETRYABLE.has(err.code)) {
+          log('error', 'session refused', { code: err.code, details: err.details });
+          stop(1);
+          return;
+        }
+        const now = Date.now();
+        if (failingSince === null) failingSince = now;
+        if (now - failingSince > 60000) { log('error', 'gave up reaching the referee'); stop(1); return; }
+        log('warning', 'session lost; reconnecting', { retry_in_ms: delay });
+        setTimeout(open, delay);
+        delay = Math.min(delay * 2, 2000);
+      };
+      session.on('data', (msg) => {
+        if (msg.welcome) {
+          failingSince = null;
+          delay = 100;
+          log('info', 'session open', { name: msg.welcome.bot_name, capacity: msg.welcome.capacity });
+        } else if (msg.assignment) {
+          const a = msg.assignment;
+          const key = `${a.match_id}:${a.seat || 0}`;
+          session.write({ ack: { match_id: a.match_id, seat: a.seat || 0, accept: true } });
+          if (playing.has(key) || done.has(key)) return;
+          playing.add(key);
+          log('info', 'assignment', { match: a.match_id, seat: a.seat || 0, game: a.game });
+          playAssignment(client, a, random).then((ok) => {
+            playing.delete(key);
+            if (ok) { done.add(key); finished += 1; }
+            if (args.maxMatches && finished >= args.maxMatches) stop(0);
+          });
+        } else if (msg.notice) {
+          log('warning', 'session notice', { reason: msg.notice.reason, message: msg.notice.message });
+        }
+      });
+      session.on('error', retry);
+      session.on('end', () => retry({ code: grpc.status.UNAVAILABLE }));
+      session.write({ hello: { capacity: args.capacity, agent: 'node session_bot.js' } });
+    };
+    open();
+  });
+}
+
+main().then((code) => process.exit(code), (err) => {
+  log('error', 'crashed', { error: String(err && err.stack || err) });
+  process.exit(1);
+});

@@ -1,0 +1,84 @@
+"""``referee-bot session`` and ``referee-bot register-bot`` (see :mod:`.session`)::
+
+    referee-bot register-bot --name alice --admin-token ADMIN      # prints alice's bot token
+    referee-bot session random --bot-token=TOKEN --capacity 4      # plays every assignment
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import zlib
+from collections.abc import Callable
+
+from .bot import Backoff
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def add_parsers(sub, add_connection: Callable[[argparse.ArgumentParser], None]) -> None:
+    from .bots import BOTS
+
+    p = sub.add_parser(
+        "session",
+        help="a persistent bot session: connect once, play every match the referee assigns",
+        description="Open a Session with a bot token (from RegisterBot / register-bot) and play "
+                    "every seat the referee assigns to this bot, CAPACITY matches at once, "
+                    "until interrupted (or --max-matches).")
+    p.add_argument("bot", choices=sorted(BOTS), help="the reference bot to play with")
+    p.add_argument("--bot-token", default=os.environ.get("REFEREE_BOT_TOKEN"),
+                   help="this bot's token (default: $REFEREE_BOT_TOKEN)")
+    p.add_argument("--capacity", type=int, default=1, metavar="N",
+                   help="matches played at once (default 1)")
+    p.add_argument("--seed", type=int,
+                   help="seed the bot's randomness (each match: this seed with its id and seat)")
+    p.add_argument("--max-matches", type=int, metavar="N", help="stop after N matches")
+    p.add_argument("--give-up-after", type=float, default=120.0, metavar="S",
+                   help="stop retrying after S seconds without reaching the referee "
+                        "(default 120; 0 = never)")
+    add_connection(p)
+
+    p = sub.add_parser(
+        "register-bot", help="register a bot name (admin token) and print its bot token",
+        description="Register NAME for persistent sessions; prints its new bot token (a name "
+                    "registered again gets a new token, the old one stops opening sessions).")
+    p.add_argument("--name", required=True)
+    p.add_argument("--admin-token", default=os.environ.get("REFEREE_ADMIN_TOKEN"),
+                   help="the referee's admin token (default: $REFEREE_ADMIN_TOKEN)")
+    add_connection(p)
+
+
+def handles(command: str) -> bool:
+    return command in ("session", "register-bot")
+
+
+def main(args: argparse.Namespace, log, tls) -> int:
+    from .session import register_bot, run_session
+
+    if args.command == "register-bot":
+        if not args.admin_token:
+            log.error("no admin token: pass --admin-token or set REFEREE_ADMIN_TOKEN")
+            return EXIT_USAGE
+        print(register_bot(args.address, args.admin_token, args.name, tls=tls))
+        return EXIT_OK
+    if not args.bot_token:
+        log.error("no bot token: pass --bot-token or set REFEREE_BOT_TOKEN")
+        return EXIT_USAGE
+    if not 1 <= args.capacity <= 256:
+        log.error("--capacity is 1 to 256")
+        return EXIT_USAGE
+    from .bots import BOTS
+
+    make = BOTS[args.bot]
+
+    def factory(assignment):
+        seed = None
+        if args.seed is not None:
+            seed = args.seed ^ zlib.crc32(f"{assignment.match_id}:{assignment.seat}".encode())
+        return make(seed)
+
+    stats = run_session(factory, args.address, args.bot_token, args.capacity, tls=tls,
+                        max_matches=args.max_matches, agent=f"referee-bot {args.bot}",
+                        backoff=Backoff(give_up_after=args.give_up_after))
+    log.info("session over", finished=stats.finished, failed=stats.failed,
+             reconnects=stats.reconnects)
+    return EXIT_OK

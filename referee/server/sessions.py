@@ -1,0 +1,499 @@
+"""Persistent bot sessions: a bot connects once (``Session`` stream, bot token) and the referee
+pushes it an ``Assignment`` for every seat a ``CreateMatch`` bound to it (``seat_bots``).
+
+* **Bots** are registered by the admin (``RegisterBot``); only the SHA-256 of a bot token is
+  stored (table ``bots``), as for seat tokens.
+* **Seat tokens of bound seats** are derived, not stored: HMAC-SHA256 of ``match:seat`` under a
+  key kept in ``<data-dir>/bot-seats.key`` (mode 0600). The match row keeps only their hashes,
+  like every seat token, and an assignment can be sent again after a restart.
+* **Assignments** (table ``assignments``) are committed in the same writer queue as the match,
+  ahead of it: a match the store has is never missing its assignments. ``open`` until the match
+  ends (``done``). In memory each open assignment is either with one session (sent, maybe
+  acknowledged) or waiting for a session with room (``capacity``).
+* A session that drops gives its assignments back; they go to the bot's next session (a
+  reconnect, another copy) marked ``resent``. After a referee restart every open assignment of
+  a still-running match is sent again when the bot reconnects.
+* An assignment not acknowledged within ``ack_timeout_s`` is taken back from that session
+  (``SessionNotice`` ACK_TIMEOUT) and offered to another session of the bot; whoever plays it or
+  not, the match's time policy runs, so the match always ends and the assignment with it.
+
+Knows no game and no match internals: the service tells it when a match is created
+(:meth:`BotSessions.bind`, :meth:`activate`) and when one is over (:meth:`match_over`).
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import structlog
+from google.protobuf import json_format
+
+from referee.v1 import referee_pb2 as pb
+
+from . import errors
+from .auth import RateLimiter, bearer, new_token, token_hash
+from .errors import RefereeError
+from .store import Store
+
+log = structlog.get_logger("referee.sessions")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS bots (
+    name        TEXT PRIMARY KEY,
+    token_hash  TEXT NOT NULL,       -- SHA-256 hex of the bot token, never the token
+    created_ms  INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS assignments (
+    match_id    TEXT NOT NULL,
+    seat        INTEGER NOT NULL,
+    bot         TEXT NOT NULL,
+    status      TEXT NOT NULL,       -- open | done
+    info_json   TEXT NOT NULL,       -- game, options, time policy, seat names
+    created_ms  INTEGER NOT NULL,
+    acked_ms    INTEGER,
+    PRIMARY KEY (match_id, seat)
+);
+CREATE INDEX IF NOT EXISTS assignments_open ON assignments (status, bot);
+"""
+
+MAX_CAPACITY = 256
+BOT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+CLOSE = None
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(eq=False)
+class Conn:
+    """One connected Session stream."""
+
+    bot: str
+    capacity: int
+    peer: str = ""
+    queue: asyncio.Queue = field(default_factory=asyncio.Queue)
+    active: set[tuple[str, int]] = field(default_factory=set)
+
+    def put(self, item: Any) -> None:
+        self.queue.put_nowait(item)
+
+    def matches(self) -> set[str]:
+        return {m for m, _ in self.active}
+
+    def has_room(self, match_id: str) -> bool:
+        """Capacity counts matches: another seat of a match it already plays always fits
+        (a bot in two seats of one match with capacity 1 would otherwise stall it)."""
+        held = self.matches()
+        return match_id in held or len(held) < self.capacity
+
+
+@dataclass(eq=False)
+class Assign:
+    match_id: str
+    seat: int
+    bot: str
+    info: dict[str, Any]
+    created_ms: int
+    conn: Conn | None = None
+    acked: bool = False
+    sent: int = 0  # times sent (one restored after a restart counts as sent before)
+    declined: set[int] = field(default_factory=set)  # id() of sessions that declined / timed out
+    timer: asyncio.TimerHandle | None = None
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.match_id, self.seat)
+
+
+@dataclass(slots=True)
+class Binding:
+    """The bound seats of a match being created (see :meth:`BotSessions.bind`)."""
+
+    match_id: str
+    seats: list[tuple[int, str]]
+    info: dict[str, Any]
+    created_ms: int
+    stored: asyncio.Future
+
+
+class BotSessions:
+    def __init__(self, store: Store, data_dir: Path, limiter: RateLimiter | None = None,
+                 ack_timeout_s: float = 30.0):
+        self.store = store
+        self.limiter = limiter or RateLimiter(0, 1)
+        self.ack_timeout_s = ack_timeout_s
+        self.key = _load_key(Path(data_dir) / "bot-seats.key")
+        conn = sqlite3.connect(store.path, isolation_level=None)
+        try:
+            conn.execute("PRAGMA busy_timeout=5000")
+            conn.executescript(SCHEMA)
+            self.bots: dict[str, str] = dict(conn.execute("SELECT token_hash, name FROM bots"))
+        finally:
+            conn.close()
+        self.open: dict[tuple[str, int], Assign] = {}
+        self.by_bot: dict[str, list[Assign]] = {}
+        self.conns: dict[str, list[Conn]] = {}
+
+    # ------------------------------------------------------------------ tokens
+    def seat_token(self, match_id: str, seat: int) -> str:
+        return hmac.new(self.key, f"{match_id}:{seat}".encode(), hashlib.sha256).hexdigest()
+
+    def check_seat_bots(self, names: Iterable[str], seats: int) -> list[str]:
+        """``CreateMatchRequest.seat_bots`` checked: [] or one (possibly empty) name per seat,
+        every name a registered bot."""
+        names = list(names)
+        if not names:
+            return []
+        if len(names) != seats:
+            raise errors.malformed(f"seat_bots has {len(names)} entries for {seats} seats "
+                                   "(one per seat, \"\" for a seat without a bot)")
+        known = set(self.bots.values())
+        for n in names:
+            if n and n not in known:
+                raise errors.not_found(f"no registered bot {n!r} (RegisterBot first)")
+        return names
+
+    def seat_tokens(self, match_id: str, bots: list[str], tokens: list[str]) -> list[str]:
+        """The seat tokens of a new match: bound seats get their derived token."""
+        return [self.seat_token(match_id, s) if bots and bots[s] else t
+                for s, t in enumerate(tokens)]
+
+    # ------------------------------------------------------------------ registration
+    async def register(self, name: str) -> pb.RegisterBotResponse:
+        if not BOT_NAME_RE.match(name):
+            raise errors.malformed("a bot name is 1-64 letters, digits, '.', '_', '+' or '-', "
+                                   "starting with a letter or digit")
+        token = new_token()
+        h = token_hash(token)
+        await self.store.write(lambda c: c.execute(
+            "INSERT INTO bots (name, token_hash, created_ms) VALUES (?,?,?) ON CONFLICT(name)"
+            " DO UPDATE SET token_hash=excluded.token_hash, created_ms=excluded.created_ms",
+            (name, h, now_ms())))
+        for old in [k for k, v in self.bots.items() if v == name]:
+            del self.bots[old]
+        self.bots[h] = name
+        # sessions authenticated with the replaced token keep running: the admin rotated it
+        # for new connections, and their matches should not be cut off
+        log.info("bot_registered", bot=name)
+        return pb.RegisterBotResponse(name=name, bot_token=token)
+
+    # ------------------------------------------------------------------ matches
+    def bind(self, match_id: str, bots: list[str], *, game: str, options: dict[str, str],
+             policy: pb.TimePolicy, names: list[str]) -> Binding | None:
+        """Store the assignments of a new match; queued BEFORE the match row, so the writer
+        thread commits them no later than the match. Await ``.stored``, then :meth:`activate`
+        sends them once the match is live."""
+        if not any(bots):
+            return None
+        info = {"game": game, "options": options, "seat_count": len(bots), "seat_names": names,
+                "time_policy": json_format.MessageToDict(policy,
+                                                         preserving_proto_field_name=True)}
+        text = json.dumps(info, sort_keys=True)
+        created = now_ms()
+        rows = [(match_id, s, b, "open", text, created) for s, b in enumerate(bots) if b]
+        stored = self.store.write(lambda c: c.executemany(
+            "INSERT INTO assignments (match_id, seat, bot, status, info_json, created_ms)"
+            " VALUES (?,?,?,?,?,?)", rows))
+        return Binding(match_id, [(s, b) for s, b in enumerate(bots) if b], info, created,
+                       stored)
+
+    def activate(self, binding: Binding | None) -> None:
+        if binding is None:
+            return
+        for seat, bot in binding.seats:
+            self._add(Assign(binding.match_id, seat, bot, binding.info, binding.created_ms))
+        for bot in sorted({b for _, b in binding.seats}):
+            self.dispatch(bot)
+
+    def _add(self, a: Assign) -> None:
+        self.open[a.key] = a
+        self.by_bot.setdefault(a.bot, []).append(a)
+
+    def restore(self, is_live: Callable[[str], bool]) -> int:
+        """After a restart: the open assignments of matches that are live again (sent when
+        their bot reconnects); the others are closed."""
+        conn = sqlite3.connect(self.store.path, isolation_level=None)
+        try:
+            rows = conn.execute(
+                "SELECT match_id, seat, bot, info_json, created_ms FROM assignments"
+                " WHERE status='open' ORDER BY created_ms, match_id, seat").fetchall()
+        finally:
+            conn.close()
+        stale: list[tuple[str, int]] = []
+        for match_id, seat, bot, info, created in rows:
+            if not is_live(match_id):
+                stale.append((match_id, seat))
+                continue
+            # it may have been sent before the restart: a bot must treat it as a re-send
+            a = Assign(match_id, seat, bot, json.loads(info), created, sent=1)
+            self._add(a)
+        if stale:
+            self._write_later(lambda c: c.executemany(
+                "UPDATE assignments SET status='done' WHERE match_id=? AND seat=?", stale))
+        if self.open:
+            log.info("assignments_restored", open=len(self.open), closed=len(stale))
+        return len(self.open)
+
+    def match_over(self, match_id: str) -> None:
+        keys = [k for k in self.open if k[0] == match_id] if self.open else []
+        if not keys:
+            return
+        bots = set()
+        for k in keys:
+            a = self.open.pop(k)
+            self.by_bot[a.bot].remove(a)
+            if not self.by_bot[a.bot]:
+                del self.by_bot[a.bot]
+            self._release(a)
+            bots.add(a.bot)
+        self._write_later(lambda c: c.execute(
+            "UPDATE assignments SET status='done' WHERE match_id=?", (match_id,)))
+        for bot in sorted(bots):
+            self.dispatch(bot)
+
+    # ------------------------------------------------------------------ dispatching
+    def _release(self, a: Assign) -> None:
+        if a.timer is not None:
+            a.timer.cancel()
+            a.timer = None
+        if a.conn is not None:
+            a.conn.active.discard(a.key)
+            a.conn = None
+
+    def dispatch(self, bot: str) -> None:
+        """Give the bot's waiting assignments to its sessions that have room (oldest first;
+        the session already in the match, else the least busy)."""
+        conns = self.conns.get(bot)
+        if not conns:
+            return
+        for a in self.by_bot.get(bot, ()):
+            if a.conn is not None:
+                continue
+            room = [c for c in conns if c.has_room(a.match_id) and id(c) not in a.declined]
+            if not room:
+                continue
+            # the session already playing this match, else the least busy
+            self._send(min(room, key=lambda c: (a.match_id not in c.matches(),
+                                                len(c.matches()))), a)
+
+    def _send(self, conn: Conn, a: Assign) -> None:
+        a.conn = conn
+        a.acked = False
+        conn.active.add(a.key)
+        info = a.info
+        msg = pb.SessionServerMessage(assignment=pb.Assignment(
+            match_id=a.match_id, seat=a.seat, seat_token=self.seat_token(a.match_id, a.seat),
+            game=info["game"], options=info["options"], seat_count=info["seat_count"],
+            seat_names=info["seat_names"], resent=a.sent > 0,
+            time_policy=json_format.ParseDict(info["time_policy"], pb.TimePolicy()),
+        ))
+        a.sent += 1
+        conn.put(msg)
+        if self.ack_timeout_s > 0:
+            a.timer = asyncio.get_running_loop().call_later(
+                self.ack_timeout_s, self._ack_timeout, a, conn)
+        log.debug("assignment_sent", bot=a.bot, match_id=a.match_id, seat=a.seat)
+
+    def _ack_timeout(self, a: Assign, conn: Conn) -> None:
+        a.timer = None
+        if a.conn is not conn or a.acked or self.open.get(a.key) is not a:
+            return
+        conn.put(pb.SessionServerMessage(notice=pb.SessionNotice(
+            reason="ACK_TIMEOUT", match_id=a.match_id, seat=a.seat,
+            message=f"assignment not acknowledged within {self.ack_timeout_s:g}s: offered to "
+                    "another session of this bot; the match's time policy applies meanwhile")))
+        log.info("assignment_ack_timeout", bot=a.bot, match_id=a.match_id, seat=a.seat)
+        a.declined.add(id(conn))
+        self._release(a)
+        self.dispatch(a.bot)
+
+    def ack(self, conn: Conn, ack: pb.AssignmentAck) -> None:
+        key = (ack.match_id, ack.seat)
+        a = self.open.get(key)
+        if a is None:
+            self._notice(conn, "NOT_FOUND", f"no open assignment for match {ack.match_id!r} "
+                         f"seat {ack.seat} (over, or never made)", ack)
+            return
+        if a.bot != conn.bot:
+            self._notice(conn, "PERMISSION_DENIED",
+                         "this assignment belongs to another bot", ack)
+            return
+        if a.conn is not conn:
+            if a.conn is None and ack.accept and conn.has_room(a.match_id):
+                # a late answer after a timeout, while nobody else holds it: take it back
+                a.conn = conn
+                conn.active.add(key)
+            else:
+                self._notice(conn, "PERMISSION_DENIED",
+                             "this assignment was not sent to this session (it was taken back "
+                             "or given to another session of the bot)", ack)
+                return
+        if a.timer is not None:
+            a.timer.cancel()
+            a.timer = None
+        if ack.accept:
+            if not a.acked:
+                a.acked = True
+                ts = now_ms()
+                self._write_later(lambda c: c.execute(
+                    "UPDATE assignments SET acked_ms=? WHERE match_id=? AND seat=?",
+                    (ts, a.match_id, a.seat)))
+            return
+        log.info("assignment_declined", bot=a.bot, match_id=a.match_id, seat=a.seat,
+                 message=ack.message[:200])
+        a.declined.add(id(conn))
+        self._release(a)
+        self.dispatch(a.bot)
+
+    @staticmethod
+    def _notice(conn: Conn, reason: str, message: str, ack: pb.AssignmentAck | None = None):
+        conn.put(pb.SessionServerMessage(notice=pb.SessionNotice(
+            reason=reason, message=message, match_id=ack.match_id if ack else "",
+            seat=ack.seat if ack else 0)))
+
+    def _write_later(self, fn) -> None:
+        fut = self.store.write(fn)
+        fut.add_done_callback(_log_failure)
+
+    # ------------------------------------------------------------------ the RPC
+    def _bot_of(self, context) -> str:
+        token = bearer(context.invocation_metadata())
+        h = token_hash(token) if token else None
+        if not self.limiter.allow(h if h in self.bots else (context.peer() or "?")):
+            raise errors.exhausted("rate limit exceeded; slow down")
+        if h is None:
+            raise errors.unauthenticated(
+                "a Session needs a bot token (authorization: Bearer; see RegisterBot)")
+        name = self.bots.get(h)
+        if name is None:
+            raise errors.unauthenticated("unknown bot token (seat and admin tokens open no "
+                                         "Session; RegisterBot returns a bot token)")
+        return name
+
+    async def Session(self, request_iterator, context) -> AsyncIterator[Any]:
+        conn: Conn | None = None
+        reader: asyncio.Task | None = None
+        try:
+            # the hello is read before the token is checked (as Play reads its Join): a refusal
+            # racing the client's first write would reach it as a local INTERNAL error
+            try:
+                first = await request_iterator.__anext__()
+            except StopAsyncIteration:
+                return
+            bot = self._bot_of(context)
+            if first.WhichOneof("msg") != "hello":
+                raise errors.malformed("send SessionHello first on a Session stream")
+            cap = first.hello.capacity or 1
+            if cap > MAX_CAPACITY:
+                raise errors.malformed(f"capacity is at most {MAX_CAPACITY}, not {cap}")
+            conn = Conn(bot, cap, context.peer() or "")
+            self.conns.setdefault(bot, []).append(conn)
+            conn.put(pb.SessionServerMessage(welcome=pb.SessionWelcome(
+                bot_name=bot, capacity=cap, pending=len(self.by_bot.get(bot, ())))))
+            log.info("session_open", bot=bot, capacity=cap, peer=conn.peer,
+                     agent=first.hello.agent[:100])
+            self.dispatch(bot)
+            reader = asyncio.ensure_future(self._read(request_iterator, conn))
+            get = conn.queue.get
+            while True:
+                item = await get()
+                if item is CLOSE:
+                    break
+                if item.__class__ is RefereeError:
+                    raise item
+                yield item
+        except RefereeError as exc:
+            await context.abort(exc.code, exc.message, exc.trailing_metadata())
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        except Exception as exc:
+            log.exception("internal_error", rpc="Session", error=repr(exc))
+            await context.abort(grpc.StatusCode.INTERNAL, "internal error",
+                                RefereeError(grpc.StatusCode.INTERNAL, "INTERNAL",
+                                             "internal error").trailing_metadata())
+        finally:
+            if reader is not None:
+                reader.cancel()
+            if conn is not None:
+                self._drop(conn)
+
+    async def _read(self, request_iterator, conn: Conn) -> None:
+        allow = self.limiter.allow
+        key = f"session:{conn.bot}"
+        try:
+            async for msg in request_iterator:
+                if not allow(key):
+                    conn.put(errors.exhausted("rate limit exceeded on this session; slow down"))
+                    return
+                which = msg.WhichOneof("msg")
+                if which == "ack":
+                    self.ack(conn, msg.ack)
+                elif which == "hello":
+                    self._notice(conn, "MALFORMED", "SessionHello is sent once, first")
+                else:
+                    self._notice(conn, "MALFORMED", "empty session message")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if not isinstance(exc, grpc.aio.AioRpcError):
+                log.exception("session_reader_error", bot=conn.bot, error=repr(exc))
+        # half-closed by the bot: keep the session (and its assignments) until it cancels
+
+    def _drop(self, conn: Conn) -> None:
+        lst = self.conns.get(conn.bot, [])
+        if conn in lst:
+            lst.remove(conn)
+        if not lst:
+            self.conns.pop(conn.bot, None)
+        for key in list(conn.active):
+            a = self.open.get(key)
+            if a is not None and a.conn is conn:
+                self._release(a)
+        conn.active.clear()
+        log.info("session_closed", bot=conn.bot, peer=conn.peer)
+        self.dispatch(conn.bot)
+
+    def close(self) -> None:
+        for conns in self.conns.values():
+            for c in conns:
+                c.put(CLOSE)
+        for a in self.open.values():
+            if a.timer is not None:
+                a.timer.cancel()
+                a.timer = None
+
+
+def _load_key(path: Path) -> bytes:
+    """The key seat tokens of bound seats derive from (created 0600 on first use)."""
+    if path.exists():
+        try:
+            return bytes.fromhex(path.read_text(encoding="ascii").strip())
+        except (OSError, ValueError) as exc:
+            # never replace it: the seat tokens of every bound seat derive from it
+            raise OSError(f"cannot read the bot seat key {path}: {exc}") from None
+    key = secrets.token_bytes(32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(key.hex() + "\n")
+    os.replace(tmp, path)
+    return key
+
+
+def _log_failure(fut: asyncio.Future) -> None:
+    if not fut.cancelled() and fut.exception() is not None:
+        log.error("session_store_write_failed", error=repr(fut.exception()))
