@@ -6,8 +6,9 @@
   that fills several seats of one match (2 entrants on 3 seats) gets every seat's update: its
   ``mu`` moves by the sum of the seats' deltas and its ``sigma`` shrinks by the product of their
   factors, as if the seats had been rated one after the other.
-* **Wins**: a seat wins with rank 1; a k-way tie for first counts 1/k. Win rate with a Wilson 95%
-  interval over seat-games.
+* **Wins** count matches: an entrant wins a match when one of its seats finishes first; a k-way
+  tie for first counts 1/k per tied seat, and an entrant filling several seats of one match wins
+  at most that match (1). Win rate = wins / matches, with a Wilson 95% interval over matches.
 * **Average score** and **average finishing rank** with normal-approximation 95% intervals
   (mean ± 1.96·s/√n).
 * **Leaderboard place interval**: a bootstrap over duplicate-seed groups (B = 500 resamples,
@@ -128,8 +129,8 @@ def leaderboard(names: Sequence[str], matches: Sequence[MatchResult]) -> dict[st
     """Everything the reports show, as plain data (sorted best first by mu - 3 sigma)."""
     ratings, history = openskill_ratings(names, matches)
     per: dict[str, dict[str, Any]] = {
-        n: {"scores": [], "ranks": [], "wins": 0.0, "timeouts": 0, "crashes": 0, "hangs": 0,
-            "rejected": 0, "forfeits": 0, "matches": set()} for n in names
+        n: {"scores": [], "ranks": [], "timeouts": 0, "crashes": 0, "hangs": 0,
+            "rejected": 0, "forfeits": 0, "matches": set(), "match_wins": {}} for n in names
     }
     for m in matches:
         shares = win_shares(m.ranks)
@@ -137,7 +138,7 @@ def leaderboard(names: Sequence[str], matches: Sequence[MatchResult]) -> dict[st
             p = per[n]
             p["scores"].append(m.scores[seat])
             p["ranks"].append(m.ranks[seat])
-            p["wins"] += shares[seat]
+            p["match_wins"][m.index] = p["match_wins"].get(m.index, 0.0) + shares[seat]
             p["matches"].add(m.index)
     by_rating = sorted(names, key=lambda n: -ratings[n].ordinal())
     places = place_intervals(by_rating, matches)
@@ -145,6 +146,8 @@ def leaderboard(names: Sequence[str], matches: Sequence[MatchResult]) -> dict[st
     for n in names:
         p = per[n]
         seat_games = len(p["ranks"])
+        played = len(p["matches"])
+        wins = sum(min(1.0, share) for share in p["match_wins"].values())
         score = mean_ci(p["scores"])
         rank = mean_ci(p["ranks"])
         r = ratings[n]
@@ -152,9 +155,9 @@ def leaderboard(names: Sequence[str], matches: Sequence[MatchResult]) -> dict[st
             "name": n,
             "ordinal": round(r.ordinal(), 3), "mu": round(r.mu, 3), "sigma": round(r.sigma, 3),
             "matches": len(p["matches"]), "seat_games": seat_games,
-            "wins": round(p["wins"], 3),
-            "win_rate": round(p["wins"] / seat_games, 4) if seat_games else None,
-            "win_rate_ci95": [round(x, 4) for x in wilson(p["wins"], seat_games)],
+            "wins": round(wins, 3),
+            "win_rate": round(wins / played, 4) if played else None,
+            "win_rate_ci95": [round(x, 4) for x in wilson(wins, played)],
             "avg_score": _r(score[0]), "avg_score_ci95": [_r(score[1]), _r(score[2])],
             "avg_rank": _r(rank[0]), "avg_rank_ci95": [_r(rank[1]), _r(rank[2])],
             "place_ci95": list(places[n]),

@@ -49,8 +49,9 @@ METHODS = {
               "referee's ranks, matches in schedule order; ordinal = mu - 3 sigma; an entrant in "
               "several seats of a match gets every seat's update (sum of mu deltas, product of "
               "sigma factors)",
-    "wins": "rank 1 wins; a k-way tie for first counts 1/k; win_rate_ci95 is Wilson's interval "
-            "over seat-games",
+    "wins": "matches won (a seat of the entrant ranked 1; a k-way tie for first counts 1/k per "
+            "tied seat, at most 1 a match); win_rate = wins / matches, win_rate_ci95 is "
+            "Wilson's interval over matches",
     "avg_score_ci95/avg_rank_ci95": "normal approximation, mean +- 1.96 s/sqrt(n) over "
                                     "seat-games",
     "place_ci95": "bootstrap over duplicate-seed groups (500 resamples, seed 12345), places by "

@@ -45,6 +45,19 @@ def test_repeated_entrant_in_one_match_and_ties():
     assert rows["b"]["ordinal"] > rows["a"]["ordinal"]
 
 
+def test_win_rate_counts_matches_not_seats():
+    # issue 12: "Win % counts matches (a win is rank 1), not seats". "a" holds two seats of each
+    # match and wins one of the two matches outright: 1 win in 2 matches is 50%, not 1/4.
+    m = [MatchResult(0, "g0", ("a", "a", "b"), [9, 1, 5], [1, 3, 2]),
+         MatchResult(1, "g1", ("a", "a", "b"), [1, 2, 9], [3, 2, 1])]
+    rows = {e["name"]: e for e in leaderboard(["a", "b"], m)["entrants"]}
+    assert rows["a"]["wins"] == 1 and rows["a"]["win_rate"] == 0.5
+    assert rows["b"]["wins"] == 1 and rows["b"]["win_rate"] == 0.5
+    # both of an entrant's seats tied for first: still one match won
+    tie = [MatchResult(0, "g0", ("a", "a", "b"), [5, 5, 1], [1, 1, 3])]
+    assert {e["name"]: e for e in leaderboard(["a", "b"], tie)["entrants"]}["a"]["wins"] == 1
+
+
 def test_wilson_interval():
     lo, hi = wilson(5, 10)
     assert 0.2 < lo < 0.5 < hi < 0.8
