@@ -11,7 +11,7 @@ Speaks only the wire protocol (``referee.v1.*_pb2`` generated from ``proto/refer
 * ``referee_client.bots`` — reference bots (``random``, ``greedy-batavia``); command line
   ``referee-bot``.
 """
-from .bot import Backoff, Bot, BotError, PlayStats, play, run_bot
+from .bot import Backoff, Bot, BotError, PlayStats, WrongGame, play, run_bot
 from .connection import RefereeError, TlsConfig, aio_channel, bearer, sync_channel
 from .session import SessionStats, register_bot, run_session, session
 from .unary import AdminClient, SeatClient, watch
@@ -26,6 +26,7 @@ __all__ = [
     "SeatClient",
     "SessionStats",
     "TlsConfig",
+    "WrongGame",
     "aio_channel",
     "bearer",
     "play",

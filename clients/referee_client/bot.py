@@ -59,6 +59,9 @@ class Bot:
 
     #: Display name used in logs.
     name: str = "bot"
+    #: The games this bot plays (referee game names); empty: any game. Joining a match of
+    #: another game stops the bot with :class:`WrongGame` before it makes a move.
+    games: tuple[str, ...] = ()
 
     def on_welcome(self, welcome: referee_pb2.Welcome) -> None:
         """Called after every successful (re)join: the match, game, your seat, options."""
@@ -89,6 +92,10 @@ class Bot:
 
 class BotError(RuntimeError):
     """The bot cannot go on: bad token, unknown match, retries exhausted, bot bug..."""
+
+
+class WrongGame(BotError):
+    """The match is of a game this bot was not written for (see :attr:`Bot.games`)."""
 
 
 @dataclass(slots=True)
@@ -172,6 +179,11 @@ async def play(
                     raise _Dropped("the referee closed the stream before the game ended")
                 which = msg.WhichOneof("msg")
                 if which == "welcome":
+                    if bot.games and msg.welcome.game not in bot.games:
+                        raise WrongGame(
+                            f"{bot.name} plays {' and '.join(bot.games)} only; match "
+                            f"{msg.welcome.match_id} is {msg.welcome.game} (use `random`, or "
+                            f"this game's own bot)")
                     seat = msg.welcome.seat
                     blog = blog.bind(seat=seat)
                     if failing_since is not None or stats.reconnects:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import structlog
 
 from . import session_cli
-from .bot import Backoff, Bot, BotError, run_bot
+from .bot import Backoff, Bot, BotError, WrongGame, run_bot
 from .bots import BOTS
 from .connection import RefereeError, TlsConfig
 
@@ -230,6 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         log.warning("interrupted")
         return EXIT_FAILED
+    except WrongGame as exc:
+        log.error("wrong game", error=str(exc))
+        return EXIT_USAGE
     except (BotError, RefereeError) as exc:
         log.error("failed", error=str(exc))
         return EXIT_FAILED

@@ -195,3 +195,15 @@ def test_watch_follows_a_match(referee_server, tmp_path):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+@pytest.mark.parametrize("kind", ["greedy-goa", "greedy-santa-maria"])
+def test_a_reference_bot_refuses_a_game_it_was_not_written_for(referee_server, tmp_path, kind):
+    # issue 12: "Reference bots refuse a game they were not written for with a clear error"
+    with AdminClient(referee_server.address, referee_server.admin_token) as admin:
+        created = admin.create_match("batavia", 3, seed=3)
+    (proc, log_path), *_ = launch_bots(referee_server.address, created.match_id,
+                                       tokens_of(created)[:1], [kind], tmp_path)
+    assert proc.wait(BOT_TIMEOUT_S) == 2
+    text = log_path.read_text()
+    assert "only" in text and "is batavia" in text

@@ -60,6 +60,8 @@ class Weights:
 class GreedyBataviaBot(Bot):
     """One-ply greedy Batavia bot (see the module docstring for its valuation)."""
 
+    games = ("batavia",)
+
     name = "greedy-batavia"
 
     def __init__(self, seed: int | None = None, weights: Weights | None = None):

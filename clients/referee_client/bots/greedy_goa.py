@@ -39,6 +39,8 @@ ROUNDS = 8
 class GreedyGoaBot(Bot):
     """One-ply greedy Goa bot (see the module docstring for its plan)."""
 
+    games = ("goa",)
+
     name = "greedy-goa"
 
     def __init__(self, seed: int | None = None):

@@ -557,6 +557,8 @@ def _neighbours(c: int) -> list[int]:
 class GreedySantaMariaBot(Bot):
     """One-ply greedy Santa Maria bot (see the module docstring for its valuation)."""
 
+    games = ("santa_maria",)
+
     name = "greedy-santa-maria"
 
     def __init__(self, seed: int | None = None, weights: Weights | None = None):
