@@ -38,7 +38,8 @@ SPEC = GameSpec(
     title="Goa (Rüdiger Dorn): 2012 'A New Expedition' or the 2004 original",
     min_seats=2,
     max_seats=4,
-    rulebook="shared/rules/goa-2012-en.txt (2012), goa-2012-fr.txt, goa-2004-fr.txt (2004)",
+    rulebook="Goa - A New Expedition, English and French rules (Z-Man, 2012); Goa, French "
+             "rules (Hans im Glück, 2004)",
     options=(
         OptionSpec("edition", "enum", "2012",
                    "2012: Goa - A New Expedition (Z-Man); 2004: the original (Hans im Glück): "
