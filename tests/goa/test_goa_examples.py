@@ -1,4 +1,4 @@
-"""The two worked examples of the 2012 rulebook (shared/rules/goa-2012-en.txt), replayed.
+"""The two worked examples of the 2012 rulebook (Goa - A New Expedition, English rules), replayed.
 
 "Example of a complete round": Yellow, Red, Green, Blue (seats 0..3), Yellow has the flag.
 "Scoring example for Red": Red scores 42 VP.

@@ -1,40 +1,34 @@
-"""Goa as a referee game: options, component sheets, proto mapping. The rules live in modules by
-concern (README.md); this adapter calls ``flow.setup``, ``flow.decision``, ``flow.apply`` and
-``flow.default_move``, and hashes with ``state.state_digest``."""
+"""Goa as a referee game: options, component sheets, result and proto mapping; the rest is the
+common adapter (referee/core/adapter.py) over the rules, which live in modules by concern
+(README.md) entered through ``flow`` (``setup``, ``decision``, ``apply``, ``default_move``).
+States are hashed with Goa's own ``state.state_digest``."""
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from google.protobuf.message import Message
 
-from referee.core.components import (
-    ComponentSheet,
-    derived,
-    load_sheet_file,
-    parse_sheet,
-)
+from referee.core.adapter import SheetGame, field_in_range
+from referee.core.components import ComponentSheet
 from referee.core.contract import (
     BadOptions,
-    Decision,
-    Event,
-    Game,
     GameSpec,
     MalformedMove,
     OptionSpec,
     Result,
     competition_ranks,
 )
-from referee.core.rng import Rng
 from referee.v1 import goa_pb2 as pb
 
 from . import flow, moves
+from . import view as views
 from .board import cell_of, rc_of
 from .catalog import Rules
 from .sheet import SHEET_SCHEMA, check_consistency
 from .state import OVER, State, state_digest
-from .view import build_view
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
 SHEETS = {"2012": COMPONENTS_DIR / "goa-2012.json", "2004": COMPONENTS_DIR / "goa-2004.json"}
@@ -44,7 +38,8 @@ SPEC = GameSpec(
     title="Goa (Rüdiger Dorn): 2012 'A New Expedition' or the 2004 original",
     min_seats=2,
     max_seats=4,
-    rulebook="shared/rules/goa-2012-en.txt (2012), goa-2012-fr.txt, goa-2004-fr.txt (2004)",
+    rulebook="Goa - A New Expedition, English and French rules (Z-Man, 2012); Goa, French "
+             "rules (Hans im Glück, 2004)",
     options=(
         OptionSpec("edition", "enum", "2012",
                    "2012: Goa - A New Expedition (Z-Man); 2004: the original (Hans im Glück): "
@@ -71,24 +66,18 @@ SPEC = GameSpec(
 )
 
 
-class GoaGame(Game[State, moves.Move]):
+class GoaGame(SheetGame[State, moves.Move]):
     spec = SPEC
     move_message = pb.Move
     view_message = pb.View
-
-    def __init__(self) -> None:
-        self._defaults: dict[str, ComponentSheet] = {}
+    sheet_schema = SHEET_SCHEMA
+    default_sheets = MappingProxyType(SHEETS)
+    engine = flow
+    views = views
 
     # ---- components
-    def default_components(self, options: Mapping[str, Any]) -> ComponentSheet:
-        edition = options.get("edition", "2012")
-        sheet = self._defaults.get(edition)
-        if sheet is None:
-            sheet = self._defaults[edition] = self.load_components(str(SHEETS[edition]))
-        return sheet
-
-    def load_components(self, path: str) -> ComponentSheet:
-        return check_consistency(load_sheet_file(path, game="goa", required=SHEET_SCHEMA))
+    def check_sheet(self, sheet: ComponentSheet) -> None:
+        check_consistency(sheet)
 
     def sheet_variant(self, options: Mapping[str, Any]) -> str:
         return options.get("edition", "2012")
@@ -96,36 +85,12 @@ class GoaGame(Game[State, moves.Move]):
     def sheet_variant_of(self, sheet: ComponentSheet) -> str:
         return sheet["edition"]
 
-    def component_sheets(self) -> dict[str, ComponentSheet]:
-        return {e: self.default_components({"edition": e}) for e in SHEETS}
-
-    def parse_components(self, document: Mapping[str, Any]) -> ComponentSheet:
-        return check_consistency(parse_sheet(document, game="goa", required=SHEET_SCHEMA))
-
-    def rules_for(self, sheet: ComponentSheet) -> Rules:
-        return derived(sheet, Rules.from_sheet)
-
     # ---- rules
-    def setup(self, options, seat_count, rng: Rng, components: ComponentSheet) -> State:
-        options = dict(options)
-        for o in SPEC.options:
-            options.setdefault(o.name, o.default)
-        rules = self.rules_for(components)
+    def check_setup(self, options: Mapping[str, Any], rules: Rules) -> None:
         if rules.edition != options["edition"]:
-            raise BadOptions(f"edition {options['edition']} with the {components.name} sheet")
+            raise BadOptions(f"edition {options['edition']} with a {rules.edition}-edition sheet")
         if options["bonanza"] and options["edition"] != "2012":
             raise BadOptions("the Bonanza variant belongs to the 2012 edition")
-        state, _ = flow.setup(options, seat_count, rng, rules)
-        return state
-
-    def decision(self, state: State) -> Decision | None:
-        return flow.decision(state)
-
-    def apply(self, state: State, seat: int, move: moves.Move) -> list[Event]:
-        return flow.apply(state, seat, move)
-
-    def view(self, state: State, seat: int | None) -> pb.View:
-        return build_view(state, seat)
 
     def result(self, state: State) -> Result | None:
         if state.phase != OVER:
@@ -141,14 +106,8 @@ class GoaGame(Game[State, moves.Move]):
             summary="final scoring after round 8 (ties: most ducats)",
         )
 
-    def default_move(self, state: State, decision: Decision) -> moves.Move:
-        return flow.default_move(state, decision)
-
     def hash_state(self, state: State) -> str:
         return state_digest(state)
-
-    def seat_count(self, state: State) -> int:
-        return state.n
 
     # ---- proto mapping
     def move_to_proto(self, move: moves.Move) -> pb.Move:
@@ -229,15 +188,9 @@ _SINGLETONS = {
 _SINGLETON_FIELDS = {type(m): name for name, m in _SINGLETONS.items()}
 
 
-def _in(value: int, lo: int, hi: int, what: str) -> int:
-    if not lo <= value <= hi:
-        raise MalformedMove(f"{what} must be within [{lo}, {hi}], not {value}")
-    return value
-
-
 def _cell_from(c: pb.Cell, what: str) -> int:
-    r = _in(c.row, -1, 5, f"{what}.row")
-    col = _in(c.col, -1, 5, f"{what}.col")
+    r = field_in_range(c.row, -1, 5, f"{what}.row")
+    col = field_in_range(c.col, -1, 5, f"{what}.col")
     return cell_of(r, col)
 
 
@@ -252,8 +205,8 @@ def _from_proto(message: Message):
         return single
     m = getattr(message, kind)
     if kind == "quick_advance":
-        a = _in(m.first, 1, 5, "quick_advance.first") - 1
-        b = _in(m.second, 1, 5, "quick_advance.second") - 1
+        a = field_in_range(m.first, 1, 5, "quick_advance.first") - 1
+        b = field_in_range(m.second, 1, 5, "quick_advance.second") - 1
         return moves.QUICK_ADVANCE.get((a, b)) or moves.QuickAdvance(a, b)
     if kind == "place_flag":
         return moves.PLACE_FLAG[_cell_from(m.cell, "place_flag.cell")]
@@ -262,39 +215,39 @@ def _from_proto(message: Message):
     if kind == "swap_take":
         return moves.SWAP_TAKE[_cell_from(m.cell, "swap_take.cell")]
     if kind == "bid":
-        return moves.bid(_in(m.amount, 0, 100_000, "bid.amount"))
+        return moves.bid(field_in_range(m.amount, 0, 100_000, "bid.amount"))
     if kind == "progress":
-        return moves.progress(_in(m.column, 1, 5, "progress.column") - 1, _in(m.card, 0, 10_000, "progress.card") - 1)
+        return moves.progress(field_in_range(m.column, 1, 5, "progress.column") - 1, field_in_range(m.card, 0, 10_000, "progress.card") - 1)
     if kind == "harvest":
-        return moves.harvest(_in(m.card, 0, 10_000, "harvest.card") - 1)
+        return moves.harvest(field_in_range(m.card, 0, 10_000, "harvest.card") - 1)
     if kind == "found_colony":
-        return moves.found_colony(_in(m.colony, 1, 4, "found_colony.colony") - 1,
-                               _in(m.card, 0, 10_000, "found_colony.card") - 1)
+        return moves.found_colony(field_in_range(m.colony, 1, 4, "found_colony.colony") - 1,
+                               field_in_range(m.card, 0, 10_000, "found_colony.card") - 1)
     if kind == "espionage":
-        return moves.ESPIONAGE[_in(m.opponent, 0, 3, "espionage.opponent")]
+        return moves.ESPIONAGE[field_in_range(m.opponent, 0, 3, "espionage.opponent")]
     if kind == "play_card":
-        return moves.play_card(_in(m.card, 0, 10_000, "play_card.card"))
+        return moves.play_card(field_in_range(m.card, 0, 10_000, "play_card.card"))
     if kind == "use_tile":
-        return moves.use_tile(_in(m.tile, 0, 10_000, "use_tile.tile"))
+        return moves.use_tile(field_in_range(m.tile, 0, 10_000, "use_tile.tile"))
     if kind in ("pay_spice", "place_spice", "sell_spice"):
-        land = _in(m.land, 0, moves.MAX_LANDS - 1, f"{kind}.land")
-        spice = _in(m.spice, 1, 5, f"{kind}.spice") - 1
+        land = field_in_range(m.land, 0, moves.MAX_LANDS - 1, f"{kind}.land")
+        spice = field_in_range(m.spice, 1, 5, f"{kind}.spice") - 1
         table = {"pay_spice": moves.PAY_SPICE, "place_spice": moves.PLACE_SPICE, "sell_spice": moves.SELL_SPICE}[kind]
         return table[land][spice]
     if kind == "reveal_more":
-        return moves.reveal_more(_in(m.card, 0, 10_000, "reveal_more.card"))
+        return moves.reveal_more(field_in_range(m.card, 0, 10_000, "reveal_more.card"))
     if kind == "choose_colony_tile":
-        return moves.choose_colony_tile(_in(m.tile, 0, 10_000, "choose_colony_tile.tile"))
+        return moves.choose_colony_tile(field_in_range(m.tile, 0, 10_000, "choose_colony_tile.tile"))
     if kind == "draw":
-        return moves.draw(_in(m.count, 0, 100, "draw.count"))
+        return moves.draw(field_in_range(m.count, 0, 100, "draw.count"))
     if kind == "discard_card":
-        return moves.discard_card(_in(m.card, 0, 10_000, "discard_card.card"))
+        return moves.discard_card(field_in_range(m.card, 0, 10_000, "discard_card.card"))
     if kind == "choose_column":
-        return moves.CHOOSE_COLUMN[_in(m.column, 1, 5, "choose_column.column") - 1]
+        return moves.CHOOSE_COLUMN[field_in_range(m.column, 1, 5, "choose_column.column") - 1]
     if kind == "choose_resource":
-        return moves.CHOOSE_RESOURCE[_in(m.kind, 1, 3, "choose_resource.kind") - 1]
+        return moves.CHOOSE_RESOURCE[field_in_range(m.kind, 1, 3, "choose_resource.kind") - 1]
     if kind == "discard_plantation":
-        return moves.DISCARD_PLANTATION[_in(m.land, 0, moves.MAX_LANDS - 1, "discard_plantation.land")]
+        return moves.DISCARD_PLANTATION[field_in_range(m.land, 0, moves.MAX_LANDS - 1, "discard_plantation.land")]
     if kind == "take_favor":
-        return moves.take_favor(_in(m.tile, 0, 10_000, "take_favor.tile"))
+        return moves.take_favor(field_in_range(m.tile, 0, 10_000, "take_favor.tile"))
     raise MalformedMove(f"unknown goa move kind {kind}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from referee.core.components import ComponentSheet, exactly, int_at_least, is_int
+from referee.core.components import ComponentSheet, SheetError, exactly, int_at_least, is_int
 
 from .catalog import BONANZA_KEYS, CARD_EFFECTS, COLONIES, COLUMNS, SPICES, TILE_TYPES
 
@@ -136,22 +136,21 @@ for _k in range(1, 31):
     SHEET_SCHEMA[f"card.{_k:02d}"] = _card
 
 
-def check_consistency(sheet: ComponentSheet) -> ComponentSheet:
+def check_consistency(sheet: ComponentSheet) -> None:
     v = sheet.values
     name = sheet.name
     symbols = v["expedition_symbols"]
     for k in range(1, 31):
         if v[f"card.{k:02d}"]["symbol"] not in symbols:
-            raise ValueError(f"{name}: card.{k:02d} has a symbol not in expedition_symbols")
+            raise SheetError(f"{name}: card.{k:02d} has a symbol not in expedition_symbols")
     if v["start"]["first_symbol"] not in symbols:
-        raise ValueError(f"{name}: start.first_symbol is not an Expedition symbol")
+        raise SheetError(f"{name}: start.first_symbol is not an Expedition symbol")
     for phase in ("A", "B"):
         total = sum(t["count"] for t in v[f"tiles_{phase}"])
         if total - v["tiles_removed"] < 25:
-            raise ValueError(f"{name}: {total} {phase} tiles leave fewer than 25 after set-up")
+            raise SheetError(f"{name}: {total} {phase} tiles leave fewer than 25 after set-up")
     for colony in ("quilon", "madras"):
         if v[f"colony.{colony}"]["tiles"] != 5:
-            raise ValueError(f"{name}: colony.{colony} must have 5 tiles (one colony_tile entry each)")
+            raise SheetError(f"{name}: colony.{colony} must have 5 tiles (one colony_tile entry each)")
     if len(v["expedition_set_vp"]) < v["limits"]["expedition_cards"] // len(symbols):
-        raise ValueError(f"{name}: expedition_set_vp must cover every set size")
-    return sheet
+        raise SheetError(f"{name}: expedition_set_vp must cover every set size")

@@ -2,7 +2,7 @@
 
 The sheets are the committed artefacts; this script only keeps their many per-cell entries
 consistent. Every value carries its provenance (docs/ARCHITECTURE.md, "Component data"); sources are the
-project's rulebooks and the research file shared/data/goa.json."""
+rulebooks and the secondary sources listed in SOURCES below."""
 from __future__ import annotations
 
 import json
@@ -37,7 +37,7 @@ def v(value, provenance, source="", note=""):
 
 
 def cyclic(primary_order, forward):
-    """The hypothesis of shared/data/goa.json: step s of a column costs its primary spice and the
+    """The cyclic-cost hypothesis of the component research: step s of a column costs its primary spice and the
     next s-1 spices in a fixed cycle (forward for 2012, reverse for 2004)."""
     cycle = ["ginger", "cinnamon", "pepper", "nutmeg", "clove"]
     if not forward:
