@@ -195,6 +195,54 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-json", action="store_true", help=argparse.SUPPRESS)
 
     p = sub.add_parser(
+        "play",
+        help="play one match of your bot against reference bots on a private local referee",
+        description=(
+            "The local dev loop: start a private referee (SQLite store, web viewer) in a fresh "
+            "folder, play one match of your bot (--me) against the --vs opponents, print the "
+            "result, each seat's incidents, the record and a static replay page. Your command "
+            "gets --address A --match M --token=T appended, unless it has {address} {match} "
+            "{token} {seat} {seed} placeholders ($REFEREE_ADDRESS, $REFEREE_MATCH and "
+            "$REFEREE_TOKEN are set too). A bot that crashes or does not join is given up on at "
+            "once: its seat is played by the time policy."
+        ),
+        epilog=(
+            'example: referee-bot play --game goa --me "python mybot.py" --vs greedy-goa '
+            "--vs random\n"
+            "exit status: 0 the match ended and your bot played every move itself, 1 it "
+            "crashed, timed out, had a move refused or the match did not end, 2 bad usage."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--game", required=True, help="the game to play (see `referee games`)")
+    p.add_argument("--me", required=True, metavar="COMMAND",
+                   help='your bot\'s command, one quoted string (e.g. "python mybot.py")')
+    p.add_argument("--vs", action="append", default=[], metavar="BOT",
+                   help="an opponent, repeatable, one seat each: a reference bot ("
+                        + ", ".join(sorted(BOTS)) + ", or greedy for the game's greedy bot) "
+                        "or a command like --me")
+    p.add_argument("--seat", type=int, default=0,
+                   help="your bot's seat (default 0; the opponents fill the others in order)")
+    p.add_argument("--seed", type=int, help="match seed (default: random, printed)")
+    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                   help="game option, repeatable (e.g. --option edition=2004)")
+    p.add_argument("--move-ms", type=int, default=10_000, metavar="MS",
+                   help="per-move time limit (default 10000; 0: none)")
+    p.add_argument("--on-expiry", choices=("random_legal", "default_move", "forfeit"),
+                   default="random_legal",
+                   help="what the referee does when a bot's time runs out (default random_legal)")
+    p.add_argument("--join-timeout", type=float, default=20.0, metavar="S",
+                   help="give up on a bot that has not joined after S seconds (default 20)")
+    p.add_argument("--workdir", metavar="DIR",
+                   help="where the referee data, bot logs and replay go (default "
+                        "runs/play/<UTC time>)")
+    p.add_argument("--no-web", action="store_true", help="do not start the web viewer")
+    p.add_argument("--keep-open", action="store_true",
+                   help="after the match, keep the referee and its viewer up until Ctrl-C")
+    p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    p.add_argument("--log-json", action="store_true", help=argparse.SUPPRESS)
+
+    p = sub.add_parser(
         "watch",
         help="follow a match as a spectator (public events) until it ends",
         description="Print the public events of a match, then the final scores.",
@@ -225,6 +273,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _watch(args)
         if args.command == "conformance":
             return _conformance(args)
+        if args.command == "play":
+            return _play(args)
         if session_cli.handles(args.command):
             return session_cli.main(args, log, _tls(args))
     except KeyboardInterrupt:
@@ -298,6 +348,26 @@ def _conformance(args: argparse.Namespace) -> int:
     return main(Options(
         command=command, games=args.game, seats=args.seats, move_ms=args.move_ms,
         seed=args.seed, workdir=Path(args.workdir) if args.workdir else None,
+    ))
+
+
+def _play(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .local_play import PlayOptions, run
+
+    options = {}
+    for item in args.option:
+        name, sep, value = item.partition("=")
+        if not sep:
+            print(f"referee-bot play: --option takes NAME=VALUE, not {item!r}", file=sys.stderr)
+            return EXIT_USAGE
+        options[name] = value
+    return run(PlayOptions(
+        game=args.game, me=args.me, vs=args.vs, seat=args.seat, seed=args.seed, options=options,
+        move_ms=args.move_ms, on_expiry=args.on_expiry, join_timeout_s=args.join_timeout,
+        workdir=Path(args.workdir) if args.workdir else None, http=not args.no_web,
+        keep_open=args.keep_open,
     ))
 
 

@@ -18,6 +18,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -224,9 +225,12 @@ def _tail(path: Path) -> tuple[str, int]:
     return data[-TAIL_BYTES:].decode("utf-8", "replace"), len(REJECTED_RE.findall(data))
 
 
-async def play_match(job: MatchJob) -> dict[str, Any]:
+async def play_match(job: MatchJob, on_created: Callable[[str], None] | None = None
+                     ) -> dict[str, Any]:
     """Play ``job`` to the end; never raises for a bot's or the referee's failure (the result
-    carries ``error``). Cancelling it kills the bots."""
+    carries ``error``). Cancelling it kills the bots. ``on_created`` is called with the match
+    id once the match exists, before any bot starts (``referee-bot play`` prints its viewer
+    link then)."""
     if job.address is None:  # a private referee for this match
         with tempfile.TemporaryDirectory(prefix="referee-task-") as tmp:
             ref = LocalReferee(Path(tmp) / "data", job.admin_token or None)
@@ -236,17 +240,18 @@ async def play_match(job: MatchJob) -> dict[str, Any]:
                 inner = MatchJob(**{**job.to_dict(), "address": ref.address,
                                     "admin_token": ref.admin_token,
                                     "unix_socket": ref.unix_socket})
-                return await play_match(inner)
+                return await play_match(inner, on_created)
             finally:
                 await asyncio.to_thread(ref.stop)
     if job.log_dir is None:
         with tempfile.TemporaryDirectory(prefix="referee-bots-") as tmp:
-            return await _play(job, Path(tmp))
+            return await _play(job, Path(tmp), on_created)
     Path(job.log_dir).mkdir(parents=True, exist_ok=True)
-    return await _play(job, Path(job.log_dir))
+    return await _play(job, Path(job.log_dir), on_created)
 
 
-async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
+async def _play(job: MatchJob, log_dir: Path,
+                on_created: Callable[[str], None] | None = None) -> dict[str, Any]:
     t0 = time.monotonic()
     result: dict[str, Any] = {"idx": job.idx, "referee": job.address, "match_id": None,
                               "scores": None, "ranks": None, "error": None, "record_json": None}
@@ -271,6 +276,8 @@ async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
         match_id = created.match_id
         result["match_id"] = match_id
         tokens = {s.seat: s.token for s in created.seats}
+        if on_created is not None:
+            on_created(match_id)
         for seat in range(job.seats):
             name = job.seating[seat]
             bot = _Bot(seat, name, log_dir / f"{job.idx:05d}-seat{seat}-{name}.log")
@@ -285,10 +292,13 @@ async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
                       "match": match_id, "token": tokens[seat],
                       "seat": str(seat), "seed": str(job.bot_seeds[seat]), "name": name,
                       "game": job.game, "python": sys.executable}
+            # the connection also in the environment, as the conformance kit gives it
+            connect = {"REFEREE_ADDRESS": values["address"], "REFEREE_MATCH": match_id,
+                       "REFEREE_TOKEN": tokens[seat]}
             if sandbox:  # never the runner's environment (it may hold the admin token)
-                env = dict(job.envs[seat])
+                env = {**job.envs[seat], **connect}
             else:
-                env = {**os.environ, "PYTHONUNBUFFERED": "1", **job.envs[seat]}
+                env = {**os.environ, "PYTHONUNBUFFERED": "1", **job.envs[seat], **connect}
             await _spawn(bot, fill(job.commands[seat], values), job.cwds[seat], env,
                          sandbox, job.unix_socket)
 

@@ -64,9 +64,11 @@ def referee_command() -> list[str]:
 class LocalReferee:
     """``referee serve`` on 127.0.0.1 with an ephemeral port, as a subprocess."""
 
-    def __init__(self, data_dir: Path, admin_token: str | None = None):
+    def __init__(self, data_dir: Path, admin_token: str | None = None,
+                 extra_args: tuple[str, ...] = ()):
         self.data_dir = Path(data_dir)
         self.admin_token = admin_token or secrets.token_hex(16)
+        self.extra_args = tuple(extra_args)  # more `referee serve` flags (e.g. --http-port)
         self.proc: subprocess.Popen | None = None
         self.port = 0
         #: it also listens on a Unix socket (sandboxed bots have no network), in a short
@@ -96,7 +98,8 @@ class LocalReferee:
                 [*die_with_parent_prefix(), *referee_command(), "serve",
                  "--host", "127.0.0.1", "--port", "0",
                  "--port-file", str(self.port_file), "--data-dir", str(self.data_dir),
-                 "--admin-token", self.admin_token, "--unix", str(self.unix_socket)],
+                 "--admin-token", self.admin_token, "--unix", str(self.unix_socket),
+                 *self.extra_args],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
