@@ -51,11 +51,14 @@ def test_report_links_every_match_to_a_replay_that_works_from_files(page, tmp_pa
     assert links.count() == len(done)
     for m in done:
         assert (out / "replays" / (m["record"].split("/")[-1][:-5] + ".html")).is_file()
+    page.set_viewport_size({"width": 1200, "height": 600})  # the log box ends below the fold
     links.first.click()
     page.wait_for_function("document.getElementById('board').dataset.version !== ''")
     assert page.url.startswith("file://") and "/replays/" in page.url
     last = int(page.get_attribute("#board", "data-version"))
     assert last > 10 and page.locator("#scores tr").count() == 2
+    # opened at its last version, the page stays at its top (the log box scrolls, not the page)
+    assert page.evaluate("window.scrollY") == 0
     before = page.inner_html("#board")
     page.click("#first")
     assert page.get_attribute("#board", "data-version") == "0"

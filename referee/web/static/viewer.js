@@ -149,7 +149,12 @@
       if (!f.events || !f.events.length) ev.innerHTML = `<li class="muted">${f.v === 0 ? "set-up" : "no public event"}</li>`;
       for (const li of document.querySelectorAll("#log li")) li.classList.toggle("current", Number(li.dataset.v) === f.v);
       const cur = document.querySelector("#log li.current");
-      if (cur) cur.scrollIntoView({block: "nearest"});
+      // scroll the log box only: scrollIntoView would scroll the page too, hiding its title
+      const log = $("log");
+      if (cur && log) {
+        const lr = log.getBoundingClientRect(), cr = cur.getBoundingClientRect();
+        if (cr.top < lr.top || cr.bottom > lr.bottom) log.scrollTop += cr.top - lr.top - log.clientHeight / 2;
+      }
       const turn = view && view.current_seat !== undefined ? view.current_seat : -1;
       for (const el of document.querySelectorAll(".seats .seat")) el.classList.toggle("to-act", Number(el.dataset.seat) === turn);
     },
