@@ -1,7 +1,7 @@
 """No project file cites a path outside this repository: every file a relative path names must be
-reachable from a checkout, and the briefs and research files the project was started from
-(DESIGN.md, shared/...) are not part of it, so sheets and docs cite rulebooks by title and edition
-or files inside the repository instead."""
+reachable from a checkout. The design brief and the research files (rules texts, component data)
+the project was started from are not part of it, so sheets and docs cite rulebooks by title and
+edition, or files inside the repository, instead of them."""
 from __future__ import annotations
 
 import re
