@@ -12,71 +12,26 @@
 // and the decision is answered again.
 'use strict';
 
-const path = require('path');
 const grpc = require('@grpc/grpc-js');
-const protoLoader = require('@grpc/proto-loader');
+const { RETRYABLE, parseArgs, rng, logger, bearer, loadReferee, run } = require('./common');
 
-const PROTO_ROOT = process.env.REFEREE_PROTO_DIR || path.resolve(__dirname, '..', '..', 'proto');
+const USAGE = 'usage: node bot.js --address HOST:PORT --match ID --token=TOKEN [--seed N]';
+const log = logger('node-random');
 
-function parseArgs(argv) {
-  const args = { address: process.env.REFEREE_ADDRESS || '127.0.0.1:50051',
-                 token: process.env.REFEREE_TOKEN, match: undefined, seed: undefined };
-  for (let i = 0; i < argv.length; i++) {
-    let a = argv[i];
-    let value;
-    const eq = a.indexOf('=');
-    if (a.startsWith('--') && eq > 0) { value = a.slice(eq + 1); a = a.slice(0, eq); }
-    const take = () => (value !== undefined ? value : argv[++i]);
-    switch (a) {
-      case '--address': args.address = take(); break;
-      case '--match': args.match = take(); break;
-      case '--token': args.token = take(); break;
-      case '--seed': args.seed = Number(take()); break;
-      case '-h': case '--help':
-        console.log('usage: node bot.js --address HOST:PORT --match ID --token=TOKEN [--seed N]');
-        process.exit(0);
-        break;
-      default:
-        console.error(`unknown argument ${a}`);
-        process.exit(2);
-    }
-  }
-  if (!args.match || !args.token) {
-    console.error('usage: node bot.js --address HOST:PORT --match ID --token=TOKEN [--seed N]');
-    process.exit(2);
-  }
-  return args;
-}
-
-// mulberry32: a small seeded PRNG, so a seeded bot is reproducible.
-function rng(seed) {
-  let a = (seed === undefined || Number.isNaN(seed)) ? (Math.random() * 2 ** 32) >>> 0 : seed >>> 0;
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function log(level, event, fields = {}) {
-  process.stderr.write(JSON.stringify({ level, event, bot: 'node-random', ...fields }) + '\n');
-}
-
-function loadReferee() {
-  const def = protoLoader.loadSync('referee/v1/referee.proto', {
-    includeDirs: [PROTO_ROOT], keepCase: true, longs: String, enums: String,
-    defaults: false, oneofs: true,
+function parse(argv) {
+  return parseArgs(argv, {
+    usage: USAGE,
+    flags: { '--address': ['address', String], '--match': ['match', String],
+             '--token': ['token', String], '--seed': ['seed', Number] },
+    defaults: { address: process.env.REFEREE_ADDRESS || '127.0.0.1:50051',
+                token: process.env.REFEREE_TOKEN, match: undefined, seed: undefined },
+    valid: (args) => Boolean(args.match && args.token),
   });
-  return grpc.loadPackageDefinition(def).referee.v1;
 }
 
 function playOnce(client, args, random, state) {
   return new Promise((resolve) => {
-    const md = new grpc.Metadata();
-    md.add('authorization', `Bearer ${args.token}`);
-    const call = client.Play(md);
+    const call = client.Play(bearer(args.token));
     let finished = false;
     const answered = new Set();
     let pending = null;  // the decision being answered
@@ -131,11 +86,8 @@ function playOnce(client, args, random, state) {
   });
 }
 
-const RETRYABLE = new Set([grpc.status.UNAVAILABLE, grpc.status.CANCELLED, grpc.status.ABORTED,
-  grpc.status.INTERNAL, grpc.status.UNKNOWN, grpc.status.DEADLINE_EXCEEDED]);
-
 async function main() {
-  const args = parseArgs(process.argv.slice(2));
+  const args = parse(process.argv.slice(2));
   const random = rng(args.seed);
   const referee = loadReferee();
   const state = { failingSince: null };
@@ -163,7 +115,4 @@ async function main() {
   }
 }
 
-main().then((code) => process.exit(code), (err) => {
-  log('error', 'crashed', { error: String(err && err.stack || err) });
-  process.exit(1);
-});
+run(main, log);

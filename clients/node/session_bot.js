@@ -15,63 +15,24 @@
 // never, without it), 1 failure, 2 bad usage.
 'use strict';
 
-const path = require('path');
 const grpc = require('@grpc/grpc-js');
-const protoLoader = require('@grpc/proto-loader');
+const { RETRYABLE, parseArgs, rng, logger, bearer, loadReferee, run } = require('./common');
 
-const PROTO_ROOT = process.env.REFEREE_PROTO_DIR || path.resolve(__dirname, '..', '..', 'proto');
 const USAGE = 'usage: node session_bot.js --address HOST:PORT --bot-token=TOKEN [--capacity N] '
   + '[--max-matches N] [--seed N]';
-const RETRYABLE = new Set([grpc.status.UNAVAILABLE, grpc.status.CANCELLED, grpc.status.ABORTED,
-  grpc.status.INTERNAL, grpc.status.UNKNOWN, grpc.status.DEADLINE_EXCEEDED]);
+const log = logger('node-session');
 
-function parseArgs(argv) {
-  const args = { address: process.env.REFEREE_ADDRESS || '127.0.0.1:50051',
-                 botToken: process.env.REFEREE_BOT_TOKEN, capacity: 1, maxMatches: 0,
-                 seed: undefined };
-  for (let i = 0; i < argv.length; i++) {
-    let a = argv[i];
-    let value;
-    const eq = a.indexOf('=');
-    if (a.startsWith('--') && eq > 0) { value = a.slice(eq + 1); a = a.slice(0, eq); }
-    const take = () => (value !== undefined ? value : argv[++i]);
-    switch (a) {
-      case '--address': args.address = take(); break;
-      case '--bot-token': args.botToken = take(); break;
-      case '--capacity': args.capacity = Number(take()); break;
-      case '--max-matches': args.maxMatches = Number(take()); break;
-      case '--seed': args.seed = Number(take()); break;
-      case '-h': case '--help': console.log(USAGE); process.exit(0); break;
-      default: console.error(`unknown argument ${a}\n${USAGE}`); process.exit(2);
-    }
-  }
-  if (!args.botToken || !(args.capacity >= 1 && args.capacity <= 256)) {
-    console.error(USAGE);
-    process.exit(2);
-  }
-  return args;
-}
-
-// mulberry32: a small seeded PRNG, so a seeded bot is reproducible.
-function rng(seed) {
-  let a = (seed === undefined || Number.isNaN(seed)) ? (Math.random() * 2 ** 32) >>> 0 : seed >>> 0;
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function log(level, event, fields = {}) {
-  process.stderr.write(JSON.stringify({ level, event, bot: 'node-session', ...fields }) + '\n');
-}
-
-function bearer(token) {
-  const md = new grpc.Metadata();
-  md.add('authorization', `Bearer ${token}`);
-  return md;
+function parse(argv) {
+  return parseArgs(argv, {
+    usage: USAGE,
+    flags: { '--address': ['address', String], '--bot-token': ['botToken', String],
+             '--capacity': ['capacity', Number], '--max-matches': ['maxMatches', Number],
+             '--seed': ['seed', Number] },
+    defaults: { address: process.env.REFEREE_ADDRESS || '127.0.0.1:50051',
+                botToken: process.env.REFEREE_BOT_TOKEN, capacity: 1, maxMatches: 0,
+                seed: undefined },
+    valid: (args) => Boolean(args.botToken) && args.capacity >= 1 && args.capacity <= 256,
+  });
 }
 
 // Play one seat to its GameOver on a Play stream; resolves {done} or {done: false, err}.
@@ -125,13 +86,9 @@ async function playAssignment(client, a, random) {
 }
 
 async function main() {
-  const args = parseArgs(process.argv.slice(2));
+  const args = parse(process.argv.slice(2));
   const random = rng(args.seed);
-  const def = protoLoader.loadSync('referee/v1/referee.proto', {
-    includeDirs: [PROTO_ROOT], keepCase: true, longs: String, enums: String,
-    defaults: false, oneofs: true,
-  });
-  const referee = grpc.loadPackageDefinition(def).referee.v1;
+  const referee = loadReferee();
   // one client (one connection) for the session and every match; short reconnection backoff
   const client = new referee.Referee(args.address, grpc.credentials.createInsecure(), {
     'grpc.max_receive_message_length': 64 * 1024 * 1024,
@@ -194,7 +151,4 @@ async function main() {
   });
 }
 
-main().then((code) => process.exit(code), (err) => {
-  log('error', 'crashed', { error: String(err && err.stack || err) });
-  process.exit(1);
-});
+run(main, log);

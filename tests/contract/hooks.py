@@ -14,11 +14,11 @@ from types import ModuleType
 
 
 def for_game(name: str) -> ModuleType | None:
-    """``tests.<game>.hooks``, else ``tests.contract.<game>_hooks``, else None."""
-    for module in (f"tests.{name}.hooks", f"tests.contract.{name}_hooks"):
-        try:
-            return importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name not in (module, module.rpartition(".")[0]):
-                raise
-    return None
+    """``tests.<game>.hooks``, or None when the game's tests provide none."""
+    module = f"tests.{name}.hooks"
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name not in (module, module.rpartition(".")[0]):
+            raise  # the hooks exist but import something missing: a real error
+        return None

@@ -88,7 +88,7 @@ def test_setup_2004_removes_2_of_27():
     assert len(state.box) == 2 and all(t >= 0 for t in state.grid)
     assert sum(1 for t in state.rules.tiles if t.phase == "A") == 27
     view = GAME.view(state, 0)
-    assert view.box_size == 2 and not view.box, "returned unseen (2012: revealed)"
+    assert view.box_count == 2 and not view.box, "returned unseen (2012: revealed)"
     assert len(GAME.view(new_game(4, 2), 0).box) == 4
 
 

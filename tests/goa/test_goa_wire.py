@@ -129,7 +129,7 @@ def test_view_shows_own_hand_and_ducats_only_sizes_of_others():
         assert sorted(c.id for c in view.my_hand) == sorted(state.hands[seat])
         assert [p.hand_size for p in view.players] == [len(h) for h in state.hands]
         assert len(view.grid) == 25 and view.board.columns[0].column == pb.SHIPS
-        assert view.most_ducats_vp == 3 and view.single_plantation_vp == 1 and view.box_size == 4
+        assert view.most_ducats_vp == 3 and view.single_plantation_vp == 1 and view.box_count == 4
 
 
 def test_registered_under_its_name():

@@ -207,7 +207,7 @@ def build_view(state: State, seat: int | None) -> pb.View:
         grid=grid,
         players=players,
         box=[tile_info(rules, t) for t in state.box] if boxed_tiles_seen(state) else [],
-        box_size=len(state.box),
+        box_count=len(state.box),
         b_tiles_left=len(state.stacks.get("B", ())),
         expedition_deck_size=len(state.deck),
         expedition_discard=[card_info(rules, c) for c in state.discard],

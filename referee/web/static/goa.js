@@ -151,7 +151,7 @@
     line(`Extra action cards in supply ${v.extra_action_supply}`);
     const need = v.colony_need || [];
     line(`Colonists needed: ${["Quilon", "Cochin", "Madras", "Calicut"].map((c, i) => `${c} ${need[i]}`).join(" · ")}`);
-    line(`Colony tiles left ${(v.colony_supply || []).length} · tiles in the box ${v.box_size || (v.box || []).length}`);
+    line(`Colony tiles left ${(v.colony_supply || []).length} · tiles in the box ${v.box_count || (v.box || []).length}`);
     line(`Colony VP ${(v.colony_vp || []).join("/")} · symbol sets ${(v.expedition_set_vp || []).join("/")} · edition ${v.edition}`, {fill: "#6a5a45", font_size: 11.5});
     // players 2x2 on the right
     const ps = v.players || [];

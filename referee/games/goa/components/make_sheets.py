@@ -13,17 +13,18 @@ SPICES = ["ginger", "pepper", "cinnamon", "nutmeg", "clove"]
 COLUMNS = ["ships", "harvest", "taxes", "expedition", "colonists"]
 
 SOURCES = {
-    "R12en": "English 2012 rulebook (shared/rules/goa-2012-en.txt)",
-    "R12fr": "French 2012 rulebook (shared/rules/goa-2012-fr.txt)",
-    "R04fr": "French translation of the 2004 rules (shared/rules/goa-2004-fr.txt)",
-    "R12pdf": "PDF text of the 2012 EN rules incl. picture captions (jonnyallred/boardgame-rules, "
-    "extracted/goa-rules.txt), via shared/data/goa.json",
+    "R12en": "Goa rulebook, 2012 edition, English",
+    "R12fr": "Goa rulebook, 2012 edition, French",
+    "R04fr": "Goa rules, 2004 edition, French translation",
+    "R12pdf": "PDF text of the 2012 English rules incl. picture captions (GitHub repository "
+    "jonnyallred/boardgame-rules, file extracted/goa-rules.txt)",
     "SOB": "2004 player aid with tile counts, http://sob-zine.org/PlayerAids/Goa_player_aid.html",
     "BGB": "2005 review, http://boardgameblog.blogspot.com/2005/02/goa-review.html",
     "AMEBA": "copied review: ships 1 to 5, harvest 1 to 8 per action",
     "KING": "review: 2012 adds four tiles + Bonanza, https://www.boardgameking.com/reviews/goa/",
     "LUDO": "2004 German review, http://www.ludorium.at/SPIELE/hans_im_gluck/goa_d2.htm",
-    "data": "shared/data/goa.json (the project's component research)",
+    "data": "the component research compiled for this referee from the sources above (not "
+    "distributed with it)",
 }
 
 
@@ -146,7 +147,7 @@ def sheet(edition):
     for col in COLUMNS:
         for r in range(5):
             prov[(col, r)] = ("provisional", "", ("no source gives this cell; chosen increasing and "
-                              "consistent with every known cell and rule example (shared/data/goa.json)"))
+                              "consistent with every known cell and rule example (data)"))
     prov[("ships", 1)] = ("rulebook", f"{R}, Build ships example: marker in the second row gives 2 ships", "")
     prov[("expedition", 3)] = ("rulebook", f"{R}, Expedition example 1: 4th row draws 2, hand limit 4", "")
     if e12:
@@ -185,8 +186,8 @@ def sheet(edition):
             else:
                 vals[f"cost.{col}.{s + 1}"] = v(
                     cost, "provisional", "",
-                    "hypothesis_cyclic of shared/data/goa.json (fits every known icon; step s costs s "
-                    "spices, one ship each, which is rulebook)")
+                    "the cyclic-cost hypothesis of data, cyclic() in referee/games/goa/components/make_sheets.py "
+                    "(fits every known icon; step s costs s spices, one ship each, which is rulebook)")
     # ---- colonies
     for name, need, fields, tiles in (("quilon", 6, 1, 5), ("cochin", 8, 1, 4), ("madras", 10, 2, 5), ("calicut", 12, 2, 4)):
         vals[f"colony.{name}"] = v(
@@ -247,7 +248,7 @@ def sheet(edition):
         "game": "goa",
         "format": 1,
         "description": f"Goa, {edition} edition: component values with provenance (rulebook, corroborated, "
-                       "single-source, inferred, provisional; DESIGN.md). Development-board cells are "
+                       "single-source, inferred, provisional; docs/ARCHITECTURE.md, Component data). Development-board cells are "
                        "'yield.<column>.<row>' and 'cost.<column>.<step>' (step s moves row s to s+1).",
         "sources": SOURCES,
         "values": vals,

@@ -288,11 +288,12 @@ def build() -> dict:
             "the printed components)."
         ),
         "sources": {
-            "R": "French rulebook (project file shared/rules/santa-maria-fr.txt)",
+            "R": "Santa Maria rulebook, French edition, cited by section",
             "L-EN": "http://ludorium.at/SPIELE/pegasus/santa_maria_e2.htm",
             "VG": "https://volpegiocosa.it/?p=5206",
             "PK": "https://poeppelkiste.de/rezensionen/2018/maria/maria.php",
-            "data": "shared/data/santa-maria.json (the project's component research)",
+            "data": "the component research compiled for this referee from the sources above (not "
+                    "distributed with it)",
         },
         "values": values,
     }
