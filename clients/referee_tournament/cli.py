@@ -49,8 +49,12 @@ tournament file (TOML), minimal:
 placeholders in commands: {address} {match} {token} {seat} {seed} {name} {game} {python}
 results go to runs/<name>/ in the current directory unless `output` (relative to the file)
 or --out says otherwise.
-exit status: 0 every match played (or skipped by the early stop), 1 some match failed or the
-run could not go on, 2 bad usage or tournament file, 130 interrupted (resumable).
+exit status: 0 every match played (or skipped by the early stop) and every entrant played;
+1 some match failed, some entrant crashed in every match it played (it crashed, was given up
+on - exited early or never joined - or never made a move of its own, in each of its seats; it
+is marked "crashed in every match"), or the run could not go on; 2 bad usage or tournament
+file; 130 interrupted (resumable). check: 0 all good, 1 an entrant failed its smoke start,
+2 bad file, game or option.
 """
 
 
@@ -180,10 +184,18 @@ def _run(cfg: TournamentConfig, out: Path | None, args, console: Console) -> int
                       "(or the same command again) to go on")
         return EXIT_INTERRUPTED
     st = data["status"]
+    code = EXIT_OK
+    for d in data.get("crashed_in_every_match", []):
+        console.print(f"[red]{d['entrant']} crashed in every match[/] it played ({d['seats']} "
+                      "seat(s): it crashed, never joined or never moved; not a rating)"
+                      + (f": {d['error']}" if d.get("error") else ""))
+        code = EXIT_FAILED
     if st.get("failed"):
         console.print(f"[yellow]{st['failed']} match(es) failed[/] (see incidents in "
                       f"{runner.out / 'index.html'}; --retry-failed plays them again)")
         return EXIT_FAILED
+    if code != EXIT_OK:
+        return code
     if st.get("pending") and args.max_matches is None:
         return EXIT_FAILED
     return EXIT_OK

@@ -108,6 +108,9 @@ class _Bot:
         self.exited_at: float | None = None
         self.waiter: asyncio.Task | None = None
         self.abandoned = False  # the referee was told to stop waiting for it
+        #: why the referee gave up on it, when it did (not when the seat had joined after all,
+        #: or the match was already over): "exited" or "never joined"
+        self.given_up: str | None = None
 
     async def _wait(self) -> None:
         assert self.proc is not None
@@ -171,11 +174,13 @@ async def _abandon_lost(stub, admin, match_id: str, bots: list[_Bot], job: Match
             continue
         b.abandoned = True
         try:
-            await stub.AbandonSeat(pb.AbandonSeatRequest(
+            resp = await stub.AbandonSeat(pb.AbandonSeatRequest(
                 match_id=match_id, seat=b.seat, reason=reason[:200],
                 unless_joined=unless_joined), metadata=admin, timeout=30)
         except grpc.aio.AioRpcError:
-            pass  # an older referee, or it is down: its time policy still plays for the seat
+            continue  # an older referee, or it is down: its time policy still plays for the seat
+        if resp.abandoned:
+            b.given_up = "never joined" if unless_joined else "exited"
 
 
 async def _end_bots(bots: list[_Bot], grace_s: float) -> None:
@@ -397,10 +402,17 @@ def _outcome(job: MatchJob, bots: list[_Bot], record: dict[str, Any] | None) -> 
         seats.append({
             "seat": b.seat, "entrant": b.name, "exit_code": b.exit_code,
             "crashed": crashed, "hung": b.killed, "start_error": b.start_error,
+            # the referee gave up on the seat mid-match (AbandonSeat): "exited" (the process was
+            # gone before the end) or "never joined" (not within join_timeout_s); else ""
+            "abandoned": b.given_up or "",
             "timeouts": timeouts[b.seat], "moves": moves[b.seat], "rejected": rejected,
             "forfeited": forfeited == b.seat, "log": str(b.log_path) if job.log_dir else None,
-            "stderr_tail": tail if (crashed or b.killed or rejected or timeouts[b.seat]) else "",
-            "error": (b.start_error or error_line(tail)) if (crashed or b.killed) else "",
+            "stderr_tail": tail if (crashed or b.killed or b.given_up or rejected
+                                    or timeouts[b.seat]) else "",
+            "error": (b.start_error or error_line(tail)
+                      or (f"did not join within {job.join_timeout_s:g}s"
+                          if b.given_up == "never joined" else ""))
+            if (crashed or b.killed or b.given_up) else "",
         })
     return {"seats": seats}
 
