@@ -31,15 +31,13 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from referee.v1 import referee_pb2 as pb
-from referee.v1 import referee_pb2_grpc as pb_grpc
-
 from . import report
 from .config import TournamentConfig
 from .formats import MatchSpec, bot_seed, schedule
 from .persistent import PersistentError, PersistentPool
 from .play import MatchJob, play_match
 from .procs import LocalReferee
+from .registry import game_problems, list_games
 from .sandbox import unavailable_reason
 from .sequential import Decision, Sprt, head_to_head
 from .store import ScheduleMismatch, Store
@@ -63,6 +61,10 @@ METHODS = {
 
 class RunError(RuntimeError):
     """The tournament cannot run (unknown game, unreachable referee, changed schedule...)."""
+
+
+class BadTournament(RunError):
+    """The file does not fit the referee's games (game name, seats, an option)."""
 
 
 # ---------------------------------------------------------------------- early stopping
@@ -320,25 +322,14 @@ class Runner:
         if not self.endpoints:
             return
         ep = self.endpoints[0]
-        async with grpc.aio.insecure_channel(ep.address) as ch:
-            try:
-                resp = await pb_grpc.RefereeStub(ch).ListGames(pb.ListGamesRequest(), timeout=15)
-            except grpc.aio.AioRpcError as err:
-                raise RunError(f"cannot reach the referee at {ep.address}: "
-                               f"{err.code().name}: {err.details()}") from None
-        specs = {g.name: g for g in resp.games}
-        g = specs.get(self.cfg.game)
-        if g is None:
-            raise RunError(f"game.name: the referee hosts no game {self.cfg.game!r} "
-                           f"(it hosts: {', '.join(sorted(specs)) or 'none'})")
-        if not g.min_seats <= self.cfg.seats <= g.max_seats:
-            raise RunError(f"game.seats: {g.title} takes {g.min_seats}-{g.max_seats} seats, "
-                           f"not {self.cfg.seats}")
-        known = {o.name for o in g.options}
-        for k, _ in self.cfg.options:
-            if k not in known:
-                raise RunError(f"game.options.{k}: {self.cfg.game} has no such option "
-                               f"(options: {', '.join(sorted(known)) or 'none'})")
+        try:
+            games = await list_games(ep.address)
+        except grpc.aio.AioRpcError as err:
+            raise RunError(f"cannot reach the referee at {ep.address}: "
+                           f"{err.code().name}: {err.details()}") from None
+        problems = game_problems(self.cfg, games)
+        if problems:
+            raise BadTournament("; ".join(problems))
 
     def job_for(self, spec: MatchSpec, endpoint: RefereeEndpoint | None) -> MatchJob:
         cfg = self.cfg
