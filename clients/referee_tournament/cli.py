@@ -18,7 +18,6 @@ import signal
 import sqlite3
 import sys
 import tomllib
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -125,8 +124,27 @@ def build_parser() -> argparse.ArgumentParser:
     lad.add_argument("--duration", type=float, metavar="S",
                      help="stop starting matches after S seconds (the last ones finish)")
 
-    c = sub.add_parser("check", help="validate a tournament file and show its schedule")
+    c = sub.add_parser("check", help="validate a tournament file against the referee's games "
+                       "and smoke-start every entrant",
+                       description="Show the schedule of FILE, check its game, seats and "
+                       "options against the games the referee hosts (a private referee, or "
+                       "--address), then start every entrant the way a run would (per match, "
+                       "persistent or sandboxed) for one seat of a throwaway match and check "
+                       "that it joins. Exit status: 0 all good, 1 an entrant failed to start or "
+                       "join (its error line is shown), 2 a bad file, game, seat count or "
+                       "option.")
     c.add_argument("file", metavar="FILE")
+    cg = c.add_argument_group("where to check")
+    cg.add_argument("--address", help="use this running referee (host:port) instead of "
+                    "starting a private one")
+    cg.add_argument("--admin-token", default=None,
+                    help="the running referee's admin token (default $REFEREE_ADMIN_TOKEN)")
+    c.add_argument("--join-timeout", type=float, default=20.0, metavar="S",
+                   help="an entrant that has neither moved nor joined after S seconds fails "
+                   "(default 20)")
+    c.add_argument("--no-smoke", action="store_true",
+                   help="only check the file against the referee's games; start no entrant")
+    c.add_argument("--no-progress", action="store_true", help="no progress output")
 
     d = sub.add_parser("demo", help="a quick tournament of the reference bots on every "
                        "game the referee hosts (well under a minute)")
@@ -165,7 +183,7 @@ def _overrides(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentCon
 
 
 def _run(cfg: TournamentConfig, out: Path | None, args, console: Console) -> int:
-    from .runner import RunError, Runner
+    from .runner import BadTournament, RunError, Runner
 
     if cfg.format.type == "ladder":
         return _ladder(cfg, out, args, console)
@@ -176,6 +194,9 @@ def _run(cfg: TournamentConfig, out: Path | None, args, console: Console) -> int
                     log_json=args.log_json)
     try:
         data = _run_async(runner.run())
+    except BadTournament as exc:
+        console.print(f"[red]bad tournament file[/]: {exc}")
+        return EXIT_USAGE
     except RunError as exc:
         console.print(f"[red]error[/]: {exc}")
         return EXIT_FAILED
@@ -203,13 +224,16 @@ def _run(cfg: TournamentConfig, out: Path | None, args, console: Console) -> int
 
 def _ladder(cfg: TournamentConfig, out: Path | None, args, console: Console) -> int:
     from .ladder import run_ladder
-    from .runner import RunError
+    from .runner import BadTournament, RunError
 
     try:
         data = _run_async(run_ladder(
             cfg, out=out, address=args.address, admin_token=args.admin_token,
             max_matches=args.max_matches, duration_s=getattr(args, "duration", None),
             console=console, log_json=args.log_json))
+    except BadTournament as exc:
+        console.print(f"[red]bad tournament file[/]: {exc}")
+        return EXIT_USAGE
     except RunError as exc:
         console.print(f"[red]error[/]: {exc}")
         return EXIT_FAILED
@@ -241,31 +265,24 @@ def _run_async(coro):
     return asyncio.run(main())
 
 
-def cmd_check(args, console: Console) -> int:
-    from .formats import schedule, seat_counts, tables_for
+def cmd_check(args, console: Console, out_console: Console) -> int:
+    from .check import print_schedule, run_check
 
     cfg = load(args.file)
-    if cfg.format.type == "ladder":
-        console.print(f"[bold]{cfg.name}[/]: {cfg.game}, {cfg.seats} seats, "
-                      f"{len(cfg.entrants)} entrants, ladder (continuous, rating-aware pairing; "
-                      f"{cfg.run.concurrency} matches at once)")
-        console.print(f"  results: {cfg.output_dir()}")
-        return EXIT_OK
-    specs = schedule(cfg)
-    tables = tables_for(cfg.format, cfg.names, cfg.seats)
-    console.print(f"[bold]{cfg.name}[/]: {cfg.game}, {cfg.seats} seats, "
-                  f"{len(cfg.entrants)} entrants, format {cfg.format.type} "
-                  f"(seating {cfg.format.seating})")
-    console.print(f"  {len(tables)} table(s), {len(specs)} match(es), "
-                  f"{len({s.group for s in specs})} duplicate-seed group(s), "
-                  f"{len({s.round for s in specs})} round(s)")
-    for n, c in seat_counts(specs, cfg.names).items():
-        console.print(f"  {n}: seats {c}")
-    per_table = Counter(s.table_key for s in specs)
-    for t, n in per_table.items():
-        console.print(f"  table {t}: {n} matches")
-    console.print(f"  results: {cfg.output_dir()}")
-    return EXIT_OK
+    try:
+        print_schedule(cfg, out_console)
+    except ValueError as exc:
+        console.print(f"[red]bad tournament file[/]: {exc}")
+        return EXIT_USAGE
+    try:
+        return _run_async(run_check(
+            cfg, address=args.address, admin_token=args.admin_token
+            or os.environ.get("REFEREE_ADMIN_TOKEN"), smoke=not args.no_smoke,
+            join_timeout=args.join_timeout, console=console, out=out_console,
+            progress=not args.no_progress))
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/]")
+        return EXIT_INTERRUPTED
 
 
 def _console(stderr: bool) -> Console:
@@ -305,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return EXIT_FAILED
             return EXIT_OK
         if args.command == "check":
-            return cmd_check(args, out_console)
+            return cmd_check(args, console, out_console)
         if args.command == "demo":
             from .demo import run_demo
 

@@ -156,6 +156,36 @@ async def _spawn(bot: _Bot, argv: list[str], cwd: str | None, env: dict[str, str
         bot.log_path.write_text(bot.start_error + "\n")
 
 
+def match_request(job: MatchJob) -> pb.CreateMatchRequest:
+    """The CreateMatch request of ``job`` (game, options, seed, time policy, seat names and the
+    persistent entrants bound to seats)."""
+    return pb.CreateMatchRequest(
+        game=job.game, seats=job.seats, options=job.options, seed=job.seed,
+        time_policy=time_policy_proto(job.time_policy),
+        seat_names=[f"{n}" for n in job.seating], seat_bots=job.seat_bots,
+    )
+
+
+async def start_seat_bot(job: MatchJob, bot: _Bot, match_id: str, token: str) -> None:
+    """Start the process of ``bot.seat`` for match ``match_id``: its command with the
+    placeholders filled, sandboxed when the entrant is (then with its own environment only,
+    never the runner's, which may hold the admin token). A start failure is left in
+    ``bot.start_error`` and its log."""
+    seat = bot.seat
+    spec = job.sandboxes[seat] if seat < len(job.sandboxes) else None
+    sandbox = SandboxSpec(**spec) if spec else None
+    values = {"address": ADDRESS_IN_SANDBOX if sandbox else job.address,
+              "match": match_id, "token": token,
+              "seat": str(seat), "seed": str(job.bot_seeds[seat]), "name": job.seating[seat],
+              "game": job.game, "python": sys.executable}
+    if sandbox:
+        env = dict(job.envs[seat])
+    else:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **job.envs[seat]}
+    await _spawn(bot, fill(job.commands[seat], values), job.cwds[seat], env,
+                 sandbox, job.unix_socket)
+
+
 async def _abandon_lost(stub, admin, match_id: str, bots: list[_Bot], job: MatchJob,
                         join_due: bool) -> None:
     """Fail fast: tell the referee to stop waiting for a bot whose process is gone, and (once
@@ -260,13 +290,8 @@ async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
     channel = grpc.aio.insecure_channel(job.address, options=CHANNEL_OPTIONS)
     try:
         stub = pb_grpc.RefereeStub(channel)
-        request = pb.CreateMatchRequest(
-            game=job.game, seats=job.seats, options=job.options, seed=job.seed,
-            time_policy=time_policy_proto(job.time_policy),
-            seat_names=[f"{n}" for n in job.seating], seat_bots=job.seat_bots,
-        )
         try:
-            created = await stub.CreateMatch(request, metadata=admin, timeout=30)
+            created = await stub.CreateMatch(match_request(job), metadata=admin, timeout=30)
         except grpc.aio.AioRpcError as err:
             result["error"] = f"CreateMatch failed: {err.code().name}: {err.details()}"
             result["referee_down"] = err.code() in (grpc.StatusCode.UNAVAILABLE,
@@ -284,18 +309,7 @@ async def _play(job: MatchJob, log_dir: Path) -> dict[str, Any]:
                 bot.log_path.write_text(f"seat {seat} was played by the persistent entrant "
                                         f"{name}: {job.persistent_logs.get(name, '')}\n")
                 continue
-            spec = job.sandboxes[seat] if seat < len(job.sandboxes) else None
-            sandbox = SandboxSpec(**spec) if spec else None
-            values = {"address": ADDRESS_IN_SANDBOX if sandbox else job.address,
-                      "match": match_id, "token": tokens[seat],
-                      "seat": str(seat), "seed": str(job.bot_seeds[seat]), "name": name,
-                      "game": job.game, "python": sys.executable}
-            if sandbox:  # never the runner's environment (it may hold the admin token)
-                env = dict(job.envs[seat])
-            else:
-                env = {**os.environ, "PYTHONUNBUFFERED": "1", **job.envs[seat]}
-            await _spawn(bot, fill(job.commands[seat], values), job.cwds[seat], env,
-                         sandbox, job.unix_socket)
+            await start_seat_bot(job, bot, match_id, tokens[seat])
 
         deadline = t0 + job.match_wall_s
         record: dict[str, Any] | None = None
