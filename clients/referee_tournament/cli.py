@@ -153,7 +153,29 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default runs/tournament-demo)")
     d.add_argument("--games", metavar="A,B", help="only these games")
     d.add_argument("--no-progress", action="store_true")
+    for name, sp in sub.choices.items():  # errors found after parsing show their own usage
+        sp.set_defaults(usage_error=sp.error, command_parser=name)
     return p
+
+
+#: (argument, its option strings, lowest value allowed, what is expected) checked after parsing
+_POSITIVE = (("concurrency", "--concurrency/-j", 1, "a positive integer"),
+             ("referees", "--referees", 1, "a positive integer"),
+             ("max_matches", "--max-matches", 0, "an integer >= 0"),
+             ("duration", "--duration", 1e-9, "a positive number of seconds"),
+             ("join_timeout", "--join-timeout", 1e-9, "a positive number of seconds"))
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """Usage errors argparse cannot see; reported with the sub-command's usage (exit 2)."""
+    for dest, flags, lo, expected in _POSITIVE:
+        value = getattr(args, dest, None)
+        if value is not None and value < lo:
+            args.usage_error(f"argument {flags}: expected {expected}, got {value:g}")
+    if (getattr(args, "address", None) and args.command != "check"
+            and not (args.admin_token or os.environ.get("REFEREE_ADMIN_TOKEN"))):
+        args.usage_error("argument --address: a running referee needs its admin token "
+                         "(--admin-token, or $REFEREE_ADMIN_TOKEN)")
 
 
 def _load_target(target: str) -> tuple[TournamentConfig, Path | None]:
@@ -294,6 +316,7 @@ def _console(stderr: bool) -> Console:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _check_args(args)
     console = _console(stderr=True)
     out_console = _console(stderr=False)
     try:
