@@ -18,7 +18,6 @@ import signal
 import sqlite3
 import sys
 import tomllib
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -49,8 +48,12 @@ tournament file (TOML), minimal:
 placeholders in commands: {address} {match} {token} {seat} {seed} {name} {game} {python}
 results go to runs/<name>/ in the current directory unless `output` (relative to the file)
 or --out says otherwise.
-exit status: 0 every match played (or skipped by the early stop), 1 some match failed or the
-run could not go on, 2 bad usage or tournament file, 130 interrupted (resumable).
+exit status: 0 every match played (or skipped by the early stop) and every entrant played;
+1 some match failed, some entrant crashed in every match it played (it crashed, was given up
+on - exited early or never joined - or never made a move of its own, in each of its seats; it
+is marked "crashed in every match"), or the run could not go on; 2 bad usage or tournament
+file; 130 interrupted (resumable). check: 0 all good, 1 an entrant failed its smoke start,
+2 bad file, game or option.
 """
 
 
@@ -121,8 +124,27 @@ def build_parser() -> argparse.ArgumentParser:
     lad.add_argument("--duration", type=float, metavar="S",
                      help="stop starting matches after S seconds (the last ones finish)")
 
-    c = sub.add_parser("check", help="validate a tournament file and show its schedule")
+    c = sub.add_parser("check", help="validate a tournament file against the referee's games "
+                       "and smoke-start every entrant",
+                       description="Show the schedule of FILE, check its game, seats and "
+                       "options against the games the referee hosts (a private referee, or "
+                       "--address), then start every entrant the way a run would (per match, "
+                       "persistent or sandboxed) for one seat of a throwaway match and check "
+                       "that it joins. Exit status: 0 all good, 1 an entrant failed to start or "
+                       "join (its error line is shown), 2 a bad file, game, seat count or "
+                       "option.")
     c.add_argument("file", metavar="FILE")
+    cg = c.add_argument_group("where to check")
+    cg.add_argument("--address", help="use this running referee (host:port) instead of "
+                    "starting a private one")
+    cg.add_argument("--admin-token", default=None,
+                    help="the running referee's admin token (default $REFEREE_ADMIN_TOKEN)")
+    c.add_argument("--join-timeout", type=float, default=20.0, metavar="S",
+                   help="an entrant that has neither moved nor joined after S seconds fails "
+                   "(default 20)")
+    c.add_argument("--no-smoke", action="store_true",
+                   help="only check the file against the referee's games; start no entrant")
+    c.add_argument("--no-progress", action="store_true", help="no progress output")
 
     d = sub.add_parser("demo", help="a quick tournament of the reference bots on every "
                        "game the referee hosts (well under a minute)")
@@ -131,7 +153,29 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default runs/tournament-demo)")
     d.add_argument("--games", metavar="A,B", help="only these games")
     d.add_argument("--no-progress", action="store_true")
+    for name, sp in sub.choices.items():  # errors found after parsing show their own usage
+        sp.set_defaults(usage_error=sp.error, command_parser=name)
     return p
+
+
+#: (argument, its option strings, lowest value allowed, what is expected) checked after parsing
+_POSITIVE = (("concurrency", "--concurrency/-j", 1, "a positive integer"),
+             ("referees", "--referees", 1, "a positive integer"),
+             ("max_matches", "--max-matches", 0, "an integer >= 0"),
+             ("duration", "--duration", 1e-9, "a positive number of seconds"),
+             ("join_timeout", "--join-timeout", 1e-9, "a positive number of seconds"))
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """Usage errors argparse cannot see; reported with the sub-command's usage (exit 2)."""
+    for dest, flags, lo, expected in _POSITIVE:
+        value = getattr(args, dest, None)
+        if value is not None and value < lo:
+            args.usage_error(f"argument {flags}: expected {expected}, got {value:g}")
+    if (getattr(args, "address", None) and args.command != "check"
+            and not (args.admin_token or os.environ.get("REFEREE_ADMIN_TOKEN"))):
+        args.usage_error("argument --address: a running referee needs its admin token "
+                         "(--admin-token, or $REFEREE_ADMIN_TOKEN)")
 
 
 def _load_target(target: str) -> tuple[TournamentConfig, Path | None]:
@@ -161,7 +205,7 @@ def _overrides(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentCon
 
 
 def _run(cfg: TournamentConfig, out: Path | None, args, console: Console) -> int:
-    from .runner import RunError, Runner
+    from .runner import BadTournament, RunError, Runner
 
     if cfg.format.type == "ladder":
         return _ladder(cfg, out, args, console)
@@ -172,6 +216,9 @@ def _run(cfg: TournamentConfig, out: Path | None, args, console: Console) -> int
                     log_json=args.log_json)
     try:
         data = _run_async(runner.run())
+    except BadTournament as exc:
+        console.print(f"[red]bad tournament file[/]: {exc}")
+        return EXIT_USAGE
     except RunError as exc:
         console.print(f"[red]error[/]: {exc}")
         return EXIT_FAILED
@@ -180,10 +227,18 @@ def _run(cfg: TournamentConfig, out: Path | None, args, console: Console) -> int
                       "(or the same command again) to go on")
         return EXIT_INTERRUPTED
     st = data["status"]
+    code = EXIT_OK
+    for d in data.get("crashed_in_every_match", []):
+        console.print(f"[red]{d['entrant']} crashed in every match[/] it played ({d['seats']} "
+                      "seat(s): it crashed, never joined or never moved; not a rating)"
+                      + (f": {d['error']}" if d.get("error") else ""))
+        code = EXIT_FAILED
     if st.get("failed"):
         console.print(f"[yellow]{st['failed']} match(es) failed[/] (see incidents in "
                       f"{runner.out / 'index.html'}; --retry-failed plays them again)")
         return EXIT_FAILED
+    if code != EXIT_OK:
+        return code
     if st.get("pending") and args.max_matches is None:
         return EXIT_FAILED
     return EXIT_OK
@@ -191,13 +246,16 @@ def _run(cfg: TournamentConfig, out: Path | None, args, console: Console) -> int
 
 def _ladder(cfg: TournamentConfig, out: Path | None, args, console: Console) -> int:
     from .ladder import run_ladder
-    from .runner import RunError
+    from .runner import BadTournament, RunError
 
     try:
         data = _run_async(run_ladder(
             cfg, out=out, address=args.address, admin_token=args.admin_token,
             max_matches=args.max_matches, duration_s=getattr(args, "duration", None),
             console=console, log_json=args.log_json))
+    except BadTournament as exc:
+        console.print(f"[red]bad tournament file[/]: {exc}")
+        return EXIT_USAGE
     except RunError as exc:
         console.print(f"[red]error[/]: {exc}")
         return EXIT_FAILED
@@ -229,31 +287,24 @@ def _run_async(coro):
     return asyncio.run(main())
 
 
-def cmd_check(args, console: Console) -> int:
-    from .formats import schedule, seat_counts, tables_for
+def cmd_check(args, console: Console, out_console: Console) -> int:
+    from .check import print_schedule, run_check
 
     cfg = load(args.file)
-    if cfg.format.type == "ladder":
-        console.print(f"[bold]{cfg.name}[/]: {cfg.game}, {cfg.seats} seats, "
-                      f"{len(cfg.entrants)} entrants, ladder (continuous, rating-aware pairing; "
-                      f"{cfg.run.concurrency} matches at once)")
-        console.print(f"  results: {cfg.output_dir()}")
-        return EXIT_OK
-    specs = schedule(cfg)
-    tables = tables_for(cfg.format, cfg.names, cfg.seats)
-    console.print(f"[bold]{cfg.name}[/]: {cfg.game}, {cfg.seats} seats, "
-                  f"{len(cfg.entrants)} entrants, format {cfg.format.type} "
-                  f"(seating {cfg.format.seating})")
-    console.print(f"  {len(tables)} table(s), {len(specs)} match(es), "
-                  f"{len({s.group for s in specs})} duplicate-seed group(s), "
-                  f"{len({s.round for s in specs})} round(s)")
-    for n, c in seat_counts(specs, cfg.names).items():
-        console.print(f"  {n}: seats {c}")
-    per_table = Counter(s.table_key for s in specs)
-    for t, n in per_table.items():
-        console.print(f"  table {t}: {n} matches")
-    console.print(f"  results: {cfg.output_dir()}")
-    return EXIT_OK
+    try:
+        print_schedule(cfg, out_console)
+    except ValueError as exc:
+        console.print(f"[red]bad tournament file[/]: {exc}")
+        return EXIT_USAGE
+    try:
+        return _run_async(run_check(
+            cfg, address=args.address, admin_token=args.admin_token
+            or os.environ.get("REFEREE_ADMIN_TOKEN"), smoke=not args.no_smoke,
+            join_timeout=args.join_timeout, console=console, out=out_console,
+            progress=not args.no_progress))
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/]")
+        return EXIT_INTERRUPTED
 
 
 def _console(stderr: bool) -> Console:
@@ -265,6 +316,7 @@ def _console(stderr: bool) -> Console:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _check_args(args)
     console = _console(stderr=True)
     out_console = _console(stderr=False)
     try:
@@ -293,7 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return EXIT_FAILED
             return EXIT_OK
         if args.command == "check":
-            return cmd_check(args, out_console)
+            return cmd_check(args, console, out_console)
         if args.command == "demo":
             from .demo import run_demo
 

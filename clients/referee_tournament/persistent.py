@@ -89,7 +89,9 @@ class PersistentPool:
         # enough for every match of the run (a match counts once, whatever its seats)
         return max(1, min(256, math.ceil(self.cfg.run.concurrency / e.copies)))
 
-    async def start(self, endpoints: list) -> None:
+    async def start(self, endpoints: list, supervise: bool = True) -> None:
+        """Register every persistent entrant on every endpoint and start its processes;
+        ``supervise``: restart a process that exits (``check`` reports it instead)."""
         self.log_dir.mkdir(parents=True, exist_ok=True)
         for i, ep in enumerate(endpoints):
             for e in self.entrants:
@@ -108,7 +110,8 @@ class PersistentPool:
                               self.log_dir / f"persistent-{e.name}-r{i}-c{c}.log")
                     self.procs.append(p)
                     await self._launch(p)
-        self._watch = asyncio.create_task(self._supervise())
+        if supervise:
+            self._watch = asyncio.create_task(self._supervise())
 
     async def _launch(self, p: _Proc) -> None:
         p.starts += 1

@@ -109,6 +109,9 @@ class _Bot:
         self.exited_at: float | None = None
         self.waiter: asyncio.Task | None = None
         self.abandoned = False  # the referee was told to stop waiting for it
+        #: why the referee gave up on it, when it did (not when the seat had joined after all,
+        #: or the match was already over): "exited" or "never joined"
+        self.given_up: str | None = None
 
     async def _wait(self) -> None:
         assert self.proc is not None
@@ -154,6 +157,39 @@ async def _spawn(bot: _Bot, argv: list[str], cwd: str | None, env: dict[str, str
         bot.log_path.write_text(bot.start_error + "\n")
 
 
+def match_request(job: MatchJob) -> pb.CreateMatchRequest:
+    """The CreateMatch request of ``job`` (game, options, seed, time policy, seat names and the
+    persistent entrants bound to seats)."""
+    return pb.CreateMatchRequest(
+        game=job.game, seats=job.seats, options=job.options, seed=job.seed,
+        time_policy=time_policy_proto(job.time_policy),
+        seat_names=[f"{n}" for n in job.seating], seat_bots=job.seat_bots,
+    )
+
+
+async def start_seat_bot(job: MatchJob, bot: _Bot, match_id: str, token: str) -> None:
+    """Start the process of ``bot.seat`` for match ``match_id``: its command with the
+    placeholders filled, sandboxed when the entrant is (then with its own environment only,
+    never the runner's, which may hold the admin token). A start failure is left in
+    ``bot.start_error`` and its log."""
+    seat = bot.seat
+    spec = job.sandboxes[seat] if seat < len(job.sandboxes) else None
+    sandbox = SandboxSpec(**spec) if spec else None
+    values = {"address": ADDRESS_IN_SANDBOX if sandbox else job.address,
+              "match": match_id, "token": token,
+              "seat": str(seat), "seed": str(job.bot_seeds[seat]), "name": job.seating[seat],
+              "game": job.game, "python": sys.executable}
+    # the connection also in the environment, as the conformance kit gives it
+    connect = {"REFEREE_ADDRESS": values["address"], "REFEREE_MATCH": match_id,
+               "REFEREE_TOKEN": token}
+    if sandbox:
+        env = {**job.envs[seat], **connect}
+    else:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **job.envs[seat], **connect}
+    await _spawn(bot, fill(job.commands[seat], values), job.cwds[seat], env,
+                 sandbox, job.unix_socket)
+
+
 async def _abandon_lost(stub, admin, match_id: str, bots: list[_Bot], job: MatchJob,
                         join_due: bool) -> None:
     """Fail fast: tell the referee to stop waiting for a bot whose process is gone, and (once
@@ -172,11 +208,13 @@ async def _abandon_lost(stub, admin, match_id: str, bots: list[_Bot], job: Match
             continue
         b.abandoned = True
         try:
-            await stub.AbandonSeat(pb.AbandonSeatRequest(
+            resp = await stub.AbandonSeat(pb.AbandonSeatRequest(
                 match_id=match_id, seat=b.seat, reason=reason[:200],
                 unless_joined=unless_joined), metadata=admin, timeout=30)
         except grpc.aio.AioRpcError:
-            pass  # an older referee, or it is down: its time policy still plays for the seat
+            continue  # an older referee, or it is down: its time policy still plays for the seat
+        if resp.abandoned:
+            b.given_up = "never joined" if unless_joined else "exited"
 
 
 async def _end_bots(bots: list[_Bot], grace_s: float) -> None:
@@ -260,13 +298,8 @@ async def _play(job: MatchJob, log_dir: Path,
     channel = grpc.aio.insecure_channel(job.address, options=CHANNEL_OPTIONS)
     try:
         stub = pb_grpc.RefereeStub(channel)
-        request = pb.CreateMatchRequest(
-            game=job.game, seats=job.seats, options=job.options, seed=job.seed,
-            time_policy=time_policy_proto(job.time_policy),
-            seat_names=[f"{n}" for n in job.seating], seat_bots=job.seat_bots,
-        )
         try:
-            created = await stub.CreateMatch(request, metadata=admin, timeout=30)
+            created = await stub.CreateMatch(match_request(job), metadata=admin, timeout=30)
         except grpc.aio.AioRpcError as err:
             result["error"] = f"CreateMatch failed: {err.code().name}: {err.details()}"
             result["referee_down"] = err.code() in (grpc.StatusCode.UNAVAILABLE,
@@ -286,21 +319,7 @@ async def _play(job: MatchJob, log_dir: Path,
                 bot.log_path.write_text(f"seat {seat} was played by the persistent entrant "
                                         f"{name}: {job.persistent_logs.get(name, '')}\n")
                 continue
-            spec = job.sandboxes[seat] if seat < len(job.sandboxes) else None
-            sandbox = SandboxSpec(**spec) if spec else None
-            values = {"address": ADDRESS_IN_SANDBOX if sandbox else job.address,
-                      "match": match_id, "token": tokens[seat],
-                      "seat": str(seat), "seed": str(job.bot_seeds[seat]), "name": name,
-                      "game": job.game, "python": sys.executable}
-            # the connection also in the environment, as the conformance kit gives it
-            connect = {"REFEREE_ADDRESS": values["address"], "REFEREE_MATCH": match_id,
-                       "REFEREE_TOKEN": tokens[seat]}
-            if sandbox:  # never the runner's environment (it may hold the admin token)
-                env = {**job.envs[seat], **connect}
-            else:
-                env = {**os.environ, "PYTHONUNBUFFERED": "1", **job.envs[seat], **connect}
-            await _spawn(bot, fill(job.commands[seat], values), job.cwds[seat], env,
-                         sandbox, job.unix_socket)
+            await start_seat_bot(job, bot, match_id, tokens[seat])
 
         deadline = t0 + job.match_wall_s
         record: dict[str, Any] | None = None
@@ -407,10 +426,17 @@ def _outcome(job: MatchJob, bots: list[_Bot], record: dict[str, Any] | None) -> 
         seats.append({
             "seat": b.seat, "entrant": b.name, "exit_code": b.exit_code,
             "crashed": crashed, "hung": b.killed, "start_error": b.start_error,
+            # the referee gave up on the seat mid-match (AbandonSeat): "exited" (the process was
+            # gone before the end) or "never joined" (not within join_timeout_s); else ""
+            "abandoned": b.given_up or "",
             "timeouts": timeouts[b.seat], "moves": moves[b.seat], "rejected": rejected,
             "forfeited": forfeited == b.seat, "log": str(b.log_path) if job.log_dir else None,
-            "stderr_tail": tail if (crashed or b.killed or rejected or timeouts[b.seat]) else "",
-            "error": (b.start_error or error_line(tail)) if (crashed or b.killed) else "",
+            "stderr_tail": tail if (crashed or b.killed or b.given_up or rejected
+                                    or timeouts[b.seat]) else "",
+            "error": (b.start_error or error_line(tail)
+                      or (f"did not join within {job.join_timeout_s:g}s"
+                          if b.given_up == "never joined" else ""))
+            if (crashed or b.killed or b.given_up) else "",
         })
     return {"seats": seats}
 

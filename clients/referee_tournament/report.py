@@ -41,11 +41,27 @@ def match_results(rows: list[Row]) -> list[MatchResult]:
     ]
 
 
+#: How results.json and the leaderboard mark an entrant that never really played.
+CRASHED_EVERYWHERE = "crashed in every match"
+
+
+def did_not_play(seat: dict[str, Any]) -> bool:
+    """A seat whose bot did not play its match: it crashed (exited non-zero, or could not
+    start), the referee gave up on it (its process exited before the end, or it never joined
+    within the join timeout), or it made no move of its own (every decision of the seat was
+    played by the time policy, or it forfeited before its first move)."""
+    own = seat.get("moves", 0) - seat.get("timeouts", 0)
+    return bool(seat.get("crashed") or seat.get("abandoned")
+                or (own <= 0 and (seat.get("timeouts") or seat.get("forfeited"))))
+
+
 def incidents(rows: list[Row], names: list[str]) -> tuple[dict[str, dict[str, int]], list[dict]]:
     """Per-entrant counts of timeouts, crashes, hangs, rejected moves and forfeits, and a list of
-    every incident (match, seat, kind, exit code, stderr tail)."""
+    every incident (match, seat, kind, exit code, stderr tail). ``seats`` and ``no_play`` count
+    the entrant's seats in finished matches and those where it did not play
+    (:func:`did_not_play`)."""
     counts = {n: {"timeouts": 0, "crashes": 0, "hangs": 0, "rejected": 0, "forfeits": 0,
-                  "failed_matches": 0} for n in names}
+                  "failed_matches": 0, "seats": 0, "no_play": 0} for n in names}
     events: list[dict] = []
     for r in rows:
         if r.status not in ("done", "failed"):
@@ -54,6 +70,11 @@ def incidents(rows: list[Row], names: list[str]) -> tuple[dict[str, dict[str, in
             n = s["entrant"]
             c = counts.setdefault(n, {k: 0 for k in counts[names[0]]})
             kinds = []
+            c["seats"] += 1
+            if did_not_play(s):
+                c["no_play"] += 1
+            if s.get("abandoned") == "never joined":
+                kinds.append("never joined")
             if s.get("timeouts"):
                 c["timeouts"] += s["timeouts"]
                 kinds.append(f"timeouts={s['timeouts']}")
@@ -89,8 +110,17 @@ def compute(rows: list[Row], names: list[str], meta: dict[str, Any] | None = Non
     results = match_results(rows)
     board = leaderboard(names, results)
     counts, events = incidents(rows, names)
+    dead = []
     for e in board["entrants"]:
         e.update(counts.get(e["name"], {}))
+        # every seat it held in a finished match, it did not play: not a rating but a broken bot
+        e["crashed_in_every_match"] = bool(e.get("seats")) and e["no_play"] == e["seats"]
+        if e["crashed_in_every_match"]:
+            e["note"] = CRASHED_EVERYWHERE
+            dead.append({"entrant": e["name"], "seats": e["seats"],
+                         "error": next((i.get("error") for i in events
+                                        if i.get("entrant") == e["name"] and i.get("error")),
+                                       "")})
     status: dict[str, int] = {}
     for r in rows:
         status[r.status] = status.get(r.status, 0) + 1
@@ -104,6 +134,8 @@ def compute(rows: list[Row], names: list[str], meta: dict[str, Any] | None = Non
         "rating_history": [{"match": i, "ordinal": {k: round(v, 3) for k, v in h.items()}}
                            for i, h in board["history"]],
         "incidents": events,
+        # entrants that crashed or never joined (or never moved) in every match they played
+        "crashed_in_every_match": dead,
         "matches": [_match_json(r) for r in rows],
     }
 
@@ -134,18 +166,19 @@ def leaderboard_table(data: dict, title: str = "Leaderboard", compact: bool = Fa
         t.add_column("place", justify="right", no_wrap=True)
     t.add_column("t/o·crash·hang·rej", justify="right", no_wrap=True)
     for e in data["leaderboard"]:
+        name = e["name"] + (f" ({e['note']})" if e.get("note") else "")
         wr = e["win_rate"]
         lo, hi = e["win_rate_ci95"]
         issues = (f"{e.get('timeouts', 0)}·{e.get('crashes', 0)}·{e.get('hangs', 0)}·"
                   f"{e.get('rejected', 0)}")
         if compact:
-            t.add_row(str(e["place"]), e["name"], f"{e['ordinal']:.2f}", str(e["matches"]),
+            t.add_row(str(e["place"]), name, f"{e['ordinal']:.2f}", str(e["matches"]),
                       f"{e['wins']:g}", _pct(wr) or "-",
                       "-" if e["avg_score"] is None else f"{e['avg_score']:.1f}",
                       "-" if e["avg_rank"] is None else f"{e['avg_rank']:.2f}", issues)
             continue
         t.add_row(
-            str(e["place"]), e["name"], f"{e['ordinal']:.2f}",
+            str(e["place"]), name, f"{e['ordinal']:.2f}",
             f"{e['mu']:.1f} ± {e['sigma']:.1f}", str(e["matches"]), f"{e['wins']:g}",
             "-" if wr is None else f"{100 * wr:.0f}% [{100 * lo:.0f}–{100 * hi:.0f}]",
             _ci(e["avg_score"], e["avg_score_ci95"], 1),

@@ -31,15 +31,13 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from referee.v1 import referee_pb2 as pb
-from referee.v1 import referee_pb2_grpc as pb_grpc
-
 from . import report
 from .config import TournamentConfig
 from .formats import MatchSpec, bot_seed, schedule
 from .persistent import PersistentError, PersistentPool
 from .play import MatchJob, play_match
 from .procs import LocalReferee
+from .registry import game_problems, list_games
 from .sandbox import unavailable_reason
 from .sequential import Decision, Sprt, head_to_head
 from .store import ScheduleMismatch, Store
@@ -63,6 +61,10 @@ METHODS = {
 
 class RunError(RuntimeError):
     """The tournament cannot run (unknown game, unreachable referee, changed schedule...)."""
+
+
+class BadTournament(RunError):
+    """The file does not fit the referee's games (game name, seats, an option)."""
 
 
 # ---------------------------------------------------------------------- early stopping
@@ -217,7 +219,9 @@ class Runner:
         self.pool: PersistentPool | None = None  # persistent entrants' processes
 
     # ------------------------------------------------------------------ setup
-    def _prepare(self) -> tuple[Store, list[MatchSpec]]:
+    def _prepare(self, afresh: bool = True) -> tuple[Store, list[MatchSpec]]:
+        """Open the results folder's store and its schedule. A folder holding a run of another
+        schedule with no finished match is started afresh (``afresh``), else refused."""
         self.out.mkdir(parents=True, exist_ok=True)
         for sub in ("records", "bots", "plots"):
             (self.out / sub).mkdir(exist_ok=True)
@@ -225,11 +229,8 @@ class Runner:
         fp = self.cfg.schedule_fingerprint()
         old = store.get_meta("fingerprint")
         if old and old != fp:
-            store.close()
-            raise RunError(
-                f"{self.out} holds a tournament with a different schedule (game, entrants, "
-                "format or seed changed): use another output folder, or delete this one"
-            )
+            store = self._afresh_or_refuse(store, "a different schedule (game, options, "
+                                           "entrants, format or seed changed)", afresh)
         try:
             specs = schedule(self.cfg)
         except ValueError as exc:
@@ -237,9 +238,11 @@ class Runner:
             raise RunError(str(exc)) from None
         try:
             added = store.ensure_schedule(specs)
-        except ScheduleMismatch as exc:
-            store.close()
-            raise RunError(str(exc)) from None
+        except ScheduleMismatch:
+            store = self._afresh_or_refuse(store, "a schedule this file does not extend (only "
+                                           "raising rounds or matches_per_pairing extends a "
+                                           "tournament)", afresh)
+            added = store.ensure_schedule(specs)
         if added:
             self.console.print(f"[cyan]extending[/]: {added} more match(es) scheduled")
         store.set_meta("fingerprint", fp)
@@ -251,6 +254,34 @@ class Runner:
         store.set_meta("base_dir", self.cfg.base_dir)
         (self.out / "tournament.json").write_text(json.dumps(self.cfg.to_json(), indent=2))
         return store, specs
+
+    def _afresh_or_refuse(self, store: Store, why: str, afresh: bool) -> Store:
+        """The folder holds a run of another schedule. Without a finished match (it failed at
+        once, or every match failed) it is set aside and a new run starts here; a folder with
+        finished matches is never overwritten."""
+        done = store.counts().get("done", 0)
+        db = store.path
+        if not done and afresh:
+            store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # all of it in the main file
+        store.close()
+        if not afresh:
+            raise RunError(f"{self.out} holds a tournament with {why}")
+        if done:
+            raise RunError(
+                f"{self.out} holds {done} finished match(es) of a tournament with {why}: pass "
+                "--out DIR to run this file elsewhere, or delete the folder to start afresh")
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        aside = db.with_name(f"{db.name}.{stamp}.bak")
+        n = 1
+        while aside.exists():
+            n += 1
+            aside = db.with_name(f"{db.name}.{stamp}-{n}.bak")
+        os.replace(db, aside)
+        for suffix in ("-wal", "-shm"):  # normally gone once the last connection closed
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        self.console.print(f"[yellow]starting afresh[/]: {self.out} held a run of another "
+                           f"schedule with no finished match; its database is kept as {aside.name}")
+        return Store(db)
 
     async def _start_referees(self, session: int) -> None:
         if self.address:
@@ -291,25 +322,14 @@ class Runner:
         if not self.endpoints:
             return
         ep = self.endpoints[0]
-        async with grpc.aio.insecure_channel(ep.address) as ch:
-            try:
-                resp = await pb_grpc.RefereeStub(ch).ListGames(pb.ListGamesRequest(), timeout=15)
-            except grpc.aio.AioRpcError as err:
-                raise RunError(f"cannot reach the referee at {ep.address}: "
-                               f"{err.code().name}: {err.details()}") from None
-        specs = {g.name: g for g in resp.games}
-        g = specs.get(self.cfg.game)
-        if g is None:
-            raise RunError(f"game.name: the referee hosts no game {self.cfg.game!r} "
-                           f"(it hosts: {', '.join(sorted(specs)) or 'none'})")
-        if not g.min_seats <= self.cfg.seats <= g.max_seats:
-            raise RunError(f"game.seats: {g.title} takes {g.min_seats}-{g.max_seats} seats, "
-                           f"not {self.cfg.seats}")
-        known = {o.name for o in g.options}
-        for k, _ in self.cfg.options:
-            if k not in known:
-                raise RunError(f"game.options.{k}: {self.cfg.game} has no such option "
-                               f"(options: {', '.join(sorted(known)) or 'none'})")
+        try:
+            games = await list_games(ep.address)
+        except grpc.aio.AioRpcError as err:
+            raise RunError(f"cannot reach the referee at {ep.address}: "
+                           f"{err.code().name}: {err.details()}") from None
+        problems = game_problems(self.cfg, games)
+        if problems:
+            raise BadTournament("; ".join(problems))
 
     def job_for(self, spec: MatchSpec, endpoint: RefereeEndpoint | None) -> MatchJob:
         cfg = self.cfg
@@ -591,7 +611,7 @@ def report_only(cfg: TournamentConfig, out: Path | None = None,
     r = Runner(cfg, out=out, console=console, progress=False)
     if not (r.out / "tournament.sqlite").exists():
         raise RunError(f"no results in {r.out} (run the tournament first)")
-    store, specs = r._prepare()
+    store, specs = r._prepare(afresh=False)
     stopper = EarlyStopper(cfg, specs)
     try:
         for row in store.rows():

@@ -115,9 +115,10 @@ def test_cli_help_and_bad_file(tmp_path, capsys):
         name = "b"
         command = "{RANDOM}"
     """)
-    assert main(["run", str(unknown_game), "--no-progress"]) == 1
+    # a game the referee does not host is a bad tournament file, like a bad key (exit 2)
+    assert main(["run", str(unknown_game), "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert "game.name" in err and "batavia" in err
+    assert "bad tournament file" in err and "game.name" in err and "batavia" in err
 
 
 def test_demo_runs_a_tournament_per_hosted_game(tmp_path):

@@ -68,3 +68,88 @@ def test_error_line_finds_what_went_wrong():
     assert error_line("panic: runtime error: index out of range\n") .startswith("panic")
     assert error_line("just\nlast line\n") == "last line"
     assert error_line("") == ""
+
+
+# ---------------------------------------------------------------- a dead bot fails the run
+
+def _row(idx, seating, seats, status="done"):
+    from referee_tournament.store import Row
+
+    n = len(seating)
+    return Row(idx=idx, round=0, group="g", table=tuple(sorted(seating)), seating=seating,
+               seed=1, status=status, attempts=1, match_id=f"m{idx}", referee=None, seconds=1.0,
+               scores=[1] * n, ranks=list(range(1, n + 1)), outcome={"seats": seats},
+               record_path=None, error=None, finished=1.0)
+
+
+def _seat(seat, entrant, moves=5, timeouts=0, **kw):
+    return {"seat": seat, "entrant": entrant, "exit_code": kw.get("exit_code"),
+            "crashed": kw.get("crashed", False), "hung": False, "start_error": None,
+            "timeouts": timeouts, "moves": moves, "rejected": 0,
+            "forfeited": kw.get("forfeited", False), "abandoned": kw.get("abandoned", ""),
+            "error": kw.get("error", "")}
+
+
+def test_an_entrant_is_marked_only_when_it_played_none_of_its_matches():
+    from referee_tournament import report
+
+    rows = [
+        _row(0, ("good", "flaky", "dead", "ghost"), [
+            _seat(0, "good"), _seat(1, "flaky", crashed=True, exit_code=1, error="boom"),
+            _seat(2, "dead", moves=0, crashed=True, exit_code=1, forfeited=True,
+                  error="error: weights.bin not found"),
+            _seat(3, "ghost", moves=4, timeouts=4)]),  # a persistent seat nobody played
+        _row(1, ("good", "flaky", "dead", "ghost"), [
+            _seat(0, "good"), _seat(1, "flaky"),
+            _seat(2, "dead", moves=3, timeouts=3, abandoned="exited", exit_code=0),
+            _seat(3, "ghost", moves=0, abandoned="never joined")]),
+    ]
+    data = report.compute(rows, ["good", "flaky", "dead", "ghost"])
+    board = {e["name"]: e for e in data["leaderboard"]}
+    assert {n for n, e in board.items() if e["crashed_in_every_match"]} == {"dead", "ghost"}
+    assert board["dead"]["note"] == "crashed in every match" and "note" not in board["flaky"]
+    dead = {d["entrant"]: d for d in data["crashed_in_every_match"]}
+    assert set(dead) == {"dead", "ghost"}
+    assert dead["dead"]["error"] == "error: weights.bin not found" and dead["dead"]["seats"] == 2
+    assert any("never joined" in i["what"] for i in data["incidents"] if i["entrant"] == "ghost")
+
+
+def test_a_tournament_of_a_bot_that_exits_at_once_exits_1_and_marks_it(tmp_path, referee):
+    import json
+
+    from .conftest import run_cli, write_toml
+
+    out = tmp_path / "out"
+    cfg = write_toml(tmp_path / "t.toml", f"""
+        name = "dead-bot"
+        output = "{out}"
+        [game]
+        name = "batavia"
+        seats = 3
+        [[entrants]]
+        name = "random"
+        command = "{RANDOM}"
+        [[entrants]]
+        name = "crasher"
+        command = '''{CRASH}'''
+        [[entrants]]
+        name = "random2"
+        command = "{RANDOM}"
+        [format]
+        seating = "rotate"
+        [time]
+        move_ms = 120000
+        on_expiry = "forfeit"
+        """)
+    done = run_cli("run", str(cfg), "--no-progress", "--address", referee.address,
+                   "--admin-token", referee.admin_token, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "crasher crashed in every match" in done.stderr
+    assert "error: weights.bin not found" in done.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert results["status"] == {"done": 3}  # every match ended (crasher forfeited at once)
+    board = {e["name"]: e for e in results["leaderboard"]}
+    assert board["crasher"]["note"] == "crashed in every match"
+    assert not board["random"]["crashed_in_every_match"]
+    assert [d["entrant"] for d in results["crashed_in_every_match"]] == ["crasher"]
+    assert "crasher (crashed in every match)" in (out / "leaderboard.txt").read_text()

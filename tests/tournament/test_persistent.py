@@ -101,11 +101,14 @@ def test_a_persistent_entrant_that_dies_is_restarted_and_loses_no_match(tmp_path
         """)
     done = run_cli("run", str(cfg), "--no-progress", "--address", referee.address,
                    "--admin-token", referee.admin_token, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
+    # the run is not a success: crashy never played (it is marked, and the exit status says so)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "crashy crashed in every match" in done.stderr
     results = json.loads((out / "results.json").read_text())
     assert results["status"] == {"done": 6}  # the time policy played crashy's seats
     exits = results["persistent_exits"]
     assert set(exits) == {"crashy"} and exits["crashy"][0]["exit_code"] == 3
+    assert [d["entrant"] for d in results["crashed_in_every_match"]] == ["crashy"]
     _played_every_seat(out, results, "steady")
 
 
