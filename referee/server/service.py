@@ -207,6 +207,8 @@ class RefereeService:
         rt.restore_clocks()
         if row.rejected:
             rt.restore_rejections(row.rejected)
+        if row.abandoned:
+            rt.restore_abandoned(row.abandoned)  # issue_decision then plays them at once
         log.info("match_resumed", match_id=row.id, move=len(m.moves), game=row.game)
         return rt
 
