@@ -43,8 +43,8 @@ from google.protobuf import json_format
 from referee.v1 import referee_pb2 as pb
 
 from . import errors
-from .auth import RateLimiter, bearer, new_token, token_hash
-from .errors import RefereeError
+from .auth import RateLimiter, bearer, new_token, peer_address, token_hash
+from .errors import RefereeError, clip
 from .store import Store
 
 log = structlog.get_logger("referee.sessions")
@@ -324,8 +324,8 @@ class BotSessions:
         key = (ack.match_id, ack.seat)
         a = self.open.get(key)
         if a is None:
-            self._notice(conn, "NOT_FOUND", f"no open assignment for match {ack.match_id!r} "
-                         f"seat {ack.seat} (over, or never made)", ack)
+            self._notice(conn, "NOT_FOUND", f"no open assignment for match "
+                         f"{clip(ack.match_id)} seat {ack.seat} (over, or never made)", ack)
             return
         if a.bot != conn.bot:
             self._notice(conn, "PERMISSION_DENIED",
@@ -372,7 +372,9 @@ class BotSessions:
     def _bot_of(self, context) -> str:
         token = bearer(context.invocation_metadata())
         h = token_hash(token) if token else None
-        if not self.limiter.allow(h if h in self.bots else (context.peer() or "?")):
+        # per known bot token, else per peer ADDRESS (as the service's other RPCs): made-up
+        # tokens or more connections (each has its own port) buy no fresh bucket
+        if not self.limiter.allow(h if h in self.bots else peer_address(context.peer())):
             raise errors.exhausted("rate limit exceeded; slow down")
         if h is None:
             raise errors.unauthenticated(
