@@ -34,6 +34,11 @@ def clip(value: object, limit: int = 24) -> str:
         return repr(text[:limit]) + "…"
     return repr(text)
 
+def not_a(message_type) -> str:
+    """The message for bytes that do not parse as ``message_type`` (no parser detail: it names
+    no Python exception and quotes none of the bytes)."""
+    return f"malformed request: the bytes are not a {message_type.DESCRIPTOR.full_name} message"
+
 #: reason -> gRPC status code
 FAILED_PRECONDITION_REASONS = ("NOT_YOUR_TURN", "STALE_STATE", "ILLEGAL_MOVE", "MATCH_OVER")
 

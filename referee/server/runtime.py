@@ -191,7 +191,8 @@ class MatchRuntime:
         # (and the final commit); a referee restart loses at most those since the last move.
         self.rejections = [0] * n
         self._rejections_stored = [0] * n
-        # seats whose bot the host gave up on (AbandonSeat): their decisions are played at once
+        # seats whose bot the host gave up on (AbandonSeat), with the host's reason: their
+        # decisions are played at once, for the rest of the match (stored, restored on resume)
         self.abandoned: dict[int, str] = {}
         self.joined = [False] * n  # a stream of the seat has joined (this process's lifetime)
 
@@ -211,6 +212,12 @@ class MatchRuntime:
         if len(counts) == len(self.rejections):
             self.rejections = list(counts)
             self._rejections_stored = list(counts)
+
+    def restore_abandoned(self, abandoned: dict[int, str]) -> None:
+        """Abandoned seats as stored (after a restart): the next decision of each is played at
+        once again by the time policy."""
+        n = self.match.seat_count
+        self.abandoned = {s: r for s, r in abandoned.items() if 0 <= s < n}
 
     def welcome(self, seat: int) -> pb.ServerMessage:
         return pb.ServerMessage(
@@ -475,7 +482,10 @@ class MatchRuntime:
 
     async def abandon(self, seat: int, reason: str, unless_joined: bool) -> tuple[bool, bool]:
         """The host gave up on ``seat``'s bot: forfeit it now under FORFEIT, else play its
-        decisions by the time policy as they come, without waiting for its clock. Returns
+        decisions by the time policy as they come, without waiting for its clock. Either is
+        committed before this returns (the forfeit by ``finish``, the abandonment as the
+        match's stored set of abandoned seats), so a restarted referee keeps to it. It is final
+        for the match: a stream that joins the seat later changes nothing. Returns
         (abandoned, forfeited)."""
         async with self.lock:
             if self.game_over is not None or self.broken or seat in self.abandoned:
@@ -487,7 +497,10 @@ class MatchRuntime:
                 await self._forfeit(seat, f"seat {seat} forfeits: {reason}",
                                     {"reason": "abandoned", "detail": reason})
                 return True, True
-            self.abandoned[seat] = reason
+            abandoned = {**self.abandoned, seat: reason}
+            # on disk before it takes effect or is acknowledged; a failed write changes nothing
+            await self.ctx.store.set_abandoned(self.id, abandoned)
+            self.abandoned = abandoned
             if self.decision is not None and self.decision.seat == seat:
                 self.cancel_timer()
                 self.timer = asyncio.get_running_loop().call_later(

@@ -102,7 +102,7 @@ class RefereeService:
         except Exception:  # noqa: BLE001 - DecodeError, or a recursion/UTF-8 error of the parser
             self._limit(context, None)
             log.warning("malformed_request", rpc=rpc, peer=context.peer(), size=len(data))
-            raise errors.malformed(_not_a(message_type)) from None
+            raise errors.malformed(errors.not_a(message_type)) from None
 
     def _admin(self, context: grpc.aio.ServicerContext) -> bool:
         token = bearer(context.invocation_metadata())
@@ -207,6 +207,8 @@ class RefereeService:
         rt.restore_clocks()
         if row.rejected:
             rt.restore_rejections(row.rejected)
+        if row.abandoned:
+            rt.restore_abandoned(row.abandoned)  # issue_decision then plays them at once
         log.info("match_resumed", match_id=row.id, move=len(m.moves), game=row.game)
         return rt
 
@@ -372,7 +374,7 @@ class RefereeService:
                     (log.warning if malformed == 1 else log.debug)(
                         "malformed_frame", rpc="Play", match_id=rt.id, seat=seat,
                         size=len(data), count=malformed)
-                    stream.put(_reject_msg(rt, "MALFORMED", _not_a(pb.ClientMessage)))
+                    stream.put(_reject_msg(rt, "MALFORMED", errors.not_a(pb.ClientMessage)))
                     continue
                 which = msg.WhichOneof("msg")
                 if which == "submit":
@@ -502,10 +504,6 @@ def _rate_exceeded_on_stream() -> RefereeError:
     return errors.exhausted("rate limit exceeded on this stream; slow down")
 
 
-def _not_a(message_type: Any) -> str:
-    return f"malformed request: the bytes are not a {message_type.DESCRIPTOR.full_name} message"
-
-
 def replay_log(game: Game, row: MatchRow, moves: list, sheet: ComponentSheet) -> Match:
     """A running match rebuilt from its stored move log by core's ``replay`` (which checks every
     state hash), then given back what a record does not replay: each move's elapsed time and
@@ -618,7 +616,7 @@ def _guard_stream(service: RefereeService, rpc: str, fn: Callable,
                   request_type: Any = None) -> Callable:
     """The same for a server-streaming handler (an async generator). With ``request_type`` the
     single request is parsed here (Watch); without, ``fn`` gets the raw request frames and
-    parses them itself (Play, Echo)."""
+    parses them itself (Play, Echo, Session)."""
     parse = service.parse
 
     async def handler(request, context):
@@ -659,8 +657,7 @@ def generic_handler(service: RefereeService) -> grpc.GenericRpcHandler:
             _guard_stream(service, "Watch", service.Watch, pb.WatchRequest), None, _ser),
         "RegisterBot": unary("RegisterBot", pb.RegisterBotRequest),
         "Session": grpc.stream_stream_rpc_method_handler(
-            service.sessions.Session, pb.SessionClientMessage.FromString, _ser
-        ),
+            _guard_stream(service, "Session", service.sessions.Session), None, _ser),
         "Echo": grpc.stream_stream_rpc_method_handler(
             _guard_stream(service, "Echo", service.Echo), None,
             pb.EchoMessage.SerializeToString),

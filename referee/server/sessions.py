@@ -43,8 +43,8 @@ from google.protobuf import json_format
 from referee.v1 import referee_pb2 as pb
 
 from . import errors
-from .auth import RateLimiter, bearer, new_token, token_hash
-from .errors import RefereeError
+from .auth import RateLimiter, bearer, new_token, peer_address, token_hash
+from .errors import RefereeError, clip
 from .store import Store
 
 log = structlog.get_logger("referee.sessions")
@@ -324,8 +324,8 @@ class BotSessions:
         key = (ack.match_id, ack.seat)
         a = self.open.get(key)
         if a is None:
-            self._notice(conn, "NOT_FOUND", f"no open assignment for match {ack.match_id!r} "
-                         f"seat {ack.seat} (over, or never made)", ack)
+            self._notice(conn, "NOT_FOUND", f"no open assignment for match "
+                         f"{clip(ack.match_id)} seat {ack.seat} (over, or never made)", ack)
             return
         if a.bot != conn.bot:
             self._notice(conn, "PERMISSION_DENIED",
@@ -372,7 +372,9 @@ class BotSessions:
     def _bot_of(self, context) -> str:
         token = bearer(context.invocation_metadata())
         h = token_hash(token) if token else None
-        if not self.limiter.allow(h if h in self.bots else (context.peer() or "?")):
+        # per known bot token, else per peer ADDRESS (as the service's other RPCs): made-up
+        # tokens or more connections (each has its own port) buy no fresh bucket
+        if not self.limiter.allow(h if h in self.bots else peer_address(context.peer())):
             raise errors.exhausted("rate limit exceeded; slow down")
         if h is None:
             raise errors.unauthenticated(
@@ -384,16 +386,26 @@ class BotSessions:
         return name
 
     async def Session(self, request_iterator, context) -> AsyncIterator[Any]:
+        """Frames arrive as raw bytes (the service's ``_guard_stream`` turns what this raises
+        into a status: a RefereeError with its reason, anything else INTERNAL). A first frame
+        that is not a SessionClientMessage ends the stream with INVALID_ARGUMENT/MALFORMED;
+        after the hello a bad frame gets a SessionNotice MALFORMED and the session goes on."""
         conn: Conn | None = None
         reader: asyncio.Task | None = None
         try:
             # the hello is read before the token is checked (as Play reads its Join): a refusal
             # racing the client's first write would reach it as a local INTERNAL error
             try:
-                first = await request_iterator.__anext__()
+                data = await request_iterator.__anext__()
             except StopAsyncIteration:
                 return
             bot = self._bot_of(context)
+            try:
+                first = pb.SessionClientMessage.FromString(data)
+            except Exception:  # noqa: BLE001 - any parser error: the frame is not a message
+                log.warning("malformed_request", rpc="Session", bot=bot, peer=context.peer(),
+                            size=len(data))
+                raise errors.malformed(errors.not_a(pb.SessionClientMessage)) from None
             if first.WhichOneof("msg") != "hello":
                 raise errors.malformed("send SessionHello first on a Session stream")
             cap = first.hello.capacity or 1
@@ -415,15 +427,6 @@ class BotSessions:
                 if item.__class__ is RefereeError:
                     raise item
                 yield item
-        except RefereeError as exc:
-            await context.abort(exc.code, exc.message, exc.trailing_metadata())
-        except (asyncio.CancelledError, grpc.aio.AbortError):
-            raise
-        except Exception as exc:
-            log.exception("internal_error", rpc="Session", error=repr(exc))
-            await context.abort(grpc.StatusCode.INTERNAL, "internal error",
-                                RefereeError(grpc.StatusCode.INTERNAL, "INTERNAL",
-                                             "internal error").trailing_metadata())
         finally:
             if reader is not None:
                 reader.cancel()
@@ -433,11 +436,23 @@ class BotSessions:
     async def _read(self, request_iterator, conn: Conn) -> None:
         allow = self.limiter.allow
         key = f"session:{conn.bot}"
+        parse = pb.SessionClientMessage.FromString
+        malformed = 0
         try:
-            async for msg in request_iterator:
+            async for data in request_iterator:
                 if not allow(key):
                     conn.put(errors.exhausted("rate limit exceeded on this session; slow down"))
                     return
+                try:
+                    msg = parse(data)
+                except Exception:  # noqa: BLE001 - any parser error: the frame is not a message
+                    malformed += 1
+                    # the first one per session at warning; the rest would only repeat it
+                    (log.warning if malformed == 1 else log.debug)(
+                        "malformed_frame", rpc="Session", bot=conn.bot, size=len(data),
+                        count=malformed)
+                    self._notice(conn, "MALFORMED", errors.not_a(pb.SessionClientMessage))
+                    continue
                 which = msg.WhichOneof("msg")
                 if which == "ack":
                     self.ack(conn, msg.ack)
@@ -447,9 +462,12 @@ class BotSessions:
                     self._notice(conn, "MALFORMED", "empty session message")
         except asyncio.CancelledError:
             raise
+        except grpc.aio.AioRpcError:
+            return  # the call is gone; the writer side ends with it
         except Exception as exc:
-            if not isinstance(exc, grpc.aio.AioRpcError):
-                log.exception("session_reader_error", bot=conn.bot, error=repr(exc))
+            # as on Play: never leave a session that pushes assignments but no longer reads
+            log.exception("session_reader_error", bot=conn.bot, error=repr(exc))
+            conn.put(RefereeError(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error"))
         # half-closed by the bot: keep the session (and its assignments) until it cancels
 
     def _drop(self, conn: Conn) -> None:

@@ -39,7 +39,8 @@ CREATE TABLE IF NOT EXISTS matches (
     finished_ms       INTEGER,
     forfeited         INTEGER,
     result_json       TEXT,
-    rejected_json     TEXT             -- moves refused per seat, e.g. [0, 2, 0]
+    rejected_json     TEXT,            -- moves refused per seat, e.g. [0, 2, 0]
+    abandoned_json    TEXT             -- seats the host abandoned: {"2": "bot exited (code 1)"}
 );
 CREATE TABLE IF NOT EXISTS moves (
     match_id        TEXT NOT NULL,
@@ -74,6 +75,7 @@ class MatchRow:
     forfeited: int | None
     result: dict[str, Any] | None
     rejected: list[int] | None = None
+    abandoned: dict[int, str] | None = None  # seat -> reason (AbandonSeat)
 
 
 @dataclass(slots=True)
@@ -234,6 +236,13 @@ class Store:
 
         return self._submit(op)
 
+    def set_abandoned(self, match_id: str, abandoned: dict[int, str]) -> asyncio.Future:
+        """The seats the host abandoned (AbandonSeat), all of them: a rare admin operation, so
+        one write of its own, awaited before the RPC replies."""
+        text = json.dumps({str(s): r for s, r in sorted(abandoned.items())})
+        return self._submit(lambda c: c.execute(
+            "UPDATE matches SET abandoned_json=? WHERE id=?", (text, match_id)))
+
     def finish_match(
         self,
         match_id: str,
@@ -272,7 +281,7 @@ class Store:
             sql = (
                 "SELECT id, game, options_json, seats, seed, components_name, components_sha256,"
                 " time_policy_json, token_hashes_json, names_json, status, created_ms,"
-                " finished_ms, forfeited, result_json, rejected_json FROM matches"
+                " finished_ms, forfeited, result_json, rejected_json, abandoned_json FROM matches"
                 + (" WHERE status=?" if status else "")
             )
             rows = conn.execute(sql + " ORDER BY created_ms", (status,) if status else ()).fetchall()
@@ -286,6 +295,7 @@ class Store:
                 created_ms=r[11], finished_ms=r[12], forfeited=r[13],
                 result=json.loads(r[14]) if r[14] else None,
                 rejected=json.loads(r[15]) if r[15] else None,
+                abandoned={int(k): v for k, v in json.loads(r[16]).items()} if r[16] else None,
             )
             for r in rows
         ]
@@ -322,6 +332,8 @@ def _migrate(conn: sqlite3.Connection) -> None:
     have = {row[1] for row in conn.execute("PRAGMA table_info(matches)")}
     if "rejected_json" not in have:
         conn.execute("ALTER TABLE matches ADD COLUMN rejected_json TEXT")
+    if "abandoned_json" not in have:
+        conn.execute("ALTER TABLE matches ADD COLUMN abandoned_json TEXT")
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

@@ -5,7 +5,9 @@ bad input is refused and changes nothing."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
+import sqlite3
 
 import grpc
 import pytest
@@ -68,6 +70,93 @@ def test_other_policies_play_the_abandoned_seat_at_once(server):
     mine = [m for m in record["moves"] if m["seat"] == gone]
     assert mine and all(m["timeout"] and m["policy"] == "RANDOM_LEGAL" for m in mine)
     assert record["forfeited"] is None
+
+
+def _stored_abandoned(srv, mid):
+    conn = sqlite3.connect(srv.data_dir / "referee.sqlite3")
+    try:
+        text = conn.execute("SELECT abandoned_json FROM matches WHERE id=?", (mid,)).fetchone()[0]
+    finally:
+        conn.close()
+    return json.loads(text) if text else None
+
+
+def _play_out_without(srv, mid, tokens, gone, connect_gone=False):
+    """The other seats play random moves to the end; with ``connect_gone`` the abandoned seat's
+    bot is connected too but never answers. Bounded generously: with 10-minute clocks a seat
+    that waited on its clock would hang the match, and only this bound would end the test."""
+    async def run():
+        async with grpc.aio.insecure_channel(srv.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            seats = [play_seat(stub, mid, tokens[s], random.Random(s), react=s != gone)
+                     for s in range(3) if s != gone or connect_gone]
+            return await asyncio.wait_for(asyncio.gather(*seats), 120)
+    return asyncio.run(run())
+
+
+def test_an_abandonment_survives_a_referee_restart(make_server, tmp_path):
+    """Issue 12: the abandoned set is committed before AbandonSeat replies and restored on
+    resume, so a restarted referee plays the seat at once instead of waiting on its clock."""
+    srv = make_server(tmp_path / "data")
+    mid, tokens = _new(srv, pb.RANDOM_LEGAL)
+    rt = srv.service.matches[mid]
+    gone = (rt.decision.seat + 1) % 3  # not the seat to move: nothing is played before the stop
+    version = rt.match.version
+    assert _abandon(srv, mid, gone).abandoned
+    assert _stored_abandoned(srv, mid) == {str(gone): "bot exited (code 3)"}  # before the reply
+    assert rt.match.version == version
+    srv.stop()
+
+    srv.start()  # same data dir
+    rt2 = srv.service.matches[mid]
+    assert rt2 is not rt and rt2.match.version == version
+    assert rt2.abandoned == {gone: "bot exited (code 3)"}
+    logs = _play_out_without(srv, mid, tokens, gone)
+    assert all(log.game_over is not None for log in logs)
+    record = asyncio.run(record_of(srv, mid))
+    mine = [m for m in record["moves"] if m["seat"] == gone]
+    assert mine and all(m["timeout"] and m["policy"] == "RANDOM_LEGAL" for m in mine)
+    assert record["forfeited"] is None
+
+
+def test_a_bot_joining_an_abandoned_seat_does_not_take_it_back(server):
+    """Abandonment is final for the match (referee.proto, AbandonSeat): the seat's bot connects
+    afterwards and never answers, and its decisions are still played at once."""
+    mid, tokens = _new(server, pb.DEFAULT_MOVE)
+    rt = server.service.matches[mid]
+    gone = rt.decision.seat
+    assert _abandon(server, mid, gone).abandoned
+    logs = _play_out_without(server, mid, tokens, gone, connect_gone=True)
+    assert all(log.game_over is not None for log in logs)
+    joined = next(log for log in logs if log.seat == gone)
+    assert joined.welcome is not None and rt.abandoned == {gone: "bot exited (code 3)"}
+    record = asyncio.run(record_of(server, mid))
+    mine = [m for m in record["moves"] if m["seat"] == gone]
+    assert mine and all(m["timeout"] and m["policy"] == "DEFAULT_MOVE" for m in mine)
+
+
+def test_an_abandonment_the_store_cannot_commit_is_not_acknowledged(server):
+    mid, _ = _new(server, pb.RANDOM_LEGAL)
+    rt = server.service.matches[mid]
+    store = server.service.store
+    seat = rt.decision.seat
+    version = rt.match.version
+
+    def failing(match_id, abandoned):
+        fut = asyncio.get_running_loop().create_future()
+        fut.set_exception(RuntimeError("store commit failed: disk full"))
+        return fut
+
+    store.set_abandoned = failing
+    try:
+        with pytest.raises(grpc.aio.AioRpcError) as ei:
+            _abandon(server, mid, seat)
+    finally:
+        del store.set_abandoned
+    assert ei.value.code() == grpc.StatusCode.INTERNAL
+    assert not rt.abandoned and rt.match.version == version and rt.game_over is None
+    assert _stored_abandoned(server, mid) is None
+    assert _abandon(server, mid, seat).abandoned  # and a later attempt that commits works
 
 
 def test_unless_joined_leaves_a_joined_seat_alone(server):

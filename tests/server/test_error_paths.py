@@ -195,6 +195,136 @@ def test_malformed_frame_after_join_is_answered_and_the_stream_goes_on(server, n
     run(go())
 
 
+# ------------------------------------------------------------------ the Session stream
+async def _bot_token(stub, name: str = "alice") -> str:
+    return (await stub.RegisterBot(pb.RegisterBotRequest(name=name), metadata=md(ADMIN))).bot_token
+
+
+def _hello(capacity: int = 1) -> bytes:
+    return pb.SessionClientMessage(hello=pb.SessionHello(capacity=capacity)).SerializeToString()
+
+
+def test_malformed_first_session_frame_is_invalid_argument(server, no_grpc_errors):
+    async def go():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            token = await _bot_token(referee_pb2_grpc.RefereeStub(ch))
+            for body in (GARBAGE, TRUNCATED):
+                call = raw_stream(ch, "Session", pb.SessionServerMessage)(metadata=md(token))
+                with capture_logs() as logs:
+                    await call.write(body)
+                    with pytest.raises(grpc.aio.AioRpcError) as ei:
+                        await call.read()
+                assert_malformed(ei.value)
+                assert "SessionClientMessage" in ei.value.details()
+                assert_one_clean_warning(logs, "malformed_request")
+            assert not server.service.sessions.conns  # no session was opened
+            # the bot's token still opens a session
+            call = raw_stream(ch, "Session", pb.SessionServerMessage)(metadata=md(token))
+            await call.write(_hello())
+            assert (await call.read()).WhichOneof("msg") == "welcome"
+            call.cancel()
+
+    run(go())
+
+
+def test_malformed_session_frame_after_hello_gets_a_notice_and_the_session_goes_on(
+        server, no_grpc_errors):
+    async def go():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            token = await _bot_token(stub)
+            call = raw_stream(ch, "Session", pb.SessionServerMessage)(metadata=md(token))
+            await call.write(_hello())
+            assert (await call.read()).WhichOneof("msg") == "welcome"
+            r = await stub.CreateMatch(pb.CreateMatchRequest(
+                game="batavia", seats=3, seat_bots=["alice", "", ""]), metadata=md(ADMIN))
+            a = (await call.read()).assignment
+            assert (a.match_id, a.seat) == (r.match_id, 0)
+            held = server.service.sessions.open[(a.match_id, 0)]
+            with capture_logs() as logs:
+                for body in (GARBAGE, TRUNCATED):  # one warning line, however many
+                    await call.write(body)
+                    n = (await call.read()).notice
+                    assert n.reason == "MALFORMED" and len(n.message) < 120
+                    assert "SessionClientMessage" in n.message
+            assert_one_clean_warning(logs, "malformed_frame")
+            assert held.conn is not None and not held.acked  # nothing changed
+            # the session still reads: its ack is taken
+            await call.write(pb.SessionClientMessage(ack=pb.AssignmentAck(
+                match_id=a.match_id, seat=0, accept=True)).SerializeToString())
+            await call.write(pb.SessionClientMessage(ack=pb.AssignmentAck(
+                match_id="nope", seat=0, accept=True)).SerializeToString())
+            assert (await call.read()).notice.reason == "NOT_FOUND"  # answered in order
+            assert held.acked
+            await call.done_writing()
+            call.cancel()
+
+    run(go())
+
+
+@pytest.mark.parametrize("body", [GARBAGE, _hello()], ids=["garbage", "hello"])
+@pytest.mark.parametrize("token", [None, "not-a-bot-token", ADMIN])
+def test_a_session_with_a_wrong_token_is_unauthenticated(server, no_grpc_errors, token, body):
+    """The token is checked before the first frame is parsed: a wrong token gets
+    UNAUTHENTICATED whatever it sends, and no log line (nothing to flood the log with)."""
+    async def go():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            await _bot_token(referee_pb2_grpc.RefereeStub(ch))
+            call = raw_stream(ch, "Session", pb.SessionServerMessage)(
+                metadata=md(token) if token else ())
+            with capture_logs() as logs:
+                await call.write(body)
+                with pytest.raises(grpc.aio.AioRpcError) as ei:
+                    await call.read()
+            assert ei.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            assert reason_of(ei.value) == "UNAUTHENTICATED"
+            assert "bot token" in ei.value.details()
+            assert warnings_of(logs) == []
+            assert not server.service.sessions.conns
+
+    run(go())
+
+
+def test_an_unexpected_error_in_a_session_is_internal_and_ends_it(server, monkeypatch):
+    """A bug in the session code, in the handler or in its reader, ends that stream with
+    INTERNAL and the INTERNAL reason (as on every other RPC), logged once as an error."""
+    sessions = server.service.sessions
+
+    def boom(*_args):
+        raise RuntimeError("a bug")
+
+    async def go():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            token = await _bot_token(stub)
+            results = []
+            for attr, frames in (("dispatch", [_hello()]),
+                                 ("ack", [_hello(), pb.SessionClientMessage(
+                                     ack=pb.AssignmentAck(match_id="m")).SerializeToString()])):
+                monkeypatch.setattr(sessions, attr, boom)
+                if attr == "ack":
+                    monkeypatch.undo()  # the hello needs dispatch; only the reader breaks
+                    monkeypatch.setattr(sessions, attr, boom)
+                call = raw_stream(ch, "Session", pb.SessionServerMessage)(metadata=md(token))
+                with capture_logs() as logs:
+                    for f in frames:
+                        await call.write(f)
+                    with pytest.raises(grpc.aio.AioRpcError) as ei:
+                        while True:
+                            await call.read()
+                monkeypatch.undo()
+                results.append((ei.value.code(), reason_of(ei.value), ei.value.details(),
+                                [e["event"] for e in warnings_of(logs)]))
+                assert not sessions.conns  # the connection was dropped
+            return results
+
+    (c1, r1, d1, l1), (c2, r2, d2, l2) = run(go())
+    assert (c1, r1, d1, l1) == (grpc.StatusCode.INTERNAL, "INTERNAL", "internal error",
+                                ["internal_error"])
+    assert (c2, r2, d2, l2) == (grpc.StatusCode.INTERNAL, "INTERNAL", "internal error",
+                                ["session_reader_error"])
+
+
 # ------------------------------------------------------------------ client values echoed
 def test_error_messages_echo_only_a_short_prefix_of_client_values(server):
     """Issue 9, item 4: an 8,000-byte match id used to push the trailers past the client's

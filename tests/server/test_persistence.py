@@ -131,3 +131,35 @@ def test_the_match_runtime_does_not_import_the_service():
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert "service" not in imported and "referee.server.service" not in imported
     assert "service" not in runtime.MatchRuntime.__init__.__code__.co_varnames
+
+
+def test_a_store_of_the_previous_schema_gains_abandoned_json_in_place(tmp_path):
+    """A data dir written before abandonments were stored (matches has rejected_json, not
+    abandoned_json) opens as before, its rows intact, and then stores abandoned seats."""
+    from referee.server.store import Store
+
+    conn = sqlite3.connect(tmp_path / "referee.sqlite3")
+    conn.execute(
+        "CREATE TABLE matches (id TEXT PRIMARY KEY, game TEXT NOT NULL, options_json TEXT NOT "
+        "NULL, seats INTEGER NOT NULL, seed TEXT NOT NULL, components_name TEXT NOT NULL, "
+        "components_sha256 TEXT NOT NULL, time_policy_json TEXT NOT NULL, token_hashes_json "
+        "TEXT NOT NULL, names_json TEXT NOT NULL, status TEXT NOT NULL, created_ms INTEGER NOT "
+        "NULL, finished_ms INTEGER, forfeited INTEGER, result_json TEXT, rejected_json TEXT)")
+    conn.execute("INSERT INTO matches VALUES ('m1','batavia','{}',3,'1','s','h','{}','[]',"
+                 "'[]','running',1,NULL,NULL,NULL,'[0,1,0]')")
+    conn.commit()
+    conn.close()
+    store = Store(tmp_path)
+    store.start()
+    try:
+        [row] = store.load_matches()
+        assert (row.id, row.rejected, row.abandoned) == ("m1", [0, 1, 0], None)
+
+        async def write():
+            await store.set_abandoned("m1", {2: "bot exited (code 1)", 0: "never joined"})
+        asyncio.run(write())
+        [row] = store.load_matches()
+        assert row.abandoned == {0: "never joined", 2: "bot exited (code 1)"}
+        assert row.rejected == [0, 1, 0]
+    finally:
+        store.close()

@@ -138,8 +138,16 @@ def test_assignments_reach_their_bot_only_and_foreign_acks_change_nothing(server
             n = (await sb.recv()).notice
             assert (n.reason, n.match_id, n.seat) == ("PERMISSION_DENIED", match_id, 0)
             assert "another bot" in n.message
+            # nor can bob decline it for her (that would take it from her session)
+            await sb.ack(match_id, 0, accept=False)
+            assert (await sb.recv()).notice.reason == "PERMISSION_DENIED"
+            assert server.call(_holder(server.service.sessions, (match_id, 0))) == "alice"
+            await sa.nothing_for(0.2)  # and alice is not sent it again
             await sb.ack("no-such-match", 0)
             assert (await sb.recv()).notice.reason == "NOT_FOUND"
+            await sb.ack("m" * 8000, 0)  # the notice quotes only a prefix of what was sent
+            n = (await sb.recv()).notice
+            assert n.reason == "NOT_FOUND" and len(n.message) < 150 and "m" * 100 not in n.message
             await sa.ack(a)
             await sb.ack(b)
             key = (match_id, 0)
@@ -269,6 +277,99 @@ def test_an_unanswered_assignment_times_out_and_the_match_still_ends(make_server
         assert {r[0] for r in _db_rows(server, "SELECT status FROM assignments")} == {"done"}
 
     _run(go())
+
+
+LONG = pb.TimePolicy(move_ms=600_000, on_expiry=pb.RANDOM_LEGAL)  # no clock runs out here
+
+
+def test_an_unanswered_assignment_goes_to_another_session_of_the_bot(make_server):
+    """After session_ack_s the assignment is taken back (ACK_TIMEOUT) and sent to the bot's
+    other session, marked resent; a late ack from the first session then changes nothing, and
+    the match waits for its seat as before (nothing is played or lost)."""
+    server = make_server(session_ack_s=0.3)
+
+    async def go():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            ta = await register(stub, "alice")
+            s1 = RawSession(ch, ta)
+            await s1.hello()
+            match_id, tokens = await create_bound(stub, ["alice", "", ""], policy=LONG)
+            a = await s1.assignment()
+            s2 = RawSession(ch, ta)
+            await s2.hello()
+            n = (await s1.recv()).notice
+            assert (n.reason, n.match_id, n.seat) == ("ACK_TIMEOUT", match_id, 0)
+            again = await s2.assignment()
+            assert (again.match_id, again.seat, again.seat_token) == (match_id, 0, a.seat_token)
+            assert again.resent
+            await s2.ack(again)
+            await s1.ack(a)  # too late: s2 has it now
+            late = (await s1.recv()).notice
+            assert (late.reason, late.match_id) == ("PERMISSION_DENIED", match_id)
+            sessions = server.service.sessions
+            held = sessions.open[(match_id, 0)]
+            assert held.acked and held.conn is sessions.conns["alice"][1]
+            await s2.nothing_for(0.5)  # acknowledged: no ACK_TIMEOUT for s2
+            rt = server.service.matches[match_id]
+            assert rt.game_over is None and rt.match.version == 0
+            await _play_out(stub, match_id, tokens)
+            s1.close()
+            s2.close()
+        await asyncio.sleep(0.2)
+        assert _db_rows(server, "SELECT status FROM assignments") == [("done",)]
+
+    _run(go())
+
+
+def test_a_late_ack_takes_back_an_assignment_nobody_else_holds(make_server):
+    server = make_server(session_ack_s=0.3)
+
+    async def go():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            ta = await register(stub, "alice")
+            s = RawSession(ch, ta)
+            await s.hello()
+            match_id, _ = await create_bound(stub, ["alice", "", ""], policy=LONG)
+            a = await s.assignment()
+            assert (await s.recv()).notice.reason == "ACK_TIMEOUT"
+            held = server.service.sessions.open[(match_id, 0)]
+            assert held.conn is None
+            await s.ack(a)
+            await s.nothing_for(0.5)  # no notice: taken back, and no second timeout
+            assert held.acked and held.conn is server.service.sessions.conns["alice"][0]
+            s.close()
+
+    _run(go())
+
+
+def test_session_rate_limit_holds_per_peer_address_not_per_connection(make_server):
+    """As on the other RPCs (tests/server/test_error_paths.py): unknown tokens on 4
+    connections from one address share one burst of 5; the session key used to include the
+    client's port, giving every new connection a fresh bucket."""
+    server = make_server(rate=0.001, burst=5)
+
+    async def go():
+        channels = [grpc.aio.insecure_channel(
+            server.target, options=[("grpc.use_local_subchannel_pool", 1)]) for _ in range(4)]
+        codes = []
+        try:
+            for ch in channels:
+                for i in range(3):
+                    s = RawSession(ch, f"made-up-{i}")
+                    with contextlib.suppress(grpc.aio.AioRpcError):
+                        await s.call.write(pb.SessionClientMessage(hello=pb.SessionHello()))
+                    codes.append(await s.call.code())
+                    s.close()
+        finally:
+            for ch in channels:
+                await ch.close()
+        return codes
+
+    codes = _run(go())
+    assert codes.count(grpc.StatusCode.UNAUTHENTICATED) == 5
+    assert codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) == 7
 
 
 def test_open_assignments_are_sent_again_after_a_referee_restart(make_server, tmp_path):
