@@ -121,17 +121,23 @@ class Stream:
         self.dropped = False
 
     def put(self, item: Any) -> None:
-        q = self.queue
-        if q.qsize() < MAX_BACKLOG:
-            if not self.dropped:
-                q.put_nowait(item)
-        elif not self.dropped:
-            self.dropped = True
-            while q.qsize():
-                q.get_nowait()
-            q.put_nowait(errors.exhausted(
-                f"more than {MAX_BACKLOG} messages waiting: this stream reads too slowly; "
-                "reconnect with the same token to resume"))
+        if not self.dropped:
+            self.dropped = not put_bounded(self.queue, item)
+
+
+def put_bounded(queue: asyncio.Queue, item: Any) -> bool:
+    """Queue ``item`` for a stream's writer, or, with MAX_BACKLOG messages already waiting,
+    empty the queue and leave only a RESOURCE_EXHAUSTED error that ends the stream; False then
+    (the caller queues nothing more)."""
+    if queue.qsize() < MAX_BACKLOG:
+        queue.put_nowait(item)
+        return True
+    while queue.qsize():
+        queue.get_nowait()
+    queue.put_nowait(errors.exhausted(
+        f"more than {MAX_BACKLOG} messages waiting: this stream reads too slowly; "
+        "reconnect with the same token to resume"))
+    return False
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,7 @@ from referee.v1 import referee_pb2 as pb
 from . import errors
 from .auth import RateLimiter, bearer, new_token, peer_address, token_hash
 from .errors import RefereeError, clip
+from .runtime import put_bounded
 from .store import Store
 
 log = structlog.get_logger("referee.sessions")
@@ -86,9 +87,13 @@ class Conn:
     peer: str = ""
     queue: asyncio.Queue = field(default_factory=asyncio.Queue)
     active: set[tuple[str, int]] = field(default_factory=set)
+    dropped: bool = False  # it read too slowly: only its closing error is left to send
 
     def put(self, item: Any) -> None:
-        self.queue.put_nowait(item)
+        """Bounded like a Play stream: a bot that sends and never reads cannot make the referee
+        buffer its notices without end (its assignments come again when it reconnects)."""
+        if not self.dropped:
+            self.dropped = not put_bounded(self.queue, item)
 
     def matches(self) -> set[str]:
         return {m for m, _ in self.active}

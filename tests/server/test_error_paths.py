@@ -262,6 +262,42 @@ def test_malformed_session_frame_after_hello_gets_a_notice_and_the_session_goes_
     run(go())
 
 
+def test_a_session_that_sends_and_never_reads_is_dropped_not_buffered(make_server):
+    """Its notices queue up to MAX_BACKLOG, then the session ends with RESOURCE_EXHAUSTED (as
+    a Play stream does) instead of the referee holding every notice (no rate limit here)."""
+    from referee.server.runtime import MAX_BACKLOG
+
+    server = make_server(rate=0)
+    frames = 5 * MAX_BACKLOG  # ~1,000 notices fill the connection's window, then they queue
+
+    async def go():
+        # without BDP probing the client's receive window stays at 64 KiB (not several MiB)
+        async with grpc.aio.insecure_channel(server.target,
+                                             options=[("grpc.http2.bdp_probe", 0)]) as ch:
+            token = await _bot_token(referee_pb2_grpc.RefereeStub(ch))
+            call = raw_stream(ch, "Session", pb.SessionServerMessage)(metadata=md(token))
+            await call.write(_hello())
+            assert (await call.read()).WhichOneof("msg") == "welcome"
+            (conn,) = server.service.sessions.conns["alice"]
+            most = 0
+            with capture_logs():
+                for _ in range(frames):
+                    await call.write(GARBAGE)
+                    most = max(most, conn.queue.qsize())
+                got = 0
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    while True:
+                        msg = await call.read()
+                        if msg is grpc.aio.EOF or got == frames:  # every notice came: no bound
+                            break
+                        got += 1
+            assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "reads too slowly" in err.value.details()
+            assert most <= MAX_BACKLOG and got < frames
+
+    run(go())
+
+
 @pytest.mark.parametrize("body", [GARBAGE, _hello()], ids=["garbage", "hello"])
 @pytest.mark.parametrize("token", [None, "not-a-bot-token", ADMIN])
 def test_a_session_with_a_wrong_token_is_unauthenticated(server, no_grpc_errors, token, body):
