@@ -12,7 +12,10 @@ A sandboxed entrant's command runs under ``bwrap`` (Debian package ``bubblewrap`
   the host (no home folders, no referee data folder with its admin token, no other bot's logs);
 - **its own writable temporary folder**: a size-capped tmpfs at ``/tmp`` (also ``$HOME``);
 - **its own process, IPC, UTS and cgroup namespaces**; it dies with the runner
-  (``--die-with-parent``) and cannot reach the terminal (``--new-session``);
+  (``--die-with-parent``, armed once bwrap's set-up is done: a runner killed in those first
+  milliseconds can leave it behind) and cannot reach the terminal (``--new-session``); the
+  runner stops it by signalling its process group, which bwrap's sandboxed child is still in
+  during the set-up and whose death takes the sandbox's whole process namespace with it;
 - **limits** (``prlimit``): address space (memory), CPU seconds, processes, open files and the
   size of a written file. When the runner is root, the bot also runs under a user id of its own
   (no capabilities, ``no_new_privs``), since the kernel does not count a root user's processes

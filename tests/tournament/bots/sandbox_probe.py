@@ -64,6 +64,7 @@ def main(argv: list[str]) -> int:
         while True:
             pass
     elif what == "sleep":
+        print("sleeping", flush=True)  # the test kills the sandbox only once the bot runs
         time.sleep(600)
     elif what == "whoami":
         print(f"whoami: uid={os.getuid()} admin_token_in_env="
