@@ -227,12 +227,7 @@ def _run(cfg: TournamentConfig, out: Path | None, args, console: Console) -> int
                       "(or the same command again) to go on")
         return EXIT_INTERRUPTED
     st = data["status"]
-    code = EXIT_OK
-    for d in data.get("crashed_in_every_match", []):
-        console.print(f"[red]{d['entrant']} crashed in every match[/] it played ({d['seats']} "
-                      "seat(s): it crashed, never joined or never moved; not a rating)"
-                      + (f": {d['error']}" if d.get("error") else ""))
-        code = EXIT_FAILED
+    code = _report_dead(data, console)
     if st.get("failed"):
         console.print(f"[yellow]{st['failed']} match(es) failed[/] (see incidents in "
                       f"{runner.out / 'index.html'}; --retry-failed plays them again)")
@@ -266,7 +261,16 @@ def _ladder(cfg: TournamentConfig, out: Path | None, args, console: Console) -> 
     for e in data["leaderboard"]:
         console.print(f"{e['place']:>3}  {e['name']:<24} {e['ordinal']:>8.2f}  "
                       f"({e['matches']} matches)")
-    return EXIT_OK
+    return _report_dead(data, console)
+
+
+def _report_dead(data: dict, console: Console) -> int:
+    """Name every entrant that crashed in every match it played; EXIT_FAILED if any did."""
+    for d in data.get("crashed_in_every_match", []):
+        console.print(f"[red]{d['entrant']} crashed in every match[/] it played ({d['seats']} "
+                      "seat(s): it crashed, never joined or never moved)"
+                      + (f": {d['error']}" if d.get("error") else ""))
+    return EXIT_FAILED if data.get("crashed_in_every_match") else EXIT_OK
 
 
 def _run_async(coro):

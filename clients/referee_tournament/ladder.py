@@ -16,7 +16,9 @@ per-match commands, as in any tournament) until ``--max-matches`` or ``--duratio
   rewritten atomically after every match; records go to ``records/``, bot logs to ``bots/``.
 
 Matches in flight when the ladder stops are marked ``abandoned`` (never rated); the ladder
-resumes with fresh matches.
+resumes with fresh matches. An entrant that did not play any of its seats in this run (it crashed,
+never joined or never moved: :func:`.report.did_not_play`) is listed under
+``crashed_in_every_match`` with its first error, and the command exits 1.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from typing import Any
 
 from .config import TournamentConfig
 from .formats import MatchSpec
+from .report import did_not_play
 from .runner import RunError, Runner
 
 SCHEMA = """
@@ -228,6 +231,10 @@ async def run_ladder(cfg: TournamentConfig, *, out: Path | None = None,
     abandoned = store.abandon_running()
     rng = random.Random(f"{cfg.seed}:{store.next_index()}")
     busy: dict[str, int] = {}
+    # this run's seats per entrant, those it did not play, and its first error line
+    seats_run: dict[str, int] = {}
+    no_play: dict[str, int] = {}
+    first_error: dict[str, str] = {}
     idx = store.next_index()
     started = played = 0
     deadline = time.monotonic() + duration_s if duration_s else None
@@ -270,6 +277,13 @@ async def run_ladder(cfg: TournamentConfig, *, out: Path | None = None,
                 "ranks") else []
             store.finish(i, result, changed)
             played += 1
+            for seat in (result.get("outcome") or {}).get("seats", []):
+                n = seat.get("entrant")
+                seats_run[n] = seats_run.get(n, 0) + 1
+                if did_not_play(seat):
+                    no_play[n] = no_play.get(n, 0) + 1
+                    if seat.get("error"):
+                        first_error.setdefault(n, seat["error"])
             write_leaderboard(outdir, cfg, ratings, store.counts())
             log.info("match_end", idx=i, match_id=result.get("match_id"),
                      ranks=result.get("ranks"), error=result.get("error"),
@@ -296,8 +310,12 @@ async def run_ladder(cfg: TournamentConfig, *, out: Path | None = None,
             running = set(running_left)
             for t in done:
                 t.result()  # a RunError stops the ladder
-        log.info("ladder_end", played=played, counts=store.counts())
-        return json.loads((outdir / "ladder.json").read_text())
+        dead = [{"entrant": n, "seats": k, "error": first_error.get(n, "")}
+                for n, k in sorted(seats_run.items()) if no_play.get(n, 0) == k]
+        log.info("ladder_end", played=played, counts=store.counts(),
+                 crashed_in_every_match=[d["entrant"] for d in dead])
+        return {**json.loads((outdir / "ladder.json").read_text()),
+                "crashed_in_every_match": dead}
     finally:
         for t in running:
             t.cancel()

@@ -10,6 +10,7 @@ from openskill.models import PlackettLuce
 from referee_tournament.ladder import Rating, pair, rate
 
 from .conftest import GREEDY, RANDOM, run_cli, write_toml
+from .test_fail_fast import CRASH
 from .test_persistent import SESSION
 
 
@@ -107,3 +108,39 @@ def test_the_ladder_plays_rates_and_resumes_its_ratings(tmp_path, referee):
     for rec in (out / "records").glob("ladder-*.json"):
         data = json.loads(rec.read_text())
         assert data["result"] and not any(m.get("timeout") for m in data["moves"])
+
+
+def test_a_ladder_entrant_that_crashes_in_every_match_is_named_and_fails_the_run(tmp_path,
+                                                                                 referee):
+    """Issue 12, "Fail fast and say why": a dead bot does not sit quietly at the bottom of a
+    ladder; the run names it with its own error line and exits 1."""
+    out = tmp_path / "out"
+    cfg = write_toml(tmp_path / "ladder.toml", f"""
+        name = "ladder-dead"
+        output = "{out}"
+        [game]
+        name = "batavia"
+        seats = 3
+        [[entrants]]
+        name = "random"
+        command = "{RANDOM}"
+        [[entrants]]
+        name = "crasher"
+        command = '''{CRASH}'''
+        [[entrants]]
+        name = "random-2"
+        command = "{RANDOM}"
+        [format]
+        type = "ladder"
+        [time]
+        move_ms = 5000
+        on_expiry = "forfeit"
+        """)
+    done = run_cli("ladder", str(cfg), "--max-matches", "2", "--no-progress", "--address",
+                   referee.address, "--admin-token", referee.admin_token, timeout=300)
+    text = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode == 1, text
+    assert "crasher crashed in every match it played (2 seat(s)" in text
+    assert "error: weights.bin not found" in text
+    assert "random crashed" not in text and "random-2 crashed" not in text
+    assert sum(e["matches"] for e in _board(out).values()) == 2 * 3
