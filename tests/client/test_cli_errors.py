@@ -1,0 +1,98 @@
+"""What a new user meets first on the command line (issue 12, item 6): a bot started where no
+referee answers says it cannot reach it (not that a connection was lost), `referee-bot`
+sub-commands report usage errors with their own usage line, every flag has help, and
+`create-match` takes the match's time policy."""
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ..tournament.test_node_bot import NODE_DIR, node_bot  # noqa: F401 - the fixture
+from .conftest import ROOT, bot_env
+
+CLI = [sys.executable, "-m", "referee_client.cli"]
+
+
+def referee_bot(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, *args], cwd=ROOT, env=env or bot_env(), capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+def closed_address() -> str:
+    """A 127.0.0.1 address nothing listens on (a port just bound, then closed)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"127.0.0.1:{port}"
+
+
+# ------------------------------------------------------------------ nobody answers
+
+def assert_cannot_reach(done: subprocess.CompletedProcess, address: str) -> None:
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.splitlines()
+    assert any(f"cannot reach the referee at {address}: " in line for line in lines), done.stderr
+    assert "Connection refused" in done.stderr or "ECONNREFUSED" in done.stderr, done.stderr
+    # the last line, with which it exits, says so too
+    assert f"cannot reach the referee at {address}: " in lines[-1], done.stderr
+    assert "connection lost" not in done.stderr and "session lost" not in done.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ["random", "--match", "m", "--token", "t"],
+    ["session", "random", "--bot-token", "t"],
+])
+def test_a_python_bot_where_nothing_listens_cannot_reach_the_referee(command):
+    address = closed_address()
+    done = referee_bot(*command, "--address", address, "--give-up-after", "0.5")
+    assert_cannot_reach(done, address)
+
+
+@pytest.mark.parametrize("command", [
+    ["bot.js", "--match", "m", "--token=t"],
+    ["session_bot.js", "--bot-token=t"],
+])
+def test_a_node_bot_where_nothing_listens_cannot_reach_the_referee(node_bot, command):  # noqa: F811
+    address = closed_address()
+    done = subprocess.run([node_bot, *command, "--address", address, "--give-up-after", "0.5"],
+                          cwd=NODE_DIR, capture_output=True, text=True, timeout=120, check=False)
+    assert_cannot_reach(done, address)
+
+
+def wait_for(path: Path, text: str, proc: subprocess.Popen, within_s: float = 60) -> str:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        log = path.read_text(errors="replace")
+        if text in log:
+            return log
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise AssertionError(f"no {text!r} in the bot's log:\n{path.read_text(errors='replace')}")
+
+
+def test_a_connection_that_was_up_and_dropped_is_lost_not_unreachable(referee_server, tmp_path):
+    created = referee_bot("create-match", "--address", referee_server.address, "--game",
+                          "batavia", "--seats", "3", "--admin-token", referee_server.admin_token)
+    assert created.returncode == 0, created.stderr
+    match = json.loads(created.stdout)
+    log = tmp_path / "bot.log"
+    with open(log, "wb") as out:
+        bot = subprocess.Popen(
+            [*CLI, "random", "--address", referee_server.address, "--match", match["match_id"],
+             f"--token={match['seats'][0]['token']}"],
+            cwd=ROOT, env=bot_env(), stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_for(log, "joined", bot)
+        referee_server.kill()
+        text = wait_for(log, "connection lost; reconnecting", bot)
+    finally:
+        bot.terminate()
+        bot.wait(30)
+    assert "cannot reach" not in text
