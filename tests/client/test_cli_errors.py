@@ -4,6 +4,7 @@ sub-commands report usage errors with their own usage line, every flag has help,
 `create-match` takes the match's time policy."""
 from __future__ import annotations
 
+import argparse
 import json
 import socket
 import subprocess
@@ -17,6 +18,7 @@ from ..tournament.test_node_bot import NODE_DIR, node_bot  # noqa: F401 - the fi
 from .conftest import ROOT, bot_env
 
 CLI = [sys.executable, "-m", "referee_client.cli"]
+UINT32 = "expected a whole number from 0 to 4294967295"
 
 
 def referee_bot(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -96,3 +98,45 @@ def test_a_connection_that_was_up_and_dropped_is_lost_not_unreachable(referee_se
         bot.terminate()
         bot.wait(30)
     assert "cannot reach" not in text
+
+
+# ------------------------------------------------------------------ usage errors, help
+
+def assert_usage_error(done: subprocess.CompletedProcess, command: str, message: str) -> None:
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(f"usage: referee-bot {command} "), done.stderr
+    assert f"referee-bot {command}: error: {message}" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["create-match", "--seats", "3"], "no admin token: pass --admin-token"),
+    (["create-match", "--seats", "3", "--admin-token", "a", "--option", "setup"],
+     "argument --option: expected NAME=VALUE, got 'setup'"),
+    (["play", "--game", "goa", "--me", "python mybot.py", "--vs", "random", "--option", "x"],
+     "argument --option: expected NAME=VALUE, got 'x'"),
+    (["play", "--game", "goa", "--me", "python mybot.py"], "give at least one opponent"),
+    (["random", "--match", "m"], "no seat token: pass --token"),
+    (["conformance", "--game", "goa"], "give the bot command after --"),
+    (["session", "random", "--bot-token", "b", "--capacity", "0"],
+     "argument --capacity: expected 1 to 256, got 0"),
+    (["session", "random"], "no bot token: pass --bot-token"),
+    (["register-bot", "--name", "alice"], "no admin token: pass --admin-token"),
+])
+def test_errors_found_after_parsing_show_the_sub_command_usage(args, message):
+    env = {k: v for k, v in bot_env().items()
+           if k not in ("REFEREE_TOKEN", "REFEREE_ADMIN_TOKEN", "REFEREE_BOT_TOKEN")}
+    assert_usage_error(referee_bot(*args, env=env), args[0], message)
+
+
+def test_every_flag_of_every_sub_command_has_help():
+    from referee_client.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert {"random", "create-match", "conformance", "play", "watch", "session",
+            "register-bot"} <= set(sub.choices)
+    missing = [f"{name} {'/'.join(action.option_strings) or action.dest}"
+               for name, p in sub.choices.items() for action in p._actions
+               if not action.help or action.help == argparse.SUPPRESS]
+    assert not missing, f"flags without help: {missing}"
