@@ -186,6 +186,21 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("REFEREE_ADMIN_TOKEN"),
         help="the referee's admin token (default: $REFEREE_ADMIN_TOKEN)",
     )
+    t = p.add_argument_group(
+        "time policy", "A flag left out keeps the referee's default: no time limit, no bank, "
+        "no grace, unlimited strikes, on expiry random_legal.")
+    t.add_argument("--move-ms", type=_uint32, metavar="MS", help="per-move time limit (0: none)")
+    t.add_argument("--bank-ms", type=_uint32, metavar="MS",
+                   help="extra time per seat for the whole match, spent once a move has used "
+                        "its --move-ms")
+    t.add_argument("--grace-ms", type=_uint32, metavar="MS",
+                   help="network grace added to every deadline")
+    t.add_argument("--strikes", type=_uint32, metavar="N",
+                   help="timeouts a seat may have; the next one forfeits it (0: unlimited, "
+                        "unless --on-expiry forfeit)")
+    t.add_argument("--on-expiry", choices=list(ON_EXPIRY),
+                   help="what the referee does when a seat's time runs out: play the game's "
+                        "default move, a random legal move, or forfeit the seat")
     _add_connection(p)
 
     p = sub.add_parser(
@@ -339,15 +354,23 @@ def _options(args: argparse.Namespace) -> dict[str, str]:
     return options
 
 
+#: create-match's time policy flags, by TimePolicy field
+TIME_POLICY_FLAGS = ("move_ms", "bank_ms", "grace_ms", "strikes", "on_expiry")
+
+
 def _create_match(args: argparse.Namespace) -> int:
+    from referee_tournament.play import time_policy_proto
+
     from .unary import AdminClient
 
     if not args.admin_token:
         args.usage_error("no admin token: pass --admin-token or set REFEREE_ADMIN_TOKEN")
     options = _options(args)
+    given = {f: getattr(args, f) for f in TIME_POLICY_FLAGS if getattr(args, f) is not None}
     with AdminClient(args.address, args.admin_token, tls=_tls(args)) as admin:
         created = admin.create_match(
-            args.game, args.seats, options=options, seed=args.seed, seat_names=args.name
+            args.game, args.seats, options=options, seed=args.seed, seat_names=args.name,
+            time_policy=time_policy_proto(given) if given else None,
         )
     print(
         json.dumps(

@@ -100,7 +100,30 @@ def test_a_connection_that_was_up_and_dropped_is_lost_not_unreachable(referee_se
     assert "cannot reach" not in text
 
 
-# ------------------------------------------------------------------ usage errors, help
+# ------------------------------------------------------------------ create-match time policy
+
+def test_create_match_sends_the_time_policy_flags_and_leaves_the_rest_to_the_referee(
+        referee_server):
+    from referee_client import AdminClient
+
+    def policy(*flags: str) -> dict:
+        done = referee_bot("create-match", "--address", referee_server.address, "--game",
+                           "batavia", "--seats", "3", *flags,
+                           env={**bot_env(), "REFEREE_ADMIN_TOKEN": referee_server.admin_token})
+        assert done.returncode == 0, done.stderr
+        match_id = json.loads(done.stdout)["match_id"]
+        with AdminClient(referee_server.address, referee_server.admin_token) as admin:
+            return json.loads(admin.record(match_id).record_json)["time_policy"]
+
+    assert policy("--move-ms", "1234", "--bank-ms", "5000", "--grace-ms", "250", "--strikes",
+                  "2", "--on-expiry", "forfeit") == {
+        "move_ms": 1234, "bank_ms": 5000, "grace_ms": 250, "strikes": 2, "on_expiry": "FORFEIT"}
+    assert policy("--on-expiry", "default_move")["on_expiry"] == "DEFAULT_MOVE"
+    assert policy("--move-ms", "700") == {
+        "move_ms": 700, "bank_ms": 0, "grace_ms": 0, "strikes": 0, "on_expiry": "RANDOM_LEGAL"}
+    assert policy() == {"move_ms": 0, "bank_ms": 0, "grace_ms": 0, "strikes": 0,
+                        "on_expiry": "ON_EXPIRY_UNSPECIFIED"}
+
 
 def assert_usage_error(done: subprocess.CompletedProcess, command: str, message: str) -> None:
     assert done.returncode == 2, done.stdout + done.stderr
@@ -108,6 +131,18 @@ def assert_usage_error(done: subprocess.CompletedProcess, command: str, message:
     assert f"referee-bot {command}: error: {message}" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
 
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--on-expiry", "never"], "argument --on-expiry: invalid choice: 'never'"),
+    (["--move-ms", "-5"], f"argument --move-ms: {UINT32}, got '-5'"),
+    (["--strikes", "many"], f"argument --strikes: {UINT32}, got 'many'"),
+])
+def test_a_bad_time_policy_flag_is_a_create_match_usage_error(flags, message):
+    done = referee_bot("create-match", "--seats", "3", "--admin-token", "a", *flags)
+    assert_usage_error(done, "create-match", message)
+
+
+# ------------------------------------------------------------------ usage errors, help
 
 @pytest.mark.parametrize(("args", "message"), [
     (["create-match", "--seats", "3"], "no admin token: pass --admin-token"),
@@ -140,3 +175,12 @@ def test_every_flag_of_every_sub_command_has_help():
                for name, p in sub.choices.items() for action in p._actions
                if not action.help or action.help == argparse.SUPPRESS]
     assert not missing, f"flags without help: {missing}"
+
+
+def test_the_help_of_create_match_lists_the_time_policy_flags():
+    done = referee_bot("create-match", "--help")
+    assert done.returncode == 0
+    for flag in ("--move-ms", "--bank-ms", "--grace-ms", "--strikes",
+                 "--on-expiry {default_move,random_legal,forfeit}"):
+        assert flag in done.stdout
+
