@@ -3,6 +3,7 @@
 //
 //   npm install            (once, in clients/node)
 //   node bot.js --address 127.0.0.1:50051 --match MATCH_ID --token=SEAT_TOKEN [--seed N]
+//               [--give-up-after S]
 //
 // It loads the project's .proto files from ../../proto at run time (@grpc/proto-loader), opens
 // the Play stream with `authorization: Bearer <token>`, sends Join, and answers every Decision
@@ -13,23 +14,28 @@
 'use strict';
 
 const grpc = require('@grpc/grpc-js');
-const { RETRYABLE, parseArgs, rng, logger, bearer, loadReferee, run } = require('./common');
+const {
+  RETRYABLE, Reconnect, parseArgs, rng, logger, bearer, loadReferee, run,
+} = require('./common');
 
-const USAGE = 'usage: node bot.js --address HOST:PORT --match ID --token=TOKEN [--seed N]';
+const USAGE = 'usage: node bot.js --address HOST:PORT --match ID --token=TOKEN [--seed N] '
+  + '[--give-up-after S]';
 const log = logger('node-random');
 
 function parse(argv) {
   return parseArgs(argv, {
     usage: USAGE,
     flags: { '--address': ['address', String], '--match': ['match', String],
-             '--token': ['token', String], '--seed': ['seed', Number] },
+             '--token': ['token', String], '--seed': ['seed', Number],
+             '--give-up-after': ['giveUpAfter', Number] },
     defaults: { address: process.env.REFEREE_ADDRESS || '127.0.0.1:50051',
-                token: process.env.REFEREE_TOKEN, match: undefined, seed: undefined },
-    valid: (args) => Boolean(args.match && args.token),
+                token: process.env.REFEREE_TOKEN, match: undefined, seed: undefined,
+                giveUpAfter: 60 },
+    valid: (args) => Boolean(args.match && args.token) && args.giveUpAfter >= 0,
   });
 }
 
-function playOnce(client, args, random, state) {
+function playOnce(client, args, random, reconnect) {
   return new Promise((resolve) => {
     const call = client.Play(bearer(args.token));
     let finished = false;
@@ -44,7 +50,7 @@ function playOnce(client, args, random, state) {
     };
     call.on('data', (msg) => {
       if (msg.welcome) {
-        state.failingSince = null;
+        reconnect.up();
         log('info', 'joined', { match: args.match, seat: msg.welcome.seat || 0, game: msg.welcome.game });
       } else if (msg.decision) {
         const d = msg.decision;
@@ -90,12 +96,12 @@ async function main() {
   const args = parse(process.argv.slice(2));
   const random = rng(args.seed);
   const referee = loadReferee();
-  const state = { failingSince: null };
-  let delay = 100;
+  const reconnect = new Reconnect(args.address, log,
+    { maxMs: 3000, giveUpMs: args.giveUpAfter * 1000 });
   for (;;) {
     const client = new referee.Referee(args.address, grpc.credentials.createInsecure(),
       { 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
-    const res = await playOnce(client, args, random, state);
+    const res = await playOnce(client, args, random, reconnect);
     client.close();
     if (res.done) return 0;
     const err = res.err || {};
@@ -103,15 +109,9 @@ async function main() {
       log('error', 'failed', { code: err.code, details: err.details || String(err) });
       return 1;
     }
-    const now = Date.now();
-    if (state.failingSince === null) state.failingSince = now;
-    if (now - state.failingSince > 60000) {
-      log('error', 'gave up reaching the referee', { details: err.details });
-      return 1;
-    }
-    log('warning', 'connection lost; reconnecting', { details: err.details, retry_in_ms: delay });
+    const delay = reconnect.failed(err, 'connection lost; reconnecting');
+    if (delay === null) return 1;
     await new Promise((r) => setTimeout(r, delay));
-    delay = Math.min(delay * 2, 3000);
   }
 }
 

@@ -1,6 +1,6 @@
 // What bot.js and session_bot.js share: their command-line parser, the seeded random number
-// generator, JSON-line logging, the referee's protos loaded at run time, and the gRPC codes
-// worth reconnecting after.
+// generator, JSON-line logging, the referee's protos loaded at run time, the gRPC codes worth
+// reconnecting after and the reconnection loop's bookkeeping.
 'use strict';
 
 const path = require('path');
@@ -81,6 +81,57 @@ function loadReferee() {
   return grpc.loadPackageDefinition(def).referee.v1;
 }
 
+const FIRST_DELAY_MS = 100;
+// grpc-js's wording around why a connection failed ("No connection established. Last error:
+// Error: connect ECONNREFUSED 127.0.0.1:1. Resolution note: " says "connect ECONNREFUSED ...")
+const CONNECT_NOISE =
+  /^No connection established\. Last error: (?:Error: )?|\.? Resolution note: $/g;
+
+// The retry loop of a stream to the referee (bot.js's Play, session_bot.js's Session): a delay
+// doubling from FIRST_DELAY_MS up to `maxMs`, giving up after `giveUpMs` of failures (0:
+// never), and whether the referee has answered at all. Until it has (`up()`), a failure is
+// logged as "cannot reach the referee at ADDRESS: reason" (a wrong address, or nothing listens
+// there yet); after, as the lost connection it is.
+class Reconnect {
+  constructor(address, log, { maxMs, giveUpMs }) {
+    Object.assign(this, { address, log, maxMs, giveUpMs });
+    this.reached = false;
+    this.failingSince = null;
+    this.delay = FIRST_DELAY_MS;
+  }
+
+  // The referee answered: the delay and the give-up clock start again.
+  up() {
+    this.reached = true;
+    this.failingSince = null;
+    this.delay = FIRST_DELAY_MS;
+  }
+
+  unreachable(err) {
+    const why = String(err.details || 'the stream ended').replace(CONNECT_NOISE, '');
+    return `cannot reach the referee at ${this.address}: ${why}`;
+  }
+
+  // One failed attempt (`err`): logs it (as `lost` once the referee had answered) and returns
+  // the delay before the next, or null past the give-up budget (logged as an error).
+  failed(err, lost) {
+    const now = Date.now();
+    if (this.failingSince === null) this.failingSince = now;
+    else if (this.giveUpMs && now - this.failingSince > this.giveUpMs) {
+      const after = `gave up after ${this.giveUpMs / 1000}s`;
+      if (this.reached) {
+        this.log('error', `${after} reaching the referee`, { details: err.details });
+      } else this.log('error', `${this.unreachable(err)} (${after})`);
+      return null;
+    }
+    const delay = this.delay;
+    this.delay = Math.min(this.delay * 2, this.maxMs);
+    if (this.reached) this.log('warning', lost, { details: err.details, retry_in_ms: delay });
+    else this.log('warning', `${this.unreachable(err)}; retrying`, { retry_in_ms: delay });
+    return delay;
+  }
+}
+
 // Run `main` and exit with its status; a crash is logged and exits 1.
 function run(main, log) {
   main().then((code) => process.exit(code), (err) => {
@@ -89,4 +140,4 @@ function run(main, log) {
   });
 }
 
-module.exports = { RETRYABLE, parseArgs, rng, logger, bearer, loadReferee, run };
+module.exports = { RETRYABLE, Reconnect, parseArgs, rng, logger, bearer, loadReferee, run };

@@ -4,7 +4,7 @@
 //
 //   npm install            (once, in clients/node)
 //   node session_bot.js --address 127.0.0.1:50051 --bot-token=BOT_TOKEN [--capacity N]
-//                       [--max-matches N] [--seed N]
+//                       [--max-matches N] [--seed N] [--give-up-after S]
 //
 // The bot token comes from RegisterBot (`referee-bot register-bot --name NAME`). The bot opens
 // the Session stream with `authorization: Bearer <bot token>`, sends SessionHello{capacity},
@@ -16,10 +16,12 @@
 'use strict';
 
 const grpc = require('@grpc/grpc-js');
-const { RETRYABLE, parseArgs, rng, logger, bearer, loadReferee, run } = require('./common');
+const {
+  RETRYABLE, Reconnect, parseArgs, rng, logger, bearer, loadReferee, run,
+} = require('./common');
 
 const USAGE = 'usage: node session_bot.js --address HOST:PORT --bot-token=TOKEN [--capacity N] '
-  + '[--max-matches N] [--seed N]';
+  + '[--max-matches N] [--seed N] [--give-up-after S]';
 const log = logger('node-session');
 
 function parse(argv) {
@@ -27,11 +29,12 @@ function parse(argv) {
     usage: USAGE,
     flags: { '--address': ['address', String], '--bot-token': ['botToken', String],
              '--capacity': ['capacity', Number], '--max-matches': ['maxMatches', Number],
-             '--seed': ['seed', Number] },
+             '--seed': ['seed', Number], '--give-up-after': ['giveUpAfter', Number] },
     defaults: { address: process.env.REFEREE_ADDRESS || '127.0.0.1:50051',
                 botToken: process.env.REFEREE_BOT_TOKEN, capacity: 1, maxMatches: 0,
-                seed: undefined },
-    valid: (args) => Boolean(args.botToken) && args.capacity >= 1 && args.capacity <= 256,
+                seed: undefined, giveUpAfter: 60 },
+    valid: (args) => Boolean(args.botToken) && args.capacity >= 1 && args.capacity <= 256
+      && args.giveUpAfter >= 0,
   });
 }
 
@@ -97,8 +100,8 @@ async function main() {
   const playing = new Set();
   const done = new Set();
   let finished = 0;
-  let failingSince = null;
-  let delay = 100;
+  const reconnect = new Reconnect(args.address, log,
+    { maxMs: 2000, giveUpMs: args.giveUpAfter * 1000 });
 
   return new Promise((resolveMain) => {
     let session = null;
@@ -115,17 +118,13 @@ async function main() {
           stop(1);
           return;
         }
-        const now = Date.now();
-        if (failingSince === null) failingSince = now;
-        if (now - failingSince > 60000) { log('error', 'gave up reaching the referee'); stop(1); return; }
-        log('warning', 'session lost; reconnecting', { retry_in_ms: delay });
+        const delay = reconnect.failed(err || {}, 'session lost; reconnecting');
+        if (delay === null) { stop(1); return; }
         setTimeout(open, delay);
-        delay = Math.min(delay * 2, 2000);
       };
       session.on('data', (msg) => {
         if (msg.welcome) {
-          failingSince = null;
-          delay = 100;
+          reconnect.up();
           log('info', 'session open', { name: msg.welcome.bot_name, capacity: msg.welcome.capacity });
         } else if (msg.assignment) {
           const a = msg.assignment;

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import random
+import re
 import time
 import uuid
 from dataclasses import dataclass
@@ -114,6 +115,56 @@ class Backoff:
             delay = min(delay * 2, self.maximum)
 
 
+#: gRPC's wording around the cause of a failed connection ("failed to connect to all
+#: addresses; last error: UNKNOWN: ipv4:127.0.0.1:1: Connection refused" says "Connection
+#: refused")
+_CONNECT_NOISE = re.compile(
+    r"^(?:UNAVAILABLE: )?failed to connect to all addresses; last error: "
+    r"(?:[A-Z_]+: )?(?:(?:ipv4|ipv6|unix|unix-abstract):\S+: )?"
+)
+
+
+class Reconnect:
+    """The retry loop of a stream to the referee (a bot's ``Play``, a ``Session``): backoff
+    delays, the give-up budget, and whether the referee has answered at all. Until it has
+    (``up``), a failure is logged as ``cannot reach the referee at ADDRESS: reason``: the
+    address is wrong or nothing listens there yet; after, as a lost connection."""
+
+    def __init__(self, backoff: Backoff, address: str, *, reached: bool = False):
+        self.backoff, self.address, self.reached = backoff, address, reached
+        self._rng = random.Random()
+        self._delays = backoff.delays(self._rng)
+        self.failing_since: float | None = None
+
+    def up(self) -> None:
+        """The referee answered: the backoff and the give-up clock start again."""
+        self.reached = True
+        self.failing_since = None
+        self._delays = self.backoff.delays(self._rng)
+
+    def unreachable(self, cause: str) -> str:
+        return f"cannot reach the referee at {self.address}: {_CONNECT_NOISE.sub('', cause)}"
+
+    def failed(self, cause: str, blog, lost: str) -> float:
+        """One failed attempt (``cause``): log it (``lost`` once the referee had answered) and
+        return the delay before the next. Raises :class:`BotError` past ``give_up_after``."""
+        now = time.monotonic()
+        give_up = self.backoff.give_up_after
+        if self.failing_since is None:
+            self.failing_since = now
+        elif give_up and now - self.failing_since > give_up:
+            if not self.reached:
+                raise BotError(f"{self.unreachable(cause)} (gave up after {give_up:g}s)")
+            raise BotError(f"gave up after {give_up:.0f}s without reaching the referee at "
+                           f"{self.address} (last error: {cause})")
+        delay = next(self._delays)
+        if self.reached:
+            blog.warning(lost, cause=cause, retry_in_s=round(delay, 3))
+        else:
+            blog.warning(f"{self.unreachable(cause)}; retrying", retry_in_s=round(delay, 3))
+        return delay
+
+
 @dataclass(slots=True)
 class PlayStats:
     """What happened on the stream; returned by :func:`play` alongside the GameOver."""
@@ -149,15 +200,13 @@ async def play(
 
     ``channel``: play on this channel (one HTTP/2 connection shared with a bot session, see
     :mod:`.session`) instead of opening one; it is left open."""
-    backoff = backoff or Backoff()
-    rng = random.Random()
     stats = PlayStats()
     metadata = bearer(token)
     blog = log.bind(match=match_id, bot=bot.name, address=address)
-    failing_since: float | None = None
-    delays = backoff.delays(rng)
-
     shared = channel
+    # a shared channel comes from a session the referee has answered
+    retry = Reconnect(backoff or Backoff(), address, reached=shared is not None)
+
     while True:
         channel = shared or aio_channel(address, tls=tls, options=channel_options)
         try:
@@ -186,17 +235,16 @@ async def play(
                             f"this game's own bot)")
                     seat = msg.welcome.seat
                     blog = blog.bind(seat=seat)
-                    if failing_since is not None or stats.reconnects:
+                    if retry.failing_since is not None or stats.reconnects:
                         blog.info("rejoined", reconnects=stats.reconnects)
                     else:
                         blog.info("joined", game=msg.welcome.game, seats=msg.welcome.seat_count)
-                    failing_since = None
-                    delays = backoff.delays(rng)
+                    retry.up()
                     bot.on_welcome(msg.welcome)
                 elif which == "decision":
                     decision = msg.decision
                     pending = decision
-                    failing_since = None
+                    retry.failing_since = None
                     if decision.state_version in answered:
                         continue  # a re-push of a decision already answered on this stream
                     stats.decisions += 1
@@ -280,17 +328,8 @@ async def play(
             if shared is None:
                 await channel.close(grace=None)
 
-        now = time.monotonic()
-        if failing_since is None:
-            failing_since = now
-        elif backoff.give_up_after and now - failing_since > backoff.give_up_after:
-            raise BotError(
-                f"gave up after {backoff.give_up_after:.0f}s without reaching the referee at "
-                f"{address} (last error: {cause})"
-            )
-        delay = next(delays)
+        delay = retry.failed(cause, blog, "connection lost; reconnecting")
         stats.reconnects += 1
-        blog.warning("connection lost; reconnecting", cause=cause, retry_in_s=round(delay, 3))
         await asyncio.sleep(delay)
 
 
@@ -356,6 +395,7 @@ __all__ = [
     "Bot",
     "BotError",
     "PlayStats",
+    "Reconnect",
     "RefereeError",
     "play",
     "run_bot",

@@ -26,6 +26,7 @@ from . import session_cli
 from .bot import Backoff, Bot, BotError, WrongGame, run_bot
 from .bots import BOTS
 from .connection import RefereeError, TlsConfig
+from .unary import ON_EXPIRY
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -75,6 +76,24 @@ def configure_logging(level: str = "info", json_logs: bool = False) -> None:
     )
 
 
+def _uint32(text: str) -> int:
+    """argparse type of a uint32 proto field (milliseconds, strikes)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to {2**32 - 1}, "
+                                         f"got {text!r}")
+    return value
+
+
+def _add_logging(p: argparse.ArgumentParser, default: str = "info") -> None:
+    p.add_argument("--log-level", default=default, choices=["debug", "info", "warning", "error"],
+                   help=f"least important log lines shown (default {default})")
+    p.add_argument("--log-json", action="store_true", help="log one JSON object per line")
+
+
 def _add_connection(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("connection")
     g.add_argument(
@@ -87,8 +106,7 @@ def _add_connection(p: argparse.ArgumentParser) -> None:
     g.add_argument("--client-cert", metavar="PEM", help="client certificate for mutual TLS")
     g.add_argument("--client-key", metavar="PEM", help="client private key for mutual TLS")
     g.add_argument("--server-name", help="name to check in the server certificate")
-    g.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-    g.add_argument("--log-json", action="store_true", help="log one JSON object per line")
+    _add_logging(g)
 
 
 def _tls(args: argparse.Namespace) -> TlsConfig | None:
@@ -154,8 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="create a match (admin token) and print its id and seat tokens as JSON",
         description="Create a match and print {match_id, seats: [{seat, token}]} as JSON.",
     )
-    p.add_argument("--game", default="batavia")
-    p.add_argument("--seats", type=int, required=True)
+    p.add_argument("--game", default="batavia", help="the game (see `referee games`; default "
+                   "batavia)")
+    p.add_argument("--seats", type=int, required=True, help="number of seats")
     p.add_argument(
         "--option", action="append", default=[], metavar="NAME=VALUE",
         help="game option, repeatable (e.g. --option setup=face_up)",
@@ -167,6 +186,21 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("REFEREE_ADMIN_TOKEN"),
         help="the referee's admin token (default: $REFEREE_ADMIN_TOKEN)",
     )
+    t = p.add_argument_group(
+        "time policy", "A flag left out keeps the referee's default: no time limit, no bank, "
+        "no grace, unlimited strikes, on expiry random_legal.")
+    t.add_argument("--move-ms", type=_uint32, metavar="MS", help="per-move time limit (0: none)")
+    t.add_argument("--bank-ms", type=_uint32, metavar="MS",
+                   help="extra time per seat for the whole match, spent once a move has used "
+                        "its --move-ms")
+    t.add_argument("--grace-ms", type=_uint32, metavar="MS",
+                   help="network grace added to every deadline")
+    t.add_argument("--strikes", type=_uint32, metavar="N",
+                   help="timeouts a seat may have; the next one forfeits it (0: unlimited, "
+                        "unless --on-expiry forfeit)")
+    t.add_argument("--on-expiry", choices=list(ON_EXPIRY),
+                   help="what the referee does when a seat's time runs out: play the game's "
+                        "default move, a random legal move, or forfeit the seat")
     _add_connection(p)
 
     p = sub.add_parser(
@@ -185,14 +219,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="game to play, repeatable (default: every game the referee hosts)")
     p.add_argument("--seats", type=int, default=0, help="seats per match (default: the game's "
                    "minimum, at least 2)")
-    p.add_argument("--move-ms", type=int, default=5000, help="per-move time limit (default 5000)")
+    p.add_argument("--move-ms", type=_uint32, default=5000, metavar="MS",
+                   help="per-move time limit (default 5000)")
     p.add_argument("--seed", type=int, default=1, help="match seed (default 1)")
     p.add_argument("--workdir", help="keep the referee data and bot logs here (default: a "
                    "temporary folder)")
     p.add_argument("bot_command", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
                    help="the bot command")
-    p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
-    p.add_argument("--log-json", action="store_true", help=argparse.SUPPRESS)
+    _add_logging(p, "warning")
 
     p = sub.add_parser(
         "play",
@@ -226,10 +260,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="match seed (default: random, printed)")
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                    help="game option, repeatable (e.g. --option edition=2004)")
-    p.add_argument("--move-ms", type=int, default=10_000, metavar="MS",
+    p.add_argument("--move-ms", type=_uint32, default=10_000, metavar="MS",
                    help="per-move time limit (default 10000; 0: none)")
-    p.add_argument("--on-expiry", choices=("random_legal", "default_move", "forfeit"),
-                   default="random_legal",
+    p.add_argument("--on-expiry", choices=list(ON_EXPIRY), default="random_legal",
                    help="what the referee does when a bot's time runs out (default random_legal)")
     p.add_argument("--join-timeout", type=float, default=20.0, metavar="S",
                    help="give up on a bot that has not joined after S seconds (default 20)")
@@ -239,17 +272,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-web", action="store_true", help="do not start the web viewer")
     p.add_argument("--keep-open", action="store_true",
                    help="after the match, keep the referee and its viewer up until Ctrl-C")
-    p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
-    p.add_argument("--log-json", action="store_true", help=argparse.SUPPRESS)
+    _add_logging(p, "warning")
 
     p = sub.add_parser(
         "watch",
         help="follow a match as a spectator (public events) until it ends",
         description="Print the public events of a match, then the final scores.",
     )
-    p.add_argument("--match", required=True)
+    p.add_argument("--match", required=True, help="the match id")
     _add_connection(p)
     session_cli.add_parsers(sub, _add_connection)
+    for sp in sub.choices.values():  # errors found after parsing show the sub-command's usage
+        sp.set_defaults(usage_error=sp.error)
     return parser
 
 
@@ -268,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in BOTS:
             return _run_bot(args, log)
         if args.command == "create-match":
-            return _create_match(args, parser)
+            return _create_match(args)
         if args.command == "watch":
             return _watch(args)
         if args.command == "conformance":
@@ -292,8 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run_bot(args: argparse.Namespace, log) -> int:
     if not args.token:
-        log.error("no seat token: pass --token or set REFEREE_TOKEN")
-        return EXIT_USAGE
+        args.usage_error("no seat token: pass --token or set REFEREE_TOKEN")
     bot = BOTS[args.command](args.seed)
     if args.delay_ms > 0:
         bot = SlowBot(bot, args.delay_ms / 1000)
@@ -310,20 +343,34 @@ def _run_bot(args: argparse.Namespace, log) -> int:
     return EXIT_OK
 
 
-def _create_match(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .unary import AdminClient
-
-    if not args.admin_token:
-        parser.error("no admin token: pass --admin-token or set REFEREE_ADMIN_TOKEN")
+def _options(args: argparse.Namespace) -> dict[str, str]:
+    """The --option NAME=VALUE flags as a dict."""
     options = {}
     for item in args.option:
         name, sep, value = item.partition("=")
         if not sep:
-            parser.error(f"--option takes NAME=VALUE, not {item!r}")
+            args.usage_error(f"argument --option: expected NAME=VALUE, got {item!r}")
         options[name] = value
+    return options
+
+
+#: create-match's time policy flags, by TimePolicy field
+TIME_POLICY_FLAGS = ("move_ms", "bank_ms", "grace_ms", "strikes", "on_expiry")
+
+
+def _create_match(args: argparse.Namespace) -> int:
+    from referee_tournament.play import time_policy_proto
+
+    from .unary import AdminClient
+
+    if not args.admin_token:
+        args.usage_error("no admin token: pass --admin-token or set REFEREE_ADMIN_TOKEN")
+    options = _options(args)
+    given = {f: getattr(args, f) for f in TIME_POLICY_FLAGS if getattr(args, f) is not None}
     with AdminClient(args.address, args.admin_token, tls=_tls(args)) as admin:
         created = admin.create_match(
-            args.game, args.seats, options=options, seed=args.seed, seat_names=args.name
+            args.game, args.seats, options=options, seed=args.seed, seat_names=args.name,
+            time_policy=time_policy_proto(given) if given else None,
         )
     print(
         json.dumps(
@@ -345,6 +392,8 @@ def _conformance(args: argparse.Namespace) -> int:
     command = list(args.bot_command)
     if command[:1] == ["--"]:
         command = command[1:]
+    if not command:
+        args.usage_error("give the bot command after -- (e.g. -- node clients/node/bot.js)")
     return main(Options(
         command=command, games=args.game, seats=args.seats, move_ms=args.move_ms,
         seed=args.seed, workdir=Path(args.workdir) if args.workdir else None,
@@ -354,21 +403,17 @@ def _conformance(args: argparse.Namespace) -> int:
 def _play(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .local_play import PlayOptions, run
+    from .local_play import PlayOptions, PlayUsageError, run
 
-    options = {}
-    for item in args.option:
-        name, sep, value = item.partition("=")
-        if not sep:
-            print(f"referee-bot play: --option takes NAME=VALUE, not {item!r}", file=sys.stderr)
-            return EXIT_USAGE
-        options[name] = value
-    return run(PlayOptions(
-        game=args.game, me=args.me, vs=args.vs, seat=args.seat, seed=args.seed, options=options,
-        move_ms=args.move_ms, on_expiry=args.on_expiry, join_timeout_s=args.join_timeout,
-        workdir=Path(args.workdir) if args.workdir else None, http=not args.no_web,
-        keep_open=args.keep_open,
-    ))
+    try:
+        return run(PlayOptions(
+            game=args.game, me=args.me, vs=args.vs, seat=args.seat, seed=args.seed,
+            options=_options(args), move_ms=args.move_ms, on_expiry=args.on_expiry,
+            join_timeout_s=args.join_timeout, workdir=Path(args.workdir) if args.workdir else None,
+            http=not args.no_web, keep_open=args.keep_open,
+        ))
+    except PlayUsageError as exc:
+        args.usage_error(str(exc))
 
 
 def _watch(args: argparse.Namespace) -> int:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from .bots import BOTS, GREEDY_FOR_GAME
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED = 0, 1
 #: how play_match reports a CreateMatch the referee refused as bad input
 REFUSED_MATCH = re.compile(r"CreateMatch failed: (?:INVALID_ARGUMENT|NOT_FOUND): (.*)", re.DOTALL)
 #: appended to a command without placeholders (a reference bot gets the same)
@@ -292,17 +292,12 @@ def _report(result: dict, players: list[Player], workdir: Path, out) -> int:
 
 
 def run(opts: PlayOptions, out=None) -> int:
+    """Play the match; the exit status. Raises :class:`PlayUsageError` for bad arguments (found
+    before or right after the referee started), for the caller to report as usage errors."""
     out = out or sys.stdout
-    try:
-        players = resolve_players(opts)
-    except PlayUsageError as exc:
-        print(f"referee-bot play: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    players = resolve_players(opts)
     try:
         return asyncio.run(_play(opts, players, out))
-    except PlayUsageError as exc:
-        print(f"referee-bot play: {exc}", file=sys.stderr)
-        return EXIT_USAGE
     except RuntimeError as exc:  # the referee did not start
         print(f"referee-bot play: {exc}", file=sys.stderr)
         return EXIT_FAILED

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,7 +31,7 @@ import structlog
 
 from referee.v1 import referee_pb2, referee_pb2_grpc
 
-from .bot import RETRYABLE, Backoff, Bot, BotError, play
+from .bot import RETRYABLE, Backoff, Bot, BotError, Reconnect, play
 from .connection import RefereeError, TlsConfig, aio_channel, bearer, reason_of, sync_channel
 
 log = structlog.get_logger("referee_client.session")
@@ -75,7 +73,6 @@ async def session(
     Raises :class:`BotError` when the referee refuses the bot token (or stays unreachable
     for ``backoff.give_up_after`` seconds)."""
     backoff = backoff or Backoff()
-    rng = random.Random()
     stats = SessionStats()
     # One channel for the session and every match it plays. Its own reconnection backoff is
     # kept short: gRPC's default (1 s growing to 120 s) would leave every stream failing fast
@@ -86,8 +83,7 @@ async def session(
     playing: dict[tuple[str, int], asyncio.Task] = {}
     done: OrderedDict[tuple[str, int], None] = OrderedDict()
     enough = asyncio.Event()
-    failing_since: float | None = None
-    delays = backoff.delays(rng)
+    retry = Reconnect(backoff, address)
 
     async def play_one(a: referee_pb2.Assignment) -> None:
         key = (a.match_id, a.seat)
@@ -117,7 +113,6 @@ async def session(
                 enough.set()
 
     async def run_stream(call) -> None:
-        nonlocal failing_since, delays
         await call.write(referee_pb2.SessionClientMessage(
             hello=referee_pb2.SessionHello(capacity=capacity, agent=agent)))
         while True:
@@ -129,8 +124,7 @@ async def session(
                 w = msg.welcome
                 slog.info("session open", bot=w.bot_name, capacity=w.capacity,
                           pending=w.pending, reconnects=stats.reconnects)
-                failing_since = None
-                delays = backoff.delays(rng)
+                retry.up()
             elif which == "assignment":
                 a = msg.assignment
                 key = (a.match_id, a.seat)
@@ -172,15 +166,8 @@ async def session(
                     t.cancel()
                 call.cancel()
                 await asyncio.gather(reader, stopper, return_exceptions=True)
-            now = time.monotonic()
-            if failing_since is None:
-                failing_since = now
-            elif backoff.give_up_after and now - failing_since > backoff.give_up_after:
-                raise BotError(f"gave up after {backoff.give_up_after:.0f}s without reaching "
-                               f"the referee at {address} (last error: {cause})")
-            delay = next(delays)
+            delay = retry.failed(cause, slog, "session lost; reconnecting")
             stats.reconnects += 1
-            slog.warning("session lost; reconnecting", cause=cause, retry_in_s=round(delay, 3))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(enough.wait(), delay)
         return stats

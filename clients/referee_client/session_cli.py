@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from .bot import Backoff
 
-EXIT_OK, EXIT_USAGE = 0, 2
+EXIT_OK = 0
 
 
 def add_parsers(sub, add_connection: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -41,7 +41,8 @@ def add_parsers(sub, add_connection: Callable[[argparse.ArgumentParser], None]) 
         "register-bot", help="register a bot name (admin token) and print its bot token",
         description="Register NAME for persistent sessions; prints its new bot token (a name "
                     "registered again gets a new token, the old one stops opening sessions).")
-    p.add_argument("--name", required=True)
+    p.add_argument("--name", required=True,
+                   help="the bot's name (1-64 letters, digits, '.', '_', '+' or '-')")
     p.add_argument("--admin-token", default=os.environ.get("REFEREE_ADMIN_TOKEN"),
                    help="the referee's admin token (default: $REFEREE_ADMIN_TOKEN)")
     add_connection(p)
@@ -56,16 +57,13 @@ def main(args: argparse.Namespace, log, tls) -> int:
 
     if args.command == "register-bot":
         if not args.admin_token:
-            log.error("no admin token: pass --admin-token or set REFEREE_ADMIN_TOKEN")
-            return EXIT_USAGE
+            args.usage_error("no admin token: pass --admin-token or set REFEREE_ADMIN_TOKEN")
         print(register_bot(args.address, args.admin_token, args.name, tls=tls))
         return EXIT_OK
     if not args.bot_token:
-        log.error("no bot token: pass --bot-token or set REFEREE_BOT_TOKEN")
-        return EXIT_USAGE
+        args.usage_error("no bot token: pass --bot-token or set REFEREE_BOT_TOKEN")
     if not 1 <= args.capacity <= 256:
-        log.error("--capacity is 1 to 256")
-        return EXIT_USAGE
+        args.usage_error(f"argument --capacity: expected 1 to 256, got {args.capacity}")
     from .bots import BOTS
 
     make = BOTS[args.bot]

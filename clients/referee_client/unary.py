@@ -21,6 +21,10 @@ from referee.v1 import referee_pb2, referee_pb2_grpc
 
 from .connection import RefereeError, TlsConfig, bearer, sync_channel
 
+#: ``TimePolicy.on_expiry`` values by their lower-case names (default_move, random_legal,
+#: forfeit), from the proto enum; ON_EXPIRY_UNSPECIFIED (the referee's default) aside.
+ON_EXPIRY = {name.lower(): value for name, value in referee_pb2.OnExpiry.items() if value}
+
 
 class _Client:
     def __init__(self, address: str, *, tls: TlsConfig | None = None, timeout: float = 10.0):

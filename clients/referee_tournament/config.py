@@ -15,11 +15,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from referee_client.unary import ON_EXPIRY as _ON_EXPIRY
+
 from .sandbox import SandboxSpec
 
 FORMATS = ("round_robin", "gauntlet", "pairs", "ladder")  # ladder: see .ladder
 SEATINGS = ("all", "rotate")
-ON_EXPIRY = ("default_move", "random_legal", "forfeit")
+ON_EXPIRY = tuple(_ON_EXPIRY)
 BACKENDS = ("local", "ray")
 PLACEHOLDERS = ("address", "match", "token", "seat", "seed", "python", "name", "game")
 #: a persistent entrant's command (started once, plays every match it is assigned)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from referee_client.unary import ON_EXPIRY
 
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
@@ -31,8 +32,6 @@ from referee.v1 import referee_pb2_grpc as pb_grpc
 from .procs import LocalReferee, die_with_parent_prefix, resolve
 from .sandbox import ADDRESS_IN_SANDBOX, SandboxSpec, clean_env, unavailable_reason, wrap
 
-ON_EXPIRY = {"default_move": pb.DEFAULT_MOVE, "random_legal": pb.RANDOM_LEGAL,
-             "forfeit": pb.FORFEIT}
 #: A bot reports a rejected move by printing a line matching this on stdout/stderr (the Python
 #: SDK logs "move rejected"; the Node.js example bot does the same).
 REJECTED_RE = re.compile(rb"move[ _-]rejected", re.IGNORECASE)
