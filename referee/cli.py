@@ -16,6 +16,16 @@ DURABILITY_HELP = (
 )
 
 
+def _port_arg(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, not {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0 to 65535)")
+    return port
+
+
 def _components_arg(text: str) -> tuple[str, str]:
     game, sep, path = text.partition("=")
     if not sep or not game or not path:
@@ -57,13 +67,15 @@ def build_parser() -> argparse.ArgumentParser:
             "and server reflection). Matches are stored in <data-dir>/referee.sqlite3 (SQLite, "
             "WAL); unfinished matches are resumed on start and bots reconnect with their seat "
             "tokens. Finished matches also write <data-dir>/records/<match_id>.json. "
-            "Logs are JSON lines on stderr."
+            "Logs are JSON lines on stderr. A setting that cannot work (a port in use, "
+            "a missing TLS file, an unusable --data-dir or --unix path) is reported in one "
+            "line before anything is created, with exit code 2."
         ),
     )
     s.add_argument("--host", default="127.0.0.1",
                    help="address to bind (default 127.0.0.1: this machine only; use 0.0.0.0 "
                         "with care, preferably with TLS)")
-    s.add_argument("--port", type=int, default=50051,
+    s.add_argument("--port", type=_port_arg, default=50051,
                    help="TCP port (default 50051; 0 picks a free port, see --port-file)")
     s.add_argument("--port-file", metavar="PATH",
                    help="write the bound port to PATH once the server is ready to serve")
@@ -113,12 +125,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="calls that may wait to be started at once (default 20000; gRPC's own "
                         "1000 refused some of 4000 Play streams opened together); beyond it new "
                         "calls fail and clients retry them")
-    s.add_argument("--http-port", type=int, default=None, metavar="PORT",
+    s.add_argument("--http-port", type=_port_arg, default=None, metavar="PORT",
                    help="also serve the web viewer on this port (same host as gRPC, default "
                         "127.0.0.1; off by default; 0 picks a free port): the match list, live "
                         "boards and replays, public views only, no token needed")
-    s.add_argument("--tls-cert", metavar="PEM", help="serve TLS with this certificate chain")
-    s.add_argument("--tls-key", metavar="PEM", help="private key for --tls-cert")
+    s.add_argument("--tls-cert", metavar="PEM",
+                   help="serve gRPC over TLS with this PEM certificate chain (needs --tls-key)")
+    s.add_argument("--tls-key", metavar="PEM",
+                   help="the PEM private key (unencrypted) of --tls-cert")
     s.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
                    help="log level (default info; debug logs every move)")
 
@@ -172,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from referee.server import ServerConfig, logs, serve
+    from referee.server.startup import StartupError
 
     logs.configure(args.log_level)
     config = ServerConfig(
@@ -187,6 +202,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     try:
         asyncio.run(serve(config))
+    except StartupError as exc:
+        print(f"referee serve: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         pass
     return 0
