@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
             "and server reflection). Matches are stored in <data-dir>/referee.sqlite3 (SQLite, "
             "WAL); unfinished matches are resumed on start and bots reconnect with their seat "
             "tokens. Finished matches also write <data-dir>/records/<match_id>.json. "
-            "Logs are JSON lines on stderr. A setting that cannot work (a port in use, "
+            "Logs go to stderr (see --log-format). A setting that cannot work (a port in use, "
             "a missing TLS file, an unusable --data-dir or --unix path) is reported in one "
             "line before anything is created, with exit code 2."
         ),
@@ -135,6 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the PEM private key (unencrypted) of --tls-cert")
     s.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
                    help="log level (default info; debug logs every move)")
+    s.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
+                   help="how log lines look on stderr: 'json' one JSON object a line (for "
+                        "tools), 'console' human-readable lines, 'auto' (default) console "
+                        "when stderr is a terminal and JSON otherwise (a pipe or a file)")
 
     r = sub.add_parser("replay", help="work with game records",
                        description="Work with game records written by the referee.")
@@ -188,7 +192,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from referee.server import ServerConfig, logs, serve
     from referee.server.startup import StartupError
 
-    logs.configure(args.log_level)
+    logs.configure(args.log_level, args.log_format)
     config = ServerConfig(
         host=args.host, port=args.port, port_file=args.port_file, data_dir=args.data_dir,
         unix_socket=args.unix_socket,

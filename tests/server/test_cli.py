@@ -205,6 +205,53 @@ def test_data_dir_that_is_a_file(tmp_path):
     assert data.read_text() == "a file"
 
 
+def _serve_logs(tmp_path: Path, *args: str) -> list[str]:
+    """Start `referee serve` with stderr a pipe, wait until it serves, stop it; its log lines.
+    The port file goes into the data directory, which does not exist yet."""
+    data = tmp_path / "data"
+    port_file = data / "port"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "referee.cli", "serve", "--port", "0", "--port-file",
+         str(port_file), "--data-dir", str(data), "--admin-token", "t", "--log-level", "debug",
+         *args], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not port_file.exists():
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    return [x for x in err.splitlines() if x.strip()]
+
+
+def _json_lines(lines: list[str]) -> list[dict]:
+    out = [json.loads(x) for x in lines]  # every line is one JSON object
+    assert all(isinstance(x, dict) for x in out)
+    return out
+
+
+@pytest.mark.parametrize("args", [("--log-format", "json"), ()], ids=["json", "auto-on-a-pipe"])
+def test_log_format_json(tmp_path, args):
+    lines = _json_lines(_serve_logs(tmp_path, *args))
+    assert any(x.get("event") == "serving" and x.get("port") for x in lines)
+    # stdlib records (asyncio's, at debug) are JSON lines too
+    assert any(x.get("logger") == "asyncio" for x in lines)
+
+
+def test_log_format_console(tmp_path):
+    lines = _serve_logs(tmp_path, "--log-format", "console")
+    for line in lines:
+        with pytest.raises(ValueError):
+            json.loads(line)
+        assert "\x1b[" not in line  # no colours on a pipe
+    serving = [x for x in lines if " serving " in x]
+    assert serving and "port=" in serving[0] and "[info" in serving[0]
+    assert any("[asyncio]" in x for x in lines)  # stdlib records in the same layout
+
+
 def test_port_taken_between_check_and_bind_is_a_startup_error(tmp_path, monkeypatch):
     """The checks passed, then another process took the port: gRPC's refusal and uvicorn's
     sys.exit become StartupError, and what had started is stopped (its gRPC port is free)."""
