@@ -33,6 +33,10 @@ def _components_arg(text: str) -> tuple[str, str]:
     return game, path
 
 
+class UsageError(Exception):
+    """A flag whose value cannot be used: `referee COMMAND: <message>` on stderr, exit code 2."""
+
+
 def _load_components(pairs: Sequence[tuple[str, str]]) -> dict:
     from referee.core import registry
 
@@ -41,11 +45,11 @@ def _load_components(pairs: Sequence[tuple[str, str]]) -> dict:
         try:
             game = registry.get(game_name)
         except KeyError as exc:
-            raise SystemExit(f"referee: --components: {exc.args[0]}") from None
+            raise UsageError(f"--components {game_name}=...: {exc.args[0]}") from None
         try:
             sheet = game.load_components(path)
         except (ValueError, OSError) as exc:
-            raise SystemExit(f"referee: --components {game_name}={path}: {exc}") from None
+            raise UsageError(f"--components {game_name}={path}: {exc}") from None
         sheets[(game.spec.name, game.sheet_variant_of(sheet))] = sheet
     return sheets
 
@@ -323,6 +327,14 @@ def cmd_games(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except UsageError as exc:
+        print(f"referee {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "serve":
         return cmd_serve(args)
     if args.command == "replay":

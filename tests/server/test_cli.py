@@ -205,6 +205,19 @@ def test_data_dir_that_is_a_file(tmp_path):
     assert data.read_text() == "a file"
 
 
+def test_unusable_components_sheet(tmp_path):
+    data = tmp_path / "data"
+    proc = _serve(tmp_path, "--port", "0", "--components", "no_such_game=x.json",
+                  "--data-dir", str(data))
+    _one_error_line(proc, "--components", "no_such_game")
+    sheet = tmp_path / "sheet.json"
+    sheet.write_text("{")
+    proc = _serve(tmp_path, "--port", "0", "--components", f"batavia={sheet}",
+                  "--data-dir", str(data))
+    _one_error_line(proc, "--components", f"batavia={sheet}")
+    assert not data.exists()
+
+
 def _serve_logs(tmp_path: Path, *args: str) -> list[str]:
     """Start `referee serve` with stderr a pipe, wait until it serves, stop it; its log lines.
     The port file goes into the data directory, which does not exist yet."""
