@@ -16,11 +16,25 @@ DURABILITY_HELP = (
 )
 
 
+def _port_arg(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, not {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0 to 65535)")
+    return port
+
+
 def _components_arg(text: str) -> tuple[str, str]:
     game, sep, path = text.partition("=")
     if not sep or not game or not path:
         raise argparse.ArgumentTypeError(f"expected GAME=FILE, not {text!r}")
     return game, path
+
+
+class UsageError(Exception):
+    """A flag whose value cannot be used: `referee COMMAND: <message>` on stderr, exit code 2."""
 
 
 def _load_components(pairs: Sequence[tuple[str, str]]) -> dict:
@@ -31,11 +45,11 @@ def _load_components(pairs: Sequence[tuple[str, str]]) -> dict:
         try:
             game = registry.get(game_name)
         except KeyError as exc:
-            raise SystemExit(f"referee: --components: {exc.args[0]}") from None
+            raise UsageError(f"--components {game_name}=...: {exc.args[0]}") from None
         try:
             sheet = game.load_components(path)
         except (ValueError, OSError) as exc:
-            raise SystemExit(f"referee: --components {game_name}={path}: {exc}") from None
+            raise UsageError(f"--components {game_name}={path}: {exc}") from None
         sheets[(game.spec.name, game.sheet_variant_of(sheet))] = sheet
     return sheets
 
@@ -57,13 +71,15 @@ def build_parser() -> argparse.ArgumentParser:
             "and server reflection). Matches are stored in <data-dir>/referee.sqlite3 (SQLite, "
             "WAL); unfinished matches are resumed on start and bots reconnect with their seat "
             "tokens. Finished matches also write <data-dir>/records/<match_id>.json. "
-            "Logs are JSON lines on stderr."
+            "Logs go to stderr (see --log-format). A setting that cannot work (a port in use, "
+            "a missing TLS file, an unusable --data-dir or --unix path) is reported in one "
+            "line before anything is created, with exit code 2."
         ),
     )
     s.add_argument("--host", default="127.0.0.1",
                    help="address to bind (default 127.0.0.1: this machine only; use 0.0.0.0 "
                         "with care, preferably with TLS)")
-    s.add_argument("--port", type=int, default=50051,
+    s.add_argument("--port", type=_port_arg, default=50051,
                    help="TCP port (default 50051; 0 picks a free port, see --port-file)")
     s.add_argument("--port-file", metavar="PATH",
                    help="write the bound port to PATH once the server is ready to serve")
@@ -113,14 +129,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="calls that may wait to be started at once (default 20000; gRPC's own "
                         "1000 refused some of 4000 Play streams opened together); beyond it new "
                         "calls fail and clients retry them")
-    s.add_argument("--http-port", type=int, default=None, metavar="PORT",
+    s.add_argument("--http-port", type=_port_arg, default=None, metavar="PORT",
                    help="also serve the web viewer on this port (same host as gRPC, default "
                         "127.0.0.1; off by default; 0 picks a free port): the match list, live "
                         "boards and replays, public views only, no token needed")
-    s.add_argument("--tls-cert", metavar="PEM", help="serve TLS with this certificate chain")
-    s.add_argument("--tls-key", metavar="PEM", help="private key for --tls-cert")
+    s.add_argument("--tls-cert", metavar="PEM",
+                   help="serve gRPC over TLS with this PEM certificate chain (needs --tls-key)")
+    s.add_argument("--tls-key", metavar="PEM",
+                   help="the PEM private key (unencrypted) of --tls-cert")
     s.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
                    help="log level (default info; debug logs every move)")
+    s.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
+                   help="how log lines look on stderr: 'json' one JSON object a line (for "
+                        "tools), 'console' human-readable lines, 'auto' (default) console "
+                        "when stderr is a terminal and JSON otherwise (a pipe or a file)")
 
     r = sub.add_parser("replay", help="work with game records",
                        description="Work with game records written by the referee.")
@@ -172,8 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from referee.server import ServerConfig, logs, serve
+    from referee.server.startup import StartupError
 
-    logs.configure(args.log_level)
+    logs.configure(args.log_level, args.log_format)
     config = ServerConfig(
         host=args.host, port=args.port, port_file=args.port_file, data_dir=args.data_dir,
         unix_socket=args.unix_socket,
@@ -187,6 +210,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     try:
         asyncio.run(serve(config))
+    except StartupError as exc:
+        print(f"referee serve: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         pass
     return 0
@@ -301,6 +327,14 @@ def cmd_games(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except UsageError as exc:
+        print(f"referee {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "serve":
         return cmd_serve(args)
     if args.command == "replay":

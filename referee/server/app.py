@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import stat
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from referee.v1 import referee_pb2
 
 from .auth import RateLimiter, new_token
 from .service import SERVICE_NAME, RefereeService, generic_handler
+from .startup import StartupError, bind_failure, check_config, check_port, check_unix_socket
 from .store import Store
 
 log = structlog.get_logger("referee.server")
@@ -120,6 +121,22 @@ class RefereeServer:
         self.http_port: int | None = None
 
     async def start(self) -> int:
+        """Start serving and return the gRPC port. A configuration that cannot work raises
+        StartupError (see referee.server.startup) before anything is created; a failure later
+        in the start stops what was started and raises too."""
+        check_config(self.config)
+        try:
+            return await self._start()
+        except BaseException as exc:
+            await self._abort()
+            if isinstance(exc, sqlite3.Error):
+                raise StartupError(f"--data-dir {self.config.data_dir}: its store "
+                                   f"referee.sqlite3 cannot be used: {exc}") from None
+            if isinstance(exc, OSError):  # a file the checks found usable is not (any more)
+                raise StartupError(f"cannot start: {exc}") from None
+            raise
+
+    async def _start(self) -> int:
         cfg = self.config
         data_dir = Path(cfg.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -147,18 +164,7 @@ class RefereeServer:
         # The Referee service is registered by hand; make its descriptor known to reflection.
         assert referee_pb2.DESCRIPTOR.services_by_name["Referee"].full_name == SERVICE_NAME
         reflection.enable_server_reflection(names, self.server)
-        address = f"{cfg.host}:{cfg.port}"
-        if cfg.tls_cert or cfg.tls_key:
-            if not (cfg.tls_cert and cfg.tls_key):
-                raise ValueError("TLS needs both --tls-cert and --tls-key")
-            creds = grpc.ssl_server_credentials(
-                [(Path(cfg.tls_key).read_bytes(), Path(cfg.tls_cert).read_bytes())]
-            )
-            self.port = self.server.add_secure_port(address, creds)
-        else:
-            self.port = self.server.add_insecure_port(address)
-        if not self.port:
-            raise OSError(f"cannot bind {address}")
+        self.port = self._bind(self.server)
         if cfg.unix_socket:
             _bind_unix(self.server, cfg.unix_socket)
         await self.server.start()
@@ -179,12 +185,51 @@ class RefereeServer:
             from referee.web import WebServer  # only with --http-port: no cost otherwise
 
             self.web = WebServer(self.service, cfg.host, cfg.http_port)
-            self.http_port = await self.web.start()
+            try:
+                self.http_port = await self.web.start()
+            except OSError as exc:  # the port was taken since check_config, or uvicorn failed
+                raise StartupError(bind_failure(cfg.host, cfg.http_port, "--http-port",
+                                                exc.errno, exc.strerror or str(exc))) from None
         if cfg.port_file:
             tmp = Path(cfg.port_file + ".tmp")
             tmp.write_text(f"{self.port}\n", encoding="utf-8")
             tmp.replace(cfg.port_file)  # atomic: readers never see a half-written file
         return self.port
+
+    def _bind(self, server: grpc.aio.Server) -> int:
+        """Add the TCP port (TLS with --tls-cert); StartupError if gRPC cannot."""
+        cfg = self.config
+        address = f"{cfg.host}:{cfg.port}"
+        try:
+            if cfg.tls_cert and cfg.tls_key:
+                creds = grpc.ssl_server_credentials(
+                    [(Path(cfg.tls_key).read_bytes(), Path(cfg.tls_cert).read_bytes())]
+                )
+                port = server.add_secure_port(address, creds)
+            else:
+                port = server.add_insecure_port(address)
+        except (RuntimeError, OSError):  # grpc raises RuntimeError, older versions return 0
+            port = 0
+        if not port:
+            # check_config passed, so something changed since (or gRPC refused what the check
+            # accepted): checking again names the cause when it can.
+            check_port(cfg.host, cfg.port, "--port")
+            what = " with --tls-cert/--tls-key" if cfg.tls_cert else ""
+            raise StartupError(f"--port {cfg.port} on {cfg.host} cannot be bound{what} "
+                               "(gRPC refused it; its reason is in the line above)")
+        return port
+
+    async def _abort(self) -> None:
+        """Undo a start that failed part way, quietly: no server was serving."""
+        if self.web is not None:
+            await self.web.stop()
+        if self.service is not None:
+            await self.service.shutdown()
+        if self.server is not None:
+            await self.server.stop(None)
+        if self.store is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.store.close)
+        self.web = self.service = self.server = self.store = None
 
     async def stop(self, grace: float | None = 1.0) -> None:
         if self.health is not None:
@@ -221,14 +266,16 @@ async def serve(config: ServerConfig) -> None:
 
 def _bind_unix(server: grpc.aio.Server, path: str) -> None:
     """Listen on the Unix domain socket ``path`` too (plain text: it never leaves the machine).
-    A socket file left by a previous run is replaced; any other file there is an error."""
-    if len(os.fsencode(path)) > 107:  # sun_path holds 108 bytes with the final NUL
-        raise OSError(f"cannot listen on unix:{path}: the path is longer than 107 bytes")
+    A socket file left by a previous run is replaced; any other file there, a missing folder
+    or a socket another process listens on is a StartupError."""
+    check_unix_socket(path)
     sock = Path(path)
-    if sock.exists() or sock.is_symlink():
-        if not stat.S_ISSOCK(sock.lstat().st_mode):
-            raise OSError(f"cannot listen on unix:{path}: a file that is not a socket is there")
+    if sock.is_socket():  # left by a previous run: nobody answers on it (checked above)
         sock.unlink()
-    sock.parent.mkdir(parents=True, exist_ok=True)
-    if not server.add_insecure_port(f"unix:{path}"):
-        raise OSError(f"cannot bind unix:{path}")
+    try:
+        bound = server.add_insecure_port(f"unix:{path}")
+    except RuntimeError:
+        bound = 0
+    if not bound:
+        raise StartupError(f"--unix {path} cannot be bound (gRPC refused it; its reason is in "
+                           "the line above)")

@@ -176,14 +176,29 @@ class WebServer:
         self.task: asyncio.Task | None = None
         self.port: int | None = None
 
+    async def _serve(self) -> None:
+        # uvicorn calls sys.exit() when it cannot bind. A SystemExit raised in a task escapes
+        # the event loop itself (asyncio re-raises it) and would end the referee mid-start with
+        # a traceback; here it becomes the OSError that caused it, for start() to report.
+        try:
+            await self.server.serve()
+        except SystemExit as exc:
+            cause = exc.__context__
+            host, port = self.server.config.host, self.server.config.port
+            if isinstance(cause, OSError):
+                raise OSError(cause.errno, f"the web viewer cannot serve on {host}:{port}: "
+                                           f"{cause.strerror or cause}") from None
+            raise OSError(f"the web viewer cannot serve on {host}:{port}") from None
+
     async def start(self) -> int:
-        self.task = asyncio.ensure_future(self.server.serve())
+        """Serve; return the bound port, or raise OSError (errno set when known) if uvicorn
+        stopped before it was serving."""
+        self.task = asyncio.ensure_future(self._serve())
         while not self.server.started:
             if self.task.done():
-                with contextlib.suppress(SystemExit):
-                    self.task.result()  # raises what stopped it
-                raise OSError(f"the web server cannot serve on {self.server.config.host}:"
-                              f"{self.server.config.port} (see the log)")
+                self.task.result()  # raises what stopped it
+                raise OSError(f"the web server stopped before serving on "
+                              f"{self.server.config.host}:{self.server.config.port}")
             await asyncio.sleep(0.01)
         sock = self.server.servers[0].sockets[0]
         self.port = sock.getsockname()[1]
@@ -194,5 +209,5 @@ class WebServer:
         await self.hub.close()
         self.server.should_exit = True
         if self.task is not None:
-            with contextlib.suppress(asyncio.CancelledError, SystemExit):
+            with contextlib.suppress(asyncio.CancelledError, OSError):  # start() raised it
                 await self.task
