@@ -25,7 +25,10 @@ def skip_reason() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: while sync_playwright() is open its event loop counts as running
+# in this thread, so every later test that calls asyncio.run() (tests/sessions, ...) on the same
+# xdist worker failed with "asyncio.run() cannot be called from a running event loop".
+@pytest.fixture(scope="module")
 def browser():
     reason = skip_reason()
     if reason:
