@@ -99,6 +99,7 @@ class LocalReferee:
                  "--host", "127.0.0.1", "--port", "0",
                  "--port-file", str(self.port_file), "--data-dir", str(self.data_dir),
                  "--admin-token", self.admin_token, "--unix", str(self.unix_socket),
+                 "--log-format", "json",  # a file that tools read (e.g. the web_serving line)
                  *self.extra_args],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,
