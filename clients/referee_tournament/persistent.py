@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from referee.v1 import referee_pb2_grpc as pb_grpc
 
 from .config import Entrant, TournamentConfig
 from .play import _Bot, _end_bots, _spawn, fill
-from .sandbox import ADDRESS_IN_SANDBOX
+from .sandbox import ADDRESS_IN_SANDBOX, bot_env
 
 
 class PersistentError(RuntimeError):
@@ -104,7 +103,7 @@ class PersistentPool:
                           "name": e.name, "game": self.cfg.game, "python": sys.executable}
                 argv = fill(list(e.command), values)
                 extra = {**dict(e.env), "REFEREE_BOT_TOKEN": token}
-                env = extra if e.sandbox else {**os.environ, "PYTHONUNBUFFERED": "1", **extra}
+                env = bot_env(extra, sandboxed=e.sandbox)
                 for c in range(e.copies):
                     p = _Proc(e, ep, c, argv, _cwd(self.cfg, e), env,
                               self.log_dir / f"persistent-{e.name}-r{i}-c{c}.log")

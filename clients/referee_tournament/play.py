@@ -30,7 +30,7 @@ from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
 from .procs import LocalReferee, die_with_parent_prefix, resolve
-from .sandbox import ADDRESS_IN_SANDBOX, SandboxSpec, clean_env, unavailable_reason, wrap
+from .sandbox import ADDRESS_IN_SANDBOX, SandboxSpec, bot_env, unavailable_reason, wrap
 
 #: A bot reports a rejected move by printing a line matching this on stdout/stderr (the Python
 #: SDK logs "move rejected"; the Node.js example bot does the same).
@@ -143,7 +143,7 @@ async def _spawn(bot: _Bot, argv: list[str], cwd: str | None, env: dict[str, str
             if not unix_socket:
                 raise ValueError("a sandboxed bot needs the referee's Unix socket")
             argv = wrap([exe, *argv[1:]], cwd=cwd, socket_path=unix_socket, spec=sandbox)
-            exe, cwd, env = resolve(argv[0]), None, clean_env(env)
+            exe, cwd = resolve(argv[0]), None
         with open(bot.log_path, "wb") as log:  # noqa: ASYNC230 - opening is instant
             bot.proc = await asyncio.create_subprocess_exec(
                 *die_with_parent_prefix(), exe, *argv[1:], stdin=asyncio.subprocess.DEVNULL,
@@ -168,8 +168,8 @@ def match_request(job: MatchJob) -> pb.CreateMatchRequest:
 
 async def start_seat_bot(job: MatchJob, bot: _Bot, match_id: str, token: str) -> None:
     """Start the process of ``bot.seat`` for match ``match_id``: its command with the
-    placeholders filled, sandboxed when the entrant is (then with its own environment only,
-    never the runner's, which may hold the admin token). A start failure is left in
+    placeholders filled, sandboxed when the entrant is (then with its own environment only);
+    never with the runner's secrets (:func:`.sandbox.bot_env`). A start failure is left in
     ``bot.start_error`` and its log."""
     seat = bot.seat
     spec = job.sandboxes[seat] if seat < len(job.sandboxes) else None
@@ -181,10 +181,7 @@ async def start_seat_bot(job: MatchJob, bot: _Bot, match_id: str, token: str) ->
     # the connection also in the environment, as the conformance kit gives it
     connect = {"REFEREE_ADDRESS": values["address"], "REFEREE_MATCH": match_id,
                "REFEREE_TOKEN": token}
-    if sandbox:
-        env = {**job.envs[seat], **connect}
-    else:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", **job.envs[seat], **connect}
+    env = bot_env({**job.envs[seat], **connect}, sandboxed=sandbox is not None)
     await _spawn(bot, fill(job.commands[seat], values), job.cwds[seat], env,
                  sandbox, job.unix_socket)
 

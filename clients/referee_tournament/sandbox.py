@@ -103,6 +103,20 @@ def clean_env(extra: dict[str, str]) -> dict[str, str]:
             **extra}
 
 
+#: What the runner's environment may hold that no bot, sandboxed or not, is given.
+RUNNER_SECRETS = ("REFEREE_ADMIN_TOKEN",)
+
+
+def bot_env(extra: dict[str, str], *, sandboxed: bool) -> dict[str, str]:
+    """The environment of a bot process: a sandboxed bot's is :func:`clean_env`; a trusted bot
+    inherits the runner's (its PATH, virtual environment, locale...) without
+    :data:`RUNNER_SECRETS`. ``extra`` (the entrant's ``env`` and the connection) goes on top."""
+    if sandboxed:
+        return clean_env(extra)
+    inherited = {k: v for k, v in os.environ.items() if k not in RUNNER_SECRETS}
+    return {**inherited, "PYTHONUNBUFFERED": "1", **extra}
+
+
 def python_paths() -> list[str]:
     """What a Python bot of this installation needs to read: the interpreter's prefixes and the
     folders of this project's client packages (found through their modules, which works for

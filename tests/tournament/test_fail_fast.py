@@ -50,6 +50,22 @@ def test_a_crashed_bot_is_played_by_the_policy_at_once(tmp_path, referee, quiet_
     assert row["timeouts"] > 0 and row["forfeits"] == 0
 
 
+def test_a_trusted_bot_does_not_inherit_the_runners_admin_token(tmp_path, referee,
+                                                                  quiet_console, monkeypatch):
+    """A bot that is not sandboxed inherits the runner's environment (PATH, virtual
+    environment), but never the referee's admin token the runner may hold: the bot reports what
+    it sees as its error line."""
+    monkeypatch.setenv("REFEREE_ADMIN_TOKEN", "runner-secret")
+    monkeypatch.setenv("RUNNER_SETTING", "kept")
+    tell = ('{python} -c "import os, sys; sys.exit(\'error: admin=%s setting=%s\' % '
+            '(os.environ.get(\'REFEREE_ADMIN_TOKEN\'), os.environ.get(\'RUNNER_SETTING\')))" '
+            '{address} {match} {token}')
+    data = _run(tmp_path, referee, quiet_console,
+                [("random", RANDOM), ("teller", tell), ("random2", RANDOM)], "forfeit")
+    told = {i["error"] for i in data["incidents"] if i["entrant"] == "teller"}
+    assert told == {"error: admin=None setting=kept"}
+
+
 def test_a_bot_that_never_joins_is_given_up_on_after_the_join_timeout(tmp_path, referee,
                                                                        quiet_console):
     data = _run(tmp_path, referee, quiet_console,
