@@ -152,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="results root; each demo writes DIR/<UTC time>/<game>/ "
                    "(default runs/tournament-demo)")
     d.add_argument("--games", metavar="A,B", help="only these games")
-    d.add_argument("--no-progress", action="store_true")
+    d.add_argument("--no-progress", action="store_true", help="no live progress bars")
     for name, sp in sub.choices.items():  # errors found after parsing show their own usage
         sp.set_defaults(usage_error=sp.error, command_parser=name)
     return p

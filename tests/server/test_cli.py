@@ -2,7 +2,6 @@
 --components, --help."""
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -114,12 +113,6 @@ def test_serve_subprocess_port_file_admin_token_and_components(tmp_path):
 
 
 # --- `referee serve` start-up errors and log formats -------------------------------------------
-
-def test_every_serve_flag_has_help():
-    (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
-    for action in sub.choices["serve"]._actions:
-        assert action.help and action.help.strip(), action.option_strings
-
 
 def _serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     """`referee serve ARGS` that is expected to stop at once; run in tmp_path so that even the
