@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from datetime import UTC, datetime
 from typing import Any, TextIO
 
 import structlog
@@ -35,34 +34,6 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
-class _StdlibFormatter(logging.Formatter):
-    """A stdlib record as the event dict structlog would make of it, rendered by ``render``."""
-
-    def __init__(self, render: Any, timestamp: Any):
-        super().__init__()
-        self.render = render
-        self.timestamp = timestamp
-
-    def format(self, record: logging.LogRecord) -> str:
-        out: dict[str, Any] = {
-            "event": record.getMessage(),
-            "logger": record.name,
-            "level": record.levelname.lower(),
-            "timestamp": self.timestamp(record.created),
-        }
-        if record.exc_info:
-            out["exception"] = self.formatException(record.exc_info)
-        return self.render(None, record.levelname.lower(), out)
-
-
-def _iso_utc(created: float) -> str:
-    return datetime.fromtimestamp(created, UTC).isoformat().replace("+00:00", "Z")
-
-
-def _local(created: float) -> str:
-    return datetime.fromtimestamp(created).strftime("%Y-%m-%d %H:%M:%S")
-
-
 def configure(level: str = "info", fmt: str = "json", stream: TextIO | None = None) -> str:
     """Send structlog and stdlib logging to ``stream`` (stderr) at ``level`` in ``fmt``
     (auto, json or console); return the format used."""
@@ -71,17 +42,17 @@ def configure(level: str = "info", fmt: str = "json", stream: TextIO | None = No
     lvl = getattr(logging, level.upper(), logging.INFO)
     if fmt == "console":
         colors = _isatty(stream) and not os.environ.get("NO_COLOR")
-        render: Any = structlog.dev.ConsoleRenderer(colors=colors)
         stamp = structlog.processors.TimeStamper(fmt="%Y-%m-%d %H:%M:%S", utc=False)
-        tail: list[Any] = [render]  # it lays out exc_info itself
-        stdlib_time = _local
+        tail: list[Any] = [structlog.dev.ConsoleRenderer(colors=colors)]  # lays out exc_info
     else:
-        render = structlog.processors.JSONRenderer()
         stamp = structlog.processors.TimeStamper(fmt="iso", utc=True)
-        tail = [structlog.processors.format_exc_info, render]
-        stdlib_time = _iso_utc
+        tail = [structlog.processors.format_exc_info, structlog.processors.JSONRenderer()]
     handler = logging.StreamHandler(stream)
-    handler.setFormatter(_StdlibFormatter(render, stdlib_time))
+    # other libraries' records go through the same processors as structlog's own lines
+    handler.setFormatter(structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[structlog.stdlib.add_logger_name, structlog.processors.add_log_level,
+                           stamp, structlog.processors.format_exc_info],  # traceback as text
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *tail]))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(lvl if lvl <= logging.DEBUG else max(lvl, logging.WARNING))
