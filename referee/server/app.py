@@ -19,7 +19,7 @@ from referee.v1 import referee_pb2
 
 from .auth import RateLimiter, new_token
 from .service import SERVICE_NAME, RefereeService, generic_handler
-from .startup import StartupError, bind_failure, check_config, check_port, check_unix_socket
+from .startup import StartupError, bind_failure, check_config, check_port
 from .store import Store
 
 log = structlog.get_logger("referee.server")
@@ -219,21 +219,8 @@ class RefereeServer:
                                "(gRPC refused it; its reason is in the line above)")
         return port
 
-    async def _abort(self) -> None:
-        """Undo a start that failed part way, quietly: no server was serving."""
-        if self.web is not None:
-            await self.web.stop()
-        if self.service is not None:
-            await self.service.shutdown()
-        if self.server is not None:
-            await self.server.stop(None)
-        if self.store is not None:
-            await asyncio.get_running_loop().run_in_executor(None, self.store.close)
-        self.web = self.service = self.server = self.store = None
-
-    async def stop(self, grace: float | None = 1.0) -> None:
-        if self.health is not None:
-            await self.health.enter_graceful_shutdown()
+    async def _close(self, grace: float | None) -> None:
+        """Stop whatever was started, in order: web viewer, matches, gRPC, store."""
         if self.web is not None:
             await self.web.stop()
         if self.service is not None:
@@ -242,6 +229,16 @@ class RefereeServer:
             await self.server.stop(grace)
         if self.store is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.store.close)
+
+    async def _abort(self) -> None:
+        """Undo a start that failed part way, quietly: no server was serving."""
+        await self._close(None)
+        self.web = self.service = self.server = self.store = None
+
+    async def stop(self, grace: float | None = 1.0) -> None:
+        if self.health is not None:
+            await self.health.enter_graceful_shutdown()
+        await self._close(grace)
         log.info("stopped", port=self.port)
 
     async def wait(self) -> None:
@@ -266,11 +263,10 @@ async def serve(config: ServerConfig) -> None:
 
 def _bind_unix(server: grpc.aio.Server, path: str) -> None:
     """Listen on the Unix domain socket ``path`` too (plain text: it never leaves the machine).
-    A socket file left by a previous run is replaced; any other file there, a missing folder
-    or a socket another process listens on is a StartupError."""
-    check_unix_socket(path)
+    A socket file left by a previous run is replaced: check_config has refused any other file
+    there, a missing folder and a socket another process listens on."""
     sock = Path(path)
-    if sock.is_socket():  # left by a previous run: nobody answers on it (checked above)
+    if sock.is_socket():  # left by a previous run: nobody answers on it (check_unix_socket)
         sock.unlink()
     try:
         bound = server.add_insecure_port(f"unix:{path}")
