@@ -359,9 +359,7 @@ TIME_POLICY_FLAGS = ("move_ms", "bank_ms", "grace_ms", "strikes", "on_expiry")
 
 
 def _create_match(args: argparse.Namespace) -> int:
-    from referee_tournament.play import time_policy_proto
-
-    from .unary import AdminClient
+    from .unary import AdminClient, time_policy_proto
 
     if not args.admin_token:
         args.usage_error("no admin token: pass --admin-token or set REFEREE_ADMIN_TOKEN")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import grpc
 
@@ -24,6 +25,17 @@ from .connection import RefereeError, TlsConfig, bearer, sync_channel
 #: ``TimePolicy.on_expiry`` values by their lower-case names (default_move, random_legal,
 #: forfeit), from the proto enum; ON_EXPIRY_UNSPECIFIED (the referee's default) aside.
 ON_EXPIRY = {name.lower(): value for name, value in referee_pb2.OnExpiry.items() if value}
+
+
+def time_policy_proto(tp: dict[str, Any]) -> referee_pb2.TimePolicy:
+    """A TimePolicy from a dict of its fields (``on_expiry`` by its :data:`ON_EXPIRY` name);
+    a field left out is 0, and ``on_expiry`` random_legal."""
+    return referee_pb2.TimePolicy(
+        move_ms=int(tp.get("move_ms", 0)), bank_ms=int(tp.get("bank_ms", 0)),
+        grace_ms=int(tp.get("grace_ms", 0)), strikes=int(tp.get("strikes", 0)),
+        on_expiry=ON_EXPIRY.get(str(tp.get("on_expiry", "random_legal")),
+                                referee_pb2.RANDOM_LEGAL),
+    )
 
 
 class _Client:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from referee_client.unary import ON_EXPIRY
+from referee_client.unary import time_policy_proto
 
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
@@ -71,14 +71,6 @@ class MatchJob:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def time_policy_proto(tp: dict[str, Any]) -> pb.TimePolicy:
-    return pb.TimePolicy(
-        move_ms=int(tp.get("move_ms", 0)), bank_ms=int(tp.get("bank_ms", 0)),
-        grace_ms=int(tp.get("grace_ms", 0)), strikes=int(tp.get("strikes", 0)),
-        on_expiry=ON_EXPIRY.get(str(tp.get("on_expiry", "random_legal")), pb.RANDOM_LEGAL),
-    )
 
 
 def fill(template: list[str], values: dict[str, str]) -> list[str]:
