@@ -10,6 +10,7 @@ probe is broken), then inside. The tests need bubblewrap: as root they install i
 namespaces, they are skipped and say why."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -151,11 +152,31 @@ def _argv0(pid: int) -> str:
         return ""
 
 
+def _sleeping_probe(sb, tag: str, **popen) -> tuple[str, subprocess.Popen]:
+    """A sandboxed probe that sleeps, tagged with a marker unique to this call."""
+    marker = f"probe-marker-{os.getpid()}-{tag}-{time.monotonic_ns()}"
+    argv = sb.wrap([*PROBE, "sleep", marker], cwd=str(BOTS), socket_path=None,
+                   spec=sb.SandboxSpec())
+    return marker, subprocess.Popen(argv, env=sb.clean_env({}), **popen)
+
+
+def _left_behind(marker: str) -> list[int]:
+    """The processes still carrying ``marker`` after up to 10 s for them to go."""
+    for _ in range(200):
+        if not _pids_with(marker):
+            break
+        time.sleep(0.05)
+    return _pids_with(marker)
+
+
+def _kill_all(marker: str) -> None:
+    for pid in _pids_with(marker):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def test_killing_the_sandbox_kills_the_bot(sandbox):
-    marker = f"probe-marker-{os.getpid()}-{time.monotonic_ns()}"
-    argv = sandbox.wrap([*PROBE, "sleep", marker], cwd=str(BOTS), socket_path=None,
-                        spec=sandbox.SandboxSpec())
-    proc = subprocess.Popen(argv, env=sandbox.clean_env({}), stdout=subprocess.PIPE, text=True)
+    marker, proc = _sleeping_probe(sandbox, "parent", stdout=subprocess.PIPE, text=True)
     try:
         # Kill only once the bot itself runs: bwrap's forked child has the same argv before
         # it sets its parent-death signal, so counting processes raced with that set-up.
@@ -165,14 +186,11 @@ def test_killing_the_sandbox_kills_the_bot(sandbox):
         assert bot, "the probe runs inside the sandbox"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(30)
-        for _ in range(200):
-            if not _pids_with(marker):
-                break
-            time.sleep(0.05)
-        assert _pids_with(marker) == []
+        assert _left_behind(marker) == []
     finally:
         if proc.poll() is None:
             proc.kill()
+        _kill_all(marker)
 
 
 def test_stopping_a_sandbox_while_it_starts_leaves_nothing_behind(sandbox):
@@ -181,11 +199,8 @@ def test_stopping_a_sandbox_while_it_starts_leaves_nothing_behind(sandbox):
     child has not yet armed its parent-death signal (killing bwrap alone there leaves the
     sandbox running: measured 39 of 40 times)."""
     for attempt in range(5):
-        marker = f"probe-marker-{os.getpid()}-{attempt}-{time.monotonic_ns()}"
-        argv = sandbox.wrap([*PROBE, "sleep", marker], cwd=str(BOTS), socket_path=None,
-                            spec=sandbox.SandboxSpec())
-        proc = subprocess.Popen(argv, env=sandbox.clean_env({}), stdout=subprocess.DEVNULL,
-                                start_new_session=True)
+        marker, proc = _sleeping_probe(sandbox, f"group{attempt}", stdout=subprocess.DEVNULL,
+                                       start_new_session=True)
         try:
             for _ in range(2000):
                 if len(_pids_with(marker)) >= 2:  # bwrap has forked its sandboxed child
@@ -193,14 +208,9 @@ def test_stopping_a_sandbox_while_it_starts_leaves_nothing_behind(sandbox):
                 time.sleep(0.001)
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(30)
-            for _ in range(200):
-                if not _pids_with(marker):
-                    break
-                time.sleep(0.05)
-            assert _pids_with(marker) == [], f"attempt {attempt}"
+            assert _left_behind(marker) == [], f"attempt {attempt}"
         finally:
-            for pid in _pids_with(marker):
-                os.kill(pid, signal.SIGKILL)
+            _kill_all(marker)
 
 
 SANDBOXED_RANDOM = ("{python} -m referee_client.cli random --address {address} --match {match} "
