@@ -50,8 +50,10 @@ class SheetGame(Game[S, M]):
 
     sheet_schema: ClassVar[Mapping[str, Check]]
     default_sheets: ClassVar[Mapping[str, Path]]
-    engine: ModuleType  # (not ClassVar: mypy takes a module set in a class body for an instance
-    views: ModuleType  # variable, and would refuse every game's ``engine = rules``)
+    # Not ClassVar: mypy takes a module set in a class body (every game's ``engine = rules``)
+    # for an instance variable, and would refuse it as overriding a ClassVar.
+    engine: ModuleType
+    views: ModuleType
     move_codec: ClassVar[MoveCodec[Any]]
 
     def __init__(self) -> None:
