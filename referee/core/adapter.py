@@ -10,11 +10,13 @@ adapter. What the adapter does is the same for every game and lives here once:
   :class:`~referee.core.components.SheetError` naming the sheet and the faulty value;
 * ``rules_for``: the sheet compiled into the engine's ``Rules`` once per sheet content;
 * the forwarding of ``setup`` / ``decision`` / ``apply`` / ``default_move`` to the engine and of
-  ``view`` to the game's view builder; ``hash_state`` and ``seat_count`` for plain-data states.
+  ``view`` to the game's view builder; ``hash_state`` and ``seat_count`` for plain-data states;
+* ``move_to_proto`` / ``move_from_proto`` through the game's move table
+  (:class:`~referee.core.codec.MoveCodec`).
 
 A game subclasses :class:`SheetGame`, names its ``spec``, ``sheet_schema``, ``default_sheets``,
-``engine`` and ``views``, and writes only what is its own: ``result`` and the protobuf mapping
-(with :func:`field_in_range` for the one style of move validation).
+``engine``, ``views`` and ``move_codec``, and writes only what is its own: ``result`` and the
+table of its protobuf moves.
 """
 from __future__ import annotations
 
@@ -26,19 +28,12 @@ from typing import Any, ClassVar
 from google.protobuf.message import Message
 
 from . import hashing
+from .codec import MoveCodec
 from .components import ComponentSheet, SheetError, derived, load_sheet_file, parse_sheet
-from .contract import Decision, Event, Game, M, MalformedMove, S
+from .contract import Decision, Event, Game, M, S
 from .rng import Rng
 
 Check = Callable[[Any], "str | None"]
-
-
-def field_in_range(value: int, lo: int, hi: int, what: str) -> int:
-    """``value`` if ``lo <= value <= hi``, else MalformedMove naming the field: the one way games
-    check the numbers of a protobuf move before it is looked up among the legal moves."""
-    if not lo <= value <= hi:
-        raise MalformedMove(f"{what} must be within [{lo}, {hi}], not {value}")
-    return value
 
 
 class SheetGame(Game[S, M]):
@@ -49,13 +44,17 @@ class SheetGame(Game[S, M]):
     ``engine``: the rules module, with ``setup(options, seat_count, rng, rules) -> (state,
     events)``, ``decision``, ``apply``, ``default_move`` and a ``Rules`` class with
     ``from_sheet``;
-    ``views``: the view module, with ``build_view(state, seat)``.
+    ``views``: the view module, with ``build_view(state, seat)``;
+    ``move_codec``: the table of the game's protobuf moves (referee/core/codec.py).
     """
 
     sheet_schema: ClassVar[Mapping[str, Check]]
     default_sheets: ClassVar[Mapping[str, Path]]
-    engine: ClassVar[ModuleType]
-    views: ClassVar[ModuleType]
+    # Not ClassVar: mypy takes a module set in a class body (every game's ``engine = rules``)
+    # for an instance variable, and would refuse it as overriding a ClassVar.
+    engine: ModuleType
+    views: ModuleType
+    move_codec: ClassVar[MoveCodec[Any]]
 
     def __init__(self) -> None:
         self._defaults: dict[str, ComponentSheet] = {}
@@ -65,6 +64,11 @@ class SheetGame(Game[S, M]):
             self.decision = self.engine.decision  # type: ignore[method-assign]
         if type(self).apply is SheetGame.apply:
             self.apply = self.engine.apply  # type: ignore[method-assign]
+        # and so do the two calls of every move on the wire, to the codec
+        if type(self).move_to_proto is SheetGame.move_to_proto:
+            self.move_to_proto = self.move_codec.to_proto  # type: ignore[method-assign]
+        if type(self).move_from_proto is SheetGame.move_from_proto:
+            self.move_from_proto = self.move_codec.from_proto  # type: ignore[method-assign]
 
     # ---- component sheets
     def check_sheet(self, sheet: ComponentSheet) -> None:
@@ -125,6 +129,14 @@ class SheetGame(Game[S, M]):
 
     def view(self, state: S, seat: int | None) -> Message:
         return self.views.build_view(state, seat)
+
+    # ---- the wire, through the game's move table
+    def move_to_proto(self, move: M) -> Message:
+        return self.move_codec.to_proto(move)
+
+    def move_from_proto(self, message: Message) -> M:
+        move: M = self.move_codec.from_proto(message)
+        return move
 
     def hash_state(self, state: S) -> str:
         return hashing.digest(state)

@@ -18,12 +18,15 @@ from __future__ import annotations
 import abc
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from google.protobuf.message import Message
 
 from .components import ComponentSheet
 from .rng import Rng
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsDunderLT
 
 S = TypeVar("S")  # the game's state type
 M = TypeVar("M", bound=Hashable)  # the game's move type
@@ -145,9 +148,10 @@ class Result:
     summary: str = ""
 
 
-def competition_ranks(scores: Sequence[int]) -> list[int]:
-    """1224 ranking: equal scores share a rank, the next rank skips."""
-    return [1 + sum(1 for other in scores if other > s) for s in scores]
+def competition_ranks(scores: Sequence[SupportsDunderLT[Any]]) -> list[int]:
+    """1224 ranking: equal scores share a rank, the next rank skips. A score may be a tuple
+    (the score, then its tie-breaks)."""
+    return [1 + sum(1 for other in scores if s < other) for s in scores]
 
 
 class Game(abc.ABC, Generic[S, M]):

@@ -6,9 +6,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from google.protobuf.message import Message
-
-from referee.core.adapter import SheetGame, field_in_range
+from referee.core.adapter import SheetGame
+from referee.core.codec import EnumInt, Int, MoveCodec, constant, kind
 from referee.core.components import (
     ComponentSheet,
     SheetError,
@@ -17,7 +16,7 @@ from referee.core.components import (
     int_map,
     is_int,
 )
-from referee.core.contract import GameSpec, MalformedMove, OptionSpec, Result, competition_ranks
+from referee.core.contract import GameSpec, OptionSpec, Result, competition_ranks
 from referee.v1 import batavia_pb2 as pb
 
 from . import moves, rules
@@ -124,8 +123,24 @@ SHEET_SCHEMA = {
 }
 
 
+#: Engine moves <-> batavia.Move (referee/core/codec.py). Companies are 0..4 in the engine and
+#: the Company enum (ENGLAND = 1 ...) on the wire.
+MOVES: MoveCodec[moves.Move] = MoveCodec(pb.Move, (
+    kind("bid", moves.Bid, moves.any_bid, amount=Int()),
+    constant("pass_bid", moves.PASS_BID),
+    constant("draw_cards", moves.DRAW_CARDS),
+    kind("play_card", moves.PlayCard, moves.PLAY_CARD.__getitem__, company=EnumInt(offset=1)),
+    kind("advance_merchant", moves.AdvanceMerchant, moves.ADVANCE.__getitem__,
+         company=EnumInt(offset=1)),
+    constant("take_arrival", moves.TAKE_ARRIVAL),
+    constant("exchange_tiles", moves.EXCHANGE_TILES),
+    constant("keep_tiles", moves.KEEP_TILES),
+))
+
+
 class BataviaGame(SheetGame[rules.State, moves.Move]):
     spec = SPEC
+    move_codec = MOVES
     move_message = pb.Move
     view_message = pb.View
     sheet_schema = SHEET_SCHEMA
@@ -159,43 +174,3 @@ class BataviaGame(SheetGame[rules.State, moves.Move]):
             details=[dict(f) for f in state.final],
             summary=f"ended after round {state.round}: {state.end_reason}",
         )
-
-    # ---- proto mapping
-    def move_to_proto(self, move: moves.Move) -> pb.Move:
-        kind = type(move)
-        if kind is moves.Bid:
-            return pb.Move(bid=pb.Bid(amount=move.amount))
-        if kind is moves.PassBid:
-            return pb.Move(pass_bid=pb.PassBid())
-        if kind is moves.DrawCards:
-            return pb.Move(draw_cards=pb.DrawCards())
-        if kind is moves.PlayCard:
-            return pb.Move(play_card=pb.PlayCard(company=move.company + 1))
-        if kind is moves.AdvanceMerchant:
-            return pb.Move(advance_merchant=pb.AdvanceMerchant(company=move.company + 1))
-        if kind is moves.TakeArrival:
-            return pb.Move(take_arrival=pb.TakeArrival())
-        if kind is moves.ExchangeTiles:
-            return pb.Move(exchange_tiles=pb.ExchangeTiles())
-        if kind is moves.KeepTiles:
-            return pb.Move(keep_tiles=pb.KeepTiles())
-        raise TypeError(f"not a Batavia move: {move!r}")
-
-    def move_from_proto(self, message: Message) -> moves.Move:
-        if not isinstance(message, pb.Move):
-            raise MalformedMove("not a batavia.Move")
-        kind = message.WhichOneof("kind")
-        if kind is None:
-            raise MalformedMove("empty batavia.Move: set exactly one kind")
-        if kind == "bid":
-            return moves.bid(message.bid.amount) if message.bid.amount <= 10_000 else moves.Bid(message.bid.amount)
-        if kind in ("play_card", "advance_merchant"):
-            company = field_in_range(getattr(message, kind).company, 1, rules.N_COMPANIES, f"{kind}.company")
-            return (moves.PLAY_CARD if kind == "play_card" else moves.ADVANCE)[company - 1]
-        return {
-            "pass_bid": moves.PASS_BID,
-            "draw_cards": moves.DRAW_CARDS,
-            "take_arrival": moves.TAKE_ARRIVAL,
-            "exchange_tiles": moves.EXCHANGE_TILES,
-            "keep_tiles": moves.KEEP_TILES,
-        }[kind]

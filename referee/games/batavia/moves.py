@@ -58,6 +58,16 @@ PLAY_CARD = tuple(PlayCard(c) for c in range(5))
 ADVANCE = tuple(AdvanceMerchant(c) for c in range(5))
 
 
+#: Bids up to this amount are interned; a larger one can only be made up by a client (no seat
+#: holds that many bills), and is built instead, so it does not push real bids out of the cache.
+MAX_INTERNED_BID = 10_000
+
+
 @lru_cache(maxsize=1 << 12)  # bounded: a client's bid amounts reach it
 def bid(amount: int) -> Bid:
     return Bid(amount)
+
+
+def any_bid(amount: int) -> Bid:
+    """The bid of any amount a client sends: interned up to MAX_INTERNED_BID."""
+    return bid(amount) if amount <= MAX_INTERNED_BID else Bid(amount)

@@ -243,6 +243,25 @@ SELL_SPICE = tuple(tuple(SellSpice(land, s) for s in range(5)) for land in range
 DISCARD_PLANTATION = tuple(DiscardPlantation(land) for land in range(MAX_LANDS))
 DRAW = tuple(Draw(k) for k in range(8))
 
+
+
+def quick_advance(first: int, second: int) -> QuickAdvance:
+    """The listed pairs (first < second) are interned; any other pair a client sends is built."""
+    return QUICK_ADVANCE.get((first, second)) or QuickAdvance(first, second)
+
+
+def pay_spice(land: int, spice: int) -> PaySpice:
+    return PAY_SPICE[land][spice]
+
+
+def place_spice(land: int, spice: int) -> PlaceSpice:
+    return PLACE_SPICE[land][spice]
+
+
+def sell_spice(land: int, spice: int) -> SellSpice:
+    return SELL_SPICE[land][spice]
+
+
 # Parameterised moves are interned, in bounded caches: move_from_proto builds them from what a
 # client sends, and an unbounded cache would keep every made-up move forever.
 _interned = lru_cache(maxsize=1 << 12)

@@ -5,16 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from types import MappingProxyType
 
-from google.protobuf.message import Message
-
-from referee.core.adapter import SheetGame, field_in_range
+from referee.core.adapter import SheetGame
+from referee.core.codec import Bool, Cell, Counts, EnumInt, Int, MoveCodec, constant, kind
 from referee.core.components import ComponentSheet
-from referee.core.contract import GameSpec, MalformedMove, OptionSpec, Result, competition_ranks
+from referee.core.contract import GameSpec, OptionSpec, Result, competition_ranks
 from referee.v1 import santa_maria_pb2 as pb
 
 from . import moves, rules
 from . import view as views
 from .sheet import SCHEMA, check_consistency
+from .state import RES_NAMES
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
 DEFAULT_SHEET = COMPONENTS_DIR / "santa-maria-aporta-2017.json"
@@ -54,8 +54,45 @@ SPEC = GameSpec(
 )
 
 
+# Engine moves <-> santa_maria.Move (referee/core/codec.py). A colony cell is row * 6 + col in
+# the engine, (row, col) with both 1..6 on the wire; a resource is 0..4 in the engine and the
+# Resource enum (WOOD = 1 ...) on the wire, where Botany's 0 means none; die colours and lines are
+# the enums' own numbers in both; a payment is the 5-tuple of resources handed in, as Goods.
+CELL = Cell(1, 6)
+RESOURCE = EnumInt(offset=1, note="a resource WOOD..GOLD")
+INDEX = Int(0, 99)  # into a list of the view (a sanity bound: the legal list decides)
+PAY = Counts(RES_NAMES, Int(0, 99), "resources")
+
+MOVES: MoveCodec[moves.Move] = MoveCodec(pb.Move, (
+    kind("choose_board", moves.ChooseBoard, moves.choose_board, board=INDEX),
+    kind("draft_lot", moves.DraftLot, moves.draft_lot, lot=INDEX),
+    kind("expand", moves.Expand, moves.expand, slot=INDEX, pay=PAY),
+    kind("place_tile", moves.PlaceTile, moves.place_tile, cell=CELL, rotation=Int(0, 3)),
+    kind("activate_building", moves.ActivateBuilding, moves.activate_building, cell=CELL),
+    kind("use_die", moves.UseDie, moves.use_die, color=EnumInt(), face=Int(1, 6),
+         line=EnumInt(), target=Int(1, 6),
+         botany=EnumInt(offset=1, note="a resource WOOD..GOLD", optional=True)),
+    kind("retreat", moves.Retreat, moves.retreat, space=INDEX),
+    kind("sell", moves.Sell, moves.sell, resource=RESOURCE),
+    kind("buy", moves.Buy, moves.buy, resource=RESOURCE),
+    kind("move_die", moves.MoveDie, moves.move_die, src=Cell(1, 6, "from_row", "from_col"),
+         dst=Cell(1, 6, "to_row", "to_col")),
+    constant("end_turn", moves.END_TURN),
+    kind("exchange", moves.Exchange, moves.exchange, option=INDEX, pay=PAY),
+    kind("ship", moves.Ship, moves.ship, slot=INDEX, pay=PAY),
+    kind("shift_ship", moves.ShiftShip, moves.shift_ship, dock=INDEX),
+    kind("religion", moves.Religion, moves.religion, extra=Bool(), pay=PAY),
+    kind("recruit_monk", moves.RecruitMonk, moves.recruit_monk, space=INDEX),
+    kind("place_die", moves.PlaceDie, moves.place_die, cell=CELL),
+    kind("place_road", moves.PlaceRoad, moves.place_road, cell=CELL),
+    kind("recover_coins", moves.RecoverCoins, moves.recover_coins, cell=CELL),
+    constant("decline", moves.DECLINE),
+))
+
+
 class SantaMariaGame(SheetGame[rules.State, moves.Move]):
     spec = SPEC
+    move_codec = MOVES
     move_message = pb.Move
     view_message = pb.View
     sheet_schema = SCHEMA
@@ -79,139 +116,3 @@ class SantaMariaGame(SheetGame[rules.State, moves.Move]):
             summary += "; achievements: " + (", ".join(state.final[0]["achievements"]) or "none")
         return Result(scores=scores, ranks=ranks, winners=winners,
                       details=[dict(f) for f in state.final], summary=summary)
-
-    # ---- proto mapping
-    def move_to_proto(self, move: moves.Move) -> pb.Move:
-        return move_to_proto(move)
-
-    def move_from_proto(self, message: Message) -> moves.Move:
-        return move_from_proto(message)
-
-
-def _rc(cell: int) -> dict[str, int]:
-    return {"row": cell // 6 + 1, "col": cell % 6 + 1}
-
-
-def _pay(pay: tuple[int, ...]) -> pb.Goods:
-    return pb.Goods(wood=pay[0], wheat=pay[1], sugar=pay[2], gem=pay[3], gold=pay[4])
-
-
-def move_to_proto(move: moves.Move) -> pb.Move:
-    k = type(move)
-    if k is moves.ChooseBoard:
-        return pb.Move(choose_board=pb.ChooseBoard(board=move.board))
-    if k is moves.DraftLot:
-        return pb.Move(draft_lot=pb.DraftLot(lot=move.lot))
-    if k is moves.Expand:
-        return pb.Move(expand=pb.Expand(slot=move.slot, pay=_pay(move.pay)))
-    if k is moves.PlaceTile:
-        return pb.Move(place_tile=pb.PlaceTile(rotation=move.rotation, **_rc(move.cell)))
-    if k is moves.ActivateBuilding:
-        return pb.Move(activate_building=pb.ActivateBuilding(**_rc(move.cell)))
-    if k is moves.UseDie:
-        return pb.Move(use_die=pb.UseDie(color=move.color, face=move.face, line=move.line,
-                                         target=move.target, botany=move.botany + 1))
-    if k is moves.Retreat:
-        return pb.Move(retreat=pb.Retreat(space=move.space))
-    if k is moves.Sell:
-        return pb.Move(sell=pb.Sell(resource=move.resource + 1))
-    if k is moves.Buy:
-        return pb.Move(buy=pb.Buy(resource=move.resource + 1))
-    if k is moves.MoveDie:
-        a, b = _rc(move.src), _rc(move.dst)
-        return pb.Move(move_die=pb.MoveDie(from_row=a["row"], from_col=a["col"], to_row=b["row"], to_col=b["col"]))
-    if k is moves.EndTurn:
-        return pb.Move(end_turn=pb.EndTurn())
-    if k is moves.Exchange:
-        return pb.Move(exchange=pb.Exchange(option=move.option, pay=_pay(move.pay)))
-    if k is moves.Ship:
-        return pb.Move(ship=pb.Ship(slot=move.slot, pay=_pay(move.pay)))
-    if k is moves.ShiftShip:
-        return pb.Move(shift_ship=pb.ShiftShip(dock=move.dock))
-    if k is moves.Religion:
-        return pb.Move(religion=pb.Religion(extra=move.extra, pay=_pay(move.pay)))
-    if k is moves.RecruitMonk:
-        return pb.Move(recruit_monk=pb.RecruitMonk(space=move.space))
-    if k is moves.PlaceDie:
-        return pb.Move(place_die=pb.PlaceDie(**_rc(move.cell)))
-    if k is moves.PlaceRoad:
-        return pb.Move(place_road=pb.PlaceRoad(**_rc(move.cell)))
-    if k is moves.RecoverCoins:
-        return pb.Move(recover_coins=pb.RecoverCoins(**_rc(move.cell)))
-    if k is moves.Decline:
-        return pb.Move(decline=pb.Decline())
-    raise TypeError(f"not a Santa Maria move: {move!r}")
-
-
-def _cell(row: int, col: int, what: str) -> int:
-    return (field_in_range(row, 1, 6, f"{what}.row") - 1) * 6 + field_in_range(col, 1, 6, f"{what}.col") - 1
-
-
-def _unpay(g: pb.Goods, what: str) -> tuple[int, ...]:
-    if g.coins or g.points:
-        raise MalformedMove(f"{what}.pay holds resources only (no coins or points)")
-    return tuple(field_in_range(getattr(g, name), 0, 99, f"{what}.pay.{name}") for name in rules.RES_NAMES)
-
-
-def _res(value: int, what: str, allow_none: bool = False) -> int:
-    if value == 0 and allow_none:
-        return -1
-    return field_in_range(value, 1, 5, f"{what} (a resource WOOD..GOLD)") - 1
-
-
-def _small(value: int, hi: int, what: str) -> int:
-    return field_in_range(value, 0, hi, what)
-
-
-def move_from_proto(message: Message) -> moves.Move:
-    if not isinstance(message, pb.Move):
-        raise MalformedMove("not a santa_maria.Move")
-    kind = message.WhichOneof("kind")
-    if kind is None:
-        raise MalformedMove("empty santa_maria.Move: set exactly one kind")
-    m = getattr(message, kind)
-    if kind == "choose_board":
-        return moves.choose_board(_small(m.board, 99, "choose_board.board"))
-    if kind == "draft_lot":
-        return moves.draft_lot(_small(m.lot, 99, "draft_lot.lot"))
-    if kind == "expand":
-        return moves.expand(_small(m.slot, 99, "expand.slot"), _unpay(m.pay, "expand"))
-    if kind == "place_tile":
-        return moves.place_tile(_cell(m.row, m.col, "place_tile"), _small(m.rotation, 3, "place_tile.rotation"))
-    if kind == "activate_building":
-        return moves.activate_building(_cell(m.row, m.col, "activate_building"))
-    if kind == "use_die":
-        if m.color not in (pb.WHITE, pb.BLUE) or m.line not in (pb.ROW, pb.COLUMN):
-            raise MalformedMove("use_die: color WHITE/BLUE and line ROW/COLUMN are required")
-        face = field_in_range(m.face, 1, 6, "use_die.face")
-        target = field_in_range(m.target, 1, 6, "use_die.target")
-        return moves.use_die(m.color, face, m.line, target, _res(m.botany, "use_die.botany", True))
-    if kind == "retreat":
-        return moves.retreat(_small(m.space, 99, "retreat.space"))
-    if kind == "sell":
-        return moves.sell(_res(m.resource, "sell.resource"))
-    if kind == "buy":
-        return moves.buy(_res(m.resource, "buy.resource"))
-    if kind == "move_die":
-        return moves.move_die(_cell(m.from_row, m.from_col, "move_die.from"), _cell(m.to_row, m.to_col, "move_die.to"))
-    if kind == "end_turn":
-        return moves.END_TURN
-    if kind == "exchange":
-        return moves.exchange(_small(m.option, 99, "exchange.option"), _unpay(m.pay, "exchange"))
-    if kind == "ship":
-        return moves.ship(_small(m.slot, 99, "ship.slot"), _unpay(m.pay, "ship"))
-    if kind == "shift_ship":
-        return moves.shift_ship(_small(m.dock, 99, "shift_ship.dock"))
-    if kind == "religion":
-        return moves.religion(m.extra, _unpay(m.pay, "religion"))
-    if kind == "recruit_monk":
-        return moves.recruit_monk(_small(m.space, 99, "recruit_monk.space"))
-    if kind == "place_die":
-        return moves.place_die(_cell(m.row, m.col, "place_die"))
-    if kind == "place_road":
-        return moves.place_road(_cell(m.row, m.col, "place_road"))
-    if kind == "recover_coins":
-        return moves.recover_coins(_cell(m.row, m.col, "recover_coins"))
-    if kind == "decline":
-        return moves.DECLINE
-    raise MalformedMove(f"unknown santa_maria move kind {kind!r}")
