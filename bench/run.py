@@ -79,7 +79,6 @@ import pkgutil
 import platform
 import random
 import secrets
-import signal
 import statistics
 import subprocess
 import sys
@@ -87,11 +86,13 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # `python bench/run.py` as well as `python -m bench.run`
     sys.path.insert(0, str(ROOT))
+
+from referee_tournament.procs import LocalReferee, RefereeStartError
 
 from bench import sessions as session_bench
 from bench.memory import engine_state_bytes, idle_match_cost, rss_kb
@@ -373,38 +374,28 @@ async def _worker(a: WorkerArgs, counter) -> dict[str, Any]:
 
 
 # ============================================================================ gRPC phases
-class RefereeServer:
-    def __init__(self, workdir: Path, address: str = "", admin_token: str = ""):
-        self.workdir = workdir
-        self.admin_token = admin_token or secrets.token_hex(24)
-        self.proc: subprocess.Popen | None = None
-        self.port = 0
-        self.external = address
-        self.log = workdir / "server.log"
-        self.extra_args: list[str] = []  # more `referee serve` flags (bench/web.py)
+class RefereeServer(LocalReferee):
+    """The referee the gRPC phases measure: ``referee serve`` (the project's launcher, with its
+    default settings and ``--log-level warning``) in ``workdir``, or the running referee at
+    ``address`` (then nothing is started)."""
 
-    def start(self, timeout: float = 30.0) -> None:
+    def __init__(self, workdir: Path, address: str = "", admin_token: str = ""):
+        super().__init__(workdir / "data", admin_token or secrets.token_hex(24),
+                         ("--log-level", "warning"), log_path=workdir / "server.log")
+        self.workdir = workdir
+        self.external = address
+
+    def start(self, timeout: float = 30.0) -> Self:
         if self.external:
-            return
-        port_file = self.workdir / "port"
-        with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "referee.cli", "serve", "--host", "127.0.0.1",
-                 "--port", "0", "--port-file", str(port_file),
-                 "--data-dir", str(self.workdir / "data"), "--admin-token", self.admin_token,
-                 "--log-level", "warning", *self.extra_args],
-                stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
-            )
-        deadline = time.monotonic() + timeout
-        while not (port_file.exists() and port_file.read_text().strip()):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"bench: the referee did not start:\n{self.log.read_text()[-3000:]}")
-            time.sleep(0.05)
-        self.port = int(port_file.read_text())
+            return self
+        try:
+            return super().start(timeout)
+        except RefereeStartError as exc:
+            raise SystemExit(f"bench: {exc}") from None
 
     @property
     def address(self) -> str:
-        return self.external or f"127.0.0.1:{self.port}"
+        return self.external or super().address
 
     def rss_mb(self) -> float | None:
         kb = rss_kb(self.proc.pid) if self.proc is not None else None
@@ -415,14 +406,8 @@ class RefereeServer:
             return float("nan")  # an external referee: its CPU use is not ours to see
         return _cpu_seconds_of(self.proc.pid)
 
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+    def stop(self, grace: float = 15.0) -> bool:
+        return super().stop(grace)
 
 
 def run_phase(kind: str, server: RefereeServer, *, clients: int, concurrency: int,
@@ -476,7 +461,7 @@ def run_phase(kind: str, server: RefereeServer, *, clients: int, concurrency: in
         p.join(5)
     errors = [o["error"] for o in outs if o.get("error")]
     if errors:
-        raise SystemExit(f"bench: {kind} client failed: {errors[0]}\nserver log: {server.log}")
+        raise SystemExit(f"bench: {kind} client failed: {errors[0]}\nserver log: {server.log_path}")
     samples = [s for o in outs for s in o["samples"]]
     count = sum(o["count"] for o in outs)
     decisions = sum(o.get("decisions", 0) for o in outs)

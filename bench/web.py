@@ -32,7 +32,7 @@ class WebReferee(RefereeServer):
     def __init__(self, workdir: Path):
         super().__init__(workdir)
         self.http_port = _free_port()
-        self.extra_args = ["--http-port", str(self.http_port)]
+        self.extra_args = (*self.extra_args, "--http-port", str(self.http_port))
 
 
 def viewer_main(base: str, t_end: float, results) -> None:
