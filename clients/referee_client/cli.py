@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
 
-import structlog
-
-from . import session_cli
+from . import logs, session_cli
 from .bot import Backoff, Bot, BotError, WrongGame, run_bot
 from .bots import BOTS
 from .connection import RefereeError, TlsConfig
@@ -56,24 +53,8 @@ class SlowBot(Bot):
 
 
 def configure_logging(level: str = "info", json_logs: bool = False) -> None:
-    """structlog to stderr: readable key=value lines, or one JSON object per line."""
-    renderer = (
-        structlog.processors.JSONRenderer()
-        if json_logs
-        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
-    )
-    structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            renderer,
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            getattr(logging, level.upper(), logging.INFO)
-        ),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=True,
-    )
+    """Log lines to stderr: readable key=value lines, or one JSON object per line."""
+    logs.configure(level, json_logs)
 
 
 def uint32_arg(text: str) -> int:
@@ -232,7 +213,7 @@ def main(argv: Sequence[str] | None = None,
     parser = build_parser(more_commands)
     args = parser.parse_args(argv)
     configure_logging(args.log_level, args.log_json)
-    log = structlog.get_logger("referee-bot")
+    log = logs.get_logger("referee-bot")
     # Stop cleanly on SIGTERM (a tournament runner ending the bot) as on Ctrl-C.
     signal.signal(signal.SIGTERM, _interrupt)
     try:
