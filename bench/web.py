@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.run import RefereeServer, run_phase
+from bench.grpc_phases import RefereeServer, run_phase
 
 
 def _free_port() -> int:
