@@ -69,7 +69,7 @@ def uint32_arg(text: str) -> int:
     return value
 
 
-def add_logging_flags(p: argparse.ArgumentParser, default: str = "info") -> None:
+def add_logging_flags(p: argparse._ActionsContainer, default: str = "info") -> None:
     p.add_argument("--log-level", default=default, choices=["debug", "info", "warning", "error"],
                    help=f"least important log lines shown (default {default})")
     p.add_argument("--log-json", action="store_true", help="log one JSON object per line")

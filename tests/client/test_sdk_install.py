@@ -27,7 +27,9 @@ COPY_IGNORE = shutil.ignore_patterns(".venv", ".git", "runs", "__pycache__", "no
 
 def _name(requirement: str) -> str:
     """The normalised distribution name of a requirement (``"rich>=13"`` -> ``"rich"``)."""
-    return re.sub(r"[-_.]+", "-", re.match(r"[A-Za-z0-9._-]+", requirement).group()).lower()
+    name = re.match(r"[A-Za-z0-9._-]+", requirement)
+    assert name, requirement
+    return re.sub(r"[-_.]+", "-", name.group()).lower()
 
 
 def _other_layers_dependencies() -> set[str]:
