@@ -30,7 +30,7 @@ setup: $(STAMP) $(GEN)
 proto: $(GEN)
 
 run: setup
-	$(PY) -m referee.demo
+	$(PY) -m referee_tools.demo
 	$(VENV)/bin/referee-tournament demo
 
 serve: setup

@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bench.run import _cpu_seconds_of, _percentile
+from bench.grpc_phases import _cpu_seconds_of, _percentile
 
 SERVICE = "referee.bench.Floor"
 ECHO_METHOD = f"/{SERVICE}/Echo"

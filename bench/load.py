@@ -23,7 +23,7 @@ from typing import Any
 
 def measure_load(*, matches: int = 300, clients: int = 2, seats: int = 4, seconds: float = 15.0,
                  warmup: float = 5.0, progress=None, task=None) -> dict[str, Any]:
-    from bench.run import RefereeServer, run_phase
+    from bench.grpc_phases import RefereeServer, run_phase
 
     with tempfile.TemporaryDirectory(prefix="referee-load-") as tmp:
         server = RefereeServer(Path(tmp))
@@ -71,7 +71,7 @@ def measure_load(*, matches: int = 300, clients: int = 2, seats: int = 4, second
 def measure_joins(matches: int = 1000, seats: int = 4) -> dict[str, Any]:
     import asyncio
 
-    from bench.run import RefereeServer
+    from bench.grpc_phases import RefereeServer
 
     async def joins(address: str, admin_token: str) -> tuple[dict[str, int], float]:
         import grpc

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.run import RefereeServer, run_phase
+from bench.grpc_phases import RefereeServer, run_phase
 
 
 def _free_port() -> int:
@@ -32,7 +32,7 @@ class WebReferee(RefereeServer):
     def __init__(self, workdir: Path):
         super().__init__(workdir)
         self.http_port = _free_port()
-        self.extra_args = ["--http-port", str(self.http_port)]
+        self.extra_args = (*self.extra_args, "--http-port", str(self.http_port))
 
 
 def viewer_main(base: str, t_end: float, results) -> None:

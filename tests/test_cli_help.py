@@ -20,7 +20,7 @@ def _flags_without_help(parser: argparse.ArgumentParser, path: str) -> list[str]
 
 
 @pytest.mark.parametrize("tool, module", [("referee", "referee.cli"),
-                                          ("referee-bot", "referee_client.cli"),
+                                          ("referee-bot", "referee_tools.bot_cli"),
                                           ("referee-tournament", "referee_tournament.cli")])
 def test_every_flag_of_every_command_has_help(tool, module):
     import importlib

@@ -29,13 +29,13 @@ import uuid
 from dataclasses import dataclass
 
 import grpc
-import structlog
 
 from referee.v1 import referee_pb2, referee_pb2_grpc
 
 from .connection import RefereeError, TlsConfig, aio_channel, bearer, reason_of
+from .logs import get_logger
 
-log = structlog.get_logger("referee_client")
+log = get_logger("referee_client")
 
 #: Status codes after which the bot reconnects instead of giving up. UNAVAILABLE is the
 #: common one (server down or restarting); the others appear when a server goes away in the

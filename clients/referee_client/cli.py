@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-import structlog
-
-from . import session_cli
+from . import logs, session_cli
 from .bot import Backoff, Bot, BotError, WrongGame, run_bot
 from .bots import BOTS
 from .connection import RefereeError, TlsConfig
@@ -56,27 +53,11 @@ class SlowBot(Bot):
 
 
 def configure_logging(level: str = "info", json_logs: bool = False) -> None:
-    """structlog to stderr: readable key=value lines, or one JSON object per line."""
-    renderer = (
-        structlog.processors.JSONRenderer()
-        if json_logs
-        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
-    )
-    structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            renderer,
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            getattr(logging, level.upper(), logging.INFO)
-        ),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=True,
-    )
+    """Log lines to stderr: readable key=value lines, or one JSON object per line."""
+    logs.configure(level, json_logs)
 
 
-def _uint32(text: str) -> int:
+def uint32_arg(text: str) -> int:
     """argparse type of a uint32 proto field (milliseconds, strikes)."""
     try:
         value = int(text)
@@ -88,7 +69,7 @@ def _uint32(text: str) -> int:
     return value
 
 
-def _add_logging(p: argparse.ArgumentParser, default: str = "info") -> None:
+def add_logging_flags(p: argparse._ActionsContainer, default: str = "info") -> None:
     p.add_argument("--log-level", default=default, choices=["debug", "info", "warning", "error"],
                    help=f"least important log lines shown (default {default})")
     p.add_argument("--log-json", action="store_true", help="log one JSON object per line")
@@ -106,7 +87,7 @@ def _add_connection(p: argparse.ArgumentParser) -> None:
     g.add_argument("--client-cert", metavar="PEM", help="client certificate for mutual TLS")
     g.add_argument("--client-key", metavar="PEM", help="client private key for mutual TLS")
     g.add_argument("--server-name", help="name to check in the server certificate")
-    _add_logging(g)
+    add_logging_flags(g)
 
 
 def _tls(args: argparse.Namespace) -> TlsConfig | None:
@@ -120,7 +101,11 @@ def _tls(args: argparse.Namespace) -> TlsConfig | None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(
+    more_commands: Callable[[argparse._SubParsersAction], None] | None = None,
+) -> argparse.ArgumentParser:
+    """The ``referee-bot`` parser; ``more_commands(sub)`` adds sub-commands of tools built on
+    the SDK (they set ``run``, called with the parsed arguments), after ``create-match``."""
     parser = argparse.ArgumentParser(
         prog="referee-bot",
         description=(
@@ -189,13 +174,13 @@ def build_parser() -> argparse.ArgumentParser:
     t = p.add_argument_group(
         "time policy", "A flag left out keeps the referee's default: no time limit, no bank, "
         "no grace, unlimited strikes, on expiry random_legal.")
-    t.add_argument("--move-ms", type=_uint32, metavar="MS", help="per-move time limit (0: none)")
-    t.add_argument("--bank-ms", type=_uint32, metavar="MS",
+    t.add_argument("--move-ms", type=uint32_arg, metavar="MS", help="per-move time limit (0: none)")
+    t.add_argument("--bank-ms", type=uint32_arg, metavar="MS",
                    help="extra time per seat for the whole match, spent once a move has used "
                         "its --move-ms")
-    t.add_argument("--grace-ms", type=_uint32, metavar="MS",
+    t.add_argument("--grace-ms", type=uint32_arg, metavar="MS",
                    help="network grace added to every deadline")
-    t.add_argument("--strikes", type=_uint32, metavar="N",
+    t.add_argument("--strikes", type=uint32_arg, metavar="N",
                    help="timeouts a seat may have; the next one forfeits it (0: unlimited, "
                         "unless --on-expiry forfeit)")
     t.add_argument("--on-expiry", choices=list(ON_EXPIRY),
@@ -203,76 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "default move, a random legal move, or forfeit the seat")
     _add_connection(p)
 
-    p = sub.add_parser(
-        "conformance",
-        help="put any bot command through a checklist against a local referee",
-        description=(
-            "Start a local referee and play one match per game, every seat a copy of the bot: "
-            "checks it joins, plays only legal moves, handles a refused move, survives a "
-            "referee restart, keeps the deadline and exits on GameOver. The command gets "
-            "--address A --match M --token=T appended, unless it has {address} {match} "
-            "{token} {seat} {seed} placeholders."
-        ),
-        epilog="example: referee-bot conformance --game batavia -- node clients/node/bot.js",
-    )
-    p.add_argument("--game", action="append", default=[],
-                   help="game to play, repeatable (default: every game the referee hosts)")
-    p.add_argument("--seats", type=int, default=0, help="seats per match (default: the game's "
-                   "minimum, at least 2)")
-    p.add_argument("--move-ms", type=_uint32, default=5000, metavar="MS",
-                   help="per-move time limit (default 5000)")
-    p.add_argument("--seed", type=int, default=1, help="match seed (default 1)")
-    p.add_argument("--workdir", help="keep the referee data and bot logs here (default: a "
-                   "temporary folder)")
-    p.add_argument("bot_command", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
-                   help="the bot command")
-    _add_logging(p, "warning")
-
-    p = sub.add_parser(
-        "play",
-        help="play one match of your bot against reference bots on a private local referee",
-        description=(
-            "The local dev loop: start a private referee (SQLite store, web viewer) in a fresh "
-            "folder, play one match of your bot (--me) against the --vs opponents, print the "
-            "result, each seat's incidents, the record and a static replay page. Your command "
-            "gets --address A --match M --token=T appended, unless it has {address} {match} "
-            "{token} {seat} {seed} placeholders ($REFEREE_ADDRESS, $REFEREE_MATCH and "
-            "$REFEREE_TOKEN are set too). A bot that crashes or does not join is given up on at "
-            "once: its seat is played by the time policy."
-        ),
-        epilog=(
-            'example: referee-bot play --game goa --me "python mybot.py" --vs greedy-goa '
-            "--vs random\n"
-            "exit status: 0 the match ended and your bot played every move itself, 1 it "
-            "crashed, timed out, had a move refused or the match did not end, 2 bad usage."
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("--game", required=True, help="the game to play (see `referee games`)")
-    p.add_argument("--me", required=True, metavar="COMMAND",
-                   help='your bot\'s command, one quoted string (e.g. "python mybot.py")')
-    p.add_argument("--vs", action="append", default=[], metavar="BOT",
-                   help="an opponent, repeatable, one seat each: a reference bot ("
-                        + ", ".join(sorted(BOTS)) + ", or greedy for the game's greedy bot) "
-                        "or a command like --me")
-    p.add_argument("--seat", type=int, default=0,
-                   help="your bot's seat (default 0; the opponents fill the others in order)")
-    p.add_argument("--seed", type=int, help="match seed (default: random, printed)")
-    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                   help="game option, repeatable (e.g. --option edition=2004)")
-    p.add_argument("--move-ms", type=_uint32, default=10_000, metavar="MS",
-                   help="per-move time limit (default 10000; 0: none)")
-    p.add_argument("--on-expiry", choices=list(ON_EXPIRY), default="random_legal",
-                   help="what the referee does when a bot's time runs out (default random_legal)")
-    p.add_argument("--join-timeout", type=float, default=20.0, metavar="S",
-                   help="give up on a bot that has not joined after S seconds (default 20)")
-    p.add_argument("--workdir", metavar="DIR",
-                   help="where the referee data, bot logs and replay go (default "
-                        "runs/play/<UTC time>)")
-    p.add_argument("--no-web", action="store_true", help="do not start the web viewer")
-    p.add_argument("--keep-open", action="store_true",
-                   help="after the match, keep the referee and its viewer up until Ctrl-C")
-    _add_logging(p, "warning")
+    if more_commands is not None:  # commands of the layers above (referee_tools.bot_cli)
+        more_commands(sub)
 
     p = sub.add_parser(
         "watch",
@@ -291,11 +208,12 @@ def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None,
+         more_commands: Callable[[argparse._SubParsersAction], None] | None = None) -> int:
+    parser = build_parser(more_commands)
     args = parser.parse_args(argv)
     configure_logging(args.log_level, args.log_json)
-    log = structlog.get_logger("referee-bot")
+    log = logs.get_logger("referee-bot")
     # Stop cleanly on SIGTERM (a tournament runner ending the bot) as on Ctrl-C.
     signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -305,10 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _create_match(args)
         if args.command == "watch":
             return _watch(args)
-        if args.command == "conformance":
-            return _conformance(args)
-        if args.command == "play":
-            return _play(args)
+        if getattr(args, "run", None) is not None:
+            return args.run(args)
         if session_cli.handles(args.command):
             return session_cli.main(args, log, _tls(args))
     except KeyboardInterrupt:
@@ -343,7 +259,7 @@ def _run_bot(args: argparse.Namespace, log) -> int:
     return EXIT_OK
 
 
-def _options(args: argparse.Namespace) -> dict[str, str]:
+def parse_options(args: argparse.Namespace) -> dict[str, str]:
     """The --option NAME=VALUE flags as a dict."""
     options = {}
     for item in args.option:
@@ -363,7 +279,7 @@ def _create_match(args: argparse.Namespace) -> int:
 
     if not args.admin_token:
         args.usage_error("no admin token: pass --admin-token or set REFEREE_ADMIN_TOKEN")
-    options = _options(args)
+    options = parse_options(args)
     given = {f: getattr(args, f) for f in TIME_POLICY_FLAGS if getattr(args, f) is not None}
     with AdminClient(args.address, args.admin_token, tls=_tls(args)) as admin:
         created = admin.create_match(
@@ -380,38 +296,6 @@ def _create_match(args: argparse.Namespace) -> int:
         )
     )
     return EXIT_OK
-
-
-def _conformance(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from .conformance import Options, main
-
-    command = list(args.bot_command)
-    if command[:1] == ["--"]:
-        command = command[1:]
-    if not command:
-        args.usage_error("give the bot command after -- (e.g. -- node clients/node/bot.js)")
-    return main(Options(
-        command=command, games=args.game, seats=args.seats, move_ms=args.move_ms,
-        seed=args.seed, workdir=Path(args.workdir) if args.workdir else None,
-    ))
-
-
-def _play(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from .local_play import PlayOptions, PlayUsageError, run
-
-    try:
-        return run(PlayOptions(
-            game=args.game, me=args.me, vs=args.vs, seat=args.seat, seed=args.seed,
-            options=_options(args), move_ms=args.move_ms, on_expiry=args.on_expiry,
-            join_timeout_s=args.join_timeout, workdir=Path(args.workdir) if args.workdir else None,
-            http=not args.no_web, keep_open=args.keep_open,
-        ))
-    except PlayUsageError as exc:
-        args.usage_error(str(exc))
 
 
 def _watch(args: argparse.Namespace) -> int:

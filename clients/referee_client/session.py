@@ -27,14 +27,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import grpc
-import structlog
 
 from referee.v1 import referee_pb2, referee_pb2_grpc
 
 from .bot import RETRYABLE, Backoff, Bot, BotError, Reconnect, play
 from .connection import RefereeError, TlsConfig, aio_channel, bearer, reason_of, sync_channel
+from .logs import get_logger
 
-log = structlog.get_logger("referee_client.session")
+log = get_logger("referee_client.session")
 
 BotFactory = Callable[[referee_pb2.Assignment], Bot]
 #: finished assignments remembered (a late re-send of one is acknowledged, not replayed)

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Self
 
 _SETPRIV = shutil.which("setpriv") if sys.platform.startswith("linux") else None
 
@@ -61,14 +62,31 @@ def referee_command() -> list[str]:
         return [sys.executable, "-m", "referee.cli"]
 
 
+class RefereeStartError(RuntimeError):
+    """``referee serve`` exited, or wrote no port in time; the message quotes its log."""
+
+
 class LocalReferee:
-    """``referee serve`` on 127.0.0.1 with an ephemeral port, as a subprocess."""
+    """``referee serve`` on 127.0.0.1 as a subprocess: the one way this project starts a local
+    referee (the tournament runner, ``referee-bot play`` and ``conformance``, ``make run``'s
+    demo, ``make bench`` and the tests all use it).
+
+    It picks a free port (``--port 0``) and is ready when it has written ``--port-file``, which
+    the referee does once it serves (health SERVING, web viewer up). Its output goes to
+    ``log_path`` (default ``<data_dir>/referee.log``, appended to across restarts, as JSON
+    lines that tools read); :meth:`log_tail` quotes it. It also listens on a Unix socket
+    (sandboxed bots have no network). To restart it after a crash (:meth:`kill`), :meth:`launch`
+    it again with ``self.port`` on the same data directory. The child dies with this process (see
+    :func:`die_with_parent_prefix`) and is in its own session, so a Ctrl-C at the terminal
+    reaches us, not it."""
 
     def __init__(self, data_dir: Path, admin_token: str | None = None,
-                 extra_args: tuple[str, ...] = ()):
+                 extra_args: tuple[str, ...] = (), *, log_path: Path | None = None):
         self.data_dir = Path(data_dir)
         self.admin_token = admin_token or secrets.token_hex(16)
         self.extra_args = tuple(extra_args)  # more `referee serve` flags (e.g. --http-port)
+        self.log_path = Path(log_path) if log_path is not None else self.data_dir / "referee.log"
+        self.port_file = self.data_dir / "port"
         self.proc: subprocess.Popen | None = None
         self.port = 0
         #: it also listens on a Unix socket (sandboxed bots have no network), in a short
@@ -80,63 +98,93 @@ class LocalReferee:
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 60.0) -> LocalReferee:
+    @property
+    def returncode(self) -> int | None:
+        """The exit status once the process has ended (None while it runs or before start)."""
+        return self.proc.poll() if self.proc is not None else None
+
+    def start(self, timeout: float = 60.0) -> Self:
         self.launch()
         return self.wait_ready(timeout)
 
-    def launch(self) -> None:
-        """Start the process (returns at once; see :meth:`wait_ready`)."""
+    def command(self, port: int = 0) -> list[str]:
+        """The ``referee serve`` argv. The admin token is on it, as today; issue #18 is to hand
+        it over in a file only we can read instead (this is the one place to change)."""
+        assert self.unix_socket is not None
+        return [*die_with_parent_prefix(), *referee_command(), "serve",
+                "--host", "127.0.0.1", "--port", str(port),
+                "--port-file", str(self.port_file), "--data-dir", str(self.data_dir),
+                "--admin-token", self.admin_token, "--unix", self.unix_socket,
+                "--log-format", "json",  # a file that tools read (e.g. the web_serving line)
+                *self.extra_args]
+
+    def launch(self, port: int = 0) -> None:
+        """Start the process on ``port`` (0: a free one); returns at once, see
+        :meth:`wait_ready`. Call it from the thread that outlives the run (the event loop's):
+        the parent-death signal follows the creating thread."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.port_file = self.data_dir / "port"
         self.port_file.unlink(missing_ok=True)
-        self.log_path = self.data_dir / "referee.log"
         if self._socket_dir is None:
             self._socket_dir = tempfile.mkdtemp(prefix="referee-")
             self.unix_socket = os.path.join(self._socket_dir, "referee.sock")
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                [*die_with_parent_prefix(), *referee_command(), "serve",
-                 "--host", "127.0.0.1", "--port", "0",
-                 "--port-file", str(self.port_file), "--data-dir", str(self.data_dir),
-                 "--admin-token", self.admin_token, "--unix", str(self.unix_socket),
-                 "--log-format", "json",  # a file that tools read (e.g. the web_serving line)
-                 *self.extra_args],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True,
+                self.command(port), stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, start_new_session=True,
             )
 
-    def wait_ready(self, timeout: float = 60.0) -> LocalReferee:
+    def wait_ready(self, timeout: float = 60.0) -> Self:
+        """Wait for the port file; :class:`RefereeStartError` (the process stopped) if the
+        referee exits or has not written it within ``timeout`` seconds."""
         assert self.proc is not None
-        port_file, log_path = self.port_file, self.log_path
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while True:
             if self.proc.poll() is not None:
-                tail = log_path.read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"the referee exited with {self.proc.returncode}:\n{tail}")
-            if port_file.exists():
-                text = port_file.read_text().strip()
-                if text:
-                    self.port = int(text)
-                    return self
+                raise RefereeStartError(f"the referee exited with status {self.proc.returncode}"
+                                        f" while starting; its log ({self.log_path}):\n"
+                                        f"{self.log_tail()}")
+            text = self.port_file.read_text().strip() if self.port_file.exists() else ""
+            if text:
+                self.port = int(text)
+                return self
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RefereeStartError(f"the referee did not start within {timeout:g}s; its "
+                                        f"log ({self.log_path}):\n{self.log_tail()}")
             time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"the referee did not start within {timeout:.0f}s (log: {log_path})")
 
-    def stop(self) -> None:
+    def log_tail(self, lines: int = 25) -> str:
+        """The last lines of the referee's log."""
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        return "\n".join(text.splitlines()[-lines:]) or "(empty log)"
+
+    def kill(self) -> None:
+        """SIGKILL: what a crash looks like to the bots."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+    def stop(self, grace: float = 10.0) -> bool:
+        """SIGTERM, then SIGKILL if it is still there after ``grace`` seconds; True if it had
+        to be killed. Removes the Unix socket's folder."""
+        killed = False
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(10)
+                self.proc.wait(grace)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self.proc = None
+                killed = True
+                self.kill()
         if self._socket_dir is not None:
             shutil.rmtree(self._socket_dir, ignore_errors=True)
             self._socket_dir = self.unix_socket = None
+        return killed
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()

@@ -1,29 +1,17 @@
-"""Fixtures for the client SDK tests: a real `referee serve` subprocess on 127.0.0.1:0, and an
-in-process driver that hands bots the same Decision protos the server would."""
+"""Fixtures for the client SDK tests: a real `referee serve` subprocess on 127.0.0.1:0 (the
+project's one launcher, `referee_tournament.procs.LocalReferee`), and a TCP proxy in front of
+it."""
 from __future__ import annotations
 
 import os
-import secrets
-import shutil
-import subprocess
 import sys
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from referee_tournament.procs import LocalReferee
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
-
-
-def referee_command() -> list[str]:
-    """How to start the referee CLI: the console script if installed, else the module."""
-    script = VENV_BIN / "referee"
-    if script.exists():
-        return [str(script)]
-    found = shutil.which("referee")
-    return [found] if found else [sys.executable, "-m", "referee.cli"]
 
 
 def bot_command(kind: str) -> list[str]:
@@ -37,76 +25,11 @@ def server_available() -> bool:
     return (ROOT / "referee" / "cli.py").exists() and (ROOT / "referee" / "server").is_dir()
 
 
-@dataclass
-class RefereeProcess:
-    """A `referee serve` subprocess; restartable on the same data directory."""
-
-    data_dir: Path
-    workdir: Path
-    admin_token: str = field(default_factory=lambda: secrets.token_hex(16))
-    proc: subprocess.Popen | None = None
-    port: int = 0
-    starts: int = 0
-    extra_args: tuple[str, ...] = ()
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def start(self, timeout: float = 30.0, port: int = 0) -> None:
-        self.starts += 1
-        port_file = self.workdir / f"port-{self.starts}"
-        with open(self.workdir / f"server-{self.starts}.log", "wb") as log:
-            self.proc = subprocess.Popen(
-                [
-                    *referee_command(), "serve",
-                    "--host", "127.0.0.1", "--port", str(port),
-                    "--port-file", str(port_file),
-                    "--data-dir", str(self.data_dir),
-                    "--admin-token", self.admin_token,
-                    *self.extra_args,
-                ],
-                stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
-            )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(
-                    f"referee exited with {self.proc.returncode}:\n{self.log_text()}"
-                )
-            if port_file.exists() and port_file.read_text().strip():
-                self.port = int(port_file.read_text().strip())
-                return
-            time.sleep(0.05)
-        raise RuntimeError(f"referee did not write its port within {timeout}s:\n{self.log_text()}")
-
-    def log_text(self) -> str:
-        return "\n".join(
-            p.read_text(errors="replace")[-4000:] for p in sorted(self.workdir.glob("server-*.log"))
-        )
-
-    def kill(self) -> None:
-        """Hard kill (SIGKILL): what a crash looks like to the bots."""
-        if self.proc and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-
-
 @pytest.fixture
 def referee_server(tmp_path):
     if not server_available():
         pytest.skip("referee/server is not there yet")
-    server = RefereeProcess(data_dir=tmp_path / "data", workdir=tmp_path)
-    server.data_dir.mkdir()
+    server = LocalReferee(tmp_path / "data")
     server.start()
     yield server
     server.stop()

@@ -16,7 +16,7 @@ import pytest
 from ..tournament.test_node_bot import NODE_DIR, node_bot  # noqa: F401 - the fixture
 from .conftest import ROOT, bot_env
 
-CLI = [sys.executable, "-m", "referee_client.cli"]
+CLI = [sys.executable, "-m", "referee_tools.bot_cli"]  # referee-bot
 UINT32 = "expected a whole number from 0 to 4294967295"
 
 

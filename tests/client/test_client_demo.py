@@ -1,4 +1,4 @@
-"""`make run` (python -m referee.demo) plays a whole match among bot processes and exits 0."""
+"""`make run` (python -m referee_tools.demo) plays a whole match among bot processes and exits 0."""
 from __future__ import annotations
 
 import subprocess
@@ -12,7 +12,7 @@ from .conftest import ROOT, server_available
 @pytest.mark.skipif(not server_available(), reason="referee/server is not there yet")
 def test_demo_runs_a_match_end_to_end(tmp_path):
     out = subprocess.run(
-        [sys.executable, "-m", "referee.demo", "--data-dir", str(tmp_path / "demo"),
+        [sys.executable, "-m", "referee_tools.demo", "--data-dir", str(tmp_path / "demo"),
          "--delay-ms", "0", "--seed", "4"],
         capture_output=True, text=True, cwd=ROOT, timeout=180, check=False,
     )
@@ -24,7 +24,7 @@ def test_demo_runs_a_match_end_to_end(tmp_path):
 
 def test_demo_fails_loudly_when_the_referee_does_not_start(tmp_path):
     out = subprocess.run(
-        [sys.executable, "-m", "referee.demo", "--data-dir", str(tmp_path / "demo"),
+        [sys.executable, "-m", "referee_tools.demo", "--data-dir", str(tmp_path / "demo"),
          "--start-timeout", "0.001"],
         capture_output=True, text=True, cwd=ROOT, timeout=60, check=False,
     )

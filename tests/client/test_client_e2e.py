@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 from referee_client import AdminClient, RefereeError, SeatClient, watch
+from referee_tournament.procs import LocalReferee, referee_command
 
-from .conftest import ROOT, RefereeProcess, bot_command, bot_env, referee_command
+from .conftest import ROOT, bot_command, bot_env
 
 BOT_TIMEOUT_S = 90
 
@@ -33,7 +34,7 @@ def launch_bots(address: str, match_id: str, tokens: list[str], kinds: list[str]
     return bots
 
 
-def wait_bots(bots, server: RefereeProcess, timeout: float = BOT_TIMEOUT_S) -> list[str]:
+def wait_bots(bots, server: LocalReferee, timeout: float = BOT_TIMEOUT_S) -> list[str]:
     deadline = time.monotonic() + timeout
     logs = []
     for proc, log_path in bots:
@@ -44,7 +45,7 @@ def wait_bots(bots, server: RefereeProcess, timeout: float = BOT_TIMEOUT_S) -> l
                 p.kill()
             pytest.fail(
                 f"bots did not finish within {timeout}s\n--- {log_path}:\n"
-                f"{log_path.read_text()[-3000:]}\n--- server:\n{server.log_text()}"
+                f"{log_path.read_text()[-3000:]}\n--- server:\n{server.log_tail()}"
             )
         text = log_path.read_text()
         assert proc.returncode == 0, f"bot exited {proc.returncode}:\n{text[-3000:]}"
@@ -131,7 +132,7 @@ def test_bad_token_fails_fast_with_a_clear_error(referee_server):
     assert "UNAUTHENTICATED" in out.stderr
 
 
-def _moves_so_far(server: RefereeProcess, match_id: str) -> int:
+def _moves_so_far(server: LocalReferee, match_id: str) -> int:
     with AdminClient(server.address, server.admin_token, timeout=5) as admin:
         return len(json.loads(admin.record(match_id).record_json)["moves"])
 
@@ -144,8 +145,7 @@ def test_bots_finish_across_a_referee_crash_and_restart(tmp_path, tcp_proxy):
 
     if not server_available():
         pytest.skip("referee/server is not there yet")
-    server = RefereeProcess(data_dir=tmp_path / "data", workdir=tmp_path)
-    server.data_dir.mkdir()
+    server = LocalReferee(tmp_path / "data")
     server.start()
     tcp_proxy.target_port = server.port
     try:

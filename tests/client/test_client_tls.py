@@ -7,8 +7,9 @@ import subprocess
 
 import pytest
 from referee_client import AdminClient, RefereeError, TlsConfig
+from referee_tournament.procs import LocalReferee
 
-from .conftest import ROOT, RefereeProcess, bot_command, bot_env, server_available
+from .conftest import ROOT, bot_command, bot_env, server_available
 
 pytestmark = [
     pytest.mark.skipif(not server_available(), reason="referee/server is not there yet"),
@@ -29,9 +30,8 @@ def self_signed(tmp_path):
 
 def test_bot_plays_over_tls(tmp_path):
     key, cert = self_signed(tmp_path)
-    server = RefereeProcess(data_dir=tmp_path / "data", workdir=tmp_path,
-                            extra_args=("--tls-cert", str(cert), "--tls-key", str(key)))
-    server.data_dir.mkdir()
+    server = LocalReferee(tmp_path / "data",
+                          extra_args=("--tls-cert", str(cert), "--tls-key", str(key)))
     server.start()
     try:
         tls = TlsConfig(ca_file=str(cert))

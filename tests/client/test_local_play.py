@@ -17,7 +17,7 @@ MYBOT = ROOT / "examples" / "bots" / "mybot.py"
 
 def play(tmp_path: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "referee_client.cli", "play", *args],
+        [sys.executable, "-m", "referee_tools.bot_cli", "play", *args],
         cwd=tmp_path, capture_output=True, text=True, timeout=timeout, check=False,
     )
 

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from referee_client.conformance import CHECKS, Options, bot_argv, print_table, run_checks
+from referee_tools.conformance import CHECKS, Options, bot_argv, print_table, run_checks
 
 from . import toolchains
 from .toolchains import KITS

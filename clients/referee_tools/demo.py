@@ -2,9 +2,9 @@
 
 What happens, step by step (everything is a separate process, the way a real event runs):
 
-1. ``referee serve`` starts on 127.0.0.1 with a free port (``--port 0 --port-file``), a fresh
-   random admin token and its store under ``runs/demo``; we wait for the port file and for the
-   standard gRPC health check to answer SERVING.
+1. ``referee serve`` starts on 127.0.0.1 with a free port, a fresh random admin token and its
+   store under ``runs/demo`` (``referee_tournament.procs.LocalReferee``, which waits for the
+   port file the referee writes once it serves).
 2. A 4-seat Batavia match is created (CreateMatch with the admin token and seat names).
 3. Four bots are launched as commands — two ``greedy-batavia``, two ``random`` — each given only
    the referee address, the match id and its own seat token (``referee-bot ...``).
@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 from referee_client import AdminClient
+from referee_tournament.procs import LocalReferee, RefereeStartError, referee_command
 from rich.console import Console, Group
 from rich.live import Live
 from rich.panel import Panel
@@ -40,7 +40,6 @@ from rich.table import Table
 
 from referee.v1 import batavia_pb2, referee_pb2, referee_pb2_grpc
 
-ROOT = Path(__file__).resolve().parents[1]
 SEATS = [("greedy-1", "greedy-batavia"), ("random-1", "random"),
          ("greedy-2", "greedy-batavia"), ("random-2", "random")]
 COMPANY = {1: "EN", 2: "DK", 3: "FR", 4: "NL", 5: "SE"}
@@ -58,74 +57,6 @@ def tail(path: Path, lines: int = 25) -> str:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return "(no log)"
-
-
-# ---------------------------------------------------------------------- the referee process
-@dataclass
-class Referee:
-    data_dir: Path
-    admin_token: str
-    proc: subprocess.Popen | None = None
-    port: int = 0
-
-    @property
-    def log_path(self) -> Path:
-        return self.data_dir / "server.log"
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def start(self, timeout: float) -> None:
-        port_file = self.data_dir / "port"
-        port_file.unlink(missing_ok=True)
-        with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "referee.cli", "serve", "--host", "127.0.0.1",
-                 "--port", "0", "--port-file", str(port_file), "--data-dir", str(self.data_dir),
-                 f"--admin-token={self.admin_token}"],
-                stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
-            )
-        deadline = time.monotonic() + timeout
-        while not (port_file.exists() and port_file.read_text().strip()):
-            if self.proc.poll() is not None:
-                raise DemoError(f"the referee exited with status {self.proc.returncode} while "
-                                f"starting; its log ({self.log_path}):\n{tail(self.log_path)}")
-            if time.monotonic() > deadline:
-                raise DemoError(f"the referee did not start within {timeout:g}s (no port in "
-                                f"{port_file}); its log:\n{tail(self.log_path)}")
-            time.sleep(0.05)
-        self.port = int(port_file.read_text().strip())
-        self._wait_healthy(deadline)
-
-    def _wait_healthy(self, deadline: float) -> None:
-        with grpc.insecure_channel(self.address) as channel:
-            stub = health_pb2_grpc.HealthStub(channel)
-            last = ""
-            while time.monotonic() < deadline:
-                try:
-                    reply = stub.Check(
-                        health_pb2.HealthCheckRequest(service="referee.v1.Referee"), timeout=2
-                    )
-                    if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                        return
-                    last = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
-                except grpc.RpcError as err:
-                    last = f"{err.code().name}: {err.details()}"
-                time.sleep(0.1)
-        raise DemoError(f"the referee at {self.address} is not healthy ({last}); its log:\n"
-                        f"{tail(self.log_path)}")
-
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            console.print("[yellow]the referee did not stop within 15 s; killing it[/]")
-            self.proc.kill()
-            self.proc.wait(5)
 
 
 # ---------------------------------------------------------------------- bots
@@ -152,7 +83,7 @@ def launch_bots(address: str, match_id: str, tokens: list[str], run_dir: Path,
                 [sys.executable, "-m", "referee_client.cli", kind, "--address", address,
                  "--match", match_id, "--seed", str(seat), "--delay-ms", str(delay_ms)],
                 env={**env, "REFEREE_TOKEN": token},  # the token stays out of `ps`
-                stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+                stdout=log, stderr=subprocess.STDOUT,
             )
         bots.append(BotProcess(seat, name, kind, log_path, proc))
     return bots
@@ -298,8 +229,8 @@ def print_results(game_over: referee_pb2.GameOver, bots: list[BotProcess]) -> No
 
 
 def verify(record_path: str) -> str:
-    out = subprocess.run([sys.executable, "-m", "referee.cli", "replay", "verify", record_path],
-                         capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
+    out = subprocess.run([*referee_command(), "replay", "verify", record_path],
+                         capture_output=True, text=True, timeout=120, check=False)
     if out.returncode != 0:
         raise DemoError(f"the record does not verify: {out.stdout}{out.stderr}")
     return out.stdout.strip()
@@ -315,7 +246,7 @@ def display_path(path: str) -> str:
 # ---------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m referee.demo",
+        prog="python -m referee_tools.demo",
         description="Start a referee, play one 4-seat Batavia match among reference bots "
                     "(2 greedy-batavia, 2 random) as separate processes, and show it live.",
     )
@@ -333,11 +264,14 @@ def main(argv: list[str] | None = None) -> int:
 
     data_dir = Path(args.data_dir).resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
-    referee = Referee(data_dir, admin_token=secrets.token_hex(24))
+    referee = LocalReferee(data_dir, secrets.token_hex(24), log_path=data_dir / "server.log")
     bots: list[BotProcess] = []
     try:
         with console.status("starting the referee…"):
-            referee.start(args.start_timeout)
+            try:
+                referee.start(args.start_timeout)
+            except RefereeStartError as exc:
+                raise DemoError(str(exc)) from None
         console.print(f"[bold]referee[/] serving on {referee.address} "
                       f"(store {display_path(str(data_dir))}, log {referee.log_path.name})")
         names = [name for name, _ in SEATS]
@@ -378,9 +312,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         stop_bots(bots)
-        referee.stop()
-        if referee.proc is not None and referee.proc.returncode not in (0, None, -signal.SIGTERM):
-            console.print(f"[yellow]the referee exited with status {referee.proc.returncode}; "
+        if referee.stop(grace=15):
+            console.print("[yellow]the referee did not stop within 15 s; it was killed[/]")
+        if referee.returncode not in (0, None, -signal.SIGTERM):
+            console.print(f"[yellow]the referee exited with status {referee.returncode}; "
                           f"log: {referee.log_path}[/]")
 
 

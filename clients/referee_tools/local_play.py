@@ -15,8 +15,8 @@ $REFEREE_TOKEN are set as well. An opponent is a reference bot name (``random``,
 ``greedy-goa``..., or ``greedy`` for the game's greedy bot) or a command like ``--me``.
 
 The match itself is played by the tournament runner's ``play_match`` (the same fail-fast and
-incident code as a tournament); the referee is a separate process, so this module imports
-nothing of the referee but its protocol.
+incident code as a tournament) on a ``LocalReferee``; the referee is a separate process, so this
+module imports nothing of the referee but its protocol.
 """
 from __future__ import annotations
 
@@ -32,7 +32,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .bots import BOTS, GREEDY_FOR_GAME
+from referee_client.bots import BOTS, GREEDY_FOR_GAME
+from referee_tournament.play import MatchJob, play_match
+from referee_tournament.procs import LocalReferee, referee_command, resolve
 
 EXIT_OK, EXIT_FAILED = 0, 1
 #: how play_match reports a CreateMatch the referee refused as bad input
@@ -73,8 +75,6 @@ class PlayOptions:
 
 
 def _referee_bot() -> list[str]:
-    from referee_tournament.procs import resolve
-
     try:
         return [resolve("referee-bot")]
     except FileNotFoundError:
@@ -84,8 +84,6 @@ def _referee_bot() -> list[str]:
 def _command(text: str, what: str, cwd: str | None) -> list[str]:
     """``text`` split into argv, its program checked, the connection flags appended unless it
     has placeholders."""
-    from referee_tournament.procs import resolve
-
     try:
         argv = shlex.split(text)
     except ValueError as exc:
@@ -173,9 +171,7 @@ def _default_workdir() -> Path:
 
 def _replay_page(record: Path, out_dir: Path) -> Path | None:
     """A static replay page of the record, written by ``referee replay html`` (a separate
-    process: the SDK does not import the referee's code)."""
-    from referee_tournament.procs import referee_command
-
+    process: the tools do not import the referee's code)."""
     try:
         done = subprocess.run(
             [*referee_command(), "replay", "html", str(record), "--out-dir", str(out_dir)],
@@ -187,9 +183,6 @@ def _replay_page(record: Path, out_dir: Path) -> Path | None:
 
 
 async def _play(opts: PlayOptions, players: list[Player], out) -> int:
-    from referee_tournament.play import MatchJob, play_match
-    from referee_tournament.procs import LocalReferee
-
     workdir = opts.workdir or _default_workdir()
     workdir.mkdir(parents=True, exist_ok=True)
     extra = ("--http-port", "0") if opts.http else ()
@@ -298,7 +291,7 @@ def run(opts: PlayOptions, out=None) -> int:
     players = resolve_players(opts)
     try:
         return asyncio.run(_play(opts, players, out))
-    except RuntimeError as exc:  # the referee did not start
+    except RuntimeError as exc:  # the referee did not start (RefereeStartError)
         print(f"referee-bot play: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:

@@ -28,10 +28,8 @@ Prints a pass/fail table; exit status 0 when every row passes, 1 otherwise, 2 on
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
-import secrets
 import shlex
 import signal
 import subprocess
@@ -43,11 +41,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
+from referee_client.connection import DEFAULT_OPTIONS, bearer
+from referee_tournament.procs import LocalReferee, RefereeStartError
 
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
-
-from .connection import DEFAULT_OPTIONS, bearer
 
 PLAY = "/referee.v1.Referee/Play"
 REFUSED_AS_ILLEGAL = frozenset({pb.ILLEGAL_MOVE, pb.MALFORMED, pb.WRONG_GAME})
@@ -252,71 +250,6 @@ class _Handlers(grpc.GenericRpcHandler):
         return None
 
 
-# ---------------------------------------------------------------------------- referee
-class RestartableReferee:
-    """``referee serve`` on 127.0.0.1; :meth:`restart` kills it and starts it again on the same
-    data directory and port."""
-
-    def __init__(self, data_dir: Path):
-        from referee_tournament.procs import die_with_parent_prefix, referee_command
-
-        self.prefix = [*die_with_parent_prefix(), *referee_command()]
-        self.data_dir = data_dir
-        self.admin_token = secrets.token_hex(16)
-        self.port = 0
-        self.proc: subprocess.Popen | None = None
-        self.starts = 0
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def _launch(self, port_file: Path) -> None:
-        with open(self.data_dir / "referee.log", "ab") as log:
-            self.proc = subprocess.Popen(
-                [*self.prefix, "serve", "--host", "127.0.0.1", "--port", str(self.port),
-                 "--port-file", str(port_file), "--data-dir", str(self.data_dir),
-                 "--admin-token", self.admin_token],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-
-    async def start(self, timeout: float = 60.0) -> None:
-        self.starts += 1
-        port_file = self.data_dir / f"port-{self.starts}"
-        self._launch(port_file)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                tail = (self.data_dir / "referee.log").read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"the referee exited with {self.proc.returncode}:\n{tail}")
-            text = port_file.read_text().strip() if port_file.exists() else ""
-            if text:
-                self.port = int(text)
-                return
-            await asyncio.sleep(0.05)
-        raise RuntimeError(f"the referee did not start within {timeout:.0f}s")
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
-
-    async def restart(self) -> None:
-        self.kill()
-        await asyncio.sleep(0.3)  # the bots see a dead referee for a moment
-        await self.start()
-
-    def stop(self) -> None:
-        """SIGTERM, then SIGKILL if it is still there after 10 s."""
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(10)
-        self.kill()
-
-
 # ---------------------------------------------------------------------------- the run
 @dataclass
 class Row:
@@ -349,7 +282,7 @@ def bot_argv(command: list[str], address: str, match: str, token: str, seat: int
     return [*command, "--address", address, "--match", match, f"--token={token}"]
 
 
-async def _check_game(game: str, spec: pb.GameSpec, referee: RestartableReferee,
+async def _check_game(game: str, spec: pb.GameSpec, referee: LocalReferee,
                       proxy: ObservingProxy, opts: Options, workdir: Path) -> list[Row]:
     seats = opts.seats or max(2, spec.min_seats)
     async with grpc.aio.insecure_channel(referee.address, options=DEFAULT_OPTIONS) as ch:
@@ -398,13 +331,22 @@ async def _check_game(game: str, spec: pb.GameSpec, referee: RestartableReferee,
         ):
             restarted_at = time.monotonic()  # a Welcome after this is a rejoin
             try:
-                await referee.restart()
-            except RuntimeError as exc:
+                await _restart(referee)
+            except RefereeStartError as exc:
                 restart_error = str(exc)
         await asyncio.sleep(0.05)
 
     record = await _record(referee, created.match_id)
     return _rows(game, obs, procs, exited_at, late, restarted_at, restart_error, record, opts)
+
+
+async def _restart(referee: LocalReferee) -> None:
+    """Kill the referee like a crash and start it again on the same data directory and port,
+    the proxy (on this event loop) serving on meanwhile."""
+    referee.kill()
+    await asyncio.sleep(0.3)  # the bots see a dead referee for a moment
+    referee.launch(referee.port)  # from the event loop's thread: the parent-death signal
+    await asyncio.to_thread(referee.wait_ready)
 
 
 def _spawn(argv: list[str], env: dict[str, str], log_path: Path, cwd: str | None):
@@ -422,7 +364,7 @@ def _kill(proc: subprocess.Popen) -> None:
     proc.wait(10)
 
 
-async def _record(referee: RestartableReferee, match_id: str) -> dict | None:
+async def _record(referee: LocalReferee, match_id: str) -> dict | None:
     try:
         async with grpc.aio.insecure_channel(referee.address, options=DEFAULT_OPTIONS) as ch:
             resp = await referee_pb2_grpc.RefereeStub(ch).GetRecord(
@@ -505,9 +447,9 @@ def _rows(game, obs: MatchObserver, procs, exited_at, late, restarted_at, restar
 async def run_checks(opts: Options) -> list[Row]:
     workdir = opts.workdir or Path(tempfile.mkdtemp(prefix="referee-conformance-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    referee = RestartableReferee(workdir / "referee")
-    referee.data_dir.mkdir(exist_ok=True)
-    await referee.start()
+    referee = LocalReferee(workdir / "referee")
+    referee.launch()  # from the event loop's thread: the parent-death signal follows it
+    await asyncio.to_thread(referee.wait_ready)
     proxy = ObservingProxy(referee.address)
     await proxy.start()
     try:
@@ -525,7 +467,7 @@ async def run_checks(opts: Options) -> list[Row]:
         return rows
     finally:
         await proxy.stop()
-        referee.stop()
+        await asyncio.to_thread(referee.stop)
 
 
 def print_table(rows: list[Row], command: list[str], file=None) -> None:

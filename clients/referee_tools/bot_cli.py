@@ -1,0 +1,135 @@
+"""``referee-bot``: the SDK's command line (``referee_client.cli``: reference bots,
+``create-match``, ``watch``, ``session``) with the two developer tools that sit above the SDK and
+the tournament runner: ``play`` (:mod:`referee_tools.local_play`) and ``conformance``
+(:mod:`referee_tools.conformance`). Their modules are imported only when run, so a reference
+bot starts as fast as from the SDK alone.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from referee_client import cli as sdk_cli
+from referee_client.bots import BOTS
+from referee_client.cli import add_logging_flags, uint32_arg
+from referee_client.unary import ON_EXPIRY
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """The ``conformance`` and ``play`` sub-commands."""
+    p = sub.add_parser(
+        "conformance",
+        help="put any bot command through a checklist against a local referee",
+        description=(
+            "Start a local referee and play one match per game, every seat a copy of the bot: "
+            "checks it joins, plays only legal moves, handles a refused move, survives a "
+            "referee restart, keeps the deadline and exits on GameOver. The command gets "
+            "--address A --match M --token=T appended, unless it has {address} {match} "
+            "{token} {seat} {seed} placeholders."
+        ),
+        epilog="example: referee-bot conformance --game batavia -- node clients/node/bot.js",
+    )
+    p.set_defaults(run=_conformance)
+    p.add_argument("--game", action="append", default=[],
+                   help="game to play, repeatable (default: every game the referee hosts)")
+    p.add_argument("--seats", type=int, default=0, help="seats per match (default: the game's "
+                   "minimum, at least 2)")
+    p.add_argument("--move-ms", type=uint32_arg, default=5000, metavar="MS",
+                   help="per-move time limit (default 5000)")
+    p.add_argument("--seed", type=int, default=1, help="match seed (default 1)")
+    p.add_argument("--workdir", help="keep the referee data and bot logs here (default: a "
+                   "temporary folder)")
+    p.add_argument("bot_command", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
+                   help="the bot command")
+    add_logging_flags(p, "warning")
+
+    p = sub.add_parser(
+        "play",
+        help="play one match of your bot against reference bots on a private local referee",
+        description=(
+            "The local dev loop: start a private referee (SQLite store, web viewer) in a fresh "
+            "folder, play one match of your bot (--me) against the --vs opponents, print the "
+            "result, each seat's incidents, the record and a static replay page. Your command "
+            "gets --address A --match M --token=T appended, unless it has {address} {match} "
+            "{token} {seat} {seed} placeholders ($REFEREE_ADDRESS, $REFEREE_MATCH and "
+            "$REFEREE_TOKEN are set too). A bot that crashes or does not join is given up on at "
+            "once: its seat is played by the time policy."
+        ),
+        epilog=(
+            'example: referee-bot play --game goa --me "python mybot.py" --vs greedy-goa '
+            "--vs random\n"
+            "exit status: 0 the match ended and your bot played every move itself, 1 it "
+            "crashed, timed out, had a move refused or the match did not end, 2 bad usage."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.set_defaults(run=_play)
+    p.add_argument("--game", required=True, help="the game to play (see `referee games`)")
+    p.add_argument("--me", required=True, metavar="COMMAND",
+                   help='your bot\'s command, one quoted string (e.g. "python mybot.py")')
+    p.add_argument("--vs", action="append", default=[], metavar="BOT",
+                   help="an opponent, repeatable, one seat each: a reference bot ("
+                        + ", ".join(sorted(BOTS)) + ", or greedy for the game's greedy bot) "
+                        "or a command like --me")
+    p.add_argument("--seat", type=int, default=0,
+                   help="your bot's seat (default 0; the opponents fill the others in order)")
+    p.add_argument("--seed", type=int, help="match seed (default: random, printed)")
+    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                   help="game option, repeatable (e.g. --option edition=2004)")
+    p.add_argument("--move-ms", type=uint32_arg, default=10_000, metavar="MS",
+                   help="per-move time limit (default 10000; 0: none)")
+    p.add_argument("--on-expiry", choices=list(ON_EXPIRY), default="random_legal",
+                   help="what the referee does when a bot's time runs out (default random_legal)")
+    p.add_argument("--join-timeout", type=float, default=20.0, metavar="S",
+                   help="give up on a bot that has not joined after S seconds (default 20)")
+    p.add_argument("--workdir", metavar="DIR",
+                   help="where the referee data, bot logs and replay go (default "
+                        "runs/play/<UTC time>)")
+    p.add_argument("--no-web", action="store_true", help="do not start the web viewer")
+    p.add_argument("--keep-open", action="store_true",
+                   help="after the match, keep the referee and its viewer up until Ctrl-C")
+    add_logging_flags(p, "warning")
+
+
+def _conformance(args: argparse.Namespace) -> int:
+    from .conformance import Options, main
+
+    command = list(args.bot_command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if not command:
+        args.usage_error("give the bot command after -- (e.g. -- node clients/node/bot.js)")
+    return main(Options(
+        command=command, games=args.game, seats=args.seats, move_ms=args.move_ms,
+        seed=args.seed, workdir=Path(args.workdir) if args.workdir else None,
+    ))
+
+
+def _play(args: argparse.Namespace) -> int:
+    from .local_play import PlayOptions, PlayUsageError, run
+
+    try:
+        return run(PlayOptions(
+            game=args.game, me=args.me, vs=args.vs, seat=args.seat, seed=args.seed,
+            options=sdk_cli.parse_options(args), move_ms=args.move_ms,
+            on_expiry=args.on_expiry, join_timeout_s=args.join_timeout,
+            workdir=Path(args.workdir) if args.workdir else None,
+            http=not args.no_web, keep_open=args.keep_open,
+        ))
+    except PlayUsageError as exc:
+        args.usage_error(str(exc))
+    return sdk_cli.EXIT_USAGE
+
+
+def build_parser() -> argparse.ArgumentParser:
+    return sdk_cli.build_parser(add_commands)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return sdk_cli.main(argv, add_commands)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
