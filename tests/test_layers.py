@@ -17,6 +17,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+# The standard library, and typeshed's stub-only module that `if TYPE_CHECKING:` blocks may name.
+STDLIB = frozenset(sys.stdlib_module_names) | {"_typeshed"}
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("referee", "clients", "bench")  # clients/<package> is the package <package>
 GENERATED = ("referee", "v1")
@@ -165,7 +168,7 @@ def layer_violations(root: Path) -> list[str]:
                 elif (layer.name == "games" and to is layer
                       and not _within(target, ".".join(name.split(".")[:3]))):
                     why = "another game (or the games package): games import only core"
-            elif target.split(".")[0] not in sys.stdlib_module_names and not any(
+            elif target.split(".")[0] not in STDLIB and not any(
                     _within(target, p) for p in layer.packages):
                 why = (f"third-party, not among {layer.name}'s packages "
                        f"({', '.join(layer.packages) or 'none'})")
