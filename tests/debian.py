@@ -99,8 +99,7 @@ def _depends(packages: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
 
 def _dependency_table(text: str) -> dict[str, list[list[tuple[str, list[str]]]]]:
     """`apt-cache depends` output as package -> its or-groups, each a list of alternatives
-    (name, providers); a virtual name (shown <name>) has its providers listed, a real one none
-    ([name] itself)."""
+    (name, what satisfies it: the package itself, or a virtual name's (<name>) providers)."""
     table: dict[str, list[list[tuple[str, list[str]]]]] = {}
     groups: list[list[tuple[str, list[str]]]] = []
     open_group = False  # the previous alternative ended with "|": this one joins its group
@@ -140,38 +139,33 @@ def fresh_install(packages: tuple[str, ...]) -> frozenset[str]:
     """Every package on a fresh machine after `apt-get install --no-install-recommends
     PACKAGES`, the base system included: the Depends and Pre-Depends closure from
     `apt-cache depends --recurse` (no Recommends or Suggests), taking of each or-dependency only
-    the alternative apt picks (one asked for or already taken, else the first that exists),
-    where `--recurse` itself follows all of them. Raises RuntimeError when apt does not know a package (or has
-    no package index: run apt-get update)."""
+    the alternative apt picks (one already asked for or chosen, else the first that exists),
+    where `--recurse` itself follows all of them. Raises RuntimeError when apt has no package
+    index (run apt-get update), ValueError when it does not know a package of the list."""
     start = (*packages, *sorted(base() - set(packages)))
     proc = _depends(start)
     if proc.returncode != 0 and cannot_install() is None:
         subprocess.run(["apt-get", "update", "-q", "-o", "DPkg::Lock::Timeout=600"],
                        capture_output=True, env=_apt_env(), check=False)
         proc = _depends(start)
-    if proc.returncode != 0:
+    table = _dependency_table(proc.stdout)
+    if proc.returncode != 0 or not table:
         raise RuntimeError(f"apt-cache depends {' '.join(packages)} failed:\n"
                            f"{(proc.stdout[:500] + proc.stderr)[-2000:]}")
-    table = _dependency_table(proc.stdout)
     unknown = [p for p in packages if p not in table]
     if unknown:
-        raise RuntimeError(f"apt does not know {unknown}: run apt-get update")
-    taken: set[str] = set()
-    asked = set(start)  # what apt is asked to install already satisfies an or-dependency
+        raise ValueError(f"apt knows no package {unknown}")
+    chosen = set(start)
     todo = list(reversed(start))
     while todo:
-        name = todo.pop()
-        if name in taken:
-            continue
-        taken.add(name)
-        for group in table.get(name, []):
-            if any(n in taken or n in asked or (taken | asked).intersection(provs)
-                   for n, provs in group):
+        for group in table.get(todo.pop(), []):
+            if any(chosen.intersection(satisfy) for _, satisfy in group):
                 continue
-            pick = next((provs[0] for _, provs in group if provs), None)
+            pick = next((satisfy[0] for _, satisfy in group if satisfy), None)
             if pick is not None:
+                chosen.add(pick)
                 todo.append(pick)
-    return frozenset(taken)
+    return frozenset(chosen)
 
 
 def _aliases(path: str) -> set[str]:
