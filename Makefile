@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 PROTOS := $(wildcard proto/referee/v1/*.proto)
 GEN    := referee/v1/.generated
 
-.PHONY: setup proto run serve test bench lint clean help chromium
+.PHONY: setup proto run serve test bench lint clean help packages
 
 help:
 	@echo "make run    set up, start a referee (SQLite store), play a live Batavia match among reference"
@@ -36,21 +36,14 @@ run: setup
 serve: setup
 	$(VENV)/bin/referee serve
 
-test: setup chromium
+test: setup packages
 	$(PY) -m pytest -n 2 -q
 
-# The browser tests drive the system Chromium (Debian package `chromium`): installed here when
-# missing and running as root; otherwise those tests are skipped and say why.
-chromium:
-	@if ! command -v chromium >/dev/null 2>&1; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing the Debian package chromium for the browser tests"; \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 || \
-	    { apt-get update -q >/dev/null 2>&1 && \
-	      DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1; } || \
-	    echo "chromium could not be installed: the browser tests will be skipped"; \
-	  else echo "chromium is not installed (apt-get install chromium as root): the browser tests will be skipped"; fi; \
-	fi
+# The Debian packages the tests use (tests/debian-packages.txt: Chromium for the browser tests,
+# bubblewrap, openssl, Node.js) and each kit's (clients/*/debian-packages.txt), installed when
+# missing and running as root; otherwise the tests that need them skip and say why.
+packages: setup
+	@$(PY) -m tests.debian tests/debian-packages.txt clients/*/debian-packages.txt
 
 bench: setup
 	$(PY) -m bench.run

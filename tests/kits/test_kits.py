@@ -102,7 +102,7 @@ def test_the_five_language_tournament_plays_cleanly(tmp_path):
 
 def test_a_missing_toolchain_is_skipped_with_the_reason_when_not_root(monkeypatch):
     monkeypatch.setattr(toolchains, "_missing", lambda name: ["golang-go"])
-    monkeypatch.setattr(toolchains.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(toolchains.debian.os, "geteuid", lambda: 1000)
     with pytest.raises(pytest.skip.Exception) as info:
         toolchains.ensure("go")
     assert "not root" in str(info.value)

@@ -1,10 +1,13 @@
 """Toolchains and builds for the starter kits (clients/typescript, go, cpp) and the Node bot.
 
-A missing toolchain is installed when the tests run as root (apt-get for Debian packages, npm ci
-for node_modules) and the test is skipped with the reason otherwise. Installs and builds take a
-file lock under build/kits/ (ignored by git), so the pytest-xdist workers do each once; the
-builds themselves are incremental (make, and an mtime check for the TypeScript compile), so
-later sessions reuse them.
+Each kit lists its Debian packages in its own `debian-packages.txt` (tests/debian.py reads them).
+A missing toolchain is installed from that list alone when the tests run as root (apt-get; npm ci
+for node_modules) and the test is skipped with the reason otherwise; tests/kits/conftest.py
+installs every kit's list before any build, so no build depends on which ran first, and
+tests/kits/test_packages.py proves each list brings in every package its build uses. Installs
+and builds take a file lock under build/kits/ (ignored by git), so the pytest-xdist workers do
+each once; the builds themselves are incremental (make, and an mtime check for the TypeScript
+compile), so later sessions reuse them.
 """
 from __future__ import annotations
 
@@ -20,22 +23,18 @@ from pathlib import Path
 
 import pytest
 
+from .. import debian
+
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = ROOT / "clients"
 CACHE = ROOT / "build" / "kits"
 
-#: Debian packages per toolchain (README of each kit lists the same).
-APT = {
-    "node": ["nodejs", "npm"],
-    "go": ["golang-go", "golang-google-grpc-dev", "golang-github-golang-protobuf-1-5-dev",
-           "golang-google-protobuf-dev", "protoc-gen-go", "protoc-gen-go-grpc",
-           "protobuf-compiler", "make"],
-    "cpp": ["libgrpc++-dev", "protobuf-compiler-grpc", "protobuf-compiler", "pkg-config", "g++",
-            "make"],
-}
+#: Debian packages per toolchain: each kit's own list (its README names the same).
+APT = {kit: debian.read(debian.kit_list(kit)) for kit in ("node", "typescript", "go", "cpp")}
 #: Commands each toolchain must put on PATH.
 COMMANDS = {
     "node": ["node", "npm"],
+    "typescript": ["node", "npm"],
     "go": ["go", "protoc", "protoc-gen-go", "protoc-gen-go-grpc", "make"],
     "cpp": ["protoc", "grpc_cpp_plugin", "pkg-config", "g++", "make"],
 }
@@ -53,23 +52,12 @@ def locked(name: str) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _dpkg_missing(packages: list[str]) -> list[str]:
-    query = shutil.which("dpkg-query")
-    if query is None:
-        return []  # not Debian: trust the commands on PATH
-    missing = []
-    for pkg in packages:
-        out = subprocess.run([query, "-W", "-f=${Status}", pkg], capture_output=True, text=True, check=False)
-        if out.returncode != 0 or "install ok installed" not in out.stdout:
-            missing.append(pkg)
-    return missing
-
-
 def _missing(toolchain: str) -> list[str]:
+    """What ``toolchain`` lacks: its list's packages not installed (Node.js counts as installed
+    when on PATH, however it got there), and "(commands)" when one of its commands is not on
+    PATH."""
     commands = [c for c in COMMANDS[toolchain] if shutil.which(c) is None]
-    if toolchain == "node":  # any Node.js >= 18 on PATH will do, however it was installed
-        return APT["node"] if commands else []
-    return sorted(set(_dpkg_missing(APT[toolchain])) | ({"(commands)"} if commands else set()))
+    return sorted(set(debian.missing(APT[toolchain])) | ({"(commands)"} if commands else set()))
 
 
 def _log(text: str) -> None:
@@ -77,34 +65,46 @@ def _log(text: str) -> None:
         fh.write(text + "\n")
 
 
+def install_every_list() -> None:
+    """Install every kit's list (when root), before any build: whichever kit builds first,
+    every toolchain is already there. A list that cannot be installed is left to its kit's
+    own test (:func:`ensure`), which skips or fails naming it."""
+    if debian.cannot_install():
+        return
+    for toolchain in APT:
+        if _missing(toolchain):
+            with locked("apt"):
+                if _missing(toolchain):
+                    _install(toolchain)
+
+
+def _install(toolchain: str) -> str | None:
+    start = time.monotonic()
+    error = debian.install(APT[toolchain])
+    _log(f"apt-get install {toolchain}: {'failed' if error else 'ok'} "
+         f"in {time.monotonic() - start:.0f}s")
+    return error
+
+
 def ensure(toolchain: str) -> None:
-    """Install ``toolchain``'s Debian packages if missing and root; skip the test if not root."""
+    """Install ``toolchain``'s Debian packages, from its own list, if missing and root; skip the
+    test if not root."""
     if not _missing(toolchain):
         return
     with locked("apt"):
         if not _missing(toolchain):
             return
         packages = APT[toolchain]
-        apt = shutil.which("apt-get")
-        if os.geteuid() != 0 or apt is None:
+        why = debian.cannot_install()
+        if why:
             pytest.skip(
                 f"the {toolchain} toolchain is missing and this user cannot install it "
-                f"({'not root' if apt else 'no apt-get'}); as root run: "
-                f"apt-get install {' '.join(packages)}"
+                f"({why}); as root run: apt-get install {' '.join(packages)}"
             )
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        # wait for dpkg's own lock too: another checkout's tests may be installing
-        cmd = [apt, "install", "-y", "-q", "--no-install-recommends",
-               "-o", "DPkg::Lock::Timeout=600", *packages]
-        start = time.monotonic()
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-        if proc.returncode != 0:  # an old or empty package list: refresh it once
-            subprocess.run([apt, "update", "-q"], capture_output=True, env=env, check=False)
-            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-        _log(f"apt-get install {toolchain}: exit {proc.returncode} "
-             f"in {time.monotonic() - start:.0f}s")
-        if proc.returncode != 0 or _missing(toolchain):
-            pytest.fail(f"apt-get install {' '.join(packages)} failed:\n{proc.stderr[-2000:]}")
+        error = _install(toolchain)
+        if error or _missing(toolchain):
+            pytest.fail(f"apt-get install {' '.join(packages)} failed; still missing "
+                        f"{_missing(toolchain)}:\n{error or ''}")
 
 
 def _run(cmd: list[str], cwd: Path, what: str, timeout: float = 900) -> None:
@@ -142,7 +142,7 @@ def node_bot() -> list[str]:
 
 
 def typescript_bot() -> list[str]:
-    ensure("node")
+    ensure("typescript")
     folder = CLIENTS / "typescript"
     with locked("typescript"):
         _npm_ci(folder)  # its prepare script generates the types and compiles
@@ -174,4 +174,109 @@ KITS = {
     "typescript": typescript_bot,
     "go": go_bot,
     "cpp": cpp_bot,
+}
+
+
+# ---- the files each kit's build uses, for test_packages.py to find their Debian packages
+
+def _make_var(folder: Path, name: str) -> str:
+    """A variable of the kit's Makefile as make expands it."""
+    proc = subprocess.run(["make", "-s", "--no-print-directory", "--eval",
+                           f"print-var: ; @echo $({name})", "print-var"],
+                          cwd=folder, capture_output=True, text=True, check=True)
+    return proc.stdout.strip()
+
+
+def _commands(names: list[str]) -> list[str]:
+    found = [shutil.which(n) for n in names]
+    missing = [n for n, path in zip(names, found, strict=True) if path is None]
+    if missing:
+        pytest.fail(f"not on PATH: {missing}")
+    return [p for p in found if p]
+
+
+def _node_files() -> list[str]:
+    return _commands(COMMANDS["node"])
+
+
+def _go_files() -> list[str]:
+    """The commands, the Go toolchain's compiler and linker, and one source file of every Go
+    package the bot is built from (standard library and /usr/share/gocode alike)."""
+    folder = CLIENTS / "go"
+    env = dict(os.environ)
+    for setting in _make_var(folder, "GOENV").split():
+        key, _, value = setting.partition("=")
+        env[key] = value
+    tooldir = subprocess.run(["go", "env", "GOTOOLDIR"], cwd=folder, env=env, capture_output=True,
+                             text=True, check=True).stdout.strip()
+    listed = subprocess.run(["go", "list", "-deps", "-f", '{{with .GoFiles}}{{$.Dir}}/{{index . 0}}{{end}}', "."],
+                            cwd=folder, env=env, capture_output=True, text=True, check=False)
+    if listed.returncode != 0:
+        pytest.fail(f"go list failed in {folder}:\n{listed.stderr[-2000:]}")
+    tools = [str(Path(tooldir) / t) for t in ("compile", "link", "asm")]
+    return _outside_repo([*_commands(COMMANDS["go"]), *tools, *listed.stdout.split()])
+
+
+def _cpp_files() -> list[str]:
+    """The commands and the compiler's parts, the pkg-config modules (and those they require),
+    every header the sources include, and the libraries and start files the link reads."""
+    folder = CLIENTS / "cpp"
+    files = _commands(COMMANDS["cpp"])
+    gxx = shutil.which("g++") or "g++"
+
+    def gcc_path(option: str) -> str:
+        out = subprocess.run([gxx, option], capture_output=True, text=True, check=True).stdout
+        return out.strip()
+
+    for prog in ("cc1plus", "collect2", "as", "ld"):
+        path = gcc_path(f"-print-prog-name={prog}")
+        files.append(path if os.path.isabs(path) else (shutil.which(path) or path))
+    modules, seen = _make_var(folder, "PKGS").split(), set()
+    while modules:
+        module = modules.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        pcdir = subprocess.run(["pkg-config", "--variable=pcfiledir", module], capture_output=True,
+                               text=True, check=False)
+        if pcdir.returncode != 0:
+            pytest.fail(f"pkg-config does not find module {module}, which the C++ build uses: "
+                        f"the package that ships {module}.pc is not installed\n{pcdir.stderr}")
+        files.append(f"{pcdir.stdout.strip()}/{module}.pc")
+        for flag in ("--print-requires", "--print-requires-private"):
+            req = subprocess.run(["pkg-config", flag, module], capture_output=True, text=True,
+                                 check=True).stdout
+            modules += [line.split()[0] for line in req.splitlines() if line.strip()]
+    build = folder / _make_var(folder, "BUILD")
+    sources = ["main.cc", *sorted(str(p) for p in (build / "gen").rglob("*.cc"))]
+    deps = subprocess.run([gxx, "-M", *_make_var(folder, "CXXFLAGS").split(), *sources],
+                          cwd=folder, capture_output=True, text=True, check=False)
+    if deps.returncode != 0:
+        pytest.fail(f"g++ -M failed in {folder}:\n{deps.stderr[-2000:]}")
+    files += [t for t in deps.stdout.replace("\\\n", " ").split()
+              if t.startswith("/") and not t.endswith(":")]
+    for flag in _make_var(folder, "LDLIBS").split():
+        if flag.startswith("-l"):
+            for suffix in (".so", ".a"):
+                path = gcc_path(f"-print-file-name=lib{flag[2:]}{suffix}")
+                if os.path.isabs(path):
+                    files.append(path)
+                    break
+    files += [gcc_path(f"-print-file-name={name}")
+              for name in ("crt1.o", "crtbegin.o", "libstdc++.so")]
+    return _outside_repo(files)
+
+
+def _outside_repo(files: list[str]) -> list[str]:
+    """The absolute paths not in this checkout (its generated code belongs to no package)."""
+    root = str(ROOT) + os.sep
+    return sorted({f for f in files if os.path.isabs(f) and not f.startswith(root)})
+
+
+#: what each kit's build and run use from the system, by kit
+USED_FILES = {
+    "node": _node_files,
+    "typescript": _node_files,
+    "go": _go_files,
+    "cpp": _cpp_files,
 }

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from .. import debian
 from .conftest import ROOT, run_cli, write_toml
 
 BOTS = Path(__file__).resolve().parent / "bots"
@@ -31,13 +32,8 @@ PROBE = [sys.executable, str(BOTS / "sandbox_probe.py")]
 
 
 def _install_bubblewrap() -> None:
-    if shutil.which("bwrap") or os.geteuid() != 0 or not shutil.which("apt-get"):
-        return
-    apt = ["apt-get", "-o", "DPkg::Lock::Timeout=600", "-y", "-q"]
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    if subprocess.run([*apt, "install", "bubblewrap"], check=False, capture_output=True, env=env).returncode:
-        subprocess.run([*apt, "update"], check=False, capture_output=True, env=env)
-        subprocess.run([*apt, "install", "bubblewrap"], check=False, capture_output=True, env=env)
+    if not shutil.which("bwrap") and debian.cannot_install() is None:
+        debian.install(["bubblewrap"])  # tests/debian-packages.txt names it
 
 
 @pytest.fixture(scope="module")
