@@ -18,11 +18,13 @@ from .rules import (
     N_COMPANIES,
     N_GOODS,
     OVER,
+    STEPS,
     State,
     face_up_total,
     pirate_threshold,
     seal_holder,
 )
+from .view_parts import counts, stall_tile
 
 # Fragments repeat within a match (a player's holdings change only when they act), rarely
 # across matches: a few thousand entries keep the hits, and cap the memory at a few MB.
@@ -30,14 +32,6 @@ _CACHE_LIMIT = 8_192
 _stall_cache: dict[tuple, bytes] = {}
 _player_cache: dict[tuple, bytes] = {}
 _house_cache: dict[tuple, bytes] = {}
-
-
-def _counts(values) -> pb.CompanyCounts:
-    return pb.CompanyCounts(count=values)
-
-
-def _tile(tile: int) -> pb.Tile:
-    return pb.Tile(company=tile // N_GOODS + 1, good=tile % N_GOODS + 1)
 
 
 def _stall(space: int, tile: int, revealed: int) -> pb.Stall:
@@ -74,9 +68,9 @@ def _player(key: tuple) -> pb.PlayerPublic:
         hand_size=hand,
         bills=bills,
         gold=gold,
-        face_up=_counts(face_up),
+        face_up=counts(face_up),
         seals=seals,
-        tiles=[_tile(t) for t in tiles],
+        tiles=[stall_tile(t) for t in tiles],
         crates_left=crates,
         has_arrival_tile=arrival,
         in_auction=in_auction,
@@ -105,29 +99,18 @@ def _scalars(state: State, seat: int | None) -> pb.View:
         first_player=state.first_player,
         current_seat=state.current if not over else -1,
         draw_pile_size=len(state.draw_pile),
-        discards=_counts(state.discards),
+        discards=counts(state.discards),
         cannon=min(total, state.rules.cannon_max),
         face_up_total=total,
         pirate_threshold=pirate_threshold(state),
-        played_this_turn=_counts(state.played),
+        played_this_turn=counts(state.played),
         arrival_holder=state.arrival_holder,
         final_round=state.arrival_holder >= 0 and not over,
     )
-    if state.phase == AUCTION:
-        view.auction.CopyFrom(
-            pb.Auction(
-                die=state.die,
-                lot=_counts(state.lot),
-                high_bid=state.high_bid,
-                high_bidder=state.high_bidder,
-                auctioneer=state.auctioneer,
-                to_act=state.current,
-            )
-        )
+    if not over:
+        STEPS[state.phase].pending_view(state, view)
     if seat is not None:
-        view.my_hand.CopyFrom(_counts(state.hands[seat]))
-    if state.pending_tile >= 0:
-        view.pending_tile.CopyFrom(_tile(state.pending_tile))
+        view.my_hand.CopyFrom(counts(state.hands[seat]))
     return view
 
 

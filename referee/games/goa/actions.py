@@ -147,7 +147,7 @@ class ActionTurn(SubDecision):
                 moves.append(use_tile(t))
         return moves
 
-    def apply(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move) -> list[Event]:
         p = self.seat
         t = type(move)
         if t is EndTurn:

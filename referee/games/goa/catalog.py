@@ -15,7 +15,8 @@ from referee.core.components import ComponentSheet
 SPICES = ("ginger", "pepper", "cinnamon", "nutmeg", "clove")
 COLUMNS = ("ships", "harvest", "taxes", "expedition", "colonists")
 COLONIES = ("quilon", "cochin", "madras", "calicut")
-COLUMN_SHIPS, COLUMN_HARVEST, COLUMN_TAXES, COLUMN_EXPEDITION, COLUMN_COLONISTS = range(5)
+N_SPICES, N_COLUMNS, N_COLONIES = len(SPICES), len(COLUMNS), len(COLONIES)
+COLUMN_SHIPS, COLUMN_HARVEST, COLUMN_TAXES, COLUMN_EXPEDITION, COLUMN_COLONISTS = range(N_COLUMNS)
 ALL_SPICES = 31  # a field that takes any spice: all five bits
 
 

@@ -3,7 +3,7 @@ declining for 1 colonist), choosing the Quilon/Madras tile, and placing and fill
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from referee.core.contract import Decision, Event
 
@@ -25,6 +25,9 @@ from .resources import draw_cards
 from .spices import FillLand
 from .state import Land, State, SubDecision, card_played
 from .tiles import use_tile_effect
+
+if TYPE_CHECKING:
+    from referee.v1 import goa_pb2 as pb
 
 
 @dataclass(slots=True)
@@ -62,7 +65,13 @@ class ColonyFounding(SubDecision):
                         f"{COLONIES[self.colony].title()} needs {need}: board {self.board} + revealed "
                         f"{self.revealed} + colonist cards {state.colonists[p]}")
 
-    def apply(self, state: State, move) -> list[Event]:
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        view.colony = self.colony + 1
+        view.colonists_needed = state.rules.colony_need[self.colony]
+        view.colonists_board = self.board
+        view.colonists_revealed = self.revealed
+
+    def play(self, state: State, move) -> list[Event]:
         r = state.rules
         p = self.seat
         t = type(move)
@@ -110,7 +119,10 @@ class ColonyTileChoice(SubDecision):
                 moves.append(choose_colony_tile(ct))
         return Decision(self.seat, "goa.colony_tile", moves, "Choose the colony tile")
 
-    def apply(self, state: State, move) -> list[Event]:
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        view.colony = self.colony + 1
+
+    def play(self, state: State, move) -> list[Event]:
         state.stack.pop()
         state.colony_supply[self.colony].remove(move.tile)
         place_colony(state, self.seat, move.tile)

@@ -252,29 +252,15 @@ def apply(state: State, seat: int, move) -> list[Event]:
     state.pending = None
     st = state.stack
     if st:
-        events = st[-1].apply(state, move)
+        events = st[-1].play(state, move)
     else:
-        events = _apply_phase(state, seat, move)
+        events = _PHASE_MOVES[state.phase](state, seat, move)
     _advance_to_next_choice(state, events)
     return events
 
 
 def _move_name(move) -> str:
     return type(move).__name__
-
-
-def _apply_phase(state: State, p: int, move) -> list[Event]:
-    """A move of the phase itself (no sub-decision pending)."""
-    phase = state.phase
-    if phase == QUICK:
-        return _apply_quick_start(state, p, move)
-    if phase == PLACE:
-        return apply_token(state, p, move)
-    if phase == AUCTION:
-        return apply_bid(state, p, move)
-    if phase == EXTRA:
-        return _apply_extra_action(state, p, move)
-    raise AssertionError("no phase move here")
 
 
 def _apply_quick_start(state: State, p: int, move) -> list[Event]:
@@ -299,6 +285,15 @@ def _apply_extra_action(state: State, p: int, move) -> list[Event]:
         return [Event("goa.extra_action", p, f"seat {p} plays an Extra action card")]
     state.extra_passed[p] = True
     return [Event("goa.extra_pass", p, f"seat {p} passes")]
+
+
+#: a move of the phase itself (no sub-decision pending), by phase
+_PHASE_MOVES = {
+    QUICK: _apply_quick_start,
+    PLACE: apply_token,
+    AUCTION: apply_bid,
+    EXTRA: _apply_extra_action,
+}
 
 
 def default_move(state: State, d: Decision):

@@ -4,11 +4,11 @@ selling sacks with the Expedition card Sell."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from referee.core.contract import Decision, Event
 
-from .catalog import COLUMNS
+from .catalog import COLUMNS, N_SPICES
 from .moves import (
     DONE,
     PAY_SPICE,
@@ -22,6 +22,14 @@ from .moves import (
 )
 from .resources import advance_marker, place_spice, remove_spice
 from .state import State, SubDecision
+
+if TYPE_CHECKING:
+    from referee.v1 import goa_pb2 as pb
+
+#: A count of sacks with no limit: the Expedition card Sell where the edition sets none (2004),
+#: Extra harvest ("Fill up to 3 of your plantations and/or colonies": as many sacks as fit). The
+#: View shows it as is.
+UNLIMITED = 99
 
 
 def spices_on_lands(lands: list, owed: list[int] | None) -> list:
@@ -49,7 +57,12 @@ class ProgressPayment(SubDecision):
         moves = spices_on_lands(state.lands[self.seat], self.owed)
         return Decision(self.seat, "goa.pay_spice", moves, "Pay the next spice: choose the field")
 
-    def apply(self, state: State, move) -> list[Event]:
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        view.column = self.column + 1
+        view.spices_owed.extend(s + 1 for s in range(N_SPICES) for _ in range(self.owed[s]))
+        view.remaining = sum(self.owed)
+
+    def play(self, state: State, move) -> list[Event]:
         p = self.seat
         remove_spice(state, p, move.land, move.spice)
         self.owed[move.spice] -= 1
@@ -76,9 +89,9 @@ class SpicePlacement(SubDecision):
     MODE: ClassVar[int] = -1
     MAX_LANDS: ClassVar[int] = 0  # 0: no limit on the number of lands
 
-    def encode(self) -> list:
-        return [self.NUMBER, self.seat, self.remaining, self.MODE, self.land, int(self.may_stop),
-                int(self.ships_or_colonists), list(self.lands_chosen)]
+    def hash_form(self) -> tuple:
+        return (self.NUMBER, self.seat, self.remaining, self.MODE, self.land, int(self.may_stop),
+                int(self.ships_or_colonists), list(self.lands_chosen))
 
     def decision(self, state: State) -> Decision | None:
         remaining = self.remaining
@@ -111,7 +124,11 @@ class SpicePlacement(SubDecision):
             moves.append(DONE)
         return Decision(self.seat, "goa.place_spice", moves, f"Place spice sack(s): {remaining} left")
 
-    def apply(self, state: State, move) -> list[Event]:
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        view.remaining = min(self.remaining, UNLIMITED)
+        view.lands_chosen.extend(self.lands_chosen)
+
+    def play(self, state: State, move) -> list[Event]:
         p = self.seat
         t = type(move)
         if t is Done:
@@ -178,7 +195,10 @@ class SpiceSale(SubDecision):
         moves.append(DONE)
         return Decision(self.seat, "goa.sell_spice", moves, "Sell a spice sack for 3 ducats, or stop")
 
-    def apply(self, state: State, move) -> list[Event]:
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        view.remaining = min(self.remaining, UNLIMITED)
+
+    def play(self, state: State, move) -> list[Event]:
         if type(move) is Done:
             state.stack.pop()
             return []

@@ -7,7 +7,6 @@ from __future__ import annotations
 from referee.v1 import goa_pb2 as pb
 
 from .board import GRID_CELLS, boxed_tiles_seen, grid_index, rc_of
-from .cards import ExpeditionDraw
 from .catalog import (
     COLUMN_EXPEDITION,
     EFFECT_COLONISTS,
@@ -18,12 +17,9 @@ from .catalog import (
     TILE_MISSION,
     Rules,
 )
-from .colonies import ColonyFounding, ColonyTileChoice
 from .flow import decision
 from .scoring import duty_vp
-from .spices import ProgressPayment, SpicePlacement, SpiceSale
 from .state import ACTIONS, AUCTION, EXTRA, OVER, PLACE, QUICK, Land, State, current_action_turn
-from .tiles import DutyPayment, ResourceChoice
 
 _PHASES = {QUICK: pb.QUICK_START, PLACE: pb.PLACE_TOKENS, AUCTION: pb.AUCTIONS,
            ACTIONS: pb.ACTIONS, EXTRA: pb.EXTRA_ACTIONS, OVER: pb.GAME_OVER}
@@ -122,6 +118,8 @@ def _land(rules: Rules, index: int, land: Land) -> pb.Land:
 
 
 def _pending(state: State, kind: str) -> pb.Pending | None:
+    """The pending sub-decision as the View shows it: what every one shows (its seat, and the
+    action turn under way), then what it shows of itself (``pending_view``)."""
     st = state.stack
     if not st:
         return None
@@ -133,27 +131,7 @@ def _pending(state: State, kind: str) -> pb.Pending | None:
         out.action_done = turn.action_done
         out.espionage_target = turn.spied
         out.extra_action = turn.extra_action
-    t = type(top)
-    if t is ProgressPayment:
-        out.column = top.column + 1
-        out.spices_owed.extend(s + 1 for s in range(5) for _ in range(top.owed[s]))
-        out.remaining = sum(top.owed)
-    elif isinstance(top, (DutyPayment, SpiceSale, SpicePlacement)):
-        out.remaining = min(top.remaining, 99)
-        if isinstance(top, SpicePlacement):
-            out.lands_chosen.extend(top.lands_chosen)
-    elif t is ColonyFounding:
-        out.colony = top.colony + 1
-        out.colonists_needed = state.rules.colony_need[top.colony]
-        out.colonists_board = top.board
-        out.colonists_revealed = top.revealed
-    elif t is ColonyTileChoice:
-        out.colony = top.colony + 1
-    elif t is ExpeditionDraw:
-        out.draw_max = top.most
-        out.hand_limit = top.limit
-    elif t is ResourceChoice:
-        out.remaining = top.amount
+    top.pending_view(state, out)
     return out
 
 

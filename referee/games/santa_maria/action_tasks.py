@@ -5,7 +5,7 @@ a road, the dock bonuses, Mathématiques)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from referee.core.contract import Event
 
@@ -15,6 +15,10 @@ from .effect_tasks import ConquistadorAdvance, Production, ReligionAdvance
 from .geometry import ALL, COL_CELLS, ROW_CELLS, cell_name, fits, placements
 from .moves import DECLINE, ROW
 from .state import DRAFT, HALL_TILE, SCHOLAR_BIT, Player, State, Task, push_tasks
+from .view_parts import tile_cells_view
+
+if TYPE_CHECKING:
+    from referee.v1 import santa_maria_pb2 as pb
 
 # ============================================================================ set-up choices
 
@@ -100,6 +104,10 @@ class TilePlacement(Task):
     def legal_moves(self, state: State) -> list:
         return [moves.place_tile(anchor, rotation) for anchor, rotation, _ in self._placements(state)]
 
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        view.slot = self.slot
+        view.tile.extend(tile_cells_view(state.rules, self.tile))
+
     def play(self, state: State, move: moves.PlaceTile) -> list[Event]:
         r = state.rules
         content = tile_cells(r, self.tile)
@@ -155,6 +163,13 @@ class DiePlacement(Task):
 
     def legal_moves(self, state: State) -> list:
         return [moves.place_die(c) for c in self.targets(state.players[self.seat])]
+
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        """The activated line: its row or its column, 1-based."""
+        if self.line == ROW:
+            view.row = self.index + 1
+        else:
+            view.col = self.index + 1
 
     def play(self, state: State, move: moves.PlaceDie) -> list[Event]:
         put_die(state.players[self.seat], move.cell, self.color)

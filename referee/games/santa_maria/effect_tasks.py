@@ -5,7 +5,7 @@ buys a wheat to pay a ship); the turn plays those, leaving the task in front."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from referee.core.contract import Event
 
@@ -18,6 +18,7 @@ from .state import (
     EFFECT_RELIGION,
     EFFECT_SHIP,
     GOLD,
+    GRID_SIDE,
     SCHOLAR_BIT,
     WHEAT,
     Goods,
@@ -27,6 +28,10 @@ from .state import (
     push_tasks,
 )
 from .tracks import conquistador_step, unlock_blue_die
+from .view_parts import goods
+
+if TYPE_CHECKING:
+    from referee.v1 import santa_maria_pb2 as pb
 
 
 @dataclass(slots=True)
@@ -119,6 +124,14 @@ class ExchangeOffer(Task):
         p = state.players[self.seat]
         return exchange_moves(state, p, self.effect) + [DECLINE] + sell_buy_moves(state, p)
 
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        """The building (row, column 1-based), whether this is the second exchange, and every
+        option of the effect."""
+        view.row, view.col = self.cell // GRID_SIDE + 1, self.cell % GRID_SIDE + 1
+        view.second = self.second
+        for pay, g in state.rules.effects[self.effect].options:
+            view.options.add(pay=goods(pay), gain=goods(g))
+
     def play(self, state: State, move: Any) -> list[Event]:
         if move is DECLINE:
             return []
@@ -205,6 +218,9 @@ class AstronomyShift(Task):
     def legal_moves(self, state: State) -> list:
         coins = state.players[self.seat].coins
         return [moves.shift_ship(d) for d in range(4) if abs(d - self.dock) <= coins]
+
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        view.dock = self.dock
 
     def play(self, state: State, move: moves.ShiftShip) -> list[Event]:
         p = state.players[self.seat]

@@ -11,12 +11,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from referee.core.contract import Decision, Event
+from referee.core.pending import Pending
 from referee.core.rng import Rng
+from referee.v1 import santa_maria_pb2 as pb
 
 from .sheet import SCHOLARS, TERRAINS
 
 if TYPE_CHECKING:
     from .component_rules import Rules
+
+#: "Le terme "Colonie" utilisé dans la règle se réfère à la grille de 6x6 de votre plateau
+#: Colonie" (Santa Maria, French rules, "La partie peut commencer", notes); a die's face names a row (blue) or a
+#: column (white): "(C) Activer une rangée/colonne".
+GRID_SIDE = 6
+N_CELLS = GRID_SIDE * GRID_SIDE
+DIE_FACES = GRID_SIDE
 
 WOOD, WHEAT, SUGAR, GEM, GOLD = range(5)
 COINS, POINTS = 5, 6
@@ -133,13 +142,15 @@ class State:
 # ============================================================================ pending steps
 
 
-class Task:
+class Task(Pending["State", Any, pb.Pending]):
     """A pending step of ``seat``'s turn (or of the set-up): a sub-decision, or a step that needs
-    no choice. A main action queues tasks on ``state.queue``; the task at the front either
-    resolves by itself (``settle`` returns True) or becomes the pending decision, listing its
-    legal moves (``legal_moves``) and applying the one played (``play``). Subclasses, one per
-    rule, are slotted dataclasses whose first field is ``seat``; every task hashes as ``(tag,
-    field, ...)`` (``hash_form``), the form the golden records pin."""
+    no choice; Santa Maria's shape of the one protocol of pending decisions
+    (``referee.core.pending``). A main action queues tasks on ``state.queue``; the task at the
+    front either resolves by itself (``settle`` returns True) or becomes the pending decision
+    (``decision``, built from its ``legal_moves``), applying the one played (``play``) and showing
+    itself in the View's ``Pending`` message (``pending_view``). Subclasses, one per rule, are
+    slotted dataclasses whose first field is ``seat``; every task hashes as ``(tag, field, ...)``
+    (``hash_form``), the form the golden records pin."""
 
     __slots__ = ()
     seat: int
