@@ -17,7 +17,7 @@ from .catalog import (
     TILE_MISSION,
     Rules,
 )
-from .flow import decision
+from .rules import decision
 from .scoring import duty_vp
 from .state import ACTIONS, AUCTION, EXTRA, OVER, PLACE, QUICK, Land, State, current_action_turn
 

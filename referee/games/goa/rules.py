@@ -1,6 +1,7 @@
-"""Turn flow: set-up, the phase machine (Quick starter, token placement, auctions, action turns,
-Extra actions, end of a round, end of the game) and the game contract's entry points: ``setup``,
-``decision`` (a pure query) and ``apply``.
+"""Goa's rules engine face (docs/ARCHITECTURE.md, "Games"): the game contract's entry points
+``setup``, ``decision`` (a pure query), ``apply`` and ``default_move`` (with ``Rules`` and
+``State``), and the turn flow behind them: set-up, the phase machine (Quick starter, token
+placement, auctions, action turns, Extra actions, end of a round, end of the game).
 
 A match is a phase machine (QUICK, PLACE, AUCTION, ACTIONS, EXTRA, OVER) plus a stack of typed
 sub-decisions (``state.SubDecision``). A player's action turn is an ``ActionTurn`` at the bottom
