@@ -16,6 +16,7 @@ from .catalog import (
     EFFECT_SELL,
     EFFECT_SHIPS,
     EFFECT_SPICES,
+    LAST_ROW,
 )
 from .moves import DiscardCard, Draw, discard_card, draw, play_card
 from .resources import discard_expedition_card, gain_cards
@@ -37,7 +38,7 @@ def card_usable(state: State, p: int, card: int) -> bool:
     if e == EFFECT_SELL:
         return any(s >= 0 for land in state.lands[p] for s in land.spices)
     if e == EFFECT_PROGRESS_DUCATS:
-        return state.ducats[p] >= c.price and min(state.rows[p]) < 4
+        return state.ducats[p] >= c.price and min(state.rows[p]) < LAST_ROW
     return False
 
 

@@ -20,7 +20,7 @@ from .actions import ActionTurn
 from .auction import apply_bid, apply_token, auction_decision, placement_decision
 from .board import lay_out_phase
 from .cards import HandLimitDiscard
-from .catalog import Rules
+from .catalog import N_COLONIES, N_COLUMNS, Rules
 from .moves import (
     DECLINE,
     DONE,
@@ -37,6 +37,11 @@ from .moves import (
 from .scoring import final_scoring
 from .state import ACTIONS, AUCTION, EXTRA, OVER, PLACE, QUICK, State, hand_limit
 
+#: "each player ... moves down 2 of his Progress markers into the 2nd row of his Development board
+#: OR takes 10 ducats from the bank" (Goa 2012 EN, Variant - Quick starter; the two markers are
+#: the moves' QUICK_ADVANCE pairs)
+QUICK_START_DUCATS = 10
+
 
 def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[State, list[Event]]:
     """Game setup 1-9: phase A tiles, colonies, Expedition deck, 4 ships + 2 colonists each;
@@ -50,15 +55,16 @@ def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[Stat
     }
     state.deck = [c.id for c in rules.cards]
     rng.shuffle(state.deck)
-    state.colony_supply = [[ct.id for ct in rules.colony_tiles if ct.colony == c] for c in range(4)]
+    state.colony_supply = [[ct.id for ct in rules.colony_tiles if ct.colony == c]
+                           for c in range(N_COLONIES)]
     state.extra_supply = rules.extra_cards
     state.ships = [rules.start_ships] * n
     state.colonists = [rules.start_colonists] * n
     state.extra_cards = [0] * n
     state.hands = [[] for _ in range(n)]
-    state.rows = [[0] * 5 for _ in range(n)]
+    state.rows = [[0] * N_COLUMNS for _ in range(n)]
     state.lands = [[] for _ in range(n)]
-    state.colonies = [[-1] * 4 for _ in range(n)]
+    state.colonies = [[-1] * N_COLONIES for _ in range(n)]
     state.kept = [[] for _ in range(n)]
     state.red_used = [[] for _ in range(n)]
     state.singles_down = [0] * n
@@ -158,7 +164,7 @@ def _quick_start_decision(state: State, events: list[Event]) -> Decision | None:
         seat = (state.first + state.quick_pos) % state.n
         moves = [QUICK_DUCATS] + list(QUICK_ADVANCE.values())
         return Decision(seat, "goa.quick_start", moves,
-                        "Quick starter: take 10 ducats, or move 2 markers to row 2")
+                        f"Quick starter: take {QUICK_START_DUCATS} ducats, or move 2 markers to row 2")
     start_round(state)
     return None
 
@@ -268,8 +274,8 @@ def _apply_quick_start(state: State, p: int, move) -> list[Event]:
     """Variant Quick starter: 10 ducats, or two markers to row 2."""
     state.quick_pos += 1
     if type(move) is QuickDucats:
-        state.ducats[p] += 10
-        return [Event("goa.quick_start", p, f"seat {p} takes 10 ducats")]
+        state.ducats[p] += QUICK_START_DUCATS
+        return [Event("goa.quick_start", p, f"seat {p} takes {QUICK_START_DUCATS} ducats")]
     state.rows[p][move.first] += 1
     state.rows[p][move.second] += 1
     return [Event("goa.quick_start", p, f"seat {p} moves two markers to row 2")]

@@ -112,7 +112,7 @@ class SpicePlacement(SubDecision):
                 if s < 0:
                     free |= masks[i]
             if free:
-                for s in range(5):
+                for s in range(N_SPICES):
                     if free & (1 << s):
                         moves.append(PLACE_SPICE[li][s])
         if self.ships_or_colonists:
@@ -172,7 +172,7 @@ class ExtraHarvest(SpicePlacement):
     """Extra harvest: 'Fill up to 3 of your plantations and/or colonies'."""
 
     MODE: ClassVar[int] = 3
-    MAX_LANDS: ClassVar[int] = 3
+    MAX_LANDS: ClassVar[int] = 3  # "Fill up to 3 of your plantations and/or colonies"
 
 
 @dataclass(slots=True)
@@ -193,7 +193,8 @@ class SpiceSale(SubDecision):
         if not moves or self.remaining <= 0:
             return None
         moves.append(DONE)
-        return Decision(self.seat, "goa.sell_spice", moves, "Sell a spice sack for 3 ducats, or stop")
+        return Decision(self.seat, "goa.sell_spice", moves,
+                        f"Sell a spice sack for {state.rules.sell_price} ducats, or stop")
 
     def pending_view(self, state: State, view: pb.Pending) -> None:
         view.remaining = min(self.remaining, UNLIMITED)

@@ -16,7 +16,14 @@ from referee.core.pending import Pending
 from referee.core.rng import Rng
 from referee.v1 import goa_pb2 as pb
 
-from .catalog import COLUMN_EXPEDITION, Rules
+from .catalog import (
+    COLUMN_EXPEDITION,
+    FIRST_BONUSES_PER_COLUMN,
+    GRID_SQUARES,
+    N_COLUMNS,
+    N_SPICES,
+    Rules,
+)
 
 if TYPE_CHECKING:
     from .actions import ActionTurn
@@ -52,8 +59,8 @@ class State:
     round: int = 0
     first: int = 0
     # board
-    grid: list[int] = field(default_factory=lambda: [-1] * 25)  # tile id per grid square
-    bonanza: list[int] = field(default_factory=lambda: [-1] * 25)  # face-down Bonanza tile
+    grid: list[int] = field(default_factory=lambda: [-1] * GRID_SQUARES)  # tile per square
+    bonanza: list[int] = field(default_factory=lambda: [-1] * GRID_SQUARES)  # face-down Bonanza
     box: list[int] = field(default_factory=list)  # tiles removed at set-up (revealed; Favor)
     stacks: dict[str, list[int]] = field(default_factory=dict)  # tiles not yet laid out
     tile_discard: list[int] = field(default_factory=list)
@@ -87,7 +94,9 @@ class State:
     red_used: list[list[int]] = field(default_factory=list)
     singles_down: list[int] = field(default_factory=list)
     duty_face_down: list[list[int]] = field(default_factory=list)  # fulfilled Duty tiles, kept
-    first_bonus: list[int] = field(default_factory=lambda: [-1] * 10)
+    # who was first to each bonus row of each column (-1: nobody yet)
+    first_bonus: list[int] = field(
+        default_factory=lambda: [-1] * (N_COLUMNS * FIRST_BONUSES_PER_COLUMN))
     all_bonus: list[int] = field(default_factory=list)
     stack: list[SubDecision] = field(default_factory=list)  # pending sub-decisions, top last
     final: list[dict[str, Any]] = field(default_factory=list)
@@ -115,7 +124,7 @@ def state_digest(state: State) -> str:
 
 
 def spice_counts(state: State, p: int) -> list[int]:
-    counts = [0, 0, 0, 0, 0]
+    counts = [0] * N_SPICES
     for land in state.lands[p]:
         for s in land.spices:
             if s >= 0:

@@ -13,6 +13,9 @@ from .board import GRID_CELLS, grid_index
 from .catalog import (
     ALL_SPICES,
     COLUMNS,
+    GRID_SQUARES,
+    LAST_ROW,
+    N_COLUMNS,
     RED_TILES,
     TILE_COLONISTS,
     TILE_CROP_ROTATION,
@@ -121,9 +124,9 @@ def tile_usable(state: State, p: int, t: int, used: list[int]) -> bool:
     if k == TILE_RESUPPLY:
         return True
     if k == TILE_VICE_KING:
-        return min(state.rows[p]) < 4
-    if k == TILE_DUTY:
-        return sum(spice_counts(state, p)) >= 6
+        return min(state.rows[p]) < LAST_ROW
+    if k == TILE_DUTY:  # "return 6 spice sacks": the tile's n
+        return sum(spice_counts(state, p)) >= state.rules.tiles[t].n
     if k == TILE_SWAP:
         return any(g >= 0 for g in state.grid)
     return False
@@ -169,7 +172,7 @@ class MarkerChoice(SubDecision):
         return (self.NUMBER, self.seat, self.MODE)
 
     def columns(self, rows: list[int]) -> list[int]:
-        return [c for c in range(5) if rows[c] < 4]
+        return [c for c in range(N_COLUMNS) if rows[c] < LAST_ROW]
 
     def decision(self, state: State) -> Decision | None:
         cols = self.columns(state.rows[self.seat])
@@ -194,7 +197,7 @@ class ViceKingChoice(MarkerChoice):
 
     def columns(self, rows: list[int]) -> list[int]:
         low = min(rows)
-        return [c for c in range(5) if rows[c] == low and low < 4]
+        return [c for c in range(N_COLUMNS) if rows[c] == low and low < LAST_ROW]
 
 
 @dataclass(slots=True)
@@ -249,7 +252,7 @@ class PlantationDiscard(SubDecision):
     def decision(self, state: State) -> Decision:
         moves = [DISCARD_PLANTATION[li] for li, land in enumerate(state.lands[self.seat]) if not land.colony]
         return Decision(self.seat, "goa.discard_plantation", moves,
-                        "Discard one of your 4 plantations for the new one")
+                        f"Discard one of your {state.rules.plantation_limit} plantations for the new one")
 
     def play(self, state: State, move) -> list[Event]:
         p = self.seat
@@ -293,7 +296,7 @@ class SwapChoice(SubDecision):
     NUMBER: ClassVar[int] = 12
 
     def decision(self, state: State) -> Decision:
-        moves = [SWAP_TAKE[GRID_CELLS[g]] for g in range(25) if state.grid[g] >= 0]
+        moves = [SWAP_TAKE[GRID_CELLS[g]] for g in range(GRID_SQUARES) if state.grid[g] >= 0]
         return Decision(self.seat, "goa.swap", moves, "Swap: take a tile from the board")
 
     def play(self, state: State, move) -> list[Event]:

@@ -14,6 +14,10 @@ from .catalog import (
     EFFECT_SELL,
     EFFECT_SHIPS,
     EFFECT_SPICES,
+    GRID_SQUARES,
+    N_COLONIES,
+    N_COLUMNS,
+    N_SPICES,
     TILE_MISSION,
     Rules,
 )
@@ -26,7 +30,7 @@ _PHASES = {QUICK: pb.QUICK_START, PLACE: pb.PLACE_TOKENS, AUCTION: pb.AUCTIONS,
 
 
 def _spices(mask: int) -> list[int]:
-    return [s + 1 for s in range(5) if mask & (1 << s)]
+    return [s + 1 for s in range(N_SPICES) if mask & (1 << s)]
 
 
 def _cell(cell: int) -> pb.Cell:
@@ -70,9 +74,9 @@ def colony_tile_info(rules: Rules, ct: int) -> pb.ColonyTileInfo:
 
 def _board(rules: Rules) -> pb.DevelopmentBoard:
     cols = []
-    for c in range(5):
+    for c in range(N_COLUMNS):
         ys = rules.yields[c]
-        steps = [pb.StepCost(spices=[s + 1 for s in range(5) for _ in range(cost[s])])
+        steps = [pb.StepCost(spices=[s + 1 for s in range(N_SPICES) for _ in range(cost[s])])
                  for cost in rules.costs[c]]
         if c == COLUMN_EXPEDITION:
             cols.append(_exped_column(ys, steps))
@@ -142,7 +146,7 @@ def build_view(state: State, seat: int | None) -> pb.View:
     d = None if over else decision(state)
     token_at = {cell: k for k, cell in enumerate(state.tokens) if cell >= 0}
     grid = []
-    for g in range(25):
+    for g in range(GRID_SQUARES):
         cell = GRID_CELLS[g]
         sq = pb.Square(cell=_cell(cell), token_seat=-1,
                        bonanza_face_down=state.bonanza[g] >= 0)
@@ -168,7 +172,7 @@ def build_view(state: State, seat: int | None) -> pb.View:
                 red_tiles_used=list(state.red_used[s]),
                 single_plantations_face_down=state.singles_down[s],
                 duty_vp=duty_vp(state, s),
-                colonies=[c + 1 for c in range(4) if state.colonies[s][c] >= 0],
+                colonies=[c + 1 for c in range(N_COLONIES) if state.colonies[s][c] >= 0],
                 passed_extra_actions=state.phase == EXTRA and state.extra_passed[s],
             )
         )
