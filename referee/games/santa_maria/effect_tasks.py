@@ -19,6 +19,7 @@ from .state import (
     EFFECT_SHIP,
     GOLD,
     GRID_SIDE,
+    N_DOCKS,
     SCHOLAR_BIT,
     WHEAT,
     Goods,
@@ -217,7 +218,7 @@ class AstronomyShift(Task):
 
     def legal_moves(self, state: State) -> list:
         coins = state.players[self.seat].coins
-        return [moves.shift_ship(d) for d in range(4) if abs(d - self.dock) <= coins]
+        return [moves.shift_ship(d) for d in range(N_DOCKS) if abs(d - self.dock) <= coins]
 
     def pending_view(self, state: State, view: pb.Pending) -> None:
         view.dock = self.dock

@@ -27,9 +27,10 @@ GRID_SIDE = 6
 N_CELLS = GRID_SIDE * GRID_SIDE
 DIE_FACES = GRID_SIDE
 
-WOOD, WHEAT, SUGAR, GEM, GOLD = range(5)
-COINS, POINTS = 5, 6
 RES_NAMES = ("wood", "wheat", "sugar", "gem", "gold")
+N_RESOURCES = len(RES_NAMES)
+WOOD, WHEAT, SUGAR, GEM, GOLD = range(N_RESOURCES)
+COINS, POINTS = N_RESOURCES, N_RESOURCES + 1
 GOODS_NAMES = RES_NAMES + ("coins", "points")
 Goods = tuple[int, int, int, int, int, int, int]
 
@@ -50,6 +51,14 @@ SCHOLAR_BOTANY, SCHOLAR_PHILOSOPHY, SCHOLAR_LOGISTICS = SCHOLAR_BIT["botany"], S
 SCHOLAR_ECONOMY = SCHOLAR_BIT["basic_economy"] | SCHOLAR_BIT["advanced_economy"]
 
 HALL_TILE = 100  # tile references >= 100 are town halls (advanced set-up)
+#: the display slot a drafted town hall is said to come from: past the display's 10 slots
+HALL_SLOT = 10
+
+#: "4 tuiles Navire face visible" beside the board, one per Dock; a port has the same 4 Docks
+#: (Santa Maria, French rules, "Transport maritime")
+N_DOCKS = 4
+#: each player takes "6 Moines" (Santa Maria, French rules, "Mise en place")
+MONKS_PER_PLAYER = 6
 
 
 @dataclass(slots=True)
@@ -73,8 +82,8 @@ class Player:
     blue_used: int = 0
     white_used: int = 0
     activations: int = 0  # (B) coin activations this year
-    monks_left: int = 6
-    port: list[list[int]] = field(default_factory=lambda: [[], [], [], []])  # ships per dock
+    monks_left: int = MONKS_PER_PLAYER
+    port: list[list[int]] = field(default_factory=lambda: [[] for _ in range(N_DOCKS)])  # per dock
     retreat: int = -1  # retreat space this year, or -1
     scholars: int = 0  # bit set of Scholar effects (SCHOLAR_BIT)
     own_scholar: str = ""

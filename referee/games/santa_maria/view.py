@@ -17,6 +17,7 @@ from .rules import (
     conquistador_order,
     decision,
 )
+from .state import GRID_SIDE, N_CELLS
 from .view_parts import content, goods, tile_cells_view
 
 
@@ -78,10 +79,10 @@ def build_view(state: State, seat: int | None) -> pb.View:
             own_scholar=p.own_scholar,
             white_limit=r.white_per_year,
         )
-        for c in range(36):
+        for c in range(N_CELLS):
             k = p.grid[c]
             if k:
-                pp.colony.add(row=c // 6 + 1, col=c % 6 + 1, content=content(r, k),
+                pp.colony.add(row=c // GRID_SIDE + 1, col=c % GRID_SIDE + 1, content=content(r, k),
                               die=p.die_on[c], coins=p.coins_on[c], printed=bool(p.printed >> c & 1))
         pp.port.ships_per_dock.extend(len(dk) for dk in p.port)
         if seat == s or over:
@@ -119,7 +120,7 @@ def build_view(state: State, seat: int | None) -> pb.View:
             cb = view.colony_boards.add(board=i, id=bid, taken=i not in state.boards_left)
             for c, k in enumerate(grid):
                 if k:
-                    cb.cells.add(row=c // 6 + 1, col=c % 6 + 1, content=content(r, k), printed=True)
+                    cb.cells.add(row=c // GRID_SIDE + 1, col=c % GRID_SIDE + 1, content=content(r, k), printed=True)
     for i, (hall, scholar) in enumerate(state.lots):
         view.lots.add(lot=i, taken=state.lot_taken[i], town_hall=tile_cells_view(r, HALL_TILE + hall),
                       scholar=scholar)
