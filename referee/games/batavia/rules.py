@@ -26,6 +26,7 @@ from .moves import (
     DrawCards,
     ExchangeTiles,
     KeepTiles,
+    Move,
     PlayCard,
     TakeArrival,
 )
@@ -134,7 +135,7 @@ class Actions(Pending[State, Any, pb.View]):
         seat = state.current
         hand = state.hands[seat]
         if not any(state.played):
-            listed = [DRAW_CARDS]
+            listed: list[Move] = [DRAW_CARDS]
             if can_play(state, seat):
                 listed += [PLAY_CARD[c] for c in range(N_COMPANIES) if hand[c]]
             return Decision(seat, "batavia.turn", listed, "Draw 2 ship cards, or lay ship cards")
@@ -241,7 +242,7 @@ def _move_options(state: State, seat: int) -> list:
     if not seals:
         return []
     ahead = stalls_ahead(state, seat)
-    options = [ADVANCE[c] for c in seals if ahead[c]]
+    options: list[Move] = [ADVANCE[c] for c in seals if ahead[c]]
     if not options and state.arrival_holder < 0:
         options.append(TAKE_ARRIVAL)
     return options
@@ -492,7 +493,7 @@ def final_scoring(state: State, reason: str) -> list[Event]:
     the most bills (ties: 2 each), 4 gold for the arrival tile; no pirate attack now."""
     r = state.rules
     n = state.n
-    final = [
+    final: list[dict[str, Any]] = [
         {"exchange": state.gold[s], "goods": {}, "bills": 0, "arrival": 0} for s in range(n)
     ]
     for g in range(N_GOODS):

@@ -8,6 +8,9 @@ counting house) are therefore encoded once and cached as bytes; the view is the 
 those encodings parsed once. Concatenated encodings of the same message type merge (repeated fields
 append, scalars take the last value), so the result is exactly the message built field by field —
 ``test_fragment_view_equals_direct_build`` checks this against :func:`build_view_direct`.
+
+protoc's stubs type enum fields as their enum class; the enum numbers this module writes as ints
+carry ``type: ignore[arg-type]``.
 """
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ def _stall(space: int, tile: int, revealed: int) -> pb.Stall:
         return pb.Stall(space=space, state=pb.TAKEN)
     if space <= revealed:
         return pb.Stall(
-            space=space, state=pb.FACE_UP, company=tile // N_GOODS + 1, good=tile % N_GOODS + 1
+            space=space, state=pb.FACE_UP, company=tile // N_GOODS + 1, good=tile % N_GOODS + 1  # type: ignore[arg-type]
         )
     return pb.Stall(space=space, state=pb.FACE_DOWN)
 
@@ -80,7 +83,7 @@ def _player(key: tuple) -> pb.PlayerPublic:
 def _houses(state: State) -> list[pb.CountingHouse]:
     return [
         pb.CountingHouse(
-            good=g + 1,
+            good=g + 1,  # type: ignore[arg-type]
             crate_owner=[state.crate_owner[c * N_GOODS + g] for c in range(N_COMPANIES)],
         )
         for g in range(N_GOODS)
@@ -94,7 +97,7 @@ def _scalars(state: State, seat: int | None) -> pb.View:
     view = pb.View(
         seat=-1 if seat is None else seat,
         seat_count=state.n,
-        phase=state.phase,
+        phase=state.phase,  # type: ignore[arg-type]
         round=state.round,
         first_player=state.first_player,
         current_seat=state.current if not over else -1,

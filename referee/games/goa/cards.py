@@ -18,7 +18,7 @@ from .catalog import (
     EFFECT_SPICES,
     LAST_ROW,
 )
-from .moves import DiscardCard, Draw, discard_card, draw, play_card
+from .moves import DiscardCard, Draw, Move, discard_card, draw, play_card
 from .resources import discard_expedition_card, gain_cards
 from .spices import UNLIMITED, BonusSacks, SpiceSale
 from .state import State, SubDecision, card_played, current_action_turn, hand_limit, has_empty_field
@@ -58,7 +58,7 @@ class ExpeditionDraw(SubDecision):
         p = self.seat
         hand = state.hands[p]
         room = self.limit - len(hand)
-        moves = [draw(k) for k in range(min(self.most, room), -1, -1)] if room >= 0 else []
+        moves: list[Move] = [draw(k) for k in range(min(self.most, room), -1, -1)] if room >= 0 else []
         if not card_played(state):
             for card in hand:
                 if card_usable(state, p, card):

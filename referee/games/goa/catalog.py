@@ -164,7 +164,7 @@ class Rules:
                     counts[sp[name]] += 1
                 steps.append(tuple(counts))
             costs.append(tuple(steps))
-        colony_tiles = []
+        colony_tiles: list[ColonyTile] = []
         need = []
         for ci, name in enumerate(COLONIES):
             spec = v[f"colony.{name}"]

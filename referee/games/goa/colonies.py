@@ -13,6 +13,7 @@ from .moves import (
     DECLINE,
     RECRUIT,
     Decline,
+    Move,
     PlayCard,
     RevealMore,
     UseTile,
@@ -45,7 +46,7 @@ class ColonyFounding(SubDecision):
         r = state.rules
         p = self.seat
         need = r.colony_need[self.colony]
-        moves = []
+        moves: list[Move] = []
         free_card = not card_played(state)
         before = state.options.get("colony_card_timing") == "before"
         if free_card:
@@ -66,7 +67,7 @@ class ColonyFounding(SubDecision):
                         f"{self.revealed} + colonist cards {state.colonists[p]}")
 
     def pending_view(self, state: State, view: pb.Pending) -> None:
-        view.colony = self.colony + 1
+        view.colony = self.colony + 1  # type: ignore[assignment]  # protoc types enums as classes
         view.colonists_needed = state.rules.colony_need[self.colony]
         view.colonists_board = self.board
         view.colonists_revealed = self.revealed
@@ -120,7 +121,7 @@ class ColonyTileChoice(SubDecision):
         return Decision(self.seat, "goa.colony_tile", moves, "Choose the colony tile")
 
     def pending_view(self, state: State, view: pb.Pending) -> None:
-        view.colony = self.colony + 1
+        view.colony = self.colony + 1  # type: ignore[assignment]  # protoc types enums as classes
 
     def play(self, state: State, move) -> list[Event]:
         state.stack.pop()

@@ -31,6 +31,7 @@ from .moves import (
     QUICK_ADVANCE,
     QUICK_DUCATS,
     TAXES,
+    Move,
     PlayExtraAction,
     QuickDucats,
 )
@@ -209,7 +210,7 @@ def _extra_decision(state: State, events: list[Event]) -> Decision | None:
             state.extra_passed[seat] = True
             state.extra_pos += 1
             continue
-        moves = [PLAY_EXTRA]
+        moves: list[Move] = [PLAY_EXTRA]
         if cards <= state.rules.keep_extra:
             moves.append(PASS_EXTRA)
         return Decision(seat, "goa.extra_action", moves,

@@ -17,6 +17,7 @@ from .moves import (
     TAKE_COLONIST,
     TAKE_SHIP,
     Done,
+    Move,
     TakeColonist,
     TakeShip,
 )
@@ -58,7 +59,7 @@ class ProgressPayment(SubDecision):
         return Decision(self.seat, "goa.pay_spice", moves, "Pay the next spice: choose the field")
 
     def pending_view(self, state: State, view: pb.Pending) -> None:
-        view.column = self.column + 1
+        view.column = self.column + 1  # type: ignore[assignment]  # protoc types enums as classes
         view.spices_owed.extend(s + 1 for s in range(N_SPICES) for _ in range(self.owed[s]))
         view.remaining = sum(self.owed)
 
@@ -100,7 +101,7 @@ class SpicePlacement(SubDecision):
         only = self.land
         chosen = self.lands_chosen
         full = self.MAX_LANDS and len(chosen) >= self.MAX_LANDS
-        moves = []
+        moves: list[Move] = []
         for li, land in enumerate(state.lands[self.seat]):
             if only >= 0 and li != only:
                 continue
@@ -183,7 +184,7 @@ class SpiceSale(SubDecision):
     NUMBER: ClassVar[int] = 4
 
     def decision(self, state: State) -> Decision | None:
-        moves = []
+        moves: list[Move] = []
         for li, land in enumerate(state.lands[self.seat]):
             seen = 0
             for s in land.spices:

@@ -1,7 +1,11 @@
 """What each seat sees. Written for the view, not filtered from a dump: a seat gets its own ducats
 and Expedition hand; of others only what the table shows (ship and colonist cards, hand sizes,
 lands, tiles). Never the Expedition deck's order, other hands, others' ducats (until the final
-scoring), the B tiles not yet laid out, face-down Bonanza tiles, or the RNG."""
+scoring), the B tiles not yet laid out, face-down Bonanza tiles, or the RNG.
+
+protoc's stubs type enum fields as their enum class; the enum numbers this module writes as ints
+carry ``type: ignore[arg-type]``.
+"""
 from __future__ import annotations
 
 from referee.v1 import goa_pb2 as pb
@@ -40,14 +44,14 @@ def _cell(cell: int) -> pb.Cell:
 
 def tile_info(rules: Rules, t: int) -> pb.TileInfo:
     tl = rules.tiles[t]
-    return pb.TileInfo(id=t, name=tl.name, type=tl.type + 1, phase=tl.phase,
-                       spice=tl.spice + 1, fields=tl.fields, n=tl.n, vp=tl.vp)
+    return pb.TileInfo(id=t, name=tl.name, type=tl.type + 1, phase=tl.phase,  # type: ignore[arg-type]
+                       spice=tl.spice + 1, fields=tl.fields, n=tl.n, vp=tl.vp)  # type: ignore[arg-type]
 
 
 #: An opponent's Mission tile as the table shows it: face down ("Acquired Mission tiles are placed,
 #: face down, in your play area" — EN; "Le joueur conserve ces missions face cachée" — 2004 FR),
 #: so neither its id nor its 2 or 3 VP; revealed at the final scoring.
-_FACE_DOWN_MISSION = pb.TileInfo(name="Mission (face down)", type=TILE_MISSION + 1, phase="B")
+_FACE_DOWN_MISSION = pb.TileInfo(name="Mission (face down)", type=TILE_MISSION + 1, phase="B")  # type: ignore[arg-type]
 
 
 def _kept_tile(rules: Rules, t: int, visible: bool) -> pb.TileInfo:
@@ -62,21 +66,21 @@ def card_info(rules: Rules, c: int) -> pb.CardInfo:
     amount = {EFFECT_SHIPS: rules.card_ships, EFFECT_COLONISTS: rules.card_colonists,
               EFFECT_DUCATS: rules.card_ducats, EFFECT_SPICES: rules.card_spices,
               EFFECT_SELL: rules.sell_price}.get(e, 0)
-    return pb.CardInfo(id=c, effect=e + 1, colonists=card.colonists,
+    return pb.CardInfo(id=c, effect=e + 1, colonists=card.colonists,  # type: ignore[arg-type]
                        symbol=rules.symbols[card.symbol], price=card.price, amount=amount)
 
 
 def colony_tile_info(rules: Rules, ct: int) -> pb.ColonyTileInfo:
     spec = rules.colony_tiles[ct]
-    return pb.ColonyTileInfo(id=ct, colony=spec.colony + 1,
-                             fields=[pb.FieldSpices(spices=_spices(m)) for m in spec.masks])
+    return pb.ColonyTileInfo(id=ct, colony=spec.colony + 1,  # type: ignore[arg-type]
+                             fields=[pb.FieldSpices(spices=_spices(m)) for m in spec.masks])  # type: ignore[arg-type]
 
 
 def _board(rules: Rules) -> pb.DevelopmentBoard:
     cols = []
     for c in range(N_COLUMNS):
         ys = rules.yields[c]
-        steps = [pb.StepCost(spices=[s + 1 for s in range(N_SPICES) for _ in range(cost[s])])
+        steps = [pb.StepCost(spices=[s + 1 for s in range(N_SPICES) for _ in range(cost[s])])  # type: ignore[misc]
                  for cost in rules.costs[c]]
         if c == COLUMN_EXPEDITION:
             cols.append(_exped_column(ys, steps))
@@ -86,13 +90,13 @@ def _board(rules: Rules) -> pb.DevelopmentBoard:
 
 
 def _column(c: int, ys: list[int], steps) -> pb.ColumnInfo:
-    info = pb.ColumnInfo(column=c + 1, steps=steps)
+    info = pb.ColumnInfo(column=c + 1, steps=steps)  # type: ignore[arg-type]
     getattr(info, "yield").extend(ys)
     return info
 
 
 def _exped_column(ys, steps) -> pb.ColumnInfo:
-    info = pb.ColumnInfo(column=COLUMN_EXPEDITION + 1, steps=steps, hand_limit=[y[1] for y in ys])
+    info = pb.ColumnInfo(column=COLUMN_EXPEDITION + 1, steps=steps, hand_limit=[y[1] for y in ys])  # type: ignore[arg-type]
     getattr(info, "yield").extend(y[0] for y in ys)
     return info
 
@@ -112,7 +116,7 @@ def _board_cached(rules: Rules) -> pb.DevelopmentBoard:
 
 def _land(rules: Rules, index: int, land: Land) -> pb.Land:
     out = pb.Land(index=index, colony=land.colony,
-                  fields=[pb.Field(takes=_spices(m), spice=s + 1 if s >= 0 else 0)
+                  fields=[pb.Field(takes=_spices(m), spice=s + 1 if s >= 0 else 0)  # type: ignore[arg-type]
                           for m, s in zip(land.takes, land.spices)])
     if land.colony:
         out.colony_tile.CopyFrom(colony_tile_info(rules, land.tile))
@@ -172,7 +176,7 @@ def build_view(state: State, seat: int | None) -> pb.View:
                 red_tiles_used=list(state.red_used[s]),
                 single_plantations_face_down=state.singles_down[s],
                 duty_vp=duty_vp(state, s),
-                colonies=[c + 1 for c in range(N_COLONIES) if state.colonies[s][c] >= 0],
+                colonies=[c + 1 for c in range(N_COLONIES) if state.colonies[s][c] >= 0],  # type: ignore[misc]
                 passed_extra_actions=state.phase == EXTRA and state.extra_passed[s],
             )
         )

@@ -94,7 +94,7 @@ class ConquistadorAdvance(Task):
 
 def exchange_moves(state: State, p: Player, effect: int) -> list:
     have = tuple(p.res)
-    out = []
+    out: list[moves.Exchange] = []
     for i, (pay, _) in enumerate(state.rules.effects[effect].options):
         out.extend(moves.exchange(i, v) for v in payments(pay, have))
     return out
@@ -148,7 +148,7 @@ class ExchangeOffer(Task):
 
 def ship_moves(state: State, p: Player) -> list:
     have = tuple(p.res)
-    out = []
+    out: list[moves.Ship] = []
     for slot, ship in enumerate(state.ship_slots):
         if ship >= 0:
             out.extend(moves.ship(slot, v) for v in payments(state.rules.ships[ship][0], have))

@@ -82,7 +82,7 @@ def gain(state: State, seat: int, g: Goods) -> None:
 
 @lru_cache(maxsize=65536)
 def _sell_buy_moves(r: Rules, res: tuple[int, ...], coins: int, economy: int) -> tuple:
-    out = [moves.sell(i) for i in range(N_RESOURCES) if res[i]]
+    out: list[moves.Sell | moves.Buy] = [moves.sell(i) for i in range(N_RESOURCES) if res[i]]
     for i in range(N_RESOURCES):
         price = _buy_price(r, economy, i)
         if price and coins >= price and res[i] < r.limit:

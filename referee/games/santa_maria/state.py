@@ -172,7 +172,8 @@ class Task(Pending["State", Any, pb.Pending]):
     rule: ClassVar[str] = ""
 
     def hash_form(self) -> tuple:
-        return (self.tag, *(getattr(self, name) for name in self.__slots__))
+        fields: tuple[str, ...] = self.__slots__
+        return (self.tag, *(getattr(self, name) for name in fields))
 
     def settle(self, state: State) -> bool:
         """Resolve without a choice if there is none to make: take the task off the queue's front,

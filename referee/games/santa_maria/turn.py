@@ -10,7 +10,9 @@ take free actions and ends its turn with EndTurn; when every seat has retreated 
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 from referee.core.contract import Decision, Event, IllegalMove
 
@@ -389,7 +391,7 @@ def end_turn(state: State, seat: int, move: moves.EndTurn) -> list[Event]:
 
 
 #: the turn's own moves (main actions, free actions, EndTurn) and what each does
-TURN_ACTIONS = {
+TURN_ACTIONS: dict[type, Callable[[State, int, Any], list[Event]]] = {
     moves.Expand: expand_colony, moves.ActivateBuilding: activate_building, moves.UseDie: use_die,
     moves.Retreat: retreat, moves.Sell: sell, moves.Buy: buy, moves.MoveDie: move_die,
     moves.EndTurn: end_turn,

@@ -10,7 +10,7 @@ from referee.v1 import santa_maria_pb2 as pb
 from .component_rules import Rules, tile_cells, tile_shape
 from .state import GOODS_NAMES
 
-_TERRAIN = {"road": pb.ROAD, "farm": pb.FARM, "forest": pb.FOREST, "mountain": pb.MOUNTAIN,
+_TERRAIN: dict[str | None, pb.Terrain] = {"road": pb.ROAD, "farm": pb.FARM, "forest": pb.FOREST, "mountain": pb.MOUNTAIN,
             "city": pb.CITY, "town_hall": pb.TOWN_HALL}
 _FX = {"produce": pb.PRODUCE, "exchange": pb.EXCHANGE, "ship": pb.SHIP,
        "conquistador": pb.CONQUISTADOR, "religion": pb.RELIGION}
