@@ -124,9 +124,7 @@ def test_views_do_not_depend_on_hidden_information(name):
     (other hands, deck and pile order, face-down tiles, the RNG) and the view bytes it is sent
     stay the same. The redraw must actually change the state most of the time. Only games in
     play: the final scoring reveals what was hidden (ports, Mission tiles)."""
-    rerandomise = getattr(hooks.for_game(name), "rerandomise", None)
-    if rerandomise is None:
-        pytest.skip(f"tests/{name}/hooks.py has no rerandomise")
+    rerandomise = hooks.require(name, "rerandomise")
     rnd = random.Random(7)
     checked = changed = 0
     for game, state in random_games(name, 8, 2000):
@@ -151,11 +149,10 @@ def test_views_do_not_depend_on_hidden_information(name):
 
 @pytest.mark.parametrize("name", GAMES)
 def test_invariants_hold_and_games_end(name):
-    check = getattr(hooks.for_game(name), "check_invariants", None)
+    check = hooks.require(name, "check_invariants")
     ended = 0
     for game, state in random_games(name, 20, 3000):
-        if check is not None:
-            check(state)
+        check(state)
         decision = game.decision(state)
         if decision is None:
             result = game.result(state)
@@ -166,5 +163,3 @@ def test_invariants_hold_and_games_end(name):
         else:
             assert decision.moves, f"{name}: decision {decision.kind} lists no move"
     assert ended == 20
-    if check is None:
-        pytest.skip(f"tests/{name}/hooks.py has no check_invariants (games ended)")

@@ -6,7 +6,7 @@ import random
 from referee.core.rng import Rng
 from referee.games.goa import GAME
 from referee.games.goa.catalog import Rules
-from referee.games.goa.flow import settle
+from referee.games.goa.rules import settle
 from referee.games.goa.state import State
 
 

@@ -2,7 +2,11 @@
 reveals that many ship cards; seats bid bills clockwise for the lot and the first-player ship."""
 from __future__ import annotations
 
+from typing import Any
+
 from referee.core.contract import Decision, Event, IllegalMove
+from referee.core.pending import Pending
+from referee.v1 import batavia_pb2 as pb
 
 from .moves import PASS_BID, Bid, PassBid, bid
 from .state import (
@@ -14,11 +18,12 @@ from .state import (
     draw_from_pile,
     hand_sizes,
 )
+from .view_parts import counts
 
 
-class Auction:
+class Auction(Pending[State, Any, pb.View]):
     """A. Vente aux enchères: the seat to act bids above the last bid (up to the bills it holds)
-    or passes."""
+    or passes. Its state is the auction's fields of the state; it hashes as its phase."""
 
     __slots__ = ()
     kind = "batavia.auction"
@@ -29,13 +34,30 @@ class Auction:
         listed = [PASS_BID] + [bid(a) for a in range(lo, state.bills[seat] + 1)]
         return Decision(seat, self.kind, listed, _auction_prompt(state, seat, lo))
 
-    def play(self, state: State, seat: int, move) -> list[Event]:
+    def play(self, state: State, move: Any) -> list[Event]:
+        seat = state.current
         kind = type(move)
         if kind is Bid:
             return place_bid(state, seat, move.amount)
         if kind is PassBid:
             return pass_bid(state, seat)
         raise IllegalMove("ILLEGAL_MOVE", "A. Vente aux enchères: during the auction you may only bid or pass")
+
+    def hash_form(self) -> tuple:
+        return (AUCTION,)
+
+    def pending_view(self, state: State, view: pb.View) -> None:
+        """The lot, the die, the high bid and who acts."""
+        view.auction.CopyFrom(
+            pb.Auction(
+                die=state.die,
+                lot=counts(state.lot),
+                high_bid=state.high_bid,
+                high_bidder=state.high_bidder,
+                auctioneer=state.auctioneer,
+                to_act=state.current,
+            )
+        )
 
     def default_move(self, state: State, d: Decision):
         return PASS_BID

@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from referee.core.contract import Decision, Event, IllegalMove
+from referee.core.pending import Pending
 from referee.core.rng import Rng
+from referee.v1 import batavia_pb2 as pb
 
 from .auction import Auction, start_round
 from .moves import (
@@ -24,6 +26,7 @@ from .moves import (
     DrawCards,
     ExchangeTiles,
     KeepTiles,
+    Move,
     PlayCard,
     TakeArrival,
 )
@@ -53,6 +56,7 @@ from .state import (
     stalls_ahead,
     state_digest,
 )
+from .view_parts import stall_tile
 
 __all__ = [
     "ACTIONS", "AUCTION", "COMPANY_IDS", "EXCHANGE", "GOOD_IDS", "N_COMPANIES", "N_GOODS", "OVER",
@@ -120,8 +124,10 @@ def _face_down_track(rules: Rules, rng: Rng) -> list[int]:
 # ---------------------------------------------------------------------------- the decisions
 
 
-class Actions:
-    """B. Actions des joueurs: draw 2 ship cards, or lay cards and then move the merchant."""
+class Actions(Pending[State, Any, pb.View]):
+    """B. Actions des joueurs: draw 2 ship cards, or lay cards and then move the merchant. Its
+    state is the turn's fields of the state; it hashes as its phase; the View shows the cards laid
+    this turn in every phase, so it adds nothing."""
 
     __slots__ = ()
 
@@ -129,7 +135,7 @@ class Actions:
         seat = state.current
         hand = state.hands[seat]
         if not any(state.played):
-            listed = [DRAW_CARDS]
+            listed: list[Move] = [DRAW_CARDS]
             if can_play(state, seat):
                 listed += [PLAY_CARD[c] for c in range(N_COMPANIES) if hand[c]]
             return Decision(seat, "batavia.turn", listed, "Draw 2 ship cards, or lay ship cards")
@@ -137,7 +143,8 @@ class Actions:
         listed += _move_options(state, seat)
         return Decision(seat, "batavia.play", listed, "Lay another card, or move your merchant")
 
-    def play(self, state: State, seat: int, move) -> list[Event]:
+    def play(self, state: State, move: Any) -> list[Event]:
+        seat = state.current
         kind = type(move)
         if kind is DrawCards:
             return draw_cards(state, seat)
@@ -151,6 +158,9 @@ class Actions:
             "ILLEGAL_MOVE", "B. Actions des joueurs: draw 2 ship cards, or lay cards and move your merchant"
         )
 
+    def hash_form(self) -> tuple:
+        return (ACTIONS,)
+
     def default_move(self, state: State, d: Decision):
         """Draw; with cards already laid, the first merchant move offered (or, if none yet, the
         first card offered)."""
@@ -160,9 +170,10 @@ class Actions:
         return (moving or list(d.moves))[0]
 
 
-class TileExchange:
+class TileExchange(Pending[State, Any, pb.View]):
     """3. Echanger des tuiles: after taking a stall tile, exchange one stall tile of each company
-    held for gold, or keep them."""
+    held for gold, or keep them. Its state is the tile just taken (``State.pending_tile``); it
+    hashes as its phase."""
 
     __slots__ = ()
     kind = "batavia.exchange"
@@ -171,7 +182,8 @@ class TileExchange:
         return Decision(state.current, self.kind, [EXCHANGE_TILES, KEEP_TILES],
                         "Exchange one stall tile of each company you hold for gold, or keep them")
 
-    def play(self, state: State, seat: int, move) -> list[Event]:
+    def play(self, state: State, move: Any) -> list[Event]:
+        seat = state.current
         kind = type(move)
         if kind is ExchangeTiles:
             return exchange_tiles(state, seat)
@@ -181,12 +193,22 @@ class TileExchange:
             "ILLEGAL_MOVE", "3. Echanger des tuiles: choose to exchange your stall tiles or keep them"
         )
 
+    def hash_form(self) -> tuple:
+        return (EXCHANGE,)
+
+    def pending_view(self, state: State, view: pb.View) -> None:
+        """The stall tile just taken, waiting to be exchanged or kept."""
+        view.pending_tile.CopyFrom(stall_tile(state.pending_tile))
+
     def default_move(self, state: State, d: Decision):
         return KEEP_TILES
 
 
-#: the decision of each phase: its legal moves, its effect and its time-policy default together
-STEPS = {AUCTION: Auction(), ACTIONS: Actions(), EXCHANGE: TileExchange()}
+#: the decision of each phase (``referee.core.pending``): its legal moves, its effect, its View
+#: and its time-policy default together
+STEPS: dict[int, Auction | Actions | TileExchange] = {
+    AUCTION: Auction(), ACTIONS: Actions(), EXCHANGE: TileExchange(),
+}
 _DECIDE = {phase: step.decision for phase, step in STEPS.items()}
 _PLAY = {phase: step.play for phase, step in STEPS.items()}
 
@@ -204,7 +226,7 @@ def apply(state: State, seat: int, move) -> list[Event]:
         raise IllegalMove("MATCH_OVER", "the game is over")
     if seat != state.current:
         raise IllegalMove("NOT_YOUR_TURN", f"seat {state.current} is to act, not seat {seat}")
-    return _PLAY[state.phase](state, seat, move)
+    return _PLAY[state.phase](state, move)
 
 
 def default_move(state: State, d: Decision):
@@ -220,7 +242,7 @@ def _move_options(state: State, seat: int) -> list:
     if not seals:
         return []
     ahead = stalls_ahead(state, seat)
-    options = [ADVANCE[c] for c in seals if ahead[c]]
+    options: list[Move] = [ADVANCE[c] for c in seals if ahead[c]]
     if not options and state.arrival_holder < 0:
         options.append(TAKE_ARRIVAL)
     return options
@@ -471,7 +493,7 @@ def final_scoring(state: State, reason: str) -> list[Event]:
     the most bills (ties: 2 each), 4 gold for the arrival tile; no pirate attack now."""
     r = state.rules
     n = state.n
-    final = [
+    final: list[dict[str, Any]] = [
         {"exchange": state.gold[s], "goods": {}, "bills": 0, "arrival": 0} for s in range(n)
     ]
     for g in range(N_GOODS):

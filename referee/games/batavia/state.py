@@ -14,12 +14,18 @@ from typing import Any
 from referee.core.components import ComponentSheet
 from referee.core.rng import Rng
 
-N_COMPANIES = 5
-N_GOODS = 7
-START, ARRIVAL = 0, 36
+#: "l'une des 5 compagnies des Indes orientales" (Batavia, French rules, "Matériel de jeu"), in the
+#: order of the rules: "Les compagnies sont originaires des nations (de gauche à droite)"
 COMPANY_IDS = ("EN", "DK", "FR", "NL", "SE")
-GOOD_IDS = ("tea", "cotton", "porcelain", "silk", "ginger", "nutmeg", "pepper")
 COMPANY_NAMES = ("England", "Denmark", "France", "Netherlands", "Sweden")
+#: "35 échoppes — chaque tuile « Echoppe » arbore le pavillon d'une compagnie et un type de
+#: marchandise" (Batavia, French rules, "Matériel de jeu"): 5 companies x 7 goods
+GOOD_IDS = ("tea", "cotton", "porcelain", "silk", "ginger", "nutmeg", "pepper")
+N_COMPANIES = len(COMPANY_IDS)
+N_GOODS = len(GOOD_IDS)
+#: the merchants' start space, and the arrival tile one past the track's 35 spaces (one per stall
+#: tile; the sheet's ``track_spaces``)
+START, ARRIVAL = 0, N_COMPANIES * N_GOODS + 1
 
 # phases
 AUCTION, ACTIONS, EXCHANGE, OVER = 1, 2, 3, 4

@@ -8,6 +8,9 @@ counting house) are therefore encoded once and cached as bytes; the view is the 
 those encodings parsed once. Concatenated encodings of the same message type merge (repeated fields
 append, scalars take the last value), so the result is exactly the message built field by field —
 ``test_fragment_view_equals_direct_build`` checks this against :func:`build_view_direct`.
+
+protoc's stubs type enum fields as their enum class; the enum numbers this module writes as ints
+carry ``type: ignore[arg-type]``.
 """
 from __future__ import annotations
 
@@ -18,11 +21,13 @@ from .rules import (
     N_COMPANIES,
     N_GOODS,
     OVER,
+    STEPS,
     State,
     face_up_total,
     pirate_threshold,
     seal_holder,
 )
+from .view_parts import counts, stall_tile
 
 # Fragments repeat within a match (a player's holdings change only when they act), rarely
 # across matches: a few thousand entries keep the hits, and cap the memory at a few MB.
@@ -32,20 +37,12 @@ _player_cache: dict[tuple, bytes] = {}
 _house_cache: dict[tuple, bytes] = {}
 
 
-def _counts(values) -> pb.CompanyCounts:
-    return pb.CompanyCounts(count=values)
-
-
-def _tile(tile: int) -> pb.Tile:
-    return pb.Tile(company=tile // N_GOODS + 1, good=tile % N_GOODS + 1)
-
-
 def _stall(space: int, tile: int, revealed: int) -> pb.Stall:
     if tile < 0:
         return pb.Stall(space=space, state=pb.TAKEN)
     if space <= revealed:
         return pb.Stall(
-            space=space, state=pb.FACE_UP, company=tile // N_GOODS + 1, good=tile % N_GOODS + 1
+            space=space, state=pb.FACE_UP, company=tile // N_GOODS + 1, good=tile % N_GOODS + 1  # type: ignore[arg-type]
         )
     return pb.Stall(space=space, state=pb.FACE_DOWN)
 
@@ -74,9 +71,9 @@ def _player(key: tuple) -> pb.PlayerPublic:
         hand_size=hand,
         bills=bills,
         gold=gold,
-        face_up=_counts(face_up),
+        face_up=counts(face_up),
         seals=seals,
-        tiles=[_tile(t) for t in tiles],
+        tiles=[stall_tile(t) for t in tiles],
         crates_left=crates,
         has_arrival_tile=arrival,
         in_auction=in_auction,
@@ -86,7 +83,7 @@ def _player(key: tuple) -> pb.PlayerPublic:
 def _houses(state: State) -> list[pb.CountingHouse]:
     return [
         pb.CountingHouse(
-            good=g + 1,
+            good=g + 1,  # type: ignore[arg-type]
             crate_owner=[state.crate_owner[c * N_GOODS + g] for c in range(N_COMPANIES)],
         )
         for g in range(N_GOODS)
@@ -100,34 +97,23 @@ def _scalars(state: State, seat: int | None) -> pb.View:
     view = pb.View(
         seat=-1 if seat is None else seat,
         seat_count=state.n,
-        phase=state.phase,
+        phase=state.phase,  # type: ignore[arg-type]
         round=state.round,
         first_player=state.first_player,
         current_seat=state.current if not over else -1,
         draw_pile_size=len(state.draw_pile),
-        discards=_counts(state.discards),
+        discards=counts(state.discards),
         cannon=min(total, state.rules.cannon_max),
         face_up_total=total,
         pirate_threshold=pirate_threshold(state),
-        played_this_turn=_counts(state.played),
+        played_this_turn=counts(state.played),
         arrival_holder=state.arrival_holder,
         final_round=state.arrival_holder >= 0 and not over,
     )
-    if state.phase == AUCTION:
-        view.auction.CopyFrom(
-            pb.Auction(
-                die=state.die,
-                lot=_counts(state.lot),
-                high_bid=state.high_bid,
-                high_bidder=state.high_bidder,
-                auctioneer=state.auctioneer,
-                to_act=state.current,
-            )
-        )
+    if not over:
+        STEPS[state.phase].pending_view(state, view)
     if seat is not None:
-        view.my_hand.CopyFrom(_counts(state.hands[seat]))
-    if state.pending_tile >= 0:
-        view.pending_tile.CopyFrom(_tile(state.pending_tile))
+        view.my_hand.CopyFrom(counts(state.hands[seat]))
     return view
 
 

@@ -1,5 +1,5 @@
 """Goa (Rüdiger Dorn), 2-4 players: the 2012 edition "A New Expedition" and the 2004 original.
-Rules: modules by concern (README.md), entered through flow.py; open points: RULINGS.md."""
+Rules: modules by concern (README.md), entered through rules.py; open points: RULINGS.md."""
 from .game import GoaGame
 
 GAME = GoaGame()

@@ -11,6 +11,7 @@ from referee.core.contract import Decision, Event
 from .cards import ExpeditionDraw, card_usable, play_bonus_card, spend_card
 from .catalog import (
     COLONIES,
+    COLONY_REVEAL,
     COLUMN_COLONISTS,
     COLUMN_EXPEDITION,
     COLUMN_HARVEST,
@@ -21,6 +22,10 @@ from .catalog import (
     EFFECT_HARVEST_MIX,
     EFFECT_PROGRESS_SHIPS_ONLY,
     EFFECT_PROGRESS_SPICES_ONLY,
+    LAST_ROW,
+    N_COLONIES,
+    N_COLUMNS,
+    N_SPICES,
     TILE_ESPIONAGE,
 )
 from .colonies import ColonyFounding
@@ -90,15 +95,15 @@ class ActionTurn(SubDecision):
         if not spying:
             ships = state.ships[p]
             have = None
-            for c in range(5):
+            for c in range(N_COLUMNS):
                 row = state.rows[p][c]
-                if row >= 4:
+                if row >= LAST_ROW:
                     continue
                 k = row + 1
                 need = r.costs[c][row]
                 if have is None:
                     have = spice_counts(state, p)
-                spices_ok = all(have[s] >= need[s] for s in range(5))
+                spices_ok = all(have[s] >= need[s] for s in range(N_SPICES))
                 if spices_ok and ships >= k:
                     moves.append(progress(c, -1))
                 if free_card:
@@ -118,7 +123,7 @@ class ActionTurn(SubDecision):
         if not spying:
             moves.append(EXPEDITION)
         before = state.options.get("colony_card_timing") == "before"
-        for col in range(4):
+        for col in range(N_COLONIES):
             if state.colonies[p][col] < 0 and state.colony_supply[col]:
                 moves.append(FOUND_COLONY[col])
                 if before and free_card:
@@ -147,7 +152,7 @@ class ActionTurn(SubDecision):
                 moves.append(use_tile(t))
         return moves
 
-    def apply(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move) -> list[Event]:
         p = self.seat
         t = type(move)
         if t is EndTurn:
@@ -194,7 +199,7 @@ class ActionTurn(SubDecision):
             if move.card >= 0:  # colony_card_timing=before: the third card is announced first
                 spend_card(state, p, move.card)
                 extra = True
-            cards = draw_cards(state, 2 + extra)
+            cards = draw_cards(state, COLONY_REVEAL + extra)
             state.discard.extend(cards)
             revealed = sum(r.cards[c].colonists for c in cards)
             board = r.yields[COLUMN_COLONISTS][row[COLUMN_COLONISTS]]

@@ -2,10 +2,12 @@
 token's lot in turn (one round of bids; the auctioneer sells or keeps), and awarding the lot."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from referee.core.contract import Decision, Event
 
 from .board import flag_cells, grid_index, rc_of, token_cells, token_seat
-from .moves import KEEP_LOT, PASS, PLACE_FLAG, PLACE_TOKEN, Bid, KeepLot, Pass, bid
+from .moves import KEEP_LOT, PASS, PLACE_FLAG, PLACE_TOKEN, Bid, KeepLot, Move, Pass, bid
 from .resources import gain_extra
 from .state import ACTIONS, AUCTION, State
 from .tiles import gain_tile, take_bonanza
@@ -73,7 +75,7 @@ def auction_decision(state: State, events: list[Event]) -> Decision | None:
     money = state.ducats[seat]
     high = state.high
     if state.bid_pos < n:
-        moves = [PASS] + [bid(x) for x in range(high + 1, money + 1)]
+        moves: Sequence[Move] = [PASS] + [bid(x) for x in range(high + 1, money + 1)]
         return Decision(seat, "goa.bid", moves, f"Bid more than {high} ducats, or pass")
     if high == 0:
         events.append(Event("goa.no_bid", a, f"nobody bids: seat {a} takes the lot free"))

@@ -6,56 +6,65 @@ from __future__ import annotations
 
 from referee.core.contract import Event
 
-from .catalog import is_plantation_tile
+from .catalog import GRID_SIDE, GRID_SQUARES, is_plantation_tile
 from .state import State
+
+#: the board's cells: the grid and the row of edge spaces around it
+BOARD_SIDE = GRID_SIDE + 2
+BOARD_CELLS = BOARD_SIDE * BOARD_SIDE
 
 
 def cell_of(r: int, c: int) -> int:
-    return (r + 1) * 7 + (c + 1)
+    return (r + 1) * BOARD_SIDE + (c + 1)
 
 
 def rc_of(cell: int) -> tuple[int, int]:
-    return cell // 7 - 1, cell % 7 - 1
+    return cell // BOARD_SIDE - 1, cell % BOARD_SIDE - 1
+
+
+def _on_grid(r: int, c: int) -> bool:
+    return 0 <= r < GRID_SIDE and 0 <= c < GRID_SIDE
 
 
 def grid_index(cell: int) -> int:
     r, c = rc_of(cell)
-    return r * 5 + c if 0 <= r < 5 and 0 <= c < 5 else -1
+    return r * GRID_SIDE + c if _on_grid(r, c) else -1
 
 
-GRID_CELLS = tuple(cell_of(i // 5, i % 5) for i in range(25))
+GRID_CELLS = tuple(cell_of(i // GRID_SIDE, i % GRID_SIDE) for i in range(GRID_SQUARES))
 
 
 EDGE_CELLS = tuple(
-    [cell_of(-1, c) for c in range(5)] + [cell_of(5, c) for c in range(5)]
-    + [cell_of(r, -1) for r in range(5)] + [cell_of(r, 5) for r in range(5)]
+    [cell_of(-1, c) for c in range(GRID_SIDE)] + [cell_of(GRID_SIDE, c) for c in range(GRID_SIDE)]
+    + [cell_of(r, -1) for r in range(GRID_SIDE)] + [cell_of(r, GRID_SIDE) for r in range(GRID_SIDE)]
 )
 
 
 # orthogonal grid neighbours (grid indices) of every board cell
 ORTH = tuple(
     tuple(
-        (r + dr) * 5 + (c + dc)
+        (r + dr) * GRID_SIDE + (c + dc)
         for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1))
-        if 0 <= r + dr < 5 and 0 <= c + dc < 5
+        if _on_grid(r + dr, c + dc)
     )
-    for r, c in (rc_of(x) for x in range(49))
+    for r, c in (rc_of(x) for x in range(BOARD_CELLS))
 )
 
 
 # king-move grid neighbours (grid indices) of every board cell
 KING = tuple(
     tuple(
-        (r + dr) * 5 + (c + dc)
+        (r + dr) * GRID_SIDE + (c + dc)
         for dr in (-1, 0, 1)
         for dc in (-1, 0, 1)
-        if (dr or dc) and 0 <= r + dr < 5 and 0 <= c + dc < 5
+        if (dr or dc) and _on_grid(r + dr, c + dc)
     )
-    for r, c in (rc_of(x) for x in range(49))
+    for r, c in (rc_of(x) for x in range(BOARD_CELLS))
 )
 
 
-CORNERS = (0, 4, 20, 24)
+LAST = GRID_SIDE - 1
+CORNERS = (0, LAST, LAST * GRID_SIDE, LAST * GRID_SIDE + LAST)  # grid indices
 
 
 def lay_out_phase(state: State, phase: str) -> list[Event]:
@@ -82,9 +91,9 @@ def lay_out_phase(state: State, phase: str) -> list[Event]:
     if aside:
         state.rng.shuffle(pile)
     state.box.extend(removed)
-    state.grid = [pile[i] if i < len(pile) else -1 for i in range(25)]
-    state.tile_discard.extend(pile[25:])
-    state.bonanza = [-1] * 25
+    state.grid = [pile[i] if i < len(pile) else -1 for i in range(GRID_SQUARES)]
+    state.tile_discard.extend(pile[GRID_SQUARES:])
+    state.bonanza = [-1] * GRID_SQUARES
     if state.options.get("bonanza") and r.bonanza:
         order = list(range(len(r.bonanza)))
         state.rng.shuffle(order)
@@ -92,13 +101,13 @@ def lay_out_phase(state: State, phase: str) -> list[Event]:
             state.bonanza[corner] = b
     if not boxed_tiles_seen(state):  # 2004: returned to the box unseen
         return [Event("goa.phase_laid_out", -1,
-                      f"phase {phase}: 25 tiles laid out; {len(removed)} returned to the box unseen",
+                      f"phase {phase}: {GRID_SQUARES} tiles laid out; {len(removed)} returned to the box unseen",
                       {"phase": phase, "removed_count": len(removed)})]
     return [
         Event(
             "goa.phase_laid_out",
             -1,
-            f"phase {phase}: 25 tiles laid out; returned to the box: "
+            f"phase {phase}: {GRID_SQUARES} tiles laid out; returned to the box: "
             + ", ".join(r.tiles[t].name for t in removed),
             {"phase": phase, "removed": removed},
         )
@@ -126,7 +135,7 @@ def flag_cells(state: State) -> list[int]:
     for cell in EDGE_CELLS:
         if any(grid[g] >= 0 for g in ORTH[cell]):
             out.append(cell)
-    for g in range(25):
+    for g in range(GRID_SQUARES):
         if grid[g] < 0:
             cell = GRID_CELLS[g]
             if any(grid[x] >= 0 for x in ORTH[cell]):
@@ -147,6 +156,6 @@ def token_cells(state: State) -> list[int]:
             if grid[g] >= 0 and GRID_CELLS[g] not in taken:
                 out.append(GRID_CELLS[g])
     if not out:
-        out = [GRID_CELLS[g] for g in range(25) if grid[g] >= 0 and GRID_CELLS[g] not in taken]
+        out = [GRID_CELLS[g] for g in range(GRID_SQUARES) if grid[g] >= 0 and GRID_CELLS[g] not in taken]
     out.sort()
     return out

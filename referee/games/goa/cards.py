@@ -4,7 +4,7 @@ down at once)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from referee.core.contract import Decision, Event
 
@@ -16,12 +16,16 @@ from .catalog import (
     EFFECT_SELL,
     EFFECT_SHIPS,
     EFFECT_SPICES,
+    LAST_ROW,
 )
-from .moves import DiscardCard, Draw, discard_card, draw, play_card
+from .moves import DiscardCard, Draw, Move, discard_card, draw, play_card
 from .resources import discard_expedition_card, gain_cards
-from .spices import BonusSacks, SpiceSale
+from .spices import UNLIMITED, BonusSacks, SpiceSale
 from .state import State, SubDecision, card_played, current_action_turn, hand_limit, has_empty_field
 from .tiles import PaidProgressChoice
+
+if TYPE_CHECKING:
+    from referee.v1 import goa_pb2 as pb
 
 
 def card_usable(state: State, p: int, card: int) -> bool:
@@ -34,7 +38,7 @@ def card_usable(state: State, p: int, card: int) -> bool:
     if e == EFFECT_SELL:
         return any(s >= 0 for land in state.lands[p] for s in land.spices)
     if e == EFFECT_PROGRESS_DUCATS:
-        return state.ducats[p] >= c.price and min(state.rows[p]) < 4
+        return state.ducats[p] >= c.price and min(state.rows[p]) < LAST_ROW
     return False
 
 
@@ -54,7 +58,7 @@ class ExpeditionDraw(SubDecision):
         p = self.seat
         hand = state.hands[p]
         room = self.limit - len(hand)
-        moves = [draw(k) for k in range(min(self.most, room), -1, -1)] if room >= 0 else []
+        moves: list[Move] = [draw(k) for k in range(min(self.most, room), -1, -1)] if room >= 0 else []
         if not card_played(state):
             for card in hand:
                 if card_usable(state, p, card):
@@ -64,7 +68,11 @@ class ExpeditionDraw(SubDecision):
         return Decision(p, "goa.expedition", moves,
                         f"Draw up to {self.most} (hand limit {self.limit}); discard or play first to make room")
 
-    def apply(self, state: State, move) -> list[Event]:
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        view.draw_max = self.most
+        view.hand_limit = self.limit
+
+    def play(self, state: State, move) -> list[Event]:
         p = self.seat
         t = type(move)
         if t is Draw:
@@ -91,7 +99,7 @@ class HandLimitDiscard(SubDecision):
         return Decision(p, "goa.hand_limit", [discard_card(c) for c in state.hands[p]],
                         f"Discard down to your hand limit of {limit}")
 
-    def apply(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move) -> list[Event]:
         return discard_expedition_card(state, self.seat, move.card)
 
 
@@ -120,7 +128,7 @@ def play_bonus_card(state: State, p: int, card: int) -> list[Event]:
     elif e == EFFECT_SPICES:
         state.stack.append(BonusSacks(p, r.card_spices))
     elif e == EFFECT_SELL:
-        state.stack.append(SpiceSale(p, r.sell_max if r.sell_max > 0 else 99))
+        state.stack.append(SpiceSale(p, r.sell_max if r.sell_max > 0 else UNLIMITED))
     elif e == EFFECT_PROGRESS_DUCATS:
         state.ducats[p] -= c.price
         state.stack.append(PaidProgressChoice(p))

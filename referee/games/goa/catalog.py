@@ -15,8 +15,29 @@ from referee.core.components import ComponentSheet
 SPICES = ("ginger", "pepper", "cinnamon", "nutmeg", "clove")
 COLUMNS = ("ships", "harvest", "taxes", "expedition", "colonists")
 COLONIES = ("quilon", "cochin", "madras", "calicut")
-COLUMN_SHIPS, COLUMN_HARVEST, COLUMN_TAXES, COLUMN_EXPEDITION, COLUMN_COLONISTS = range(5)
-ALL_SPICES = 31  # a field that takes any spice: all five bits
+N_SPICES, N_COLUMNS, N_COLONIES = len(SPICES), len(COLUMNS), len(COLONIES)
+COLUMN_SHIPS, COLUMN_HARVEST, COLUMN_TAXES, COLUMN_EXPEDITION, COLUMN_COLONISTS = range(N_COLUMNS)
+ALL_SPICES = (1 << N_SPICES) - 1  # a field that takes any spice: all five bits
+
+#: Rows of a Development board column, 0 the top row ("put one marker in the first box (top row)
+#: of each column", Goa 2012 EN, Game setup 8); the sheet gives a yield per row
+#: (``yield.<column>.1..5``) and a cost per step between rows (``cost.<column>.1..4``). A marker
+#: in the last row progresses no more.
+N_ROWS = 5
+LAST_ROW = N_ROWS - 1
+N_STEPS = N_ROWS - 1
+#: "Randomly place the remaining 25 tiles in the play area, face up in a 5x5 grid" (Goa 2012 EN,
+#: Game setup 1).
+GRID_SIDE = 5
+GRID_SQUARES = GRID_SIDE * GRID_SIDE
+#: "30 Expedition cards" (Goa 2012 EN, Components); the sheet names them card.01..card.30.
+EXPEDITION_CARDS = 30
+#: Found a colony: "reveal 2 Expedition cards and add the colonists depicted" (Goa 2012 EN,
+#: 6. Found a colony); a card reveals one more ("3 instead of 2").
+COLONY_REVEAL = 2
+#: "Two Expedition cards per column can be obtained this way (one for the last row, one for the
+#: row before last)" (Goa 2012 EN, Progress bonuses); the sheet's ``first_to_rows`` names the rows.
+FIRST_BONUSES_PER_COLUMN = 2
 
 
 # tile types (component sheet "type")
@@ -130,20 +151,20 @@ class Rules:
         yields = tuple(
             tuple(
                 tuple(v[f"yield.{col}.{r}"]) if col == "expedition" else v[f"yield.{col}.{r}"]
-                for r in range(1, 6)
+                for r in range(1, N_ROWS + 1)
             )
             for col in COLUMNS
         )
         costs = []
         for col in COLUMNS:
             steps = []
-            for s in range(1, 5):
-                counts = [0] * 5
+            for s in range(1, N_STEPS + 1):
+                counts = [0] * N_SPICES
                 for name in v[f"cost.{col}.{s}"]:
                     counts[sp[name]] += 1
                 steps.append(tuple(counts))
             costs.append(tuple(steps))
-        colony_tiles = []
+        colony_tiles: list[ColonyTile] = []
         need = []
         for ci, name in enumerate(COLONIES):
             spec = v[f"colony.{name}"]
@@ -164,7 +185,7 @@ class Rules:
                 symbols.index(c["symbol"]),
                 c.get("price", 0),
             )
-            for i, c in enumerate(v[f"card.{k:02d}"] for k in range(1, 31))
+            for i, c in enumerate(v[f"card.{k:02d}"] for k in range(1, EXPEDITION_CARDS + 1))
         )
         tiles: list[Tile] = []
         for phase in ("A", "B"):

@@ -3,7 +3,7 @@ declining for 1 colonist), choosing the Quilon/Madras tile, and placing and fill
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from referee.core.contract import Decision, Event
 
@@ -13,6 +13,7 @@ from .moves import (
     DECLINE,
     RECRUIT,
     Decline,
+    Move,
     PlayCard,
     RevealMore,
     UseTile,
@@ -25,6 +26,9 @@ from .resources import draw_cards
 from .spices import FillLand
 from .state import Land, State, SubDecision, card_played
 from .tiles import use_tile_effect
+
+if TYPE_CHECKING:
+    from referee.v1 import goa_pb2 as pb
 
 
 @dataclass(slots=True)
@@ -42,7 +46,7 @@ class ColonyFounding(SubDecision):
         r = state.rules
         p = self.seat
         need = r.colony_need[self.colony]
-        moves = []
+        moves: list[Move] = []
         free_card = not card_played(state)
         before = state.options.get("colony_card_timing") == "before"
         if free_card:
@@ -62,7 +66,13 @@ class ColonyFounding(SubDecision):
                         f"{COLONIES[self.colony].title()} needs {need}: board {self.board} + revealed "
                         f"{self.revealed} + colonist cards {state.colonists[p]}")
 
-    def apply(self, state: State, move) -> list[Event]:
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        view.colony = self.colony + 1  # type: ignore[assignment]  # protoc types enums as classes
+        view.colonists_needed = state.rules.colony_need[self.colony]
+        view.colonists_board = self.board
+        view.colonists_revealed = self.revealed
+
+    def play(self, state: State, move) -> list[Event]:
         r = state.rules
         p = self.seat
         t = type(move)
@@ -110,7 +120,10 @@ class ColonyTileChoice(SubDecision):
                 moves.append(choose_colony_tile(ct))
         return Decision(self.seat, "goa.colony_tile", moves, "Choose the colony tile")
 
-    def apply(self, state: State, move) -> list[Event]:
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        view.colony = self.colony + 1  # type: ignore[assignment]  # protoc types enums as classes
+
+    def play(self, state: State, move) -> list[Event]:
         state.stack.pop()
         state.colony_supply[self.colony].remove(move.tile)
         place_colony(state, self.seat, move.tile)

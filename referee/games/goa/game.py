@@ -1,6 +1,6 @@
 """Goa as a referee game: options, component sheets, result and proto mapping; the rest is the
 common adapter (referee/core/adapter.py) over the rules, which live in modules by concern
-(README.md) entered through ``flow`` (``setup``, ``decision``, ``apply``, ``default_move``).
+(README.md) entered through ``rules`` (``setup``, ``decision``, ``apply``, ``default_move``).
 States are hashed with Goa's own ``state.state_digest``."""
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from referee.core.contract import (
 )
 from referee.v1 import goa_pb2 as pb
 
-from . import flow, moves
+from . import moves, rules
 from . import view as views
 from .catalog import Rules
 from .sheet import SHEET_SCHEMA, check_consistency
@@ -125,7 +125,7 @@ class GoaGame(SheetGame[State, moves.Move]):
     view_message = pb.View
     sheet_schema = SHEET_SCHEMA
     default_sheets = MappingProxyType(SHEETS)
-    engine = flow
+    engine = rules
     views = views
 
     # ---- components

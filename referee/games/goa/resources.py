@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from referee.core.contract import Event
 
+from .catalog import FIRST_BONUSES_PER_COLUMN
 from .state import State
 
 
@@ -63,7 +64,7 @@ def advance_marker(state: State, p: int, c: int) -> None:
     rows[c] += 1
     row = rows[c]
     if row in r.first_to_rows:
-        idx = c * 2 + r.first_to_rows.index(row)
+        idx = c * FIRST_BONUSES_PER_COLUMN + r.first_to_rows.index(row)
         if state.first_bonus[idx] < 0:
             state.first_bonus[idx] = p
             gain_cards(state, p, 1)

@@ -30,7 +30,7 @@ def score_seat(state: State, p: int) -> dict[str, Any]:
     )
     single_vp = singles * (next(t.vp for t in kept if t.type == TILE_FOREMAN) if foreman else r.single_vp)
     missions = sum(t.vp for t in kept if t.type == TILE_MISSION)
-    out = {
+    out: dict[str, Any] = {
         "progress": sum(rows_vp),
         "progress_by_column": dict(zip(COLUMNS, rows_vp)),
         "colonies": colonies,

@@ -4,11 +4,11 @@ selling sacks with the Expedition card Sell."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from referee.core.contract import Decision, Event
 
-from .catalog import COLUMNS
+from .catalog import COLUMNS, N_SPICES
 from .moves import (
     DONE,
     PAY_SPICE,
@@ -17,11 +17,20 @@ from .moves import (
     TAKE_COLONIST,
     TAKE_SHIP,
     Done,
+    Move,
     TakeColonist,
     TakeShip,
 )
 from .resources import advance_marker, place_spice, remove_spice
 from .state import State, SubDecision
+
+if TYPE_CHECKING:
+    from referee.v1 import goa_pb2 as pb
+
+#: A count of sacks with no limit: the Expedition card Sell where the edition sets none (2004),
+#: Extra harvest ("Fill up to 3 of your plantations and/or colonies": as many sacks as fit). The
+#: View shows it as is.
+UNLIMITED = 99
 
 
 def spices_on_lands(lands: list, owed: list[int] | None) -> list:
@@ -49,7 +58,12 @@ class ProgressPayment(SubDecision):
         moves = spices_on_lands(state.lands[self.seat], self.owed)
         return Decision(self.seat, "goa.pay_spice", moves, "Pay the next spice: choose the field")
 
-    def apply(self, state: State, move) -> list[Event]:
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        view.column = self.column + 1  # type: ignore[assignment]  # protoc types enums as classes
+        view.spices_owed.extend(s + 1 for s in range(N_SPICES) for _ in range(self.owed[s]))
+        view.remaining = sum(self.owed)
+
+    def play(self, state: State, move) -> list[Event]:
         p = self.seat
         remove_spice(state, p, move.land, move.spice)
         self.owed[move.spice] -= 1
@@ -76,9 +90,9 @@ class SpicePlacement(SubDecision):
     MODE: ClassVar[int] = -1
     MAX_LANDS: ClassVar[int] = 0  # 0: no limit on the number of lands
 
-    def encode(self) -> list:
-        return [self.NUMBER, self.seat, self.remaining, self.MODE, self.land, int(self.may_stop),
-                int(self.ships_or_colonists), list(self.lands_chosen)]
+    def hash_form(self) -> tuple:
+        return (self.NUMBER, self.seat, self.remaining, self.MODE, self.land, int(self.may_stop),
+                int(self.ships_or_colonists), list(self.lands_chosen))
 
     def decision(self, state: State) -> Decision | None:
         remaining = self.remaining
@@ -87,7 +101,7 @@ class SpicePlacement(SubDecision):
         only = self.land
         chosen = self.lands_chosen
         full = self.MAX_LANDS and len(chosen) >= self.MAX_LANDS
-        moves = []
+        moves: list[Move] = []
         for li, land in enumerate(state.lands[self.seat]):
             if only >= 0 and li != only:
                 continue
@@ -99,7 +113,7 @@ class SpicePlacement(SubDecision):
                 if s < 0:
                     free |= masks[i]
             if free:
-                for s in range(5):
+                for s in range(N_SPICES):
                     if free & (1 << s):
                         moves.append(PLACE_SPICE[li][s])
         if self.ships_or_colonists:
@@ -111,7 +125,11 @@ class SpicePlacement(SubDecision):
             moves.append(DONE)
         return Decision(self.seat, "goa.place_spice", moves, f"Place spice sack(s): {remaining} left")
 
-    def apply(self, state: State, move) -> list[Event]:
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        view.remaining = min(self.remaining, UNLIMITED)
+        view.lands_chosen.extend(self.lands_chosen)
+
+    def play(self, state: State, move) -> list[Event]:
         p = self.seat
         t = type(move)
         if t is Done:
@@ -155,7 +173,7 @@ class ExtraHarvest(SpicePlacement):
     """Extra harvest: 'Fill up to 3 of your plantations and/or colonies'."""
 
     MODE: ClassVar[int] = 3
-    MAX_LANDS: ClassVar[int] = 3
+    MAX_LANDS: ClassVar[int] = 3  # "Fill up to 3 of your plantations and/or colonies"
 
 
 @dataclass(slots=True)
@@ -166,7 +184,7 @@ class SpiceSale(SubDecision):
     NUMBER: ClassVar[int] = 4
 
     def decision(self, state: State) -> Decision | None:
-        moves = []
+        moves: list[Move] = []
         for li, land in enumerate(state.lands[self.seat]):
             seen = 0
             for s in land.spices:
@@ -176,9 +194,13 @@ class SpiceSale(SubDecision):
         if not moves or self.remaining <= 0:
             return None
         moves.append(DONE)
-        return Decision(self.seat, "goa.sell_spice", moves, "Sell a spice sack for 3 ducats, or stop")
+        return Decision(self.seat, "goa.sell_spice", moves,
+                        f"Sell a spice sack for {state.rules.sell_price} ducats, or stop")
 
-    def apply(self, state: State, move) -> list[Event]:
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        view.remaining = min(self.remaining, UNLIMITED)
+
+    def play(self, state: State, move) -> list[Event]:
         if type(move) is Done:
             state.stack.pop()
             return []

@@ -8,13 +8,25 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from referee.core.contract import Decision, Event
 from referee.core.hashing import canonical
+from referee.core.pending import Pending
 from referee.core.rng import Rng
+from referee.v1 import goa_pb2 as pb
 
-from .catalog import COLUMN_EXPEDITION, Rules
+from .catalog import (
+    COLUMN_EXPEDITION,
+    FIRST_BONUSES_PER_COLUMN,
+    GRID_SQUARES,
+    N_COLUMNS,
+    N_SPICES,
+    Rules,
+)
+
+if TYPE_CHECKING:
+    from .actions import ActionTurn
 
 # phases: Quick starter choices, "1. Place auction tokens", "2. Tile auctions", "3. Player
 # actions", the Extra actions at the end of a round, the game over
@@ -31,9 +43,9 @@ class Land:
     takes: list[int]
     spices: list[int]
 
-    def encode(self) -> list:
-        """The canonical form the state hash uses: [0 plantation / 1 colony, tile, takes, spices]."""
-        return [int(self.colony), self.tile, list(self.takes), list(self.spices)]
+    def hash_form(self) -> tuple:
+        """The form the state hash uses: (0 plantation / 1 colony, tile, takes, spices)."""
+        return (int(self.colony), self.tile, list(self.takes), list(self.spices))
 
 
 @dataclass(slots=True)
@@ -47,8 +59,8 @@ class State:
     round: int = 0
     first: int = 0
     # board
-    grid: list[int] = field(default_factory=lambda: [-1] * 25)  # tile id per grid square
-    bonanza: list[int] = field(default_factory=lambda: [-1] * 25)  # face-down Bonanza tile
+    grid: list[int] = field(default_factory=lambda: [-1] * GRID_SQUARES)  # tile per square
+    bonanza: list[int] = field(default_factory=lambda: [-1] * GRID_SQUARES)  # face-down Bonanza
     box: list[int] = field(default_factory=list)  # tiles removed at set-up (revealed; Favor)
     stacks: dict[str, list[int]] = field(default_factory=dict)  # tiles not yet laid out
     tile_discard: list[int] = field(default_factory=list)
@@ -82,7 +94,9 @@ class State:
     red_used: list[list[int]] = field(default_factory=list)
     singles_down: list[int] = field(default_factory=list)
     duty_face_down: list[list[int]] = field(default_factory=list)  # fulfilled Duty tiles, kept
-    first_bonus: list[int] = field(default_factory=lambda: [-1] * 10)
+    # who was first to each bonus row of each column (-1: nobody yet)
+    first_bonus: list[int] = field(
+        default_factory=lambda: [-1] * (N_COLUMNS * FIRST_BONUSES_PER_COLUMN))
     all_bonus: list[int] = field(default_factory=list)
     stack: list[SubDecision] = field(default_factory=list)  # pending sub-decisions, top last
     final: list[dict[str, Any]] = field(default_factory=list)
@@ -92,7 +106,7 @@ class State:
 
 def state_digest(state: State) -> str:
     """The state hash: ``referee.core.hashing``'s canonical JSON and SHA-256, with each pending
-    sub-decision in its canonical list form (``SubDecision.encode``), so the typed sub-decisions
+    sub-decision and each land in its ``hash_form`` (a JSON array), so the typed sub-decisions
     hash exactly as the records made before them."""
     data = {}
     for f in fields(state):
@@ -100,9 +114,9 @@ def state_digest(state: State) -> str:
             continue
         value = getattr(state, f.name)
         if f.name == "stack":
-            data[f.name] = [sub.encode() for sub in value]
+            data[f.name] = [sub.hash_form() for sub in value]
         elif f.name == "lands":
-            data[f.name] = [[land.encode() for land in seat] for seat in value]
+            data[f.name] = [[land.hash_form() for land in seat] for seat in value]
         else:
             data[f.name] = canonical(value)
     text = json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
@@ -110,7 +124,7 @@ def state_digest(state: State) -> str:
 
 
 def spice_counts(state: State, p: int) -> list[int]:
-    counts = [0, 0, 0, 0, 0]
+    counts = [0] * N_SPICES
     for land in state.lands[p]:
         for s in land.spices:
             if s >= 0:
@@ -129,10 +143,10 @@ def plantation_count(state: State, p: int) -> int:
     return sum(1 for land in state.lands[p] if not land.colony)
 
 
-def current_action_turn(state: State) -> SubDecision | None:
+def current_action_turn(state: State) -> ActionTurn | None:
     """The action turn under way (always at the bottom of the stack), if any."""
     st = state.stack
-    return st[0] if st and st[0].ACTION_TURN else None
+    return cast("ActionTurn", st[0]) if st and st[0].ACTION_TURN else None
 
 
 def card_played(state: State) -> bool:
@@ -146,11 +160,13 @@ def hand_limit(state: State, p: int) -> int:
 
 
 @dataclass(slots=True)
-class SubDecision:
+class SubDecision(Pending["State", Any, pb.Pending]):
     """A choice some seat must make before play goes on, kept on ``State.stack`` (the top one is
-    pending). ``decision`` lists the legal moves (None when none is left: the sub-decision then
-    ends by itself); ``apply`` plays one of them. ``encode`` is the canonical form the state hash
-    uses (a list: the kind's number, then the fields in order, booleans as 0/1)."""
+    pending): Goa's shape of the one protocol of pending decisions (``referee.core.pending``).
+    ``decision`` lists the legal moves (None when none is left: the sub-decision then ends by
+    itself); ``play`` plays one of them; ``pending_view`` fills the View's ``Pending`` message
+    beyond what every sub-decision shows. ``hash_form`` is the form the state hash uses: the
+    kind's number, then the fields in order, booleans as 0/1."""
 
     seat: int
     NUMBER: ClassVar[int] = -1
@@ -159,10 +175,10 @@ class SubDecision:
     def decision(self, state: State) -> Decision | None:
         raise NotImplementedError
 
-    def apply(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move: Any) -> list[Event]:
         raise NotImplementedError
 
-    def encode(self) -> list:
+    def hash_form(self) -> tuple:
         out: list = [self.NUMBER]
         for f in fields(self):
             value = getattr(self, f.name)
@@ -171,4 +187,4 @@ class SubDecision:
             elif type(value) is list:
                 value = list(value)
             out.append(value)
-        return out
+        return tuple(out)

@@ -5,7 +5,7 @@ Ships-or-colonists and Resupply, Favor, Swap, discarding a plantation)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from referee.core.contract import Decision, Event
 
@@ -13,6 +13,9 @@ from .board import GRID_CELLS, grid_index
 from .catalog import (
     ALL_SPICES,
     COLUMNS,
+    GRID_SQUARES,
+    LAST_ROW,
+    N_COLUMNS,
     RED_TILES,
     TILE_COLONISTS,
     TILE_CROP_ROTATION,
@@ -39,8 +42,11 @@ from .catalog import (
 )
 from .moves import CHOOSE_COLUMN, CHOOSE_RESOURCE, DISCARD_PLANTATION, SWAP_TAKE, take_favor
 from .resources import advance_marker, draw_cards, gain_cards, gain_extra, remove_spice
-from .spices import BonusSacks, ExtraHarvest, FillLand, spices_on_lands
+from .spices import UNLIMITED, BonusSacks, ExtraHarvest, FillLand, spices_on_lands
 from .state import Land, State, SubDecision, has_empty_field, plantation_count, spice_counts
+
+if TYPE_CHECKING:
+    from referee.v1 import goa_pb2 as pb
 
 
 def add_plantation(state: State, p: int, t: int) -> None:
@@ -118,9 +124,9 @@ def tile_usable(state: State, p: int, t: int, used: list[int]) -> bool:
     if k == TILE_RESUPPLY:
         return True
     if k == TILE_VICE_KING:
-        return min(state.rows[p]) < 4
-    if k == TILE_DUTY:
-        return sum(spice_counts(state, p)) >= 6
+        return min(state.rows[p]) < LAST_ROW
+    if k == TILE_DUTY:  # "return 6 spice sacks": the tile's n
+        return sum(spice_counts(state, p)) >= state.rules.tiles[t].n
     if k == TILE_SWAP:
         return any(g >= 0 for g in state.grid)
     return False
@@ -138,7 +144,10 @@ class DutyPayment(SubDecision):
         moves = spices_on_lands(state.lands[self.seat], None)
         return Decision(self.seat, "goa.duty", moves, f"Duty: return {self.remaining} more spice sack(s)")
 
-    def apply(self, state: State, move) -> list[Event]:
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        view.remaining = min(self.remaining, UNLIMITED)
+
+    def play(self, state: State, move) -> list[Event]:
         p = self.seat
         remove_spice(state, p, move.land, move.spice)
         self.remaining -= 1
@@ -159,11 +168,11 @@ class MarkerChoice(SubDecision):
     NUMBER: ClassVar[int] = 8
     MODE: ClassVar[int] = -1
 
-    def encode(self) -> list:
-        return [self.NUMBER, self.seat, self.MODE]
+    def hash_form(self) -> tuple:
+        return (self.NUMBER, self.seat, self.MODE)
 
     def columns(self, rows: list[int]) -> list[int]:
-        return [c for c in range(5) if rows[c] < 4]
+        return [c for c in range(N_COLUMNS) if rows[c] < LAST_ROW]
 
     def decision(self, state: State) -> Decision | None:
         cols = self.columns(state.rows[self.seat])
@@ -172,7 +181,7 @@ class MarkerChoice(SubDecision):
         return Decision(self.seat, "goa.column", [CHOOSE_COLUMN[c] for c in cols],
                         "Choose the column whose marker moves down one row")
 
-    def apply(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move) -> list[Event]:
         p = self.seat
         state.stack.pop()
         advance_marker(state, p, move.column)
@@ -188,7 +197,7 @@ class ViceKingChoice(MarkerChoice):
 
     def columns(self, rows: list[int]) -> list[int]:
         low = min(rows)
-        return [c for c in range(5) if rows[c] == low and low < 4]
+        return [c for c in range(N_COLUMNS) if rows[c] == low and low < LAST_ROW]
 
 
 @dataclass(slots=True)
@@ -215,7 +224,10 @@ class ResourceChoice(SubDecision):
             moves.append(CHOOSE_RESOURCE[2])
         return Decision(self.seat, "goa.resource", moves, f"Take {self.amount} ships, colonists or spices")
 
-    def apply(self, state: State, move) -> list[Event]:
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        view.remaining = self.amount
+
+    def play(self, state: State, move) -> list[Event]:
         p = self.seat
         state.stack.pop()
         amount = self.amount
@@ -240,9 +252,9 @@ class PlantationDiscard(SubDecision):
     def decision(self, state: State) -> Decision:
         moves = [DISCARD_PLANTATION[li] for li, land in enumerate(state.lands[self.seat]) if not land.colony]
         return Decision(self.seat, "goa.discard_plantation", moves,
-                        "Discard one of your 4 plantations for the new one")
+                        f"Discard one of your {state.rules.plantation_limit} plantations for the new one")
 
-    def apply(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move) -> list[Event]:
         p = self.seat
         state.stack.pop()
         land = state.lands[p].pop(move.land)
@@ -267,7 +279,7 @@ class FavorChoice(SubDecision):
         return Decision(self.seat, "goa.favor", [take_favor(t) for t in sorted(state.box)],
                         "Favor: take a tile from the box")
 
-    def apply(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move) -> list[Event]:
         p = self.seat
         state.stack.pop()
         state.box.remove(move.tile)
@@ -284,10 +296,10 @@ class SwapChoice(SubDecision):
     NUMBER: ClassVar[int] = 12
 
     def decision(self, state: State) -> Decision:
-        moves = [SWAP_TAKE[GRID_CELLS[g]] for g in range(25) if state.grid[g] >= 0]
+        moves = [SWAP_TAKE[GRID_CELLS[g]] for g in range(GRID_SQUARES) if state.grid[g] >= 0]
         return Decision(self.seat, "goa.swap", moves, "Swap: take a tile from the board")
 
-    def apply(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move) -> list[Event]:
         p = self.seat
         state.stack.pop()
         gi = grid_index(move.cell)
@@ -325,7 +337,7 @@ def use_tile_effect(state: State, p: int, t: int) -> list[Event]:
     state.kept[p].remove(t)
     if k == TILE_EXTRA_HARVEST:
         state.tile_discard.append(t)
-        state.stack.append(ExtraHarvest(p, 99))
+        state.stack.append(ExtraHarvest(p, UNLIMITED))
     elif k == TILE_RESUPPLY:
         state.tile_discard.append(t)
         cards = draw_cards(state, tl.n)

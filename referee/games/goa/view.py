@@ -1,13 +1,16 @@
 """What each seat sees. Written for the view, not filtered from a dump: a seat gets its own ducats
 and Expedition hand; of others only what the table shows (ship and colonist cards, hand sizes,
 lands, tiles). Never the Expedition deck's order, other hands, others' ducats (until the final
-scoring), the B tiles not yet laid out, face-down Bonanza tiles, or the RNG."""
+scoring), the B tiles not yet laid out, face-down Bonanza tiles, or the RNG.
+
+protoc's stubs type enum fields as their enum class; the enum numbers this module writes as ints
+carry ``type: ignore[arg-type]``.
+"""
 from __future__ import annotations
 
 from referee.v1 import goa_pb2 as pb
 
 from .board import GRID_CELLS, boxed_tiles_seen, grid_index, rc_of
-from .cards import ExpeditionDraw
 from .catalog import (
     COLUMN_EXPEDITION,
     EFFECT_COLONISTS,
@@ -15,22 +18,23 @@ from .catalog import (
     EFFECT_SELL,
     EFFECT_SHIPS,
     EFFECT_SPICES,
+    GRID_SQUARES,
+    N_COLONIES,
+    N_COLUMNS,
+    N_SPICES,
     TILE_MISSION,
     Rules,
 )
-from .colonies import ColonyFounding, ColonyTileChoice
-from .flow import decision
+from .rules import decision
 from .scoring import duty_vp
-from .spices import ProgressPayment, SpicePlacement, SpiceSale
 from .state import ACTIONS, AUCTION, EXTRA, OVER, PLACE, QUICK, Land, State, current_action_turn
-from .tiles import DutyPayment, ResourceChoice
 
 _PHASES = {QUICK: pb.QUICK_START, PLACE: pb.PLACE_TOKENS, AUCTION: pb.AUCTIONS,
            ACTIONS: pb.ACTIONS, EXTRA: pb.EXTRA_ACTIONS, OVER: pb.GAME_OVER}
 
 
 def _spices(mask: int) -> list[int]:
-    return [s + 1 for s in range(5) if mask & (1 << s)]
+    return [s + 1 for s in range(N_SPICES) if mask & (1 << s)]
 
 
 def _cell(cell: int) -> pb.Cell:
@@ -40,14 +44,14 @@ def _cell(cell: int) -> pb.Cell:
 
 def tile_info(rules: Rules, t: int) -> pb.TileInfo:
     tl = rules.tiles[t]
-    return pb.TileInfo(id=t, name=tl.name, type=tl.type + 1, phase=tl.phase,
-                       spice=tl.spice + 1, fields=tl.fields, n=tl.n, vp=tl.vp)
+    return pb.TileInfo(id=t, name=tl.name, type=tl.type + 1, phase=tl.phase,  # type: ignore[arg-type]
+                       spice=tl.spice + 1, fields=tl.fields, n=tl.n, vp=tl.vp)  # type: ignore[arg-type]
 
 
 #: An opponent's Mission tile as the table shows it: face down ("Acquired Mission tiles are placed,
 #: face down, in your play area" — EN; "Le joueur conserve ces missions face cachée" — 2004 FR),
 #: so neither its id nor its 2 or 3 VP; revealed at the final scoring.
-_FACE_DOWN_MISSION = pb.TileInfo(name="Mission (face down)", type=TILE_MISSION + 1, phase="B")
+_FACE_DOWN_MISSION = pb.TileInfo(name="Mission (face down)", type=TILE_MISSION + 1, phase="B")  # type: ignore[arg-type]
 
 
 def _kept_tile(rules: Rules, t: int, visible: bool) -> pb.TileInfo:
@@ -62,21 +66,21 @@ def card_info(rules: Rules, c: int) -> pb.CardInfo:
     amount = {EFFECT_SHIPS: rules.card_ships, EFFECT_COLONISTS: rules.card_colonists,
               EFFECT_DUCATS: rules.card_ducats, EFFECT_SPICES: rules.card_spices,
               EFFECT_SELL: rules.sell_price}.get(e, 0)
-    return pb.CardInfo(id=c, effect=e + 1, colonists=card.colonists,
+    return pb.CardInfo(id=c, effect=e + 1, colonists=card.colonists,  # type: ignore[arg-type]
                        symbol=rules.symbols[card.symbol], price=card.price, amount=amount)
 
 
 def colony_tile_info(rules: Rules, ct: int) -> pb.ColonyTileInfo:
     spec = rules.colony_tiles[ct]
-    return pb.ColonyTileInfo(id=ct, colony=spec.colony + 1,
-                             fields=[pb.FieldSpices(spices=_spices(m)) for m in spec.masks])
+    return pb.ColonyTileInfo(id=ct, colony=spec.colony + 1,  # type: ignore[arg-type]
+                             fields=[pb.FieldSpices(spices=_spices(m)) for m in spec.masks])  # type: ignore[arg-type]
 
 
 def _board(rules: Rules) -> pb.DevelopmentBoard:
     cols = []
-    for c in range(5):
+    for c in range(N_COLUMNS):
         ys = rules.yields[c]
-        steps = [pb.StepCost(spices=[s + 1 for s in range(5) for _ in range(cost[s])])
+        steps = [pb.StepCost(spices=[s + 1 for s in range(N_SPICES) for _ in range(cost[s])])  # type: ignore[misc]
                  for cost in rules.costs[c]]
         if c == COLUMN_EXPEDITION:
             cols.append(_exped_column(ys, steps))
@@ -86,13 +90,13 @@ def _board(rules: Rules) -> pb.DevelopmentBoard:
 
 
 def _column(c: int, ys: list[int], steps) -> pb.ColumnInfo:
-    info = pb.ColumnInfo(column=c + 1, steps=steps)
+    info = pb.ColumnInfo(column=c + 1, steps=steps)  # type: ignore[arg-type]
     getattr(info, "yield").extend(ys)
     return info
 
 
 def _exped_column(ys, steps) -> pb.ColumnInfo:
-    info = pb.ColumnInfo(column=COLUMN_EXPEDITION + 1, steps=steps, hand_limit=[y[1] for y in ys])
+    info = pb.ColumnInfo(column=COLUMN_EXPEDITION + 1, steps=steps, hand_limit=[y[1] for y in ys])  # type: ignore[arg-type]
     getattr(info, "yield").extend(y[0] for y in ys)
     return info
 
@@ -112,7 +116,7 @@ def _board_cached(rules: Rules) -> pb.DevelopmentBoard:
 
 def _land(rules: Rules, index: int, land: Land) -> pb.Land:
     out = pb.Land(index=index, colony=land.colony,
-                  fields=[pb.Field(takes=_spices(m), spice=s + 1 if s >= 0 else 0)
+                  fields=[pb.Field(takes=_spices(m), spice=s + 1 if s >= 0 else 0)  # type: ignore[arg-type]
                           for m, s in zip(land.takes, land.spices)])
     if land.colony:
         out.colony_tile.CopyFrom(colony_tile_info(rules, land.tile))
@@ -122,6 +126,8 @@ def _land(rules: Rules, index: int, land: Land) -> pb.Land:
 
 
 def _pending(state: State, kind: str) -> pb.Pending | None:
+    """The pending sub-decision as the View shows it: what every one shows (its seat, and the
+    action turn under way), then what it shows of itself (``pending_view``)."""
     st = state.stack
     if not st:
         return None
@@ -133,27 +139,7 @@ def _pending(state: State, kind: str) -> pb.Pending | None:
         out.action_done = turn.action_done
         out.espionage_target = turn.spied
         out.extra_action = turn.extra_action
-    t = type(top)
-    if t is ProgressPayment:
-        out.column = top.column + 1
-        out.spices_owed.extend(s + 1 for s in range(5) for _ in range(top.owed[s]))
-        out.remaining = sum(top.owed)
-    elif isinstance(top, (DutyPayment, SpiceSale, SpicePlacement)):
-        out.remaining = min(top.remaining, 99)
-        if isinstance(top, SpicePlacement):
-            out.lands_chosen.extend(top.lands_chosen)
-    elif t is ColonyFounding:
-        out.colony = top.colony + 1
-        out.colonists_needed = state.rules.colony_need[top.colony]
-        out.colonists_board = top.board
-        out.colonists_revealed = top.revealed
-    elif t is ColonyTileChoice:
-        out.colony = top.colony + 1
-    elif t is ExpeditionDraw:
-        out.draw_max = top.most
-        out.hand_limit = top.limit
-    elif t is ResourceChoice:
-        out.remaining = top.amount
+    top.pending_view(state, out)
     return out
 
 
@@ -164,7 +150,7 @@ def build_view(state: State, seat: int | None) -> pb.View:
     d = None if over else decision(state)
     token_at = {cell: k for k, cell in enumerate(state.tokens) if cell >= 0}
     grid = []
-    for g in range(25):
+    for g in range(GRID_SQUARES):
         cell = GRID_CELLS[g]
         sq = pb.Square(cell=_cell(cell), token_seat=-1,
                        bonanza_face_down=state.bonanza[g] >= 0)
@@ -190,7 +176,7 @@ def build_view(state: State, seat: int | None) -> pb.View:
                 red_tiles_used=list(state.red_used[s]),
                 single_plantations_face_down=state.singles_down[s],
                 duty_vp=duty_vp(state, s),
-                colonies=[c + 1 for c in range(4) if state.colonies[s][c] >= 0],
+                colonies=[c + 1 for c in range(N_COLONIES) if state.colonies[s][c] >= 0],  # type: ignore[misc]
                 passed_extra_actions=state.phase == EXTRA and state.extra_passed[s],
             )
         )

@@ -5,7 +5,7 @@ a road, the dock bonuses, Mathématiques)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from referee.core.contract import Event
 
@@ -14,7 +14,21 @@ from .component_rules import tile_cells, tile_shape
 from .effect_tasks import ConquistadorAdvance, Production, ReligionAdvance
 from .geometry import ALL, COL_CELLS, ROW_CELLS, cell_name, fits, placements
 from .moves import DECLINE, ROW
-from .state import DRAFT, HALL_TILE, SCHOLAR_BIT, Player, State, Task, push_tasks
+from .state import (
+    DRAFT,
+    HALL_SLOT,
+    HALL_TILE,
+    N_CELLS,
+    SCHOLAR_BIT,
+    Player,
+    State,
+    Task,
+    push_tasks,
+)
+from .view_parts import tile_cells_view
+
+if TYPE_CHECKING:
+    from referee.v1 import santa_maria_pb2 as pb
 
 # ============================================================================ set-up choices
 
@@ -70,7 +84,7 @@ class LotDraft(Task):
         p.own_scholar = scholar
         p.scholars |= SCHOLAR_BIT[scholar]
         if fits(tile_shape(state.rules, HALL_TILE + hall), p.occ):  # (a B side always has room)
-            push_tasks(state, TilePlacement(seat, HALL_TILE + hall, 10))
+            push_tasks(state, TilePlacement(seat, HALL_TILE + hall, HALL_SLOT))
         else:
             after_draft_step(state)
         return [Event("santa_maria.draft", seat, f"seat {seat} takes lot {move.lot} ({scholar})",
@@ -86,7 +100,7 @@ class TilePlacement(Task):
 
     seat: int
     tile: int
-    slot: int  # display slot it came from (10: a town hall)
+    slot: int  # display slot it came from (HALL_SLOT: a town hall)
     tag: ClassVar[str] = "place"
     kind: ClassVar[str] = "santa_maria.place_tile"
     prompt: ClassVar[str] = "Place the tile on empty cells"
@@ -99,6 +113,10 @@ class TilePlacement(Task):
 
     def legal_moves(self, state: State) -> list:
         return [moves.place_tile(anchor, rotation) for anchor, rotation, _ in self._placements(state)]
+
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        view.slot = self.slot
+        view.tile.extend(tile_cells_view(state.rules, self.tile))
 
     def play(self, state: State, move: moves.PlaceTile) -> list[Event]:
         r = state.rules
@@ -156,6 +174,13 @@ class DiePlacement(Task):
     def legal_moves(self, state: State) -> list:
         return [moves.place_die(c) for c in self.targets(state.players[self.seat])]
 
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        """The activated line: its row or its column, 1-based."""
+        if self.line == ROW:
+            view.row = self.index + 1
+        else:
+            view.col = self.index + 1
+
     def play(self, state: State, move: moves.PlaceDie) -> list[Event]:
         put_die(state.players[self.seat], move.cell, self.color)
         return []
@@ -182,7 +207,7 @@ class RoadPlacement(Task):
 
     def legal_moves(self, state: State) -> list:
         occ = state.players[self.seat].occ
-        return [moves.place_road(c) for c in range(36) if not occ >> c & 1] + [DECLINE]
+        return [moves.place_road(c) for c in range(N_CELLS) if not occ >> c & 1] + [DECLINE]
 
     def play(self, state: State, move: Any) -> list[Event]:
         if move is DECLINE:
@@ -237,7 +262,7 @@ class MathematicsRecovery(Task):
 
     def settle(self, state: State) -> bool:
         p = state.players[self.seat]
-        holders = [c for c in range(36) if p.coins_on[c]]
+        holders = [c for c in range(N_CELLS) if p.coins_on[c]]
         if len(holders) > 1:
             return False
         state.queue.pop(0)
@@ -247,7 +272,7 @@ class MathematicsRecovery(Task):
 
     def legal_moves(self, state: State) -> list:
         p = state.players[self.seat]
-        return [moves.recover_coins(c) for c in range(36) if p.coins_on[c]]
+        return [moves.recover_coins(c) for c in range(N_CELLS) if p.coins_on[c]]
 
     def play(self, state: State, move: moves.RecoverCoins) -> list[Event]:
         recover_coins(state.players[self.seat], move.cell)

@@ -5,7 +5,7 @@ buys a wheat to pay a ship); the turn plays those, leaving the task in front."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from referee.core.contract import Event
 
@@ -18,6 +18,8 @@ from .state import (
     EFFECT_RELIGION,
     EFFECT_SHIP,
     GOLD,
+    GRID_SIDE,
+    N_DOCKS,
     SCHOLAR_BIT,
     WHEAT,
     Goods,
@@ -27,6 +29,10 @@ from .state import (
     push_tasks,
 )
 from .tracks import conquistador_step, unlock_blue_die
+from .view_parts import goods
+
+if TYPE_CHECKING:
+    from referee.v1 import santa_maria_pb2 as pb
 
 
 @dataclass(slots=True)
@@ -88,7 +94,7 @@ class ConquistadorAdvance(Task):
 
 def exchange_moves(state: State, p: Player, effect: int) -> list:
     have = tuple(p.res)
-    out = []
+    out: list[moves.Exchange] = []
     for i, (pay, _) in enumerate(state.rules.effects[effect].options):
         out.extend(moves.exchange(i, v) for v in payments(pay, have))
     return out
@@ -119,6 +125,14 @@ class ExchangeOffer(Task):
         p = state.players[self.seat]
         return exchange_moves(state, p, self.effect) + [DECLINE] + sell_buy_moves(state, p)
 
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        """The building (row, column 1-based), whether this is the second exchange, and every
+        option of the effect."""
+        view.row, view.col = self.cell // GRID_SIDE + 1, self.cell % GRID_SIDE + 1
+        view.second = self.second
+        for pay, g in state.rules.effects[self.effect].options:
+            view.options.add(pay=goods(pay), gain=goods(g))
+
     def play(self, state: State, move: Any) -> list[Event]:
         if move is DECLINE:
             return []
@@ -134,7 +148,7 @@ class ExchangeOffer(Task):
 
 def ship_moves(state: State, p: Player) -> list:
     have = tuple(p.res)
-    out = []
+    out: list[moves.Ship] = []
     for slot, ship in enumerate(state.ship_slots):
         if ship >= 0:
             out.extend(moves.ship(slot, v) for v in payments(state.rules.ships[ship][0], have))
@@ -204,7 +218,10 @@ class AstronomyShift(Task):
 
     def legal_moves(self, state: State) -> list:
         coins = state.players[self.seat].coins
-        return [moves.shift_ship(d) for d in range(4) if abs(d - self.dock) <= coins]
+        return [moves.shift_ship(d) for d in range(N_DOCKS) if abs(d - self.dock) <= coins]
+
+    def pending_view(self, state: State, view: pb.Pending) -> None:
+        view.dock = self.dock
 
     def play(self, state: State, move: moves.ShiftShip) -> list[Event]:
         p = state.players[self.seat]

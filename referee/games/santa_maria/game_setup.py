@@ -12,7 +12,11 @@ from .component_rules import Rules
 from .sheet import BISHOPS, SCHOLARS
 from .state import (
     BOARDS_PICK,
+    DIE_FACES,
     DRAFT,
+    N_CELLS,
+    N_DOCKS,
+    N_RESOURCES,
     SETUP_ADVANCED,
     WOOD,
     Player,
@@ -29,17 +33,17 @@ def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[Stat
     if advanced:
         boards = [rules.board_b] * n
     elif pick:
-        boards = [("", (0,) * 36)] * n  # chosen in turn (choose_board)
+        boards = [("", (0,) * N_CELLS)] * n  # chosen in turn (choose_board)
     else:
         order = list(range(len(rules.boards_a)))
         rng.shuffle(order)  # first game: boards dealt at random
         boards = [rules.boards_a[i] for i in order[:n]]
     players = []
     for seat in range(n):
-        res = [0] * 5
+        res = [0] * N_RESOURCES
         res[WOOD] = rules.start_wood
-        p = Player(board="", grid=[0] * 36, printed=0, occ=0, bld=0, die_on=[0] * 36,
-                   coins_on=[0] * 36, blocked=0, coins=rules.start_coins[seat], res=res,
+        p = Player(board="", grid=[0] * N_CELLS, printed=0, occ=0, bld=0, die_on=[0] * N_CELLS,
+                   coins_on=[0] * N_CELLS, blocked=0, coins=rules.start_coins[seat], res=res,
                    blue_unlocked=rules.start_blue, monks_left=rules.monks)
         p.take_board(rules, *boards[seat])
         players.append(p)
@@ -48,11 +52,11 @@ def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[Stat
     # ships: 4 starting ships at random on the 4 docks, 30 standard face down
     start = list(range(rules.n_starting_ships))
     rng.shuffle(start)
-    state.ship_slots = start[:4]
+    state.ship_slots = start[:N_DOCKS]
     state.ship_pile = list(range(rules.n_starting_ships, len(rules.ships)))
     rng.shuffle(state.ship_pile)
     # white dice: 3 per player, rolled and sorted
-    state.white = sorted(rng.randint(1, 6) for _ in range(rules.white_per_player * n))
+    state.white = sorted(rng.randint(1, DIE_FACES) for _ in range(rules.white_per_player * n))
     state.roads_left = rules.road_tiles
     # 3 Scholars and 3 Bishops drawn; the rest set aside
     scholars = list(SCHOLARS)
@@ -72,7 +76,7 @@ def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[Stat
     new_display(state)
     # blue dice: each player rolls 1 (shared variant: into the common pool)
     for p in players:
-        faces = [rng.randint(1, 6) for _ in range(p.blue_unlocked)]
+        faces = [rng.randint(1, DIE_FACES) for _ in range(p.blue_unlocked)]
         if shared:
             state.shared_blue.extend(faces)
         else:

@@ -6,17 +6,17 @@ from __future__ import annotations
 from functools import cache, lru_cache
 
 from .component_rules import CellKind
-from .state import TERRAIN_ROAD
+from .state import GRID_SIDE, N_CELLS, TERRAIN_ROAD
 
-ALL = (1 << 36) - 1
-ROW_MASK = tuple(63 << (6 * r) for r in range(6))
-COL_MASK = tuple(sum(1 << (6 * r + c) for r in range(6)) for c in range(6))
-ROW_CELLS = tuple(tuple(6 * r + c for c in range(6)) for r in range(6))
-COL_CELLS = tuple(tuple(6 * r + c for r in range(6)) for c in range(6))
+ALL = (1 << N_CELLS) - 1
+ROW_MASK = tuple(((1 << GRID_SIDE) - 1) << (GRID_SIDE * r) for r in range(GRID_SIDE))
+COL_MASK = tuple(sum(1 << (GRID_SIDE * r + c) for r in range(GRID_SIDE)) for c in range(GRID_SIDE))
+ROW_CELLS = tuple(tuple(GRID_SIDE * r + c for c in range(GRID_SIDE)) for r in range(GRID_SIDE))
+COL_CELLS = tuple(tuple(GRID_SIDE * r + c for r in range(GRID_SIDE)) for c in range(GRID_SIDE))
 NEIGHBOURS = tuple(
-    tuple(6 * rr + cc for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1))
-          if 0 <= rr < 6 and 0 <= cc < 6)
-    for r in range(6) for c in range(6)
+    tuple(GRID_SIDE * rr + cc for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1))
+          if 0 <= rr < GRID_SIDE and 0 <= cc < GRID_SIDE)
+    for r in range(GRID_SIDE) for c in range(GRID_SIDE)
 )
 
 
@@ -29,12 +29,12 @@ def orientations(shape: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int, tu
         offs = list(shape)
         for _ in range(rot):
             offs = [(dc, -dr) for dr, dc in offs]
-        for r in range(6):
-            for c in range(6):
+        for r in range(GRID_SIDE):
+            for c in range(GRID_SIDE):
                 pos = [(r + dr, c + dc) for dr, dc in offs]
-                if all(0 <= rr < 6 and 0 <= cc < 6 for rr, cc in pos):
-                    cells = tuple(6 * rr + cc for rr, cc in pos)
-                    out.append((6 * r + c, rot, cells, sum(1 << x for x in cells)))
+                if all(0 <= rr < GRID_SIDE and 0 <= cc < GRID_SIDE for rr, cc in pos):
+                    cells = tuple(GRID_SIDE * rr + cc for rr, cc in pos)
+                    out.append((GRID_SIDE * r + c, rot, cells, sum(1 << x for x in cells)))
     return tuple(out)
 
 
@@ -82,4 +82,4 @@ def reach(grid: list[int], cells_kind: tuple[CellKind, ...], sources: list[int])
 
 def cell_name(c: int) -> str:
     """(row,col), 1-based, as the rulebook and the protocol count."""
-    return f"({c // 6 + 1},{c % 6 + 1})"
+    return f"({c // GRID_SIDE + 1},{c % GRID_SIDE + 1})"

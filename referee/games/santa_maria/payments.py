@@ -11,6 +11,7 @@ from .state import (
     COINS,
     GEM,
     GOLD,
+    N_RESOURCES,
     POINTS,
     SCHOLAR_BIT,
     SCHOLAR_ECONOMY,
@@ -21,6 +22,14 @@ from .state import (
     Player,
     State,
 )
+
+#: Scholars: "Économie de base : ... acheter 1 Bois ou 1 Blé pour 2 Pièces (au lieu de 3)";
+#: "Économie avancée : ... acheter 1 Gemme ou 1 Sucre pour 3 Pièces" (Santa Maria, French rules,
+#: "Tuiles Savant"). No purchase costs more than MAX_BUY_PRICE ("Acheter des Ressources : payez 3
+#: Pièces", "Actions gratuites"), so coins above it never change what may be bought.
+BASIC_ECONOMY_PRICE = 2
+ADVANCED_ECONOMY_PRICE = 3
+MAX_BUY_PRICE = 3
 
 
 @lru_cache(maxsize=65536)
@@ -51,7 +60,7 @@ def payments(cost: tuple[int, ...], have: tuple[int, ...]) -> tuple[tuple[int, .
 def hand_in(p: Player, pay: tuple[int, ...]) -> None:
     """Pay resources (a 5-tuple) from the player's stores."""
     res = p.res
-    for r in range(5):
+    for r in range(N_RESOURCES):
         res[r] -= pay[r]
 
 
@@ -60,7 +69,7 @@ def gain(state: State, seat: int, g: Goods) -> None:
     not taken, its sale price is gained instead."""
     p = state.players[seat]
     r = state.rules
-    for i in range(5):
+    for i in range(N_RESOURCES):
         k = g[i]
         if k:
             room = r.limit - p.res[i]
@@ -73,8 +82,8 @@ def gain(state: State, seat: int, g: Goods) -> None:
 
 @lru_cache(maxsize=65536)
 def _sell_buy_moves(r: Rules, res: tuple[int, ...], coins: int, economy: int) -> tuple:
-    out = [moves.sell(i) for i in range(5) if res[i]]
-    for i in range(5):
+    out: list[moves.Sell | moves.Buy] = [moves.sell(i) for i in range(N_RESOURCES) if res[i]]
+    for i in range(N_RESOURCES):
         price = _buy_price(r, economy, i)
         if price and coins >= price and res[i] < r.limit:
             out.append(moves.buy(i))
@@ -83,16 +92,16 @@ def _sell_buy_moves(r: Rules, res: tuple[int, ...], coins: int, economy: int) ->
 
 def _buy_price(r: Rules, scholars: int, res: int) -> int:
     if res in (WOOD, WHEAT):
-        return 2 if scholars & SCHOLAR_BIT["basic_economy"] else r.buy[res]
+        return BASIC_ECONOMY_PRICE if scholars & SCHOLAR_BIT["basic_economy"] else r.buy[res]
     if res in (SUGAR, GEM) and scholars & SCHOLAR_BIT["advanced_economy"]:
-        return 3
+        return ADVANCED_ECONOMY_PRICE
     return r.buy[res]
 
 
 def sell_buy_moves(state: State, p: Player) -> list:
     """Sell/buy free actions, also offered inside your own paying decisions (exchange, ship,
     religion, monk): 'Actions gratuites' example — Anna buys a wheat to pay a ship."""
-    return list(_sell_buy_moves(state.rules, tuple(p.res), min(p.coins, 3), p.scholars & SCHOLAR_ECONOMY))
+    return list(_sell_buy_moves(state.rules, tuple(p.res), min(p.coins, MAX_BUY_PRICE), p.scholars & SCHOLAR_ECONOMY))
 
 
 def buy_price(r: Rules, p: Player, res: int) -> int:

@@ -11,6 +11,10 @@ from .component_rules import Rules
 from .game_setup import new_display
 from .geometry import COL_CELLS, NEIGHBOURS, ROW_CELLS, reach
 from .state import (
+    DIE_FACES,
+    GRID_SIDE,
+    N_CELLS,
+    N_RESOURCES,
     OVER,
     TERRAIN_CITY,
     TERRAIN_EMPTY,
@@ -47,8 +51,8 @@ def end_of_year(state: State) -> list[Event]:
     for p in state.players:
         p.conq = 0
         p.conq_stamp = 0
-        p.die_on = [0] * 36
-        p.coins_on = [0] * 36
+        p.die_on = [0] * N_CELLS
+        p.coins_on = [0] * N_CELLS
         p.blocked = 0
         p.white_used = 0
         p.blue_used = 0
@@ -58,12 +62,12 @@ def end_of_year(state: State) -> list[Event]:
     if state.year >= r.years:
         return events + final_scoring(state)
     new_display(state)
-    state.white = sorted(state.rng.randint(1, 6) for _ in range(r.white_per_player * state.n))
+    state.white = sorted(state.rng.randint(1, DIE_FACES) for _ in range(r.white_per_player * state.n))
     if state.shared:
-        state.shared_blue = sorted(state.rng.randint(1, 6) for p in state.players for _ in range(p.blue_unlocked))
+        state.shared_blue = sorted(state.rng.randint(1, DIE_FACES) for p in state.players for _ in range(p.blue_unlocked))
     else:
         for p in state.players:
-            p.blue = [state.rng.randint(1, 6) for _ in range(p.blue_unlocked)]
+            p.blue = [state.rng.randint(1, DIE_FACES) for _ in range(p.blue_unlocked)]
     state.first = order[0]
     for p in state.players:
         p.retreat = -1
@@ -96,9 +100,9 @@ def bishop_score(state: State, p: Player, bishop: str) -> int:
     cells = r.cells
     if bishop == "square":
         best = 0
-        for k in range(6, 0, -1):
-            if any(all(grid[6 * (r0 + i) + c0 + j] for i in range(k) for j in range(k))
-                   for r0 in range(7 - k) for c0 in range(7 - k)):
+        for k in range(GRID_SIDE, 0, -1):
+            if any(all(grid[GRID_SIDE * (r0 + i) + c0 + j] for i in range(k) for j in range(k))
+                   for r0 in range(GRID_SIDE + 1 - k) for c0 in range(GRID_SIDE + 1 - k)):
                 best = k
                 break
         pts = 0
@@ -109,7 +113,7 @@ def bishop_score(state: State, p: Player, bishop: str) -> int:
     if bishop == "ships_in_one_dock":
         return min(par["max"], par["per"] * max(len(d) for d in p.port))
     if bishop in ("cities_to_town_hall", "colonists_to_town_hall"):
-        halls = [c for c in range(36) if cells[grid[c]].terrain == TERRAIN_TOWN_HALL]
+        halls = [c for c in range(N_CELLS) if cells[grid[c]].terrain == TERRAIN_TOWN_HALL]
         if not halls:
             return 0
         reached, _ = reach(grid, cells, halls)
@@ -121,7 +125,7 @@ def bishop_score(state: State, p: Player, bishop: str) -> int:
     if bishop == "largest_area":
         best = 0
         seen: set[int] = set()
-        for c in range(36):
+        for c in range(N_CELLS):
             t = cells[grid[c]].terrain
             if c in seen or t not in (TERRAIN_FARM, TERRAIN_FOREST, TERRAIN_MOUNTAIN):
                 continue
@@ -151,7 +155,7 @@ def final_scoring(state: State) -> list[Event]:
     ns = r.scholars_drawn
     final = []
     for s, p in enumerate(state.players):
-        coins = p.coins + sum(p.res[i] * r.sell[i] for i in range(5))
+        coins = p.coins + sum(p.res[i] * r.sell[i] for i in range(N_RESOURCES))
         f: dict[str, Any] = {"during_game": p.points, "coins": coins // r.coins_per_point}
         f["colonists"] = colonist_points(p, r)
         f["scholars"] = sum(r.scholar_points[state.monk_tiles[i]] for i in range(ns) if s in state.monks[i])

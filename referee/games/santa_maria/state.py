@@ -11,16 +11,26 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from referee.core.contract import Decision, Event
+from referee.core.pending import Pending
 from referee.core.rng import Rng
+from referee.v1 import santa_maria_pb2 as pb
 
 from .sheet import SCHOLARS, TERRAINS
 
 if TYPE_CHECKING:
     from .component_rules import Rules
 
-WOOD, WHEAT, SUGAR, GEM, GOLD = range(5)
-COINS, POINTS = 5, 6
+#: "Le terme "Colonie" utilisé dans la règle se réfère à la grille de 6x6 de votre plateau
+#: Colonie" (Santa Maria, French rules, "La partie peut commencer", notes); a die's face names a row (blue) or a
+#: column (white): "(C) Activer une rangée/colonne".
+GRID_SIDE = 6
+N_CELLS = GRID_SIDE * GRID_SIDE
+DIE_FACES = GRID_SIDE
+
 RES_NAMES = ("wood", "wheat", "sugar", "gem", "gold")
+N_RESOURCES = len(RES_NAMES)
+WOOD, WHEAT, SUGAR, GEM, GOLD = range(N_RESOURCES)
+COINS, POINTS = N_RESOURCES, N_RESOURCES + 1
 GOODS_NAMES = RES_NAMES + ("coins", "points")
 Goods = tuple[int, int, int, int, int, int, int]
 
@@ -41,6 +51,14 @@ SCHOLAR_BOTANY, SCHOLAR_PHILOSOPHY, SCHOLAR_LOGISTICS = SCHOLAR_BIT["botany"], S
 SCHOLAR_ECONOMY = SCHOLAR_BIT["basic_economy"] | SCHOLAR_BIT["advanced_economy"]
 
 HALL_TILE = 100  # tile references >= 100 are town halls (advanced set-up)
+#: the display slot a drafted town hall is said to come from: past the display's 10 slots
+HALL_SLOT = 10
+
+#: "4 tuiles Navire face visible" beside the board, one per Dock; a port has the same 4 Docks
+#: (Santa Maria, French rules, "Transport maritime")
+N_DOCKS = 4
+#: each player takes "6 Moines" (Santa Maria, French rules, "Mise en place")
+MONKS_PER_PLAYER = 6
 
 
 @dataclass(slots=True)
@@ -64,8 +82,8 @@ class Player:
     blue_used: int = 0
     white_used: int = 0
     activations: int = 0  # (B) coin activations this year
-    monks_left: int = 6
-    port: list[list[int]] = field(default_factory=lambda: [[], [], [], []])  # ships per dock
+    monks_left: int = MONKS_PER_PLAYER
+    port: list[list[int]] = field(default_factory=lambda: [[] for _ in range(N_DOCKS)])  # per dock
     retreat: int = -1  # retreat space this year, or -1
     scholars: int = 0  # bit set of Scholar effects (SCHOLAR_BIT)
     own_scholar: str = ""
@@ -133,13 +151,15 @@ class State:
 # ============================================================================ pending steps
 
 
-class Task:
+class Task(Pending["State", Any, pb.Pending]):
     """A pending step of ``seat``'s turn (or of the set-up): a sub-decision, or a step that needs
-    no choice. A main action queues tasks on ``state.queue``; the task at the front either
-    resolves by itself (``settle`` returns True) or becomes the pending decision, listing its
-    legal moves (``legal_moves``) and applying the one played (``play``). Subclasses, one per
-    rule, are slotted dataclasses whose first field is ``seat``; every task hashes as ``(tag,
-    field, ...)`` (``hash_form``), the form the golden records pin."""
+    no choice; Santa Maria's shape of the one protocol of pending decisions
+    (``referee.core.pending``). A main action queues tasks on ``state.queue``; the task at the
+    front either resolves by itself (``settle`` returns True) or becomes the pending decision
+    (``decision``, built from its ``legal_moves``), applying the one played (``play``) and showing
+    itself in the View's ``Pending`` message (``pending_view``). Subclasses, one per rule, are
+    slotted dataclasses whose first field is ``seat``; every task hashes as ``(tag, field, ...)``
+    (``hash_form``), the form the golden records pin."""
 
     __slots__ = ()
     seat: int
@@ -152,7 +172,8 @@ class Task:
     rule: ClassVar[str] = ""
 
     def hash_form(self) -> tuple:
-        return (self.tag, *(getattr(self, name) for name in self.__slots__))
+        fields: tuple[str, ...] = self.__slots__
+        return (self.tag, *(getattr(self, name) for name in fields))
 
     def settle(self, state: State) -> bool:
         """Resolve without a choice if there is none to make: take the task off the queue's front,

@@ -3,7 +3,7 @@ of the year scores) and the blue dice the religion track unlocks."""
 from __future__ import annotations
 
 from .payments import gain
-from .state import State
+from .state import DIE_FACES, State
 
 
 def conquistador_step(state: State, seat: int) -> None:
@@ -29,7 +29,7 @@ def unlock_blue_die(state: State, seat: int) -> None:
     p.blue_unlocked += 1
     if p.retreat >= 0:
         return
-    face = state.rng.randint(1, 6)
+    face = state.rng.randint(1, DIE_FACES)
     if state.shared:
         state.shared_blue.append(face)
         state.shared_blue.sort()

@@ -10,7 +10,9 @@ take free actions and ends its turn with EndTurn; when every seat has retreated 
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 from referee.core.contract import Decision, Event, IllegalMove
 
@@ -36,8 +38,11 @@ from .moves import BLUE, COL, DECLINE, END_TURN, ROW, WHITE
 from .payments import buy_price, hand_in, payments, sell_buy_moves
 from .scoring import end_of_year
 from .state import (
+    DIE_FACES,
     DRAFT,
     GOLD,
+    GRID_SIDE,
+    N_CELLS,
     OVER,
     RES_NAMES,
     SCHOLAR_BIT,
@@ -51,6 +56,10 @@ from .state import (
     State,
     Task,
 )
+
+#: Scholar Taxation: "gagnez 1 Pièce pour chaque paire de 2 Colons présents dans cette rangée /
+#: colonne (arrondi à l'inférieure)" (Santa Maria, French rules, "Tuiles Savant")
+TAXATION_COLONISTS = 2
 
 
 def decision(state: State) -> Decision | None:
@@ -172,7 +181,7 @@ def expand_moves(r: Rules, display: tuple[int, ...], have: tuple[int, ...], occ:
 
 @lru_cache(maxsize=65536)
 def activate_moves(free: int) -> tuple:
-    return tuple(moves.activate_building(c) for c in range(36) if free >> c & 1)
+    return tuple(moves.activate_building(c) for c in range(N_CELLS) if free >> c & 1)
 
 
 @lru_cache(maxsize=1 << 12)
@@ -182,8 +191,8 @@ def retreat_moves(occ: tuple[int, ...]) -> tuple:
 
 @lru_cache(maxsize=1 << 16)  # keyed by a 36-bit mask: bounded
 def _line_bits(free: int) -> tuple[int, int]:
-    rows = sum(1 << i for i in range(6) if free & ROW_MASK[i])
-    cols = sum(1 << i for i in range(6) if free & COL_MASK[i])
+    rows = sum(1 << i for i in range(GRID_SIDE) if free & ROW_MASK[i])
+    cols = sum(1 << i for i in range(GRID_SIDE) if free & COL_MASK[i])
     return rows, cols
 
 
@@ -191,7 +200,7 @@ def _line_bits(free: int) -> tuple[int, int]:
 def _die_options(color: int, face: int, line: int, bits: int, coins: int, botany: tuple[int, ...],
                  pip_cost: int) -> tuple:
     out = []
-    for t in range(6):
+    for t in range(GRID_SIDE):
         if not bits >> t & 1:
             continue
         if abs(face - 1 - t) * pip_cost <= coins:
@@ -205,7 +214,7 @@ def die_moves(state: State, p: Player, free: int) -> list:
     r = state.rules
     out: list = []
     rows, cols = _line_bits(free)
-    coins = min(p.coins, 5 * r.pip_cost)
+    coins = min(p.coins, (DIE_FACES - 1) * r.pip_cost)  # the dearest change of a die
     botany: tuple[int, ...] = ()
     sch = p.scholars
     if sch & SCHOLAR_BOTANY:
@@ -238,7 +247,7 @@ def free_action_moves(state: State, p: Player) -> list:
     out = sell_buy_moves(state, p)
     if sch & SCHOLAR_LOGISTICS and p.coins >= 1 and p.blocked:
         free = p.bld & ~p.blocked
-        for src in range(36):
+        for src in range(N_CELLS):
             if p.die_on[src]:
                 reached, _ = reach(p.grid, r.cells, [src])
                 out.extend(moves.move_die(src, dst) for dst in sorted(reached) if free >> dst & 1)
@@ -301,7 +310,7 @@ def use_die(state: State, seat: int, move: moves.UseDie) -> list[Event]:
     active = [c for c in cells if free >> c & 1]
     if p.scholars & SCHOLAR_BIT["taxation"]:
         colonists = sum(r.cells[p.grid[c]].colonists for c in cells)
-        p.coins += colonists // 2
+        p.coins += colonists // TAXATION_COLONISTS
     state.main_done = True
     state.queue.extend(BuildingActivation(seat, c) for c in active)
     state.queue.append(DiePlacement(seat, move.line, index, move.color))
@@ -382,7 +391,7 @@ def end_turn(state: State, seat: int, move: moves.EndTurn) -> list[Event]:
 
 
 #: the turn's own moves (main actions, free actions, EndTurn) and what each does
-TURN_ACTIONS = {
+TURN_ACTIONS: dict[type, Callable[[State, int, Any], list[Event]]] = {
     moves.Expand: expand_colony, moves.ActivateBuilding: activate_building, moves.UseDie: use_die,
     moves.Retreat: retreat, moves.Sell: sell, moves.Buy: buy, moves.MoveDie: move_die,
     moves.EndTurn: end_turn,

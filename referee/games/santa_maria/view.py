@@ -4,76 +4,21 @@ in its port), of others only how many ships each dock holds. Never the face-down
 ship piles, the Scholars and Bishops left in the box, or the RNG."""
 from __future__ import annotations
 
-import weakref
-
 from referee.v1 import santa_maria_pb2 as pb
 
 from .rules import (
     DRAFT,
-    GOODS_NAMES,
     HALL_TILE,
     OVER,
-    ROW,
     SCHOLAR_BIT,
     YEAR,
-    AstronomyShift,
-    DiePlacement,
-    ExchangeOffer,
     Rules,
     State,
-    TilePlacement,
     conquistador_order,
     decision,
-    tile_cells,
-    tile_shape,
 )
-
-_TERRAIN = {"road": pb.ROAD, "farm": pb.FARM, "forest": pb.FOREST, "mountain": pb.MOUNTAIN,
-            "city": pb.CITY, "town_hall": pb.TOWN_HALL}
-_FX = {"produce": pb.PRODUCE, "exchange": pb.EXCHANGE, "ship": pb.SHIP,
-       "conquistador": pb.CONQUISTADOR, "religion": pb.RELIGION}
-
-
-def goods(g) -> pb.Goods:
-    """A 5-tuple (resources) or 7-tuple (goods) or a sheet dict as Goods."""
-    if isinstance(g, dict):
-        return pb.Goods(**g)
-    return pb.Goods(**{GOODS_NAMES[i]: x for i, x in enumerate(g) if x})
-
-
-_content_cache: weakref.WeakKeyDictionary[Rules, dict[int, pb.CellContent]] = weakref.WeakKeyDictionary()
-
-
-def content(rules: Rules, kind: int) -> pb.CellContent:
-    cache = _content_cache.get(rules)
-    if cache is None:
-        cache = _content_cache[rules] = {}
-    c = cache.get(kind)
-    if c is None:
-        k = rules.cells[kind]
-        spec = k.spec or {}
-        c = pb.CellContent(
-            terrain=_TERRAIN.get(spec.get("terrain"), pb.TERRAIN_UNSPECIFIED),
-            building=k.building,
-            colonists=k.colonists,
-            end_points=k.end_points,
-        )
-        for e in k.effects:
-            eff = rules.effects[e]
-            spec_e = eff.spec
-            msg = c.effects.add(kind=_FX[spec_e["kind"]])
-            if "gain" in spec_e:
-                msg.gain.CopyFrom(goods(spec_e["gain"]))
-            for o in spec_e.get("options", ()):
-                msg.options.add(pay=goods(o["pay"]), gain=goods(o["gain"]))
-        cache[kind] = c
-    return c
-
-
-def _tile_cells(rules: Rules, tile: int) -> list[pb.TileCell]:
-    shape = tile_shape(rules, tile)
-    return [pb.TileCell(dr=dr, dc=dc, content=content(rules, k))
-            for (dr, dc), k in zip(shape, tile_cells(rules, tile))]
+from .state import GRID_SIDE, N_CELLS
+from .view_parts import content, goods, tile_cells_view
 
 
 def _ship(rules: Rules, ship: int) -> pb.ShipTile:
@@ -109,23 +54,7 @@ def build_view(state: State, seat: int | None) -> pb.View:
     if d is not None:
         pend = pb.Pending(kind=d.kind)
         if state.queue:
-            task = state.queue[0]
-            kind = type(task)
-            if kind is ExchangeOffer:
-                pend.row, pend.col = task.cell // 6 + 1, task.cell % 6 + 1
-                pend.second = task.second
-                for pay, g in r.effects[task.effect].options:
-                    pend.options.add(pay=goods(pay), gain=goods(g))
-            elif kind is TilePlacement:
-                pend.slot = task.slot
-                pend.tile.extend(_tile_cells(r, task.tile))
-            elif kind is AstronomyShift:
-                pend.dock = task.dock
-            elif kind is DiePlacement:
-                if task.line == ROW:
-                    pend.row = task.index + 1
-                else:
-                    pend.col = task.index + 1
+            state.queue[0].pending_view(state, pend)
         view.pending.CopyFrom(pend)
     # conquistador ranks
     rank = {s: i + 1 for i, s in enumerate(conquistador_order(state))}
@@ -150,10 +79,10 @@ def build_view(state: State, seat: int | None) -> pb.View:
             own_scholar=p.own_scholar,
             white_limit=r.white_per_year,
         )
-        for c in range(36):
+        for c in range(N_CELLS):
             k = p.grid[c]
             if k:
-                pp.colony.add(row=c // 6 + 1, col=c % 6 + 1, content=content(r, k),
+                pp.colony.add(row=c // GRID_SIDE + 1, col=c % GRID_SIDE + 1, content=content(r, k),
                               die=p.die_on[c], coins=p.coins_on[c], printed=bool(p.printed >> c & 1))
         pp.port.ships_per_dock.extend(len(dk) for dk in p.port)
         if seat == s or over:
@@ -164,7 +93,7 @@ def build_view(state: State, seat: int | None) -> pb.View:
         dt = view.display.add(present=tile >= 0, triple=slot >= r.display_doubles)
         dt.cost.CopyFrom(goods(r.cost_triple if dt.triple else r.cost_double))
         if tile >= 0:
-            dt.cells.extend(_tile_cells(r, tile))
+            dt.cells.extend(tile_cells_view(r, tile))
     for slot, ship in enumerate(state.ship_slots):
         ss = view.ship_slots.add(dock=slot, present=ship >= 0)
         if ship >= 0:
@@ -191,9 +120,9 @@ def build_view(state: State, seat: int | None) -> pb.View:
             cb = view.colony_boards.add(board=i, id=bid, taken=i not in state.boards_left)
             for c, k in enumerate(grid):
                 if k:
-                    cb.cells.add(row=c // 6 + 1, col=c % 6 + 1, content=content(r, k), printed=True)
+                    cb.cells.add(row=c // GRID_SIDE + 1, col=c % GRID_SIDE + 1, content=content(r, k), printed=True)
     for i, (hall, scholar) in enumerate(state.lots):
-        view.lots.add(lot=i, taken=state.lot_taken[i], town_hall=_tile_cells(r, HALL_TILE + hall),
+        view.lots.add(lot=i, taken=state.lot_taken[i], town_hall=tile_cells_view(r, HALL_TILE + hall),
                       scholar=scholar)
     if over:
         for s, f in enumerate(state.final):

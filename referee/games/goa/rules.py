@@ -1,6 +1,7 @@
-"""Turn flow: set-up, the phase machine (Quick starter, token placement, auctions, action turns,
-Extra actions, end of a round, end of the game) and the game contract's entry points: ``setup``,
-``decision`` (a pure query) and ``apply``.
+"""Goa's rules engine face (docs/ARCHITECTURE.md, "Games"): the game contract's entry points
+``setup``, ``decision`` (a pure query), ``apply`` and ``default_move`` (with ``Rules`` and
+``State``), and the turn flow behind them: set-up, the phase machine (Quick starter, token
+placement, auctions, action turns, Extra actions, end of a round, end of the game).
 
 A match is a phase machine (QUICK, PLACE, AUCTION, ACTIONS, EXTRA, OVER) plus a stack of typed
 sub-decisions (``state.SubDecision``). A player's action turn is an ``ActionTurn`` at the bottom
@@ -19,7 +20,7 @@ from .actions import ActionTurn
 from .auction import apply_bid, apply_token, auction_decision, placement_decision
 from .board import lay_out_phase
 from .cards import HandLimitDiscard
-from .catalog import Rules
+from .catalog import N_COLONIES, N_COLUMNS, Rules
 from .moves import (
     DECLINE,
     DONE,
@@ -30,11 +31,17 @@ from .moves import (
     QUICK_ADVANCE,
     QUICK_DUCATS,
     TAXES,
+    Move,
     PlayExtraAction,
     QuickDucats,
 )
 from .scoring import final_scoring
 from .state import ACTIONS, AUCTION, EXTRA, OVER, PLACE, QUICK, State, hand_limit
+
+#: "each player ... moves down 2 of his Progress markers into the 2nd row of his Development board
+#: OR takes 10 ducats from the bank" (Goa 2012 EN, Variant - Quick starter; the two markers are
+#: the moves' QUICK_ADVANCE pairs)
+QUICK_START_DUCATS = 10
 
 
 def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[State, list[Event]]:
@@ -49,15 +56,16 @@ def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[Stat
     }
     state.deck = [c.id for c in rules.cards]
     rng.shuffle(state.deck)
-    state.colony_supply = [[ct.id for ct in rules.colony_tiles if ct.colony == c] for c in range(4)]
+    state.colony_supply = [[ct.id for ct in rules.colony_tiles if ct.colony == c]
+                           for c in range(N_COLONIES)]
     state.extra_supply = rules.extra_cards
     state.ships = [rules.start_ships] * n
     state.colonists = [rules.start_colonists] * n
     state.extra_cards = [0] * n
     state.hands = [[] for _ in range(n)]
-    state.rows = [[0] * 5 for _ in range(n)]
+    state.rows = [[0] * N_COLUMNS for _ in range(n)]
     state.lands = [[] for _ in range(n)]
-    state.colonies = [[-1] * 4 for _ in range(n)]
+    state.colonies = [[-1] * N_COLONIES for _ in range(n)]
     state.kept = [[] for _ in range(n)]
     state.red_used = [[] for _ in range(n)]
     state.singles_down = [0] * n
@@ -157,7 +165,7 @@ def _quick_start_decision(state: State, events: list[Event]) -> Decision | None:
         seat = (state.first + state.quick_pos) % state.n
         moves = [QUICK_DUCATS] + list(QUICK_ADVANCE.values())
         return Decision(seat, "goa.quick_start", moves,
-                        "Quick starter: take 10 ducats, or move 2 markers to row 2")
+                        f"Quick starter: take {QUICK_START_DUCATS} ducats, or move 2 markers to row 2")
     start_round(state)
     return None
 
@@ -202,7 +210,7 @@ def _extra_decision(state: State, events: list[Event]) -> Decision | None:
             state.extra_passed[seat] = True
             state.extra_pos += 1
             continue
-        moves = [PLAY_EXTRA]
+        moves: list[Move] = [PLAY_EXTRA]
         if cards <= state.rules.keep_extra:
             moves.append(PASS_EXTRA)
         return Decision(seat, "goa.extra_action", moves,
@@ -252,9 +260,9 @@ def apply(state: State, seat: int, move) -> list[Event]:
     state.pending = None
     st = state.stack
     if st:
-        events = st[-1].apply(state, move)
+        events = st[-1].play(state, move)
     else:
-        events = _apply_phase(state, seat, move)
+        events = _PHASE_MOVES[state.phase](state, seat, move)
     _advance_to_next_choice(state, events)
     return events
 
@@ -263,26 +271,12 @@ def _move_name(move) -> str:
     return type(move).__name__
 
 
-def _apply_phase(state: State, p: int, move) -> list[Event]:
-    """A move of the phase itself (no sub-decision pending)."""
-    phase = state.phase
-    if phase == QUICK:
-        return _apply_quick_start(state, p, move)
-    if phase == PLACE:
-        return apply_token(state, p, move)
-    if phase == AUCTION:
-        return apply_bid(state, p, move)
-    if phase == EXTRA:
-        return _apply_extra_action(state, p, move)
-    raise AssertionError("no phase move here")
-
-
 def _apply_quick_start(state: State, p: int, move) -> list[Event]:
     """Variant Quick starter: 10 ducats, or two markers to row 2."""
     state.quick_pos += 1
     if type(move) is QuickDucats:
-        state.ducats[p] += 10
-        return [Event("goa.quick_start", p, f"seat {p} takes 10 ducats")]
+        state.ducats[p] += QUICK_START_DUCATS
+        return [Event("goa.quick_start", p, f"seat {p} takes {QUICK_START_DUCATS} ducats")]
     state.rows[p][move.first] += 1
     state.rows[p][move.second] += 1
     return [Event("goa.quick_start", p, f"seat {p} moves two markers to row 2")]
@@ -299,6 +293,15 @@ def _apply_extra_action(state: State, p: int, move) -> list[Event]:
         return [Event("goa.extra_action", p, f"seat {p} plays an Extra action card")]
     state.extra_passed[p] = True
     return [Event("goa.extra_pass", p, f"seat {p} passes")]
+
+
+#: a move of the phase itself (no sub-decision pending), by phase
+_PHASE_MOVES = {
+    QUICK: _apply_quick_start,
+    PLACE: apply_token,
+    AUCTION: apply_bid,
+    EXTRA: _apply_extra_action,
+}
 
 
 def default_move(state: State, d: Decision):

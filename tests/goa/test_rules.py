@@ -38,8 +38,8 @@ from referee.games.goa.catalog import (
     TILE_VICE_KING,
     is_plantation_tile,
 )
-from referee.games.goa.flow import start_round
 from referee.games.goa.resources import advance_marker
+from referee.games.goa.rules import start_round
 from referee.games.goa.scoring import score_seat
 from referee.games.goa.state import AUCTION, OVER, Land, hand_limit, plantation_count, spice_counts
 from referee.games.goa.tiles import gain_tile, take_bonanza
