@@ -114,7 +114,7 @@ class _Stub:
                     q = group[nxt]
                     if q is not None:
                         q.put_nowait(payload)
-            except Exception:  # noqa: BLE001, S110 - the stream is going away: just close it
+            except Exception:  # noqa: BLE001 - the stream is going away: just close it
                 pass
             finally:
                 mine.put_nowait(_CLOSE)

@@ -93,8 +93,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # `python bench/run.py` as well as `python -m bench.run`
     sys.path.insert(0, str(ROOT))
 
-from bench import sessions as session_bench
-from bench.memory import engine_state_bytes, idle_match_cost, rss_kb
+from bench import sessions as session_bench  # noqa: E402 - needs the path set above
+from bench.memory import engine_state_bytes, idle_match_cost, rss_kb  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results.json"
 TARGET_DECISIONS_PER_S = 25_000

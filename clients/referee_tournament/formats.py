@@ -121,7 +121,7 @@ def schedule(cfg: TournamentConfig) -> list[MatchSpec]:
     if fmt.matches_per_pairing:
         rounds_of = {t: math.ceil(fmt.matches_per_pairing / len(seatings[t])) for t in tables}
     else:
-        rounds_of = {t: fmt.rounds for t in tables}
+        rounds_of = dict.fromkeys(tables, fmt.rounds)
     out: list[MatchSpec] = []
     for r in range(max(rounds_of.values())):
         seed = round_seed(cfg.seed, r)

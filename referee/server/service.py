@@ -532,7 +532,7 @@ def list_games(
     default sheet for that variant."""
     components = components or {}
     out = pb.ListGamesResponse()
-    for name, game in sorted(registry.games().items()):
+    for _name, game in sorted(registry.games().items()):
         spec = game.spec
         gs = pb.GameSpec(
             name=spec.name, title=spec.title, min_seats=spec.min_seats,
@@ -592,7 +592,7 @@ async def _abort(context, rpc: str, exc: Exception) -> None:
     anything else INTERNAL (logged with its traceback: that one is a bug)."""
     if isinstance(exc, RefereeError):
         await context.abort(exc.code, exc.message, exc.trailing_metadata())
-    log.exception("internal_error", rpc=rpc, error=repr(exc))
+    log.exception("internal_error", rpc=rpc, error=repr(exc))  # noqa: LOG004 - called in except
     await context.abort(grpc.StatusCode.INTERNAL, "internal error", _internal_md())
 
 

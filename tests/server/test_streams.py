@@ -224,7 +224,7 @@ def test_garbage_never_crashes_the_server(server):
                 pb.WatchRequest(match_id="").SerializeToString(),
                 b"", b"\x00", b"\xff" * 50,
             ]
-            for round_ in range(6):
+            for _ in range(6):
                 for method, kind in METHODS.items():
                     payloads = [rnd.choice(structured) if rnd.random() < 0.5
                                 else os.urandom(rnd.randint(0, 200)) for _ in range(3)]
@@ -269,7 +269,7 @@ def test_slow_reader_is_dropped_not_buffered_forever():
     from referee.server import runtime
 
     st = runtime.Stream(0)
-    for i in range(runtime.MAX_BACKLOG + 10):
+    for _i in range(runtime.MAX_BACKLOG + 10):
         st.put(b"x")
     assert st.dropped and st.queue.qsize() == 1
     assert st.queue.get_nowait().reason == "RESOURCE_EXHAUSTED"
