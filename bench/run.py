@@ -585,7 +585,7 @@ def main(argv: list[str] | None = None) -> int:
                                             rate="")
         for name in [] if args.skip_engine else sorted(games):
             r = bench_engine(games[name], args.engine_seconds, progress, tasks[name])
-            mem = engine_state_bytes(games[name]) if not r.error else {}
+            state_mem = engine_state_bytes(games[name]) if not r.error else {}
             results["engine"][name] = {
                 "decisions_per_s": round(r.decisions_per_s),
                 "games_per_s": round(r.games_per_s, 2),
@@ -598,8 +598,8 @@ def main(argv: list[str] | None = None) -> int:
                 "cpu_seconds": round(r.cpu_seconds, 2),
                 "seat_counts": r.seat_counts,
                 # heap footprint of one game state (bench/memory.py)
-                "state_kb_mean": mem.get("state_kb_mean"),
-                "state_kb_max": mem.get("state_kb_max"),
+                "state_kb_mean": state_mem.get("state_kb_mean"),
+                "state_kb_max": state_mem.get("state_kb_max"),
                 **({"error": r.error} if r.error else {}),
             }
         if not args.skip_grpc:
@@ -629,6 +629,7 @@ def main(argv: list[str] | None = None) -> int:
                     (Path(tmp) / "memory").mkdir()
                     fresh = RefereeServer(Path(tmp) / "memory")
                     fresh.start()
+                    assert fresh.proc is not None  # started, not external
                     try:
                         memory.update(idle_match_cost(
                             fresh.address, fresh.admin_token, fresh.proc.pid, game=args.game,

@@ -104,7 +104,7 @@ class Referee:
             last = ""
             while time.monotonic() < deadline:
                 try:
-                    reply = stub.Check(
+                    reply = stub.Check(  # type: ignore[attr-defined]  # stubs lack its methods
                         health_pb2.HealthCheckRequest(service="referee.v1.Referee"), timeout=2
                     )
                     if reply.status == health_pb2.HealthCheckResponse.SERVING:

@@ -88,7 +88,7 @@ def _uint32(text: str) -> int:
     return value
 
 
-def _add_logging(p: argparse.ArgumentParser, default: str = "info") -> None:
+def _add_logging(p: argparse._ActionsContainer, default: str = "info") -> None:
     p.add_argument("--log-level", default=default, choices=["debug", "info", "warning", "error"],
                    help=f"least important log lines shown (default {default})")
     p.add_argument("--log-json", action="store_true", help="log one JSON object per line")
@@ -411,7 +411,8 @@ def _play(args: argparse.Namespace) -> int:
             http=not args.no_web, keep_open=args.keep_open,
         ))
     except PlayUsageError as exc:
-        args.usage_error(str(exc))
+        args.usage_error(str(exc))  # exits
+        raise
 
 
 def _watch(args: argparse.Namespace) -> int:

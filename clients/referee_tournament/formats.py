@@ -93,7 +93,7 @@ def tables_for(fmt: Format, names: list[str], seats: int) -> list[tuple[str, ...
             rest = covering_multisets(field, seats - 1)
         return [canon((challenger, *r)) for r in rest]
     if fmt.type == "pairs":
-        out = []
+        out: list[tuple[str, ...]] = []
         for a, b in combinations(names, 2):
             out.extend(canon(c) for c in covering_multisets([a, b], seats))
         return out
