@@ -13,6 +13,7 @@ help:
 	@echo "            bots, then a short tournament of the reference bots on every game"
 	@echo "make test   run the whole test suite"
 	@echo "make bench  measure engine and gRPC speed; writes bench/results.json"
+	@echo "make lint   ruff and mypy, as CI runs them"
 	@echo "make serve  run the referee alone on 127.0.0.1:50051"
 
 $(STAMP): pyproject.toml
@@ -48,8 +49,11 @@ packages: setup
 bench: setup
 	$(PY) -m bench.run
 
+# ruff with the rules chosen in pyproject.toml, then mypy over referee/, the SDK, the runner and
+# bench/ (its files and settings are in pyproject.toml too)
 lint: setup
 	$(PY) -m ruff check referee clients tests bench
+	$(PY) -m mypy
 
 clean:
 	rm -rf $(VENV) referee/v1 .pytest_cache bench/results.json

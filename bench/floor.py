@@ -114,15 +114,16 @@ class _Stub:
                     q = group[nxt]
                     if q is not None:
                         q.put_nowait(payload)
-            except Exception:  # noqa: BLE001, S110 - the stream is going away: just close it
+            except Exception:  # noqa: BLE001 - the stream is going away: just close it
                 pass
             finally:
                 mine.put_nowait(_CLOSE)
 
         task = asyncio.ensure_future(reader())
         try:
-            if all(q is not None for q in group):
-                group[0].put_nowait(payload)  # the first Decision of the "match"
+            first = group[0]
+            if first is not None and all(q is not None for q in group):
+                first.put_nowait(payload)  # the first Decision of the "match"
             async for item in self._drain(mine):
                 yield item
         finally:
@@ -241,8 +242,9 @@ def _client_main(args: _ClientArgs, counter, start, go, results) -> None:
         out = asyncio.run(_client(args, counter, start, go, results))
         out["error"] = ""
     except Exception as exc:  # noqa: BLE001 - reported to the parent
-        if callable(getattr(exc, "code", None)) and callable(getattr(exc, "details", None)):
-            why = f"{type(exc).__name__} {exc.code().name}: {exc.details()}"  # a grpc.RpcError
+        err: Any = exc
+        if callable(getattr(err, "code", None)) and callable(getattr(err, "details", None)):
+            why = f"{type(err).__name__} {err.code().name}: {err.details()}"  # a grpc.RpcError
         else:
             why = f"{type(exc).__name__}: {exc}"
         out = {"error": why, "samples": [], "count": 0}
@@ -339,8 +341,8 @@ async def _client(a: _ClientArgs, counter, start, go, results) -> dict[str, Any]
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         for t in done:
-            if not t.cancelled() and t.exception() is not None:
-                raise t.exception()
+            if not t.cancelled() and (exc := t.exception()) is not None:
+                raise exc
         with counter.get_lock():
             counter.value += pending
         return {"samples": samples, **stats}
@@ -358,7 +360,7 @@ def _phase(kind: str, server: StubServer, *, clients: int, concurrency: int, sea
     go = ctx.Event()
     results = ctx.Queue()
     per = [concurrency // clients + (1 if i < concurrency % clients else 0) for i in range(clients)]
-    procs = []
+    procs: list[Any] = []
     outs: list[dict[str, Any]] = []
     ready = 0
 

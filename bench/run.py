@@ -88,9 +88,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # `python bench/run.py` as well as `python -m bench.run`
     sys.path.insert(0, str(ROOT))
 
-from bench import sessions as session_bench
-from bench.grpc_phases import RefereeServer, run_phase
-from bench.memory import engine_state_bytes, idle_match_cost
+from bench import sessions as session_bench  # noqa: E402 - needs the path set above
+from bench.grpc_phases import RefereeServer, run_phase  # noqa: E402
+from bench.memory import engine_state_bytes, idle_match_cost  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results.json"
 TARGET_DECISIONS_PER_S = 25_000
@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
                                             rate="")
         for name in [] if args.skip_engine else sorted(games):
             r = bench_engine(games[name], args.engine_seconds, progress, tasks[name])
-            mem = engine_state_bytes(games[name]) if not r.error else {}
+            state_mem = engine_state_bytes(games[name]) if not r.error else {}
             results["engine"][name] = {
                 "decisions_per_s": round(r.decisions_per_s),
                 "games_per_s": round(r.games_per_s, 2),
@@ -306,8 +306,8 @@ def main(argv: list[str] | None = None) -> int:
                 "cpu_seconds": round(r.cpu_seconds, 2),
                 "seat_counts": r.seat_counts,
                 # heap footprint of one game state (bench/memory.py)
-                "state_kb_mean": mem.get("state_kb_mean"),
-                "state_kb_max": mem.get("state_kb_max"),
+                "state_kb_mean": state_mem.get("state_kb_mean"),
+                "state_kb_max": state_mem.get("state_kb_max"),
                 **({"error": r.error} if r.error else {}),
             }
         if not args.skip_grpc:
@@ -337,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
                     (Path(tmp) / "memory").mkdir()
                     fresh = RefereeServer(Path(tmp) / "memory")
                     fresh.start()
+                    assert fresh.proc is not None  # started, not external
                     try:
                         memory.update(idle_match_cost(
                             fresh.address, fresh.admin_token, fresh.proc.pid, game=args.game,

@@ -47,7 +47,8 @@ def viewer_main(base: str, t_end: float, results) -> None:
 async def _viewer(base: str, t_end: float) -> dict[str, Any]:
     import httpx
 
-    stats = {"matches_followed": 0, "updates": 0, "replays_fetched": 0, "error": ""}
+    stats: dict[str, Any] = {"matches_followed": 0, "updates": 0, "replays_fetched": 0,
+                             "error": ""}
     clock = time.monotonic
     async with httpx.AsyncClient(base_url=base, timeout=30) as c:
         while clock() < t_end:
@@ -94,6 +95,7 @@ def measure_web(*, clients: int, concurrency: int, seconds: float, warmup: float
                 results = ctx.Queue()
                 t_end = time.monotonic() + 2.5 + warmup + seconds
                 for _ in range(viewers):
+                    assert isinstance(server, WebReferee)
                     p = ctx.Process(target=viewer_main, daemon=True, args=(
                         f"http://127.0.0.1:{server.http_port}", t_end, results))
                     p.start()

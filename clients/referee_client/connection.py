@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import grpc
 
@@ -119,7 +120,7 @@ def reason_of(err: grpc.RpcError) -> str:
     except Exception:  # noqa: BLE001 - some error objects carry no trailers at all
         return ""
     for item in trailers:
-        key, value = (item.key, item.value) if hasattr(item, "key") else item
+        key, value = (item.key, item.value) if hasattr(item, "key") else cast(tuple, item)
         if key == REASON_KEY:
             return value.decode() if isinstance(value, bytes) else str(value)
     return ""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import grpc
 
@@ -24,7 +24,9 @@ from .connection import RefereeError, TlsConfig, bearer, sync_channel
 
 #: ``TimePolicy.on_expiry`` values by their lower-case names (default_move, random_legal,
 #: forfeit), from the proto enum; ON_EXPIRY_UNSPECIFIED (the referee's default) aside.
-ON_EXPIRY = {name.lower(): value for name, value in referee_pb2.OnExpiry.items() if value}
+ON_EXPIRY: dict[str, referee_pb2.OnExpiry] = {
+    name.lower(): cast("referee_pb2.OnExpiry", value)
+    for name, value in referee_pb2.OnExpiry.items() if value}
 
 
 def time_policy_proto(tp: dict[str, Any]) -> referee_pb2.TimePolicy:

@@ -93,7 +93,7 @@ class MatchObserver:
             log.welcomes.append(time.monotonic())
         elif which == "decision":
             log.pending = msg.decision
-            if len(self.seen_moves) < self.seen_moves.maxlen:
+            if len(self.seen_moves) < (self.seen_moves.maxlen or 0):
                 self.seen_moves.extend(m.SerializeToString() for m in msg.decision.legal_moves[:8])
         elif which == "move_result":
             res = msg.move_result
@@ -203,14 +203,15 @@ class ObservingProxy:
                 call.cancel()
 
     def passthrough_unary(self, method: str):
-        async def handler(request: bytes, context) -> bytes:
+        async def handler(request: bytes, context) -> bytes | None:
             async with self.channel() as channel:
-                rpc = channel.unary_unary(method)
+                rpc: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(method)
                 try:
                     return await rpc(request, metadata=_auth(context))
                 except grpc.aio.AioRpcError as err:
                     await context.abort(err.code(), err.details() or "",
                                         tuple(err.trailing_metadata() or ()))
+                    raise  # not reached: abort raises
 
         return grpc.unary_unary_rpc_method_handler(handler)
 
@@ -218,7 +219,9 @@ class ObservingProxy:
         async def handler(request: bytes, context):
             async with self.channel() as channel:
                 try:
-                    async for item in channel.unary_stream(method)(request, metadata=_auth(context)):
+                    call: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = \
+                        channel.unary_stream(method)
+                    async for item in call(request, metadata=_auth(context)):
                         yield item
                 except grpc.aio.AioRpcError as err:
                     await context.abort(err.code(), err.details() or "",

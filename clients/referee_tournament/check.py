@@ -210,8 +210,8 @@ def print_schedule(cfg: TournamentConfig, console: Console) -> None:
     for n, c in seat_counts(specs, cfg.names).items():
         console.print(f"  {n}: seats {c}")
     per_table = Counter(s.table_key for s in specs)
-    for t, n in per_table.items():
-        console.print(f"  table {t}: {n} matches")
+    for t, count in per_table.items():
+        console.print(f"  table {t}: {count} matches")
     console.print(f"  results: {cfg.output_dir()}")
 
 

@@ -278,6 +278,7 @@ def _run_async(coro):
 
     async def main():
         task = asyncio.current_task()
+        assert task is not None  # main() runs as asyncio.run's task
         loop = asyncio.get_running_loop()
         try:
             loop.add_signal_handler(signal.SIGTERM, task.cancel)

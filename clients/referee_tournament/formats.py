@@ -93,7 +93,7 @@ def tables_for(fmt: Format, names: list[str], seats: int) -> list[tuple[str, ...
             rest = covering_multisets(field, seats - 1)
         return [canon((challenger, *r)) for r in rest]
     if fmt.type == "pairs":
-        out = []
+        out: list[tuple[str, ...]] = []
         for a, b in combinations(names, 2):
             out.extend(canon(c) for c in covering_multisets([a, b], seats))
         return out
@@ -121,7 +121,7 @@ def schedule(cfg: TournamentConfig) -> list[MatchSpec]:
     if fmt.matches_per_pairing:
         rounds_of = {t: math.ceil(fmt.matches_per_pairing / len(seatings[t])) for t in tables}
     else:
-        rounds_of = {t: fmt.rounds for t in tables}
+        rounds_of = dict.fromkeys(tables, fmt.rounds)
     out: list[MatchSpec] = []
     for r in range(max(rounds_of.values())):
         seed = round_seed(cfg.seed, r)

@@ -184,7 +184,8 @@ def match_seed(tournament_seed: int, idx: int) -> int:
 def write_leaderboard(out: Path, cfg: TournamentConfig, ratings: dict[str, Rating],
                       counts: dict[str, int]) -> None:
     board = sorted(ratings.values(), key=lambda r: (-r.ordinal, r.name))
-    data = {"name": cfg.name, "game": cfg.game, "seats": cfg.seats, "format": "ladder",
+    data: dict[str, Any] = {"name": cfg.name, "game": cfg.game, "seats": cfg.seats,
+                            "format": "ladder",
             "generated_unix": round(time.time(), 3), "matches": counts,
             "rating": "OpenSkill Plackett-Luce; ordinal = mu - 3 sigma",
             "leaderboard": [{"place": i + 1, "name": r.name, "ordinal": round(r.ordinal, 4),

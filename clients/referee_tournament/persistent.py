@@ -103,7 +103,7 @@ class PersistentPool:
                           "name": e.name, "game": self.cfg.game, "python": sys.executable}
                 argv = fill(list(e.command), values)
                 extra = {**dict(e.env), "REFEREE_BOT_TOKEN": token}
-                env = bot_env(extra, sandboxed=e.sandbox)
+                env = bot_env(extra, sandboxed=e.sandbox is not None)
                 for c in range(e.copies):
                     p = _Proc(e, ep, c, argv, _cwd(self.cfg, e), env,
                               self.log_dir / f"persistent-{e.name}-r{i}-c{c}.log")

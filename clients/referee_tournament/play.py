@@ -166,6 +166,7 @@ async def start_seat_bot(job: MatchJob, bot: _Bot, match_id: str, token: str) ->
     seat = bot.seat
     spec = job.sandboxes[seat] if seat < len(job.sandboxes) else None
     sandbox = SandboxSpec(**spec) if spec else None
+    assert job.address is not None  # play_match gives an address-less job a referee first
     values = {"address": ADDRESS_IN_SANDBOX if sandbox else job.address,
               "match": match_id, "token": token,
               "seat": str(seat), "seed": str(job.bot_seeds[seat]), "name": job.seating[seat],
@@ -283,6 +284,7 @@ async def _play(job: MatchJob, log_dir: Path,
                               "scores": None, "ranks": None, "error": None, "record_json": None}
     admin = (("authorization", f"Bearer {job.admin_token}"),)
     bots: list[_Bot] = []
+    assert job.address is not None  # play_match gives an address-less job a referee first
     channel = grpc.aio.insecure_channel(job.address, options=CHANNEL_OPTIONS)
     try:
         stub = pb_grpc.RefereeStub(channel)

@@ -169,5 +169,5 @@ def leaderboard(names: Sequence[str], matches: Sequence[MatchResult]) -> dict[st
     return {"entrants": rows, "history": history}
 
 
-def _r(x: float) -> float | None:
+def _r(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(x, 3)

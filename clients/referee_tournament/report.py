@@ -68,7 +68,7 @@ def incidents(rows: list[Row], names: list[str]) -> tuple[dict[str, dict[str, in
             continue
         for s in (r.outcome or {}).get("seats", []):
             n = s["entrant"]
-            c = counts.setdefault(n, {k: 0 for k in counts[names[0]]})
+            c = counts.setdefault(n, dict.fromkeys(counts[names[0]], 0))
             kinds = []
             c["seats"] += 1
             if did_not_play(s):

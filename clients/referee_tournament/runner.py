@@ -13,10 +13,10 @@ import json
 import os
 import sys
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import grpc
 import structlog
@@ -464,126 +464,7 @@ class Runner:
         return data
 
     async def _play_all(self, store, specs, pending, stopper, backend, log) -> None:
-        queue: asyncio.Queue[MatchSpec] = asyncio.Queue()
-        for s in pending:
-            queue.put_nowait(s)
-        counts = store.counts()
-        already = counts.get("done", 0) + counts.get("failed", 0)
-        total = already + len(pending)
-        dispatched = 0
-        running: Counter[str] = Counter()
-        lock = asyncio.Lock()
-        progress = Progress(
-            SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
-            MofNCompleteColumn(), TextColumn("{task.fields[info]}"), TimeElapsedColumn(),
-            TimeRemainingColumn(), console=self.console, disable=not self.show_progress,
-            transient=False,
-        )
-        task = progress.add_task(f"{self.cfg.name} ({self.cfg.game})", total=total,
-                                 completed=already, info="")
-        stats = {"running": 0, "failed": counts.get("failed", 0), "incidents": 0, "skipped": 0}
-
-        def info() -> str:
-            return (f"running {stats['running']} · failed {stats['failed']} · incidents "
-                    f"{stats['incidents']}" + (f" · skipped {stats['skipped']}"
-                                               if stats["skipped"] else ""))
-
-        async def worker(wid: int) -> None:
-            nonlocal dispatched, total
-            while True:
-                try:
-                    spec = queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    return
-                if stopper.is_stopped(spec):
-                    continue
-                async with lock:
-                    endpoint = (self.endpoints[dispatched % len(self.endpoints)]
-                                if self.endpoints else None)
-                    dispatched += 1
-                referee = endpoint.address if endpoint else "task-local"
-                store.mark_running(spec.index, referee)
-                stats["running"] += 1
-                running[referee] += 1
-                progress.update(task, info=info())
-                job = self.job_for(spec, endpoint)
-                log.info("match_start", idx=spec.index, seating=list(spec.seating),
-                         referee=referee, group=spec.group)
-                try:
-                    result = await backend.play(job)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - a backend failure fails one match
-                    result = {"idx": spec.index, "error": f"{type(exc).__name__}: {exc}",
-                              "ranks": None}
-                finally:
-                    stats["running"] -= 1
-                    running[referee] -= 1
-                if result.get("referee_down"):
-                    store.requeue([spec.index])
-                    dead = [f"{r.address} (exit {r.proc.returncode})" for r in self.referees
-                            if r.proc is not None and r.proc.poll() is not None]
-                    log.error("referee_down", idx=spec.index, error=result.get("error"),
-                              dead=dead)
-                    raise RunError(
-                        f"match {spec.index}: {result.get('error')}"
-                        + (f"; referee process exited: {', '.join(dead)} (see its referee.log "
-                           f"under {self.out / 'referee'})" if dead else "")
-                        + ". Finished matches are kept: run again to resume.")
-                self._store_result(store, spec, result)
-                self.played += 1
-                status = "done" if result.get("ranks") else "failed"
-                if status == "failed":
-                    stats["failed"] += 1
-                seats = (result.get("outcome") or {}).get("seats", [])
-                bad = [s for s in seats if s["crashed"] or s["hung"] or s["timeouts"]
-                       or s["rejected"]]
-                stats["incidents"] += len(bad)
-                log.info("match_end", idx=spec.index, match_id=result.get("match_id"),
-                         status=status, seconds=result.get("seconds"),
-                         scores=result.get("scores"), ranks=result.get("ranks"),
-                         error=result.get("error"),
-                         incidents=[{k: s[k] for k in ("seat", "entrant", "crashed", "hung",
-                                                       "timeouts", "rejected", "exit_code")}
-                                    for s in bad])
-                for s in bad:
-                    what = ", ".join(k for k in ("crashed", "hung") if s[k])
-                    if s["timeouts"]:
-                        what += f"{', ' if what else ''}{s['timeouts']} timeout(s)"
-                    if s["rejected"]:
-                        what += f"{', ' if what else ''}{s['rejected']} rejected"
-                    progress.console.print(
-                        f"[yellow]match {spec.index}[/] seat {s['seat']} "
-                        f"[bold]{s['entrant']}[/]: {what}"
-                        + (f" (exit {s['exit_code']})" if s["exit_code"] not in (0, None)
-                           else "")
-                        + (f": {s['error']}" if s.get("error") else "")
-                    )
-                if status == "failed":
-                    progress.console.print(f"[red]match {spec.index} failed[/]: "
-                                           f"{result.get('error')}")
-                skip = stopper.add(spec.index, result.get("ranks"))
-                if skip:
-                    n_skipped = store.skip(skip)
-                    stats["skipped"] += n_skipped
-                    total -= n_skipped
-                    st = stopper.stopped[stopper.pair_key(spec)]
-                    log.info("early_stop", **st)
-                    progress.console.print(
-                        f"[green]early stop[/]: {st['better']} is stronger in "
-                        f"{' vs '.join(st['pair'])} ({st['wins']}-{st['losses']}, "
-                        f"{st['draws']} draws); skipping the rest of that pairing")
-                progress.update(task, advance=1, total=total, info=info())
-
-        with progress:
-            workers = [asyncio.create_task(worker(i)) for i in range(self.cfg.run.concurrency)]
-            try:
-                await asyncio.gather(*workers)
-            except BaseException:
-                for w in workers:
-                    w.cancel()
-                await asyncio.gather(*workers, return_exceptions=True)
-                raise
+        await _MatchLoop(self, store, pending, stopper, backend, log).run()
 
     def _store_result(self, store: Store, spec: MatchSpec, result: dict[str, Any]) -> None:
         text = result.pop("record_json", None)
@@ -598,6 +479,164 @@ class Runner:
             os.replace(tmp, path)
             result["record_path"] = rel
         store.finish(spec.index, result)
+
+
+class _MatchLoop:
+    """One session's matches: ``concurrency`` workers take the pending matches in turn, each on
+    the next referee (round robin), play it on the backend, store its result, report its
+    incidents and apply the early stop; a progress bar shows it all."""
+
+    def __init__(self, runner: Runner, store: Store, pending: list[MatchSpec],
+                 stopper: EarlyStopper, backend: Any, log: Any):
+        self.runner = runner
+        self.store = store
+        self.stopper = stopper
+        self.backend = backend
+        self.log = log
+        self.queue: asyncio.Queue[MatchSpec] = asyncio.Queue()
+        for s in pending:
+            self.queue.put_nowait(s)
+        counts = store.counts()
+        already = counts.get("done", 0) + counts.get("failed", 0)
+        self.total = already + len(pending)
+        self.dispatched = 0
+        self.stats = {"running": 0, "failed": counts.get("failed", 0), "incidents": 0,
+                      "skipped": 0}
+        cfg = runner.cfg
+        self.progress = Progress(
+            SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
+            MofNCompleteColumn(), TextColumn("{task.fields[info]}"), TimeElapsedColumn(),
+            TimeRemainingColumn(), console=runner.console, disable=not runner.show_progress,
+            transient=False,
+        )
+        self.task = self.progress.add_task(f"{cfg.name} ({cfg.game})", total=self.total,
+                                           completed=already, info="")
+
+    async def run(self) -> None:
+        with self.progress:
+            workers = [asyncio.create_task(self._worker())
+                       for _ in range(self.runner.cfg.run.concurrency)]
+            try:
+                await asyncio.gather(*workers)
+            except BaseException:
+                for w in workers:
+                    w.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+                raise
+
+    def _info(self) -> str:
+        stats = self.stats
+        return (f"running {stats['running']} · failed {stats['failed']} · incidents "
+                f"{stats['incidents']}" + (f" · skipped {stats['skipped']}"
+                                           if stats["skipped"] else ""))
+
+    async def _worker(self) -> None:
+        while True:
+            try:
+                spec = self.queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            if self.stopper.is_stopped(spec):
+                continue
+            result = await self._play(spec, self._next_endpoint())
+            if result.get("referee_down"):
+                self._referee_down(spec, result)
+            self._finished(spec, result)
+
+    def _next_endpoint(self) -> RefereeEndpoint | None:
+        """The referees in turn (none: the backend plays on a referee of its own)."""
+        endpoints = self.runner.endpoints
+        endpoint = endpoints[self.dispatched % len(endpoints)] if endpoints else None
+        self.dispatched += 1
+        return endpoint
+
+    async def _play(self, spec: MatchSpec, endpoint: RefereeEndpoint | None) -> dict[str, Any]:
+        """Play one match; a backend's failure fails that match only."""
+        referee = endpoint.address if endpoint else "task-local"
+        self.store.mark_running(spec.index, referee)
+        self.stats["running"] += 1
+        self.progress.update(self.task, info=self._info())
+        job = self.runner.job_for(spec, endpoint)
+        self.log.info("match_start", idx=spec.index, seating=list(spec.seating),
+                      referee=referee, group=spec.group)
+        try:
+            return await self.backend.play(job)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a backend failure fails one match
+            return {"idx": spec.index, "error": f"{type(exc).__name__}: {exc}", "ranks": None}
+        finally:
+            self.stats["running"] -= 1
+
+    def _referee_down(self, spec: MatchSpec, result: dict[str, Any]) -> NoReturn:
+        """The referee went away mid-match: the match goes back to pending and the run stops
+        (finished matches are kept; running again resumes)."""
+        self.store.requeue([spec.index])
+        runner = self.runner
+        dead = [f"{r.address} (exit {r.proc.returncode})" for r in runner.referees
+                if r.proc is not None and r.proc.poll() is not None]
+        self.log.error("referee_down", idx=spec.index, error=result.get("error"), dead=dead)
+        raise RunError(
+            f"match {spec.index}: {result.get('error')}"
+            + (f"; referee process exited: {', '.join(dead)} (see its referee.log "
+               f"under {runner.out / 'referee'})" if dead else "")
+            + ". Finished matches are kept: run again to resume.")
+
+    def _finished(self, spec: MatchSpec, result: dict[str, Any]) -> None:
+        """Store a played match's result, log and show it, apply the early stop."""
+        self.runner._store_result(self.store, spec, result)
+        self.runner.played += 1
+        status = "done" if result.get("ranks") else "failed"
+        if status == "failed":
+            self.stats["failed"] += 1
+        seats = (result.get("outcome") or {}).get("seats", [])
+        bad = [s for s in seats if s["crashed"] or s["hung"] or s["timeouts"] or s["rejected"]]
+        self.stats["incidents"] += len(bad)
+        self.log.info("match_end", idx=spec.index, match_id=result.get("match_id"),
+                      status=status, seconds=result.get("seconds"),
+                      scores=result.get("scores"), ranks=result.get("ranks"),
+                      error=result.get("error"),
+                      incidents=[{k: s[k] for k in ("seat", "entrant", "crashed", "hung",
+                                                    "timeouts", "rejected", "exit_code")}
+                                 for s in bad])
+        for s in bad:
+            self._show_incident(spec, s)
+        if status == "failed":
+            self.progress.console.print(f"[red]match {spec.index} failed[/]: "
+                                        f"{result.get('error')}")
+        self._early_stop(spec, result)
+        self.progress.update(self.task, advance=1, total=self.total, info=self._info())
+
+    def _show_incident(self, spec: MatchSpec, s: dict[str, Any]) -> None:
+        what = ", ".join(k for k in ("crashed", "hung") if s[k])
+        if s["timeouts"]:
+            what += f"{', ' if what else ''}{s['timeouts']} timeout(s)"
+        if s["rejected"]:
+            what += f"{', ' if what else ''}{s['rejected']} rejected"
+        self.progress.console.print(
+            f"[yellow]match {spec.index}[/] seat {s['seat']} "
+            f"[bold]{s['entrant']}[/]: {what}"
+            + (f" (exit {s['exit_code']})" if s["exit_code"] not in (0, None) else "")
+            + (f": {s['error']}" if s.get("error") else "")
+        )
+
+    def _early_stop(self, spec: MatchSpec, result: dict[str, Any]) -> None:
+        """Feed the result to the SPRT early stop; a pairing it settles is skipped."""
+        stopper = self.stopper
+        skip = stopper.add(spec.index, result.get("ranks"))
+        if not skip:
+            return
+        n_skipped = self.store.skip(skip)
+        self.stats["skipped"] += n_skipped
+        self.total -= n_skipped
+        key = stopper.pair_key(spec)
+        assert key is not None  # only a pairs match settles a pairing
+        st = stopper.stopped[key]
+        self.log.info("early_stop", **st)
+        self.progress.console.print(
+            f"[green]early stop[/]: {st['better']} is stronger in "
+            f"{' vs '.join(st['pair'])} ({st['wins']}-{st['losses']}, "
+            f"{st['draws']} draws); skipping the rest of that pairing")
 
 
 async def run_tournament(cfg: TournamentConfig, **kwargs) -> dict[str, Any]:

@@ -109,6 +109,12 @@ def _field(message: Descriptor, name: str, where: str, types: Container[int]) ->
     return field
 
 
+def _message_of(field: FieldDescriptor) -> Descriptor:
+    """The message type of a message field (``_field`` has checked it is one)."""
+    assert field.message_type is not None
+    return field.message_type
+
+
 def _named(what: str, note: str) -> str:
     return f"{what} ({note})" if note else what
 
@@ -166,9 +172,11 @@ class EnumInt(Conversion):
 
     def bind(self, attr: str, message: Descriptor, where: str) -> Bound:
         field = _field(message, attr, where, (_FD.TYPE_ENUM,))
-        numbers = sorted(v.number for v in field.enum_type.values if v.number)
+        enum = field.enum_type
+        assert enum is not None  # an enum field always has its enum type
+        numbers = sorted(v.number for v in enum.values if v.number)
         if not numbers or numbers != list(range(numbers[0], numbers[-1] + 1)):
-            raise ValueError(f"{where}.{attr}: {field.enum_type.full_name} is not a range")
+            raise ValueError(f"{where}.{attr}: {enum.full_name} is not a range")
         return _IntField(attr, field.name, numbers[0], numbers[-1], self.offset,
                          _named(f"{where}.{attr}", self.note), self.optional)
 
@@ -244,7 +252,7 @@ class Cell(Conversion):
 
     def bind(self, attr: str, message: Descriptor, where: str) -> Bound:
         if self.nested:
-            message = _field(message, attr, where, (_FD.TYPE_MESSAGE,)).message_type
+            message = _message_of(_field(message, attr, where, (_FD.TYPE_MESSAGE,)))
             where = f"{where}.{attr}"
         side = Int(self.lo, self.hi)
         return _CellFields(attr, self.nested, side.bind(attr, message, where, self.row),
@@ -296,7 +304,7 @@ class Counts(Conversion):
     what: str
 
     def bind(self, attr: str, message: Descriptor, where: str) -> Bound:
-        holder = _field(message, attr, where, (_FD.TYPE_MESSAGE,)).message_type
+        holder = _message_of(_field(message, attr, where, (_FD.TYPE_MESSAGE,)))
         where = f"{where}.{attr}"
         parts = tuple(self.each.bind(name, holder, where) for name in self.parts)
         if len({(part.lo, part.hi) for part in parts}) != 1:
@@ -338,7 +346,7 @@ class MoveCodec(Generic[M]):
     integer checked on the wire."""
 
     def __init__(self, message: type[Message], kinds: Iterable[MoveKind[M]]):
-        desc = message.DESCRIPTOR
+        desc: Descriptor = message.DESCRIPTOR  # type: ignore[assignment]  # upb's is the same type
         if len(desc.oneofs) != 1:
             raise ValueError(f"{desc.full_name} must have exactly one oneof")
         self.message = message

@@ -7,6 +7,7 @@ import signal
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 import structlog
@@ -21,6 +22,9 @@ from .auth import RateLimiter, new_token
 from .service import SERVICE_NAME, RefereeService, generic_handler
 from .startup import StartupError, bind_failure, check_config, check_port
 from .store import Store
+
+if TYPE_CHECKING:
+    from referee.web import WebServer
 
 log = structlog.get_logger("referee.server")
 
@@ -117,7 +121,7 @@ class RefereeServer:
         self.store: Store | None = None
         self.service: RefereeService | None = None
         self.health: health.aio.HealthServicer | None = None
-        self.web = None  # referee.web.WebServer with --http-port
+        self.web: WebServer | None = None  # with --http-port
         self.http_port: int | None = None
 
     async def start(self) -> int:

@@ -2,6 +2,8 @@
 google.rpc.ErrorInfo (domain "referee.v1") in the rich status details."""
 from __future__ import annotations
 
+from typing import cast
+
 import grpc
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
@@ -19,10 +21,11 @@ MAX_MESSAGE_CHARS = 300
 
 #: The one mapping of reason names (the ``referee-reason`` trailer) to the protocol's Reason
 #: values (MoveResult.reason); a name outside the enum maps to REASON_UNSPECIFIED.
-REASON_VALUES: dict[str, int] = {name: pb.Reason.Value(name) for name in pb.Reason.keys()}  # noqa: SIM118
+REASON_VALUES: dict[str, pb.Reason] = {
+    name: cast("pb.Reason", pb.Reason.Value(name)) for name in pb.Reason.keys()}  # noqa: SIM118
 
 
-def reason_value(name: str, default: int = pb.REASON_UNSPECIFIED) -> int:
+def reason_value(name: str, default: pb.Reason = pb.REASON_UNSPECIFIED) -> pb.Reason:
     return REASON_VALUES.get(name, default)
 
 

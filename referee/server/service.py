@@ -16,16 +16,21 @@ from google.protobuf import json_format
 
 from referee.core import registry
 from referee.core.components import ComponentSheet
-from referee.core.contract import BadOptions, Game
-from referee.core.match import RECORD_FORMAT, Match, ReplayError, replay
+from referee.core.contract import Game
+from referee.core.match import Match, ReplayError
 from referee.v1 import referee_pb2 as pb
 
 from . import errors
 from .auth import RateLimiter, bearer, new_token, peer_address, same_hash, token_hash
+from .clock import now_ms
+from .create import plan_match
 from .errors import RefereeError, clip
-from .runtime import CLOSE, GameWire, MatchRuntime, RuntimeContext, Stream, now_ms
+from .records import replay_log
+from .runtime import MatchRuntime, RuntimeContext
 from .sessions import BotSessions
 from .store import MatchRow, Store
+from .streams import Stream, drain
+from .wire import GameWire, opt_str, refusal
 
 log = structlog.get_logger("referee.server")
 
@@ -221,11 +226,7 @@ class RefereeService:
         self.sessions.close()
         for rt in self.matches.values():
             rt.cancel_timer()
-            for lst in rt.streams.values():
-                for st in lst:
-                    st.put(CLOSE)
-            for w in rt.watchers:
-                w.put(CLOSE)
+            rt.streams.close()
         for task in list(self._tasks):
             task.cancel()
 
@@ -239,70 +240,28 @@ class RefereeService:
     async def CreateMatch(self, request: pb.CreateMatchRequest, context) -> pb.CreateMatchResponse:
         if not self._admin(context):
             raise errors.permission_denied("creating a match needs the admin token")
-        try:
-            game = registry.get(request.game)
-        except KeyError:
-            raise errors.malformed(
-                f"unknown game {clip(request.game)}; this referee hosts "
-                f"{', '.join(sorted(registry.games()))}") from None
-        spec = game.spec
-        # the option names and values are the client's: quote only a prefix of them
-        known = sorted(o.name for o in spec.options)
-        unknown = sorted(set(request.options) - set(known))
-        if unknown:
-            raise errors.malformed(
-                f"unknown option(s) {', '.join(clip(u) for u in unknown[:4])}; {spec.name} "
-                f"has {', '.join(known) or 'no options'}")
-        for name, value in request.options.items():
-            if len(value) > 64:
-                raise errors.malformed(f"option {name!r}: value of {len(value)} characters")
-        try:
-            options = spec.parse_options(dict(request.options))
-        except BadOptions as exc:
-            raise errors.malformed(str(exc)) from None
-        seats = request.seats or spec.min_seats
-        if not spec.min_seats <= seats <= spec.max_seats:
-            raise errors.malformed(
-                f"{spec.name} is for {spec.min_seats} to {spec.max_seats} seats, not {seats}"
-            )
-        names = list(request.seat_names)
-        if len(names) > seats:
-            raise errors.malformed(f"{len(names)} seat names for {seats} seats")
-        if any(len(n) > 200 for n in names):
-            raise errors.malformed("seat names are at most 200 characters")
-        names += [f"seat {s}" for s in range(len(names), seats)]
-        bots = self.sessions.check_seat_bots(request.seat_bots, seats)
-        tp = request.time_policy
-        if tp.on_expiry not in pb.OnExpiry.values():
-            raise errors.malformed(f"unknown on_expiry value {tp.on_expiry}")
-        sheet = self.sheet_for(game, options)
-        if request.components_sha256 and request.components_sha256 != sheet.sha256:
-            raise errors.malformed(
-                f"component sheet {request.components_sha256[:12]}… is not loaded; this "
-                f"referee uses {sheet.name} ({sheet.sha256[:12]}…) for {spec.name}"
-            )
-        seed = request.seed if request.HasField("seed") else secrets.randbits(63)
-        match = Match.create(game, options, seats, seed, sheet)
-        match_id = secrets.token_hex(8)
-        while match_id in self.matches or self.store.match_status(match_id) is not None:
-            match_id = secrets.token_hex(8)
-        tokens = self.sessions.seat_tokens(match_id, bots, [new_token() for _ in range(seats)])
+        plan = plan_match(request, self.sheet_for, self.sessions.check_seat_bots)
+        match = Match.create(plan.game, plan.options, plan.seats, plan.seed, plan.sheet)
+        match_id = self._new_match_id()
+        tokens = self.sessions.seat_tokens(match_id, plan.bots,
+                                           [new_token() for _ in range(plan.seats)])
         hashes = [token_hash(t) for t in tokens]
-        policy = pb.TimePolicy()
-        policy.CopyFrom(tp)
         rt = MatchRuntime(
-            self.ctx, match_id, match, names=names, policy=policy, token_hashes=hashes,
-            created_ms=now_ms(),
+            self.ctx, match_id, match, names=plan.names, policy=plan.policy,
+            token_hashes=hashes, created_ms=now_ms(),
         )
-        bound = self.sessions.bind(match_id, bots, game=spec.name, names=names, policy=policy,
-                                   options={k: _opt_str(v) for k, v in options.items()})
+        game = plan.game.spec.name
+        bound = self.sessions.bind(match_id, plan.bots, game=game, names=plan.names,
+                                   policy=plan.policy,
+                                   options={k: opt_str(v) for k, v in plan.options.items()})
         await self.store.insert_match(
             MatchRow(
-                id=match_id, game=spec.name, options=options, seats=seats, seed=seed,
-                components_name=sheet.name, components_sha256=sheet.sha256,
-                time_policy=json_format.MessageToDict(policy, preserving_proto_field_name=True),
-                token_hashes=hashes, names=names, status="running", created_ms=rt.created_ms,
-                finished_ms=None, forfeited=None, result=None,
+                id=match_id, game=game, options=plan.options, seats=plan.seats, seed=plan.seed,
+                components_name=plan.sheet.name, components_sha256=plan.sheet.sha256,
+                time_policy=json_format.MessageToDict(plan.policy,
+                                                      preserving_proto_field_name=True),
+                token_hashes=hashes, names=plan.names, status="running",
+                created_ms=rt.created_ms, finished_ms=None, forfeited=None, result=None,
             )
         )
         if bound is not None:
@@ -310,12 +269,19 @@ class RefereeService:
         self._register(rt)
         rt.issue_decision()
         self.sessions.activate(bound)
-        log.info("match_created", match_id=match_id, game=spec.name, seats=seats,
-                 options=options)
+        log.info("match_created", match_id=match_id, game=game, seats=plan.seats,
+                 options=plan.options)
         return pb.CreateMatchResponse(
             match_id=match_id,
             seats=[pb.SeatToken(seat=s, token=t) for s, t in enumerate(tokens)],
         )
+
+    def _new_match_id(self) -> str:
+        """A match id neither live nor in the store."""
+        match_id = secrets.token_hex(8)
+        while match_id in self.matches or self.store.match_status(match_id) is not None:
+            match_id = secrets.token_hex(8)
+        return match_id
 
     async def Play(self, request_iterator, context) -> AsyncIterator[Any]:
         """Frames arrive as raw bytes (see generic_handler). A first frame that is not a Join
@@ -337,16 +303,9 @@ class RefereeService:
             rt.attach(stream)
             rt.log.info("seat_joined", seat=seat, peer=context.peer())
             reader = asyncio.ensure_future(self._play_reader(request_iterator, context, rt, stream))
-            queue = stream.queue
-            get, get_nowait = queue.get, queue.get_nowait
-            while True:
-                # one wake-up per burst: drain what is queued without awaiting the queue again
-                item = get_nowait() if queue.qsize() else await get()
-                if item is CLOSE:
-                    break
-                if item.__class__ is RefereeError:
-                    raise item
-                yield item
+            async with contextlib.aclosing(drain(stream.queue)) as items:
+                async for item in items:
+                    yield item
         finally:
             if reader is not None:
                 reader.cancel()
@@ -358,6 +317,7 @@ class RefereeService:
         token = bearer(context.invocation_metadata())
         key = token_hash(token) if token else peer_address(context.peer())  # a known seat's
         seat = stream.seat
+        assert seat is not None  # a Play stream's
         allow = self.limiter.allow
         parse = pb.ClientMessage.FromString
         malformed = 0
@@ -374,7 +334,7 @@ class RefereeService:
                     (log.warning if malformed == 1 else log.debug)(
                         "malformed_frame", rpc="Play", match_id=rt.id, seat=seat,
                         size=len(data), count=malformed)
-                    stream.put(_reject_msg(rt, "MALFORMED", errors.not_a(pb.ClientMessage)))
+                    stream.put(_refused(rt, "MALFORMED", errors.not_a(pb.ClientMessage)))
                     continue
                 which = msg.WhichOneof("msg")
                 if which == "submit":
@@ -386,19 +346,19 @@ class RefereeService:
                         if not res.accepted:
                             stream.put(pb.ServerMessage(move_result=res))
                     except RefereeError as exc:
-                        stream.put(_reject_msg(rt, exc.reason, exc.message, sub.request_id))
+                        stream.put(_refused(rt, exc.reason, exc.message, sub.request_id))
                     except Exception as exc:
                         rt.log.exception("internal_error", rpc="Play", seat=seat, error=repr(exc))
-                        stream.put(_reject_msg(rt, "REASON_UNSPECIFIED", "internal error",
-                                               sub.request_id))
+                        stream.put(_refused(rt, "REASON_UNSPECIFIED", "internal error",
+                                            sub.request_id))
                 elif which == "join":
                     if msg.join.match_id != rt.id:
-                        stream.put(_reject_msg(rt, "MALFORMED", "this stream is joined to "
-                                               f"match {rt.id}"))
+                        stream.put(_refused(rt, "MALFORMED", "this stream is joined to "
+                                            f"match {rt.id}"))
                     elif rt.game_over is None and rt.decision and rt.decision.seat == seat:
                         stream.put(rt.decision_bytes)  # a re-Join asks for the decision again
                 else:
-                    stream.put(_reject_msg(rt, "MALFORMED", "empty client message"))
+                    stream.put(_refused(rt, "MALFORMED", "empty client message"))
         except asyncio.CancelledError:
             raise
         except grpc.aio.AioRpcError:
@@ -442,14 +402,9 @@ class RefereeService:
             rt = self._runtime(request.match_id)
             stream = Stream(None)
             rt.watch(stream)
-            get = stream.queue.get
-            while True:
-                item = await get()
-                if item is CLOSE:
-                    break
-                if item.__class__ is RefereeError:
-                    raise item
-                yield item
+            async with contextlib.aclosing(drain(stream.queue)) as items:
+                async for item in items:
+                    yield item
         finally:
             if rt is not None and stream is not None:
                 rt.detach(stream)
@@ -504,27 +459,6 @@ def _rate_exceeded_on_stream() -> RefereeError:
     return errors.exhausted("rate limit exceeded on this stream; slow down")
 
 
-def replay_log(game: Game, row: MatchRow, moves: list, sheet: ComponentSheet) -> Match:
-    """A running match rebuilt from its stored move log by core's ``replay`` (which checks every
-    state hash), then given back what a record does not replay: each move's elapsed time and
-    timeout flags (the clocks are restored from them), and the position of the time policy's
-    RANDOM_LEGAL stream, which live play advanced once per such timeout. (One draw each: the
-    stream's ``below(n)`` draws again only for a value among the top n of 2**64, odds under
-    1e-16 for any move list, and then only later timeout choices would differ, never the log.)"""
-    record = {
-        "format": RECORD_FORMAT, "game": row.game, "options": row.options, "seats": row.seats,
-        "seed": row.seed, "components": {"sha256": row.components_sha256},
-        "moves": [{"n": mv.n, "seat": mv.seat, "version_before": mv.version_before,
-                   "move": mv.move, "state_hash": mv.state_hash} for mv in moves],
-    }
-    m = replay(game, record, sheet)
-    for entry, mv in zip(m.moves, moves, strict=True):
-        entry.elapsed_ms, entry.timeout, entry.policy = mv.elapsed_ms, mv.timeout, mv.policy
-        if mv.timeout and mv.policy == "RANDOM_LEGAL" and m.timeout_rng is not None:
-            m.timeout_rng.next64()
-    return m
-
-
 def list_games(
     components: dict[tuple[str, str], ComponentSheet] | None = None,
 ) -> pb.ListGamesResponse:
@@ -532,7 +466,7 @@ def list_games(
     default sheet for that variant."""
     components = components or {}
     out = pb.ListGamesResponse()
-    for name, game in sorted(registry.games().items()):
+    for _name, game in sorted(registry.games().items()):
         spec = game.spec
         gs = pb.GameSpec(
             name=spec.name, title=spec.title, min_seats=spec.min_seats,
@@ -541,7 +475,7 @@ def list_games(
         for o in spec.options:
             gs.options.append(
                 pb.OptionSpec(
-                    name=o.name, type=o.kind, default_value=_opt_str(o.default),
+                    name=o.name, type=o.kind, default_value=opt_str(o.default),
                     choices=list(o.choices), min=o.min or 0, max=o.max or 0,
                     description=o.description,
                 )
@@ -561,25 +495,16 @@ def list_games(
     return out
 
 
-def _reject_msg(rt: MatchRuntime, reason: str, message: str,
-                request_id: str = "") -> pb.ServerMessage:
+def _refused(rt: MatchRuntime, reason: str, message: str,
+             request_id: str = "") -> pb.ServerMessage:
+    """A refusal on a Play stream, at the match's current version."""
     return pb.ServerMessage(
-        move_result=pb.MoveResult(
-            accepted=False, reason=errors.reason_value(reason), message=message,
-            state_version=rt.match.version, request_id=request_id,
-        )
-    )
+        move_result=refusal(reason, message, rt.match.version, request_id))
 
 
 def _internal_md():
     return errors.RefereeError(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error") \
         .trailing_metadata()
-
-
-def _opt_str(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "" if value is None else str(value)
 
 
 def _ser(message: Any) -> bytes:
@@ -592,7 +517,7 @@ async def _abort(context, rpc: str, exc: Exception) -> None:
     anything else INTERNAL (logged with its traceback: that one is a bug)."""
     if isinstance(exc, RefereeError):
         await context.abort(exc.code, exc.message, exc.trailing_metadata())
-    log.exception("internal_error", rpc=rpc, error=repr(exc))
+    log.exception("internal_error", rpc=rpc, error=repr(exc))  # noqa: LOG004 - called in except
     await context.abort(grpc.StatusCode.INTERNAL, "internal error", _internal_md())
 
 

@@ -23,6 +23,7 @@ Knows no game and no match internals: the service tells it when a match is creat
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
@@ -30,7 +31,6 @@ import os
 import re
 import secrets
 import sqlite3
-import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,9 +44,10 @@ from referee.v1 import referee_pb2 as pb
 
 from . import errors
 from .auth import RateLimiter, bearer, new_token, peer_address, token_hash
+from .clock import now_ms
 from .errors import RefereeError, clip
-from .runtime import put_bounded
 from .store import Store
+from .streams import CLOSE, drain, put_bounded
 
 log = structlog.get_logger("referee.sessions")
 
@@ -71,11 +72,6 @@ CREATE INDEX IF NOT EXISTS assignments_open ON assignments (status, bot);
 
 MAX_CAPACITY = 256
 BOT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
-CLOSE = None
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @dataclass(eq=False)
@@ -424,14 +420,9 @@ class BotSessions:
                      agent=first.hello.agent[:100])
             self.dispatch(bot)
             reader = asyncio.ensure_future(self._read(request_iterator, conn))
-            get = conn.queue.get
-            while True:
-                item = await get()
-                if item is CLOSE:
-                    break
-                if item.__class__ is RefereeError:
-                    raise item
-                yield item
+            async with contextlib.aclosing(drain(conn.queue)) as items:
+                async for item in items:
+                    yield item
         finally:
             if reader is not None:
                 reader.cancel()

@@ -191,7 +191,7 @@ class Store:
             except RuntimeError:  # loop closed during shutdown
                 pass
 
-    def _submit(self, fn: Callable[[sqlite3.Connection], None]) -> asyncio.Future:
+    def _submit(self, fn: Callable[[sqlite3.Connection], object]) -> asyncio.Future:
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
         self._queue.put((fn, loop, fut))

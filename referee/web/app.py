@@ -82,6 +82,7 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
 
     async def api_view(request: Request) -> Response:
         version = _version(request.path_params["version"])
+        assert version is not None  # the route's {version} is never empty
         meta = await _meta(request)
         try:
             frames = await source.frames(meta)
@@ -127,7 +128,8 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
-    async def error(request: Request, exc: HTTPException) -> Response:
+    async def error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)  # the one class it is registered for
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": exc.detail, "status": exc.status_code},
                                 status_code=exc.status_code)

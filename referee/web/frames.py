@@ -158,12 +158,12 @@ def patch(a: Any, p: Mapping[str, Any] | None) -> Any:
             else:
                 out.append(patch(None, sub))
         return out
-    out = dict(a)
+    obj = dict(a)
     for k in p.get("x", ()):
-        out.pop(k, None)
+        obj.pop(k, None)
     for k, sub in p.get("o", {}).items():
-        out[k] = patch(out.get(k), sub)
-    return out
+        obj[k] = patch(obj.get(k), sub)
+    return obj
 
 
 # ---------------------------------------------------------------- replays

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 from typing import Any
 
-from referee.server.runtime import CLOSE, Stream
+from referee.server.streams import CLOSE, Stream
 from referee.v1 import referee_pb2 as pb
 
 from .frames import view_json

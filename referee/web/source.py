@@ -4,6 +4,7 @@ leave this module (no seed, token, option secrets or raw record of a running mat
 from __future__ import annotations
 
 import asyncio
+import builtins
 import json
 from collections import OrderedDict
 from typing import Any
@@ -74,7 +75,7 @@ class MatchSource:
         stored.sort(key=lambda m: m["created_ms"], reverse=True)
         return (live + stored)[:limit]
 
-    async def _store_rows(self) -> list[Any]:
+    async def _store_rows(self) -> builtins.list[Any]:
         """Every match the store holds, read at most once a second (a list page per viewer
         must not mean a table scan per viewer)."""
         loop = asyncio.get_running_loop()
@@ -103,14 +104,14 @@ class MatchSource:
         return self.service.matches.get(match_id)
 
     # ------------------------------------------------------------ replays
-    async def frames(self, meta: dict[str, Any]) -> list[str]:
+    async def frames(self, meta: dict[str, Any]) -> builtins.list[str]:
         """Every version's public view of a match, re-simulated from its move log so far
         (running) or its record (finished). Per match, the re-simulation carries on from where
         the last request left it: a page load costs the new moves only."""
         async with self._lock:  # one re-simulation at a time, on a worker thread
             return await self._frames(meta)
 
-    async def _frames(self, meta: dict[str, Any]) -> list[str]:
+    async def _frames(self, meta: dict[str, Any]) -> builtins.list[str]:
         match_id = meta["id"]
         rt = self.service.matches.get(match_id)
         loop = asyncio.get_running_loop()
@@ -149,7 +150,7 @@ class MatchSource:
             self._cache.popitem(last=False)
         return frames
 
-    def _frames_from_file(self, match_id: str, r: F.Replayer | None) -> list[str]:
+    def _frames_from_file(self, match_id: str, r: F.Replayer | None) -> builtins.list[str]:
         """From the record file; carries on from ``r`` (the live replay) when it fits."""
         path = self.service.records_dir / f"{match_id}.json"
         try:

@@ -51,8 +51,8 @@ def play_game(seats: int, greedy_seat: int, seed: int, options: dict,
 
 def test_greedy_beats_random_over_200_games():
     wins = 0
-    played = {k: 0 for k in SEATS}
-    won = {k: 0 for k in SEATS}
+    played = dict.fromkeys(SEATS, 0)
+    won = dict.fromkeys(SEATS, 0)
     timings: list[float] = []
     for game in range(GAMES):
         seats = SEATS[game % len(SEATS)]  # 2, 3, 4 seats in turn

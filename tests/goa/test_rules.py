@@ -315,7 +315,7 @@ def test_expedition_hand_limit_discard_or_draw_fewer():
     one card.'"""
     state, p = _board_state()
     state.rows[p][COLUMN_EXPEDITION] = 3  # draw 2, limit 4
-    state.hands[p] = [c for c in state.deck[:3]]
+    state.hands[p] = list(state.deck[:3])
     state.deck = state.deck[3:]
     refresh(state)
     play(state, p, moves.EXPEDITION)
@@ -343,7 +343,7 @@ def test_expedition_above_the_hand_limit_must_discard_before_drawing_even_zero(e
     p = GAME.decision(state).seat
     state.rows[p][COLUMN_EXPEDITION] = 3
     limit = state.rules.yields[COLUMN_EXPEDITION][3][1]
-    hand = [c for c in state.deck[: limit + 2]]
+    hand = list(state.deck[: limit + 2])
     state.hands[p] = list(hand)
     state.deck = state.deck[limit + 2:]
     refresh(state)

@@ -35,7 +35,7 @@ def test_every_legal_move_round_trips_through_proto_and_json(options):
             for m in d.moves:
                 msg = GAME.move_to_proto(m)
                 back = GAME.move_from_proto(msg)
-                assert back == m and back is m or back == m
+                assert (back == m and back is m) or back == m
                 parsed = pb.Move()
                 json_format.ParseDict(json_format.MessageToDict(msg), parsed)
                 assert GAME.move_from_proto(parsed) == m

@@ -23,7 +23,7 @@ def test_every_move_message_is_commented():
             assert text[i - 1].startswith("//") or text[i - 1].strip() == "" or "}" in text[i - 1]
     for field in pb.Move.DESCRIPTOR.oneofs_by_name["kind"].fields:
         name = field.message_type.name
-        idx = next(i for i, l in enumerate(text) if l.startswith(f"message {name} "))
+        idx = next(i for i, ln in enumerate(text) if ln.startswith(f"message {name} "))
         assert text[idx - 1].startswith("//"), f"message {name} has no comment"
 
 

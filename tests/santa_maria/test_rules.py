@@ -904,7 +904,7 @@ def test_lot_scholar_acts_from_the_start_but_scores_no_points():
     lots = {sch: i for i, (_, sch) in enumerate(s.lots)}
     while s.phase == R.DRAFT:
         play(s, R.decision(s).moves[0])
-    for seat, p in enumerate(s.players):
+    for _seat, p in enumerate(s.players):
         assert p.own_scholar and p.scholars == R.SCHOLAR_BIT[p.own_scholar]
         assert p.own_scholar in lots
     s.last_retreat = [0, 1]

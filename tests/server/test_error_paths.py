@@ -152,7 +152,7 @@ def test_malformed_first_play_frame_is_invalid_argument(server, no_grpc_errors):
             assert_one_clean_warning(logs, "malformed_request")
             assert match_state(server, mid) == before
             # the seat is not left attached to the match
-            assert not server.service.matches[mid].streams[0]
+            assert not server.service.matches[mid].streams.by_seat[0]
 
     run(go())
 
@@ -265,7 +265,7 @@ def test_malformed_session_frame_after_hello_gets_a_notice_and_the_session_goes_
 def test_a_session_that_sends_and_never_reads_is_dropped_not_buffered(make_server):
     """Its notices queue up to MAX_BACKLOG, then the session ends with RESOURCE_EXHAUSTED (as
     a Play stream does) instead of the referee holding every notice (no rate limit here)."""
-    from referee.server.runtime import MAX_BACKLOG
+    from referee.server.streams import MAX_BACKLOG
 
     server = make_server(rate=0)
     frames = 5 * MAX_BACKLOG  # ~1,000 notices fill the connection's window, then they queue

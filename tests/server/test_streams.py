@@ -224,7 +224,7 @@ def test_garbage_never_crashes_the_server(server):
                 pb.WatchRequest(match_id="").SerializeToString(),
                 b"", b"\x00", b"\xff" * 50,
             ]
-            for round_ in range(6):
+            for _ in range(6):
                 for method, kind in METHODS.items():
                     payloads = [rnd.choice(structured) if rnd.random() < 0.5
                                 else os.urandom(rnd.randint(0, 200)) for _ in range(3)]
@@ -241,7 +241,7 @@ def test_garbage_never_crashes_the_server(server):
 
 
 def test_unexpected_exceptions_become_internal(server, monkeypatch):
-    from referee.server import runtime
+    from referee.server import wire
 
     async def run():
         async with grpc.aio.insecure_channel(server.target) as ch:
@@ -253,7 +253,7 @@ def test_unexpected_exceptions_become_internal(server, monkeypatch):
             def boom(self, state, seat):
                 raise RuntimeError("bug in a view")
 
-            monkeypatch.setattr(runtime.GameWire, "view", boom)
+            monkeypatch.setattr(wire.GameWire, "view", boom)
             with pytest.raises(grpc.aio.AioRpcError) as ei:
                 await stub.GetView(pb.GetViewRequest(match_id=mid), metadata=md(tokens[idle]))
             assert ei.value.code() == grpc.StatusCode.INTERNAL
@@ -266,10 +266,10 @@ def test_unexpected_exceptions_become_internal(server, monkeypatch):
 
 
 def test_slow_reader_is_dropped_not_buffered_forever():
-    from referee.server import runtime
+    from referee.server import streams
 
-    st = runtime.Stream(0)
-    for i in range(runtime.MAX_BACKLOG + 10):
+    st = streams.Stream(0)
+    for _i in range(streams.MAX_BACKLOG + 10):
         st.put(b"x")
     assert st.dropped and st.queue.qsize() == 1
     assert st.queue.get_nowait().reason == "RESOURCE_EXHAUSTED"

@@ -9,7 +9,7 @@ import pytest
 
 from referee.core import registry
 from referee.core.match import Match
-from referee.server.runtime import _SERVER_DECISION, GameWire, _field
+from referee.server.wire import GameWire, server_decision
 from referee.v1 import referee_pb2 as pb
 
 
@@ -43,7 +43,7 @@ def test_assembled_decisions_equal_field_by_field_ones(name):
                 # the view bytes alone, and a spectator's, parse to the game's view
                 assert type(game.view(m.state, None)).FromString(
                     game.view_bytes(m.state, None)) == game.view(m.state, None)
-                sm = pb.ServerMessage.FromString(_field(_SERVER_DECISION, body))
+                sm = pb.ServerMessage.FromString(server_decision(body))
                 assert sm.WhichOneof("msg") == "decision" and sm.decision == expected
                 checked += 1
             m.submit(d.seat, d.moves[rnd.randrange(len(d.moves))])

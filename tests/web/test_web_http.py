@@ -117,11 +117,11 @@ def test_many_viewers_opening_and_closing_leave_nothing_behind(web):
         assert all(m["type"] == "update" for m in got)  # each got the current view at once
     # the browsers are gone: no feed, no spectator stream, no task remains
     for _ in range(100):
-        if not hub.feeds and not rt.watchers and web.call(tasks()) <= base_tasks:
+        if not hub.feeds and not rt.streams.watchers and web.call(tasks()) <= base_tasks:
             break
         time.sleep(0.05)
     assert hub.feeds == {} and hub.viewer_count == 0
-    assert rt.watchers == []
+    assert rt.streams.watchers == []
     assert web.call(tasks()) <= base_tasks
     # and the match still plays normally
     web.call(web.play(mid, tokens), timeout=120)

@@ -31,9 +31,9 @@ from referee.v1 import referee_pb2
 from ..bot import Bot
 
 #: Majority gold per counting house (Good order), and the share when tied.
-HOUSE_GOLD = {bt.TEA: 10, bt.COTTON: 11, bt.PORCELAIN: 12, bt.SILK: 13,
+HOUSE_GOLD: dict[int, int] = {bt.TEA: 10, bt.COTTON: 11, bt.PORCELAIN: 12, bt.SILK: 13,
               bt.GINGER: 14, bt.NUTMEG: 15, bt.PEPPER: 16}
-HOUSE_TIE = {bt.TEA: 5, bt.COTTON: 5, bt.PORCELAIN: 6, bt.SILK: 6,
+HOUSE_TIE: dict[int, int] = {bt.TEA: 5, bt.COTTON: 5, bt.PORCELAIN: 6, bt.SILK: 6,
              bt.GINGER: 7, bt.NUTMEG: 7, bt.PEPPER: 8}
 #: Gold for exchanging tiles of 0..5 different companies.
 EXCHANGE_GOLD = (0, 1, 3, 6, 10, 15)

@@ -165,6 +165,11 @@ class GreedyGoaBot(Bot):
         self._memo["target"] = best
         return best
 
+    def _target_deficit(self, target: int | None) -> tuple[int, int, int]:
+        """The deficit of the column ``_target`` chose (never a finished one), or none."""
+        deficit = self._deficit(target) if target is not None else None
+        return deficit or (0, 0, 0)
+
     def _spice_need(self) -> list[float]:
         """How much we want one more sack of each spice, indexed by Spice (1..5)."""
         have = self._have()
@@ -347,7 +352,7 @@ class GreedyGoaBot(Bot):
             return free
         view, me = self.view, self.me
         target = self._target()
-        deficit = self._deficit(target) if target is not None else (0, 0, 0)
+        deficit = self._target_deficit(target)
         chance, colony = self._colony_chance()
         room = self._room()
         hand_room = self._hand_limit() - len(view.my_hand)
@@ -403,7 +408,7 @@ class GreedyGoaBot(Bot):
     def _place_spice(self, moves):
         want = self._spice_need()
         target = self._target()
-        deficit = self._deficit(target) if target is not None else (0, 0, 0)
+        deficit = self._target_deficit(target)
         chance, _ = self._colony_chance()
         best, best_score = None, -1e9
         for m in moves:
@@ -467,7 +472,7 @@ class GreedyGoaBot(Bot):
 
     def _resource(self, moves):
         target = self._target()
-        deficit = self._deficit(target) if target is not None else (0, 0, 0)
+        deficit = self._target_deficit(target)
         chance, _ = self._colony_chance()
         if deficit[0] > 0:
             want = goa.RESOURCE_SHIPS

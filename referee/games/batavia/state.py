@@ -58,7 +58,10 @@ class Rules:
     @classmethod
     def from_sheet(cls, sheet: ComponentSheet) -> Rules:
         v = sheet.values
-        tile = lambda pair: COMPANY_IDS.index(pair[0]) * N_GOODS + GOOD_IDS.index(pair[1])
+
+        def tile(pair):
+            return COMPANY_IDS.index(pair[0]) * N_GOODS + GOOD_IDS.index(pair[1])
+
         return cls(
             track_spaces=v["track_spaces"],
             initially_face_up=v["initially_face_up"],

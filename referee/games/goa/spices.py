@@ -60,7 +60,7 @@ class ProgressPayment(SubDecision):
 
     def pending_view(self, state: State, view: pb.Pending) -> None:
         view.column = self.column + 1  # type: ignore[assignment]  # protoc types enums as classes
-        view.spices_owed.extend(s + 1 for s in range(N_SPICES) for _ in range(self.owed[s]))
+        view.spices_owed.extend(s + 1 for s in range(N_SPICES) for _ in range(self.owed[s]))  # type: ignore[misc]  # enums as ints
         view.remaining = sum(self.owed)
 
     def play(self, state: State, move) -> list[Event]:

@@ -133,10 +133,7 @@ def spice_counts(state: State, p: int) -> list[int]:
 
 
 def has_empty_field(state: State, p: int) -> bool:
-    for land in state.lands[p]:
-        if -1 in land.spices:
-            return True
-    return False
+    return any(-1 in land.spices for land in state.lands[p])
 
 
 def plantation_count(state: State, p: int) -> int:

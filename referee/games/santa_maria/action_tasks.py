@@ -121,7 +121,7 @@ class TilePlacement(Task):
     def play(self, state: State, move: moves.PlaceTile) -> list[Event]:
         r = state.rules
         content = tile_cells(r, self.tile)
-        for anchor, rotation, cells in self._placements(state):
+        for anchor, rotation, cells in self._placements(state):  # noqa: B007 - used below
             if anchor == move.cell and rotation == move.rotation:
                 break
         p = state.players[self.seat]

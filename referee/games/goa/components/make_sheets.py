@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).parent
 SPICES = ["ginger", "pepper", "cinnamon", "nutmeg", "clove"]
@@ -136,7 +137,7 @@ def sheet(edition):
     vals["columns"] = v(COLUMNS, "rulebook", f"{R}, development board: five columns in board order")
     vals["row_vp"] = v([0, 1, 3, 6, 10], "rulebook", f"{R}, Final scoring: 0/1/3/6/10 VP per row")
     # ---- development board yields
-    y = {
+    y: dict[str, list[Any]] = {
         "ships": [1, 2, 3, 4, 5],
         "harvest": [1, 2, 4, 6, 8],
         "taxes": [4, 5, 6, 7, 8],

@@ -107,7 +107,7 @@ def random_cell(rng: random.Random, road_share: float) -> dict:
 
 def dev_tiles(rng: random.Random, count: int, size: int) -> list:
     out = []
-    for i in range(count):
+    for _i in range(count):
         while True:
             t = [random_cell(rng, 0.25) for _ in range(size)]
             if any(c["terrain"] != "road" for c in t):
@@ -166,8 +166,13 @@ def items(prefix: str, values: list, note: str) -> dict:
 
 def build() -> dict:
     rng = random.Random(2017)
-    rb = lambda v, src, note=None: entry(v, "rulebook", src, note)
-    prov = lambda v, note: entry(v, "provisional", None, note)
+
+    def rb(v, src, note=None):
+        return entry(v, "rulebook", src, note)
+
+    def prov(v, note):
+        return entry(v, "provisional", None, note)
+
     values = {
         "component_counts": rb(
             {"colony_boards": 4, "development_double": 15, "development_triple": 15,

@@ -1,0 +1,116 @@
+"""CreateMatch's request, checked: every value a client sent is validated here, before anything
+is created or stored, and a refusal is INVALID_ARGUMENT/MALFORMED naming the faulty value (only
+a prefix of a client's names and values is quoted)."""
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from referee.core import registry
+from referee.core.components import ComponentSheet
+from referee.core.contract import BadOptions, Game
+from referee.v1 import referee_pb2 as pb
+
+from . import errors
+from .errors import clip
+
+#: Longest option value and seat name accepted.
+MAX_OPTION_CHARS = 64
+MAX_NAME_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class MatchPlan:
+    """A CreateMatch request once every value in it is known good."""
+
+    game: Game
+    options: dict[str, Any]
+    seats: int
+    names: list[str]
+    bots: list[str]  # the registered bot bound to each seat, "" for none
+    policy: pb.TimePolicy
+    sheet: ComponentSheet
+    seed: int
+
+
+def plan_match(
+    request: pb.CreateMatchRequest,
+    sheet_for: Callable[[Game, dict[str, Any]], ComponentSheet],
+    check_seat_bots: Callable[[Any, int], list[str]],
+) -> MatchPlan:
+    """The checked plan of ``request``; raises RefereeError(MALFORMED) at the first faulty
+    value. ``sheet_for`` gives the component sheet this referee uses for a game's options,
+    ``check_seat_bots`` checks the seats bound to registered bots."""
+    game = _game(request.game)
+    options = _options(game, request.options)
+    seats = _seats(game, request.seats)
+    names = _names(request.seat_names, seats)
+    bots = check_seat_bots(request.seat_bots, seats)
+    policy = _policy(request.time_policy)
+    sheet = sheet_for(game, options)
+    if request.components_sha256 and request.components_sha256 != sheet.sha256:
+        raise errors.malformed(
+            f"component sheet {request.components_sha256[:12]}… is not loaded; this "
+            f"referee uses {sheet.name} ({sheet.sha256[:12]}…) for {game.spec.name}"
+        )
+    seed = request.seed if request.HasField("seed") else secrets.randbits(63)
+    return MatchPlan(game=game, options=options, seats=seats, names=names, bots=bots,
+                     policy=policy, sheet=sheet, seed=seed)
+
+
+def _game(name: str) -> Game:
+    try:
+        return registry.get(name)
+    except KeyError:
+        raise errors.malformed(
+            f"unknown game {clip(name)}; this referee hosts "
+            f"{', '.join(sorted(registry.games()))}") from None
+
+
+def _options(game: Game, raw: Any) -> dict[str, Any]:
+    spec = game.spec
+    # the option names and values are the client's: quote only a prefix of them
+    known = sorted(o.name for o in spec.options)
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        raise errors.malformed(
+            f"unknown option(s) {', '.join(clip(u) for u in unknown[:4])}; {spec.name} "
+            f"has {', '.join(known) or 'no options'}")
+    for name, value in raw.items():
+        if len(value) > MAX_OPTION_CHARS:
+            raise errors.malformed(f"option {name!r}: value of {len(value)} characters")
+    try:
+        return spec.parse_options(dict(raw))
+    except BadOptions as exc:
+        raise errors.malformed(str(exc)) from None
+
+
+def _seats(game: Game, asked: int) -> int:
+    spec = game.spec
+    seats = asked or spec.min_seats
+    if not spec.min_seats <= seats <= spec.max_seats:
+        raise errors.malformed(
+            f"{spec.name} is for {spec.min_seats} to {spec.max_seats} seats, not {seats}"
+        )
+    return seats
+
+
+def _names(given: Any, seats: int) -> list[str]:
+    """The seat names given, then ``seat N`` for the seats without one."""
+    names = list(given)
+    if len(names) > seats:
+        raise errors.malformed(f"{len(names)} seat names for {seats} seats")
+    if any(len(n) > MAX_NAME_CHARS for n in names):
+        raise errors.malformed(f"seat names are at most {MAX_NAME_CHARS} characters")
+    return names + [f"seat {s}" for s in range(len(names), seats)]
+
+
+def _policy(tp: pb.TimePolicy) -> pb.TimePolicy:
+    """A copy of the request's time policy, whose on_expiry must be a known value."""
+    if tp.on_expiry not in pb.OnExpiry.values():
+        raise errors.malformed(f"unknown on_expiry value {tp.on_expiry}")
+    policy = pb.TimePolicy()
+    policy.CopyFrom(tp)
+    return policy

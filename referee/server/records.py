@@ -1,0 +1,90 @@
+"""A match's record as the server keeps it (docs/ARCHITECTURE.md, *Records and replay*): the
+record document of a live match, its stored form (one row per move), the GameOver its seats are
+sent, and a running match rebuilt from its stored move log after a restart."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import json_format
+
+from referee.core.components import ComponentSheet
+from referee.core.contract import Game
+from referee.core.match import RECORD_FORMAT, Match, MoveEntry, replay
+from referee.v1 import referee_pb2 as pb
+
+from .store import MatchRow, MoveRow
+
+
+def record(match: Match, match_id: str, names: list[str], policy: pb.TimePolicy,
+           created_ms: int, finished_ms: int | None, rejected: list[int]) -> dict[str, Any]:
+    """The record document (format ``referee-record/1``) of ``match``, finished or not."""
+    return match.record(
+        match_id=match_id,
+        seat_names=list(names),
+        time_policy=json_format.MessageToDict(
+            policy, preserving_proto_field_name=True,
+            always_print_fields_with_no_presence=True,
+        ),
+        created_unix_ms=created_ms,
+        finished_unix_ms=finished_ms,
+        rejected_moves=list(rejected),
+    )
+
+
+def move_row(entry: MoveEntry) -> MoveRow:
+    """A committed move as the store keeps it."""
+    return MoveRow(
+        entry.n, entry.seat, entry.version_before, entry.move, entry.state_hash,
+        entry.elapsed_ms, entry.timeout, entry.policy,
+    )
+
+
+def record_path(records_dir: Path, match_id: str) -> Path:
+    return (records_dir / f"{match_id}.json").resolve()
+
+
+def game_over(match: Match, match_id: str, names: list[str],
+              path: Path | None) -> pb.GameOver:
+    """The GameOver of a finished match: each seat's score, rank and details, the winners."""
+    result = match.result()
+    go = pb.GameOver(match_id=match_id, record_path=str(path or ""))
+    if result is None:
+        return go
+    forfeited = match.forfeited
+    for s in range(match.seat_count):
+        go.seats.append(
+            pb.SeatResult(
+                seat=s,
+                name=names[s],
+                score=int(result.scores[s]),
+                rank=int(result.ranks[s]),
+                details_json=json.dumps(result.details[s]) if s < len(result.details) else "",
+                forfeited=forfeited == s,
+            )
+        )
+    go.winners.extend(result.winners)
+    go.summary = result.summary
+    return go
+
+
+def replay_log(game: Game, row: MatchRow, moves: list, sheet: ComponentSheet) -> Match:
+    """A running match rebuilt from its stored move log by core's ``replay`` (which checks every
+    state hash), then given back what a record does not replay: each move's elapsed time and
+    timeout flags (the clocks are restored from them), and the position of the time policy's
+    RANDOM_LEGAL stream, which live play advanced once per such timeout. (One draw each: the
+    stream's ``below(n)`` draws again only for a value among the top n of 2**64, odds under
+    1e-16 for any move list, and then only later timeout choices would differ, never the log.)"""
+    doc = {
+        "format": RECORD_FORMAT, "game": row.game, "options": row.options, "seats": row.seats,
+        "seed": row.seed, "components": {"sha256": row.components_sha256},
+        "moves": [{"n": mv.n, "seat": mv.seat, "version_before": mv.version_before,
+                   "move": mv.move, "state_hash": mv.state_hash} for mv in moves],
+    }
+    m = replay(game, doc, sheet)
+    for entry, mv in zip(m.moves, moves, strict=True):
+        entry.elapsed_ms, entry.timeout, entry.policy = mv.elapsed_ms, mv.timeout, mv.policy
+        if mv.timeout and mv.policy == "RANDOM_LEGAL" and m.timeout_rng is not None:
+            m.timeout_rng.next64()
+    return m

@@ -1,0 +1,115 @@
+"""The referee.v1 wire encoding the server needs beyond the generated classes: a game's messages
+wrapped in (and unwrapped from) the envelopes by the wire convention (the game's field in
+referee.v1.Move / View is named ``spec.name``), a Decision assembled from cached encodings, and
+the few messages more than one handler builds (a refusal, an event, an option value)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from referee.core.contract import Event, Game, MalformedMove
+from referee.v1 import referee_pb2 as pb
+
+from . import errors
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    """One length-delimited protobuf field: tag, length, bytes. Appending it to an encoded
+    message is the same as setting (or, for a repeated field, adding) that field."""
+    return _varint((number << 3) | 2) + _varint(len(payload)) + payload
+
+
+_DECISION_VIEW = pb.Decision.DESCRIPTOR.fields_by_name["view"].number
+_DECISION_MOVES = pb.Decision.DESCRIPTOR.fields_by_name["legal_moves"].number
+_SERVER_DECISION = pb.ServerMessage.DESCRIPTOR.fields_by_name["decision"].number
+
+
+def server_decision(body: bytes) -> bytes:
+    """The ServerMessage carrying the encoded Decision ``body``."""
+    return _field(_SERVER_DECISION, body)
+
+
+class GameWire:
+    """Wraps and unwraps a game's messages in the referee.v1 envelopes (no game named here)."""
+
+    __slots__ = ("_move_fields", "_view_field", "field", "game")
+
+    def __init__(self, game: Game):
+        self.game = game
+        self.field = game.spec.name
+        self._move_fields: dict[Any, bytes] = {}
+        self._view_field = pb.View.DESCRIPTOR.fields_by_name[self.field].number
+
+    def decision_body(self, head: pb.Decision, state: Any, seat: int, moves: Any) -> bytes:
+        """The encoded Decision: ``head`` (its scalar fields) + the seat's view + every legal
+        move, assembled from encodings (each move's is cached) instead of building and copying
+        messages. Parses to the message built field by field (tests/server/test_wire.py)."""
+        cache = self._move_fields
+        parts = [head.SerializeToString(), _field(_DECISION_VIEW, _field(
+            self._view_field, self.game.view_bytes(state, seat)))]
+        for m in moves:
+            enc = cache.get(m)
+            if enc is None:
+                enc = _field(_DECISION_MOVES, self.move(m).SerializeToString())
+                if len(cache) < 65536:
+                    cache[m] = enc
+            parts.append(enc)
+        return b"".join(parts)
+
+    def move(self, native: Any) -> pb.Move:
+        wrapped = pb.Move()
+        getattr(wrapped, self.field).CopyFrom(self.game.move_to_proto(native))
+        return wrapped
+
+    def view(self, state: Any, seat: int | None) -> pb.View:
+        wrapped = pb.View()
+        getattr(wrapped, self.field).CopyFrom(self.game.view(state, seat))
+        return wrapped
+
+    def unwrap(self, move: pb.Move) -> Any:
+        which = move.WhichOneof("game")
+        if which is None:
+            raise errors.malformed("empty move: set the field of the match's game")
+        if which != self.field:
+            raise errors.malformed(f"this match plays {self.field}, not {which}")
+        try:
+            return self.game.move_from_proto(getattr(move, which))
+        except MalformedMove as exc:
+            raise errors.malformed(f"malformed {self.field} move: {exc}") from None
+
+
+def refusal(reason: str, message: str, version: int, request_id: str = "",
+            unknown: pb.Reason = pb.REASON_UNSPECIFIED) -> pb.MoveResult:
+    """The MoveResult of a refused move: ``reason`` by name (``unknown`` for a name outside
+    the Reason enum), at the match's ``version``."""
+    return pb.MoveResult(
+        accepted=False, reason=errors.reason_value(reason, unknown), message=message,
+        state_version=version, request_id=request_id,
+    )
+
+
+def match_event(e: Event, version: int, timeout: bool) -> pb.MatchEvent:
+    return pb.MatchEvent(
+        state_version=version,
+        seat=e.seat,
+        kind=e.kind,
+        text=e.text,
+        data_json=json.dumps(e.data, separators=(",", ":")) if e.data else "{}",
+        timeout=timeout,
+    )
+
+
+def opt_str(value: Any) -> str:
+    """An option value as the protocol's strings carry it (Welcome, ListGames, Assignment)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
