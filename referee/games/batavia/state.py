@@ -23,9 +23,14 @@ COMPANY_NAMES = ("England", "Denmark", "France", "Netherlands", "Sweden")
 GOOD_IDS = ("tea", "cotton", "porcelain", "silk", "ginger", "nutmeg", "pepper")
 N_COMPANIES = len(COMPANY_IDS)
 N_GOODS = len(GOOD_IDS)
+N_STALL_TILES = N_COMPANIES * N_GOODS
+#: at most 5 players: "A moins de 5 joueurs, le matériel superflu est mis de côté" (Batavia,
+#: French rules, "Préparation")
+MAX_SEATS = 5
 #: the merchants' start space, and the arrival tile one past the track's 35 spaces (one per stall
 #: tile; the sheet's ``track_spaces``)
-START, ARRIVAL = 0, N_COMPANIES * N_GOODS + 1
+TRACK_SPACES = N_STALL_TILES
+START, ARRIVAL = 0, TRACK_SPACES + 1
 
 # phases
 AUCTION, ACTIONS, EXCHANGE, OVER = 1, 2, 3, 4
