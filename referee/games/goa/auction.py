@@ -35,28 +35,21 @@ class TokenPlacement(PhaseDecision):
     __slots__ = ()
     PHASE = PLACE
 
-    @staticmethod
-    def _cells(state: State, k: int) -> list[int]:
-        return flag_cells(state) if k == 0 else token_cells(state)
-
-    def settle(self, state: State, events: list[Event]) -> bool:
+    def settle(self, state: State, events: list[Event]) -> None:
         k = len(state.tokens)
         if k > state.n:
             state.phase = AUCTION
             state.lot = 0
             open_lot(state)
-            return True
-        if self._cells(state, k):
-            return False
-        state.tokens.append(-1)
+            return
+        state.tokens.append(-1)  # no cell left for this token
         state.token_seats.append(token_seat(state, k))
-        return True
 
     def decision(self, state: State) -> Decision | None:
         k = len(state.tokens)
         if k > state.n:
             return None
-        cells = self._cells(state, k)
+        cells = flag_cells(state) if k == 0 else token_cells(state)
         if not cells:
             return None
         seat = token_seat(state, k)
@@ -100,26 +93,24 @@ class Auction(PhaseDecision):
     __slots__ = ()
     PHASE = AUCTION
 
-    def settle(self, state: State, events: list[Event]) -> bool:
+    def settle(self, state: State, events: list[Event]) -> None:
         while state.lot < len(state.tokens) and state.tokens[state.lot] < 0 and state.lot > 0:
             state.lot += 1
             open_lot(state)
         if state.lot >= len(state.tokens):
             state.phase = ACTIONS
             state.turns = 0
-            return True
-        if state.bid_pos >= state.n and state.high == 0:
+        elif state.bid_pos >= state.n and state.high == 0:
             a = auctioneer(state)
             events.append(Event("goa.no_bid", a, f"nobody bids: seat {a} takes the lot free"))
             events.extend(award(state, a))
-            return True
-        return False
 
     def decision(self, state: State) -> Decision | None:
-        if state.lot >= len(state.tokens):
+        lot = state.lot
+        if lot >= len(state.tokens) or (lot > 0 and state.tokens[lot] < 0):
             return None
         n = state.n
-        seat = _bidder(state)
+        seat = (state.token_seats[state.lot] + state.bid_pos) % n
         money = state.ducats[seat]
         high = state.high
         if state.bid_pos < n:
@@ -137,8 +128,8 @@ class Auction(PhaseDecision):
 
     def play(self, state: State, move: Move) -> list[Event]:
         n = state.n
-        a = auctioneer(state)
-        p = _bidder(state)
+        a = state.token_seats[state.lot]
+        p = (a + state.bid_pos) % n
         kind = type(move)
         if state.bid_pos < n:
             state.bid_pos += 1

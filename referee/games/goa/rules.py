@@ -9,9 +9,9 @@ of the stack; anything that needs further choices (paying spices field by field,
 founding a colony, drawing Expedition cards, ...) pushes its own sub-decision on top. With the
 stack empty, the phase's own decision is pending (``state.PhaseDecision``, one object per phase
 in ``PHASE_DECISIONS``: ``QuickStart``, ``TokenPlacement``, ``Auction``, ``ActionTurns``,
-``ExtraActions``). At the end of ``setup`` and of every ``apply`` the machine moves on (each
-phase's ``settle`` takes the steps that need no choice) until some seat has a choice (kept in
-``state.pending``) or the game is over, so ``decision`` only reads."""
+``ExtraActions``). At the end of ``setup`` and of every ``apply`` the machine moves on (where a
+phase's decision lists nothing, its ``settle`` takes the steps that need no choice) until some
+seat has a choice (kept in ``state.pending``) or the game is over, so ``decision`` only reads."""
 from __future__ import annotations
 
 from typing import Any
@@ -157,9 +157,10 @@ def _advance_to_next_choice(state: State, events: list[Event] | None = None) -> 
             pending = None
         else:
             phase_decision = PHASE_DECISIONS[state.phase]
-            if phase_decision.settle(state, events):
-                continue
             pending = phase_decision.decision(state)
+            if pending is None:
+                phase_decision.settle(state, events)
+                continue
         state.pending = pending
         return
 
@@ -171,11 +172,8 @@ class QuickStart(PhaseDecision):
     __slots__ = ()
     PHASE = QUICK
 
-    def settle(self, state: State, events: list[Event]) -> bool:
-        if state.quick_pos < state.n:
-            return False
+    def settle(self, state: State, events: list[Event]) -> None:
         start_round(state)
-        return True
 
     def decision(self, state: State) -> Decision | None:
         if state.quick_pos >= state.n:
@@ -208,17 +206,16 @@ class ActionTurns(PhaseDecision):
     __slots__ = ()
     PHASE = ACTIONS
 
-    def settle(self, state: State, events: list[Event]) -> bool:
+    def settle(self, state: State, events: list[Event]) -> None:
         n = state.n
         if state.turns < state.rules.actions_per_round * n:
             seat = (state.first + state.turns) % n
             state.turns += 1
             state.stack.append(ActionTurn(seat))
-            return True
+            return
         state.phase = EXTRA
         state.extra_pos = 0
         state.extra_passed = [False] * n
-        return True
 
     def decision(self, state: State) -> Decision | None:
         return None
@@ -247,7 +244,7 @@ class ExtraActions(PhaseDecision):
     __slots__ = ()
     PHASE = EXTRA
 
-    def settle(self, state: State, events: list[Event]) -> bool:
+    def settle(self, state: State, events: list[Event]) -> None:
         n = state.n
         for _ in range(n):
             seat = _extra_seat(state)
@@ -258,10 +255,9 @@ class ExtraActions(PhaseDecision):
                 state.extra_passed[seat] = True
                 state.extra_pos += 1
                 continue
-            return False
+            return
         if all(state.extra_passed):
             events.extend(end_round(state))
-        return True
 
     def decision(self, state: State) -> Decision | None:
         seat = _extra_seat(state)

@@ -196,20 +196,18 @@ class PhaseDecision(Pending["State", Any, pb.View]):
     actions), pending whenever no sub-decision is on the stack: Goa's other shape of the one
     protocol of pending decisions. One object per phase, built once (``rules.PHASES``) and never
     stored: its own state is the state's phase fields, so it hashes as its phase and adds nothing
-    to the state hash. ``decision`` only reads; what happens without a choice (a token with no
-    cell left, a lot nobody bids on, the next action turn, the end of a round) is done by
-    ``settle``, which the phase machine calls first. ``pending_view`` writes into the seat's
-    ``View``."""
+    to the state hash. ``decision`` only reads; where it lists nothing, what happens without a
+    choice (a token with no cell left, a lot with no token or nobody bidding, the next action
+    turn, the end of a round) is done by ``settle``, and the phase machine asks again.
+    ``pending_view`` writes into the seat's ``View``."""
 
     __slots__ = ()
     PHASE: ClassVar[int] = -1
 
-    def settle(self, state: State, events: list[Event]) -> bool:
-        """Take one step that needs no choice, if there is one, appending what happened to
-        ``events``, and return True (the machine then looks again); else return False and
-        ``decision`` is the phase's pending decision."""
-        del state, events
-        return False
+    def settle(self, state: State, events: list[Event]) -> None:
+        """When ``decision`` lists nothing: take the next step that needs no choice, appending
+        what happened to ``events`` (the machine then asks again)."""
+        raise NotImplementedError
 
     def hash_form(self) -> tuple:
         return (self.PHASE,)
