@@ -21,7 +21,7 @@ from referee.v1 import batavia_pb2 as pb
 
 from . import moves, rules
 from . import view as views
-from .state import MAX_SEATS, N_STALL_TILES, TRACK_SPACES
+from .state import MAX_SEATS, MIN_SEATS, N_COMPANIES, N_STALL_TILES, TRACK_SPACES
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
 DEFAULT_SHEET = COMPONENTS_DIR / "batavia-queen-2008.json"
@@ -29,7 +29,7 @@ DEFAULT_SHEET = COMPONENTS_DIR / "batavia-queen-2008.json"
 SPEC = GameSpec(
     name="batavia",
     title="Batavia (Queen Games, 2008)",
-    min_seats=3,
+    min_seats=MIN_SEATS,
     max_seats=MAX_SEATS,
     rulebook="Batavia, French rules (Queen Games 2008), OCR transcription",
     options=(
@@ -114,8 +114,9 @@ SHEET_SCHEMA = {
     "bills_per_player": int_at_least(0),
     "crates_per_player": int_at_least(0),
     "die_faces": _die,
-    "exchange_gold": int_map(("1", "2", "3", "4", "5")),
-    "pirate_threshold": int_map(("3", "4", "5"), 1),
+    # gold for 1..5 different companies' tiles exchanged; the pirates' space per seat count
+    "exchange_gold": int_map(tuple(str(k) for k in range(1, N_COMPANIES + 1))),
+    "pirate_threshold": int_map(tuple(str(n) for n in range(MIN_SEATS, MAX_SEATS + 1)), 1),
     "cannon_max": int_at_least(1),
     **{f"goods_gold_{g}": _gold_pair for g in rules.GOOD_IDS},
     "bills_majority_gold": _gold_pair,

@@ -24,9 +24,10 @@ GOOD_IDS = ("tea", "cotton", "porcelain", "silk", "ginger", "nutmeg", "pepper")
 N_COMPANIES = len(COMPANY_IDS)
 N_GOODS = len(GOOD_IDS)
 N_STALL_TILES = N_COMPANIES * N_GOODS
-#: at most 5 players: "A moins de 5 joueurs, le matériel superflu est mis de côté" (Batavia,
-#: French rules, "Préparation")
-MAX_SEATS = 5
+#: 3 to 5 players: "A moins de 5 joueurs, le matériel superflu est mis de côté" (Batavia, French
+#: rules, "Préparation"); the pirates attack at "la case « 21 » (a trois joueurs) ou la case
+#: « 25 » (a quatre ou cinq joueurs)" ("Attaque de pirates")
+MIN_SEATS, MAX_SEATS = 3, 5
 #: the merchants' start space, and the arrival tile one past the track's 35 spaces (one per stall
 #: tile; the sheet's ``track_spaces``)
 TRACK_SPACES = N_STALL_TILES
