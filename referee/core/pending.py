@@ -15,8 +15,9 @@ state hash ask any of them the same four questions and never switch on its type:
 * ``pending_view(state, view)``: what the seat's View shows about it, written into ``view`` (the
   game's message for the pending decision); by default nothing beyond the Decision itself.
 
-Where a game keeps these objects is its own: Goa a stack (the top one is pending), Santa Maria a
-queue (the front one), Batavia one per phase (the phase's).
+Where a game keeps these objects is its own: Goa a stack (the top one is pending; with the stack
+empty, the phase's own object), Santa Maria a queue (the front one), Batavia one per phase (the
+phase's).
 """
 from __future__ import annotations
 

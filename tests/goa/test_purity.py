@@ -11,6 +11,8 @@ import random
 import pytest
 
 from referee.core import hashing
+from referee.games.goa.rules import PHASE_DECISIONS
+from referee.games.goa.state import AUCTION, EXTRA, PLACE, QUICK
 from tests.goa.helpers import GAME, new_game
 
 CASES = [
@@ -53,3 +55,27 @@ def test_a_copy_asks_the_same_decision_as_the_original():
         assert (other.seat, other.kind, list(other.moves)) == (d.seat, d.kind, list(d.moves))
         assert GAME.hash_state(twin) == GAME.hash_state(state)
         GAME.apply(state, d.seat, rnd.choice(d.moves))
+
+
+@pytest.mark.parametrize("seats,options", CASES, ids=[str(o) for _, o in CASES])
+def test_the_pending_object_reads_its_decision_without_changing_the_state(seats, options):
+    """Whatever is pending, a sub-decision on the stack or, with the stack empty, the phase's own
+    decision (``PHASE_DECISIONS``), asking it again answers the kept decision and leaves the
+    state's hash alone; every phase with a choice of its own is met."""
+    phases = set()
+    for seed in range(2):
+        state = new_game(seats, seed, **options)
+        rnd = random.Random(seed)
+        while (d := GAME.decision(state)) is not None:
+            before = GAME.hash_state(state), hashing.digest(state)
+            if state.stack:
+                asked = state.stack[-1].decision(state)
+            else:
+                phases.add(state.phase)
+                asked = PHASE_DECISIONS[state.phase].decision(state)
+            assert (GAME.hash_state(state), hashing.digest(state)) == before
+            assert asked is not None
+            assert (asked.seat, asked.kind, list(asked.moves)) == (d.seat, d.kind, list(d.moves))
+            GAME.apply(state, d.seat, d.moves[rnd.randrange(len(d.moves))])
+    expected = {PLACE, AUCTION, EXTRA} | ({QUICK} if options.get("quick_starter") else set())
+    assert expected <= phases

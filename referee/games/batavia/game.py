@@ -21,6 +21,7 @@ from referee.v1 import batavia_pb2 as pb
 
 from . import moves, rules
 from . import view as views
+from .state import MAX_SEATS, MIN_SEATS, N_COMPANIES, N_STALL_TILES, TRACK_SPACES
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
 DEFAULT_SHEET = COMPONENTS_DIR / "batavia-queen-2008.json"
@@ -28,8 +29,8 @@ DEFAULT_SHEET = COMPONENTS_DIR / "batavia-queen-2008.json"
 SPEC = GameSpec(
     name="batavia",
     title="Batavia (Queen Games, 2008)",
-    min_seats=3,
-    max_seats=5,
+    min_seats=MIN_SEATS,
+    max_seats=MAX_SEATS,
     rulebook="Batavia, French rules (Queen Games 2008), OCR transcription",
     options=(
         OptionSpec(
@@ -103,8 +104,8 @@ def _die(v: Any) -> str | None:
 SHEET_SCHEMA = {
     "companies": exactly(list(rules.COMPANY_IDS)),
     "goods": exactly(list(rules.GOOD_IDS)),
-    "stall_tiles": _pair_list(35),
-    "track_spaces": lambda v: None if v == 35 else "the track has 35 spaces",
+    "stall_tiles": _pair_list(N_STALL_TILES),
+    "track_spaces": lambda v: None if v == TRACK_SPACES else f"the track has {TRACK_SPACES} spaces",
     "initially_face_up": int_at_least(1),
     "reveal_block": int_at_least(1),
     "ship_cards_per_company": int_map(rules.COMPANY_IDS, 1),
@@ -113,13 +114,14 @@ SHEET_SCHEMA = {
     "bills_per_player": int_at_least(0),
     "crates_per_player": int_at_least(0),
     "die_faces": _die,
-    "exchange_gold": int_map(("1", "2", "3", "4", "5")),
-    "pirate_threshold": int_map(("3", "4", "5"), 1),
+    # gold for 1..5 different companies' tiles exchanged; the pirates' space per seat count
+    "exchange_gold": int_map(tuple(str(k) for k in range(1, N_COMPANIES + 1))),
+    "pirate_threshold": int_map(tuple(str(n) for n in range(MIN_SEATS, MAX_SEATS + 1)), 1),
     "cannon_max": int_at_least(1),
     **{f"goods_gold_{g}": _gold_pair for g in rules.GOOD_IDS},
     "bills_majority_gold": _gold_pair,
     "arrival_gold": int_at_least(0),
-    "face_up_layout": _pair_list(35),
+    "face_up_layout": _pair_list(N_STALL_TILES),
 }
 
 
@@ -150,11 +152,13 @@ class BataviaGame(SheetGame[rules.State, moves.Move]):
 
     def check_sheet(self, sheet: ComponentSheet) -> None:
         v = sheet.values
-        if v["initially_face_up"] > 35 or v["reveal_block"] > 35:
-            raise SheetError(f"{sheet.name}: initially_face_up and reveal_block must be at most 35")
+        if v["initially_face_up"] > TRACK_SPACES or v["reveal_block"] > TRACK_SPACES:
+            raise SheetError(
+                f"{sheet.name}: initially_face_up and reveal_block must be at most {TRACK_SPACES}")
         total = sum(v["ship_cards_per_company"].values())
-        if total < 5 * v["starting_hand"]:
-            raise SheetError(f"{sheet.name}: {total} ship cards cannot deal 5 starting hands")
+        if total < MAX_SEATS * v["starting_hand"]:
+            raise SheetError(
+                f"{sheet.name}: {total} ship cards cannot deal {MAX_SEATS} starting hands")
 
     def view_bytes(self, state: rules.State, seat: int | None) -> bytes:
         return views.build_view_bytes(state, seat)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .state import N_COMPANIES
+
 
 @dataclass(frozen=True, slots=True)
 class Bid:
@@ -54,8 +56,8 @@ DRAW_CARDS = DrawCards()
 TAKE_ARRIVAL = TakeArrival()
 EXCHANGE_TILES = ExchangeTiles()
 KEEP_TILES = KeepTiles()
-PLAY_CARD = tuple(PlayCard(c) for c in range(5))
-ADVANCE = tuple(AdvanceMerchant(c) for c in range(5))
+PLAY_CARD = tuple(PlayCard(c) for c in range(N_COMPANIES))
+ADVANCE = tuple(AdvanceMerchant(c) for c in range(N_COMPANIES))
 
 
 #: Bids up to this amount are interned; a larger one can only be made up by a client (no seat

@@ -23,9 +23,15 @@ COMPANY_NAMES = ("England", "Denmark", "France", "Netherlands", "Sweden")
 GOOD_IDS = ("tea", "cotton", "porcelain", "silk", "ginger", "nutmeg", "pepper")
 N_COMPANIES = len(COMPANY_IDS)
 N_GOODS = len(GOOD_IDS)
+N_STALL_TILES = N_COMPANIES * N_GOODS
+#: 3 to 5 players: "A moins de 5 joueurs, le matériel superflu est mis de côté" (Batavia, French
+#: rules, "Préparation"); the pirates attack at "la case « 21 » (a trois joueurs) ou la case
+#: « 25 » (a quatre ou cinq joueurs)" ("Attaque de pirates")
+MIN_SEATS, MAX_SEATS = 3, 5
 #: the merchants' start space, and the arrival tile one past the track's 35 spaces (one per stall
 #: tile; the sheet's ``track_spaces``)
-START, ARRIVAL = 0, N_COMPANIES * N_GOODS + 1
+TRACK_SPACES = N_STALL_TILES
+START, ARRIVAL = 0, TRACK_SPACES + 1
 
 # phases
 AUCTION, ACTIONS, EXCHANGE, OVER = 1, 2, 3, 4

@@ -6,12 +6,8 @@ from __future__ import annotations
 
 from referee.core.contract import Event
 
-from .catalog import GRID_SIDE, GRID_SQUARES, is_plantation_tile
+from .catalog import BOARD_CELLS, BOARD_SIDE, GRID_SIDE, GRID_SQUARES, is_plantation_tile
 from .state import State
-
-#: the board's cells: the grid and the row of edge spaces around it
-BOARD_SIDE = GRID_SIDE + 2
-BOARD_CELLS = BOARD_SIDE * BOARD_SIDE
 
 
 def cell_of(r: int, c: int) -> int:

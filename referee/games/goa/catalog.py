@@ -30,11 +30,26 @@ N_STEPS = N_ROWS - 1
 #: Game setup 1).
 GRID_SIDE = 5
 GRID_SQUARES = GRID_SIDE * GRID_SIDE
+#: the board's cells: the grid and the row of edge spaces around it (board.py)
+BOARD_SIDE = GRID_SIDE + 2
+BOARD_CELLS = BOARD_SIDE * BOARD_SIDE
 #: "30 Expedition cards" (Goa 2012 EN, Components); the sheet names them card.01..card.30.
 EXPEDITION_CARDS = 30
 #: Found a colony: "reveal 2 Expedition cards and add the colonists depicted" (Goa 2012 EN,
 #: 6. Found a colony); a card reveals one more ("3 instead of 2").
 COLONY_REVEAL = 2
+#: "Each player always has one more Auction token than there are players. With 4 players, use all
+#: 5 tokens" (Goa 2012 EN, Game setup): at most 4 seats, each with the 20 Auction tokens'
+#: "numbered 1 to 5 in each of the player colors" (Components).
+MAX_SEATS = 4
+#: Resupply (B): "take this sum in spices, colonists or ships. You can only choose one type of
+#: resource" (Goa 2012 EN, Resupply (B)); the Ships/Colonists tile offers the first two. In the
+#: order of the wire's Resource enum (RESOURCE_SHIPS = 1, ...).
+RESOURCES = ("ships", "colonists", "spices")
+N_RESOURCES = len(RESOURCES)
+RESOURCE_SHIPS, RESOURCE_COLONISTS, RESOURCE_SPICES = range(N_RESOURCES)
+#: "18 Colony tiles (5 Quilon, 4 Cochin, 5 Madras, and 4 Calicut)" (Goa 2012 EN, Components)
+COLONY_TILES = {"quilon": 5, "cochin": 4, "madras": 5, "calicut": 4}
 #: "Two Expedition cards per column can be obtained this way (one for the last row, one for the
 #: row before last)" (Goa 2012 EN, Progress bonuses); the sheet's ``first_to_rows`` names the rows.
 FIRST_BONUSES_PER_COLUMN = 2

@@ -23,7 +23,7 @@ from referee.v1 import goa_pb2 as pb
 
 from . import moves, rules
 from . import view as views
-from .catalog import Rules
+from .catalog import GRID_SIDE, MAX_SEATS, Rules
 from .sheet import SHEET_SCHEMA, check_consistency
 from .state import OVER, State, state_digest
 
@@ -34,7 +34,7 @@ SPEC = GameSpec(
     name="goa",
     title="Goa (Rüdiger Dorn): 2012 'A New Expedition' or the 2004 original",
     min_seats=2,
-    max_seats=4,
+    max_seats=MAX_SEATS,
     rulebook="Goa - A New Expedition, English and French rules (Z-Man, 2012); Goa, French "
              "rules (Hans im Glück, 2004)",
     options=(
@@ -69,17 +69,21 @@ SPEC = GameSpec(
 # its (row, col), both -1..5, -1 and 5 being the edge spaces around the grid.
 COLUMN = EnumInt(offset=1)
 SPICE = EnumInt(offset=1)
-CELL = Cell(-1, 5, nested=True)
+CELL = Cell(-1, GRID_SIDE, nested=True)  # the grid's rows and columns and the edge spaces
 LAND = Int(0, moves.MAX_LANDS - 1)
-ID = Int(0, 10_000)  # a card or tile id of the sheet (a sanity bound: the legal list decides)
+#: wire sanity bounds, not rules (the legal list decides): a card or tile id of the sheet, a
+#: bid in ducats, a number of Expedition cards drawn
+ID = Int(0, 10_000)
 ID_OR_NONE = Int(0, 10_000, offset=1)  # 0 = none, otherwise id + 1
+BID = Int(0, 100_000)
+DRAW_COUNT = Int(0, 100)
 
 MOVES: MoveCodec[moves.Move] = MoveCodec(pb.Move, (
     constant("quick_ducats", moves.QUICK_DUCATS),
     kind("quick_advance", moves.QuickAdvance, moves.quick_advance, first=COLUMN, second=COLUMN),
     kind("place_flag", moves.PlaceFlag, moves.PLACE_FLAG.__getitem__, cell=CELL),
     kind("place_token", moves.PlaceToken, moves.PLACE_TOKEN.__getitem__, cell=CELL),
-    kind("bid", moves.Bid, moves.bid, amount=Int(0, 100_000)),
+    kind("bid", moves.Bid, moves.bid, amount=BID),
     constant("pass", moves.PASS),
     constant("keep_lot", moves.KEEP_LOT),
     kind("progress", moves.Progress, moves.progress, column=COLUMN, card=ID_OR_NONE),
@@ -104,7 +108,7 @@ MOVES: MoveCodec[moves.Move] = MoveCodec(pb.Move, (
     constant("recruit", moves.RECRUIT),
     constant("decline", moves.DECLINE),
     kind("choose_colony_tile", moves.ChooseColonyTile, moves.choose_colony_tile, tile=ID),
-    kind("draw", moves.Draw, moves.draw, count=Int(0, 100)),
+    kind("draw", moves.Draw, moves.draw, count=DRAW_COUNT),
     kind("discard_card", moves.DiscardCard, moves.discard_card, card=ID),
     kind("choose_column", moves.ChooseColumn, moves.CHOOSE_COLUMN.__getitem__, column=COLUMN),
     kind("choose_resource", moves.ChooseResource, moves.CHOOSE_RESOURCE.__getitem__,

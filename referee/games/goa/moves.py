@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .catalog import BOARD_CELLS, MAX_SEATS, N_COLONIES, N_COLUMNS, N_RESOURCES, N_SPICES
+
 
 # ---- set-up (variant Quick starter)
 @dataclass(frozen=True, slots=True)
@@ -176,7 +178,7 @@ class ChooseColumn:
 
 @dataclass(frozen=True, slots=True)
 class ChooseResource:
-    kind: int  # 0 ships, 1 colonists, 2 spices
+    kind: int  # catalog.RESOURCES: 0 ships, 1 colonists, 2 spices
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,19 +230,22 @@ DECLINE = Decline()
 PLAY_EXTRA = PlayExtraAction()
 PASS_EXTRA = PassExtraAction()
 
-QUICK_ADVANCE = {(a, b): QuickAdvance(a, b) for a in range(5) for b in range(a + 1, 5)}
-PLACE_FLAG = tuple(PlaceFlag(c) for c in range(49))
-PLACE_TOKEN = tuple(PlaceToken(c) for c in range(49))
-SWAP_TAKE = tuple(SwapTake(c) for c in range(49))
-FOUND_COLONY = tuple(FoundColony(c) for c in range(4))
-ESPIONAGE = tuple(Espionage(s) for s in range(4))
-CHOOSE_COLUMN = tuple(ChooseColumn(c) for c in range(5))
-CHOOSE_RESOURCE = tuple(ChooseResource(k) for k in range(3))
+QUICK_ADVANCE = {(a, b): QuickAdvance(a, b) for a in range(N_COLUMNS) for b in range(a + 1, N_COLUMNS)}
+PLACE_FLAG = tuple(PlaceFlag(c) for c in range(BOARD_CELLS))
+PLACE_TOKEN = tuple(PlaceToken(c) for c in range(BOARD_CELLS))
+SWAP_TAKE = tuple(SwapTake(c) for c in range(BOARD_CELLS))
+FOUND_COLONY = tuple(FoundColony(c) for c in range(N_COLONIES))
+ESPIONAGE = tuple(Espionage(s) for s in range(MAX_SEATS))
+CHOOSE_COLUMN = tuple(ChooseColumn(c) for c in range(N_COLUMNS))
+CHOOSE_RESOURCE = tuple(ChooseResource(k) for k in range(N_RESOURCES))
+#: How many lands a seat's moves may name: an engine bound, not a rule (more than a seat can
+#: hold: the sheet's plantation limit, 4, plus the 4 colonies); the codec rejects a larger index.
 MAX_LANDS = 12
-PAY_SPICE = tuple(tuple(PaySpice(land, s) for s in range(5)) for land in range(MAX_LANDS))
-PLACE_SPICE = tuple(tuple(PlaceSpice(land, s) for s in range(5)) for land in range(MAX_LANDS))
-SELL_SPICE = tuple(tuple(SellSpice(land, s) for s in range(5)) for land in range(MAX_LANDS))
+PAY_SPICE = tuple(tuple(PaySpice(land, s) for s in range(N_SPICES)) for land in range(MAX_LANDS))
+PLACE_SPICE = tuple(tuple(PlaceSpice(land, s) for s in range(N_SPICES)) for land in range(MAX_LANDS))
+SELL_SPICE = tuple(tuple(SellSpice(land, s) for s in range(N_SPICES)) for land in range(MAX_LANDS))
 DISCARD_PLANTATION = tuple(DiscardPlantation(land) for land in range(MAX_LANDS))
+#: Draw counts interned ahead (a cache size, not a rule: larger counts are built when asked)
 DRAW = tuple(Draw(k) for k in range(8))
 
 

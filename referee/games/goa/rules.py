@@ -6,9 +6,12 @@ placement, auctions, action turns, Extra actions, end of a round, end of the gam
 A match is a phase machine (QUICK, PLACE, AUCTION, ACTIONS, EXTRA, OVER) plus a stack of typed
 sub-decisions (``state.SubDecision``). A player's action turn is an ``ActionTurn`` at the bottom
 of the stack; anything that needs further choices (paying spices field by field, placing sacks,
-founding a colony, drawing Expedition cards, ...) pushes its own sub-decision on top. At the end
-of ``setup`` and of every ``apply`` the machine moves on until some seat has a choice (kept in
-``state.pending``) or the game is over, so ``decision`` only reads."""
+founding a colony, drawing Expedition cards, ...) pushes its own sub-decision on top. With the
+stack empty, the phase's own decision is pending (``state.PhaseDecision``, one object per phase
+in ``PHASE_DECISIONS``: ``QuickStart``, ``TokenPlacement``, ``Auction``, ``ActionTurns``,
+``ExtraActions``). At the end of ``setup`` and of every ``apply`` the machine moves on (where a
+phase's decision lists nothing, its ``settle`` takes the steps that need no choice) until some
+seat has a choice (kept in ``state.pending``) or the game is over, so ``decision`` only reads."""
 from __future__ import annotations
 
 from typing import Any
@@ -17,7 +20,7 @@ from referee.core.contract import Decision, Event, IllegalMove
 from referee.core.rng import Rng
 
 from .actions import ActionTurn
-from .auction import apply_bid, apply_token, auction_decision, placement_decision
+from .auction import Auction, TokenPlacement
 from .board import lay_out_phase
 from .cards import HandLimitDiscard
 from .catalog import N_COLONIES, N_COLUMNS, Rules
@@ -33,10 +36,11 @@ from .moves import (
     TAXES,
     Move,
     PlayExtraAction,
+    QuickAdvance,
     QuickDucats,
 )
 from .scoring import final_scoring
-from .state import ACTIONS, AUCTION, EXTRA, OVER, PLACE, QUICK, State, hand_limit
+from .state import ACTIONS, AUCTION, EXTRA, OVER, PLACE, QUICK, PhaseDecision, State, hand_limit
 
 #: "each player ... moves down 2 of his Progress markers into the 2nd row of his Development board
 #: OR takes 10 ducats from the bank" (Goa 2012 EN, Variant - Quick starter; the two markers are
@@ -152,36 +156,72 @@ def _advance_to_next_choice(state: State, events: list[Event] | None = None) -> 
         elif state.phase == OVER:
             pending = None
         else:
-            pending = _PHASE_DECISIONS[state.phase](state, events)
+            phase_decision = PHASE_DECISIONS[state.phase]
+            pending = phase_decision.decision(state)
             if pending is None:
+                phase_decision.settle(state, events)
                 continue
         state.pending = pending
         return
 
 
-def _quick_start_decision(state: State, events: list[Event]) -> Decision | None:
-    """Variant Quick starter: each seat in turn from the first player; then round 1 begins."""
-    if state.quick_pos < state.n:
-        seat = (state.first + state.quick_pos) % state.n
+class QuickStart(PhaseDecision):
+    """Variant Quick starter: each seat in turn from the first player takes 10 ducats or moves
+    two markers to row 2; then round 1 begins."""
+
+    __slots__ = ()
+    PHASE = QUICK
+
+    def settle(self, state: State, events: list[Event]) -> None:
+        start_round(state)
+
+    def decision(self, state: State) -> Decision | None:
+        if state.quick_pos >= state.n:
+            return None
         moves = [QUICK_DUCATS] + list(QUICK_ADVANCE.values())
-        return Decision(seat, "goa.quick_start", moves,
+        return Decision(_quick_seat(state), "goa.quick_start", moves,
                         f"Quick starter: take {QUICK_START_DUCATS} ducats, or move 2 markers to row 2")
-    start_round(state)
-    return None
+
+    def play(self, state: State, move: Move) -> list[Event]:
+        p = _quick_seat(state)
+        state.quick_pos += 1
+        if type(move) is QuickDucats:
+            state.ducats[p] += QUICK_START_DUCATS
+            return [Event("goa.quick_start", p, f"seat {p} takes {QUICK_START_DUCATS} ducats")]
+        assert type(move) is QuickAdvance
+        state.rows[p][move.first] += 1
+        state.rows[p][move.second] += 1
+        return [Event("goa.quick_start", p, f"seat {p} moves two markers to row 2")]
 
 
-def _next_action_turn(state: State, events: list[Event]) -> None:
+def _quick_seat(state: State) -> int:
+    return (state.first + state.quick_pos) % state.n
+
+
+class ActionTurns(PhaseDecision):
     """3. Player actions: the next seat's action turn (clockwise from the first player, the
-    round's number of times), then the Extra actions."""
-    n = state.n
-    if state.turns < state.rules.actions_per_round * n:
-        seat = (state.first + state.turns) % n
-        state.turns += 1
-        state.stack.append(ActionTurn(seat))
-        return
-    state.phase = EXTRA
-    state.extra_pos = 0
-    state.extra_passed = [False] * n
+    round's number of times), then the Extra actions. The phase asks nothing itself: each turn is
+    an ``ActionTurn`` on the stack."""
+
+    __slots__ = ()
+    PHASE = ACTIONS
+
+    def settle(self, state: State, events: list[Event]) -> None:
+        n = state.n
+        if state.turns < state.rules.actions_per_round * n:
+            seat = (state.first + state.turns) % n
+            state.turns += 1
+            state.stack.append(ActionTurn(seat))
+            return
+        state.phase = EXTRA
+        state.extra_pos = 0
+        state.extra_passed = [False] * n
+
+    def decision(self, state: State) -> Decision | None:
+        return None
+
+    def play(self, state: State, move: Move) -> list[Event]:
+        raise AssertionError("3. Player actions asks nothing outside an action turn")
 
 
 def _enforce_hand_limit(state: State) -> None:
@@ -196,38 +236,66 @@ def _enforce_hand_limit(state: State) -> None:
             return
 
 
-def _extra_decision(state: State, events: list[Event]) -> Decision | None:
+class ExtraActions(PhaseDecision):
     """End of a round: from the first player clockwise, each plays 1 Extra action card for one
-    more action, or passes for the round; nobody keeps more than 1."""
-    n = state.n
-    for _ in range(n):
-        seat = (state.first + state.extra_pos) % n
-        if state.extra_passed[seat]:
-            state.extra_pos += 1
-            continue
+    more action, or passes for the round; nobody keeps more than 1. A seat with no card passes
+    by itself; once all have passed the round ends."""
+
+    __slots__ = ()
+    PHASE = EXTRA
+
+    def settle(self, state: State, events: list[Event]) -> None:
+        n = state.n
+        for _ in range(n):
+            seat = _extra_seat(state)
+            if state.extra_passed[seat]:
+                state.extra_pos += 1
+                continue
+            if state.extra_cards[seat] == 0:
+                state.extra_passed[seat] = True
+                state.extra_pos += 1
+                continue
+            return
+        if all(state.extra_passed):
+            events.extend(end_round(state))
+
+    def decision(self, state: State) -> Decision | None:
+        seat = _extra_seat(state)
         cards = state.extra_cards[seat]
-        if cards == 0:
-            state.extra_passed[seat] = True
-            state.extra_pos += 1
-            continue
+        if state.extra_passed[seat] or cards == 0:
+            return None
         moves: list[Move] = [PLAY_EXTRA]
         if cards <= state.rules.keep_extra:
             moves.append(PASS_EXTRA)
         return Decision(seat, "goa.extra_action", moves,
                         f"Play an Extra action card ({cards} held, keep at most 1), or pass")
-    if all(state.extra_passed):
-        events.extend(end_round(state))
-        return None
-    return None
+
+    def play(self, state: State, move: Move) -> list[Event]:
+        """An Extra action card buys one more action turn; passing ends the round for that
+        seat."""
+        p = _extra_seat(state)
+        state.extra_pos += 1
+        if type(move) is PlayExtraAction:
+            state.extra_cards[p] -= 1
+            state.extra_supply += 1
+            state.stack.append(ActionTurn(p, extra_action=True))
+            return [Event("goa.extra_action", p, f"seat {p} plays an Extra action card")]
+        state.extra_passed[p] = True
+        return [Event("goa.extra_pass", p, f"seat {p} passes")]
 
 
+def _extra_seat(state: State) -> int:
+    return (state.first + state.extra_pos) % state.n
 
-_PHASE_DECISIONS = {
-    QUICK: _quick_start_decision,
-    PLACE: placement_decision,
-    AUCTION: auction_decision,
-    ACTIONS: _next_action_turn,
-    EXTRA: _extra_decision,
+
+#: the decision of each phase while no sub-decision is pending (``state.PhaseDecision``), built
+#: once and looked up by the state's phase
+PHASE_DECISIONS: dict[int, PhaseDecision] = {
+    QUICK: QuickStart(),
+    PLACE: TokenPlacement(),
+    AUCTION: Auction(),
+    ACTIONS: ActionTurns(),
+    EXTRA: ExtraActions(),
 }
 
 
@@ -262,46 +330,13 @@ def apply(state: State, seat: int, move) -> list[Event]:
     if st:
         events = st[-1].play(state, move)
     else:
-        events = _PHASE_MOVES[state.phase](state, seat, move)
+        events = PHASE_DECISIONS[state.phase].play(state, move)
     _advance_to_next_choice(state, events)
     return events
 
 
 def _move_name(move) -> str:
     return type(move).__name__
-
-
-def _apply_quick_start(state: State, p: int, move) -> list[Event]:
-    """Variant Quick starter: 10 ducats, or two markers to row 2."""
-    state.quick_pos += 1
-    if type(move) is QuickDucats:
-        state.ducats[p] += QUICK_START_DUCATS
-        return [Event("goa.quick_start", p, f"seat {p} takes {QUICK_START_DUCATS} ducats")]
-    state.rows[p][move.first] += 1
-    state.rows[p][move.second] += 1
-    return [Event("goa.quick_start", p, f"seat {p} moves two markers to row 2")]
-
-
-def _apply_extra_action(state: State, p: int, move) -> list[Event]:
-    """End of a round: an Extra action card buys one more action turn; passing ends the round
-    for that seat."""
-    state.extra_pos += 1
-    if type(move) is PlayExtraAction:
-        state.extra_cards[p] -= 1
-        state.extra_supply += 1
-        state.stack.append(ActionTurn(p, extra_action=True))
-        return [Event("goa.extra_action", p, f"seat {p} plays an Extra action card")]
-    state.extra_passed[p] = True
-    return [Event("goa.extra_pass", p, f"seat {p} passes")]
-
-
-#: a move of the phase itself (no sub-decision pending), by phase
-_PHASE_MOVES = {
-    QUICK: _apply_quick_start,
-    PLACE: apply_token,
-    AUCTION: apply_bid,
-    EXTRA: _apply_extra_action,
-}
 
 
 def default_move(state: State, d: Decision):

@@ -6,7 +6,17 @@ from typing import Any
 
 from referee.core.components import ComponentSheet, SheetError, exactly, int_at_least, is_int
 
-from .catalog import BONANZA_KEYS, CARD_EFFECTS, COLONIES, COLUMNS, SPICES, TILE_TYPES
+from .catalog import (
+    BONANZA_KEYS,
+    CARD_EFFECTS,
+    COLONIES,
+    COLONY_TILES,
+    COLUMNS,
+    EXPEDITION_CARDS,
+    GRID_SQUARES,
+    SPICES,
+    TILE_TYPES,
+)
 
 
 def _int_list(length: int | None = None, lo: int = 0):
@@ -140,17 +150,17 @@ def check_consistency(sheet: ComponentSheet) -> None:
     v = sheet.values
     name = sheet.name
     symbols = v["expedition_symbols"]
-    for k in range(1, 31):
+    for k in range(1, EXPEDITION_CARDS + 1):
         if v[f"card.{k:02d}"]["symbol"] not in symbols:
             raise SheetError(f"{name}: card.{k:02d} has a symbol not in expedition_symbols")
     if v["start"]["first_symbol"] not in symbols:
         raise SheetError(f"{name}: start.first_symbol is not an Expedition symbol")
     for phase in ("A", "B"):
         total = sum(t["count"] for t in v[f"tiles_{phase}"])
-        if total - v["tiles_removed"] < 25:
-            raise SheetError(f"{name}: {total} {phase} tiles leave fewer than 25 after set-up")
+        if total - v["tiles_removed"] < GRID_SQUARES:
+            raise SheetError(f"{name}: {total} {phase} tiles leave fewer than {GRID_SQUARES} after set-up")
     for colony in ("quilon", "madras"):
-        if v[f"colony.{colony}"]["tiles"] != 5:
-            raise SheetError(f"{name}: colony.{colony} must have 5 tiles (one colony_tile entry each)")
+        if v[f"colony.{colony}"]["tiles"] != COLONY_TILES[colony]:
+            raise SheetError(f"{name}: colony.{colony} must have {COLONY_TILES[colony]} tiles (one colony_tile entry each)")
     if len(v["expedition_set_vp"]) < v["limits"]["expedition_cards"] // len(symbols):
         raise SheetError(f"{name}: expedition_set_vp must cover every set size")

@@ -1,5 +1,6 @@
 """A match's state: the phases, the ``State`` dataclass, the ``SubDecision`` base class of the
-pending sub-decisions kept on ``State.stack``, the state hash, and small read-only queries.
+pending sub-decisions kept on ``State.stack``, the ``PhaseDecision`` base class of each phase's
+own decision (never stored), the state hash, and small read-only queries.
 
 A seat's lands (``Land``) are its plantations and colonies in the order gained; moves name a land
 by its index in that list."""
@@ -185,3 +186,25 @@ class SubDecision(Pending["State", Any, pb.Pending]):
                 value = list(value)
             out.append(value)
         return tuple(out)
+
+
+class PhaseDecision(Pending["State", Any, pb.View]):
+    """The decision of a phase itself (Quick starter, token placement, an auction, the Extra
+    actions), pending whenever no sub-decision is on the stack: Goa's other shape of the one
+    protocol of pending decisions. One object per phase, built once (``rules.PHASES``) and never
+    stored: its own state is the state's phase fields, so it hashes as its phase and adds nothing
+    to the state hash. ``decision`` only reads; where it lists nothing, what happens without a
+    choice (a token with no cell left, a lot with no token or nobody bidding, the next action
+    turn, the end of a round) is done by ``settle``, and the phase machine asks again.
+    ``pending_view`` writes into the seat's ``View``."""
+
+    __slots__ = ()
+    PHASE: ClassVar[int] = -1
+
+    def settle(self, state: State, events: list[Event]) -> None:
+        """When ``decision`` lists nothing: take the next step that needs no choice, appending
+        what happened to ``events`` (the machine then asks again)."""
+        raise NotImplementedError
+
+    def hash_form(self) -> tuple:
+        return (self.PHASE,)

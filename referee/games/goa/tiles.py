@@ -17,6 +17,9 @@ from .catalog import (
     LAST_ROW,
     N_COLUMNS,
     RED_TILES,
+    RESOURCE_COLONISTS,
+    RESOURCE_SHIPS,
+    RESOURCE_SPICES,
     TILE_COLONISTS,
     TILE_CROP_ROTATION,
     TILE_DUTY,
@@ -219,9 +222,9 @@ class ResourceChoice(SubDecision):
     def decision(self, state: State) -> Decision | None:
         if self.amount <= 0:
             return None
-        moves = [CHOOSE_RESOURCE[0], CHOOSE_RESOURCE[1]]
+        moves = [CHOOSE_RESOURCE[RESOURCE_SHIPS], CHOOSE_RESOURCE[RESOURCE_COLONISTS]]
         if self.spices_allowed:
-            moves.append(CHOOSE_RESOURCE[2])
+            moves.append(CHOOSE_RESOURCE[RESOURCE_SPICES])
         return Decision(self.seat, "goa.resource", moves, f"Take {self.amount} ships, colonists or spices")
 
     def pending_view(self, state: State, view: pb.Pending) -> None:
@@ -231,9 +234,9 @@ class ResourceChoice(SubDecision):
         p = self.seat
         state.stack.pop()
         amount = self.amount
-        if move.kind == 0:
+        if move.kind == RESOURCE_SHIPS:
             state.ships[p] += amount
-        elif move.kind == 1:
+        elif move.kind == RESOURCE_COLONISTS:
             state.colonists[p] += amount
         else:
             state.stack.append(BonusSacks(p, amount))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from referee.v1 import goa_pb2 as pb
 
-from .board import GRID_CELLS, boxed_tiles_seen, grid_index, rc_of
+from .board import GRID_CELLS, boxed_tiles_seen, rc_of
 from .catalog import (
     COLUMN_EXPEDITION,
     EFFECT_COLONISTS,
@@ -25,9 +25,10 @@ from .catalog import (
     TILE_MISSION,
     Rules,
 )
-from .rules import decision
+from .rules import PHASE_DECISIONS, decision
 from .scoring import duty_vp
 from .state import ACTIONS, AUCTION, EXTRA, OVER, PLACE, QUICK, Land, State, current_action_turn
+from .view_parts import tile_info
 
 _PHASES = {QUICK: pb.QUICK_START, PLACE: pb.PLACE_TOKENS, AUCTION: pb.AUCTIONS,
            ACTIONS: pb.ACTIONS, EXTRA: pb.EXTRA_ACTIONS, OVER: pb.GAME_OVER}
@@ -40,12 +41,6 @@ def _spices(mask: int) -> list[int]:
 def _cell(cell: int) -> pb.Cell:
     r, c = rc_of(cell)
     return pb.Cell(row=r, col=c)
-
-
-def tile_info(rules: Rules, t: int) -> pb.TileInfo:
-    tl = rules.tiles[t]
-    return pb.TileInfo(id=t, name=tl.name, type=tl.type + 1, phase=tl.phase,  # type: ignore[arg-type]
-                       spice=tl.spice + 1, fields=tl.fields, n=tl.n, vp=tl.vp)  # type: ignore[arg-type]
 
 
 #: An opponent's Mission tile as the table shows it: face down ("Acquired Mission tiles are placed,
@@ -209,17 +204,10 @@ def build_view(state: State, seat: int | None) -> pb.View:
     )
     if state.flag_cell >= 0:
         view.flag_cell.CopyFrom(_cell(state.flag_cell))
-    if state.phase == AUCTION and not state.stack and state.lot < len(state.tokens):
-        k = state.lot
-        a = state.token_seats[k]
-        auction = pb.Auction(lot=k + 1, is_flag=k == 0, auctioneer=a, high_bid=state.high,
-                             high_bidder=state.high_bidder, to_act=(a + state.bid_pos) % n,
-                             bids=list(state.bids))
-        if k > 0 and state.tokens[k] >= 0:
-            t = state.grid[grid_index(state.tokens[k])]
-            if t >= 0:
-                auction.tile.CopyFrom(tile_info(rules, t))
-        view.auction.CopyFrom(auction)
+    if not state.stack:
+        phase_decision = PHASE_DECISIONS.get(state.phase)
+        if phase_decision is not None:
+            phase_decision.pending_view(state, view)
     if d is not None:
         pending = _pending(state, d.kind)
         if pending is not None:

@@ -13,8 +13,9 @@ from referee.v1 import santa_maria_pb2 as pb
 
 from . import moves, rules
 from . import view as views
+from .geometry import N_ROTATIONS
 from .sheet import SCHEMA, check_consistency
-from .state import RES_NAMES
+from .state import DIE_FACES, GRID_SIDE, RES_NAMES
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
 DEFAULT_SHEET = COMPONENTS_DIR / "santa-maria-aporta-2017.json"
@@ -54,29 +55,29 @@ SPEC = GameSpec(
 )
 
 
-# Engine moves <-> santa_maria.Move (referee/core/codec.py). A colony cell is row * 6 + col in
-# the engine, (row, col) with both 1..6 on the wire; a resource is 0..4 in the engine and the
+# Engine moves <-> santa_maria.Move (referee/core/codec.py). A colony cell is row * GRID_SIDE + col in
+# the engine, (row, col) with both 1..GRID_SIDE on the wire; a resource is 0..4 in the engine and the
 # Resource enum (WOOD = 1 ...) on the wire, where Botany's 0 means none; die colours and lines are
 # the enums' own numbers in both; a payment is the 5-tuple of resources handed in, as Goods.
-CELL = Cell(1, 6)
+CELL = Cell(1, GRID_SIDE)
 RESOURCE = EnumInt(offset=1, note="a resource WOOD..GOLD")
 INDEX = Int(0, 99)  # into a list of the view (a sanity bound: the legal list decides)
-PAY = Counts(RES_NAMES, Int(0, 99), "resources")
+PAY = Counts(RES_NAMES, Int(0, 99), "resources")  # per resource (a sanity bound, too)
 
 MOVES: MoveCodec[moves.Move] = MoveCodec(pb.Move, (
     kind("choose_board", moves.ChooseBoard, moves.choose_board, board=INDEX),
     kind("draft_lot", moves.DraftLot, moves.draft_lot, lot=INDEX),
     kind("expand", moves.Expand, moves.expand, slot=INDEX, pay=PAY),
-    kind("place_tile", moves.PlaceTile, moves.place_tile, cell=CELL, rotation=Int(0, 3)),
+    kind("place_tile", moves.PlaceTile, moves.place_tile, cell=CELL, rotation=Int(0, N_ROTATIONS - 1)),
     kind("activate_building", moves.ActivateBuilding, moves.activate_building, cell=CELL),
-    kind("use_die", moves.UseDie, moves.use_die, color=EnumInt(), face=Int(1, 6),
-         line=EnumInt(), target=Int(1, 6),
+    kind("use_die", moves.UseDie, moves.use_die, color=EnumInt(), face=Int(1, DIE_FACES),
+         line=EnumInt(), target=Int(1, GRID_SIDE),
          botany=EnumInt(offset=1, note="a resource WOOD..GOLD", optional=True)),
     kind("retreat", moves.Retreat, moves.retreat, space=INDEX),
     kind("sell", moves.Sell, moves.sell, resource=RESOURCE),
     kind("buy", moves.Buy, moves.buy, resource=RESOURCE),
-    kind("move_die", moves.MoveDie, moves.move_die, src=Cell(1, 6, "from_row", "from_col"),
-         dst=Cell(1, 6, "to_row", "to_col")),
+    kind("move_die", moves.MoveDie, moves.move_die, src=Cell(1, GRID_SIDE, "from_row", "from_col"),
+         dst=Cell(1, GRID_SIDE, "to_row", "to_col")),
     constant("end_turn", moves.END_TURN),
     kind("exchange", moves.Exchange, moves.exchange, option=INDEX, pay=PAY),
     kind("ship", moves.Ship, moves.ship, slot=INDEX, pay=PAY),

@@ -20,12 +20,16 @@ NEIGHBOURS = tuple(
 )
 
 
+#: a tile lies in any of its four quarter-turns
+N_ROTATIONS = 4
+
+
 @cache
 def orientations(shape: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int, tuple[int, ...], int], ...]:
     """Every (anchor cell, rotation, cells, mask) of a shape on the 6x6 grid. A quarter-turn
     clockwise maps an offset (dr, dc) to (dc, -dr)."""
     out = []
-    for rot in range(4):
+    for rot in range(N_ROTATIONS):
         offs = list(shape)
         for _ in range(rot):
             offs = [(dc, -dr) for dr, dc in offs]

@@ -32,6 +32,14 @@ from referee.core.components import (
     is_int,
 )
 
+#: "Le terme "Colonie" utilisé dans la règle se réfère à la grille de 6x6 de votre plateau
+#: Colonie" (Santa Maria, French rules, "La partie peut commencer", notes); a die's face names a row (blue) or a
+#: column (white): "(C) Activer une rangée/colonne".
+GRID_SIDE = 6
+#: "4 tuiles Navire face visible" beside the board, one per Dock; a port has the same 4 Docks
+#: (Santa Maria, French rules, "Transport maritime")
+N_DOCKS = 4
+
 RESOURCES = ("wood", "wheat", "sugar", "gem", "gold")
 GOODS_KEYS = RESOURCES + ("coins", "points")
 TERRAINS = ("road", "farm", "forest", "mountain", "city", "town_hall")
@@ -115,8 +123,9 @@ def cell_problem(c: Any) -> str | None:
 
 
 def grid_problem(g: Any) -> str | None:
-    if not isinstance(g, list) or len(g) != 6 or not all(isinstance(r, list) and len(r) == 6 for r in g):
-        return "a colony grid is 6 rows of 6 cells (null = empty)"
+    if not isinstance(g, list) or len(g) != GRID_SIDE or not all(
+            isinstance(r, list) and len(r) == GRID_SIDE for r in g):
+        return f"a colony grid is {GRID_SIDE} rows of {GRID_SIDE} cells (null = empty)"
     for row in g:
         for c in row:
             if c is not None:
@@ -248,8 +257,8 @@ def retreat_spaces(v: Any) -> str | None:
 
 
 def docks(v: Any) -> str | None:
-    if not isinstance(v, list) or len(v) != 4:
-        return "expected 4 docks, top first"
+    if not isinstance(v, list) or len(v) != N_DOCKS:
+        return f"expected {N_DOCKS} docks, top first"
     for d in v:
         if not isinstance(d, dict) or d.get("bonus") not in DOCK_BONUSES or set(d) - {"bonus", "gain"}:
             return f"dock {d!r}: bonus one of {', '.join(DOCK_BONUSES)}"

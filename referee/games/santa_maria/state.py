@@ -15,15 +15,11 @@ from referee.core.pending import Pending
 from referee.core.rng import Rng
 from referee.v1 import santa_maria_pb2 as pb
 
-from .sheet import SCHOLARS, TERRAINS
+from .sheet import GRID_SIDE, N_DOCKS, SCHOLARS, TERRAINS
 
 if TYPE_CHECKING:
     from .component_rules import Rules
 
-#: "Le terme "Colonie" utilisé dans la règle se réfère à la grille de 6x6 de votre plateau
-#: Colonie" (Santa Maria, French rules, "La partie peut commencer", notes); a die's face names a row (blue) or a
-#: column (white): "(C) Activer une rangée/colonne".
-GRID_SIDE = 6
 N_CELLS = GRID_SIDE * GRID_SIDE
 DIE_FACES = GRID_SIDE
 
@@ -54,9 +50,6 @@ HALL_TILE = 100  # tile references >= 100 are town halls (advanced set-up)
 #: the display slot a drafted town hall is said to come from: past the display's 10 slots
 HALL_SLOT = 10
 
-#: "4 tuiles Navire face visible" beside the board, one per Dock; a port has the same 4 Docks
-#: (Santa Maria, French rules, "Transport maritime")
-N_DOCKS = 4
 #: each player takes "6 Moines" (Santa Maria, French rules, "Mise en place")
 MONKS_PER_PLAYER = 6
 
