@@ -275,10 +275,14 @@ def test_match_goes_on_when_the_sandbox_kills_the_bot(sandbox, tmp_path):
         seating = "rotate"
         rounds = 1
         [time]
-        move_ms = 4000
+        move_ms = 60000
         grace_ms = 50
         on_expiry = "forfeit"
         """)
+    # The hog must die at its CPU limit (1 s of CPU) before its clock runs out: on a loaded machine
+    # that second of CPU took more than the 4 s of wall time this test once gave it, the seat
+    # forfeited on time, the match ended and the runner stopped the hog (exit -15, "hung"). A long
+    # clock costs nothing when the machine is idle: the hog's exit ends its seat at once.
     done = run_cli("run", str(cfg), "--no-progress", "--max-matches", "1", timeout=300)
     # the match went on; the run still exits 1: hog crashed in the only match it played
     assert done.returncode == 1, done.stdout + done.stderr
