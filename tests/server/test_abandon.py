@@ -159,6 +159,14 @@ def test_an_abandonment_the_store_cannot_commit_is_not_acknowledged(server):
     assert _abandon(server, mid, seat).abandoned  # and a later attempt that commits works
 
 
+async def _joined(stub, mid, token):
+    """A Play stream of the seat, joined (its Welcome read)."""
+    call = stub.Play(metadata=md(token))
+    await call.write(pb.ClientMessage(join=pb.Join(match_id=mid)))
+    assert (await call.read()).HasField("welcome")
+    return call
+
+
 def test_unless_joined_leaves_a_joined_seat_alone(server):
     mid, tokens = _new(server, pb.FORFEIT)
     rt = server.service.matches[mid]
@@ -167,10 +175,7 @@ def test_unless_joined_leaves_a_joined_seat_alone(server):
     async def join_then_abandon():
         async with grpc.aio.insecure_channel(server.target) as ch:
             stub = referee_pb2_grpc.RefereeStub(ch)
-            call = stub.Play(metadata=md(tokens[seat]))
-            await call.write(pb.ClientMessage(join=pb.Join(match_id=mid)))
-            first = await call.read()
-            assert first.HasField("welcome")
+            call = await _joined(stub, mid, tokens[seat])
             resp = await stub.AbandonSeat(pb.AbandonSeatRequest(
                 match_id=mid, seat=seat, unless_joined=True), metadata=md(ADMIN))
             call.cancel()
@@ -235,9 +240,7 @@ def test_an_abandoned_seat_has_no_move_accepted_even_after_a_restart(make_server
     async def joined_then_abandoned():
         async with grpc.aio.insecure_channel(srv.target) as ch:
             stub = referee_pb2_grpc.RefereeStub(ch)
-            call = stub.Play(metadata=md(tokens[gone]))
-            await call.write(pb.ClientMessage(join=pb.Join(match_id=mid)))
-            assert (await call.read()).HasField("welcome")
+            call = await _joined(stub, mid, tokens[gone])
             d = (await call.read()).decision
             assert (await stub.AbandonSeat(pb.AbandonSeatRequest(
                 match_id=mid, seat=gone, reason="bot hung"), metadata=md(ADMIN))).abandoned
@@ -296,10 +299,7 @@ def test_unless_joined_remembers_a_join_from_before_a_restart(make_server, tmp_p
 
     async def join():
         async with grpc.aio.insecure_channel(srv.target) as ch:
-            call = referee_pb2_grpc.RefereeStub(ch).Play(metadata=md(tokens[seat]))
-            await call.write(pb.ClientMessage(join=pb.Join(match_id=mid)))
-            assert (await call.read()).HasField("welcome")
-            call.cancel()
+            (await _joined(referee_pb2_grpc.RefereeStub(ch), mid, tokens[seat])).cancel()
 
     asyncio.run(join())
     wait_for(lambda: _stored_joined(srv, mid) == [seat])  # the join is on disk
