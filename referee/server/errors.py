@@ -37,13 +37,20 @@ def clip(value: object, limit: int = 24) -> str:
         return repr(text[:limit]) + "…"
     return repr(text)
 
+def prefix(value: str, limit: int = 64) -> str:
+    """A client-supplied id echoed in a message field (not quoted): its first ``limit``
+    characters, then an ellipsis when there were more."""
+    return value if len(value) <= limit else value[:limit] + "…"
+
+
 def not_a(message_type) -> str:
     """The message for bytes that do not parse as ``message_type`` (no parser detail: it names
     no Python exception and quotes none of the bytes)."""
     return f"malformed request: the bytes are not a {message_type.DESCRIPTOR.full_name} message"
 
 #: reason -> gRPC status code
-FAILED_PRECONDITION_REASONS = ("NOT_YOUR_TURN", "STALE_STATE", "ILLEGAL_MOVE", "MATCH_OVER")
+FAILED_PRECONDITION_REASONS = ("NOT_YOUR_TURN", "STALE_STATE", "ILLEGAL_MOVE", "MATCH_OVER",
+                               "SEAT_ABANDONED")
 
 
 class RefereeError(Exception):
@@ -73,6 +80,10 @@ def malformed(message: str) -> RefereeError:
 
 def unauthenticated(message: str = "missing or unknown token") -> RefereeError:
     return RefereeError(grpc.StatusCode.UNAUTHENTICATED, "UNAUTHENTICATED", message)
+
+
+def token_replaced(message: str) -> RefereeError:
+    return RefereeError(grpc.StatusCode.UNAUTHENTICATED, "TOKEN_REPLACED", message)
 
 
 def permission_denied(message: str) -> RefereeError:

@@ -18,8 +18,10 @@ from .store import MatchRow, MoveRow
 
 
 def record(match: Match, match_id: str, names: list[str], policy: pb.TimePolicy,
-           created_ms: int, finished_ms: int | None, rejected: list[int]) -> dict[str, Any]:
-    """The record document (format ``referee-record/1``) of ``match``, finished or not."""
+           created_ms: int, finished_ms: int | None, rejected: list[int],
+           abandoned: dict[int, str]) -> dict[str, Any]:
+    """The record document (format ``referee-record/1``) of ``match``, finished or not, with
+    the seats the host abandoned (AbandonSeat) and its reason for each."""
     return match.record(
         match_id=match_id,
         seat_names=list(names),
@@ -30,6 +32,7 @@ def record(match: Match, match_id: str, names: list[str], policy: pb.TimePolicy,
         created_unix_ms=created_ms,
         finished_unix_ms=finished_ms,
         rejected_moves=list(rejected),
+        abandoned=[{"seat": s, "reason": r} for s, r in sorted(abandoned.items())],
     )
 
 

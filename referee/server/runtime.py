@@ -86,7 +86,9 @@ class MatchRuntime:
         # seats whose bot the host gave up on (AbandonSeat), with the host's reason: their
         # decisions are played at once, for the rest of the match (stored, restored on resume)
         self.abandoned: dict[int, str] = {}
-        self.joined = [False] * n  # a stream of the seat has joined (this process's lifetime)
+        # seats whose bot has joined (a Play stream or a call with its seat token), stored so
+        # that AbandonSeat's unless_joined still sees a join from before a restart
+        self.joined = [False] * n
 
     # ------------------------------------------------------------------ setup
     def restore_clocks(self) -> None:
@@ -104,6 +106,27 @@ class MatchRuntime:
         once again by the time policy."""
         n = self.match.seat_count
         self.abandoned = {s: r for s, r in abandoned.items() if 0 <= s < n}
+
+    def restore_joined(self, seats: list[int]) -> None:
+        """Joined seats as stored, and every seat with a move of its own in the log (after a
+        restart): a bot that joined before it is not taken for one that never came."""
+        n = self.match.seat_count
+        for s in [*seats, *(m.seat for m in self.match.moves if not m.timeout)]:
+            if 0 <= s < n:
+                self.joined[s] = True
+
+    def mark_joined(self, seat: int) -> None:
+        """The seat's bot showed up; the first time, the joined seats are stored (not awaited:
+        it decides only a later AbandonSeat unless_joined, and a failed write is logged)."""
+        if self.joined[seat]:
+            return
+        self.joined[seat] = True
+        fut = self.ctx.store.set_joined(self.id, [s for s, j in enumerate(self.joined) if j])
+        fut.add_done_callback(self._joined_stored)
+
+    def _joined_stored(self, fut: asyncio.Future) -> None:
+        if not fut.cancelled() and fut.exception() is not None:
+            self.log.error("store_failed", what="joined seats", error=repr(fut.exception()))
 
     def welcome(self, seat: int) -> pb.ServerMessage:
         return pb.ServerMessage(
@@ -175,7 +198,7 @@ class MatchRuntime:
         seat = stream.seat
         assert seat is not None
         self.streams.add(stream)
-        self.joined[seat] = True
+        self.mark_joined(seat)
         stream.put(self.welcome(seat))
         if self.game_over is not None:
             stream.put(self.game_over_bytes)
@@ -212,6 +235,10 @@ class MatchRuntime:
                 raise errors.precondition("MATCH_OVER", f"match is unavailable: {self.broken}")
             if self.game_over is not None:
                 return self.reject("MATCH_OVER", "the match is over", request_id)
+            if seat in self.abandoned:
+                # final for the match (AbandonSeat): the time policy plays this seat, never its bot
+                return self.reject("SEAT_ABANDONED", "the host abandoned this seat "
+                                   "(AbandonSeat); the time policy plays its decisions", request_id)
             elapsed = self.clock.elapsed_ms()
             try:
                 entry, events = self.match.submit(seat, native, version, elapsed_ms=elapsed)
@@ -329,6 +356,8 @@ class MatchRuntime:
                 return False, False
             self.log.info("seat_abandoned", seat=seat, reason=reason)
             if self.clock.on_expiry_value() == pb.FORFEIT:
+                # for the record: the final commit stores it with the forfeit
+                self.abandoned = {**self.abandoned, seat: reason}
                 await self._forfeit(seat, f"seat {seat} forfeits: {reason}",
                                     {"reason": "abandoned", "detail": reason})
                 return True, True
@@ -350,7 +379,7 @@ class MatchRuntime:
     # ------------------------------------------------------------------ the end
     def record(self) -> dict[str, Any]:
         return records.record(self.match, self.id, self.names, self.policy, self.created_ms,
-                              self.finished_ms, self.rejections)
+                              self.finished_ms, self.rejections, self.abandoned)
 
     async def finish(self) -> None:
         self.clock.cancel()

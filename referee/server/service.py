@@ -133,6 +133,7 @@ class RefereeService:
         mid, seat = entry
         if mid != match_id or not same_hash(rt.token_hashes[seat], h):
             raise errors.permission_denied("this token belongs to another match")
+        rt.mark_joined(seat)  # its bot has shown up (AbandonSeat unless_joined)
         return rt, seat
 
     def _runtime(self, match_id: str) -> MatchRuntime:
@@ -214,6 +215,7 @@ class RefereeService:
             rt.restore_rejections(row.rejected)
         if row.abandoned:
             rt.restore_abandoned(row.abandoned)  # issue_decision then plays them at once
+        rt.restore_joined(row.joined or [])
         log.info("match_resumed", match_id=row.id, move=len(m.moves), game=row.game)
         return rt
 

@@ -10,6 +10,9 @@ pushes it an ``Assignment`` for every seat a ``CreateMatch`` bound to it (``seat
   ahead of it: a match the store has is never missing its assignments. ``open`` until the match
   ends (``done``). In memory each open assignment is either with one session (sent, maybe
   acknowledged) or waiting for a session with room (``capacity``).
+* Registering a bot again replaces its token: the sessions opened with the old one end at once
+  (UNAUTHENTICATED, reason TOKEN_REPLACED), are sent nothing more, and give their assignments
+  back for the new token's sessions.
 * A session that drops gives its assignments back; they go to the bot's next session (a
   reconnect, another copy) marked ``resent``. After a referee restart every open assignment of
   a still-running match is sent again when the bot reconnects.
@@ -47,7 +50,7 @@ from .auth import RateLimiter, bearer, new_token, peer_address, token_hash
 from .clock import now_ms
 from .errors import RefereeError, clip
 from .store import Store
-from .streams import CLOSE, drain, put_bounded
+from .streams import CLOSE, drain, end_with, put_bounded
 
 log = structlog.get_logger("referee.sessions")
 
@@ -81,9 +84,12 @@ class Conn:
     bot: str
     capacity: int
     peer: str = ""
+    token_hash: str = ""  # of the bot token it was opened with
     queue: asyncio.Queue = field(default_factory=asyncio.Queue)
     active: set[tuple[str, int]] = field(default_factory=set)
-    dropped: bool = False  # it read too slowly: only its closing error is left to send
+    dropped: bool = False  # it read too slowly, or its token was replaced: only its closing
+    # error is left to send
+    closed: bool = False  # taken out of the bot's sessions (it holds no assignment)
 
     def put(self, item: Any) -> None:
         """Bounded like a Play stream: a bot that sends and never reads cannot make the referee
@@ -186,9 +192,15 @@ class BotSessions:
         for old in [k for k, v in self.bots.items() if v == name]:
             del self.bots[old]
         self.bots[h] = name
-        # sessions authenticated with the replaced token keep running: the admin rotated it
-        # for new connections, and their matches should not be cut off
-        log.info("bot_registered", bot=name)
+        # whoever held the replaced token gets nothing more, not even the seat token of an
+        # assignment: its sessions end now and their assignments wait for the new token
+        stale = [c for c in self.conns.get(name, ()) if c.token_hash != h]
+        for conn in stale:
+            conn.dropped = True
+            end_with(conn.queue, errors.token_replaced(
+                "this bot's token was replaced (RegisterBot): reconnect with the new token"))
+            self._drop(conn)
+        log.info("bot_registered", bot=name, sessions_closed=len(stale))
         return pb.RegisterBotResponse(name=name, bot_token=token)
 
     # ------------------------------------------------------------------ matches
@@ -322,6 +334,8 @@ class BotSessions:
         self.dispatch(a.bot)
 
     def ack(self, conn: Conn, ack: pb.AssignmentAck) -> None:
+        if conn.closed:
+            return  # its token was replaced: it is ending and takes nothing more
         key = (ack.match_id, ack.seat)
         a = self.open.get(key)
         if a is None:
@@ -362,7 +376,7 @@ class BotSessions:
     @staticmethod
     def _notice(conn: Conn, reason: str, message: str, ack: pb.AssignmentAck | None = None):
         conn.put(pb.SessionServerMessage(notice=pb.SessionNotice(
-            reason=reason, message=message, match_id=ack.match_id if ack else "",
+            reason=reason, message=message, match_id=errors.prefix(ack.match_id) if ack else "",
             seat=ack.seat if ack else 0)))
 
     def _write_later(self, fn) -> None:
@@ -370,7 +384,8 @@ class BotSessions:
         fut.add_done_callback(_log_failure)
 
     # ------------------------------------------------------------------ the RPC
-    def _bot_of(self, context) -> str:
+    def _bot_of(self, context) -> tuple[str, str]:
+        """The bot a Session's token belongs to, and the token's hash."""
         token = bearer(context.invocation_metadata())
         h = token_hash(token) if token else None
         # per known bot token, else per peer ADDRESS (as the service's other RPCs): made-up
@@ -384,7 +399,7 @@ class BotSessions:
         if name is None:
             raise errors.unauthenticated("unknown bot token (seat and admin tokens open no "
                                          "Session; RegisterBot returns a bot token)")
-        return name
+        return name, h
 
     async def Session(self, request_iterator, context) -> AsyncIterator[Any]:
         """Frames arrive as raw bytes (the service's ``_guard_stream`` turns what this raises
@@ -400,7 +415,7 @@ class BotSessions:
                 data = await request_iterator.__anext__()
             except StopAsyncIteration:
                 return
-            bot = self._bot_of(context)
+            bot, h = self._bot_of(context)
             try:
                 first = pb.SessionClientMessage.FromString(data)
             except Exception:  # noqa: BLE001 - any parser error: the frame is not a message
@@ -412,7 +427,7 @@ class BotSessions:
             cap = first.hello.capacity or 1
             if cap > MAX_CAPACITY:
                 raise errors.malformed(f"capacity is at most {MAX_CAPACITY}, not {cap}")
-            conn = Conn(bot, cap, context.peer() or "")
+            conn = Conn(bot, cap, context.peer() or "", h)
             self.conns.setdefault(bot, []).append(conn)
             conn.put(pb.SessionServerMessage(welcome=pb.SessionWelcome(
                 bot_name=bot, capacity=cap, pending=len(self.by_bot.get(bot, ())))))
@@ -467,6 +482,9 @@ class BotSessions:
         # half-closed by the bot: keep the session (and its assignments) until it cancels
 
     def _drop(self, conn: Conn) -> None:
+        if conn.closed:
+            return
+        conn.closed = True
         lst = self.conns.get(conn.bot, [])
         if conn in lst:
             lst.remove(conn)

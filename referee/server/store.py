@@ -40,7 +40,8 @@ CREATE TABLE IF NOT EXISTS matches (
     forfeited         INTEGER,
     result_json       TEXT,
     rejected_json     TEXT,            -- moves refused per seat, e.g. [0, 2, 0]
-    abandoned_json    TEXT             -- seats the host abandoned: {"2": "bot exited (code 1)"}
+    abandoned_json    TEXT,            -- seats the host abandoned: {"2": "bot exited (code 1)"}
+    joined_json       TEXT             -- seats whose bot has joined, e.g. [0, 2]
 );
 CREATE TABLE IF NOT EXISTS moves (
     match_id        TEXT NOT NULL,
@@ -76,6 +77,7 @@ class MatchRow:
     result: dict[str, Any] | None
     rejected: list[int] | None = None
     abandoned: dict[int, str] | None = None  # seat -> reason (AbandonSeat)
+    joined: list[int] | None = None  # seats whose bot has joined
 
 
 @dataclass(slots=True)
@@ -243,6 +245,12 @@ class Store:
         return self._submit(lambda c: c.execute(
             "UPDATE matches SET abandoned_json=? WHERE id=?", (text, match_id)))
 
+    def set_joined(self, match_id: str, seats: list[int]) -> asyncio.Future:
+        """The seats whose bot has joined, all of them (once per seat and match)."""
+        text = json.dumps(sorted(seats))
+        return self._submit(lambda c: c.execute(
+            "UPDATE matches SET joined_json=? WHERE id=?", (text, match_id)))
+
     def finish_match(
         self,
         match_id: str,
@@ -281,7 +289,8 @@ class Store:
             sql = (
                 "SELECT id, game, options_json, seats, seed, components_name, components_sha256,"
                 " time_policy_json, token_hashes_json, names_json, status, created_ms,"
-                " finished_ms, forfeited, result_json, rejected_json, abandoned_json FROM matches"
+                " finished_ms, forfeited, result_json, rejected_json, abandoned_json,"
+                " joined_json FROM matches"
                 + (" WHERE status=?" if status else "")
             )
             rows = conn.execute(sql + " ORDER BY created_ms", (status,) if status else ()).fetchall()
@@ -296,6 +305,7 @@ class Store:
                 result=json.loads(r[14]) if r[14] else None,
                 rejected=json.loads(r[15]) if r[15] else None,
                 abandoned={int(k): v for k, v in json.loads(r[16]).items()} if r[16] else None,
+                joined=json.loads(r[17]) if r[17] else None,
             )
             for r in rows
         ]
@@ -334,6 +344,8 @@ def _migrate(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE matches ADD COLUMN rejected_json TEXT")
     if "abandoned_json" not in have:
         conn.execute("ALTER TABLE matches ADD COLUMN abandoned_json TEXT")
+    if "joined_json" not in have:
+        conn.execute("ALTER TABLE matches ADD COLUMN joined_json TEXT")
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

@@ -24,12 +24,17 @@ def put_bounded(queue: asyncio.Queue, item: Any) -> bool:
     if queue.qsize() < MAX_BACKLOG:
         queue.put_nowait(item)
         return True
-    while queue.qsize():
-        queue.get_nowait()
-    queue.put_nowait(errors.exhausted(
+    end_with(queue, errors.exhausted(
         f"more than {MAX_BACKLOG} messages waiting: this stream reads too slowly; "
         "reconnect with the same token to resume"))
     return False
+
+
+def end_with(queue: asyncio.Queue, error: RefereeError) -> None:
+    """Drop what a stream has waiting and leave only ``error``, which ends it."""
+    while queue.qsize():
+        queue.get_nowait()
+    queue.put_nowait(error)
 
 
 async def drain(queue: asyncio.Queue) -> AsyncGenerator[Any, None]:

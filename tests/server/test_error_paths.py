@@ -540,3 +540,36 @@ def test_structlog_capture_sees_the_servers_warnings():
         service.log.warning("probe")
     assert [e["event"] for e in logs] == ["probe"]
     assert structlog.is_configured()
+
+
+def test_a_play_stream_flooded_and_never_read_ends_resource_exhausted(make_server):
+    """Issue 18: a bot that floods its Play stream and never reads is dropped with
+    RESOURCE_EXHAUSTED ("reads too slowly"), as a Session is, never INTERNAL."""
+    from referee.server.streams import MAX_BACKLOG
+
+    server = make_server(rate=0)
+    frames = 5 * MAX_BACKLOG
+
+    async def go():
+        async with grpc.aio.insecure_channel(server.target,
+                                             options=[("grpc.http2.bdp_probe", 0)]) as ch:
+            mid, tokens = await create(referee_pb2_grpc.RefereeStub(ch))
+            call = raw_stream(ch, "Play", pb.ServerMessage)(metadata=md(tokens[0]))
+            await call.write(pb.ClientMessage(join=pb.Join(match_id=mid)).SerializeToString())
+            with capture_logs() as logs:
+                for _ in range(frames):
+                    await call.write(GARBAGE)
+                got = 0
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    while True:
+                        msg = await call.read()
+                        if msg is grpc.aio.EOF or got > frames:
+                            break
+                        got += 1
+            assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, err.value.details()
+            assert reason_of(err.value) == "RESOURCE_EXHAUSTED"
+            assert "reads too slowly" in err.value.details()
+            assert got < frames
+            assert not [e for e in logs if e["log_level"] in ("error", "critical")], logs
+
+    run(go())

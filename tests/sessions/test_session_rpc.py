@@ -405,3 +405,60 @@ def test_open_assignments_are_sent_again_after_a_referee_restart(make_server, tm
             s.close()
 
     _run(after())
+
+
+def test_registering_a_bot_again_ends_the_sessions_of_its_old_token(server):
+    """Issue 18, item 2: after RegisterBot replaces alice's token, her session opened with the
+    old one ends at once (UNAUTHENTICATED, reason TOKEN_REPLACED) and is sent nothing more: a
+    new match's assignment (with its seat token) and the one it left unacknowledged go to the
+    session of the new token. A reconnect with the current token is served as before."""
+    async def go():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            old = await register(stub, "alice")
+            s1 = RawSession(ch, old)
+            await s1.hello()
+            pending, _ = await create_bound(stub, ["alice", "", ""])
+            assert (await s1.assignment()).match_id == pending  # never acknowledged
+            new = await register(stub, "alice")
+            with pytest.raises(grpc.aio.AioRpcError) as ei:
+                await s1.recv()
+            assert ei.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            assert reason_of(ei.value) == "TOKEN_REPLACED"
+            assert "replaced" in ei.value.details()
+            assert not server.service.sessions.conns.get("alice")
+            later, tokens = await create_bound(stub, ["alice", "", ""], seed=8)
+            s2 = RawSession(ch, new, capacity=2)
+            await s2.hello()
+            got = {(a.match_id, a.seat_token) for a in
+                   [await s2.assignment(), await s2.assignment()]}
+            assert got == {(pending, server.service.sessions.seat_token(pending, 0)),
+                           (later, tokens[0])}
+            assert (await _session_error(server.target, old))[2] == "UNAUTHENTICATED"
+            s2.close()
+            s3 = RawSession(ch, new, capacity=2)  # a reconnect with the current token: as before
+            await s3.hello()
+            assert {(await s3.assignment()).match_id, (await s3.assignment()).match_id} == {
+                pending, later}
+            s3.close()
+
+    _run(go())
+
+
+def test_a_session_notice_quotes_only_a_prefix_of_a_long_match_id(server):
+    """Issue 18: a 50,000-character match id in an ack comes back as its first 64 characters
+    and an ellipsis, never whole."""
+    async def go():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            s = RawSession(ch, await register(stub, "alice"))
+            await s.hello()
+            await s.ack("m" * 50_000, 0)
+            n = (await s.recv()).notice
+            assert n.reason == "NOT_FOUND"
+            assert n.match_id == "m" * 64 + "…"
+            await s.ack("short-id", 0)  # a short id is quoted whole, as before
+            assert (await s.recv()).notice.match_id == "short-id"
+            s.close()
+
+    _run(go())
