@@ -21,10 +21,12 @@ import structlog
 import uvicorn
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import frames as F
 from .live import LiveHub
@@ -35,6 +37,39 @@ log = structlog.get_logger("referee.web")
 
 HERE = Path(__file__).parent
 HEARTBEAT_S = 15.0
+
+
+#: Sent with every response. The pages load their scripts and styles from /static only (no
+#: inline script or style attribute: a page's options travel as a JSON data block), fetch and
+#: stream from this origin, draw SVG inline and may not be framed by another site.
+SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    (b"content-security-policy",
+     (b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+      b"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+)
+
+
+class SecurityHeaders:
+    """Pure ASGI middleware (a streaming response, the live events, passes through unbuffered)
+    adding SECURITY_HEADERS to every HTTP response, error pages included."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", ()), *SECURITY_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 def _version(text: str | None) -> int | None:
@@ -147,10 +182,16 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
         Route("/matches/{match_id}/record.json", record),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: error})
+    app = Starlette(routes=routes, exception_handlers={HTTPException: error},
+                    middleware=[Middleware(SecurityHeaders)])
     app.state.hub = hub
     app.state.source = source
     return app
+
+
+def _refuse_if_embargoed(meta: dict[str, Any]) -> None:
+    if meta["embargo"]:
+        raise HTTPException(403, meta["embargo"]["message"])
 
 
 def _sse(msg: dict[str, Any]) -> str:
