@@ -1,6 +1,7 @@
 """The web viewer: a Starlette app served by uvicorn on the referee's own event loop.
 
-Routes (spectators need no token; pages show public views only):
+Routes (spectators need no token; pages show public views only; a finished match under
+embargo, see referee.server.embargo, shows no replay and no record, and says why):
   /                              live and finished matches
   /matches/<id>[?v=N]            one match: live board, then a replay with a move scrubber
   /matches/<id>/record.json      the record of a finished match (what GetRecord returns)
@@ -108,7 +109,7 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
     async def api_match(request: Request) -> Response:
         meta = await _meta(request)
         frames: list[str] = []
-        if meta["state"] in ("running", "finished"):
+        if meta["state"] in ("running", "finished") and not meta["embargo"]:
             try:
                 frames = await source.frames(meta)
             except NotFound:
@@ -119,6 +120,7 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
         version = _version(request.path_params["version"])
         assert version is not None  # the route's {version} is never empty
         meta = await _meta(request)
+        _refuse_if_embargoed(meta)
         try:
             frames = await source.frames(meta)
         except NotFound:
@@ -130,6 +132,7 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
 
     async def record(request: Request) -> Response:
         meta = await _meta(request)
+        _refuse_if_embargoed(meta)
         path = source.record_path(meta)
         if path is None:
             raise HTTPException(404, "a record is published once the match is over")
