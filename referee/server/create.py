@@ -33,6 +33,7 @@ class MatchPlan:
     policy: pb.TimePolicy
     sheet: ComponentSheet
     seed: int
+    reveal_policy: str  # "safe" | "none" (see embargo.py)
 
 
 def plan_match(
@@ -57,7 +58,19 @@ def plan_match(
         )
     seed = request.seed if request.HasField("seed") else secrets.randbits(63)
     return MatchPlan(game=game, options=options, seats=seats, names=names, bots=bots,
-                     policy=policy, sheet=sheet, seed=seed)
+                     policy=policy, sheet=sheet, seed=seed,
+                     reveal_policy=_reveal_policy(request.reveal_policy))
+
+
+#: CreateMatchRequest.reveal_policy -> the store's word for it
+REVEAL_POLICIES: dict[int, str] = {pb.REVEAL_POLICY_SAFE: "safe", pb.REVEAL_POLICY_NONE: "none"}
+
+
+def _reveal_policy(value: int) -> str:
+    if value not in REVEAL_POLICIES:  # proto3 enums are open: any number parses
+        raise errors.malformed(f"unknown reveal_policy {value}; expected "
+                               f"{', '.join(pb.RevealPolicy.keys())}")
+    return REVEAL_POLICIES[value]
 
 
 def _game(name: str) -> Game:

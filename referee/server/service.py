@@ -24,6 +24,8 @@ from . import errors
 from .auth import RateLimiter, bearer, new_token, peer_address, same_hash, token_hash
 from .clock import now_ms
 from .create import plan_match
+from .embargo import REASON as EMBARGOED
+from .embargo import Embargo, unfinished_twins
 from .errors import RefereeError, clip
 from .records import replay_log
 from .runtime import MatchRuntime, RuntimeContext
@@ -153,6 +155,26 @@ class RefereeService:
             raise errors.precondition(
                 "MATCH_OVER", f"match {match_id} is over; GetRecord returns its record")
 
+    def _holds_admin(self, context: grpc.aio.ServicerContext) -> bool:
+        """Whether the call carries the admin token (no rate limit charged, nothing raised)."""
+        token = bearer(context.invocation_metadata())
+        return token is not None and same_hash(token_hash(token), self.admin_hash)
+
+    def embargo(self, match_id: str) -> Embargo | None:
+        """The embargo on the hidden information of ``match_id`` (a finished match), or None
+        when it may be shown (see embargo.py)."""
+        key = self.store.reveal_key(match_id)
+        if key is None or key[2] == "none":
+            return None
+        game, seed, _ = key
+        twins = unfinished_twins(game, seed, match_id, list(self.matches.values()))
+        return Embargo(match_id, tuple(twins)) if twins else None
+
+    def _raise_if_embargoed(self, match_id: str) -> None:
+        emb = self.embargo(match_id)
+        if emb is not None:
+            raise errors.precondition(EMBARGOED, emb.message())
+
     def finished(self, rt: MatchRuntime) -> None:
         """Called once a match is over and committed: forget it after keep_finished_s."""
         self.sessions.match_over(rt.id)
@@ -264,6 +286,7 @@ class RefereeService:
                                                       preserving_proto_field_name=True),
                 token_hashes=hashes, names=plan.names, status="running",
                 created_ms=rt.created_ms, finished_ms=None, forfeited=None, result=None,
+                reveal_policy=plan.reveal_policy,
             )
         )
         if bound is not None:
@@ -402,6 +425,8 @@ class RefereeService:
         try:
             self._limit(context, None)
             rt = self._runtime(request.match_id)
+            if rt.game_over is not None:  # its final view may show a same-seed match's set-up
+                self._raise_if_embargoed(rt.id)
             stream = Stream(None)
             rt.watch(stream)
             async with contextlib.aclosing(drain(stream.queue)) as items:
@@ -419,6 +444,8 @@ class RefereeService:
             if rt is not None or (
                 request.match_id and self.store.match_status(request.match_id) == "finished"
             ):
+                if not self._holds_admin(context):  # the runner reads results with it
+                    self._raise_if_embargoed(request.match_id)
                 # the id is one the store issued, so it is safe in a path
                 path = self.records_dir / f"{request.match_id}.json"
                 try:

@@ -41,7 +41,8 @@ CREATE TABLE IF NOT EXISTS matches (
     result_json       TEXT,
     rejected_json     TEXT,            -- moves refused per seat, e.g. [0, 2, 0]
     abandoned_json    TEXT,            -- seats the host abandoned: {"2": "bot exited (code 1)"}
-    joined_json       TEXT             -- seats whose bot has joined, e.g. [0, 2]
+    joined_json       TEXT,            -- seats whose bot has joined, e.g. [0, 2]
+    reveal_policy     TEXT             -- safe (NULL: older stores) | none; see CreateMatch
 );
 CREATE TABLE IF NOT EXISTS moves (
     match_id        TEXT NOT NULL,
@@ -78,6 +79,7 @@ class MatchRow:
     rejected: list[int] | None = None
     abandoned: dict[int, str] | None = None  # seat -> reason (AbandonSeat)
     joined: list[int] | None = None  # seats whose bot has joined
+    reveal_policy: str = "safe"  # safe | none (CreateMatchRequest.reveal_policy)
 
 
 @dataclass(slots=True)
@@ -210,12 +212,13 @@ class Store:
             row.id, row.game, json.dumps(row.options, sort_keys=True), row.seats, str(row.seed),
             row.components_name, row.components_sha256, json.dumps(row.time_policy),
             json.dumps(row.token_hashes), json.dumps(row.names), row.status, row.created_ms,
+            row.reveal_policy,
         )
         return self._submit(
             lambda c: c.execute(
                 "INSERT INTO matches (id, game, options_json, seats, seed, components_name,"
                 " components_sha256, time_policy_json, token_hashes_json, names_json, status,"
-                " created_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                " created_ms, reveal_policy) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 values,
             )
         )
@@ -290,7 +293,7 @@ class Store:
                 "SELECT id, game, options_json, seats, seed, components_name, components_sha256,"
                 " time_policy_json, token_hashes_json, names_json, status, created_ms,"
                 " finished_ms, forfeited, result_json, rejected_json, abandoned_json,"
-                " joined_json FROM matches"
+                " joined_json, reveal_policy FROM matches"
                 + (" WHERE status=?" if status else "")
             )
             rows = conn.execute(sql + " ORDER BY created_ms", (status,) if status else ()).fetchall()
@@ -306,6 +309,7 @@ class Store:
                 rejected=json.loads(r[15]) if r[15] else None,
                 abandoned={int(k): v for k, v in json.loads(r[16]).items()} if r[16] else None,
                 joined=json.loads(r[17]) if r[17] else None,
+                reveal_policy=r[18] or "safe",
             )
             for r in rows
         ]
@@ -320,6 +324,17 @@ class Store:
             "SELECT status FROM matches WHERE id=?", (match_id,)
         ).fetchone()
         return row[0] if row else None
+
+    def reveal_key(self, match_id: str) -> tuple[str, int, str] | None:
+        """(game, seed, reveal policy) of a match, or None for a match this store never had:
+        what deciding whether its hidden information is embargoed needs (one primary-key
+        lookup, like ``match_status``)."""
+        if self._reader is None:
+            self._reader = self._connect()
+        row = self._reader.execute(
+            "SELECT game, seed, reveal_policy FROM matches WHERE id=?", (match_id,)
+        ).fetchone()
+        return (row[0], int(row[1]), row[2] or "safe") if row else None
 
     def load_moves(self, match_id: str) -> list[MoveRow]:
         conn = self._connect()
@@ -346,6 +361,8 @@ def _migrate(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE matches ADD COLUMN abandoned_json TEXT")
     if "joined_json" not in have:
         conn.execute("ALTER TABLE matches ADD COLUMN joined_json TEXT")
+    if "reveal_policy" not in have:
+        conn.execute("ALTER TABLE matches ADD COLUMN reveal_policy TEXT")
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

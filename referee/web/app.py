@@ -1,6 +1,7 @@
 """The web viewer: a Starlette app served by uvicorn on the referee's own event loop.
 
-Routes (spectators need no token; pages show public views only):
+Routes (spectators need no token; pages show public views only; a finished match under
+embargo, see referee.server.embargo, shows no replay and no record, and says why):
   /                              live and finished matches
   /matches/<id>[?v=N]            one match: live board, then a replay with a move scrubber
   /matches/<id>/record.json      the record of a finished match (what GetRecord returns)
@@ -21,10 +22,12 @@ import structlog
 import uvicorn
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import frames as F
 from .live import LiveHub
@@ -35,6 +38,39 @@ log = structlog.get_logger("referee.web")
 
 HERE = Path(__file__).parent
 HEARTBEAT_S = 15.0
+
+
+#: Sent with every response. The pages load their scripts and styles from /static only (no
+#: inline script or style attribute: a page's options travel as a JSON data block), fetch and
+#: stream from this origin, draw SVG inline and may not be framed by another site.
+SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    (b"content-security-policy",
+     (b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+      b"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+)
+
+
+class SecurityHeaders:
+    """Pure ASGI middleware (a streaming response, the live events, passes through unbuffered)
+    adding SECURITY_HEADERS to every HTTP response, error pages included."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", ()), *SECURITY_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 def _version(text: str | None) -> int | None:
@@ -73,7 +109,7 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
     async def api_match(request: Request) -> Response:
         meta = await _meta(request)
         frames: list[str] = []
-        if meta["state"] in ("running", "finished"):
+        if meta["state"] in ("running", "finished") and not meta["embargo"]:
             try:
                 frames = await source.frames(meta)
             except NotFound:
@@ -84,6 +120,7 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
         version = _version(request.path_params["version"])
         assert version is not None  # the route's {version} is never empty
         meta = await _meta(request)
+        _refuse_if_embargoed(meta)
         try:
             frames = await source.frames(meta)
         except NotFound:
@@ -95,6 +132,7 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
 
     async def record(request: Request) -> Response:
         meta = await _meta(request)
+        _refuse_if_embargoed(meta)
         path = source.record_path(meta)
         if path is None:
             raise HTTPException(404, "a record is published once the match is over")
@@ -147,10 +185,16 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
         Route("/matches/{match_id}/record.json", record),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: error})
+    app = Starlette(routes=routes, exception_handlers={HTTPException: error},
+                    middleware=[Middleware(SecurityHeaders)])
     app.state.hub = hub
     app.state.source = source
     return app
+
+
+def _refuse_if_embargoed(meta: dict[str, Any]) -> None:
+    if meta["embargo"]:
+        raise HTTPException(403, meta["embargo"]["message"])
 
 
 def _sse(msg: dict[str, Any]) -> str:

@@ -37,6 +37,7 @@ def static_replay_html(meta: dict[str, Any], frames: list[Any],
         inline_css=_asset("viewer.css"),
         inline_js=[_asset("svg.js"), _asset("viewer.js")] + ([_asset(renderer)] if renderer
                                                             else []),
+        start_js=_asset("start.js"),
     )
 
 

@@ -1,6 +1,7 @@
 """What the web app knows about matches, read from the referee service without changing it:
 live matches from its memory, finished ones from its store and record files. Only public facts
-leave this module (no seed, token, option secrets or raw record of a running match)."""
+leave this module (no seed, token, option secrets or raw record of a running match, nor the
+replay or record of a finished match under embargo)."""
 from __future__ import annotations
 
 import asyncio
@@ -85,6 +86,14 @@ class MatchSource:
         return self._rows[1]
 
     async def meta(self, match_id: str) -> dict[str, Any]:
+        """The public facts of one match, with ``embargo``: None, or why and until when its
+        replay and record are held back (see referee.server.embargo)."""
+        meta = await self._meta(match_id)
+        emb = self.service.embargo(match_id) if meta["state"] == "finished" else None
+        meta["embargo"] = emb.to_json() if emb is not None else None
+        return meta
+
+    async def _meta(self, match_id: str) -> dict[str, Any]:
         rt = self.service.matches.get(match_id)
         if rt is not None:
             return self._live_meta(rt)
@@ -170,7 +179,7 @@ class MatchSource:
             raise NotFound(match_id) from None
 
     def record_path(self, meta: dict[str, Any]):
-        if meta["state"] != "finished":
+        if meta["state"] != "finished" or meta.get("embargo"):
             return None
         path = self.service.records_dir / f"{meta['id']}.json"
         return path if path.is_file() else None

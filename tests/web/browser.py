@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,9 @@ def page(browser):
     pg = ctx.new_page()
     pg.errors = []
     pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    # a script, style or connection the page's Content-Security-Policy refused
+    pg.on("console", lambda m: pg.errors.append(m.text)
+          if "Content Security Policy" in m.text else None)
     pg.set_default_timeout(30_000)
     yield pg
     ctx.close()
@@ -60,3 +64,14 @@ def save_screenshot(locator, tmp_path: Path, name: str) -> Path:
         shutil.copy(path, Path(SCREENSHOT_DIR) / name)
     print(f"screenshot: {path}")
     return path
+
+
+def wait_until(page, expression: str, timeout: float = 30_000) -> None:
+    """``page.wait_for_function(expression)`` for pages with the viewer's Content-Security-Policy:
+    Playwright's own polling evaluates the expression with eval() inside the page, which that
+    policy refuses, so poll it from here (page.evaluate is not subject to the page's CSP)."""
+    deadline = time.monotonic() + timeout / 1000
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"still false after {timeout / 1000:.0f} s: {expression}")
+        page.wait_for_timeout(50)

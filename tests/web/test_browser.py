@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .browser import save_screenshot
+from .browser import save_screenshot, wait_until
 
 GAMES = [("batavia", 4, 0.004), ("goa", 3, 0.002), ("santa_maria", 3, 0.004)]
 
@@ -26,12 +26,12 @@ def test_watch_live_then_replay(web, page, tmp_path, game, seats, delay):
     row.locator("a").click()
     page.wait_for_url(f"**/matches/{mid}")
     page.wait_for_selector("#live-badge:not([hidden])")
-    page.wait_for_function("document.getElementById('board').dataset.version === '0'")
+    wait_until(page, "document.getElementById('board').dataset.version === '0'")
     assert "<svg" in board(page)
     # the bots play; the page follows until the GameOver
     web.background(web.play_slowly(mid, tokens, delay=delay))
-    page.wait_for_function("Number(document.getElementById('board').dataset.version) > 0")
-    page.wait_for_function("document.getElementById('state').textContent === 'finished'",
+    wait_until(page, "Number(document.getElementById('board').dataset.version) > 0")
+    wait_until(page, "document.getElementById('state').textContent === 'finished'",
                            timeout=90_000)
     assert page.evaluate("RefereeViewer.liveUpdates") >= 2, "no live update reached the page"
     assert page.locator("#live-badge").is_hidden()
@@ -62,11 +62,11 @@ def test_watch_live_then_replay(web, page, tmp_path, game, seats, delay):
     # play runs forward by itself
     page.click("#first")
     page.click("#play")
-    page.wait_for_function("Number(document.getElementById('board').dataset.version) >= 2")
+    wait_until(page, "Number(document.getElementById('board').dataset.version) >= 2")
     page.click("#play")
     # a version in the address opens the replay there
     page.goto(web.base + f"/matches/{mid}?v=5")
-    page.wait_for_function("document.getElementById('board').dataset.version === '5'")
+    wait_until(page, "document.getElementById('board').dataset.version === '5'")
     assert not page.errors, page.errors
 
 
@@ -76,3 +76,4 @@ def test_error_pages(web, page):
     mid, _ = web.call(web.create())
     r = page.goto(web.base + f"/matches/{mid}?v=last")
     assert r.status == 400 and "malformed version" in page.inner_text("#error-detail")
+    assert not page.errors, page.errors

@@ -25,7 +25,7 @@ def test_finished_match_replays_every_version_from_its_record(web, game, seats):
     listing = httpx.get(web.base + "/").text
     assert mid in listing and "finished" in listing and "ann" in listing
     page = httpx.get(web.base + f"/matches/{mid}")
-    assert page.status_code == 200 and "RefereeViewer.start" in page.text
+    assert page.status_code == 200 and "/static/start.js" in page.text
     b = httpx.get(web.base + f"/api/matches/{mid}").json()
     assert b["match"]["state"] == "finished" and b["match"]["result"]["scores"]
     record = json.loads((web.data_dir / "records" / f"{mid}.json").read_text())

@@ -180,6 +180,11 @@
       const st = $("state");
       st.textContent = this.meta.state;
       st.className = `state ${this.meta.state}`;
+      const note = $("embargo");  // a finished match whose replay is held back, and why
+      if (note) {
+        note.hidden = !this.meta.embargo;
+        if (this.meta.embargo) note.textContent = this.meta.embargo.message;
+      }
       const r = this.meta.result;
       const box = $("result");
       if (!r) { box.hidden = true; return; }
