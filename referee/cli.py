@@ -202,8 +202,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from referee.server import ServerConfig, logs, serve
     from referee.server.startup import StartupError
 
-    logs.configure(args.log_level, args.log_format)
-    if args.admin_token_file:
+    if args.admin_token_file:  # before logging is set up: a refusal is this one line
         try:
             args.admin_token = Path(args.admin_token_file).read_text(encoding="utf-8").strip()
         except OSError as exc:
@@ -213,6 +212,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"referee serve: --admin-token-file: {args.admin_token_file} is empty",
                   file=sys.stderr)
             return 2
+    logs.configure(args.log_level, args.log_format)
     config = ServerConfig(
         host=args.host, port=args.port, port_file=args.port_file, data_dir=args.data_dir,
         unix_socket=args.unix_socket,
