@@ -88,6 +88,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # `python bench/run.py` as well as `python -m bench.run`
     sys.path.insert(0, str(ROOT))
 
+from referee_client.tokens import add_token_flag, token_arg  # noqa: E402
+
 from bench import sessions as session_bench  # noqa: E402 - needs the path set above
 from bench.grpc_phases import RefereeServer, run_phase  # noqa: E402
 from bench.memory import engine_state_bytes, idle_match_cost  # noqa: E402
@@ -239,8 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seats", type=int, default=4, help="seats per match (default 4)")
     parser.add_argument("--address", default="",
                         help="benchmark this running referee instead of starting one")
-    parser.add_argument("--admin-token", default=os.environ.get("REFEREE_ADMIN_TOKEN", ""),
-                        help="admin token of --address (default $REFEREE_ADMIN_TOKEN)")
+    add_token_flag(parser, "--admin-token", "REFEREE_ADMIN_TOKEN", "the admin token of --address")
     parser.add_argument("--skip-grpc", action="store_true", help="engine part only")
     parser.add_argument("--idle-matches", type=int, default=2000, metavar="N",
                         help="matches created (not played) on a fresh referee to measure its "
@@ -262,13 +263,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--web-viewers", type=int, default=2, help="viewers in the web phase")
     parser.add_argument("--output", default=str(RESULTS), help="results file")
     args = parser.parse_args(argv)
+    args.usage_error = parser.error
+    args.admin_token = token_arg(args, "--admin-token", "REFEREE_ADMIN_TOKEN") or ""
 
     console = Console()
     results: dict[str, Any] = {
         "generated_unix": int(time.time()),
         "machine": machine_info(),
         "definitions": (__doc__ or "").strip(),
-        "settings": {k: v for k, v in vars(args).items() if k not in ("output", "admin_token")},
+        "settings": {k: v for k, v in vars(args).items() if k not in ("output", "admin_token", "admin_token_file", "usage_error")},
         "engine": {},
         "grpc": {},
     }

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-SESSION_BOT = ("referee-bot session random --address {address} --bot-token={bot_token} "
+SESSION_BOT = ("referee-bot session random --address {address} "
                "--capacity {capacity} --log-level warning")
 GOAL = 0.5
 

@@ -6,6 +6,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 DURABILITY_HELP = (
     "SQLite durability. 'normal' (default): WAL with synchronous=NORMAL; every acknowledged "
@@ -88,9 +89,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "unix:PATH); sandboxed bots reach the referee this way, without network")
     s.add_argument("--data-dir", default="./data",
                    help="directory for the SQLite store, records and admin.token (default ./data)")
-    s.add_argument("--admin-token", metavar="T",
-                   help="admin token for CreateMatch (else $REFEREE_ADMIN_TOKEN, else generated "
-                        "and written to <data-dir>/admin.token, mode 0600)")
+    tok = s.add_mutually_exclusive_group()
+    tok.add_argument("--admin-token-file", metavar="PATH",
+                     help="read the admin token for CreateMatch from PATH (keep it mode 0600); "
+                          "else $REFEREE_ADMIN_TOKEN, else generated and written to "
+                          "<data-dir>/admin.token, mode 0600")
+    tok.add_argument("--admin-token", metavar="T",
+                     help="the admin token itself: unsafe on a shared machine (any user sees it "
+                          "in `ps`), prefer --admin-token-file")
     s.add_argument("--components", metavar="GAME=FILE", type=_components_arg, action="append",
                    default=[],
                    help="use an organizer's verified component sheet for GAME (repeatable): it "
@@ -196,6 +202,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from referee.server import ServerConfig, logs, serve
     from referee.server.startup import StartupError
 
+    if args.admin_token_file:  # before logging is set up: a refusal is this one line
+        try:
+            args.admin_token = Path(args.admin_token_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            print(f"referee serve: --admin-token-file: {exc}", file=sys.stderr)
+            return 2
+        if not args.admin_token:
+            print(f"referee serve: --admin-token-file: {args.admin_token_file} is empty",
+                  file=sys.stderr)
+            return 2
     logs.configure(args.log_level, args.log_format)
     config = ServerConfig(
         host=args.host, port=args.port, port_file=args.port_file, data_dir=args.data_dir,

@@ -3,11 +3,12 @@
 Bots are commands given the referee address, the match id and their seat token, the way a bot
 in any language is run::
 
-    referee-bot random         --address 127.0.0.1:50051 --match M --token T [--seed 7]
-    referee-bot greedy-batavia --address 127.0.0.1:50051 --match M --token T
+    REFEREE_TOKEN=T referee-bot random --address 127.0.0.1:50051 --match M [--seed 7]
+    referee-bot greedy-batavia --address 127.0.0.1:50051 --match M --token-file seat.token
 
-Tokens may also come from the environment (REFEREE_TOKEN, REFEREE_ADMIN_TOKEN) so they stay out
-of process listings.
+A token comes from the environment (REFEREE_TOKEN, REFEREE_ADMIN_TOKEN) or a file
+(``--token-file``, ``--admin-token-file``; ``-`` is standard input), so it stays out of process
+listings; ``--token T`` also works but any user of the machine can read it in ``ps``.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from . import logs, session_cli
 from .bot import Backoff, Bot, BotError, WrongGame, run_bot
 from .bots import BOTS
 from .connection import RefereeError, TlsConfig
+from .tokens import add_token_flag, token_arg
 from .unary import ON_EXPIRY
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -125,11 +127,7 @@ def build_parser(
     ):
         p = sub.add_parser(name, help=helptext, description=helptext)
         p.add_argument("--match", required=True, help="match id (from CreateMatch)")
-        p.add_argument(
-            "--token",
-            default=os.environ.get("REFEREE_TOKEN"),
-            help="this seat's secret token (default: $REFEREE_TOKEN)",
-        )
+        add_token_flag(p, "--token", "REFEREE_TOKEN", "this seat's secret token")
         p.add_argument("--seed", type=int, help="seed the bot's own randomness (reproducible)")
         p.add_argument(
             "--give-up-after",
@@ -166,11 +164,7 @@ def build_parser(
     )
     p.add_argument("--seed", type=int, help="match seed (random if absent)")
     p.add_argument("--name", action="append", default=[], help="seat display name, repeatable")
-    p.add_argument(
-        "--admin-token",
-        default=os.environ.get("REFEREE_ADMIN_TOKEN"),
-        help="the referee's admin token (default: $REFEREE_ADMIN_TOKEN)",
-    )
+    add_token_flag(p, "--admin-token", "REFEREE_ADMIN_TOKEN", "the referee's admin token")
     t = p.add_argument_group(
         "time policy", "A flag left out keeps the referee's default: no time limit, no bank, "
         "no grace, unlimited strikes, on expiry random_legal.")
@@ -241,8 +235,9 @@ def main(argv: Sequence[str] | None = None,
 
 
 def _run_bot(args: argparse.Namespace, log) -> int:
+    args.token = token_arg(args, "--token", "REFEREE_TOKEN")
     if not args.token:
-        args.usage_error("no seat token: pass --token or set REFEREE_TOKEN")
+        args.usage_error("no seat token: pass --token-file or set REFEREE_TOKEN")
     bot = BOTS[args.command](args.seed)
     if args.delay_ms > 0:
         bot = SlowBot(bot, args.delay_ms / 1000)
@@ -277,8 +272,9 @@ TIME_POLICY_FLAGS = ("move_ms", "bank_ms", "grace_ms", "strikes", "on_expiry")
 def _create_match(args: argparse.Namespace) -> int:
     from .unary import AdminClient, time_policy_proto
 
+    args.admin_token = token_arg(args, "--admin-token", "REFEREE_ADMIN_TOKEN")
     if not args.admin_token:
-        args.usage_error("no admin token: pass --admin-token or set REFEREE_ADMIN_TOKEN")
+        args.usage_error("no admin token: pass --admin-token-file or set REFEREE_ADMIN_TOKEN")
     options = parse_options(args)
     given = {f: getattr(args, f) for f in TIME_POLICY_FLAGS if getattr(args, f) is not None}
     with AdminClient(args.address, args.admin_token, tls=_tls(args)) as admin:

@@ -1,16 +1,16 @@
 """``referee-bot session`` and ``referee-bot register-bot`` (see :mod:`.session`)::
 
-    referee-bot register-bot --name alice --admin-token ADMIN      # prints alice's bot token
-    referee-bot session random --bot-token=TOKEN --capacity 4      # plays every assignment
+    referee-bot register-bot --name alice --admin-token-file data/admin.token  # prints a token
+    REFEREE_BOT_TOKEN=T referee-bot session random --capacity 4   # plays every assignment
 """
 from __future__ import annotations
 
 import argparse
-import os
 import zlib
 from collections.abc import Callable
 
 from .bot import Backoff
+from .tokens import add_token_flag, token_arg
 
 EXIT_OK = 0
 
@@ -25,8 +25,7 @@ def add_parsers(sub, add_connection: Callable[[argparse.ArgumentParser], None]) 
                     "every seat the referee assigns to this bot, CAPACITY matches at once, "
                     "until interrupted (or --max-matches).")
     p.add_argument("bot", choices=sorted(BOTS), help="the reference bot to play with")
-    p.add_argument("--bot-token", default=os.environ.get("REFEREE_BOT_TOKEN"),
-                   help="this bot's token (default: $REFEREE_BOT_TOKEN)")
+    add_token_flag(p, "--bot-token", "REFEREE_BOT_TOKEN", "this bot's token")
     p.add_argument("--capacity", type=int, default=1, metavar="N",
                    help="matches played at once (default 1)")
     p.add_argument("--seed", type=int,
@@ -43,8 +42,7 @@ def add_parsers(sub, add_connection: Callable[[argparse.ArgumentParser], None]) 
                     "registered again gets a new token, the old one stops opening sessions).")
     p.add_argument("--name", required=True,
                    help="the bot's name (1-64 letters, digits, '.', '_', '+' or '-')")
-    p.add_argument("--admin-token", default=os.environ.get("REFEREE_ADMIN_TOKEN"),
-                   help="the referee's admin token (default: $REFEREE_ADMIN_TOKEN)")
+    add_token_flag(p, "--admin-token", "REFEREE_ADMIN_TOKEN", "the referee's admin token")
     add_connection(p)
 
 
@@ -56,12 +54,15 @@ def main(args: argparse.Namespace, log, tls) -> int:
     from .session import register_bot, run_session
 
     if args.command == "register-bot":
+        args.admin_token = token_arg(args, "--admin-token", "REFEREE_ADMIN_TOKEN")
         if not args.admin_token:
-            args.usage_error("no admin token: pass --admin-token or set REFEREE_ADMIN_TOKEN")
+            args.usage_error("no admin token: pass --admin-token-file or set "
+                             "REFEREE_ADMIN_TOKEN")
         print(register_bot(args.address, args.admin_token, args.name, tls=tls))
         return EXIT_OK
+    args.bot_token = token_arg(args, "--bot-token", "REFEREE_BOT_TOKEN")
     if not args.bot_token:
-        args.usage_error("no bot token: pass --bot-token or set REFEREE_BOT_TOKEN")
+        args.usage_error("no bot token: pass --bot-token-file or set REFEREE_BOT_TOKEN")
     if not 1 <= args.capacity <= 256:
         args.usage_error(f"argument --capacity: expected 1 to 256, got {args.capacity}")
     from .bots import BOTS

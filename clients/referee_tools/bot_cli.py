@@ -26,8 +26,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
             "Start a local referee and play one match per game, every seat a copy of the bot: "
             "checks it joins, plays only legal moves, handles a refused move, survives a "
             "referee restart, keeps the deadline and exits on GameOver. The command gets "
-            "--address A --match M --token=T appended, unless it has {address} {match} "
-            "{token} {seat} {seed} placeholders."
+            "--address A --match M appended, unless it has {address} {match} {seat} {seed} "
+            "placeholders, and its seat token in $REFEREE_TOKEN (never on a command line)."
         ),
         epilog="example: referee-bot conformance --game batavia -- node clients/node/bot.js",
     )
@@ -52,9 +52,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
             "The local dev loop: start a private referee (SQLite store, web viewer) in a fresh "
             "folder, play one match of your bot (--me) against the --vs opponents, print the "
             "result, each seat's incidents, the record and a static replay page. Your command "
-            "gets --address A --match M --token=T appended, unless it has {address} {match} "
-            "{token} {seat} {seed} placeholders ($REFEREE_ADDRESS, $REFEREE_MATCH and "
-            "$REFEREE_TOKEN are set too). A bot that crashes or does not join is given up on at "
+            "gets --address A --match M appended, unless it has {address} {match} {seat} {seed} "
+            "placeholders; its seat token is in $REFEREE_TOKEN, never on a command line "
+            "($REFEREE_ADDRESS and $REFEREE_MATCH are set too). A bot that crashes or does not join is given up on at "
             "once: its seat is played by the time policy."
         ),
         epilog=(

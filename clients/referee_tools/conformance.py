@@ -6,9 +6,10 @@ For each game, the kit starts ``referee serve`` (127.0.0.1, a fresh data directo
 match whose every seat is played by a copy of the bot, and runs the bots through an observing
 proxy: a small gRPC server in this process that forwards each ``Play`` stream to the referee
 and sees every Join, Decision, Submit, MoveResult and GameOver. The command gets
-``--address A --match M --token=T`` appended (or fills the ``{address}``, ``{match}``,
-``{token}``, ``{seat}``, ``{seed}`` placeholders if it has any) and $REFEREE_ADDRESS,
-$REFEREE_MATCH and $REFEREE_TOKEN in its environment. The rows:
+``--address A --match M`` appended (or fills the ``{address}``, ``{match}``, ``{seat}``,
+``{seed}`` placeholders if it has any) and $REFEREE_ADDRESS, $REFEREE_MATCH and its seat token
+$REFEREE_TOKEN in its environment (never on the command line, which any process can read;
+``{token}`` still fills in for an old bot that needs it, at that risk). The rows:
 
 join            every copy opened Play with its seat token and got a Welcome.
 legal moves     the match was played to the end, and the referee refused none of the bot's moves.
@@ -43,6 +44,7 @@ from pathlib import Path
 import grpc
 from referee_client.connection import DEFAULT_OPTIONS, bearer
 from referee_tournament.procs import LocalReferee, RefereeStartError
+from referee_tournament.sandbox import bot_env
 
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
@@ -282,7 +284,7 @@ def bot_argv(command: list[str], address: str, match: str, token: str, seat: int
     values = {"address": address, "match": match, "token": token, "seat": seat, "seed": seed}
     if any("{" in part for part in command):
         return [part.format(**values) for part in command]
-    return [*command, "--address", address, "--match", match, f"--token={token}"]
+    return [*command, "--address", address, "--match", match]
 
 
 async def _check_game(game: str, spec: pb.GameSpec, referee: LocalReferee,
@@ -304,8 +306,8 @@ async def _check_game(game: str, spec: pb.GameSpec, referee: LocalReferee,
     for st in created.seats:
         argv = bot_argv(opts.command, proxy.address, created.match_id, st.token, st.seat,
                         opts.seed + st.seat)
-        env = {**os.environ, "REFEREE_ADDRESS": proxy.address,
-               "REFEREE_MATCH": created.match_id, "REFEREE_TOKEN": st.token}
+        env = bot_env({"REFEREE_ADDRESS": proxy.address, "REFEREE_MATCH": created.match_id,
+                       "REFEREE_TOKEN": st.token}, sandboxed=False)
         log_path = workdir / f"{game}-seat{st.seat}.log"
         procs.append((_spawn(argv, env, log_path, opts.cwd), log_path))
     exited_at: dict[int, float] = {}

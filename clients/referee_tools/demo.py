@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import secrets
 import signal
 import subprocess
@@ -32,6 +31,7 @@ from pathlib import Path
 import grpc
 from referee_client import AdminClient
 from referee_tournament.procs import LocalReferee, RefereeStartError, referee_command
+from referee_tournament.sandbox import bot_env
 from rich.console import Console, Group
 from rich.live import Live
 from rich.panel import Panel
@@ -75,14 +75,14 @@ class BotProcess:
 def launch_bots(address: str, match_id: str, tokens: list[str], run_dir: Path,
                 delay_ms: int) -> list[BotProcess]:
     bots = []
-    env = dict(os.environ)
     for seat, ((name, kind), token) in enumerate(zip(SEATS, tokens, strict=True)):
         log_path = run_dir / f"bot-{seat}-{name}.log"
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "referee_client.cli", kind, "--address", address,
                  "--match", match_id, "--seed", str(seat), "--delay-ms", str(delay_ms)],
-                env={**env, "REFEREE_TOKEN": token},  # the token stays out of `ps`
+                # the token stays out of `ps`; the caller's admin token stays out of the bot
+                env=bot_env({"REFEREE_TOKEN": token}, sandboxed=False),
                 stdout=log, stderr=subprocess.STDOUT,
             )
         bots.append(BotProcess(seat, name, kind, log_path, proc))

@@ -9,9 +9,10 @@ moves, with the bot's real error line), the record path and a static replay page
 crashes or never joins is given up on at once (its seat is played by the time policy), so a
 broken bot fails in seconds, not after a whole match of timeouts.
 
-Your command gets ``--address A --match M --token=T`` appended, unless it has ``{address}``
-``{match}`` ``{token}`` ``{seat}`` ``{seed}`` placeholders; $REFEREE_ADDRESS, $REFEREE_MATCH and
-$REFEREE_TOKEN are set as well. An opponent is a reference bot name (``random``,
+Your command gets ``--address A --match M`` appended, unless it has ``{address}`` ``{match}``
+``{seat}`` ``{seed}`` placeholders; its seat token is in $REFEREE_TOKEN (set in that bot's
+environment only, never on a command line, where any process could read it), with
+$REFEREE_ADDRESS and $REFEREE_MATCH. An opponent is a reference bot name (``random``,
 ``greedy-goa``..., or ``greedy`` for the game's greedy bot) or a command like ``--me``.
 
 The match itself is played by the tournament runner's ``play_match`` (the same fail-fast and
@@ -40,7 +41,8 @@ EXIT_OK, EXIT_FAILED = 0, 1
 #: how play_match reports a CreateMatch the referee refused as bad input
 REFUSED_MATCH = re.compile(r"CreateMatch failed: (?:INVALID_ARGUMENT|NOT_FOUND): (.*)", re.DOTALL)
 #: appended to a command without placeholders (a reference bot gets the same)
-CONNECT_ARGS = ["--address", "{address}", "--match", "{match}", "--token", "{token}"]
+#: (no seat token: a bot reads it from $REFEREE_TOKEN; a command line is public)
+CONNECT_ARGS = ["--address", "{address}", "--match", "{match}"]
 
 
 class PlayUsageError(Exception):

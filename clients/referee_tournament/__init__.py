@@ -1,11 +1,12 @@
 """Tournament runner for the board-game referee: bots in any language, ratings, reports.
 
 Write a TOML file naming the game, the entrants (command lines with ``{address}``, ``{match}``,
-``{token}``, ``{seat}``, ``{seed}`` placeholders), the format and the number of matches, then::
+``{seat}``, ``{seed}`` placeholders; a bot's seat token is in its ``$REFEREE_TOKEN``), the format
+and the number of matches, then::
 
     referee-tournament run examples/tournaments/batavia.toml
 
-It starts a referee (or uses one given ``--address``/``--admin-token``), plays the matches in
+It starts a referee (or uses one given ``--address``/``--admin-token-file``), plays the matches in
 parallel with a progress bar and writes a results folder (leaderboard, ``results.json``,
 ``matches.csv``, per-match records, plots). Interrupted, the same command resumes.
 

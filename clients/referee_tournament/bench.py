@@ -28,7 +28,7 @@ DEFAULT_SEATS = {"batavia": 3, "goa": 2, "santa_maria": 2}
 
 def bench_config(game: str, seats: int, matches: int, concurrency: int, referees: int = 1,
                  base_dir: str = ".", move_ms: int = 5000) -> dict[str, Any]:
-    bot = ("referee-bot random --address {address} --match {match} --token={token} "
+    bot = ("referee-bot random --address {address} --match {match} "
            "--seed {seed} --log-level warning")
     return {
         "name": f"bench-{game}",

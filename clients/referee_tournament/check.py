@@ -264,7 +264,7 @@ async def run_check(cfg: TournamentConfig, *, address: str | None, admin_token: 
                 return EXIT_OK
             if not endpoint.admin_token:
                 console.print("[red]error[/]: smoke-starting entrants on a running referee "
-                              "needs its admin token: pass --admin-token or set "
+                              "needs its admin token: pass --admin-token-file or set "
                               "REFEREE_ADMIN_TOKEN (or --no-smoke)")
                 return EXIT_USAGE
             try:

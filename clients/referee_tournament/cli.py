@@ -1,7 +1,7 @@
 """``referee-tournament``: run, resume and report bot tournaments on the referee.
 
     referee-tournament run examples/tournaments/batavia.toml
-    referee-tournament run FILE --address 10.0.0.5:50051 --admin-token T   # a running referee
+    referee-tournament run FILE --address 10.0.0.5:50051 --admin-token-file F  # a running one
     referee-tournament run FILE --backend ray --ray-address auto             # a Ray cluster
     referee-tournament resume runs/batavia-demo         # or the same `run FILE` again
     referee-tournament report runs/batavia-demo         # rebuild reports, print leaderboard
@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from referee_client.tokens import add_token_flag, token_arg
 from rich.console import Console
 
 from .config import ConfigError, TournamentConfig, load, parse, with_overrides
@@ -37,15 +38,16 @@ tournament file (TOML), minimal:
   seats = 3
   [[entrants]]
   name = "random"
-  command = "referee-bot random --address {address} --match {match} --token {token} --seed {seed}"
+  command = "referee-bot random --address {address} --match {match} --seed {seed}"
   [[entrants]]
   name = "greedy"
-  command = "referee-bot greedy-batavia --address {address} --match {match} --token {token}"
+  command = "referee-bot greedy-batavia --address {address} --match {match}"
   [format]
   type = "round_robin"   # or "gauntlet" (challenger = NAME) or "pairs"
   rounds = 2             # seeds per table; every seating is played on each seed
 
-placeholders in commands: {address} {match} {token} {seat} {seed} {name} {game} {python}
+placeholders in commands: {address} {match} {seat} {seed} {name} {game} {python}; a bot
+finds its seat token in $REFEREE_TOKEN ({token} puts it on a command line, which is public)
 results go to runs/<name>/ in the current directory unless `output` (relative to the file)
 or --out says otherwise.
 exit status: 0 every match played (or skipped by the early stop) and every entrant played;
@@ -70,8 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
         g = sp.add_argument_group("where to play")
         g.add_argument("--address", help="use this running referee (host:port; several, "
                        "comma-separated, are used round-robin) instead of starting one")
-        g.add_argument("--admin-token", default=None,
-                       help="the running referee's admin token (default $REFEREE_ADMIN_TOKEN)")
+        add_token_flag(g, "--admin-token", "REFEREE_ADMIN_TOKEN",
+                       "the running referee's admin token")
         g.add_argument("--referees", type=int, metavar="N",
                        help="start N local referee processes (overrides [run] referees)")
         g.add_argument("--concurrency", "-j", type=int, metavar="N",
@@ -137,8 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     cg = c.add_argument_group("where to check")
     cg.add_argument("--address", help="use this running referee (host:port) instead of "
                     "starting a private one")
-    cg.add_argument("--admin-token", default=None,
-                    help="the running referee's admin token (default $REFEREE_ADMIN_TOKEN)")
+    add_token_flag(cg, "--admin-token", "REFEREE_ADMIN_TOKEN", "the running referee's admin token")
     c.add_argument("--join-timeout", type=float, default=20.0, metavar="S",
                    help="an entrant that has neither moved nor joined after S seconds fails "
                    "(default 20)")
@@ -172,10 +173,11 @@ def _check_args(args: argparse.Namespace) -> None:
         value = getattr(args, dest, None)
         if value is not None and value < lo:
             args.usage_error(f"argument {flags}: expected {expected}, got {value:g}")
-    if (getattr(args, "address", None) and args.command != "check"
-            and not (args.admin_token or os.environ.get("REFEREE_ADMIN_TOKEN"))):
+    if hasattr(args, "admin_token"):
+        args.admin_token = token_arg(args, "--admin-token", "REFEREE_ADMIN_TOKEN")
+    if getattr(args, "address", None) and args.command != "check" and not args.admin_token:
         args.usage_error("argument --address: a running referee needs its admin token "
-                         "(--admin-token, or $REFEREE_ADMIN_TOKEN)")
+                         "(--admin-token-file, or $REFEREE_ADMIN_TOKEN)")
 
 
 def _load_target(target: str) -> tuple[TournamentConfig, Path | None]:

@@ -250,7 +250,8 @@ def _command(v: Any, key: str, persistent: bool = False) -> tuple[str, ...]:
                     + ", ".join("{" + p + "}" for p in known) + ")"
                 )
     joined = " ".join(argv)
-    for needed in ("{address}",) if persistent else ("{address}", "{match}", "{token}"):
+    # no {token}: a bot gets its seat token in $REFEREE_TOKEN (a command line is public)
+    for needed in ("{address}",) if persistent else ("{address}", "{match}"):
         if needed not in joined:
             raise ConfigError(key, f"the command never passes {needed} to the bot")
     return tuple(argv)

@@ -23,7 +23,7 @@ from .config import parse
 from .procs import LocalReferee, resolve
 from .runner import Runner
 
-BOT = ("referee-bot {kind} --address {{address}} --match {{match}} --token={{token}} "
+BOT = ("referee-bot {kind} --address {{address}} --match {{match}} "
        "--seed {{seed}} --log-level warning")
 
 

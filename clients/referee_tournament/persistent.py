@@ -2,7 +2,8 @@
 
 An entrant with ``persistent = true`` is registered on each referee of the run
 (``RegisterBot``) and its command is started ``copies`` times per referee with ``{address}``
-and ``{bot_token}`` (also in ``$REFEREE_BOT_TOKEN``) and ``{capacity}``; the runner then creates
+and ``{capacity}``, its bot token in ``$REFEREE_BOT_TOKEN`` (``{bot_token}`` still fills in,
+but puts the token on a command line that any process can read); the runner then creates
 matches whose seats are bound to the entrant's name (``CreateMatch.seat_bots``) instead of
 starting a process per seat. A persistent process that exits during the run is started again
 (with a growing delay) and counted as a crash; its matches meanwhile go on under the time

@@ -171,7 +171,9 @@ async def start_seat_bot(job: MatchJob, bot: _Bot, match_id: str, token: str) ->
               "match": match_id, "token": token,
               "seat": str(seat), "seed": str(job.bot_seeds[seat]), "name": job.seating[seat],
               "game": job.game, "python": sys.executable}
-    # the connection also in the environment, as the conformance kit gives it
+    # the connection also in the environment, as the conformance kit gives it: the seat token
+    # belongs there (only this process and its children see it), not in {token} on the
+    # command line, which every process of the machine can read (kept for old configs)
     connect = {"REFEREE_ADDRESS": values["address"], "REFEREE_MATCH": match_id,
                "REFEREE_TOKEN": token}
     env = bot_env({**job.envs[seat], **connect}, sandboxed=sandbox is not None)

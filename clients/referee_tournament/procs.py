@@ -107,14 +107,20 @@ class LocalReferee:
         self.launch()
         return self.wait_ready(timeout)
 
+    @property
+    def admin_token_file(self) -> str:
+        """Where the admin token is handed over: a file (0600) in our private (0700) folder."""
+        assert self._socket_dir is not None
+        return os.path.join(self._socket_dir, "admin.token")
+
     def command(self, port: int = 0) -> list[str]:
-        """The ``referee serve`` argv. The admin token is on it, as today; issue #18 is to hand
-        it over in a file only we can read instead (this is the one place to change)."""
+        """The ``referee serve`` argv. It holds no secret (any user of the machine can read a
+        command line): the admin token goes in :attr:`admin_token_file`."""
         assert self.unix_socket is not None
         return [*die_with_parent_prefix(), *referee_command(), "serve",
                 "--host", "127.0.0.1", "--port", str(port),
                 "--port-file", str(self.port_file), "--data-dir", str(self.data_dir),
-                "--admin-token", self.admin_token, "--unix", self.unix_socket,
+                "--admin-token-file", self.admin_token_file, "--unix", self.unix_socket,
                 "--log-format", "json",  # a file that tools read (e.g. the web_serving line)
                 *self.extra_args]
 
@@ -127,10 +133,15 @@ class LocalReferee:
         if self._socket_dir is None:
             self._socket_dir = tempfile.mkdtemp(prefix="referee-")
             self.unix_socket = os.path.join(self._socket_dir, "referee.sock")
+        fd = os.open(self.admin_token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(self.admin_token + "\n")
+        # nor in its environment: the token is ours, not one the caller's shell had
+        env = {k: v for k, v in os.environ.items() if k != "REFEREE_ADMIN_TOKEN"}
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 self.command(port), stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, start_new_session=True,
+                stderr=subprocess.STDOUT, start_new_session=True, env=env,
             )
 
     def wait_ready(self, timeout: float = 60.0) -> Self:

@@ -287,7 +287,7 @@ class Runner:
         if self.address:
             if not self.admin_token:
                 raise RunError("a running referee (--address) needs its admin token: pass "
-                               "--admin-token or set REFEREE_ADMIN_TOKEN")
+                               "--admin-token-file or set REFEREE_ADMIN_TOKEN")
             self.endpoints = [RefereeEndpoint(a.strip(), self.admin_token,
                                               self.cfg.run.unix_socket)
                               for a in self.address.split(",") if a.strip()]

@@ -4,7 +4,8 @@ Try it against the reference bots on a private local referee (one line):
 
     referee-bot play --game goa --me "python examples/bots/mybot.py" --vs greedy-goa --vs random
 
-``referee-bot play`` (or a tournament) appends ``--address A --match M --token=T``.
+``referee-bot play`` (or a tournament) appends ``--address A --match M`` and puts the seat token
+in ``$REFEREE_TOKEN`` (a command line is readable by every process of the machine).
 """
 from __future__ import annotations
 

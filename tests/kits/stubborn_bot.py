@@ -2,11 +2,12 @@
 them: it never answers a decision again after the referee refuses its move (so the time policy
 plays for it), and it does not exit after GameOver. It does rejoin after a broken stream.
 
-    python stubborn_bot.py --address A --match M --token=T
+    REFEREE_TOKEN=T python stubborn_bot.py --address A --match M
 """
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import time
 
@@ -46,6 +47,6 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser()
     p.add_argument("--address")
     p.add_argument("--match")
-    p.add_argument("--token")
+    p.add_argument("--token", default=os.environ.get("REFEREE_TOKEN"))
     a = p.parse_args()
     play(a.address, a.match, a.token)

@@ -58,8 +58,9 @@ def test_conformance_catches_a_bot_that_ignores_refusals_and_lingers(tmp_path):
 
 
 def test_bot_argv_appends_flags_or_fills_placeholders():
+    # no token on the command line (any process can read it): the bot has $REFEREE_TOKEN
     assert bot_argv(["bot"], "h:1", "m", "-t", 0, 5) == [
-        "bot", "--address", "h:1", "--match", "m", "--token=-t"]
+        "bot", "--address", "h:1", "--match", "m"]
     assert bot_argv(["bot", "{address}", "--token={token}", "{seat}", "{seed}"],
                     "h:1", "m", "t", 2, 5) == ["bot", "h:1", "--token=t", "2", "5"]
 

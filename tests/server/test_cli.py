@@ -293,3 +293,18 @@ def test_port_taken_between_check_and_bind_is_a_startup_error(tmp_path, monkeypa
     assert server.port
     with socket.socket() as s:
         s.bind(("127.0.0.1", server.port))
+
+
+def test_admin_token_file_missing_or_empty_is_one_line_exit_2(tmp_path, capsys):
+    """Issue 18: the admin token comes from a file, not the command line any user can read."""
+    empty = tmp_path / "empty.token"
+    empty.write_text("\n")
+    for path, says in ((tmp_path / "absent.token", "No such file"), (empty, "is empty")):
+        assert cli_main(["serve", "--admin-token-file", str(path),
+                         "--data-dir", str(tmp_path / "data")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("referee serve: --admin-token-file: ") and says in err
+    assert not (tmp_path / "data").exists()
+    with pytest.raises(SystemExit) as ei:  # one or the other
+        build_parser().parse_args(["serve", "--admin-token", "t", "--admin-token-file", "f"])
+    assert ei.value.code == 2

@@ -13,9 +13,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
-RANDOM = ("referee-bot random --address {address} --match {match} --token={token} "
+RANDOM = ("referee-bot random --address {address} --match {match} "
           "--seed {seed} --log-level warning")
-GREEDY = ("referee-bot greedy-batavia --address {address} --match {match} --token={token} "
+GREEDY = ("referee-bot greedy-batavia --address {address} --match {match} "
           "--seed {seed} --log-level warning")
 
 

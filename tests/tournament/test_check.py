@@ -16,7 +16,7 @@ CRASH = ('{python} -c "import sys; print(\'loading weights\'); '
          'sys.exit(\'error: weights.bin not found\')" {address} {match} {token}')
 HANG = ('{python} -c "import time; print(\'warming up\', flush=True); time.sleep(600)" '
         '{address} {match} {token}')
-SESSION = ("referee-bot session random --address {address} --bot-token={bot_token} "
+SESSION = ("referee-bot session random --address {address} "
            "--capacity {capacity} --log-level warning")
 DEAD_SESSION = "sh -c 'echo fatal: no model >&2; exit 3' {address} {bot_token}"
 

@@ -104,7 +104,7 @@ def _doc(entrants, seats):
     ({**_doc(["a", "b"], 3), "run": {"concurrency": "many"}}, "run.concurrency"),
     ({**_doc(["a", "b"], 3), "colour": "red"}, "colour"),
     ({"game": {"name": "batavia", "seats": 3},
-      "entrants": [{"name": "a", "command": "bot {address} {match}"},
+      "entrants": [{"name": "a", "command": "bot {address} {token}"},
                    {"name": "b", "command": "bot {address} {match} {token}"}]},
      "entrants[0].command"),
     ({"game": {"name": "batavia", "seats": 3},

@@ -39,7 +39,7 @@ def test_node_bot_plays_a_tournament(tmp_path, referee, quiet_console, node_bot)
         "entrants": [
             {"name": "node-random",
              "command": [node_bot, str(bot), "--address", "{address}", "--match", "{match}",
-                         "--token={token}", "--seed", "{seed}"]},
+                         "--seed", "{seed}"]},
             {"name": "py-random-a", "command": RANDOM},
             {"name": "py-random-b", "command": RANDOM},
         ],

@@ -11,7 +11,7 @@ from referee_tournament.config import ConfigError, parse
 from .conftest import RANDOM, run_cli, write_toml
 from .test_sandbox import sandbox  # noqa: F401 - the fixture (skips without bubblewrap)
 
-SESSION = ("referee-bot session random --address {address} --bot-token={bot_token} "
+SESSION = ("referee-bot session random --address {address} "
            "--capacity {capacity} --seed 5 --log-level warning")
 SANDBOXED_SESSION = ("{python} -m referee_client.cli session random --address {address} "
                      "--capacity {capacity} --log-level warning")
@@ -141,7 +141,7 @@ def test_a_sandboxed_persistent_entrant_plays_through_the_unix_socket(sandbox, t
 
 
 @pytest.mark.parametrize(("entrant", "key", "message"), [
-    ({"command": "referee-bot session random --bot-token={bot_token}", "persistent": True},
+    ({"command": "referee-bot session random", "persistent": True},
      "entrants[0].command", "{address}"),
     ({"command": "x --address {address} --match {match}", "persistent": True},
      "entrants[0].command", "unknown placeholder {match}"),

@@ -210,7 +210,7 @@ def test_stopping_a_sandbox_while_it_starts_leaves_nothing_behind(sandbox):
 
 
 SANDBOXED_RANDOM = ("{python} -m referee_client.cli random --address {address} --match {match} "
-                    "--token={token} --seed {seed} --log-level warning")
+                    "--seed {seed} --log-level warning")
 
 
 def test_sandboxed_bot_plays_through_the_unix_socket(sandbox, tmp_path, monkeypatch):
