@@ -198,7 +198,6 @@ class MatchRuntime:
         seat = stream.seat
         assert seat is not None
         self.streams.add(stream)
-        self.mark_joined(seat)
         stream.put(self.welcome(seat))
         if self.game_over is not None:
             stream.put(self.game_over_bytes)
