@@ -185,7 +185,7 @@
     line(`${S.cap(v.phase)} · flag holder ${S.name(meta, v.first_player || 0)}${v.current_seat >= 0 ? " · to act: " + S.name(meta, v.current_seat) : ""}`, {id: "status", font_weight: "bold"});
     if (v.decision_kind) line(`decision: ${v.decision_kind.replace("goa.", "").replace(/_/g, " ")}`);
     const pa = (S.prev(ctx) || {}).auction;
-    if (a && pa && S.differs(pa, a)) out.push(S.mark(16, y - 14, 500, 19, ctx, "bid or pass"));
+    if (a && pa && S.differs(pa, a)) out.push(S.mark(16, y - 14, 480, 19, ctx, "bid or pass"));
     if (a) line(`Auction of lot ${a.lot}${a.is_flag ? " (the flag)" : a.tile ? ": " + a.tile.name : ""} · high bid ${a.high_bid}${a.high_bidder >= 0 ? " by " + S.name(meta, a.high_bidder) : ""}`);
     line(`Expedition deck ${v.expedition_deck_size} · discards ${(v.expedition_discard || []).length} · B tiles left ${v.b_tiles_left}`);
     line(`Extra action cards in supply ${v.extra_action_supply}`);

@@ -326,7 +326,7 @@
     y += 8 + Math.ceil((v.monk_spaces || []).length / 5) * 46 + 22;
     // the display of development tiles
     out.push(S.text(16, y, `Development tiles (year ${v.year} of 3): doubles cost 2 wood, triples 2 wood + 1 wheat · piles: ${v.doubles_left} doubles, ${v.triples_left} triples`, {font_size: 14, font_weight: "bold", fill: "#4a3520"}));
-    const ts = 52;
+    const ts = 60;
     let dx0 = 16, rowY = y + 12, tileRowH = 0, triples = false;
     (v.display || []).forEach((t, i) => {
       const cells = t.cells || [];
