@@ -2,23 +2,16 @@
 ship cards by company, stalls by their number on the route, stall tiles by company and good."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from referee.core import registry
 from referee.games.batavia.wording import cards_text, count
-from referee.web import frames as F
+from tests.golden_events import event_texts
 
 GOLDEN = Path(__file__).parent / "golden"
 
 
 def texts(name: str) -> dict[str, list[str]]:
-    rec = json.loads((GOLDEN / name).read_text())
-    out: dict[str, list[str]] = {}
-    for f in F.frames_from_record(registry.get("batavia"), rec):
-        for e in f["events"]:
-            out.setdefault(e["kind"], []).append(e["text"])
-    return out
+    return event_texts(GOLDEN / name)
 
 
 def test_cards_and_counts():

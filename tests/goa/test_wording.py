@@ -3,23 +3,16 @@ columns by name with rows 1 to 5, auction tokens on the tile they mark, Expediti
 they do."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from referee.core import registry
 from referee.games.goa.wording import square_name
-from referee.web import frames as F
+from tests.golden_events import event_texts
 
 GOLDEN = Path(__file__).parent / "golden"
 
 
 def texts(name: str) -> dict[str, list[str]]:
-    rec = json.loads((GOLDEN / name).read_text())
-    out: dict[str, list[str]] = {}
-    for f in F.frames_from_record(registry.get("goa"), rec):
-        for e in f["events"]:
-            out.setdefault(e["kind"], []).append(e["text"])
-    return out
+    return event_texts(GOLDEN / name)
 
 
 def test_squares_are_counted_from_one():

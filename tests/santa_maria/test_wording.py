@@ -3,26 +3,19 @@ exchange paid and gained, which dock a ship came from by its symbol, which retre
 space by what the board prints, every number 1-based. Replays of the golden records carry them."""
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pytest
 
-from referee.core import registry
 from referee.games.santa_maria.wording import goods_text
-from referee.web import frames as F
+from tests.golden_events import event_texts
 
 GOLDEN = Path(__file__).parent / "golden"
 
 
 def texts(name: str) -> dict[str, list[str]]:
-    rec = json.loads((GOLDEN / name).read_text())
-    out: dict[str, list[str]] = {}
-    for f in F.frames_from_record(registry.get("santa_maria"), rec):
-        for e in f["events"]:
-            out.setdefault(e["kind"], []).append(e["text"])
-    return out
+    return event_texts(GOLDEN / name)
 
 
 @pytest.fixture(scope="module")
