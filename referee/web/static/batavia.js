@@ -20,7 +20,7 @@
       S.rect(x, y, w, 15, {rx: 4, fill: coColor(company)}) +
       S.text(x + w / 2, y + 12, coAbbr(company), {text_anchor: "middle", font_size: 11, fill: "#fff", font_weight: "bold"}) +
       S.circle(x + 11, y + h / 2 + 8, 6, {fill: GOODS[good] || "#999", stroke: "#333", stroke_width: 0.6}) +
-      S.text(x + 20, y + h / 2 + 12, label || S.cap(good), {font_size: 10.5, fill: "#222"});
+      S.text(x + 20, y + h / 2 + 12, label || S.cap(good), {font_size: 11.5, fill: "#222"});
   }
 
   const prevPlayer = (ctx, seat) => ((S.prev(ctx) || {}).players || []).find((q) => (q.seat || 0) === seat);
@@ -48,7 +48,7 @@
       const st = stalls[i] || {state: "TAKEN"};
       const [x, y] = pos(i);
       if (before && before[i] && S.differs(before[i], st)) marks.push(S.mark(x, y, W, H, ctx, st.state === "TAKEN" ? `stall ${i + 1} taken` : `stall ${i + 1} turned up`));
-      out.push(S.text(x + 2, y - 3, String(i + 1), {font_size: 9, fill: "#7a6a55"}));
+      out.push(S.text(x + 2, y - 3, String(i + 1), {font_size: 11, fill: "#7a6a55"}));
       if (st.state === "FACE_UP") out.push(S.g(tile(x, y, W, H, st.company, st.good) + S.title(`stall ${i + 1}: ${S.cap(st.company)} ${S.cap(st.good)}`), {class: "stall face-up"}));
       else if (st.state === "FACE_DOWN") {
         out.push(S.g(S.rect(x, y, W, H, {rx: 5, fill: "#5a4630", stroke: "#3b2a1a", stroke_width: 2}) +
@@ -82,7 +82,7 @@
     const out = [S.text(x0, y0 - 14, "Counting houses", {font_size: 15, font_weight: "bold", fill: "#4a3520"})];
     const cw = 30, rh = 28;
     COMPANIES.forEach((c, j) => out.push(S.rect(x0 + 80 + j * cw, y0, cw - 4, 16, {fill: coColor(c), rx: 3}) +
-      S.text(x0 + 80 + j * cw + 13, y0 + 12, coAbbr(c), {text_anchor: "middle", font_size: 10, fill: "#fff"})));
+      S.text(x0 + 80 + j * cw + 13, y0 + 12, coAbbr(c), {text_anchor: "middle", font_size: 11, fill: "#fff"})));
     const before = (S.prev(ctx) || {}).counting_houses || [];
     (v.counting_houses || []).forEach((h, i) => {
       const y = y0 + 22 + i * rh;
@@ -107,7 +107,7 @@
     for (let i = 0; i < n; i++) {
       const hot = i >= (v.pirate_threshold || 25);
       out.push(S.rect(x0 + i * cw, y0, cw - 2, 24, {fill: i === v.cannon ? "#2b2118" : hot ? "#c9472d" : i % 5 === 0 ? "#d9c9a0" : "#ece0c0", rx: 2}));
-      out.push(S.text(x0 + i * cw + cw / 2 - 1, y0 + 16, String(i), {text_anchor: "middle", font_size: 10, fill: i === v.cannon ? "#fff" : "#5a4a35"}));
+      out.push(S.text(x0 + i * cw + cw / 2 - 1, y0 + 16, String(i), {text_anchor: "middle", font_size: 11, fill: i === v.cannon ? "#fff" : "#5a4a35"}));
     }
     const pv = S.prev(ctx);
     if (pv && pv.cannon !== v.cannon) out.push(S.mark(x0 + Math.min(n - 1, v.cannon) * cw, y0, cw - 2, 24, ctx, `cannon moved to ${v.cannon}`));
@@ -140,14 +140,14 @@
       if (old && ((old.face_up && old.face_up.count) || [])[j] !== counts[j]) out.push(S.mark(cx, y + 52, 38, 50, ctx, `${S.cap(c)} ship cards`));
       if (seals.has(c)) {
         out.push(S.g(S.circle(cx + 50, y + 64, 11, {fill: "#a3161a", stroke: "#5c0a0c", stroke_width: 2}) +
-          S.text(cx + 50, y + 68, coAbbr(c), {text_anchor: "middle", font_size: 9, fill: "#fff", font_weight: "bold"}) + S.title(`${S.cap(c)} seal`), {class: "seal"}));
+          S.text(cx + 50, y + 68, coAbbr(c), {text_anchor: "middle", font_size: 10, fill: "#fff", font_weight: "bold"}) + S.title(`${S.cap(c)} seal`), {class: "seal"}));
       }
     });
     // stall tiles kept
     (p.tiles || []).slice(0, 12).forEach((t, k) => {
       const tx = x + 10 + k * 34;
       out.push(S.g(S.rect(tx, y + 112, 30, 30, {rx: 3, fill: "#fbf3dc", stroke: coColor(t.company), stroke_width: 3}) +
-        S.text(tx + 15, y + 123, coAbbr(t.company), {text_anchor: "middle", font_size: 9, fill: coColor(t.company), font_weight: "bold"}) +
+        S.text(tx + 15, y + 123, coAbbr(t.company), {text_anchor: "middle", font_size: 10, fill: coColor(t.company), font_weight: "bold"}) +
         S.circle(tx + 15, y + 133, 5, {fill: GOODS[t.good] || "#999"}) + S.title(`${S.cap(t.company)} ${S.cap(t.good)}`)));
     });
     if (!(p.tiles || []).length) out.push(S.text(x + 10, y + 132, "no stall tile kept", {font_size: 11, fill: "#998"}));

@@ -32,10 +32,10 @@
     const c = tileColor(t);
     const out = [S.rect(x, y, w, h, {rx: 6, fill: "#fbf4df", stroke: c, stroke_width: 4})];
     out.push(S.rect(x, y, w, 14, {rx: 5, fill: c}));
-    out.push(S.text(x + w / 2, y + 11, `${t.phase || ""}${t.vp ? " · " + t.vp + " VP" : ""}${t.n ? " · " + t.n : ""}`, {text_anchor: "middle", font_size: 9.5, fill: "#fff"}));
+    out.push(S.text(x + w / 2, y + 11, `${t.phase || ""}${t.vp ? " · " + t.vp + " VP" : ""}${t.n ? " · " + t.n : ""}`, {text_anchor: "middle", font_size: 11, fill: "#fff"}));
     let label = String(t.name || S.cap(t.type));
     if (t.type === "PLANTATION") label = `${["", "Single", "Double", "Triple"][t.fields] || ""} ${S.cap(t.spice)}`;
-    wrap(label, 12).slice(0, 2).forEach((ln, i) => out.push(S.text(x + w / 2, y + 28 + i * 12, ln, {text_anchor: "middle", font_size: 10.5, fill: "#222"})));
+    wrap(label, 12).slice(0, 2).forEach((ln, i) => out.push(S.text(x + w / 2, y + 29 + i * 13, ln, {text_anchor: "middle", font_size: 11.5, fill: "#222"})));
     if (t.type === "PLANTATION") {
       for (let k = 0; k < (t.fields || 0); k++) out.push(S.circle(x + w / 2 + (k - (t.fields - 1) / 2) * 16, y + h - 14, 6.5, {fill: SPICE[t.spice] || "#aaa", stroke: "#222", stroke_width: 0.6}));
     }
@@ -109,10 +109,10 @@
     const cw = 50, rh = 24;
     const out = [];
     const old = prevPlayer(ctx, p.seat || 0);
-    COLS.forEach((name, j) => out.push(S.text(x + 26 + j * cw + cw / 2, y + 10, COL_LABEL[name], {text_anchor: "middle", font_size: 10, fill: "#4a3520"})));
+    COLS.forEach((name, j) => out.push(S.text(x + 26 + j * cw + cw / 2, y + 10, COL_LABEL[name], {text_anchor: "middle", font_size: 11, fill: "#4a3520"})));
     for (let r = 0; r < 5; r++) {
       const ry = y + 16 + r * rh;
-      out.push(S.text(x + 2, ry + 16, `${rowVp[r] || 0}★`, {font_size: 10, fill: "#7a5a20"}));
+      out.push(S.text(x + 2, ry + 16, `${rowVp[r] || 0}★`, {font_size: 11, fill: "#7a5a20"}));
       COLS.forEach((name, j) => {
         const col = cols[j] || {};
         const here = ((p.rows || [])[j] || 1) === r + 1;
