@@ -164,11 +164,12 @@
     const ty = lyy + 48;
     const tiles = (p.tiles || []).map((t) => t.name + (t.vp ? ` (${t.vp})` : "")).join(", ");
     out.push(S.text(x + 10, ty, `Colonies: ${(p.colonies || []).map(S.cap).join(", ") || "none"}`, {font_size: 11}));
-    wrap(`Tiles: ${tiles || "none"}`, Math.floor(w / 6.2)).slice(0, 2).forEach((ln, i) => out.push(S.text(x + 10, ty + 15 + i * 13, ln, {font_size: 11})));
+    const tileLines = wrap(`Tiles: ${tiles || "none"}`, Math.floor(w / 6.2)).slice(0, 2);
+    tileLines.forEach((ln, i) => out.push(S.text(x + 10, ty + 15 + i * 13, ln, {font_size: 11})));
     if (old && (S.differs(old.tiles, p.tiles) || S.differs(old.colonies, p.colonies))) out.push(S.mark(x + 6, ty - 11, w - 12, 44, ctx, "new tile or colony"));
     if (mine && !fs) {
       const hand = (v.my_hand || []).map(cardText).join(", ");
-      wrap(`Hand: ${hand || "no Expedition card"}`, Math.floor(w / 6.2)).slice(0, 2).forEach((ln, i) => out.push(S.text(x + 10, ty + 45 + i * 13, ln, {font_size: 11, fill: "#1d4f9a", class: "my-hand"})));
+      wrap(`Hand: ${hand || "no Expedition card"}`, Math.floor(w / 6.2)).slice(0, 2).forEach((ln, i) => out.push(S.text(x + 10, ty + 17 + (tileLines.length + i) * 13, ln, {font_size: 11, fill: "#1d4f9a", class: "my-hand"})));
     }
     return out.join("");
   }
