@@ -19,6 +19,7 @@ from .state import (
     hand_sizes,
 )
 from .view_parts import counts
+from .wording import cards_text, count
 
 
 class Auction(Pending[State, Any, pb.View]):
@@ -99,8 +100,9 @@ def start_round(state: State) -> list[Event]:
         Event(
             "batavia.auction_opened",
             state.auctioneer,
-            f"round {state.round}: seat {state.auctioneer} rolls {state.die} and reveals "
-            f"{len(drawn)} card(s); lot now {sum(state.lot)} card(s)",
+            f"round {state.round}: seat {state.auctioneer} rolls {state.die} and turns up "
+            f"{cards_text(counts)}" + ("" if list(state.lot) == counts else
+                                      f"; the lot now holds {cards_text(state.lot)}"),
             {"round": state.round, "die": state.die, "revealed": counts, "lot": list(state.lot)},
         )
     ]
@@ -123,7 +125,7 @@ def place_bid(state: State, seat: int, amount: int) -> list[Event]:
             f"A. Vente aux enchères: a bid may not exceed the bills you hold ({state.bills[seat]})",
         )
     state.high_bid, state.high_bidder = amount, seat
-    events = [Event("batavia.bid", seat, f"seat {seat} bids {amount}", {"amount": amount})]
+    events = [Event("batavia.bid", seat, f"seat {seat} bids {count(amount, 'bill')}", {"amount": amount})]
     return events + _next_bidder(state, seat)
 
 
@@ -165,7 +167,10 @@ def _sell_lot(state: State) -> list[Event]:
     event = Event(
         "batavia.auction_won",
         winner,
-        f"seat {winner} buys {sum(cards)} card(s) and the first-player ship for {price}",
+        f"seat {winner} buys {cards_text(cards)} and the first-player ship for "
+        f"{count(price, 'bill')}" + "".join(
+            f"{', ' if i else ': '}{count(n, 'bill')} to seat {s}"
+            for i, (s, n) in enumerate((s, n) for s, n in enumerate(paid) if n)),
         {"price": price, "cards": cards, "paid": paid, "hand_sizes": hand_sizes(state)},
     )
     return [event] + _start_actions(state)
@@ -179,7 +184,7 @@ def _all_passed(state: State) -> list[Event]:
     event = Event(
         "batavia.auction_unsold",
         -1,
-        f"everybody passed; {sum(state.lot)} card(s) stay for the next auction; "
+        f"everybody passed; {cards_text(state.lot)} stay for the next auction; "
         f"seat {state.first_player} remains first player",
         {"lot": list(state.lot), "first_player": state.first_player},
     )

@@ -57,6 +57,7 @@ from .state import (
     state_digest,
 )
 from .view_parts import stall_tile
+from .wording import count, tile_text
 
 __all__ = [
     "ACTIONS", "AUCTION", "COMPANY_IDS", "EXCHANGE", "GOOD_IDS", "N_COMPANIES", "N_GOODS", "OVER",
@@ -264,7 +265,7 @@ def draw_cards(state: State, seat: int) -> list[Event]:
     drawn = draw_from_pile(state, state.rules.draw_count)
     for c in drawn:
         state.hands[seat][c] += 1
-    ev = Event("batavia.draw", seat, f"seat {seat} draws {len(drawn)} card(s)", {"count": len(drawn)})
+    ev = Event("batavia.draw", seat, f"seat {seat} draws {count(len(drawn), 'ship card')}", {"count": len(drawn)})
     return [ev] + end_turn(state, seat)
 
 
@@ -292,7 +293,8 @@ def play_card(state: State, seat: int, company: int) -> list[Event]:
         Event(
             "batavia.card_played",
             seat,
-            f"seat {seat} lays a {company_name(company)} ship card",
+            f"seat {seat} lays {'an' if company_name(company)[0] in 'AEIOU' else 'a'} "
+            f"{company_name(company)} ship card face up",
             {"company": COMPANY_IDS[company], "cannon": _cannon(state)},
         )
     ]
@@ -337,7 +339,8 @@ def advance_merchant(state: State, seat: int, company: int) -> list[Event]:
         Event(
             "batavia.merchant_moved",
             seat,
-            f"seat {seat} moves to space {space} and takes {COMPANY_IDS[company]} {GOOD_IDS[good]}",
+            f"seat {seat} moves its merchant to stall {space} and takes {tile_text(company, good)}"
+            + (f" (a crate goes to the {GOOD_IDS[good]} counting house)" if crate else ""),
             {"space": space, "company": COMPANY_IDS[company], "good": GOOD_IDS[good], "crate": crate},
         )
     ]
@@ -362,7 +365,7 @@ def _reveal_if_needed(state: State, space: int) -> list[Event]:
          "good": GOOD_IDS[state.track[s - 1] % N_GOODS]}
         for s in range(first, state.revealed + 1)
     ]
-    return [Event("batavia.stalls_revealed", -1, f"spaces {first}-{state.revealed} revealed", {"stalls": shown})]
+    return [Event("batavia.stalls_revealed", -1, f"stalls {first} to {state.revealed} are turned face up", {"stalls": shown})]
 
 
 def take_arrival(state: State, seat: int) -> list[Event]:
@@ -410,7 +413,8 @@ def exchange_tiles(state: State, seat: int) -> list[Event]:
     ev = Event(
         "batavia.exchange",
         seat,
-        f"seat {seat} exchanges {len(handed)} stall tile(s) for {gold} gold",
+        f"seat {seat} exchanges {count(len(handed), 'stall tile')} ("
+        + ", ".join(company_name(t // N_GOODS) for t in handed) + f") for {count(gold, 'gold piece')}",
         {"companies": [COMPANY_IDS[t // N_GOODS] for t in handed], "gold": gold},
     )
     return [ev] + end_turn(state, seat)
@@ -457,7 +461,9 @@ def pirate_attack(state: State) -> list[Event]:
             Event(
                 "batavia.pirates",
                 -1,
-                f"pirates sink {most} card(s) of {', '.join(company_name(c) for c in sunk)}",
+                "pirates attack the largest company: the face-up ship cards of "
+                + " and ".join(company_name(c) for c in sunk)
+                + f" are sunk ({count(most, 'card')}{' each' if len(sunk) > 1 else ''})",
                 {"companies": [COMPANY_IDS[c] for c in sunk], "cards_each": most,
                  "cannon": _cannon(state)},
             )
@@ -526,7 +532,7 @@ def final_scoring(state: State, reason: str) -> list[Event]:
         Event(
             "batavia.final_scoring",
             -1,
-            f"game over ({reason}); gold: " + ", ".join(str(f["total"]) for f in final),
+            f"game over ({reason}); gold: " + ", ".join(f"seat {s} {f['total']}" for s, f in enumerate(final)),
             {"final": final, "reason": reason},
         )
     ]

@@ -56,6 +56,7 @@ from .resources import advance_marker, draw_cards
 from .spices import HarvestSacks, ProgressPayment
 from .state import State, SubDecision, spice_counts
 from .tiles import tile_usable, use_tile_effect
+from .wording import column_name, count
 
 
 @dataclass(slots=True)
@@ -177,7 +178,7 @@ class ActionTurn(SubDecision):
         if t is BuildShips:
             k = r.yields[COLUMN_SHIPS][row[COLUMN_SHIPS]]
             state.ships[p] += k
-            return [Event("goa.build_ships", p, f"seat {p} builds {k} ship(s)", {"ships": k})]
+            return [Event("goa.build_ships", p, f"seat {p} builds {count(k, 'ship')}", {"ships": k})]
         if t is Harvest:
             mix = False
             if move.card >= 0:
@@ -185,7 +186,7 @@ class ActionTurn(SubDecision):
                 mix = True
             k = r.yields[COLUMN_HARVEST][row[COLUMN_HARVEST]]
             state.stack.append(HarvestSacks(p, k, ships_or_colonists=mix))
-            return [Event("goa.harvest", p, f"seat {p} harvests up to {k}", {"sacks": k})]
+            return [Event("goa.harvest", p, f"seat {p} harvests up to {count(k, 'spice sack')}", {"sacks": k})]
         if t is Taxes:
             k = r.yields[COLUMN_TAXES][row[COLUMN_TAXES]]
             state.ducats[p] += k
@@ -222,7 +223,7 @@ def start_progress(state: State, p: int, c: int, card: int) -> list[Event]:
         state.ships[p] -= row + 1
     if effect == EFFECT_PROGRESS_SHIPS_ONLY:
         advance_marker(state, p, c)
-        return [Event("goa.progress", p, f"seat {p} moves down in {COLUMNS[c]} paying ships only",
+        return [Event("goa.progress", p, f"seat {p} moves down to row {row + 2} in {column_name(c)}, paying ships only",
                       {"column": COLUMNS[c]})]
     state.stack.append(ProgressPayment(p, c, list(r.costs[c][row])))
-    return [Event("goa.progress_started", p, f"seat {p} progresses in {COLUMNS[c]}", {"column": COLUMNS[c]})]
+    return [Event("goa.progress_started", p, f"seat {p} progresses in {column_name(c)} (from row {row + 1})", {"column": COLUMNS[c]})]

@@ -26,6 +26,7 @@ from .resources import gain_extra
 from .state import ACTIONS, AUCTION, PLACE, PhaseDecision, State
 from .tiles import gain_tile, take_bonanza
 from .view_parts import tile_info
+from .wording import count, square_name
 
 
 class TokenPlacement(PhaseDecision):
@@ -69,7 +70,9 @@ class TokenPlacement(PhaseDecision):
         if k == 0:
             state.flag_cell = move.cell
         r, c = rc_of(move.cell)
-        return [Event("goa.token", p, f"seat {p} places token {k + 1} at row {r}, column {c}",
+        return [Event("goa.token", p, (f"seat {p} places the flag (token 1) {square_name(r, c)}" if k == 0 else
+                       f"seat {p} places auction token {k + 1} on {_tile_at(state, move.cell)} "
+                       f"at {square_name(r, c)}"),
                       {"token": k + 1, "row": r, "col": c})]
 
 
@@ -102,7 +105,7 @@ class Auction(PhaseDecision):
             state.turns = 0
         elif state.bid_pos >= state.n and state.high == 0:
             a = auctioneer(state)
-            events.append(Event("goa.no_bid", a, f"nobody bids: seat {a} takes the lot free"))
+            events.append(Event("goa.no_bid", a, f"nobody bids: seat {a}, the auctioneer, takes the lot for free"))
             events.extend(award(state, a))
 
     def decision(self, state: State) -> Decision | None:
@@ -138,7 +141,7 @@ class Auction(PhaseDecision):
                 state.high = move.amount
                 state.high_bidder = p
                 state.bids.append(move.amount)
-                return [Event("goa.bid", p, f"seat {p} bids {move.amount}", {"amount": move.amount})]
+                return [Event("goa.bid", p, f"seat {p} bids {count(move.amount, 'ducat')}", {"amount": move.amount})]
             state.bids.append(-1)
             return [Event("goa.pass", p, f"seat {p} passes")]
         # the auctioneer
@@ -146,16 +149,16 @@ class Auction(PhaseDecision):
             winner, price = state.high_bidder, state.high
             state.ducats[winner] -= price
             state.ducats[a] += price
-            ev = Event("goa.sold", a, f"seat {a} sells to seat {winner} for {price}", {"price": price})
+            ev = Event("goa.sold", a, f"seat {a} sells the lot to seat {winner} for {count(price, 'ducat')}", {"price": price})
         elif kind is KeepLot:
             winner, price = a, state.high - 1
             state.ducats[a] -= price
-            ev = Event("goa.kept", a, f"seat {a} keeps the lot paying the bank {price}", {"price": price})
+            ev = Event("goa.kept", a, f"seat {a} keeps the lot, paying {count(price, 'ducat')} to the bank", {"price": price})
         else:
             assert type(move) is Bid
             winner, price = a, move.amount
             state.ducats[a] -= price
-            ev = Event("goa.kept", a, f"seat {a} outbids and pays the bank {price}", {"price": price})
+            ev = Event("goa.kept", a, f"seat {a} outbids the high bid, paying {count(price, 'ducat')} to the bank", {"price": price})
         return [ev] + award(state, winner)
 
     def pending_view(self, state: State, view: pb.View) -> None:
@@ -180,6 +183,12 @@ def _bidder(state: State) -> int:
     return (auctioneer(state) + state.bid_pos) % state.n
 
 
+def _tile_at(state: State, cell: int) -> str:
+    """The name of the tile on an auction board square."""
+    t = state.grid[grid_index(cell)]
+    return f"the tile {state.rules.tiles[t].name}" if t >= 0 else "an empty square"
+
+
 def award(state: State, winner: int) -> list[Event]:
     """The lot goes to the winner: the flag (first player, 1 Extra action card) or the tile under
     the token; then the next token's auction opens."""
@@ -195,5 +204,5 @@ def award(state: State, winner: int) -> list[Event]:
     state.grid[gi] = -1
     gain_tile(state, winner, t)
     take_bonanza(state, winner, gi)
-    return [Event("goa.tile_won", winner, f"seat {winner} obtains {state.rules.tiles[t].name}",
+    return [Event("goa.tile_won", winner, f"seat {winner} obtains the tile {state.rules.tiles[t].name}",
                   {"tile": t})]

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, ClassVar
 from referee.core.contract import Decision, Event
 
 from .catalog import (
-    CARD_EFFECTS,
     EFFECT_COLONISTS,
     EFFECT_DUCATS,
     EFFECT_PROGRESS_DUCATS,
@@ -23,6 +22,7 @@ from .resources import discard_expedition_card, gain_cards
 from .spices import UNLIMITED, BonusSacks, SpiceSale
 from .state import State, SubDecision, card_played, current_action_turn, hand_limit, has_empty_field
 from .tiles import PaidProgressChoice
+from .wording import card_effect_text, count
 
 if TYPE_CHECKING:
     from referee.v1 import goa_pb2 as pb
@@ -78,7 +78,7 @@ class ExpeditionDraw(SubDecision):
         if t is Draw:
             state.stack.pop()
             gain_cards(state, p, move.count)
-            return [Event("goa.expedition", p, f"seat {p} draws {move.count} Expedition card(s)",
+            return [Event("goa.expedition", p, f"seat {p} draws {count(move.count, 'Expedition card')}",
                           {"count": move.count})]
         if t is DiscardCard:
             return discard_expedition_card(state, p, move.card)
@@ -132,5 +132,5 @@ def play_bonus_card(state: State, p: int, card: int) -> list[Event]:
     elif e == EFFECT_PROGRESS_DUCATS:
         state.ducats[p] -= c.price
         state.stack.append(PaidProgressChoice(p))
-    return [Event("goa.card_played", p, f"seat {p} plays an Expedition card ({CARD_EFFECTS[e]})",
+    return [Event("goa.card_played", p, f"seat {p} plays an Expedition card: {card_effect_text(r, e)}",
                   {"card": card})]

@@ -82,7 +82,7 @@ class ColonyFounding(SubDecision):
             state.discard.extend(cards)
             self.revealed += sum(r.cards[c].colonists for c in cards)
             self.third_card = True
-            return [Event("goa.reveal_more", p, f"seat {p} reveals one more card", {"revealed": cards})]
+            return [Event("goa.reveal_more", p, f"seat {p} reveals one more Expedition card", {"revealed": cards})]
         if t is PlayCard:
             return play_bonus_card(state, p, move.card)
         if t is UseTile:

@@ -305,7 +305,7 @@ def end_round(state: State) -> list[Event]:
     last = 2 * r.rounds_per_phase
     if state.round >= last:
         final_scoring(state)
-        totals = ", ".join(str(f["total"]) for f in state.final)
+        totals = ", ".join(f"seat {s} {f['total']}" for s, f in enumerate(state.final))
         return [Event("goa.final_scoring", -1, f"game over; VP: {totals}", {"final": state.final})]
     events = []
     if state.round == r.rounds_per_phase:

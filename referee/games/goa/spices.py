@@ -23,6 +23,7 @@ from .moves import (
 )
 from .resources import advance_marker, place_spice, remove_spice
 from .state import State, SubDecision
+from .wording import column_name
 
 if TYPE_CHECKING:
     from referee.v1 import goa_pb2 as pb
@@ -72,7 +73,7 @@ class ProgressPayment(SubDecision):
         state.stack.pop()
         c = self.column
         advance_marker(state, p, c)
-        return [Event("goa.progress", p, f"seat {p} moves down in {COLUMNS[c]}",
+        return [Event("goa.progress", p, f"seat {p} moves down to row {state.rows[p][c] + 1} in {column_name(c)}",
                       {"column": COLUMNS[c], "row": state.rows[p][c] + 1})]
 
 

@@ -47,6 +47,7 @@ from .moves import CHOOSE_COLUMN, CHOOSE_RESOURCE, DISCARD_PLANTATION, SWAP_TAKE
 from .resources import advance_marker, draw_cards, gain_cards, gain_extra, remove_spice
 from .spices import UNLIMITED, BonusSacks, ExtraHarvest, FillLand, spices_on_lands
 from .state import Land, State, SubDecision, has_empty_field, plantation_count, spice_counts
+from .wording import column_name, count
 
 if TYPE_CHECKING:
     from referee.v1 import goa_pb2 as pb
@@ -188,7 +189,7 @@ class MarkerChoice(SubDecision):
         p = self.seat
         state.stack.pop()
         advance_marker(state, p, move.column)
-        return [Event("goa.progress", p, f"seat {p} moves down in {COLUMNS[move.column]}",
+        return [Event("goa.progress", p, f"seat {p} moves down to row {state.rows[p][move.column] + 1} in {column_name(move.column)}",
                       {"column": COLUMNS[move.column]})]
 
 
@@ -241,7 +242,7 @@ class ResourceChoice(SubDecision):
         else:
             state.stack.append(BonusSacks(p, amount))
         return [Event("goa.resource", p,
-                      f"seat {p} takes {amount} {('ships', 'colonists', 'spices')[move.kind]}")]
+                      f"seat {p} takes {count(amount, ('ship', 'colonist', 'spice')[move.kind])}")]
 
 
 @dataclass(slots=True)
@@ -310,7 +311,7 @@ class SwapChoice(SubDecision):
         state.grid[gi] = self.tile
         gain_tile(state, p, taken)
         take_bonanza(state, p, gi)
-        return [Event("goa.swap", p, f"seat {p} swaps for {state.rules.tiles[taken].name}", {"tile": taken})]
+        return [Event("goa.swap", p, f"seat {p} swaps a plantation for {state.rules.tiles[taken].name}", {"tile": taken})]
 
 
 def use_tile_effect(state: State, p: int, t: int) -> list[Event]:

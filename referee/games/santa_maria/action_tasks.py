@@ -26,6 +26,7 @@ from .state import (
     push_tasks,
 )
 from .view_parts import tile_cells_view
+from .wording import scholar_name
 
 if TYPE_CHECKING:
     from referee.v1 import santa_maria_pb2 as pb
@@ -87,7 +88,8 @@ class LotDraft(Task):
             push_tasks(state, TilePlacement(seat, HALL_TILE + hall, HALL_SLOT))
         else:
             after_draft_step(state)
-        return [Event("santa_maria.draft", seat, f"seat {seat} takes lot {move.lot} ({scholar})",
+        return [Event("santa_maria.draft", seat, f"seat {seat} takes lot {move.lot + 1}: a town hall and the "
+                      f"{scholar_name(scholar)} Scholar",
                       {"lot": move.lot, "scholar": scholar})]
 
 
@@ -129,7 +131,9 @@ class TilePlacement(Task):
             p.set_cell(r, c, k)
         after_draft_step(state)
         return [Event("santa_maria.place_tile", self.seat,
-                      f"seat {self.seat} places a tile at {cell_name(move.cell)}",
+                      f"seat {self.seat} places "
+                      + ("its town hall" if self.tile >= HALL_TILE else "the development tile")
+                      + " on " + ", ".join(cell_name(c) for c in cells),
                       {"tile": self.tile if self.tile < HALL_TILE else -1, "cells": list(cells),
                        "rotation": move.rotation})]
 
@@ -215,7 +219,7 @@ class RoadPlacement(Task):
         state.roads_left -= 1
         state.players[self.seat].set_cell(state.rules, move.cell, state.rules.road)
         return [Event("santa_maria.road", self.seat,
-                      f"seat {self.seat} places a road at {cell_name(move.cell)}",
+                      f"seat {self.seat} places a road tile on {cell_name(move.cell)}",
                       {"cell": move.cell})]
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from referee.core.contract import Event
 
 from . import moves
+from .geometry import cell_name
 from .moves import DECLINE, NO_PAY
 from .payments import gain, hand_in, payments, sell_buy_moves
 from .state import (
@@ -30,6 +31,7 @@ from .state import (
 )
 from .tracks import conquistador_step, unlock_blue_die
 from .view_parts import goods
+from .wording import coins_text, dock_name, goods_text, monk_space_name
 
 if TYPE_CHECKING:
     from referee.v1 import santa_maria_pb2 as pb
@@ -139,10 +141,12 @@ class ExchangeOffer(Task):
         seat = self.seat
         p = state.players[seat]
         hand_in(p, move.pay)
-        gain(state, seat, state.rules.effects[self.effect].options[move.option][1])
+        got = state.rules.effects[self.effect].options[move.option][1]
+        gain(state, seat, got)
         if not self.second and p.scholars & SCHOLAR_BIT["industrialization"]:
             push_tasks(state, ExchangeOffer(seat, self.effect, self.cell, 1))
-        return [Event("santa_maria.exchange", seat, f"seat {seat} exchanges (option {move.option})",
+        return [Event("santa_maria.exchange", seat, f"seat {seat} exchanges {goods_text(move.pay)} for {goods_text(got)} "
+                      f"at {cell_name(self.cell)}",
                       {"option": move.option, "pay": list(move.pay)})]
 
 
@@ -195,7 +199,8 @@ class ShippingOffer(Task):
         if new >= 0:
             data["refill"] = {"cost": list(state.rules.ships[new][0]),
                               "points": state.rules.ships[new][1]}
-        return [Event("santa_maria.ship", seat, f"seat {seat} takes the ship of dock {move.slot}",
+        return [Event("santa_maria.ship", seat, f"seat {seat} takes the ship of {dock_name(state.rules, move.slot)} for "
+                      f"{goods_text(move.pay)}",
                       data)]
 
 
@@ -229,7 +234,10 @@ class AstronomyShift(Task):
             p.coins -= abs(move.dock - self.dock)
             p.port[move.dock].append(p.port[self.dock].pop())
         return [Event("santa_maria.astronomy", self.seat,
-                      f"seat {self.seat} moves its new ship to dock {move.dock}",
+                      (f"seat {self.seat} keeps its new ship at {dock_name(state.rules, move.dock)}"
+                       if move.dock == self.dock else
+                       f"seat {self.seat} pays {coins_text(abs(move.dock - self.dock))} (Astronomy) to move "
+                       f"its new ship to {dock_name(state.rules, move.dock)}"),
                       {"from": self.dock, "to": move.dock})]
 
 
@@ -293,7 +301,8 @@ class ReligionAdvance(Task):
             hand_in(p, move.pay)
         religion_steps(state, self.seat, 2 if move.extra else 1)
         return [Event("santa_maria.religion", self.seat,
-                      f"seat {self.seat} advances to religion space {p.religion}",
+                      f"seat {self.seat} advances to space {p.religion} of the religion track"
+                      + (" paying 1 wheat for the extra step" if move.extra else ""),
                       {"extra": move.extra, "religion": p.religion})]
 
 
@@ -347,5 +356,6 @@ class MonkRecruitment(Task):
             p.scholars |= SCHOLAR_BIT[state.monk_tiles[space]]
         elif space >= ns + r.bishops_drawn:
             gain(state, seat, r.camps[space - ns - r.bishops_drawn])
-        return [Event("santa_maria.monk", seat, f"seat {seat} places a monk on space {space}",
+        return [Event("santa_maria.monk", seat, f"seat {seat} places a monk on {monk_space_name(r, state.monk_tiles, space)}"
+                      + (f", paying {coins_text(r.monk_fee * len(owners[:-1]))}" if owners[:-1] else ""),
                       {"space": space, "paid_to": list(owners[:-1])})]

@@ -47,7 +47,8 @@ def end_of_year(state: State) -> list[Event]:
     for s, pts in enumerate(awarded):
         state.players[s].points += pts
     events.append(Event("santa_maria.conquistadors", -1,
-                        f"year {state.year}: conquistador points {awarded}", {"points": awarded}))
+                        f"end of year {state.year}: conquistador points "
+                        + ", ".join(f"seat {k} {n}" for k, n in enumerate(awarded)), {"points": awarded}))
     for p in state.players:
         p.conq = 0
         p.conq_stamp = 0
@@ -74,7 +75,7 @@ def end_of_year(state: State) -> list[Event]:
     state.retreat_occ = [-1] * len(r.retreat)
     state.year += 1
     state.start_turn(state.first)
-    events.append(Event("santa_maria.new_year", -1, f"year {state.year} begins; seat {state.first} first",
+    events.append(Event("santa_maria.new_year", -1, f"year {state.year} begins; seat {state.first} is first player",
                         {"year": state.year, "first": state.first, "white": list(state.white)}))
     return events
 
@@ -180,7 +181,7 @@ def final_scoring(state: State) -> list[Event]:
     state.phase = OVER
     state.current = -1
     return [Event("santa_maria.final_scoring", -1,
-                  "game over; points: " + ", ".join(str(f["total"]) for f in final), {"final": final})]
+                  "game over; points: " + ", ".join(f"seat {k} {f['total']}" for k, f in enumerate(final)), {"final": final})]
 
 
 def achievements(state: State, p: Player, f: dict[str, Any]) -> list[str]:

@@ -56,6 +56,7 @@ from .state import (
     State,
     Task,
 )
+from .wording import coins_text, display_slot_name, goods_text, retreat_name
 
 #: Scholar Taxation: "gagnez 1 Pièce pour chaque paire de 2 Colons présents dans cette rangée /
 #: colonne (arrondi à l'inférieure)" (Santa Maria, French rules, "Tuiles Savant")
@@ -266,7 +267,8 @@ def expand_colony(state: State, seat: int, move: moves.Expand) -> list[Event]:
     state.display[move.slot] = -1
     state.main_done = True
     state.queue.append(TilePlacement(seat, tile, move.slot))
-    return [Event("santa_maria.expand", seat, f"seat {seat} buys development tile {move.slot}",
+    return [Event("santa_maria.expand", seat, f"seat {seat} expands: buys the {display_slot_name(state.rules, move.slot)} for "
+                  f"{goods_text(move.pay)}",
                   {"slot": move.slot, "pay": list(move.pay)})]
 
 
@@ -281,8 +283,13 @@ def activate_building(state: State, seat: int, move: moves.ActivateBuilding) -> 
     p.blocked |= 1 << move.cell
     state.main_done = True
     state.queue.append(BuildingActivation(seat, move.cell))
-    return [Event("santa_maria.activate", seat, f"seat {seat} activates {cell_name(move.cell)} for {cost}",
+    return [Event("santa_maria.activate", seat, f"seat {seat} activates the building at {cell_name(move.cell)} for "
+                  f"{coins_text(cost)}",
                   {"cell": move.cell, "cost": cost})]
+
+
+def _buildings(n: int) -> str:
+    return "no building" if n == 0 else "1 building" if n == 1 else f"{n} buildings"
 
 
 def use_die(state: State, seat: int, move: moves.UseDie) -> list[Event]:
@@ -316,8 +323,8 @@ def use_die(state: State, seat: int, move: moves.UseDie) -> list[Event]:
     state.queue.append(DiePlacement(seat, move.line, index, move.color))
     line = "row" if move.line == ROW else "column"
     return [Event("santa_maria.use_die", seat,
-                  f"seat {seat} uses a {'white' if move.color == WHITE else 'blue'} {move.face} "
-                  f"on {line} {move.target} ({len(active)} building(s))",
+                  f"seat {seat} places a {'white' if move.color == WHITE else 'blue'} die ({move.face}) "
+                  f"on {line} {move.target}: {_buildings(len(active))} activated",
                   {"color": move.color, "face": move.face, "line": move.line, "target": move.target,
                    "botany": move.botany})]
 
@@ -345,7 +352,7 @@ def retreat(state: State, seat: int, move: moves.Retreat) -> list[Event]:
     if p.scholars & SCHOLAR_BIT["mathematics"]:
         tasks.append(MathematicsRecovery(seat))
     state.queue.extend(tasks)
-    return [Event("santa_maria.retreat", seat, f"seat {seat} retreats to space {move.space} ({action})",
+    return [Event("santa_maria.retreat", seat, f"seat {seat} retreats to {retreat_name(state.rules, move.space)}",
                   {"space": move.space})]
 
 
@@ -354,15 +361,18 @@ def sell(state: State, seat: int, move: moves.Sell) -> list[Event]:
     p = state.players[seat]
     p.res[move.resource] -= 1
     p.coins += state.rules.sell[move.resource]
-    return [Event("santa_maria.sell", seat, f"seat {seat} sells 1 {RES_NAMES[move.resource]}",
+    return [Event("santa_maria.sell", seat, f"seat {seat} sells 1 {RES_NAMES[move.resource]} for "
+                  f"{coins_text(state.rules.sell[move.resource])}",
                   {"resource": RES_NAMES[move.resource]})]
 
 
 def buy(state: State, seat: int, move: moves.Buy) -> list[Event]:
     p = state.players[seat]
-    p.coins -= buy_price(state.rules, p, move.resource)
+    price = buy_price(state.rules, p, move.resource)
+    p.coins -= price
     p.res[move.resource] += 1
-    return [Event("santa_maria.buy", seat, f"seat {seat} buys 1 {RES_NAMES[move.resource]}",
+    return [Event("santa_maria.buy", seat,
+                  f"seat {seat} buys 1 {RES_NAMES[move.resource]} for {coins_text(price)}",
                   {"resource": RES_NAMES[move.resource]})]
 
 
@@ -375,7 +385,8 @@ def move_die(state: State, seat: int, move: moves.MoveDie) -> list[Event]:
     if not p.coins_on[move.src]:
         p.blocked &= ~(1 << move.src)
     put_die(p, move.dst, color)
-    return [Event("santa_maria.move_die", seat, f"seat {seat} moves a die {cell_name(move.src)} -> {cell_name(move.dst)}",
+    return [Event("santa_maria.move_die", seat, f"seat {seat} pays 1 coin (Logistics) to move a die from {cell_name(move.src)} to "
+                  f"{cell_name(move.dst)}",
                   {"from": move.src, "to": move.dst})]
 
 

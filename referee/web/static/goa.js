@@ -1,7 +1,9 @@
 // Goa board: the 5x5 auction board with its tiles, auction tokens and the flag; each player's
 // development (progress) board with the printed yields of the match's component sheet, their
 // plantations and colonies with spice sacks, ships, colonists, cards and tiles. Ducats are
-// secret until the final scoring, so they show as "?" until then. Public view only.
+// secret until the final scoring: "?" in the spectator's view; a seat's view (a replay from that
+// seat) shows that seat's ducats and Expedition hand. The lot on auction has a dashed gold frame;
+// what the last move changed has an outline in the mover's colour (ctx from viewer.js).
 (function () {
   "use strict";
   const S = window.RefereeSVG;
@@ -30,10 +32,10 @@
     const c = tileColor(t);
     const out = [S.rect(x, y, w, h, {rx: 6, fill: "#fbf4df", stroke: c, stroke_width: 4})];
     out.push(S.rect(x, y, w, 14, {rx: 5, fill: c}));
-    out.push(S.text(x + w / 2, y + 11, `${t.phase || ""}${t.vp ? " · " + t.vp + " VP" : ""}${t.n ? " · " + t.n : ""}`, {text_anchor: "middle", font_size: 9.5, fill: "#fff"}));
+    out.push(S.text(x + w / 2, y + 11, `${t.phase || ""}${t.vp ? " · " + t.vp + " VP" : ""}${t.n ? " · " + t.n : ""}`, {text_anchor: "middle", font_size: 11, fill: "#fff"}));
     let label = String(t.name || S.cap(t.type));
     if (t.type === "PLANTATION") label = `${["", "Single", "Double", "Triple"][t.fields] || ""} ${S.cap(t.spice)}`;
-    wrap(label, 12).slice(0, 2).forEach((ln, i) => out.push(S.text(x + w / 2, y + 28 + i * 12, ln, {text_anchor: "middle", font_size: 10.5, fill: "#222"})));
+    wrap(label, 12).slice(0, 2).forEach((ln, i) => out.push(S.text(x + w / 2, y + 29 + i * 13, ln, {text_anchor: "middle", font_size: 11.5, fill: "#222"})));
     if (t.type === "PLANTATION") {
       for (let k = 0; k < (t.fields || 0); k++) out.push(S.circle(x + w / 2 + (k - (t.fields - 1) / 2) * 16, y + h - 14, 6.5, {fill: SPICE[t.spice] || "#aaa", stroke: "#222", stroke_width: 0.6}));
     }
@@ -46,7 +48,17 @@
       `<path d="M${x},${y - 18} L${x + 20},${y - 11} L${x},${y - 4} Z" fill="${S.seatColor(seat)}" stroke="#222"/>` + S.title("the flag"), {class: "flag"});
   }
 
-  function auctionBoard(v, meta, x0, y0) {
+  const CARD = {
+    CARD_SHIPS: (c) => `take ${c.amount} ships`, CARD_COLONISTS: (c) => `take ${c.amount} colonists`,
+    CARD_DUCATS: (c) => `take ${c.amount} ducats`, CARD_SPICES: (c) => `take ${c.amount} spices`,
+    CARD_SELL: (c) => `sell spices at ${c.amount}`, CARD_PROGRESS_DUCATS: (c) => `progress for ${c.price} ducats`,
+    CARD_HARVEST_MIX: () => "mixed harvest", CARD_COLONY_EXTRA: () => "+1 colony card",
+    CARD_PROGRESS_SHIPS_ONLY: () => "progress: ships only", CARD_PROGRESS_SPICES_ONLY: () => "progress: spices only",
+  };
+  const cardText = (c) => (CARD[c.effect] || (() => S.cap(c.effect)))(c);
+  const prevPlayer = (ctx, seat) => ((S.prev(ctx) || {}).players || []).find((q) => (q.seat || 0) === seat);
+
+  function auctionBoard(v, meta, x0, y0, ctx) {
     const C = 86, E = 34;
     const out = [S.text(x0, y0 - 10, `Auction board · round ${v.round} of 8 (tiles ${v.tile_phase || "A"})`, {font_size: 15, font_weight: "bold", fill: "#4a3520"})];
     out.push(S.rect(x0, y0, 2 * E + 5 * C, 2 * E + 5 * C, {rx: 10, fill: "#e9dcb9", stroke: "#b39b6b", stroke_width: 2}));
@@ -55,9 +67,19 @@
       for (const [cx, cy] of [[x0 + E + i * C + C / 2, y0 + E / 2], [x0 + E + i * C + C / 2, y0 + E * 1.5 + 5 * C], [x0 + E / 2, y0 + E + i * C + C / 2], [x0 + E * 1.5 + 5 * C, y0 + E + i * C + C / 2]])
         out.push(S.circle(cx, cy, 9, {fill: "none", stroke: "#b39b6b", stroke_dasharray: "2 2"}));
     }
+    const before = {};
+    for (const sq of (S.prev(ctx) || {}).grid || []) before[`${(sq.cell || {}).row || 0},${(sq.cell || {}).col || 0}`] = sq;
+    const marks = [];
+    const a = v.auction;
     for (const sq of v.grid || []) {
       const r = (sq.cell && sq.cell.row) || 0, c = (sq.cell && sq.cell.col) || 0;
       const x = x0 + E + c * C, y = y0 + E + r * C;
+      const old = before[`${r},${c}`];
+      if (old && S.differs(old, sq)) {
+        const what = sq.token_number && old.token_number !== sq.token_number ? `${S.name(meta, sq.token_seat)} placed token ${sq.token_number}` : old.tile && !sq.tile ? `${old.tile.name || "tile"} taken` : "changed";
+        marks.push(S.mark(x + 2, y + 2, C - 4, C - 4, ctx, what));
+      }
+      if (a && !a.is_flag && a.lot && sq.token_number === a.lot) marks.push(S.lot(x + 1, y + 1, C - 2, C - 2, `on auction: lot ${a.lot}${sq.tile ? " (" + (sq.tile.name || S.cap(sq.tile.type)) + ")" : ""}`));
       out.push(S.rect(x + 2, y + 2, C - 4, C - 4, {rx: 6, fill: "#f3ead2", stroke: "#cdbd9c"}));
       if (sq.tile) out.push(tileBox(sq.tile, x + 4, y + 4, C - 8, C - 8));
       if (sq.bonanza_face_down) out.push(S.rect(x + C - 22, y + 4, 18, 18, {fill: "#5a4630", rx: 3}));
@@ -73,19 +95,24 @@
       const fx = x0 + at(c), fy = y0 + at(r);
       const inside = r >= 0 && r < 5 && c >= 0 && c < 5;
       out.push(flag(inside ? fx - 20 : fx, inside ? fy - 10 : fy, v.first_player));
+      const pf = (S.prev(ctx) || {}).flag_cell;
+      const fxx = inside ? fx - 20 : fx, fyy = inside ? fy - 10 : fy;
+      if (S.prev(ctx) && S.differs(pf, v.flag_cell)) marks.push(S.mark(fxx - 6, fyy - 20, 28, 38, ctx, "the flag placed"));
+      if (a && a.is_flag) marks.push(S.lot(fxx - 6, fyy - 20, 28, 38, "on auction: the flag"));
     }
-    return out.join("");
+    return out.join("") + marks.join("");
   }
 
-  function progressBoard(v, p, x, y) {
+  function progressBoard(v, p, x, y, ctx) {
     const cols = (v.board && v.board.columns) || [];
     const rowVp = (v.board && v.board.row_vp) || [];
     const cw = 50, rh = 24;
     const out = [];
-    COLS.forEach((name, j) => out.push(S.text(x + 26 + j * cw + cw / 2, y + 10, COL_LABEL[name], {text_anchor: "middle", font_size: 10, fill: "#4a3520"})));
+    const old = prevPlayer(ctx, p.seat || 0);
+    COLS.forEach((name, j) => out.push(S.text(x + 26 + j * cw + cw / 2, y + 10, COL_LABEL[name], {text_anchor: "middle", font_size: 11, fill: "#4a3520"})));
     for (let r = 0; r < 5; r++) {
       const ry = y + 16 + r * rh;
-      out.push(S.text(x + 2, ry + 16, `${rowVp[r] || 0}★`, {font_size: 10, fill: "#7a5a20"}));
+      out.push(S.text(x + 2, ry + 16, `${rowVp[r] || 0}★`, {font_size: 11, fill: "#7a5a20"}));
       COLS.forEach((name, j) => {
         const col = cols[j] || {};
         const here = ((p.rows || [])[j] || 1) === r + 1;
@@ -93,6 +120,7 @@
         const extra = name === "EXPEDITION" && col.hand_limit ? `/${col.hand_limit[r]}` : "";
         out.push(S.rect(x + 26 + j * cw, ry, cw - 3, rh - 3, {rx: 3, fill: here ? S.seatColor(p.seat || 0) : "#efe3c4", stroke: "#cdbd9c"}));
         out.push(S.text(x + 26 + j * cw + (cw - 3) / 2, ry + 15, `${yld === undefined ? "" : yld}${extra}`, {text_anchor: "middle", font_size: 11, fill: here ? "#fff" : "#5a4a35", font_weight: here ? "bold" : "normal"}));
+        if (here && old && ((old.rows || [])[j] || 1) !== r + 1) out.push(S.mark(x + 26 + j * cw, ry, cw - 3, rh - 3, ctx, `${COL_LABEL[name]} marker moved down`));
       });
     }
     return out.join("");
@@ -111,34 +139,45 @@
     return S.g(out.join(""), {class: isColony ? "colony" : "plantation"});
   }
 
-  function player(v, p, meta, x, y, w, h, final) {
+  function player(v, p, meta, x, y, w, h, final, ctx) {
     const seat = p.seat || 0;
     const out = [S.rect(x, y, w, h, {rx: 8, fill: "#fffaf0", stroke: S.seatColor(seat), stroke_width: seat === v.current_seat ? 4 : 2})];
     out.push(S.rect(x, y, w, 24, {rx: 8, fill: S.seatColor(seat)}));
     const fs = (final || []).find((f) => (f.seat || 0) === seat);
     out.push(S.text(x + 10, y + 17, `${S.name(meta, seat)}${v.first_player === seat ? " ⚑" : ""}`, {font_size: 14, fill: "#fff", font_weight: "bold"}));
-    out.push(S.text(x + w - 10, y + 17, fs ? `${fs.total} VP · ${fs.ducats} ducats` : "ducats ?", {font_size: 13, fill: "#fff", text_anchor: "end", class: "ducats"}));
-    out.push(progressBoard(v, p, x + 6, y + 30));
+    const mine = S.sees(v, seat);
+    out.push(S.text(x + w - 10, y + 17, fs ? `${fs.total} VP · ${fs.ducats} ducats` : mine ? `ducats ${v.my_ducats || 0}` : "ducats ?", {font_size: 13, fill: "#fff", text_anchor: "end", class: "ducats"}));
+    out.push(progressBoard(v, p, x + 6, y + 30, ctx));
+    const old = prevPlayer(ctx, seat);
     const ly = y + 30 + 16 + 5 * 24 + 6;
     out.push(S.text(x + 10, ly + 4, `${p.ships} ships · ${p.colonists} colonists · ${p.hand_size} exp. cards · ${p.extra_action_cards} extra act.`, {font_size: 11.5}));
+    const stats = (q) => [q.ships, q.colonists, q.hand_size, q.extra_action_cards].join();
+    if (old && stats(old) !== stats(p)) out.push(S.mark(x + 6, ly - 9, w - 12, 17, ctx, "ships, colonists or cards changed"));
     let lx = x + 10, lyy = ly + 12;
-    for (const l of p.lands || []) {
+    (p.lands || []).forEach((l, k) => {
       const lw = 14 + 15 * Math.max(1, (l.fields || []).length);
       if (lx + lw > x + w - 8) { lx = x + 10; lyy += 36; }
       out.push(land(l, lx, lyy));
+      if (old && S.differs((old.lands || [])[k], l)) out.push(S.mark(lx, lyy, lw, 30, ctx, "spices or land changed"));
       lx += lw + 6;
-    }
+    });
     const ty = lyy + 48;
     const tiles = (p.tiles || []).map((t) => t.name + (t.vp ? ` (${t.vp})` : "")).join(", ");
     out.push(S.text(x + 10, ty, `Colonies: ${(p.colonies || []).map(S.cap).join(", ") || "none"}`, {font_size: 11}));
-    wrap(`Tiles: ${tiles || "none"}`, Math.floor(w / 6.2)).slice(0, 2).forEach((ln, i) => out.push(S.text(x + 10, ty + 15 + i * 13, ln, {font_size: 11})));
+    const tileLines = wrap(`Tiles: ${tiles || "none"}`, Math.floor(w / 6.2)).slice(0, 2);
+    tileLines.forEach((ln, i) => out.push(S.text(x + 10, ty + 15 + i * 13, ln, {font_size: 11})));
+    if (old && (S.differs(old.tiles, p.tiles) || S.differs(old.colonies, p.colonies))) out.push(S.mark(x + 6, ty - 11, w - 12, 44, ctx, "new tile or colony"));
+    if (mine && !fs) {
+      const hand = (v.my_hand || []).map(cardText).join(", ");
+      wrap(`Hand: ${hand || "no Expedition card"}`, Math.floor(w / 6.2)).slice(0, 2).forEach((ln, i) => out.push(S.text(x + 10, ty + 17 + (tileLines.length + i) * 13, ln, {font_size: 11, fill: "#1d4f9a", class: "my-hand"})));
+    }
     return out.join("");
   }
 
-  window.RefereeBoards.goa = function (v, meta) {
+  window.RefereeBoards.goa = function (v, meta, ctx) {
     const W = 1200;
     const out = [];
-    out.push(auctionBoard(v, meta, 16, 30));
+    out.push(auctionBoard(v, meta, 16, 30, ctx));
     const a = v.auction;
     Object.keys(SPICE).forEach((sp, i) => out.push(S.circle(26 + i * 96, 546, 6.5, {fill: SPICE[sp], stroke: "#222", stroke_width: 0.6}) +
       S.text(36 + i * 96, 550, S.cap(sp), {font_size: 12})));
@@ -146,6 +185,8 @@
     const line = (s, extra) => { out.push(S.text(20, y, s, Object.assign({font_size: 13}, extra || {}))); y += 18; };
     line(`${S.cap(v.phase)} · flag holder ${S.name(meta, v.first_player || 0)}${v.current_seat >= 0 ? " · to act: " + S.name(meta, v.current_seat) : ""}`, {id: "status", font_weight: "bold"});
     if (v.decision_kind) line(`decision: ${v.decision_kind.replace("goa.", "").replace(/_/g, " ")}`);
+    const pa = (S.prev(ctx) || {}).auction;
+    if (a && pa && S.differs(pa, a)) out.push(S.mark(16, y - 14, 480, 19, ctx, "bid or pass"));
     if (a) line(`Auction of lot ${a.lot}${a.is_flag ? " (the flag)" : a.tile ? ": " + a.tile.name : ""} · high bid ${a.high_bid}${a.high_bidder >= 0 ? " by " + S.name(meta, a.high_bidder) : ""}`);
     line(`Expedition deck ${v.expedition_deck_size} · discards ${(v.expedition_discard || []).length} · B tiles left ${v.b_tiles_left}`);
     line(`Extra action cards in supply ${v.extra_action_supply}`);
@@ -156,7 +197,7 @@
     // players 2x2 on the right
     const ps = v.players || [];
     const pw = 318, ph = 320;
-    ps.forEach((p, i) => out.push(player(v, p, meta, 540 + (i % 2) * (pw + 10), 10 + Math.floor(i / 2) * (ph + 10), pw, ph, v.final_scores)));
+    ps.forEach((p, i) => out.push(player(v, p, meta, 540 + (i % 2) * (pw + 10), 10 + Math.floor(i / 2) * (ph + 10), pw, ph, v.final_scores, ctx)));
     const H = Math.max(y + 10, 10 + Math.ceil(ps.length / 2) * (ph + 10));
     return S.svg(W, H, out.join(""), "Goa board");
   };

@@ -1,159 +1,361 @@
-// Santa Maria board: each player's 6x6 colony (printed cells and development tiles, buildings
-// with their effects, dice and coins on them, colonists on roads, purple end points), the
-// religion and conquistador tracks, the docks with their ships, the monk spaces, the retreat
-// spaces, the white dice and the tile display. Public view only (ships in a port are face down).
+// Santa Maria board: the religion and conquistador tracks, the docks with their face-up ships,
+// the retreat spaces, the monk spaces, the development tile display, a legend, and each player's
+// 6x6 colony (printed cells and development tiles, buildings with their effects drawn as icons
+// with numbers, dice and coins on them, colonists on roads, purple end-of-game points), with
+// labelled resources. Every text is at least 12 units high (about 12 px at 1400x1000); each cell
+// and space has a tooltip (<title>) with its full description. What the last move changed has an
+// outline in the mover's colour (ctx from viewer.js). Ships in a port are face down: a seat's view
+// (a replay from that seat) and the final view show their faces.
 (function () {
   "use strict";
   const S = window.RefereeSVG;
-  const TERRAIN = {ROAD: "#c9bfae", FARM: "#e8cf5a", FOREST: "#5d9448", MOUNTAIN: "#9b8b78", CITY: "#88b3d9", TOWN_HALL: "#b58ad3"};
-  const RES = [["wood", "#8a5a2b", "wd"], ["wheat", "#e0b43c", "wh"], ["sugar", "#f3f0ea", "su"], ["gem", "#4aa3a0", "ge"], ["gold", "#f2c230", "au"]];
-  const goods = (g) => {
-    if (!g) return "";
+  const W = 1000;
+  const FONT = 12;  // the smallest text drawn anywhere on this board
+  const TERRAIN = {ROAD: "#cfc6b4", FARM: "#ecd66e", FOREST: "#7fb069", MOUNTAIN: "#b3a593", CITY: "#9cc3e4", TOWN_HALL: "#c9a6e0"};
+  const TERRAIN_NAME = {ROAD: "road", FARM: "farm", FOREST: "forest", MOUNTAIN: "mountain", CITY: "city", TOWN_HALL: "town hall"};
+  // resources as the rulebook lists them (Bois, Blé, Sucre, Gemme, Or), then coins and points
+  const RES = [["wood", "#8a5a2b"], ["wheat", "#e3b23c"], ["sugar", "#f7f5ef"], ["gem", "#3fa7a3"], ["gold", "#f2c230"]];
+  const GOODS = ["wood", "wheat", "sugar", "gem", "gold", "coins", "points"];
+  const PLURAL = {gem: "gems", coins: "coins", points: "points"};
+  const SINGULAR = {coins: "coin", points: "point"};
+  const goodsWords = (g) => {
     const parts = [];
-    for (const [k, , a] of RES) if (g[k]) parts.push(`${g[k]}${a}`);
-    if (g.coins) parts.push(`${g.coins}$`);
-    if (g.points) parts.push(`${g.points}★`);
-    return parts.join("+");
+    for (const k of GOODS) {
+      const n = (g || {})[k] || 0;
+      if (n) parts.push(`${n} ${n === 1 ? SINGULAR[k] || k : PLURAL[k] || k}`);
+    }
+    return parts.join(" + ") || "nothing";
   };
-  const effect = (e) => ({
-    PRODUCE: () => "+" + goods(e.gain),
-    EXCHANGE: () => (e.options || []).map((o) => `${goods(o.pay)}→${goods(o.gain)}`).join("|"),
-    SHIP: () => "ship",
-    CONQUISTADOR: () => "⚔",
-    RELIGION: () => "✝",
-  }[e.kind] || (() => "?"))();
+  const DOCK = {coins: "Coins", religion: "Religion", conquistador: "Conquistador", points: "Points"};
+  const RETREAT = {coins: "gain", religion: "Religion action", conquistador: "Conquistador action", ship: "Ship action", road: "road tile"};
+  const nice = (s) => S.cap(s);
 
+  // ---- icons (drawn, no font needed); (x, y) is the icon's centre, r its half size
+  const ICON = {
+    wood: (x, y, r) => S.rect(x - r, y - r, 2 * r, 2 * r, {rx: 1.5, fill: "#8a5a2b", stroke: "#3b2410", stroke_width: 1}),
+    wheat: (x, y, r) => S.rect(x - r, y - r, 2 * r, 2 * r, {rx: 1.5, fill: "#e3b23c", stroke: "#6b4e0a", stroke_width: 1}),
+    sugar: (x, y, r) => S.rect(x - r, y - r, 2 * r, 2 * r, {rx: 1.5, fill: "#f7f5ef", stroke: "#555", stroke_width: 1}),
+    gem: (x, y, r) => `<path d="M${x},${y - r - 1} L${x + r + 1},${y} L${x},${y + r + 1} L${x - r - 1},${y} Z" fill="#3fa7a3" stroke="#174d4b" stroke-width="1"/>`,
+    gold: (x, y, r) => S.rect(x - r, y - r, 2 * r, 2 * r, {rx: 1.5, fill: "#f2c230", stroke: "#7a5200", stroke_width: 1.6}) +
+      S.line(x - r + 2, y, x + r - 2, y, {stroke: "#7a5200", stroke_width: 1}),
+    coins: (x, y, r) => S.circle(x, y, r, {fill: "#f0c64a", stroke: "#8a6a10", stroke_width: 1.2}) + S.circle(x, y, r * 0.45, {fill: "none", stroke: "#8a6a10", stroke_width: 0.8}),
+    points: (x, y, r) => S.star(x, y, r + 1.5),
+    cross: (x, y, r) => `<path d="M${x - 1.6},${y - r - 1} h3.2 v${r * 0.7} h${r * 0.7} v3.2 h${-r * 0.7} v${r * 1.3} h-3.2 v${-r * 1.3} h${-r * 0.7} v-3.2 h${r * 0.7} Z" fill="#7b2d8e" stroke="#3b0f45" stroke-width="0.6"/>`,
+    conq: (x, y, r) => `<path d="M${x - r},${y + r * 0.3} Q${x},${y - r * 1.5} ${x + r},${y + r * 0.3} Z" fill="#8d8d8d" stroke="#333" stroke-width="1"/>` +
+      S.line(x - r - 1.5, y + r * 0.45, x + r + 1.5, y + r * 0.45, {stroke: "#333", stroke_width: 2}) + S.line(x, y - r * 0.6, x, y - r * 1.3, {stroke: "#b3261e", stroke_width: 2}),
+    ship: (x, y, r) => `<path d="M${x - r - 1},${y + 1} H${x + r + 1} L${x + r - 2},${y + r} H${x - r + 2} Z" fill="#6b4423" stroke="#2b1a0a" stroke-width="0.8"/>` +
+      `<path d="M${x},${y - r - 1} V${y + 1} M${x},${y - r - 1} L${x + r},${y - 1} H${x} Z" fill="#fff" stroke="#333" stroke-width="0.8"/>`,
+    colonist: (x, y, r) => S.circle(x, y - r * 0.45, r * 0.5, {fill: "#fff", stroke: "#333"}) + `<path d="M${x - r * 0.8},${y + r} Q${x},${y - r * 0.3} ${x + r * 0.8},${y + r} Z" fill="#fff" stroke="#333"/>`,
+    monk: (x, y, r) => `<path d="M${x - r * 0.8},${y + r} L${x - r * 0.5},${y - r * 0.2} Q${x},${y - r * 1.3} ${x + r * 0.5},${y - r * 0.2} L${x + r * 0.8},${y + r} Z" fill="#6b4a2b" stroke="#2b1a0a" stroke-width="0.8"/>`,
+    tree: (x, y, r) => `<path d="M${x},${y - r - 1} L${x + r},${y + r * 0.6} H${x - r} Z" fill="#2e7d32" stroke="#173d19" stroke-width="0.8"/>` + S.rect(x - 1, y + r * 0.6, 2, r * 0.5, {fill: "#5a3a1a"}),
+    die_white: (x, y, r) => S.rect(x - r, y - r, 2 * r, 2 * r, {rx: 2, fill: "#fff", stroke: "#222"}) + S.circle(x, y, 1.4, {fill: "#222"}),
+    die_blue: (x, y, r) => S.rect(x - r, y - r, 2 * r, 2 * r, {rx: 2, fill: "#2f6fd1", stroke: "#10306a"}) + S.circle(x, y, 1.4, {fill: "#fff"}),
+  };
+  const icon = (k, x, y, r) => (ICON[k] || (() => ""))(x, y, r === undefined ? 5.5 : r);
+
+  // ---- effects as runs of tokens: {t: text} or {i: icon}
+  const goodsTokens = (g, sign) => {
+    const out = [];
+    for (const k of GOODS) {
+      const n = (g || {})[k] || 0;
+      if (n) out.push({t: `${sign}${n}`}, {i: k});
+    }
+    return out;
+  };
+  const EFFECT_ICON = {SHIP: "ship", CONQUISTADOR: "conq", RELIGION: "cross"};
+  // one cell's effects as lines of tokens: productions and actions on one line, each exchange
+  // option on its own line (pay -> gain)
+  function effectLines(effects) {
+    const lines = [];
+    let first = [];
+    for (const e of effects || []) {
+      if (e.kind === "PRODUCE") first = first.concat(goodsTokens(e.gain, "+"));
+      else if (e.kind === "EXCHANGE") for (const o of e.options || []) lines.push(goodsTokens(o.pay, "").concat([{t: "→"}], goodsTokens(o.gain, "")));
+      else if (EFFECT_ICON[e.kind]) first.push({i: EFFECT_ICON[e.kind]});
+    }
+    return (first.length ? [first] : []).concat(lines);
+  }
+  const effectWords = (e) => ({
+    PRODUCE: () => "produces " + goodsWords(e.gain),
+    EXCHANGE: () => "exchange " + (e.options || []).map((o) => `${goodsWords(o.pay)} for ${goodsWords(o.gain)}`).join(", or "),
+    SHIP: () => "a Ship action", CONQUISTADOR: () => "a Conquistador action", RELIGION: () => "a Religion action",
+  }[e.kind] || (() => S.cap(e.kind)))();
+  const CHAR = FONT * 0.62, ICONW = 13;
+  const tokWidth = (t) => (t.i ? ICONW : String(t.t).length * CHAR + 1);
+  const runWidth = (run) => run.reduce((w, t) => w + tokWidth(t), 0);
+  // break a run that is too wide between its groups (a number with its icon; "->" starts a group)
+  function fit(lines, width) {
+    const out = [];
+    for (const run of lines) {
+      if (runWidth(run) <= width) { out.push(run); continue; }
+      const groups = [];
+      for (const t of run) {
+        const last = groups[groups.length - 1];
+        if (last && (t.i || (last.length === 1 && last[0].t === "→"))) last.push(t); else groups.push([t]);
+      }
+      let cur = [];
+      for (const g of groups) {
+        if (cur.length && runWidth(cur.concat(g)) > width) { out.push(cur); cur = []; }
+        cur = cur.concat(g);
+      }
+      if (cur.length) out.push(cur);
+    }
+    return out;
+  }
+  function drawRun(run, cx, y) {
+    let x = cx - runWidth(run) / 2;
+    const out = [];
+    for (const t of run) {
+      if (t.i) out.push(icon(t.i, x + ICONW / 2, y - 4, 5));
+      else out.push(S.text(x, y, t.t, {font_size: FONT, fill: "#1c140c", font_weight: "bold"}));
+      x += tokWidth(t);
+    }
+    return out.join("");
+  }
+
+  function cellTitle(c, ct) {
+    const parts = [`(${c.row},${c.col}) ${TERRAIN_NAME[ct.terrain] || S.cap(ct.terrain)}${c.printed ? " (printed)" : " (development tile)"}`];
+    for (const e of ct.effects || []) parts.push(effectWords(e));
+    if (ct.colonists) parts.push(`${ct.colonists} colonist${ct.colonists > 1 ? "s" : ""}`);
+    if (ct.end_points) parts.push(`${ct.end_points} points at the end of the game`);
+    if (c.die && c.die !== "DIE_COLOR_UNSPECIFIED") parts.push(`a ${c.die.toLowerCase()} die on it (used this year)`);
+    if (c.coins) parts.push(`${c.coins} coin${c.coins > 1 ? "s" : ""} on it (activated this year)`);
+    return parts.join("; ");
+  }
+
+  // one colony cell (also the cells of the display's tiles, with show=false for no markers)
   function cell(c, x, y, s) {
     const ct = c.content || {};
     const out = [S.rect(x + 1, y + 1, s - 2, s - 2, {rx: 3, fill: TERRAIN[ct.terrain] || "#f4ecd8",
-      stroke: ct.end_points ? "#7b2d8e" : c.printed ? "#8a7a60" : "#3b2a1a", stroke_width: ct.end_points ? 3 : c.printed ? 1 : 1.8})];
-    const fx = (ct.effects || []).map(effect);
+      stroke: c.printed === false ? "#3b2a1a" : "#8a7a60", stroke_width: c.printed === false ? 2.2 : 1})];
+    if (ct.end_points) out.push(S.rect(x + 3.5, y + 3.5, s - 7, s - 7, {rx: 3, fill: "none", stroke: "#7b2d8e", stroke_width: 2.5}));
     if (ct.terrain === "ROAD") {
-      for (let k = 0; k < (ct.colonists || 0); k++) out.push(S.circle(x + s / 2 + (k - ((ct.colonists || 1) - 1) / 2) * 11, y + s / 2, 4.5, {fill: "#fff", stroke: "#333"}));
+      const n = ct.colonists || 0;
+      for (let k = 0; k < n; k++) out.push(icon("colonist", x + s / 2 + (k - (n - 1) / 2) * 13, y + s / 2, 6));
     } else {
-      const txt = fx.join(" ");
-      const lines = txt.length > 9 ? [fx.slice(0, Math.ceil(fx.length / 2)).join(" "), fx.slice(Math.ceil(fx.length / 2)).join(" ")] : [txt];
-      lines.forEach((ln, i) => out.push(S.text(x + s / 2, y + 15 + i * 11, ln, {text_anchor: "middle", font_size: ln.length > 11 ? 7.5 : 9.5, fill: "#1c140c"})));
-      if (ct.terrain === "TOWN_HALL") out.push(S.text(x + s / 2, y + s - 5, "town hall", {text_anchor: "middle", font_size: 7, fill: "#3b1a4a"}));
+      const lines = fit(effectLines(ct.effects), s - 6);
+      const lh = lines.length * (FONT + 3) > s - 4 ? FONT + 1 : FONT + 3, top = y + Math.max(FONT + 3, (s - lines.length * lh) / 2 + FONT - 1);
+      lines.forEach((run, i) => out.push(drawRun(run, x + s / 2, top + i * lh)));
     }
-    if (ct.end_points) out.push(S.text(x + s - 4, y + s - 4, String(ct.end_points), {text_anchor: "end", font_size: 10, font_weight: "bold", fill: "#7b2d8e"}));
-    if (c.die && c.die !== "DIE_COLOR_UNSPECIFIED") {
-      out.push(S.rect(x + 4, y + s - 17, 13, 13, {rx: 2, fill: c.die === "BLUE" ? "#2f6fd1" : "#fff", stroke: "#222"}));
+    if (ct.end_points) out.push(S.text(x + s - 6, y + s - 6, String(ct.end_points), {text_anchor: "end", font_size: FONT, font_weight: "bold", fill: "#7b2d8e"}));
+    if (c.die && c.die !== "DIE_COLOR_UNSPECIFIED") out.push(icon(c.die === "BLUE" ? "die_blue" : "die_white", x + 11, y + s - 11, 7));
+    if (c.coins) {
+      out.push(S.circle(x + s - 11, y + 11, 9, {fill: "#f0c64a", stroke: "#8a6a10"}));
+      out.push(S.text(x + s - 11, y + 15.5, String(c.coins), {text_anchor: "middle", font_size: FONT, font_weight: "bold"}));
     }
-    if (c.coins) out.push(S.circle(x + s - 10, y + 10, 7, {fill: "#f2c230", stroke: "#8a6a10"}) + S.text(x + s - 10, y + 13.5, String(c.coins), {text_anchor: "middle", font_size: 9}));
-    out.push(S.title(`(${c.row},${c.col}) ${S.cap(ct.terrain)}${fx.length ? ": " + fx.join(", ") : ""}${ct.colonists ? `, ${ct.colonists} colonist(s)` : ""}${ct.end_points ? `, ${ct.end_points} end points` : ""}${c.die && c.die !== "DIE_COLOR_UNSPECIFIED" ? ", " + S.cap(c.die) + " die" : ""}${c.coins ? `, ${c.coins} coins` : ""}`));
+    out.push(S.title(cellTitle(c, ct)));
     return S.g(out.join(""), {class: "cell"});
   }
 
-  function colony(v, p, meta, x, y, w) {
-    const seat = p.seat || 0;
-    const s = Math.floor((w - 24) / 6);
-    const out = [S.rect(x, y, w, 24 + 6 * s + 128, {rx: 8, fill: "#fffaf0", stroke: S.seatColor(seat), stroke_width: seat === v.current_seat ? 4 : 2})];
-    out.push(S.rect(x, y, w, 24, {rx: 8, fill: S.seatColor(seat)}));
-    out.push(S.text(x + 8, y + 17, `${S.name(meta, seat)}${v.first_player === seat ? " ⚑" : ""} · board ${p.colony_board}`, {font_size: 13, fill: "#fff", font_weight: "bold"}));
-    out.push(S.text(x + w - 8, y + 17, `${p.points} ★`, {font_size: 14, fill: "#fff", font_weight: "bold", text_anchor: "end", class: "points"}));
-    const gx = x + 18, gy = y + 30;
-    for (let i = 0; i < 6; i++) {
-      out.push(S.text(gx - 9, gy + i * s + s / 2 + 4, String(i + 1), {font_size: 9, fill: "#2f6fd1", text_anchor: "middle"}));
-      out.push(S.text(gx + i * s + s / 2, y + 30 + 6 * s + 10, String(i + 1), {font_size: 9, fill: "#666", text_anchor: "middle"}));
-    }
-    out.push(S.rect(gx, gy, 6 * s, 6 * s, {fill: "#efe6cf", stroke: "#b39b6b"}));
-    for (const c of p.colony || []) out.push(cell(c, gx + (c.col - 1) * s, gy + (c.row - 1) * s, s));
-    let ly = gy + 6 * s + 26;
-    // resources and coins
-    out.push(S.circle(x + 16, ly - 4, 8, {fill: "#f2c230", stroke: "#8a6a10"}) + S.text(x + 28, ly, `${p.coins}`, {font_size: 12, class: "coins"}));
-    RES.forEach(([k, col, a], i) => {
-      const n = (p.resources || {})[k] || 0;
-      out.push(S.rect(x + 52 + i * 44, ly - 12, 14, 14, {rx: 2, fill: col, stroke: "#555"}) + S.text(x + 70 + i * 44, ly, `${n}`, {font_size: 12}) + S.title(`${k}: ${n}`));
-    });
-    ly += 20;
-    const blue = (p.blue_dice || []).map((d) => `[${d}]`).join(" ");
-    out.push(S.text(x + 8, ly, `blue dice ${blue || "-"} (${p.blue_unlocked} unlocked) · white used ${p.white_used}/${p.white_limit}`, {font_size: 11}));
-    ly += 16;
-    out.push(S.text(x + 8, ly, `monks left ${p.monks_left} · next activation ${p.activation_cost}$ · ${p.retreat_space >= 0 ? "retreated (space " + (p.retreat_space + 1) + ")" : "in the market"}`, {font_size: 11}));
-    ly += 16;
-    const port = ((p.port && p.port.ships_per_dock) || []).map((n, i) => `dock ${i + 1}: ${n}`).join(" · ");
-    out.push(S.text(x + 8, ly, `port ships ${port}`, {font_size: 11}));
-    ly += 16;
-    if ((p.scholars || []).length) out.push(S.text(x + 8, ly, `scholars: ${p.scholars.map(S.cap).join(", ")}`, {font_size: 10.5}));
-    return out.join("");
-  }
-
-  function track(label, t, value, x, y, w, meta, players, marks) {
+  function track(label, t, value, x, y, w, meta, players, deco, ctx, prevPlayers) {
     const n = (t.length || 0) + 1, cw = w / n;
-    const out = [S.text(x, y - 6, label, {font_size: 13, font_weight: "bold", fill: "#4a3520"})];
+    const out = [S.text(x, y - 7, label, {font_size: 14, font_weight: "bold", fill: "#4a3520"})];
     for (let i = 0; i < n; i++) {
-      const mark = marks(i);
-      out.push(S.rect(x + i * cw, y, cw - 2, 26, {rx: 2, fill: mark ? "#e2cf94" : "#efe3c4", stroke: "#cdbd9c"}));
-      out.push(S.text(x + i * cw + 3, y + 10, String(i), {font_size: 8, fill: "#7a6a55"}));
-      if (mark) out.push(S.text(x + i * cw + cw - 4, y + 10, mark, {font_size: 9, text_anchor: "end", fill: "#6a4a10"}));
+      const d = deco(i);
+      out.push(S.g(S.rect(x + i * cw, y, cw - 2, 34, {rx: 3, fill: d.length ? "#e8d6a0" : "#efe3c4", stroke: "#cdbd9c"}) +
+        S.text(x + i * cw + 4, y + 14, String(i), {font_size: FONT, fill: "#6a5a45"}) +
+        d.map((k, j) => icon(k, x + i * cw + cw - 9 - j * 14, y + 9, 5)).join("") +
+        S.title(`space ${i}${d.length ? ": " + d.map((k) => ({monk: "recruit a monk", gold: "gain 1 gold", tree: "solo goal (tree)"}[k] || k)).join(", ") : ""}`)));
     }
     players.forEach((p, k) => {
       const pos = Math.min(n - 1, value(p));
-      out.push(S.circle(x + pos * cw + 7 + (k % 4) * 8, y + 19, 4.5, {fill: S.seatColor(p.seat || 0), stroke: "#111"}) + S.title(`${S.name(meta, p.seat || 0)}: ${value(p)}`));
+      const cx = x + pos * cw + 8 + (k % 4) * 12, cy = y + 26;
+      out.push(S.g(S.circle(cx, cy, 5.5, {fill: S.seatColor(p.seat || 0), stroke: "#111"}) + S.title(`${S.name(meta, p.seat || 0)}: space ${value(p)}`), {class: "marker"}));
+      const old = (prevPlayers || []).find((q) => (q.seat || 0) === (p.seat || 0));
+      if (old && value(old) !== value(p)) out.push(S.mark(cx - 6, cy - 6, 12, 12, ctx, `${S.name(meta, p.seat || 0)} moved to space ${value(p)}`));
     });
     return out.join("");
   }
 
-  window.RefereeBoards.santa_maria = function (v, meta) {
-    const W = 1200;
+  function legend(x, y, w) {
+    const items = [
+      ...RES.map(([k]) => [k, PLURAL[k] || k]), ["coins", "coins"], ["points", "points"],
+      ["colonist", "colonist"], ["cross", "Religion action"], ["conq", "Conquistador action"], ["ship", "Ship action"],
+      ["die_white", "white die"], ["die_blue", "blue die"], ["monk", "monk symbol"], ["gold", "gold symbol (track)"],
+    ];
+    const out = [S.rect(x, y, w, 114, {rx: 6, fill: "#fffaf0", stroke: "#cdbd9c"}), S.text(x + 10, y + 18, "Legend", {font_size: 14, font_weight: "bold", fill: "#4a3520"})];
+    const colw = (w - 20) / 6;
+    items.slice(0, -1).forEach(([k, label], i) => {
+      const cx = x + 10 + (i % 6) * colw, cy = y + 38 + Math.floor(i / 6) * 20;
+      out.push(icon(k, cx + 6, cy - 4, 5.5) + S.text(cx + 16, cy, label, {font_size: FONT}));
+    });
+    let tx = x + 10;
+    const ty = y + 100;
+    for (const [k, c] of Object.entries(TERRAIN)) {
+      out.push(S.rect(tx, ty - 11, 14, 14, {rx: 2, fill: c, stroke: "#8a7a60"}) + S.text(tx + 18, ty, TERRAIN_NAME[k], {font_size: FONT}));
+      tx += 34 + TERRAIN_NAME[k].length * 7;
+    }
+    out.push(S.rect(tx, ty - 11, 14, 14, {rx: 2, fill: "#f4ecd8", stroke: "#7b2d8e", stroke_width: 2.5}) + S.text(tx + 18, ty, "points at the end", {font_size: FONT}));
+    tx += 140;
+    out.push(S.rect(tx, ty - 11, 14, 14, {rx: 2, fill: "#f4ecd8", stroke: "#3b2a1a", stroke_width: 2.2}) + S.text(tx + 18, ty, "development tile", {font_size: FONT}));
+    tx += 130;
+    out.push(S.text(tx, ty, "a → b: pay a, gain b", {font_size: FONT}));
+    return S.g(out.join(""), {id: "legend", class: "legend"});
+  }
+
+  function resourcesRow(p, x, y, w, ctx, old) {
+    const out = [];
+    const res = p.resources || {};
+    const items = RES.map(([k]) => [k, PLURAL[k] || k, res[k] || 0]).concat([["coins", "coins", p.coins || 0]]);
+    const colw = (w - 16) / 3;
+    items.forEach(([k, label, n], i) => {
+      const cx = x + 8 + (i % 3) * colw, cy = y + Math.floor(i / 3) * 19;
+      out.push(S.g(icon(k, cx + 7, cy - 4, 6) + S.text(cx + 18, cy, `${label} ${n}`, {font_size: FONT, class: k === "coins" ? "coins" : "resource"}) + S.title(`${label}: ${n}`)));
+    });
+    if (old && (S.differs(old.resources, p.resources) || old.coins !== p.coins)) out.push(S.mark(x + 4, y - 15, w - 8, 38, ctx, "resources or coins"));
+    return out.join("");
+  }
+
+  // one player's colony panel: [svg, height]
+  function colony(v, p, meta, x, y, w, ctx) {
+    const seat = p.seat || 0;
+    const old = ((S.prev(ctx) || {}).players || []).find((q) => (q.seat || 0) === seat);
+    const s = Math.floor((w - 30) / 6);
+    const gx = x + 22, gy = y + 34;
+    const out = [];
+    out.push(S.rect(x, y, w, 26, {rx: 8, fill: S.seatColor(seat)}));
+    const head = `${S.name(meta, seat)} · board ${p.colony_board}`;
+    out.push(S.text(x + 10, y + 18, head, {font_size: 14, fill: "#fff", font_weight: "bold"}));
+    if (v.first_player === seat) out.push(S.g(S.pennant(x + 18 + head.length * 8.4, y + 7, "#fff") + S.title("first player")));
+    const ptxt = `${p.points} points`;
+    out.push(S.g(S.star(x + w - 24 - ptxt.length * 8.2, y + 13, 8, {fill: "#fff", stroke: "#fff"}) + S.text(x + w - 10, y + 18, ptxt, {font_size: 14, fill: "#fff", font_weight: "bold", text_anchor: "end", class: "points"})));
+    if (old && old.points !== p.points) out.push(S.mark(x + w - 82, y + 3, 76, 20, ctx, "points"));
+    for (let i = 0; i < 6; i++) {
+      out.push(S.text(gx - 11, gy + i * s + s / 2 + 4, String(i + 1), {font_size: FONT, fill: "#2f4f8a", text_anchor: "middle"}));
+      out.push(S.text(gx + i * s + s / 2, gy + 6 * s + 14, String(i + 1), {font_size: FONT, fill: "#2f4f8a", text_anchor: "middle"}));
+    }
+    out.push(S.rect(gx, gy, 6 * s, 6 * s, {fill: "#efe6cf", stroke: "#b39b6b"}));
+    const before = {};
+    for (const c of (old && old.colony) || []) before[`${c.row},${c.col}`] = c;
+    for (const c of p.colony || []) {
+      const cx = gx + (c.col - 1) * s, cy = gy + (c.row - 1) * s;
+      out.push(cell(c, cx, cy, s));
+      if (old && S.differs(before[`${c.row},${c.col}`], c)) out.push(S.mark(cx + 1, cy + 1, s - 2, s - 2, ctx, `(${c.row},${c.col})`));
+    }
+    let ly = gy + 6 * s + 36;
+    out.push(resourcesRow(p, x, ly, w, ctx, old));
+    ly += 42;
+    const line = (txt, a) => { out.push(S.text(x + 10, ly, txt, Object.assign({font_size: FONT}, a || {}))); ly += 17; };
+    const blue = (p.blue_dice || []).join(", ");
+    line(`blue dice: ${blue || "none left"} (${p.blue_unlocked} unlocked) · white dice used ${p.white_used}/${p.white_limit}`);
+    line(`monks left ${p.monks_left} · next activation costs ${p.activation_cost} coin${p.activation_cost === 1 ? "" : "s"}`);
+    line(p.retreat_space >= 0 ? `retreated to space ${p.retreat_space + 1}` : "on the market square (still playing this year)");
+    const docks = v.docks || [];
+    const per = (p.port && p.port.ships_per_dock) || [];
+    line(`port: ${per.map((n, i) => `${DOCK[(docks[i] || {}).bonus] || "dock " + (i + 1)} ${n}`).join(" · ")}`);
+    const own = (p.port && p.port.own_ships) || [];
+    if (own.length) line(`ships: ${own.map((o) => `${DOCK[(docks[o.dock || 0] || {}).bonus] || ""} ${(o.ship || {}).points || 0} pts`).join(", ")}`, {fill: "#1d4f9a", class: "own-ships"});
+    else if (per.some((n) => n > 0)) line("ships face down: points hidden", {fill: "#7a6a55"});
+    if ((p.scholars || []).length) line(`scholars: ${p.scholars.map(nice).join(", ")}`);
+    if (old && (S.differs(old.port, p.port) || old.retreat_space !== p.retreat_space || old.monks_left !== p.monks_left)) out.push(S.mark(x + 4, gy + 6 * s + 64, w - 8, ly - (gy + 6 * s + 64) - 8, ctx, "port, monks or retreat"));
+    const h = ly - y + 2;
+    return [S.rect(x, y, w, h, {rx: 8, fill: "#fffaf0", stroke: S.seatColor(seat), stroke_width: seat === v.current_seat ? 4 : 2}) + out.join(""), h];
+  }
+
+  window.RefereeBoards.santa_maria = function (v, meta, ctx) {
     const ps = v.players || [];
+    const pv = S.prev(ctx);
     const out = [];
     const rel = v.religion_track || {}, con = v.conquistador_track || {};
-    out.push(track("Religion track", rel, (p) => p.religion || 0, 16, 26, 560, meta, ps,
-      (i) => ((rel.monk_symbols || []).includes(i) ? "monk" : "")));
-    out.push(track("Conquistador track", con, (p) => p.conquistador || 0, 600, 26, 580, meta, ps,
-      (i) => [((con.gold_symbols || []).includes(i) ? "gold" : ""), ((con.trees || []).includes(i) && ps.length === 1 ? "tree" : "")].filter(Boolean).join(" ")));
-    // docks and ships
-    let y = 84;
-    out.push(S.text(16, y, "Docks (face-up ship, bonus)", {font_size: 13, font_weight: "bold", fill: "#4a3520"}));
+    let y = 30;
+    out.push(track("Religion track", rel, (p) => p.religion || 0, 16, y, W - 32, meta, ps,
+      (i) => ((rel.monk_symbols || []).includes(i) ? ["monk"] : []), ctx, pv && pv.players));
+    y += 64;
+    const table = (v.conquistador_points || []).join(" / ");
+    out.push(track(`Conquistador track${table ? " (points this year: " + table + ")" : ""}`, con, (p) => p.conquistador || 0, 16, y, W - 32, meta, ps,
+      (i) => [(con.gold_symbols || []).includes(i) ? "gold" : "", (con.trees || []).includes(i) && ps.length === 1 ? "tree" : ""].filter(Boolean), ctx, pv && pv.players));
+    // docks and their face-up ships
+    y += 64;
+    out.push(S.text(16, y, "Docks: face-up ship (cost, points) and the bonus each ship in a port gives on retreat", {font_size: 14, font_weight: "bold", fill: "#4a3520"}));
     (v.docks || []).forEach((d, i) => {
-      const slot = (v.ship_slots || []).find((s) => (s.dock || 0) === (d.dock || 0)) || {};
-      const x = 16 + i * 140;
-      out.push(S.rect(x, y + 8, 132, 44, {rx: 5, fill: "#d6e6f2", stroke: "#5a7fa0"}));
-      out.push(S.text(x + 6, y + 24, `${i + 1}: ${d.bonus}${goods(d.gain) ? " " + goods(d.gain) : ""}`, {font_size: 11}));
-      out.push(S.text(x + 6, y + 42, slot.present ? `ship cost ${goods(slot.ship.cost) || "-"} · ${slot.ship.points}★` : "no ship", {font_size: 11}));
+      const slot = (v.ship_slots || []).find((q) => (q.dock || 0) === (d.dock || 0)) || {};
+      const x = 16 + i * 192, yy = y + 8;
+      const bonus = d.bonus === "coins" || d.bonus === "points" ? `+${goodsWords(d.gain)}` : `a ${DOCK[d.bonus]} action`;
+      const short = d.bonus === "coins" || d.bonus === "points" ? ` (+${Object.values(d.gain || {}).reduce((a, b) => a + (b || 0), 0)})` : "";
+      const parts = [S.rect(x, yy, 184, 58, {rx: 5, fill: "#d6e6f2", stroke: "#5a7fa0"}),
+        icon(d.bonus === "religion" ? "cross" : d.bonus === "conquistador" ? "conq" : d.bonus, x + 12, yy + 13, 6),
+        S.text(x + 24, yy + 18, `${i + 1}. ${DOCK[d.bonus] || d.bonus} dock${short}`, {font_size: FONT})];
+      if (slot.present) {
+        parts.push(icon("ship", x + 12, yy + 40, 6));
+        parts.push(drawRun(goodsTokens((slot.ship || {}).cost, "").concat([{t: "→"}, {t: String((slot.ship || {}).points || 0)}, {i: "points"}]), x + 24 + runWidth(goodsTokens((slot.ship || {}).cost, "").concat([{t: "→"}, {t: "0"}, {i: "points"}])) / 2, yy + 44));
+      } else parts.push(S.text(x + 24, yy + 44, "no ship left", {font_size: FONT, fill: "#6a5a45"}));
+      parts.push(S.title(`dock ${i + 1} (${DOCK[d.bonus]}): ${slot.present ? `ship costing ${goodsWords(slot.ship.cost)}, ${slot.ship.points} points at the end` : "no face-up ship"}; each ship of this dock in a port gives ${bonus} on retreat`));
+      out.push(S.g(parts.join(""), {class: "dock"}));
+      const ps0 = pv && (pv.ship_slots || []).find((q) => (q.dock || 0) === (d.dock || 0));
+      if (pv && S.differs(ps0, slot)) out.push(S.mark(x, yy, 184, 58, ctx, "ship taken"));
     });
-    out.push(S.text(590, y + 24, `ship pile ${v.ships_left} · road tiles ${v.road_tiles_left}`, {font_size: 11}));
-    out.push(S.text(590, y + 42, `white dice: ${(v.white_dice || []).map((d) => `[${d}]`).join(" ") || "-"}${(v.shared_blue_dice || []).length ? " · blue pool " + v.shared_blue_dice.map((d) => `[${d}]`).join(" ") : ""}`, {font_size: 12}));
+    const dice = (v.white_dice || []);
+    const dx = 16 + 4 * 192 + 4;
+    out.push(S.text(dx, y + 24, `ship pile ${v.ships_left} · road tiles ${v.road_tiles_left}`, {font_size: FONT}));
+    out.push(S.text(dx, y + 44, "white dice:", {font_size: FONT}));
+    dice.forEach((d, i) => out.push(S.rect(dx + 70 + i * 22, y + 31, 18, 18, {rx: 3, fill: "#fff", stroke: "#222"}) + S.text(dx + 79 + i * 22, y + 45, String(d), {font_size: FONT, text_anchor: "middle", font_weight: "bold"})));
+    if ((v.shared_blue_dice || []).length) {
+      out.push(S.text(dx, y + 64, "blue pool:", {font_size: FONT}));
+      v.shared_blue_dice.forEach((d, i) => out.push(S.rect(dx + 70 + i * 22, y + 51, 18, 18, {rx: 3, fill: "#2f6fd1", stroke: "#10306a"}) + S.text(dx + 79 + i * 22, y + 65, String(d), {font_size: FONT, text_anchor: "middle", font_weight: "bold", fill: "#fff"})));
+    }
+    if (pv && (S.differs(pv.white_dice, v.white_dice) || S.differs(pv.shared_blue_dice, v.shared_blue_dice))) out.push(S.mark(dx - 2, y + 28, W - 16 - dx, 24, ctx, "a die taken"));
     // retreat spaces
-    y = 158;
-    out.push(S.text(16, y, "Retreat spaces", {font_size: 13, font_weight: "bold", fill: "#4a3520"}));
+    y += 92;
+    out.push(S.text(16, y, "Retreat spaces (the top one is first player next year)", {font_size: 14, font_weight: "bold", fill: "#4a3520"}));
     (v.retreat_spaces || []).forEach((r, i) => {
-      const x = 16 + i * 112;
-      out.push(S.rect(x, y + 8, 104, 30, {rx: 5, fill: r.occupant >= 0 ? S.seatColor(r.occupant) : "#efe3c4", stroke: "#b39b6b"}));
-      out.push(S.text(x + 6, y + 28, `${i + 1}. ${r.action}${goods(r.gain) ? " " + goods(r.gain) : ""}`, {font_size: 11, fill: r.occupant >= 0 ? "#fff" : "#222"}));
+      const x = 16 + i * 194, yy = y + 8;
+      const occ = r.occupant >= 0;
+      const what = r.action === "coins" ? `gain ${goodsWords(r.gain)}` : RETREAT[r.action] || r.action;
+      out.push(S.g(S.rect(x, yy, 186, 28, {rx: 5, fill: occ ? S.seatColor(r.occupant) : "#efe3c4", stroke: "#b39b6b"}) +
+        S.text(x + 8, yy + 19, `${i + 1}. ${what}${occ ? " · " + S.name(meta, r.occupant) : ""}`, {font_size: FONT, fill: occ ? "#fff" : "#222"}) +
+        S.title(`retreat space ${i + 1}: ${what}${occ ? "; taken by " + S.name(meta, r.occupant) : ""}`), {class: "retreat"}));
+      const pr = pv && (pv.retreat_spaces || [])[i];
+      if (pr && pr.occupant !== r.occupant) out.push(S.mark(x, yy, 186, 28, ctx, `retreat space ${i + 1}`));
     });
     // monk spaces
-    out.push(S.text(600, y, "Monk spaces", {font_size: 13, font_weight: "bold", fill: "#4a3520"}));
+    y += 58;
+    out.push(S.text(16, y, "Monk spaces: Scholars, Bishops, Missionary camps (2 coins to each monk already there)", {font_size: 14, font_weight: "bold", fill: "#4a3520"}));
     (v.monk_spaces || []).forEach((m, i) => {
-      const x = 600 + (i % 6) * 98, yy = y + 8 + Math.floor(i / 6) * 34;
-      const label = m.kind === "camp" ? `camp ${goods(m.reward)}` : `${m.kind === "bishop" ? "✝" : "📜"} ${S.cap(m.tile)}${m.points ? " " + m.points + "★" : ""}`;
-      out.push(S.rect(x, yy, 94, 30, {rx: 4, fill: m.kind === "camp" ? "#e9dfc3" : m.kind === "bishop" ? "#e6d3ea" : "#d8e6cc", stroke: "#b39b6b"}));
-      out.push(S.text(x + 4, yy + 12, label.replace("📜 ", ""), {font_size: 8.5}));
-      (m.monks || []).forEach((s, k) => out.push(S.circle(x + 10 + k * 12, yy + 22, 4.5, {fill: S.seatColor(s), stroke: "#111"})));
+      const x = 16 + (i % 5) * 194, yy = y + 8 + Math.floor(i / 5) * 46;
+      const kind = m.kind === "camp" ? "Missionary camp" : m.kind === "bishop" ? "Bishop (-2 pts)" : `Scholar${m.points ? " · " + m.points + " pts" : ""}`;
+      const what = m.kind === "camp" ? `+${goodsWords(m.reward)}` : nice(m.tile);
+      const label = `${kind}: ${what}`;
+      const parts = [S.rect(x, yy, 186, 40, {rx: 4, fill: m.kind === "camp" ? "#e9dfc3" : m.kind === "bishop" ? "#e6d3ea" : "#d8e6cc", stroke: "#b39b6b"}),
+        S.text(x + 6, yy + 16, kind, {font_size: FONT, fill: "#5a4a35"}), S.text(x + 6, yy + 33, what, {font_size: FONT, font_weight: "bold"})];
+      (m.monks || []).forEach((s, k) => parts.push(S.circle(x + 176 - k * 13, yy + 12, 5.5, {fill: S.seatColor(s), stroke: "#111"})));
+      parts.push(S.title(`${label}${(m.monks || []).length ? "; monks of " + m.monks.map((s) => S.name(meta, s)).join(", ") : ""}`));
+      out.push(S.g(parts.join(""), {class: "monk-space"}));
+      const pm = pv && (pv.monk_spaces || [])[i];
+      if (pm && S.differs(pm.monks, m.monks)) out.push(S.mark(x, yy, 186, 40, ctx, "monk placed"));
     });
-    // display
-    y = 248;
-    out.push(S.text(16, y, `Development tiles (year ${v.year} of 3) · piles: ${v.doubles_left} doubles, ${v.triples_left} triples`, {font_size: 13, font_weight: "bold", fill: "#4a3520"}));
+    y += 8 + Math.ceil((v.monk_spaces || []).length / 5) * 46 + 22;
+    // the display of development tiles
+    out.push(S.text(16, y, `Development tiles (year ${v.year} of 3): doubles cost 2 wood, triples 2 wood + 1 wheat · piles: ${v.doubles_left} doubles, ${v.triples_left} triples`, {font_size: 14, font_weight: "bold", fill: "#4a3520"}));
+    const ts = 60;
+    let dx0 = 16, rowY = y + 12, tileRowH = 0, triples = false;
     (v.display || []).forEach((t, i) => {
-      const x = 16 + i * 58, yy = y + 10, s = 26;
-      if (!t.present) { out.push(S.rect(x, yy, 52, 54, {rx: 3, fill: "none", stroke: "#cdbd9c", stroke_dasharray: "3 2"})); return; }
-      for (const c of t.cells || []) out.push(S.rect(x + (c.dc || 0) * s, yy + (c.dr || 0) * s, s - 1, s - 1, {fill: TERRAIN[(c.content || {}).terrain] || "#eee", stroke: "#3b2a1a"}));
+      const cells = t.cells || [];
+      const cols = Math.max(2, ...cells.map((c) => (c.dc || 0) + 1)), rows = Math.max(1, ...cells.map((c) => (c.dr || 0) + 1));
+      if ((t.triple && !triples) || dx0 + cols * ts > W - 16) { triples = triples || t.triple; if (dx0 > 16) { rowY += tileRowH + 12; tileRowH = 0; dx0 = 16; } }
+      const x = dx0, yy = rowY, tw = cols * ts, th = rows * ts;
+      if (!t.present) out.push(S.g(S.rect(x, yy, 2 * ts, ts, {rx: 3, fill: "none", stroke: "#cdbd9c", stroke_dasharray: "3 2"}) + S.title("bought this year")));
+      else for (const c of cells) out.push(cell({row: (c.dr || 0) + 1, col: (c.dc || 0) + 1, content: c.content, printed: false}, x + (c.dc || 0) * ts, yy + (c.dr || 0) * ts, ts));
+      const pd = pv && (pv.display || [])[i];
+      if (pd && pd.present !== t.present) out.push(S.mark(x, yy, t.present ? tw : 2 * ts, t.present ? th : ts, ctx, "development tile bought"));
+      dx0 += (t.present ? tw : 2 * ts) + 14;
+      tileRowH = Math.max(tileRowH, t.present ? th : ts);
     });
-    // colonies
-    const per = Math.min(4, Math.max(ps.length, 2));
-    const cw = (W - 32 - (per - 1) * 10) / per;
-    const top = 330;
-    let bottom = top;
+    y = rowY + tileRowH + 10;
+    out.push(legend(16, y, W - 32));
+    y += 130;
+    // colonies, two per row (legible cells: about 75 units)
+    const per = 2, cw = (W - 32 - 14) / per;
+    let rowTop = y, rowH = 0;
     ps.forEach((p, i) => {
-      const x = 16 + (i % per) * (cw + 10), yy = top + Math.floor(i / per) * (cw + 160);
-      out.push(colony(v, p, meta, x, yy, cw));
-      bottom = Math.max(bottom, yy + 24 + 6 * Math.floor((cw - 24) / 6) + 132);
+      if (i && i % per === 0) { rowTop += rowH + 14; rowH = 0; }
+      const [svg, h] = colony(v, p, meta, 16 + (i % per) * (cw + 14), rowTop, cw, ctx);
+      rowH = Math.max(rowH, h);
+      out.push(svg);
     });
-    let fy = bottom + 18;
-    out.push(S.text(16, fy, `${S.cap(v.phase)} · year ${v.year}${v.current_seat >= 0 ? " · to act: " + S.name(meta, v.current_seat) : ""}${v.pending && v.pending.kind ? " (" + v.pending.kind.replace("santa_maria.", "").replace(/_/g, " ") + ")" : ""}`, {font_size: 13, id: "status"}));
-    fy += 6;
+    let fy = rowTop + rowH + 24;
+    const pend = v.pending && v.pending.kind ? ` (${v.pending.kind.replace("santa_maria.", "").replace(/_/g, " ")})` : "";
+    out.push(S.text(16, fy, `${S.cap(v.phase)} · year ${v.year}${v.current_seat >= 0 ? " · to act: " + S.name(meta, v.current_seat) : ""}${pend}`, {font_size: 14, id: "status"}));
+    fy += 10;
     return S.svg(W, fy, out.join(""), "Santa Maria board");
   };
 })();

@@ -138,7 +138,7 @@
       const board = $("board");
       const draw = window.RefereeBoards[this.opts.game];
       try {
-        board.innerHTML = draw ? draw(view, this.meta) : `<pre>${window.RefereeSVG.esc(JSON.stringify(view, null, 1))}</pre>`;
+        board.innerHTML = draw ? draw(view, this.meta, {v: f.v, seat: f.seat, events: f.events || [], prev: i > 0 ? this.views[i - 1] : null, viewer_seat: this.opts.viewer_seat === undefined ? null : this.opts.viewer_seat}) : `<pre>${window.RefereeSVG.esc(JSON.stringify(view, null, 1))}</pre>`;
       } catch (err) {
         board.innerHTML = `<pre class="render-error">cannot draw this view: ${window.RefereeSVG.esc(err)}</pre>`;
       }
