@@ -97,7 +97,7 @@ def sheets_section(name: str) -> str:
 #: "..." or “...”
 QUOTED = re.compile(r"""'((?:[^'\n`]|'(?=\w)){3,60})'(?!\w)|"([^"\n`]{3,60})"|“([^”\n]{3,60})”""")
 #: a rulebook section or sentence: capitalised words, maybe after "(A) ", nothing code-like
-PASSAGE = re.compile(r"(\([A-Z0-9]\) )?[A-ZÉ][a-zéèêàç']+( \S+)*")
+PASSAGE = re.compile(r"(\([A-Z0-9]\) |[A-Z0-9]{1,2}\. )?[A-ZÉ][a-zéèêàç']+( \S+)*")
 CODE_LIKE = re.compile(r"[_=(){}<>]|\.\.\.")
 
 
@@ -124,7 +124,7 @@ def cited_passages(texts: list[str]) -> list[str]:
             quote = next(g for g in m.groups() if g)
             before = flat[max(0, m.start() - 40):m.start()]
             if (PASSAGE.fullmatch(quote) and not CODE_LIKE.search(quote[3:])
-                    and "ARCHITECTURE" not in before and quote not in found):
+                    and not re.search(r"ARCHITECTURE|RULINGS", before) and quote not in found):
                 found.append(quote)
     return found
 

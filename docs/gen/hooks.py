@@ -112,3 +112,23 @@ def expand(what: str) -> str:
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     return DIRECTIVE.sub(lambda m: expand(m.group(1)), markdown)
+
+
+ROLE = re.compile(r":(?:class|func|meth|attr|exc|mod|data):<code>~?([\w.]+)</code>")
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
+    """The SDK's docstrings cross-reference in reStructuredText (``:class:`Bot```), which the
+    Markdown of the site shows as it is: make each a link to the object's entry on the page when
+    it has one, else plain code."""
+    ids = set(re.findall(r'id="(referee_client\.[\w.]+)"', html))
+
+    def link(m: re.Match[str]) -> str:
+        name = m.group(1)
+        target = next((i for i in (f"referee_client.{name}", name) if i in ids), None)
+        if target is None:  # a method of the class being described: Bot.choose -> choose
+            target = next((i for i in sorted(ids) if i.endswith("." + name)), None)
+        code = f"<code>{name}</code>"
+        return f'<a href="#{target}">{code}</a>' if target else code
+
+    return ROLE.sub(link, html)

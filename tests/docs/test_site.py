@@ -138,9 +138,10 @@ def test_decision_kinds_come_from_the_engine_in_the_order_met():
 
 def test_cited_passages_are_rulebook_quotes_not_code():
     texts = [('Follows the rules, "Jouer des cartes" and \'Fin du jeu\'; see "State" in '
-             'docs/ARCHITECTURE.md, "Component data"'), "x = 'a_b'", "'Utilisation de l'Or'"]
+             'docs/ARCHITECTURE.md, "Component data"'), "x = 'a_b'", "'Utilisation de l'Or'",
+             "(RULINGS.md, 'Stalemate')", "rules, '1. Place auction tokens'"]
     assert gamedoc.cited_passages(texts) == ["Jouer des cartes", "Fin du jeu", "State",
-                                             "Utilisation de l'Or"]
+                                             "Utilisation de l'Or", "1. Place auction tokens"]
 
 
 def test_tutorials_run_word_for_word(tmp_path):
@@ -167,3 +168,21 @@ def test_tutorials_run_word_for_word(tmp_path):
     assert any("6 of 6 checks passed" in out for _, _, out in ran)
     assert any(out.strip() == "True False" for _, _, out in ran)
     assert any("batavia-queen-2008-checked" in out for _, _, out in ran)
+
+
+def test_readme_commands_and_links_lead_somewhere():
+    """The README shrank to what a newcomer needs (issue 23): what it is, `make run`, `make
+    test`, and where the documentation is and how to build it. Each `make X` it names is a target
+    `make help` lists, and each file it links exists; what it used to say lives on the site."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    targets = set(re.findall(r"^make ([\w-]+)", readme, re.M))
+    assert {"run", "test", "docs", "docs-serve"} <= targets
+    for target in targets:
+        assert re.search(rf"^{re.escape(target)}:", makefile, re.M), target
+        assert f'@echo "make {target} ' in makefile, f"make help does not list {target}"
+    links = re.findall(r"\]\(([^)#]+)\)", readme)
+    assert "docs/index.md" in links
+    for link in links:
+        assert (ROOT / link).is_file(), link
+    assert len(readme.splitlines()) < 60
