@@ -84,8 +84,16 @@ def page_of(file_name: str) -> str:
     return Path(file_name).stem + ".md"
 
 
+def escape(text: str) -> str:
+    """``<`` and ``>`` outside code spans as entities: "<data-dir>/records" is text, not a tag."""
+    parts = re.split(r"(`[^`]*`)", text)
+    return "".join(p if p.startswith("`") else p.replace("<", "&lt;").replace(">", "&gt;")
+                   for p in parts)
+
+
 def _cell(text: str) -> str:
     """A comment inside a table cell: one line, paragraphs kept, pipes escaped."""
+    text = escape(text)
     paras = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip()]
     return "<br><br>".join(paras).replace("|", "\\|")
 
@@ -103,10 +111,10 @@ def _block(text: str) -> str:
         if bullet.match(line):
             if not in_list and out and out[-1].strip():
                 out.append("")
-            out.append(line.strip())
+            out.append(escape(line.strip()))
             in_list = True
         elif in_list and re.match(r"\s{2,}\S", line):
-            out.append("  " + line.strip())  # the item goes on
+            out.append("  " + escape(line.strip()))  # the item goes on
         elif re.match(r"\s{2,}\S", line):
             pre = []
             while i < len(lines) and (lines[i].startswith("  ") or not lines[i].strip()):
@@ -118,7 +126,7 @@ def _block(text: str) -> str:
             if in_list and line.strip():
                 out.append("")
             in_list = False
-            out.append(line)
+            out.append(escape(line))
         i += 1
     return "\n".join(out).strip()
 
@@ -212,17 +220,21 @@ class Page:
                               f"{_cell(self.c(*path, SERVICE_METHOD, j).text)} |")
         self.lines.append("")
 
+    def heading(self, kind: str, full: str, path: tuple[int, ...], level: int) -> str:
+        """A message's or enum's heading (its anchor: its full name) and its comment."""
+        if level == 2:
+            self.section_titles(path)
+        title = full.lstrip(".").removeprefix(self.fd.package + ".")
+        self.lines += [f"{'#' * min(level + 1, 6)} {kind}`{title}` {{ #{anchor(full)} }}", ""]
+        if self.c(*path).text:
+            self.lines += [_block(self.c(*path).text), ""]
+        return full
+
     def message(self, msg: d.DescriptorProto, scope: str, path: tuple[int, ...],
                 level: int) -> None:
         if msg.options.map_entry:
             return
-        full = f"{scope}.{msg.name}"
-        if level == 2:
-            self.section_titles(path)
-        title = full.lstrip(".").removeprefix(self.fd.package + ".")
-        self.lines += [f"{'#' * min(level + 1, 6)} `{title}` {{ #{anchor(full)} }}", ""]
-        if self.c(*path).text:
-            self.lines += [_block(self.c(*path).text), ""]
+        full = self.heading("", f"{scope}.{msg.name}", path, level)
         if msg.field:
             self.lines += ["| field | number | type | meaning |", "| --- | --- | --- | --- |"]
             for j, f in enumerate(msg.field):
@@ -246,13 +258,7 @@ class Page:
 
     def enum(self, enum: d.EnumDescriptorProto, scope: str, path: tuple[int, ...],
              level: int) -> None:
-        full = f"{scope}.{enum.name}"
-        if level == 2:
-            self.section_titles(path)
-        title = full.lstrip(".").removeprefix(self.fd.package + ".")
-        self.lines += [f"{'#' * min(level + 1, 6)} enum `{title}` {{ #{anchor(full)} }}", ""]
-        if self.c(*path).text:
-            self.lines += [_block(self.c(*path).text), ""]
+        self.heading("enum ", f"{scope}.{enum.name}", path, level)
         self.lines += ["| value | number | meaning |", "| --- | --- | --- |"]
         for j, v in enumerate(enum.value):
             self.lines.append(f"| `{v.name}` | {v.number} | "

@@ -10,6 +10,8 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from protodoc import escape
+
 # ------------------------------------------------------------------ command-line help
 
 def _help(parser: argparse.ArgumentParser) -> str:
@@ -102,7 +104,7 @@ def _type(node: dict[str, Any]) -> str:
 
 
 def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    return " ".join(escape(str(text)).split()).replace("|", "\\|")
 
 
 def _properties(node: dict[str, Any], prefix: str = "") -> list[str]:
@@ -122,11 +124,11 @@ def schema_page(schema: dict[str, Any], source: str) -> str:
     lines = [f"# {schema.get('title', 'Record schema')}", "",
              (f"Written at each build of the site from `{source}` (JSON Schema, "
              f"`$id` `{schema.get('$id', '')}`), the schema the tests check every record "
-             "against."), "", schema.get("description", ""), "",
+             "against."), "", escape(schema.get("description", "")), "",
              "| member | type | required | meaning |", "| --- | --- | --- | --- |",
              *_properties(schema), ""]
     for name, sub in schema.get("$defs", {}).items():
-        lines += [f"## `{name}` {{ #def-{name} }}", "", sub.get("description", ""), ""]
+        lines += [f"## `{name}` {{ #def-{name} }}", "", escape(sub.get("description", "")), ""]
         if sub.get("properties"):
             lines += ["| member | type | required | meaning |", "| --- | --- | --- | --- |",
                       *_properties(sub), ""]

@@ -126,6 +126,8 @@ def test_comment_blocks_keep_lists_and_drawings():
     out = protodoc._block(text)
     assert "Intro line:\n\n* first item\n  goes on\n* second" in out
     assert "```text\n  A   one\n  B   two\n```" in out
+    # "<data-dir>" is prose, not an HTML tag the page would swallow; in code it stays as it is
+    assert protodoc._block("to <data-dir>/records, `x<y>`") == "to &lt;data-dir&gt;/records, `x<y>`"
 
 
 def test_decision_kinds_come_from_the_engine_in_the_order_met():
