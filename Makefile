@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 PROTOS := $(wildcard proto/referee/v1/*.proto)
 GEN    := referee/v1/.generated
 
-.PHONY: setup proto run serve test bench lint clean help packages
+.PHONY: setup proto run serve test bench lint clean help packages docs docs-serve
 
 help:
 	@echo "make run    set up, start a referee (SQLite store), play a live Batavia match among reference"
@@ -15,6 +15,8 @@ help:
 	@echo "make bench  measure engine and gRPC speed; writes bench/results.json"
 	@echo "make lint   ruff and mypy, as CI runs them"
 	@echo "make serve  run the referee alone on 127.0.0.1:50051"
+	@echo "make docs   build the documentation site into site/ (open site/index.html)"
+	@echo "make docs-serve  preview the documentation at http://127.0.0.1:8000/, rebuilt on change"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,11 +51,19 @@ packages: setup
 bench: setup
 	$(PY) -m bench.run
 
+# The documentation site (mkdocs.yml): tutorials per role and references written from the
+# source at each build (docs/gen/hooks.py). Strict: a broken link or reference fails the build.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+docs-serve: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
+
 # ruff with the rules chosen in pyproject.toml, then mypy over referee/, the SDK, the runner and
 # bench/ (its files and settings are in pyproject.toml too)
 lint: setup
-	$(PY) -m ruff check referee clients tests bench
+	$(PY) -m ruff check referee clients tests bench docs/gen
 	$(PY) -m mypy
 
 clean:
-	rm -rf $(VENV) referee/v1 .pytest_cache bench/results.json
+	rm -rf $(VENV) referee/v1 .pytest_cache bench/results.json site

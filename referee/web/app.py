@@ -92,13 +92,16 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
             raise HTTPException(404, "no such match") from None
 
     async def index(request: Request) -> Response:
+        """The list of live and finished matches (HTML): game, seats, state, start, winners."""
         matches = await source.list()
         return templates.TemplateResponse(request, "index.html", {"matches": matches})
 
     async def api_list(request: Request) -> Response:
+        """JSON `{"matches": [...]}`: every live and finished match with its public summary."""
         return JSONResponse({"matches": await source.list()})
 
     async def match_page(request: Request) -> Response:
+        """One match drawn as its board (HTML), live while it runs, a replay once over; `?v=N` opens state version N."""
         version = _version(request.query_params.get("v"))
         meta = await _meta(request)
         return templates.TemplateResponse(request, "match.html", {
@@ -107,6 +110,7 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
         })
 
     async def api_match(request: Request) -> Response:
+        """JSON: one match's public summary and, unless embargoed, its replay frames (public views and events by state version)."""
         meta = await _meta(request)
         frames: list[str] = []
         if meta["state"] in ("running", "finished") and not meta["embargo"]:
@@ -117,6 +121,7 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
         return Response(F.bundle_json(meta, frames), media_type="application/json")
 
     async def api_view(request: Request) -> Response:
+        """JSON `{"version", "view", "events"}`: the public view at one state version and the events that led to it; 403 while embargoed."""
         version = _version(request.path_params["version"])
         assert version is not None  # the route's {version} is never empty
         meta = await _meta(request)
@@ -131,6 +136,7 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
                              "events": F.frame(frames, version)["events"]})
 
     async def record(request: Request) -> Response:
+        """The finished match's record (JSON, the record schema); 404 while it runs, 403 while embargoed."""
         meta = await _meta(request)
         _refuse_if_embargoed(meta)
         path = source.record_path(meta)
@@ -139,6 +145,7 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
         return FileResponse(path, media_type="application/json")
 
     async def live(request: Request) -> Response:
+        """Server-sent events: the public updates of a running match (the same as `Watch`), then `game_over`."""
         meta = await _meta(request)
         rt = source.runtime(meta["id"])
         if rt is None or meta["state"] != "running":
