@@ -27,6 +27,17 @@ def _port_arg(text: str) -> int:
     return port
 
 
+def _ms_arg(text: str) -> int:
+    try:
+        ms = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected milliseconds, not {text!r}") from None
+    if not 0 <= ms < 2**32:
+        raise argparse.ArgumentTypeError(f"{ms} is not a number of milliseconds "
+                                         "(0 to 4294967295)")
+    return ms
+
+
 def _components_arg(text: str) -> tuple[str, str]:
     game, sep, path = text.partition("=")
     if not sep or not game or not path:
@@ -118,6 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "a reconnecting seat gets its GameOver and a spectator its final view; "
                         "afterwards GetRecord serves it from the store and its seats get "
                         "MATCH_OVER, so memory does not grow with the matches played")
+    s.add_argument("--join-ms", type=_ms_arg, default=30_000, metavar="MS",
+                   help="how long a match's first decision waits for every seat to join "
+                        "before its clock starts anyway, for a time policy whose join_ms is 0 "
+                        "(default 30000; 0: the clock starts when the match is created)")
     s.add_argument("--max-connection-idle", type=float, default=300.0, metavar="SECONDS",
                    help="close a connection that has had no call for this long (default 300; "
                         "0 never): a peer that only opens connections cannot hold them, and a "
@@ -222,7 +237,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         keep_finished_s=args.keep_finished, max_connection_idle_s=args.max_connection_idle,
         max_connection_age_s=args.max_connection_age, keepalive_time_s=args.keepalive_time,
         keepalive_timeout_s=args.keepalive_timeout, max_pending_calls=args.max_pending_calls,
-        http_port=args.http_port,
+        http_port=args.http_port, join_ms=args.join_ms,
     )
     try:
         asyncio.run(serve(config))
