@@ -4,7 +4,6 @@ checked and sent with every match, and runner matches get a start-up allowance b
 from __future__ import annotations
 
 import pytest
-
 from referee_tournament.config import DEFAULT_FIRST_MOVE_MS, ConfigError, parse
 from referee_tournament.formats import schedule
 from referee_tournament.play import match_request
