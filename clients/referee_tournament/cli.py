@@ -189,15 +189,22 @@ def _load_target(target: str) -> tuple[TournamentConfig, Path | None]:
         con = sqlite3.connect(db)
         try:
             meta = dict(con.execute("SELECT key, value FROM meta"))
+        except sqlite3.OperationalError:  # a ladder folder from before it kept its file
+            meta = {}
         finally:
             con.close()
         base = meta.get("base_dir", ".")
         if "toml" in meta:
-            cfg = parse(tomllib.loads(meta["toml"]), base_dir=base)
-            return replace(cfg, source=meta["toml"]), path
-        if "input_json" in meta:
-            return parse(json.loads(meta["input_json"]), base_dir=base), path
-        raise ConfigError("target", f"{db} does not keep the tournament file; pass FILE")
+            cfg = replace(parse(tomllib.loads(meta["toml"]), base_dir=base),
+                          source=meta["toml"])
+        elif "input_json" in meta:
+            cfg = parse(json.loads(meta["input_json"]), base_dir=base)
+        else:
+            raise ConfigError("target", f"{db} does not keep the tournament file; pass FILE "
+                              f"with --out {path}")
+        if meta.get("format") == "ladder":  # run with `ladder FILE`, whatever FILE's format
+            cfg = replace(cfg, format=replace(cfg.format, type="ladder"))
+        return cfg, path
     return load(path), None
 
 

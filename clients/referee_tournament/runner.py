@@ -455,6 +455,7 @@ class Runner:
         meta = {"name": self.cfg.name, "game": self.cfg.game, "seats": self.cfg.seats,
                 "options": dict(self.cfg.options), "format": self.cfg.to_json()["format"],
                 "time_policy": self.cfg.to_json()["time"], "entrants": self.cfg.names,
+                "sandboxed": [e.name for e in self.cfg.entrants if e.sandbox],
                 "early_stop": list(stopper.stopped.values()),
                 "methods": METHODS,
                 "generated_unix": round(time.time(), 3)}
@@ -647,10 +648,15 @@ async def run_tournament(cfg: TournamentConfig, **kwargs) -> dict[str, Any]:
 
 def report_only(cfg: TournamentConfig, out: Path | None = None,
                 console: Console | None = None) -> dict[str, Any]:
-    """Rebuild every report file from ``tournament.sqlite`` without playing."""
+    """Rebuild every report file from ``tournament.sqlite`` without playing (a ladder's
+    folder too)."""
     r = Runner(cfg, out=out, console=console, progress=False)
     if not (r.out / "tournament.sqlite").exists():
         raise RunError(f"no results in {r.out} (run the tournament first)")
+    from . import ladder
+
+    if cfg.format.type == "ladder" or ladder.is_ladder_folder(r.out):
+        return ladder.report_only(cfg, r.out, console)
     store, specs = r._prepare(afresh=False)
     stopper = EarlyStopper(cfg, specs)
     try:
