@@ -348,12 +348,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             out = Path(args.out) if args.out else out
             return _run(cfg, out, args, console)
         if args.command == "report":
+            from . import ladder
             from .runner import RunError, report_only
 
             cfg, out = _load_target(args.target)
             out = Path(args.out) if args.out else out
+            folder = out or cfg.output_dir()
             try:
-                report_only(cfg, out, out_console)
+                if cfg.format.type == "ladder" or ladder.is_ladder_folder(folder):
+                    ladder.report_only(cfg, folder, out_console)
+                else:
+                    report_only(cfg, out, out_console)
             except RunError as exc:
                 console.print(f"[red]error[/]: {exc}")
                 return EXIT_FAILED

@@ -407,6 +407,8 @@ def write_report(cfg: TournamentConfig, out: Path, store: LadderStore,
 
 def is_ladder_folder(out: Path) -> bool:
     """Whether ``out``'s tournament.sqlite is a ladder's (it has ladder matches)."""
+    if not (out / "tournament.sqlite").is_file():
+        return False
     db = sqlite3.connect(f"file:{out / 'tournament.sqlite'}?mode=ro", uri=True)
     try:
         return db.execute("SELECT 1 FROM sqlite_master WHERE type='table'"
@@ -419,6 +421,8 @@ def is_ladder_folder(out: Path) -> bool:
 
 def report_only(cfg: TournamentConfig, out: Path, console=None) -> dict[str, Any]:
     """``referee-tournament report`` on a ladder folder: rebuild its report without playing."""
+    if not (out / "tournament.sqlite").exists():
+        raise RunError(f"no results in {out} (run the ladder first)")
     store = LadderStore(out / "tournament.sqlite")
     try:
         return write_report(cfg, out, store, console=console)

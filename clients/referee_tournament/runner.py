@@ -649,14 +649,10 @@ async def run_tournament(cfg: TournamentConfig, **kwargs) -> dict[str, Any]:
 def report_only(cfg: TournamentConfig, out: Path | None = None,
                 console: Console | None = None) -> dict[str, Any]:
     """Rebuild every report file from ``tournament.sqlite`` without playing (a ladder's
-    folder too)."""
+    folder: :func:`.ladder.report_only`)."""
     r = Runner(cfg, out=out, console=console, progress=False)
     if not (r.out / "tournament.sqlite").exists():
         raise RunError(f"no results in {r.out} (run the tournament first)")
-    from . import ladder
-
-    if cfg.format.type == "ladder" or ladder.is_ladder_folder(r.out):
-        return ladder.report_only(cfg, r.out, console)
     store, specs = r._prepare(afresh=False)
     stopper = EarlyStopper(cfg, specs)
     try:
