@@ -8,6 +8,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from referee import sheet_cli
+
 DURABILITY_HELP = (
     "SQLite durability. 'normal' (default): WAL with synchronous=NORMAL; every acknowledged "
     "move survives a crash or kill of the referee process, but the last few commits may be lost "
@@ -210,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--components", metavar="GAME=FILE", type=_components_arg, action="append",
                    default=[], help="show an organizer's component sheet instead of the default")
     g.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    sheet_cli.add_parser(sub)
     return p
 
 
@@ -374,6 +377,8 @@ def _run(args: argparse.Namespace) -> int:
         return cmd_replay_verify(args)
     if args.command == "games":
         return cmd_games(args)
+    if args.command == "sheet":
+        return sheet_cli.cmd_sheet(args)
     return 2
 
 
