@@ -402,6 +402,8 @@ def write_report(cfg: TournamentConfig, out: Path, store: LadderStore,
     for place, e in enumerate(data["leaderboard"], 1):
         e["place"] = place
     report.write(out, data, console)
+    # leaderboard.txt stays the ladder's (its "N matches rated" line, as after every match)
+    write_leaderboard(out, cfg, ratings, store.counts())
     return data
 
 

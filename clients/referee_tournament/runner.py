@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 import grpc
 import structlog
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -37,7 +38,7 @@ from .formats import MatchSpec, bot_seed, schedule
 from .persistent import PersistentError, PersistentPool
 from .play import MatchJob, play_match
 from .procs import LocalReferee
-from .registry import game_problems, list_games
+from .registry import game_problems, list_games, sheet_warnings
 from .sandbox import unavailable_reason
 from .sequential import Decision, Sprt, head_to_head
 from .store import ScheduleMismatch, Store
@@ -330,6 +331,10 @@ class Runner:
         problems = game_problems(self.cfg, games)
         if problems:
             raise BadTournament("; ".join(problems))
+        for warning in sheet_warnings(self.cfg, games):
+            self.console.print(f"[yellow]warning[/]: {escape(warning)}")
+            structlog.get_logger("referee_tournament").warning("provisional_sheet",
+                                                               detail=warning)
 
     def job_for(self, spec: MatchSpec, endpoint: RefereeEndpoint | None) -> MatchJob:
         cfg = self.cfg
