@@ -158,7 +158,8 @@ def head_to_head_grid(pairs: list[dict[str, Any]], names: list[str]) -> list[dic
     for p in pairs:
         cell[(p["a"], p["b"])] = p
         cell[(p["b"], p["a"])] = {**p, "a": p["b"], "b": p["a"], "wins": p["losses"],
-                                  "losses": p["wins"], "mean_rank_diff": -p["mean_rank_diff"]}
+                                  "losses": p["wins"],
+                                  "mean_rank_diff": -p["mean_rank_diff"] or 0.0}  # not -0.0
     return [{"name": a, "cells": [None if a == b else cell.get((a, b)) for b in names]}
             for a in names]
 
