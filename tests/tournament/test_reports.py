@@ -12,9 +12,11 @@ import tomllib
 from dataclasses import replace
 from html.parser import HTMLParser
 
+import pytest
 from referee_tournament.config import parse
 from referee_tournament.ladder import LadderStore
 from referee_tournament.report import compute, head_to_head, match_results, write
+from referee_tournament.runner import Runner
 from referee_tournament.store import Row
 
 from .conftest import run_cli, write_toml
@@ -171,6 +173,39 @@ def test_report_on_a_ladder_folder_from_before_reports_says_what_to_do(tmp_path)
     assert (out / "index.html").exists()
     board = json.loads((out / "results.json").read_text())["leaderboard"]
     assert {e["name"]: e["matches"] for e in board} == {"ann": 1, "bob": 1, "cy": 1}
+
+
+@pytest.mark.parametrize("fmt, extra", [
+    ("round_robin", ""), ("gauntlet", 'challenger = "ann"'), ("pairs", ""),
+])
+def test_report_dir_on_a_tournament_folder_of_each_format(tmp_path, fmt, extra):
+    """A tournament folder of every scheduled format, its matches finished with made-up
+    results (ann ahead of bob ahead of cy, whatever the seats), rebuilt with `report DIR`."""
+    out = tmp_path / fmt
+    text = TOML.format(out=out, fmt=fmt) + (f"    {extra}\n" if extra else "")
+    path = write_toml(tmp_path / f"{fmt}.toml", text)
+    cfg = replace(parse(tomllib.loads(path.read_text()), base_dir=tmp_path),
+                  source=path.read_text())
+    runner = Runner(cfg, progress=False)
+    store, specs = runner._prepare()
+    try:
+        for spec in specs:
+            ranks = [NAMES.index(n) + 1 for n in spec.seating]
+            store.finish(spec.index, {"match_id": f"m{spec.index}", "ranks": ranks,
+                                      "scores": [10 - r for r in ranks], "seconds": 1.0,
+                                      "outcome": _outcome(spec.seating)})
+    finally:
+        store.close()
+    done = run_cli("report", str(out))
+    assert done.returncode == 0, done.stderr + done.stdout
+    html = (out / "index.html").read_text()
+    grid = {r[0]: r[1:] for r in _table(html, "h2h")[1:]}
+    assert grid["ann"][1].split("–")[0] != "0"  # ann beat bob every time they met
+    assert grid["ann"][1].split("–")[1:3] == ["0", "0 +1.00"]
+    said = "Sandboxed entrants (bubblewrap: no network, read-only system, resource limits): "
+    assert f"{said}ann." in " ".join(html.split())
+    data = json.loads((out / "results.json").read_text())
+    assert [e["name"] for e in data["leaderboard"] if e["sandboxed"]] == ["ann"]
 
 
 def test_a_round_robin_report_shows_sandboxing_and_head_to_head(tmp_path):
