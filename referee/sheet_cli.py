@@ -177,8 +177,11 @@ def _answer(read: Callable[[str], str], console: Any, game: Any, doc: dict, star
         candidate = verify.verified_copy(doc, start, when)
         verify.set_verified(candidate, key, value, when)
         try:
-            game.parse_components(candidate)
-        except SheetError as exc:
+            sheet = game.parse_components(candidate)
+            compile_rules = getattr(game, "rules_for", None)
+            if compile_rules is not None:  # what a match would build from it
+                compile_rules(sheet)
+        except (SheetError, ValueError, KeyError, TypeError, IndexError) as exc:
             console.print(f"  [red]the sheet would not hold together[/]: {exc}\n"
                           "  (check the value, or skip it and verify the values it depends on "
                           "first)")

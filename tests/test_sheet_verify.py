@@ -102,3 +102,22 @@ def test_the_default_sheets_keep_their_hashes():
     for game_name in ("goa", "santa_maria", "batavia"):
         for s in registry.get(game_name).component_sheets().values():
             assert s.sha256 == sheet_hash(s.document)
+
+
+def test_a_long_value_comes_from_a_file_and_help_is_at_hand(tmp_path):
+    """Batavia: the split of the 110 ship cards per company, read from a JSON file."""
+    (tmp_path / "split.json").write_text('{"EN": 23, "DK": 22, "FR": 22, "NL": 22, "SE": 21}')
+    done = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "sheet", "verify", "batavia"],
+        input="?\n@missing.json\n@split.json\ns\n", capture_output=True, text=True,
+        cwd=tmp_path, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    assert said.count("Enter keeps the value shown") == 2  # the header, then the ?
+    assert "cannot read that" in said and "printed on: the ship cards" in said
+    doc = json.loads((tmp_path / "batavia-queen-2008-verified.json").read_text())
+    entry = doc["values"]["ship_cards_per_company"]
+    assert entry["value"]["EN"] == 23 and entry["provenance"] == "verified"
+    assert doc["values"]["face_up_layout"]["provenance"] == "provisional"
+    assert registry.get("batavia").load_components(
+        str(tmp_path / "batavia-queen-2008-verified.json")).provenance_counts["verified"] == 1

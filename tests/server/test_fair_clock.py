@@ -222,3 +222,16 @@ def test_a_policy_without_a_move_limit_never_holds(server):
                 stub, mid, tokens[rt.decision.seat], random.Random(1), stop_after=0), 10)
 
     assert asyncio.run(run()).decisions == 1
+
+
+def test_referee_serve_refuses_a_join_time_that_is_no_number_of_milliseconds(capsys):
+    from referee.cli import main as cli_main
+
+    for bad in ("-1", "soon", str(2**32)):
+        try:
+            cli_main(["serve", "--join-ms", bad])
+        except SystemExit as exc:
+            assert exc.code == 2
+        else:
+            raise AssertionError(f"--join-ms {bad} was taken")
+        assert "--join-ms" in capsys.readouterr().err
