@@ -42,7 +42,7 @@ from . import report
 from .config import TournamentConfig
 from .formats import MatchSpec
 from .report import did_not_play
-from .runner import METHODS, RunError, Runner
+from .runner import RunError, Runner, report_meta
 from .store import Row
 
 SCHEMA = """
@@ -388,12 +388,7 @@ def write_report(cfg: TournamentConfig, out: Path, store: LadderStore,
 
     rows = store.rows()
     ratings = ratings or store.ratings(cfg.names, PlackettLuce())
-    meta = {"name": cfg.name, "game": cfg.game, "seats": cfg.seats,
-            "options": dict(cfg.options), "format": cfg.to_json()["format"],
-            "time_policy": cfg.to_json()["time"], "entrants": cfg.names,
-            "sandboxed": [e.name for e in cfg.entrants if e.sandbox],
-            "methods": METHODS, "generated_unix": round(time.time(), 3)}
-    data = report.compute(rows, cfg.names, meta)
+    data = report.compute(rows, cfg.names, report_meta(cfg))
     for e in data["leaderboard"]:
         r = ratings.get(e["name"])
         if r is not None:

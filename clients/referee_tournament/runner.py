@@ -457,13 +457,7 @@ class Runner:
 
     def _report(self, store: Store, stopper: EarlyStopper, quiet: bool = False) -> dict:
         rows = store.rows()
-        meta = {"name": self.cfg.name, "game": self.cfg.game, "seats": self.cfg.seats,
-                "options": dict(self.cfg.options), "format": self.cfg.to_json()["format"],
-                "time_policy": self.cfg.to_json()["time"], "entrants": self.cfg.names,
-                "sandboxed": [e.name for e in self.cfg.entrants if e.sandbox],
-                "early_stop": list(stopper.stopped.values()),
-                "methods": METHODS,
-                "generated_unix": round(time.time(), 3)}
+        meta = {**report_meta(self.cfg), "early_stop": list(stopper.stopped.values())}
         if self.pool is not None:  # exits of persistent entrants' processes (restarted)
             meta["persistent_exits"] = self.pool.crashes()
         data = report.compute(rows, self.cfg.names, meta)
@@ -649,6 +643,16 @@ class _MatchLoop:
 async def run_tournament(cfg: TournamentConfig, **kwargs) -> dict[str, Any]:
     """Run (or resume) a tournament; returns the report data (also written to the output)."""
     return await Runner(cfg, **kwargs).run()
+
+
+def report_meta(cfg: TournamentConfig) -> dict[str, Any]:
+    """What every report of ``cfg``'s runs says about the run itself (any format)."""
+    as_json = cfg.to_json()
+    return {"name": cfg.name, "game": cfg.game, "seats": cfg.seats,
+            "options": dict(cfg.options), "format": as_json["format"],
+            "time_policy": as_json["time"], "entrants": cfg.names,
+            "sandboxed": [e.name for e in cfg.entrants if e.sandbox],
+            "methods": METHODS, "generated_unix": round(time.time(), 3)}
 
 
 def report_only(cfg: TournamentConfig, out: Path | None = None,
