@@ -8,6 +8,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from referee import sheet_cli
+
 DURABILITY_HELP = (
     "SQLite durability. 'normal' (default): WAL with synchronous=NORMAL; every acknowledged "
     "move survives a crash or kill of the referee process, but the last few commits may be lost "
@@ -25,6 +27,17 @@ def _port_arg(text: str) -> int:
     if not 0 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"{port} is not a port number (0 to 65535)")
     return port
+
+
+def _ms_arg(text: str) -> int:
+    try:
+        ms = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected milliseconds, not {text!r}") from None
+    if not 0 <= ms < 2**32:
+        raise argparse.ArgumentTypeError(f"{ms} is not a number of milliseconds "
+                                         "(0 to 4294967295)")
+    return ms
 
 
 def _components_arg(text: str) -> tuple[str, str]:
@@ -118,6 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "a reconnecting seat gets its GameOver and a spectator its final view; "
                         "afterwards GetRecord serves it from the store and its seats get "
                         "MATCH_OVER, so memory does not grow with the matches played")
+    s.add_argument("--join-ms", type=_ms_arg, default=30_000, metavar="MS",
+                   help="how long a match's first decision waits for every seat to join "
+                        "before its clock starts anyway, for a time policy whose join_ms is 0 "
+                        "(default 30000; 0: the clock starts when the match is created)")
     s.add_argument("--max-connection-idle", type=float, default=300.0, metavar="SECONDS",
                    help="close a connection that has had no call for this long (default 300; "
                         "0 never): a peer that only opens connections cannot hold them, and a "
@@ -195,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--components", metavar="GAME=FILE", type=_components_arg, action="append",
                    default=[], help="show an organizer's component sheet instead of the default")
     g.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    sheet_cli.add_parser(sub)
     return p
 
 
@@ -222,7 +240,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         keep_finished_s=args.keep_finished, max_connection_idle_s=args.max_connection_idle,
         max_connection_age_s=args.max_connection_age, keepalive_time_s=args.keepalive_time,
         keepalive_timeout_s=args.keepalive_timeout, max_pending_calls=args.max_pending_calls,
-        http_port=args.http_port,
+        http_port=args.http_port, join_ms=args.join_ms,
     )
     try:
         asyncio.run(serve(config))
@@ -359,6 +377,8 @@ def _run(args: argparse.Namespace) -> int:
         return cmd_replay_verify(args)
     if args.command == "games":
         return cmd_games(args)
+    if args.command == "sheet":
+        return sheet_cli.cmd_sheet(args)
     return 2
 
 

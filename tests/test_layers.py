@@ -49,7 +49,7 @@ LAYERS = (
     _layer("server", ("referee.server", "referee.web"), ("core", "protocol"),
            ("grpc", "grpc_health", "grpc_reflection", "grpc_status", "google.rpc", "structlog",
             "starlette", "uvicorn", "jinja2", *PROTOBUF)),
-    _layer("referee-cli", ("referee.cli",), ("server", "core", "protocol"),
+    _layer("referee-cli", ("referee.cli", "referee.sheet_cli"), ("server", "core", "protocol"),
            ("rich", *PROTOBUF)),
     # the Python SDK speaks the wire protocol only, as a bot in any language does
     _layer("sdk", ("referee_client",), ("protocol",), ("grpc", *PROTOBUF)),

@@ -37,6 +37,7 @@ def time_policy_proto(tp: dict[str, Any]) -> referee_pb2.TimePolicy:
         grace_ms=int(tp.get("grace_ms", 0)), strikes=int(tp.get("strikes", 0)),
         on_expiry=ON_EXPIRY.get(str(tp.get("on_expiry", "random_legal")),
                                 referee_pb2.RANDOM_LEGAL),
+        join_ms=int(tp.get("join_ms", 0)), first_move_ms=int(tp.get("first_move_ms", 0)),
     )
 
 

@@ -41,7 +41,7 @@ from .play import (
     match_request,
     start_seat_bot,
 )
-from .registry import game_problems, list_games
+from .registry import game_problems, list_games, sheet_warnings
 from .runner import RefereeEndpoint, RunError, Runner
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -260,6 +260,8 @@ async def run_check(cfg: TournamentConfig, *, address: str | None, admin_token: 
             opts = ", ".join(f"{k} = {v}" for k, v in cfg.options) or "defaults"
             console.print(f"[green]game[/]: {cfg.game} with {cfg.seats} seats ({opts}) is "
                           f"hosted by the referee at {endpoint.address}")
+            for warning in sheet_warnings(cfg, games):
+                console.print(f"[yellow]warning[/]: {escape(warning)}")
             if not smoke:
                 return EXIT_OK
             if not endpoint.admin_token:

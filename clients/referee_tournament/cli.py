@@ -189,15 +189,22 @@ def _load_target(target: str) -> tuple[TournamentConfig, Path | None]:
         con = sqlite3.connect(db)
         try:
             meta = dict(con.execute("SELECT key, value FROM meta"))
+        except sqlite3.OperationalError:  # a ladder folder from before it kept its file
+            meta = {}
         finally:
             con.close()
         base = meta.get("base_dir", ".")
         if "toml" in meta:
-            cfg = parse(tomllib.loads(meta["toml"]), base_dir=base)
-            return replace(cfg, source=meta["toml"]), path
-        if "input_json" in meta:
-            return parse(json.loads(meta["input_json"]), base_dir=base), path
-        raise ConfigError("target", f"{db} does not keep the tournament file; pass FILE")
+            cfg = replace(parse(tomllib.loads(meta["toml"]), base_dir=base),
+                          source=meta["toml"])
+        elif "input_json" in meta:
+            cfg = parse(json.loads(meta["input_json"]), base_dir=base)
+        else:
+            raise ConfigError("target", f"{db} does not keep the tournament file; pass FILE "
+                              f"with --out {path}")
+        if meta.get("format") == "ladder":  # run with `ladder FILE`, whatever FILE's format
+            cfg = replace(cfg, format=replace(cfg.format, type="ladder"))
+        return cfg, path
     return load(path), None
 
 
@@ -341,12 +348,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             out = Path(args.out) if args.out else out
             return _run(cfg, out, args, console)
         if args.command == "report":
+            from . import ladder
             from .runner import RunError, report_only
 
             cfg, out = _load_target(args.target)
             out = Path(args.out) if args.out else out
+            folder = out or cfg.output_dir()
             try:
-                report_only(cfg, out, out_console)
+                if cfg.format.type == "ladder" or ladder.is_ladder_folder(folder):
+                    ladder.report_only(cfg, folder, out_console)
+                else:
+                    report_only(cfg, out, out_console)
             except RunError as exc:
                 console.print(f"[red]error[/]: {exc}")
                 return EXIT_FAILED

@@ -69,6 +69,11 @@ class Format:
     early_stop: EarlyStop | None = None
 
 
+#: The start-up allowance of a runner match's first move per seat, unless time.first_move_ms
+#: says otherwise: a bot process started for the match has just imported its libraries.
+DEFAULT_FIRST_MOVE_MS = 2000
+
+
 @dataclass(frozen=True)
 class TimeConfig:
     move_ms: int = 5000
@@ -79,6 +84,11 @@ class TimeConfig:
     match_wall_s: float = 600.0  # runner's hard limit per match (kills the bots)
     bot_grace_s: float = 3.0  # after the match ends, bots get this long to exit
     join_timeout_s: float = 30.0  # a bot that has not joined by then is abandoned (0: never)
+    # the time policy's fair start (referee.proto, TimePolicy): the first decision waits up to
+    # join_ms for every seat to join (0: the referee's default), and each seat's first timed
+    # decision gets first_move_ms on top of move_ms (a bot process's start-up: imports, loading)
+    join_ms: int = 0
+    first_move_ms: int = DEFAULT_FIRST_MOVE_MS
 
 
 @dataclass(frozen=True)
@@ -371,7 +381,7 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
 
     t = _table(data, "time", "")
     _unknown(t, {"move_ms", "bank_ms", "grace_ms", "strikes", "on_expiry", "match_wall_s",
-                 "bot_grace_s", "join_timeout_s"}, "time.")
+                 "bot_grace_s", "join_timeout_s", "join_ms", "first_move_ms"}, "time.")
     time_cfg = TimeConfig(
         move_ms=_int(t, "move_ms", "time.", 5000, lo=0, hi=2**32 - 1),
         bank_ms=_int(t, "bank_ms", "time.", 0, lo=0, hi=2**32 - 1),
@@ -381,6 +391,9 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
         match_wall_s=_float(t, "match_wall_s", "time.", 600.0, 1.0),
         bot_grace_s=_float(t, "bot_grace_s", "time.", 3.0, 0.0),
         join_timeout_s=_float(t, "join_timeout_s", "time.", 30.0, 0.0),
+        join_ms=_int(t, "join_ms", "time.", 0, lo=0, hi=2**32 - 1),
+        first_move_ms=_int(t, "first_move_ms", "time.", DEFAULT_FIRST_MOVE_MS, lo=0,
+                           hi=2**32 - 1),
     )
     r = _table(data, "run", "")
     _unknown(r, {"concurrency", "referees", "backend", "address", "ray_address", "task_referee",

@@ -14,6 +14,11 @@ per-match commands, as in any tournament) until ``--max-matches`` or ``--duratio
   (``ladder_matches``), committed together, so a restarted ladder goes on from where it was.
 * **Leaderboard**: ``leaderboard.txt`` and ``ladder.json`` (μ−3σ, μ, σ, matches, wins) are
   rewritten atomically after every match; records go to ``records/``, bot logs to ``bots/``.
+* **Report**: when the ladder stops, and on ``referee-tournament report DIR``, the same files
+  as a tournament's (``index.html``, ``results.json``, ``matches.csv``, plots, replays;
+  :func:`write_report`), from the stored matches and each seat's outcome, with the ladder's own
+  ratings. The folder keeps the tournament file (table ``meta``, as a tournament's), so
+  ``report DIR`` needs nothing else.
 
 Matches in flight when the ladder stops are marked ``abandoned`` (never rated); the ladder
 resumes with fresh matches. An entrant that did not play any of its seats in this run (it crashed,
@@ -33,10 +38,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import report
 from .config import TournamentConfig
 from .formats import MatchSpec
 from .report import did_not_play
-from .runner import RunError, Runner
+from .runner import RunError, Runner, report_meta
+from .store import Row
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS ladder_ratings (
@@ -58,8 +65,10 @@ CREATE TABLE IF NOT EXISTS ladder_matches (
   scores TEXT,
   ranks TEXT,
   record_path TEXT,
-  error TEXT
+  error TEXT,
+  outcome TEXT                      -- JSON: each seat's incidents, as a tournament's
 );
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
@@ -81,6 +90,41 @@ class LadderStore:
         self.db = sqlite3.connect(path, isolation_level=None, timeout=30)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.executescript(SCHEMA)
+        cols = {r[1] for r in self.db.execute("PRAGMA table_info(ladder_matches)")}
+        if "outcome" not in cols:  # a ladder folder from before the report kept outcomes
+            self.db.execute("ALTER TABLE ladder_matches ADD COLUMN outcome TEXT")
+
+    def keep_config(self, cfg: TournamentConfig) -> None:
+        """The tournament file in the folder, as a tournament's store keeps it, so that
+        ``referee-tournament report DIR`` can rebuild the report from the folder alone."""
+        meta = {"base_dir": cfg.base_dir, "config": json.dumps(cfg.to_json()),
+                "format": "ladder"}
+        if cfg.source:
+            meta["toml"] = cfg.source
+        elif cfg.raw_json:
+            meta["input_json"] = cfg.raw_json
+        self.db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                            list(meta.items()))
+
+    def rows(self) -> list[Row]:
+        """Every ladder match as a tournament's store row (round 0, its own group), in the
+        order they finished (the order their ratings were updated)."""
+        out = []
+        for (idx, seating, seed, status, match_id, started, finished, scores, ranks, path,
+             error, outcome) in self.db.execute(
+                "SELECT idx, seating, seed, status, match_id, started, finished, scores,"
+                " ranks, record_path, error, outcome FROM ladder_matches"
+                " ORDER BY finished IS NULL, finished, idx"):
+            names = tuple(json.loads(seating))
+            out.append(Row(
+                idx=idx, round=0, group=f"l{idx}", table=tuple(sorted(names)), seating=names,
+                seed=int(seed), status=status, attempts=1, match_id=match_id, referee=None,
+                seconds=round(finished - started, 3) if finished and started else None,
+                scores=json.loads(scores) if scores else None,
+                ranks=json.loads(ranks) if ranks else None,
+                outcome=json.loads(outcome) if outcome else None, record_path=path,
+                error=error, finished=finished))
+        return out
 
     def close(self) -> None:
         self.db.close()
@@ -117,10 +161,11 @@ class LadderStore:
             self.db.execute("BEGIN")
             self.db.execute(
                 "UPDATE ladder_matches SET status=?, match_id=?, finished=?, scores=?, ranks=?,"
-                " record_path=?, error=? WHERE idx=?",
+                " record_path=?, error=?, outcome=? WHERE idx=?",
                 (status, result.get("match_id"), time.time(),
                  json.dumps(result.get("scores")), json.dumps(result.get("ranks")),
-                 result.get("record_path"), result.get("error"), idx))
+                 result.get("record_path"), result.get("error"),
+                 json.dumps(result.get("outcome")) if result.get("outcome") else None, idx))
             self.db.executemany(
                 "INSERT INTO ladder_ratings (name, mu, sigma, matches, wins, updated)"
                 " VALUES (?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET mu=excluded.mu,"
@@ -226,6 +271,7 @@ async def run_ladder(cfg: TournamentConfig, *, out: Path | None = None,
     for sub in ("records", "bots"):
         (outdir / sub).mkdir(parents=True, exist_ok=True)
     store = LadderStore(outdir / "tournament.sqlite")
+    store.keep_config(cfg)
     logf, log = _open_log(outdir / "runner.log", echo=log_json)
     model = PlackettLuce()
     ratings = store.ratings(cfg.names, model)
@@ -325,8 +371,60 @@ async def run_ladder(cfg: TournamentConfig, *, out: Path | None = None,
             await runner.pool.stop()
         runner._stop_referees()
         write_leaderboard(outdir, cfg, ratings, store.counts())
+        try:
+            write_report(cfg, outdir, store, ratings)
+        except Exception as exc:  # noqa: BLE001 - the ratings are kept; `report DIR` retries
+            log.warning("report_failed", error=repr(exc))
         store.close()
         logf.close()
+
+
+def write_report(cfg: TournamentConfig, out: Path, store: LadderStore,
+                 ratings: dict[str, Rating] | None = None, console=None) -> dict[str, Any]:
+    """The tournament report of a ladder folder (index.html, results.json, matches.csv,
+    plots, replays): every stored match and seat outcome through :func:`report.compute`, then
+    the ladder's own ratings (the ones it paired by) in place of the recomputed ones."""
+    from openskill.models import PlackettLuce
+
+    rows = store.rows()
+    ratings = ratings or store.ratings(cfg.names, PlackettLuce())
+    data = report.compute(rows, cfg.names, report_meta(cfg))
+    for e in data["leaderboard"]:
+        r = ratings.get(e["name"])
+        if r is not None:
+            e.update(mu=round(r.mu, 4), sigma=round(r.sigma, 4), ordinal=round(r.ordinal, 4))
+    data["leaderboard"].sort(key=lambda e: (-e["ordinal"], e["name"]))
+    for place, e in enumerate(data["leaderboard"], 1):
+        e["place"] = place
+    report.write(out, data, console)
+    # leaderboard.txt stays the ladder's (its "N matches rated" line, as after every match)
+    write_leaderboard(out, cfg, ratings, store.counts())
+    return data
+
+
+def is_ladder_folder(out: Path) -> bool:
+    """Whether ``out``'s tournament.sqlite is a ladder's (it has ladder matches)."""
+    if not (out / "tournament.sqlite").is_file():
+        return False
+    db = sqlite3.connect(f"file:{out / 'tournament.sqlite'}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT 1 FROM sqlite_master WHERE type='table'"
+                          " AND name='ladder_matches'").fetchone() is not None
+    except sqlite3.Error:
+        return False
+    finally:
+        db.close()
+
+
+def report_only(cfg: TournamentConfig, out: Path, console=None) -> dict[str, Any]:
+    """``referee-tournament report`` on a ladder folder: rebuild its report without playing."""
+    if not (out / "tournament.sqlite").exists():
+        raise RunError(f"no results in {out} (run the ladder first)")
+    store = LadderStore(out / "tournament.sqlite")
+    try:
+        return write_report(cfg, out, store, console=console)
+    finally:
+        store.close()
 
 
 def _save_record(out: Path, spec: MatchSpec, result: dict[str, Any]) -> None:

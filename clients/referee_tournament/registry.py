@@ -70,3 +70,32 @@ def game_problems(cfg: TournamentConfig, games: Iterable[pb.GameSpec]) -> list[s
         if why:
             problems.append(f"game.options.{name}: {g.name}'s {name} {why}")
     return problems
+
+
+def sheet_warnings(cfg: TournamentConfig, games: Iterable[pb.GameSpec]) -> list[str]:
+    """A warning for the organizer when the component sheet the matches will use still holds
+    provisional values (placeholders, not the printed components), with their count and the
+    command that replaces them. The sheet is the one of the file's variant: a game with several
+    sheets (Goa: one per edition) reports the variant among the file's option values, or the
+    options' defaults."""
+    g = next((g for g in games if g.name == cfg.game), None)
+    if g is None or not g.components:
+        return []
+    chosen = dict(cfg.options)
+    values = {str(v).strip() for v in chosen.values()} | {
+        o.default_value for o in g.options if o.name not in chosen}
+    sheets = [c for c in g.components if len(g.components) == 1 or c.variant in values]
+    out = []
+    for c in sheets:
+        provisional = c.provenance_counts.get("provisional", 0)
+        if not provisional:
+            continue
+        total = sum(c.provenance_counts.values())
+        variant = f" --variant {c.variant}" if c.variant else ""
+        out.append(
+            f"{g.title or g.name}: component sheet {c.name} still holds {provisional} of "
+            f"{total} values provisional (placeholders, not the printed components); results "
+            f"are not those of the real game until they are verified: with the box at hand run "
+            f"`referee sheet verify {g.name}{variant}`, then serve the sheet it writes with "
+            f"`referee serve --components {g.name}=FILE`")
+    return out

@@ -22,6 +22,8 @@ import json
 import os
 import subprocess
 import time
+from dataclasses import dataclass
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -55,41 +57,57 @@ def did_not_play(seat: dict[str, Any]) -> bool:
                 or (own <= 0 and (seat.get("timeouts") or seat.get("forfeited"))))
 
 
+@dataclass(frozen=True)
+class IncidentKind:
+    """One kind of incident a seat's outcome can show: the outcome field that holds it, the
+    per-entrant count it adds to, whether that count adds the field's value (a number of
+    timeouts) or one per seat, and how the incident list words it."""
+
+    field: str
+    count: str
+    label: str
+    counted: bool = False  # label gets "=<value>" and the count adds the value
+
+
+#: Every incident kind, in the order the incident list shows them. A new kind of incident
+#: (an outcome field the runner sets on a seat) is one more entry here and, to show its count
+#: in the leaderboard, one more column in templates/report.html.
+INCIDENT_KINDS: tuple[IncidentKind, ...] = (
+    IncidentKind("timeouts", "timeouts", "timeouts", counted=True),
+    IncidentKind("crashed", "crashes", "crash"),
+    IncidentKind("hung", "hangs", "hung (killed)"),
+    IncidentKind("rejected", "rejected", "rejected", counted=True),
+    IncidentKind("forfeited", "forfeits", "forfeit"),
+)
+
+
 def incidents(rows: list[Row], names: list[str]) -> tuple[dict[str, dict[str, int]], list[dict]]:
-    """Per-entrant counts of timeouts, crashes, hangs, rejected moves and forfeits, and a list of
-    every incident (match, seat, kind, exit code, stderr tail). ``seats`` and ``no_play`` count
-    the entrant's seats in finished matches and those where it did not play
-    (:func:`did_not_play`)."""
-    counts = {n: {"timeouts": 0, "crashes": 0, "hangs": 0, "rejected": 0, "forfeits": 0,
-                  "failed_matches": 0, "seats": 0, "no_play": 0} for n in names}
+    """Per-entrant counts of every :data:`INCIDENT_KINDS` (timeouts, crashes, hangs, rejected
+    moves, forfeits), and a list of every incident (match, seat, kind, exit code, stderr tail).
+    ``seats`` and ``no_play`` count the entrant's seats in finished matches and those where it
+    did not play (:func:`did_not_play`)."""
+    zero = {**{k.count: 0 for k in INCIDENT_KINDS}, "failed_matches": 0, "seats": 0,
+            "no_play": 0}
+    counts = {n: dict(zero) for n in names}
     events: list[dict] = []
     for r in rows:
         if r.status not in ("done", "failed"):
             continue
         for s in (r.outcome or {}).get("seats", []):
             n = s["entrant"]
-            c = counts.setdefault(n, dict.fromkeys(counts[names[0]], 0))
+            c = counts.setdefault(n, dict(zero))
             kinds = []
             c["seats"] += 1
             if did_not_play(s):
                 c["no_play"] += 1
             if s.get("abandoned") == "never joined":
                 kinds.append("never joined")
-            if s.get("timeouts"):
-                c["timeouts"] += s["timeouts"]
-                kinds.append(f"timeouts={s['timeouts']}")
-            if s.get("crashed"):
-                c["crashes"] += 1
-                kinds.append("crash")
-            if s.get("hung"):
-                c["hangs"] += 1
-                kinds.append("hung (killed)")
-            if s.get("rejected"):
-                c["rejected"] += s["rejected"]
-                kinds.append(f"rejected={s['rejected']}")
-            if s.get("forfeited"):
-                c["forfeits"] += 1
-                kinds.append("forfeit")
+            for k in INCIDENT_KINDS:
+                value = s.get(k.field)
+                if not value:
+                    continue
+                c[k.count] += int(value) if k.counted else 1
+                kinds.append(f"{k.label}={value}" if k.counted else k.label)
             if r.status == "failed":
                 c["failed_matches"] += 1
             if kinds:
@@ -106,13 +124,55 @@ def incidents(rows: list[Row], names: list[str]) -> tuple[dict[str, dict[str, in
     return counts, events
 
 
+def head_to_head(results: list[MatchResult], names: list[str]) -> list[dict[str, Any]]:
+    """Every pair of entrants that met, from the first's side: each time a seat of ``a`` and a
+    seat of ``b`` sat at the same finished match, a win for ``a`` if it ranked better, a draw
+    on equal ranks, a loss otherwise; ``mean_rank_diff`` is the mean of b's rank minus a's
+    (positive: ``a`` finished ahead on average). An entrant in several seats of one match
+    meets each of the other's seats once per seat."""
+    tally: dict[tuple[str, str], list[int]] = {}
+    for m in results:
+        for i, j in combinations(range(len(m.seating)), 2):
+            a, b = m.seating[i], m.seating[j]
+            if a == b:
+                continue
+            ra, rb = m.ranks[i], m.ranks[j]
+            if names.index(a) > names.index(b):
+                a, b, ra, rb = b, a, rb, ra
+            t = tally.setdefault((a, b), [0, 0, 0, 0])  # wins, draws, losses, sum(rb - ra)
+            t[0 if ra < rb else 1 if ra == rb else 2] += 1
+            t[3] += rb - ra
+    out = []
+    for (a, b), (w, d, lo, diff) in sorted(
+            tally.items(), key=lambda kv: (names.index(kv[0][0]), names.index(kv[0][1]))):
+        n = w + d + lo
+        out.append({"a": a, "b": b, "meetings": n, "wins": w, "draws": d, "losses": lo,
+                    "mean_rank_diff": round(diff / n, 3)})
+    return out
+
+
+def head_to_head_grid(pairs: list[dict[str, Any]], names: list[str]) -> list[dict[str, Any]]:
+    """The pairs as one row per entrant and one cell per opponent (None where they never
+    met), each cell from the row's side."""
+    cell: dict[tuple[str, str], dict[str, Any]] = {}
+    for p in pairs:
+        cell[(p["a"], p["b"])] = p
+        cell[(p["b"], p["a"])] = {**p, "a": p["b"], "b": p["a"], "wins": p["losses"],
+                                  "losses": p["wins"],
+                                  "mean_rank_diff": -p["mean_rank_diff"] or 0.0}  # not -0.0
+    return [{"name": a, "cells": [None if a == b else cell.get((a, b)) for b in names]}
+            for a in names]
+
+
 def compute(rows: list[Row], names: list[str], meta: dict[str, Any] | None = None) -> dict:
     results = match_results(rows)
     board = leaderboard(names, results)
     counts, events = incidents(rows, names)
+    sandboxed = set((meta or {}).get("sandboxed") or ())
     dead = []
     for e in board["entrants"]:
         e.update(counts.get(e["name"], {}))
+        e["sandboxed"] = e["name"] in sandboxed
         # every seat it held in a finished match, it did not play: not a rating but a broken bot
         e["crashed_in_every_match"] = bool(e.get("seats")) and e["no_play"] == e["seats"]
         if e["crashed_in_every_match"]:
@@ -134,6 +194,7 @@ def compute(rows: list[Row], names: list[str], meta: dict[str, Any] | None = Non
         "rating_history": [{"match": i, "ordinal": {k: round(v, 3) for k, v in h.items()}}
                            for i, h in board["history"]],
         "incidents": events,
+        "head_to_head": head_to_head(results, names),
         # entrants that crashed or never joined (or never moved) in every match they played
         "crashed_in_every_match": dead,
         "matches": [_match_json(r) for r in rows],
@@ -376,13 +437,18 @@ def _write_html(path: Path, data: dict, out: Path) -> None:
              if (out / "plots" / f"{n}.png").exists()]
     game = str(data.get("game", ""))
     title = game.replace("_", " ").title()
+    names = [e["name"] for e in data["leaderboard"]]
+    fmt = data.get("format")
+    fmt_type = fmt.get("type") if isinstance(fmt, dict) else fmt
     page = _env().get_template("report.html").render(
         name=data.get("name", "tournament"), game=game, title=title,
         status_words=status_words(data["status"]), matches_total=data["matches_total"],
         mean_match_seconds=data.get("mean_match_seconds"),
         early_stop=[str(x) for x in data.get("early_stop") or []],
         leaderboard=data["leaderboard"], incidents=data["incidents"], matches=matches,
-        plots=plots,
+        plots=plots, format=fmt_type or "round_robin",
+        sandboxed=[e["name"] for e in data["leaderboard"] if e.get("sandboxed")],
+        h2h_names=names, h2h=head_to_head_grid(data.get("head_to_head") or [], names),
         generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(
             data.get("generated_unix") or time.time())),
     )

@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 import grpc
 import structlog
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -37,7 +38,7 @@ from .formats import MatchSpec, bot_seed, schedule
 from .persistent import PersistentError, PersistentPool
 from .play import MatchJob, play_match
 from .procs import LocalReferee
-from .registry import game_problems, list_games
+from .registry import game_problems, list_games, sheet_warnings
 from .sandbox import unavailable_reason
 from .sequential import Decision, Sprt, head_to_head
 from .store import ScheduleMismatch, Store
@@ -330,6 +331,10 @@ class Runner:
         problems = game_problems(self.cfg, games)
         if problems:
             raise BadTournament("; ".join(problems))
+        for warning in sheet_warnings(self.cfg, games):
+            self.console.print(f"[yellow]warning[/]: {escape(warning)}")
+            structlog.get_logger("referee_tournament").warning("provisional_sheet",
+                                                               detail=warning)
 
     def job_for(self, spec: MatchSpec, endpoint: RefereeEndpoint | None) -> MatchJob:
         cfg = self.cfg
@@ -349,7 +354,8 @@ class Runner:
             commands=[list(e.command) for e in entrants], cwds=[cwd(e) for e in entrants],
             envs=[dict(e.env) for e in entrants],
             time_policy={"move_ms": t.move_ms, "bank_ms": t.bank_ms, "grace_ms": t.grace_ms,
-                         "strikes": t.strikes, "on_expiry": t.on_expiry},
+                         "strikes": t.strikes, "on_expiry": t.on_expiry,
+                         "join_ms": t.join_ms, "first_move_ms": t.first_move_ms},
             address=endpoint.address if endpoint else None,
             admin_token=endpoint.admin_token if endpoint else "",
             bot_seeds=[bot_seed(spec.seed, s) for s in range(cfg.seats)],
@@ -451,12 +457,7 @@ class Runner:
 
     def _report(self, store: Store, stopper: EarlyStopper, quiet: bool = False) -> dict:
         rows = store.rows()
-        meta = {"name": self.cfg.name, "game": self.cfg.game, "seats": self.cfg.seats,
-                "options": dict(self.cfg.options), "format": self.cfg.to_json()["format"],
-                "time_policy": self.cfg.to_json()["time"], "entrants": self.cfg.names,
-                "early_stop": list(stopper.stopped.values()),
-                "methods": METHODS,
-                "generated_unix": round(time.time(), 3)}
+        meta = {**report_meta(self.cfg), "early_stop": list(stopper.stopped.values())}
         if self.pool is not None:  # exits of persistent entrants' processes (restarted)
             meta["persistent_exits"] = self.pool.crashes()
         data = report.compute(rows, self.cfg.names, meta)
@@ -644,9 +645,20 @@ async def run_tournament(cfg: TournamentConfig, **kwargs) -> dict[str, Any]:
     return await Runner(cfg, **kwargs).run()
 
 
+def report_meta(cfg: TournamentConfig) -> dict[str, Any]:
+    """What every report of ``cfg``'s runs says about the run itself (any format)."""
+    as_json = cfg.to_json()
+    return {"name": cfg.name, "game": cfg.game, "seats": cfg.seats,
+            "options": dict(cfg.options), "format": as_json["format"],
+            "time_policy": as_json["time"], "entrants": cfg.names,
+            "sandboxed": [e.name for e in cfg.entrants if e.sandbox],
+            "methods": METHODS, "generated_unix": round(time.time(), 3)}
+
+
 def report_only(cfg: TournamentConfig, out: Path | None = None,
                 console: Console | None = None) -> dict[str, Any]:
-    """Rebuild every report file from ``tournament.sqlite`` without playing."""
+    """Rebuild every report file from ``tournament.sqlite`` without playing (a ladder's
+    folder: :func:`.ladder.report_only`)."""
     r = Runner(cfg, out=out, console=console, progress=False)
     if not (r.out / "tournament.sqlite").exists():
         raise RunError(f"no results in {r.out} (run the tournament first)")

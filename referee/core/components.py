@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-PROVENANCES = ("rulebook", "corroborated", "single-source", "inferred", "provisional")
+#: "verified": read off the printed components by an organizer (``referee sheet verify``).
+PROVENANCES = ("rulebook", "corroborated", "single-source", "inferred", "provisional",
+               "verified")
 
 
 class SheetError(ValueError):

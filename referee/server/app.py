@@ -19,6 +19,7 @@ from referee.core.components import ComponentSheet
 from referee.v1 import referee_pb2
 
 from .auth import RateLimiter, new_token
+from .clock import DEFAULT_JOIN_MS
 from .service import SERVICE_NAME, RefereeService, generic_handler
 from .startup import StartupError, bind_failure, check_config, check_port
 from .store import Store
@@ -63,6 +64,9 @@ class ServerConfig:
     max_pending_calls: int = DEFAULT_MAX_PENDING_CALLS
     http_port: int | None = None  # the web viewer (referee.web) on this port; None = off
     session_ack_s: float = 30.0  # an unacknowledged bot assignment goes to another session
+    # how long a match's first decision waits for every seat to join before its clock starts
+    # anyway, for a time policy with join_ms = 0 (0 here: it does not wait)
+    join_ms: int = DEFAULT_JOIN_MS
 
 
 def resolve_admin_token(config: ServerConfig, data_dir: Path) -> str:
@@ -152,7 +156,7 @@ class RefereeServer:
         self.store.start()
         self.service = RefereeService(
             self.store, data_dir, admin, cfg.components, RateLimiter(cfg.rate, cfg.burst),
-            keep_finished_s=cfg.keep_finished_s, session_ack_s=cfg.session_ack_s,
+            keep_finished_s=cfg.keep_finished_s, session_ack_s=cfg.session_ack_s, join_ms=cfg.join_ms,
         )
         resumed = self.service.resume_all()
         limit = int(cfg.max_message_bytes)

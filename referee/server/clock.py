@@ -1,6 +1,7 @@
 """A live match's clock under its time policy (docs/ARCHITECTURE.md, *Server*, "Time policy"):
-each seat's bank and strikes, when the pending decision was issued, and the timer that fires
-when its time is up."""
+each seat's bank and strikes, its start-up allowance (``first_move_ms``, once per seat), when
+the pending decision's clock started, the timer that fires when its time is up, and the start
+gate that keeps a match's clocks stopped until its seats have joined (``join_ms``)."""
 from __future__ import annotations
 
 import asyncio
@@ -9,6 +10,10 @@ from collections.abc import Callable, Iterable
 
 from referee.core.match import MoveEntry
 from referee.v1 import referee_pb2 as pb
+
+#: How long a match's first decision waits for its seats to join when its time policy says
+#: ``join_ms = 0`` and ``referee serve`` was given no --join-ms (docs/organizers.md).
+DEFAULT_JOIN_MS = 30_000
 
 #: The move the time policy plays, by its OnExpiry value (FORFEIT within its strikes plays
 #: RANDOM_LEGAL).
@@ -22,9 +27,13 @@ def now_ms() -> int:
 
 class MatchClock:
     """The clocks of one match's seats. The referee's loop calls ``on_expiry(version)`` when
-    the decision of that state version has run out of time."""
+    the decision of that state version has run out of time.
 
-    __slots__ = ("bank_left", "issued_at", "on_expiry", "policy", "strikes_used", "timer")
+    A seat's first timed decision gets ``first_move_ms`` on top of its move time (the
+    start-up allowance, ``allowance_due``); what it spends past both comes off its bank."""
+
+    __slots__ = ("allowance_due", "bank_left", "extra_ms", "issued_at", "on_expiry", "policy",
+                 "running", "strikes_used", "timer")
 
     def __init__(self, policy: pb.TimePolicy, seat_count: int,
                  on_expiry: Callable[[int], None]):
@@ -32,36 +41,53 @@ class MatchClock:
         self.on_expiry = on_expiry
         self.bank_left = [policy.bank_ms] * seat_count
         self.strikes_used = [0] * seat_count
+        self.allowance_due = [True] * seat_count
+        self.extra_ms = 0  # the start-up allowance of the decision under way
+        self.running = False  # the decision under way is being timed
         self.issued_at = 0.0
         self.timer: asyncio.TimerHandle | None = None
 
     def restore(self, moves: Iterable[MoveEntry]) -> None:
-        """Bank and strikes from the recorded moves (after a restart)."""
+        """Bank, strikes and the allowances already used, from the recorded moves (after a
+        restart): a seat with a move in the log has had its first decision."""
         p = self.policy
         for e in moves:
+            extra = p.first_move_ms if self.allowance_due[e.seat] else 0
+            self.allowance_due[e.seat] = False
             if e.timeout:
                 self.strikes_used[e.seat] += 1
                 self.bank_left[e.seat] = 0
-            elif p.move_ms and e.elapsed_ms > p.move_ms:
-                self.bank_left[e.seat] = max(0, self.bank_left[e.seat] - (e.elapsed_ms - p.move_ms))
+            elif p.move_ms and e.elapsed_ms > p.move_ms + extra:
+                over = e.elapsed_ms - p.move_ms - extra
+                self.bank_left[e.seat] = max(0, self.bank_left[e.seat] - over)
 
     def start(self, seat: int, version: int, abandoned: bool) -> int:
         """Start the clock of ``seat``'s decision at ``version``; its deadline (unix ms), or 0
-        when it has none. An abandoned seat's decision expires at once: nobody will answer."""
+        when it has none. An abandoned seat's decision expires at once: nobody will answer.
+        The seat's first timed decision carries its start-up allowance."""
         self.cancel()
         deadline = 0
         p = self.policy
         self.issued_at = time.monotonic()
+        self.running = True
+        self.extra_ms = p.first_move_ms if self.allowance_due[seat] else 0
+        self.allowance_due[seat] = False
         if abandoned:
             self.expire_now(version)
         elif p.move_ms:
-            allowed = p.move_ms + self.bank_left[seat]
+            allowed = p.move_ms + self.extra_ms + self.bank_left[seat]
             deadline = now_ms() + allowed
             loop = asyncio.get_running_loop()
             self.timer = loop.call_later(
                 (allowed + p.grace_ms) / 1000.0, self._expired, version
             )
         return deadline
+
+    def hold(self) -> None:
+        """A decision is pending but not timed (its match waits for its seats to join)."""
+        self.cancel()
+        self.running = False
+        self.extra_ms = 0
 
     def expire_now(self, version: int) -> None:
         self.cancel()
@@ -77,14 +103,18 @@ class MatchClock:
             self.timer = None
 
     def elapsed_ms(self) -> int:
-        """Milliseconds since the pending decision was issued."""
+        """Milliseconds since the pending decision's clock started (0 while it is held)."""
+        if not self.running:
+            return 0
         return int((time.monotonic() - self.issued_at) * 1000)
 
     def charge(self, seat: int, elapsed: int) -> None:
-        """A move answered in ``elapsed`` ms: what went past move_ms comes off the bank."""
+        """A move answered in ``elapsed`` ms: what went past move_ms (and the seat's start-up
+        allowance, on its first decision) comes off the bank."""
         p = self.policy
-        if p.move_ms and elapsed > p.move_ms:
-            self.bank_left[seat] = max(0, self.bank_left[seat] - (elapsed - p.move_ms))
+        limit = p.move_ms + self.extra_ms
+        if p.move_ms and elapsed > limit:
+            self.bank_left[seat] = max(0, self.bank_left[seat] - (elapsed - limit))
 
     def strike(self, seat: int) -> bool:
         """``seat`` ran out of time: a strike, and its bank is gone. True if it forfeits."""
@@ -101,3 +131,43 @@ class MatchClock:
     def expiry_policy(self) -> str:
         """The name of the move the time policy plays for a seat out of time."""
         return POLICY_NAMES.get(self.on_expiry_value(), "RANDOM_LEGAL")
+
+
+class StartGate:
+    """When a match's clocks start (docs/ARCHITECTURE.md, *Server*, "Time policy"): once every
+    seat has joined or been abandoned, or ``join_ms`` after the match was created, whichever
+    comes first. Until then no decision is timed: the runtime holds the pending decision back.
+    A match without a move limit, or with ``join_ms`` 0 once the referee's default is applied,
+    starts at once. Computed from the creation time and the joined seats, both stored, so a
+    resumed match opens its gate at the same moment as before the restart."""
+
+    __slots__ = ("open", "open_at_ms", "timer")
+
+    def __init__(self, policy: pb.TimePolicy, created_ms: int):
+        self.open_at_ms = created_ms + policy.join_ms
+        self.open = not policy.move_ms or not policy.join_ms
+        self.timer: asyncio.TimerHandle | None = None
+
+    def check(self, seats_present: Iterable[bool]) -> bool:
+        """Open the gate if every seat is there or its time has come; whether it is open."""
+        if not self.open and (all(seats_present) or now_ms() >= self.open_at_ms):
+            self.open = True
+            self.cancel()
+        return self.open
+
+    def arm(self, on_open: Callable[[], None]) -> None:
+        """Call ``on_open`` when the join time is up (once; a no-op if already armed)."""
+        if self.open or self.timer is not None:
+            return
+        delay = max(0, self.open_at_ms - now_ms()) / 1000.0
+        self.timer = asyncio.get_running_loop().call_later(delay, self._fire, on_open)
+
+    def _fire(self, on_open: Callable[[], None]) -> None:
+        self.timer = None
+        self.open = True
+        on_open()
+
+    def cancel(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None

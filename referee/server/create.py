@@ -40,16 +40,18 @@ def plan_match(
     request: pb.CreateMatchRequest,
     sheet_for: Callable[[Game, dict[str, Any]], ComponentSheet],
     check_seat_bots: Callable[[Any, int], list[str]],
+    join_ms_default: int = 0,
 ) -> MatchPlan:
     """The checked plan of ``request``; raises RefereeError(MALFORMED) at the first faulty
     value. ``sheet_for`` gives the component sheet this referee uses for a game's options,
-    ``check_seat_bots`` checks the seats bound to registered bots."""
+    ``check_seat_bots`` checks the seats bound to registered bots, ``join_ms_default`` is the
+    join time of a time policy that leaves ``join_ms`` at 0."""
     game = _game(request.game)
     options = _options(game, request.options)
     seats = _seats(game, request.seats)
     names = _names(request.seat_names, seats)
     bots = check_seat_bots(request.seat_bots, seats)
-    policy = _policy(request.time_policy)
+    policy = _policy(request.time_policy, join_ms_default)
     sheet = sheet_for(game, options)
     if request.components_sha256 and request.components_sha256 != sheet.sha256:
         raise errors.malformed(
@@ -120,10 +122,14 @@ def _names(given: Any, seats: int) -> list[str]:
     return names + [f"seat {s}" for s in range(len(names), seats)]
 
 
-def _policy(tp: pb.TimePolicy) -> pb.TimePolicy:
-    """A copy of the request's time policy, whose on_expiry must be a known value."""
+def _policy(tp: pb.TimePolicy, join_ms_default: int) -> pb.TimePolicy:
+    """A copy of the request's time policy, whose on_expiry must be a known value, with the
+    referee's join time filled in where it says 0: the match's record (and a resumed match)
+    keeps the value that applied."""
     if tp.on_expiry not in pb.OnExpiry.values():
         raise errors.malformed(f"unknown on_expiry value {tp.on_expiry}")
     policy = pb.TimePolicy()
     policy.CopyFrom(tp)
+    if not policy.join_ms:
+        policy.join_ms = join_ms_default
     return policy

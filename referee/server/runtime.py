@@ -22,7 +22,7 @@ from referee.core.match import Match, MoveEntry, result_json
 from referee.v1 import referee_pb2 as pb
 
 from . import errors, records
-from .clock import MatchClock, now_ms
+from .clock import MatchClock, StartGate, now_ms
 from .store import Store
 from .streams import CLOSE, MatchStreams, Stream
 from .wire import GameWire, match_event, opt_str, refusal, server_decision
@@ -68,6 +68,11 @@ class MatchRuntime:
         n = match.seat_count
         self.streams = MatchStreams(n)
         self.clock = MatchClock(policy, n, self._expired)
+        # no decision is timed until every seat has joined (or join_ms is up): until then the
+        # pending decision is held back, neither timed nor sent (``held``)
+        self.gate = StartGate(policy, created_ms)
+        self.held = False
+        self._held_version = -1
         self.log = log.bind(match_id=match_id)
         # current decision, built once per version
         self.decision: Decision | None = None
@@ -123,6 +128,8 @@ class MatchRuntime:
         self.joined[seat] = True
         fut = self.ctx.store.set_joined(self.id, [s for s, j in enumerate(self.joined) if j])
         fut.add_done_callback(self._joined_stored)
+        if self.held:
+            self._open_gate()
 
     def _joined_stored(self, fut: asyncio.Future) -> None:
         if not fut.cancelled() and fut.exception() is not None:
@@ -144,14 +151,48 @@ class MatchRuntime:
     # ------------------------------------------------------------------ decisions
     def issue_decision(self) -> None:
         """Compute and cache the pending decision (one view + one legal-move list), start its
-        clock and push it to the acting seat."""
+        clock and push it to the acting seat; or, while the match waits for its seats to join,
+        hold it back (untimed, unsent) until the start gate opens."""
         self.clock.cancel()
         d = self.match.decision()
         self.decision = d
+        self.held = False
         if d is None:
             self.decision_proto = None
             self.decision_bytes = b""
+            self.gate.cancel()
             return
+        if not self.gate.open and d.seat not in self.abandoned \
+                and not self.gate.check(self._present()):
+            self.held = True
+            self._held_version = self.match.version
+            self.clock.hold()
+            self.decision_proto = None
+            self.decision_bytes = b""
+            self.gate.arm(self._open_gate)
+            return
+        self._send_decision(d)
+
+    def _present(self) -> list[bool]:
+        """Each seat that has joined or been abandoned (nobody to wait for)."""
+        return [j or s in self.abandoned for s, j in enumerate(self.joined)]
+
+    def _open_gate(self) -> None:
+        """A seat joined, one was abandoned or the join time is up: if the gate opens, the
+        held decision's clock starts now and it goes out with that deadline. (Not under the
+        match's lock: a move accepted meanwhile has moved the state on and issues the next
+        decision itself, which the version check leaves alone.)"""
+        d = self.decision
+        if (not self.held or d is None or self._held_version != self.match.version
+                or self.game_over is not None or self.broken):
+            return
+        if not self.gate.check(self._present()):
+            return
+        self.held = False
+        self.log.info("clocks_started", seat=d.seat, waited_ms=now_ms() - self.created_ms)
+        self._send_decision(d)
+
+    def _send_decision(self, d: Decision) -> None:
         seat = d.seat
         deadline = self.clock.start(seat, self.match.version, seat in self.abandoned)
         # Encoded once, straight from encodings (the view's and each move's), and the same bytes
@@ -168,7 +209,7 @@ class MatchRuntime:
         self.streams.to_seat(seat, self.decision_bytes)
 
     def decision_for(self, seat: int) -> pb.Decision | None:
-        if self.decision is not None and self.decision.seat == seat:
+        if self.decision is not None and self.decision.seat == seat and not self.held:
             if self.decision_proto is None:
                 self.decision_proto = pb.Decision.FromString(self._decision_body)
             return self.decision_proto
@@ -202,7 +243,7 @@ class MatchRuntime:
         if self.game_over is not None:
             stream.put(self.game_over_bytes)
             stream.put(CLOSE)
-        elif self.decision is not None and self.decision.seat == seat:
+        elif self.decision is not None and self.decision.seat == seat and not self.held:
             stream.put(self.decision_bytes)
 
     def detach(self, stream: Stream) -> None:
@@ -306,6 +347,7 @@ class MatchRuntime:
     # ------------------------------------------------------------------ time policy
     def cancel_timer(self) -> None:
         self.clock.cancel()
+        self.gate.cancel()
 
     def _expired(self, version: int) -> None:
         self.ctx.spawn(self._expire(version))
@@ -366,6 +408,8 @@ class MatchRuntime:
             self.abandoned = abandoned
             if self.decision is not None and self.decision.seat == seat:
                 self.clock.expire_now(self.match.version)
+            elif self.held:
+                self._open_gate()  # one seat fewer to wait for
             return True, False
 
     async def _forfeit(self, seat: int, text: str, data: dict[str, Any]) -> None:
@@ -382,6 +426,8 @@ class MatchRuntime:
 
     async def finish(self) -> None:
         self.clock.cancel()
+        self.gate.cancel()
+        self.held = False
         self.decision = None
         self.decision_proto = None
         self.finished_ms = now_ms()

@@ -22,7 +22,7 @@ from referee.v1 import referee_pb2 as pb
 
 from . import errors
 from .auth import RateLimiter, bearer, new_token, peer_address, same_hash, token_hash
-from .clock import now_ms
+from .clock import DEFAULT_JOIN_MS, now_ms
 from .create import plan_match
 from .embargo import REASON as EMBARGOED
 from .embargo import Embargo, unfinished_twins
@@ -49,6 +49,7 @@ class RefereeService:
         limiter: RateLimiter | None = None,
         keep_finished_s: float = 300.0,
         session_ack_s: float = 30.0,
+        join_ms: int = DEFAULT_JOIN_MS,
     ):
         self.store = store
         self.data_dir = Path(data_dir)
@@ -63,6 +64,8 @@ class RefereeService:
         # GameOver, spectators its final view), then only the store and its record file hold it:
         # a long-running referee's memory does not grow with the matches it has played.
         self.keep_finished_s = keep_finished_s
+        # how long a match's first decision waits for its seats when its policy says 0
+        self.join_ms = join_ms
         self.unavailable: dict[str, str] = {}  # running in the store, but failed to resume
         self._wires: dict[str, GameWire] = {}
         self._tasks: set[asyncio.Task] = set()
@@ -264,7 +267,7 @@ class RefereeService:
     async def CreateMatch(self, request: pb.CreateMatchRequest, context) -> pb.CreateMatchResponse:
         if not self._admin(context):
             raise errors.permission_denied("creating a match needs the admin token")
-        plan = plan_match(request, self.sheet_for, self.sessions.check_seat_bots)
+        plan = plan_match(request, self.sheet_for, self.sessions.check_seat_bots, self.join_ms)
         match = Match.create(plan.game, plan.options, plan.seats, plan.seed, plan.sheet)
         match_id = self._new_match_id()
         tokens = self.sessions.seat_tokens(match_id, plan.bots,

@@ -114,14 +114,18 @@ def test_create_match_sends_the_time_policy_flags_and_leaves_the_rest_to_the_ref
         with AdminClient(referee_server.address, referee_server.admin_token) as admin:
             return json.loads(admin.record(match_id).record_json)["time_policy"]
 
+    # the referee fills in its default join time (referee serve --join-ms) and records it
+    start = {"join_ms": 30_000, "first_move_ms": 0}
     assert policy("--move-ms", "1234", "--bank-ms", "5000", "--grace-ms", "250", "--strikes",
                   "2", "--on-expiry", "forfeit") == {
-        "move_ms": 1234, "bank_ms": 5000, "grace_ms": 250, "strikes": 2, "on_expiry": "FORFEIT"}
+        "move_ms": 1234, "bank_ms": 5000, "grace_ms": 250, "strikes": 2, "on_expiry": "FORFEIT",
+        **start}
     assert policy("--on-expiry", "default_move")["on_expiry"] == "DEFAULT_MOVE"
     assert policy("--move-ms", "700") == {
-        "move_ms": 700, "bank_ms": 0, "grace_ms": 0, "strikes": 0, "on_expiry": "RANDOM_LEGAL"}
+        "move_ms": 700, "bank_ms": 0, "grace_ms": 0, "strikes": 0, "on_expiry": "RANDOM_LEGAL",
+        **start}
     assert policy() == {"move_ms": 0, "bank_ms": 0, "grace_ms": 0, "strikes": 0,
-                        "on_expiry": "ON_EXPIRY_UNSPECIFIED"}
+                        "on_expiry": "ON_EXPIRY_UNSPECIFIED", **start}
 
 
 def assert_usage_error(done: subprocess.CompletedProcess, command: str, message: str) -> None:

@@ -23,10 +23,13 @@ LONG = 600_000  # a clock nobody waits for in a test
 
 
 def _new(srv, on_expiry):
+    # join_ms 1: the clocks start at once, seats joined or not (test_fair_clock tests the wait)
+    policy = pb.TimePolicy(move_ms=LONG, on_expiry=on_expiry, join_ms=1)
+
     async def run():
         async with grpc.aio.insecure_channel(srv.target) as ch:
             return await create(referee_pb2_grpc.RefereeStub(ch), seats=3, seed=5,
-                                policy=pb.TimePolicy(move_ms=LONG, on_expiry=on_expiry))
+                                policy=policy)
     return asyncio.run(run())
 
 

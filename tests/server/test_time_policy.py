@@ -39,6 +39,11 @@ async def record_of(srv, mid):
 
 
 def new_match(srv, policy):
+    """A match whose clocks start at once (join_ms 1): these tests time seats nobody plays
+    (test_fair_clock tests the wait for the seats to join)."""
+    if not policy.join_ms:
+        policy.join_ms = 1
+
     async def run():
         async with grpc.aio.insecure_channel(srv.target) as ch:
             return await create(referee_pb2_grpc.RefereeStub(ch), seats=3, seed=77, policy=policy)
