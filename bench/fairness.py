@@ -120,7 +120,7 @@ def play(game: Game, options: dict[str, Any], seats: int, seed: int, seat0: int,
     0's from stream ``seat0``); the chance events it drew."""
     parsed = game.spec.parse_options(options)
     recorder = Recorder(match_chance(seed, record_format))
-    state = game.setup(parsed, seats, recorder, game.default_components(parsed))  # type: ignore[arg-type]
+    state = game.setup(parsed, seats, recorder, game.default_components(parsed))
     choosers = [random.Random(f"{seed}/{s}/{seat0 if s == 0 else 0}") for s in range(seats)]
     for _ in range(MAX_DECISIONS):
         d = game.decision(state)

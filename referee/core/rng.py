@@ -96,7 +96,8 @@ class Chance(Protocol):
     of one chance event, ``next_stream(*key)`` that of the next occurrence of an event that can
     happen again (a pile reshuffled), ``hash_key()`` what a state hash covers."""
 
-    state: int
+    @property
+    def state(self) -> int: ...
 
     def stream(self, *key: Key) -> Rng: ...
 
