@@ -69,7 +69,7 @@ def engine_state_bytes(game, games: int = 6, samples_per_game: int = 8) -> dict[
     """Mean and largest footprint of a state of ``game`` over random playouts of every seat
     count (default options and component sheet); what all matches share (see
     ``shared_parts``) is left out."""
-    from referee.core.rng import Rng
+    from referee.core.rng import Streams
 
     spec = game.spec
     options = spec.parse_options({})
@@ -80,7 +80,7 @@ def engine_state_bytes(game, games: int = 6, samples_per_game: int = 8) -> dict[
     for g in range(games):
         n = seat_counts[g % len(seat_counts)]
         # first pass: the game's length, so that samples spread over the whole game
-        state = game.setup(options, n, Rng(g), sheet)
+        state = game.setup(options, n, Streams(g), sheet)
         picks: list[int] = []
         while (d := game.decision(state)) is not None:
             i = rng.randrange(len(d.moves))
@@ -88,8 +88,8 @@ def engine_state_bytes(game, games: int = 6, samples_per_game: int = 8) -> dict[
             game.apply(state, d.seat, d.moves[i])
         total = len(picks)
         at = {round(k * total / samples_per_game) for k in range(samples_per_game)} | {total}
-        state = game.setup(options, n, Rng(g), sheet)
-        shared = shared_parts(state, game.setup(options, n, Rng(g + 1000), sheet))
+        state = game.setup(options, n, Streams(g), sheet)
+        shared = shared_parts(state, game.setup(options, n, Streams(g + 1000), sheet))
         for step in range(total + 1):
             if step in at:
                 sizes.append(deep_bytes(state, shared))

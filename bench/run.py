@@ -54,6 +54,11 @@ Persistent sessions (``bench/sessions.py``; ``--persistent-matches``)
     ``tournament.move_path_matches_per_s`` = ``grpc.move_per_s`` / mean moves per match of those
     matches (same run); their ratio ``tournament.persistent_to_move_path`` (goal >= 0.5).
 
+Fair chance (``bench/fairness.py``; ``--fairness-pairs``, 0 skips it)
+    ``fairness.<game>.shared_chance``: over duplicate pairs of in-process matches (same seed,
+    only seat 0's play differs), the fraction of chance events (shared ones and those of seats
+    other than 0) that drew alike; each edition of a game apart (``fairness.goa_2004``).
+
 CPU use of the server and of the client processes is recorded per phase (from /proc and
 os.times), which shows which side is the bottleneck on this machine.
 
@@ -90,7 +95,8 @@ if str(ROOT) not in sys.path:  # `python bench/run.py` as well as `python -m ben
 
 from referee_client.tokens import add_token_flag, token_arg  # noqa: E402
 
-from bench import sessions as session_bench  # noqa: E402 - needs the path set above
+from bench import fairness as fairness_bench  # noqa: E402 - needs the path set above
+from bench import sessions as session_bench  # noqa: E402
 from bench.grpc_phases import RefereeServer, run_phase  # noqa: E402
 from bench.memory import engine_state_bytes, idle_match_cost  # noqa: E402
 
@@ -178,7 +184,7 @@ class EngineResult:
 
 
 def bench_engine(game, seconds: float, progress=None, task=None) -> EngineResult:
-    from referee.core.rng import Rng
+    from referee.core.rng import Streams
 
     spec = game.spec
     seat_counts = list(range(spec.min_seats, spec.max_seats + 1))
@@ -194,7 +200,7 @@ def bench_engine(game, seconds: float, progress=None, task=None) -> EngineResult
     try:
         while True:
             n = seat_counts[seed % len(seat_counts)]
-            state = game.setup(options, n, Rng(seed), sheet)
+            state = game.setup(options, n, Streams(seed), sheet)
             seed += 1
             count = 0
             while (d := decision(state)) is not None:
@@ -261,6 +267,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip the web-viewer phases (bench/web.py: moves with --http-port "
                              "and open viewers against plain)")
     parser.add_argument("--web-viewers", type=int, default=2, help="viewers in the web phase")
+    parser.add_argument("--fairness-pairs", type=int, default=20, metavar="N",
+                        help="duplicate pairs of matches per game for fairness.<game>."
+                             "shared_chance, bench/fairness.py (default 20; 0 skips it)")
     parser.add_argument("--output", default=str(RESULTS), help="results file")
     args = parser.parse_args(argv)
     args.usage_error = parser.error
@@ -411,6 +420,9 @@ def main(argv: list[str] | None = None) -> int:
         results["tournament"] = t
 
     session_bench.run_phase(results, args, console)
+    if args.fairness_pairs:
+        console.print(f"fairness phase: {args.fairness_pairs} duplicate pairs per game …")
+        results["fairness"] = fairness_bench.run_phase(games, args.fairness_pairs)
 
     results["machine"]["loadavg_at_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     batavia = results["engine"].get("batavia", {})
@@ -422,6 +434,7 @@ def main(argv: list[str] | None = None) -> int:
             g["move_to_echo_ratio"] >= TARGET_MOVE_ECHO_RATIO if g.get("move_to_echo_ratio")
             else None),
         **session_bench.target(results),
+        **fairness_bench.target(results),
     }
     # Flat dotted names as well, for quick greps and dashboards.
     flat = {}
@@ -453,6 +466,7 @@ def main(argv: list[str] | None = None) -> int:
     if "web" in results:
         flat["web.move_per_s_ratio"] = results["web"]["move_per_s_ratio"]
     flat.update(session_bench.flat(results))
+    flat.update(fairness_bench.flat(results))
     results["summary"] = flat
     Path(args.output).write_text(json.dumps(results, indent=2, default=str) + "\n")
 
@@ -539,6 +553,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{t['matches']} Batavia matches, {t['concurrency']} at once, bots as "
                       f"processes; {t['ratio_to_engine_games_per_s']} x in-process games/s")
     session_bench.table_rows(results, table)
+    fairness_bench.table_rows(results, table)
     m = results["machine"]
     table.add_row("machine", f"{m['cpu_count']} CPUs",
                   f"{m['cpu_model']}; load {m['loadavg_at_start']}")

@@ -31,7 +31,7 @@ from . import hashing
 from .codec import MoveCodec
 from .components import ComponentSheet, SheetError, derived, load_sheet_file, parse_sheet
 from .contract import Decision, Event, Game, M, S
-from .rng import Rng
+from .rng import Chance
 
 Check = Callable[[Any], "str | None"]
 
@@ -110,7 +110,7 @@ class SheetGame(Game[S, M]):
     def check_setup(self, options: Mapping[str, Any], rules: Any) -> None:
         """Refuse option combinations the sheet cannot play (raise BadOptions). Default: none."""
 
-    def setup(self, options: Mapping[str, Any], seat_count: int, rng: Rng,
+    def setup(self, options: Mapping[str, Any], seat_count: int, rng: Chance,
               components: ComponentSheet) -> S:
         options = self.spec.parse_options(options)
         rules = self.rules_for(components)

@@ -5,7 +5,8 @@ A game is a stateless object implementing :class:`Game`; all match state lives i
 place and is deterministic (the same seed and the same moves always give the same state). Every
 other method, ``decision`` above all, is a pure query: it leaves ``hash_state`` unchanged (a game
 may memoise an answer in a field the hash leaves out). Chance comes only from the
-:class:`~referee.core.rng.Rng` stored in the state.
+:class:`~referee.core.rng.Chance` stored in the state, each chance event drawing from the stream
+of its own key (docs/ARCHITECTURE.md, "Fair chance").
 
 Moves inside the engine are small immutable Python values (the game's own move classes); the game
 maps them one-to-one to its protobuf ``Move`` at the boundary (``move_to_proto`` /
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from google.protobuf.message import Message
 
 from .components import ComponentSheet
-from .rng import Rng
+from .rng import Chance
 
 if TYPE_CHECKING:
     from _typeshed import SupportsDunderLT
@@ -193,9 +194,11 @@ class Game(abc.ABC, Generic[S, M]):
     # ---- the rules
     @abc.abstractmethod
     def setup(
-        self, options: Mapping[str, Any], seat_count: int, rng: Rng, components: ComponentSheet
+        self, options: Mapping[str, Any], seat_count: int, rng: Chance,
+        components: ComponentSheet,
     ) -> S:
-        """A new state, ready for its first decision. ``rng`` is kept in the state."""
+        """A new state, ready for its first decision. ``rng`` is kept in the state; every chance
+        event draws from ``rng.stream(*key)`` (or ``next_stream``), keyed by what it is."""
 
     @abc.abstractmethod
     def decision(self, state: S) -> Decision[M] | None:

@@ -10,13 +10,28 @@ from google.protobuf import json_format
 
 from .components import ComponentSheet
 from .contract import Decision, Event, Game, IllegalMove, Result
-from .rng import Rng
+from .rng import Chance, Rng, SingleStream, Streams
 
-RECORD_FORMAT = "referee-record/1"
+#: The record format this referee writes: ``/2`` draws each chance event from its own keyed
+#: stream (``Streams``; docs/ARCHITECTURE.md, "Fair chance"). ``/1`` records, whose games drew
+#: every event from one running stream, still replay (``LEGACY_RECORD_FORMAT``).
+RECORD_FORMAT = "referee-record/2"
+LEGACY_RECORD_FORMAT = "referee-record/1"
+RECORD_FORMATS = (RECORD_FORMAT, LEGACY_RECORD_FORMAT)
 
-#: Salt for the RNG stream the time policy draws RANDOM_LEGAL moves from; kept apart from the
-#: game's own RNG so a timeout does not change later chance in the game.
+#: Salt for the RNG stream the time policy draws RANDOM_LEGAL moves from in ``/1`` records; kept
+#: apart from the game's own RNG so a timeout does not change later chance in the game. (``/2``:
+#: the keyed streams of domain "timeout", one per seat and timeout of that seat.)
 TIMEOUT_STREAM_SALT = 0x7173
+
+
+def match_chance(seed: int, record_format: str = RECORD_FORMAT) -> Chance:
+    """The chance source a new game state of this record format keeps."""
+    if record_format == LEGACY_RECORD_FORMAT:
+        return SingleStream(seed)
+    if record_format != RECORD_FORMAT:
+        raise ValueError(f"unknown record format {record_format!r}")
+    return Streams(seed)
 
 
 _MOVE_JSON: dict[tuple[str, Any], dict[str, Any]] = {}
@@ -72,7 +87,9 @@ class Match:
     moves: list[MoveEntry] = field(default_factory=list)
     initial_hash: str = ""
     forfeited: int | None = None
-    timeout_rng: Rng | None = None
+    record_format: str = RECORD_FORMAT
+    timeout_rng: Rng | None = None  # /1: the one RANDOM_LEGAL stream, advanced per timeout
+    timeout_streams: Streams | None = None  # /2: keyed by (seat, that seat's timeout number)
 
     @classmethod
     def create(
@@ -82,6 +99,7 @@ class Match:
         seat_count: int,
         seed: int,
         components: ComponentSheet | None = None,
+        record_format: str = RECORD_FORMAT,
     ) -> Match:
         spec = game.spec
         if not spec.min_seats <= seat_count <= spec.max_seats:
@@ -90,10 +108,13 @@ class Match:
             )
         parsed = spec.parse_options(options)
         sheet = components or game.default_components(parsed)
-        state = game.setup(parsed, seat_count, Rng(seed), sheet)
-        m = cls(game, parsed, seat_count, seed, sheet, state)
+        state = game.setup(parsed, seat_count, match_chance(seed, record_format), sheet)
+        m = cls(game, parsed, seat_count, seed, sheet, state, record_format=record_format)
         m.initial_hash = game.hash_state(state)
-        m.timeout_rng = Rng(seed).fork(TIMEOUT_STREAM_SALT)
+        if record_format == LEGACY_RECORD_FORMAT:
+            m.timeout_rng = Rng(seed).fork(TIMEOUT_STREAM_SALT)
+        else:
+            m.timeout_streams = Streams(seed, "timeout")
         return m
 
     # ------------------------------------------------------------------ queries
@@ -161,8 +182,14 @@ class Match:
         assert decision is not None
         if policy == "DEFAULT_MOVE":
             return self.game.default_move(self.state, decision)
-        assert self.timeout_rng is not None
-        return decision.moves[self.timeout_rng.below(len(decision.moves))]
+        if self.timeout_streams is not None:  # the seat's k-th RANDOM_LEGAL timeout
+            k = sum(1 for e in self.moves
+                    if e.seat == decision.seat and e.timeout and e.policy == "RANDOM_LEGAL")
+            rng = self.timeout_streams.stream("RANDOM_LEGAL", decision.seat, k)
+        else:
+            assert self.timeout_rng is not None
+            rng = self.timeout_rng
+        return decision.moves[rng.below(len(decision.moves))]
 
     def forfeit(self, seat: int) -> None:
         self.forfeited = seat
@@ -172,7 +199,7 @@ class Match:
     def record(self, **extra: Any) -> dict[str, Any]:
         result = self.result()
         rec: dict[str, Any] = {
-            "format": RECORD_FORMAT,
+            "format": self.record_format,
             "game": self.game.spec.name,
             "options": self.options,
             "seats": self.seat_count,
@@ -206,8 +233,9 @@ def replay(
 ) -> Match:
     """Re-simulate a record move by move, checking every state hash and the result.
     Raises ReplayError at the first disagreement."""
-    if record.get("format") != RECORD_FORMAT:
-        raise ReplayError(f"not a {RECORD_FORMAT} record")
+    record_format = record.get("format")
+    if record_format not in RECORD_FORMATS:
+        raise ReplayError(f"not a {' or '.join(RECORD_FORMATS)} record")
     if record.get("game") != game.spec.name:
         raise ReplayError(f"record is for {record.get('game')!r}, not {game.spec.name!r}")
     options = record.get("options") or {}
@@ -218,7 +246,8 @@ def replay(
             f"record was played with component sheet {want_sheet[:12]}…, "
             f"not {sheet.sha256[:12]}… (pass the organizer's sheet with --components)"
         )
-    m = Match.create(game, options, int(record["seats"]), int(record["seed"]), sheet)
+    m = Match.create(game, options, int(record["seats"]), int(record["seed"]), sheet,
+                     record_format=str(record_format))
     if record.get("initial_state_hash") and m.initial_hash != record["initial_state_hash"]:
         raise ReplayError("initial state hash differs: setup is not the one recorded")
     for entry in record.get("moves", []):

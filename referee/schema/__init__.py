@@ -1,4 +1,4 @@
-"""Published JSON Schemas. ``record.schema.json`` describes a game record (referee-record/1)."""
+"""Published JSON Schemas. ``record.schema.json`` describes a game record (referee-record/2, or /1 from older referees)."""
 from __future__ import annotations
 
 import json

@@ -11,7 +11,7 @@ from google.protobuf import json_format
 
 from referee.core.components import ComponentSheet
 from referee.core.contract import Game
-from referee.core.match import RECORD_FORMAT, Match, MoveEntry, replay
+from referee.core.match import Match, MoveEntry, replay
 from referee.v1 import referee_pb2 as pb
 
 from .store import MatchRow, MoveRow
@@ -20,7 +20,7 @@ from .store import MatchRow, MoveRow
 def record(match: Match, match_id: str, names: list[str], policy: pb.TimePolicy,
            created_ms: int, finished_ms: int | None, rejected: list[int],
            abandoned: dict[int, str]) -> dict[str, Any]:
-    """The record document (format ``referee-record/1``) of ``match``, finished or not, with
+    """The record document (format ``match.record_format``) of ``match``, finished or not, with
     the seats the host abandoned (AbandonSeat) and its reason for each."""
     return match.record(
         match_id=match_id,
@@ -76,11 +76,13 @@ def replay_log(game: Game, row: MatchRow, moves: list, sheet: ComponentSheet) ->
     """A running match rebuilt from its stored move log by core's ``replay`` (which checks every
     state hash), then given back what a record does not replay: each move's elapsed time and
     timeout flags (the clocks are restored from them), and the position of the time policy's
-    RANDOM_LEGAL stream, which live play advanced once per such timeout. (One draw each: the
-    stream's ``below(n)`` draws again only for a value among the top n of 2**64, odds under
-    1e-16 for any move list, and then only later timeout choices would differ, never the log.)"""
+    RANDOM_LEGAL stream of a ``/1`` match, which live play advanced once per such timeout. (One
+    draw each: the stream's ``below(n)`` draws again only for a value among the top n of 2**64,
+    odds under 1e-16 for any move list, and then only later timeout choices would differ, never
+    the log. A ``/2`` match keys each timeout's stream by seat and number: nothing to restore.)
+    The row says which format the match was created in (stores from before ``/2``: ``/1``)."""
     doc = {
-        "format": RECORD_FORMAT, "game": row.game, "options": row.options, "seats": row.seats,
+        "format": row.record_format, "game": row.game, "options": row.options, "seats": row.seats,
         "seed": row.seed, "components": {"sha256": row.components_sha256},
         "moves": [{"n": mv.n, "seat": mv.seat, "version_before": mv.version_before,
                    "move": mv.move, "state_hash": mv.state_hash} for mv in moves],

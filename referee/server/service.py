@@ -289,7 +289,7 @@ class RefereeService:
                                                       preserving_proto_field_name=True),
                 token_hashes=hashes, names=plan.names, status="running",
                 created_ms=rt.created_ms, finished_ms=None, forfeited=None, result=None,
-                reveal_policy=plan.reveal_policy,
+                reveal_policy=plan.reveal_policy, record_format=match.record_format,
             )
         )
         if bound is not None:

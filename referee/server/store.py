@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.core.match import LEGACY_RECORD_FORMAT, RECORD_FORMAT
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS matches (
     id                TEXT PRIMARY KEY,
@@ -42,7 +44,9 @@ CREATE TABLE IF NOT EXISTS matches (
     rejected_json     TEXT,            -- moves refused per seat, e.g. [0, 2, 0]
     abandoned_json    TEXT,            -- seats the host abandoned: {"2": "bot exited (code 1)"}
     joined_json       TEXT,            -- seats whose bot has joined, e.g. [0, 2]
-    reveal_policy     TEXT             -- safe (NULL: older stores) | none; see CreateMatch
+    reveal_policy     TEXT,            -- safe (NULL: older stores) | none; see CreateMatch
+    record_format     TEXT             -- referee-record/2 (NULL: older stores, whose matches
+                                       -- drew chance as referee-record/1)
 );
 CREATE TABLE IF NOT EXISTS moves (
     match_id        TEXT NOT NULL,
@@ -80,6 +84,7 @@ class MatchRow:
     abandoned: dict[int, str] | None = None  # seat -> reason (AbandonSeat)
     joined: list[int] | None = None  # seats whose bot has joined
     reveal_policy: str = "safe"  # safe | none (CreateMatchRequest.reveal_policy)
+    record_format: str = RECORD_FORMAT  # how its game draws chance (referee.core.match)
 
 
 @dataclass(slots=True)
@@ -212,13 +217,13 @@ class Store:
             row.id, row.game, json.dumps(row.options, sort_keys=True), row.seats, str(row.seed),
             row.components_name, row.components_sha256, json.dumps(row.time_policy),
             json.dumps(row.token_hashes), json.dumps(row.names), row.status, row.created_ms,
-            row.reveal_policy,
+            row.reveal_policy, row.record_format,
         )
         return self._submit(
             lambda c: c.execute(
                 "INSERT INTO matches (id, game, options_json, seats, seed, components_name,"
                 " components_sha256, time_policy_json, token_hashes_json, names_json, status,"
-                " created_ms, reveal_policy) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " created_ms, reveal_policy, record_format) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 values,
             )
         )
@@ -293,7 +298,7 @@ class Store:
                 "SELECT id, game, options_json, seats, seed, components_name, components_sha256,"
                 " time_policy_json, token_hashes_json, names_json, status, created_ms,"
                 " finished_ms, forfeited, result_json, rejected_json, abandoned_json,"
-                " joined_json, reveal_policy FROM matches"
+                " joined_json, reveal_policy, record_format FROM matches"
                 + (" WHERE status=?" if status else "")
             )
             rows = conn.execute(sql + " ORDER BY created_ms", (status,) if status else ()).fetchall()
@@ -310,6 +315,7 @@ class Store:
                 abandoned={int(k): v for k, v in json.loads(r[16]).items()} if r[16] else None,
                 joined=json.loads(r[17]) if r[17] else None,
                 reveal_policy=r[18] or "safe",
+                record_format=r[19] or LEGACY_RECORD_FORMAT,
             )
             for r in rows
         ]
@@ -363,6 +369,8 @@ def _migrate(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE matches ADD COLUMN joined_json TEXT")
     if "reveal_policy" not in have:
         conn.execute("ALTER TABLE matches ADD COLUMN reveal_policy TEXT")
+    if "record_format" not in have:
+        conn.execute("ALTER TABLE matches ADD COLUMN record_format TEXT")
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

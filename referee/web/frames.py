@@ -17,7 +17,7 @@ from google.protobuf.descriptor import FieldDescriptor
 
 from referee.core.components import ComponentSheet
 from referee.core.contract import Game, IllegalMove
-from referee.core.match import Match, ReplayError
+from referee.core.match import RECORD_FORMAT, RECORD_FORMATS, Match, ReplayError
 
 BUNDLE_FORMAT = "referee-replay/1"
 
@@ -179,9 +179,9 @@ class Replayer:
     stopped, so a live match's replay costs only its new moves."""
 
     def __init__(self, game: Game, options: Mapping[str, Any], seats: int, seed: int,
-                 sheet: ComponentSheet):
+                 sheet: ComponentSheet, record_format: str = RECORD_FORMAT):
         self.game = game
-        self.match = Match.create(game, options, seats, seed, sheet)
+        self.match = Match.create(game, options, seats, seed, sheet, record_format)
         self.prev = public_view(game, self.match.state)
         # Each frame is kept as its JSON text: a held replay is a few strings, not a tree of
         # dicts for the cyclic garbage collector to walk while the referee plays moves.
@@ -256,7 +256,10 @@ def record_replayer(game: Game, record: Mapping[str, Any],
     want = (record.get("components") or {}).get("sha256")
     if want and want != sheet.sha256:
         raise ReplayError("the record was played with another component sheet")
-    r = Replayer(game, options, int(record["seats"]), int(record["seed"]), sheet)
+    record_format = str(record.get("format") or RECORD_FORMAT)
+    if record_format not in RECORD_FORMATS:
+        raise ReplayError(f"not a {' or '.join(RECORD_FORMATS)} record")
+    r = Replayer(game, options, int(record["seats"]), int(record["seed"]), sheet, record_format)
     if record.get("initial_state_hash") and r.match.initial_hash != record["initial_state_hash"]:
         raise ReplayError("initial state hash differs: setup is not the one recorded")
     return r

@@ -133,7 +133,8 @@ class MatchSource:
                 r = live
                 if r is None or r.moves_done > len(moves) or (
                         r.moves_done and moves[r.moves_done - 1]["state_hash"] != r.last_hash()):
-                    r = F.Replayer(rt.game, m.options, m.seat_count, m.seed, m.components)
+                    r = F.Replayer(rt.game, m.options, m.seat_count, m.seed, m.components,
+                                   m.record_format)
                 r.extend(moves, verify=False)  # the referee's own log, hashed as it was played
                 return list(r.encoded), r
         elif meta["state"] == "finished":

@@ -1,7 +1,7 @@
 """Builders for Batavia test states."""
 from __future__ import annotations
 
-from referee.core.rng import Rng
+from referee.core.rng import Streams
 from referee.games.batavia import GAME
 from referee.games.batavia import rules as R
 from referee.games.batavia.moves import PASS_BID
@@ -16,7 +16,7 @@ def tile(company: int, good: int) -> int:
 
 def new_state(n: int = 4, seed: int = 1, **options) -> R.State:
     opts = GAME.spec.parse_options(options)
-    return GAME.setup(opts, n, Rng(seed), GAME.default_components(opts))
+    return GAME.setup(opts, n, Streams(seed), GAME.default_components(opts))
 
 
 def all_pass(state: R.State) -> None:

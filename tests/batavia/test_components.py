@@ -7,7 +7,7 @@ import json
 import pytest
 
 from referee.core.components import PROVENANCES, SheetError
-from referee.core.rng import Rng
+from referee.core.rng import Streams
 from referee.games.batavia import GAME
 from referee.games.batavia.game import DEFAULT_SHEET
 
@@ -56,7 +56,7 @@ def test_organizer_sheet_changes_values_and_hash(tmp_path):
     path.write_text(json.dumps(d))
     sheet = GAME.load_components(str(path))
     assert sheet.sha256 != GAME.default_components({}).sha256
-    s = GAME.setup(GAME.spec.parse_options({}), 3, Rng(1), sheet)
+    s = GAME.setup(GAME.spec.parse_options({}), 3, Streams(1), sheet)
     assert s.rules.goods_gold[6] == (20, 10)
 
 

@@ -8,7 +8,7 @@ import random
 import time
 from fractions import Fraction
 
-from referee.core.rng import Rng
+from referee.core.rng import Streams
 from referee.v1 import referee_pb2
 
 
@@ -39,7 +39,7 @@ def play_game(game, bot, options: dict, seats: int, greedy_seat: int, seed: int,
     legal moves at every other seat. Returns the winners; ``timings`` collects the bot's
     choose() times (seconds)."""
     parsed = game.spec.parse_options(options)
-    state = game.setup(parsed, seats, Rng(seed), game.default_components(parsed))
+    state = game.setup(parsed, seats, Streams(seed), game.default_components(parsed))
     rng = random.Random(seed)
     version = 0
     while (decision := game.decision(state)) is not None:

@@ -23,7 +23,7 @@ import pytest
 from referee.core import registry
 from referee.core.contract import Game
 from referee.core.match import ReplayError, replay
-from referee.core.rng import Rng
+from referee.core.rng import Streams
 
 from . import hooks
 
@@ -50,7 +50,7 @@ def random_games(name: str, count: int, seed: int) -> Iterator[tuple[Game, Any]]
     for k in range(count):
         seats = spec.min_seats + k % (spec.max_seats - spec.min_seats + 1)
         options = spec.parse_options(option_sets[k % len(option_sets)])
-        state = game.setup(options, seats, Rng(seed + k), game.default_components(options))
+        state = game.setup(options, seats, Streams(seed + k), game.default_components(options))
         rnd = random.Random(seed + k)
         for _ in range(MAX_STEPS):
             yield game, state

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from referee.core.rng import Rng
+from referee.core.rng import Streams
 from referee.games.goa import GAME
 from referee.games.goa.catalog import Rules
 from referee.games.goa.rules import settle
@@ -12,7 +12,7 @@ from referee.games.goa.state import State
 
 def new_game(n: int = 4, seed: int = 1, **options):
     opts = GAME.spec.parse_options(options)
-    return GAME.setup(opts, n, Rng(seed), GAME.default_components(opts))
+    return GAME.setup(opts, n, Streams(seed), GAME.default_components(opts))
 
 
 def rules_of(edition: str = "2012") -> Rules:

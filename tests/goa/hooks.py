@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import random
 
-from referee.core.rng import Rng
+from referee.core.rng import Streams
 from referee.games.goa.cards import HandLimitDiscard
 from referee.games.goa.catalog import TILE_MISSION
 from referee.games.goa.state import State, hand_limit
@@ -80,5 +80,5 @@ def rerandomise(state: State, seat: int | None, rnd: random.Random) -> State:
         s2.stacks["B"][k] = pool.pop()
     if s2.edition == "2004":  # the tiles returned to the box unseen
         s2.box = [rnd.randrange(len(s2.rules.tiles)) for _ in s2.box]
-    s2.rng = Rng(rnd.getrandbits(64))
+    s2.rng = Streams.from_root(rnd.getrandbits(64))
     return s2

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from referee.core.rng import Rng
+from referee.core.rng import Streams
 from referee.games.santa_maria import moves as mv
 from referee.games.santa_maria import rules as R
 from referee.games.santa_maria.game import SantaMariaGame
@@ -13,7 +13,7 @@ GAME = SantaMariaGame()
 
 def new_state(n: int = 2, seed: int = 1, **options) -> R.State:
     opts = GAME.spec.parse_options(options)
-    return GAME.setup(opts, n, Rng(seed), GAME.default_components(opts))
+    return GAME.setup(opts, n, Streams(seed), GAME.default_components(opts))
 
 
 def P(**gain):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import random
 
-from referee.core.rng import Rng
+from referee.core.rng import Streams
 from referee.games.santa_maria import rules as R
 
 OPTION_SETS = [
@@ -27,7 +27,7 @@ def rerandomise(state: R.State, seat: int | None, rnd: random.Random) -> R.State
     rnd.shuffle(other.pile_d)
     rnd.shuffle(other.pile_t)
     rnd.shuffle(other.set_aside)
-    other.rng = Rng(rnd.getrandbits(64))
+    other.rng = Streams.from_root(rnd.getrandbits(64))
     pool = other.ship_pile
     rnd.shuffle(pool)
     for s, p in enumerate(other.players):

@@ -40,7 +40,7 @@ def test_every_game_writes_records_the_schema_accepts(game, seats):
 
 @pytest.mark.parametrize("break_it", [
     lambda r: r.pop("moves"),
-    lambda r: r.update(format="referee-record/2"),
+    lambda r: r.update(format="referee-record/3"),
     lambda r: r.update(seed=7),
     lambda r: r["moves"][0].update(state_hash="not a hash"),
     lambda r: r["moves"][0].update(move={}),

@@ -63,3 +63,49 @@ def test_a_failed_commit_is_reported_not_acknowledged(tmp_path):
     assert [m.n for m in store.load_moves("m")] == [1, 2, 3]
     with pytest.raises(ValueError):
         Store(tmp_path, "sometimes")
+
+
+def test_matches_of_an_older_store_resume_with_the_chance_they_were_played_with(tmp_path):
+    """A store written before keyed chance has no record_format column: its running matches
+    drew chance as referee-record/1, and are rebuilt so (every stored hash checked), with their
+    RANDOM_LEGAL timeout stream where live play left it."""
+    from referee.core import registry
+    from referee.core.match import LEGACY_RECORD_FORMAT, RECORD_FORMAT, Match
+    from referee.server.records import move_row, replay_log
+
+    game = registry.get("goa")
+    live = Match.create(game, {}, 3, 77, record_format=LEGACY_RECORD_FORMAT)
+    for n in range(30):
+        d = live.decision()
+        assert d is not None
+        timeout = n % 4 == 0
+        move = live.timeout_move("RANDOM_LEGAL") if timeout else d.moves[0]
+        live.submit(d.seat, move, live.version, timeout=timeout,
+                    policy="RANDOM_LEGAL" if timeout else None)
+    store = Store(tmp_path)
+    store.start()
+
+    async def run():
+        for mid, fmt in (("old", LEGACY_RECORD_FORMAT), ("new", RECORD_FORMAT)):
+            await store.insert_match(MatchRow(
+                id=mid, game="goa", options=live.options, seats=3, seed=77,
+                components_name=live.components.name,
+                components_sha256=live.components.sha256, time_policy={}, token_hashes=[],
+                names=["x", "y", "z"], status="running", created_ms=1, finished_ms=None,
+                forfeited=None, result=None, record_format=fmt))
+        for e in live.moves:
+            await store.insert_move("old", move_row(e))
+
+    asyncio.run(run())
+    store.close()
+    conn = sqlite3.connect(tmp_path / "referee.sqlite3")
+    with conn:
+        conn.execute("UPDATE matches SET record_format=NULL WHERE id='old'")  # an older store
+    conn.close()
+    rows = {r.id: r for r in Store(tmp_path).load_matches()}
+    assert rows["new"].record_format == RECORD_FORMAT
+    assert rows["old"].record_format == LEGACY_RECORD_FORMAT
+    m = replay_log(game, rows["old"], Store(tmp_path).load_moves("old"), live.components)
+    assert m.record_format == LEGACY_RECORD_FORMAT
+    assert game.hash_state(m.state) == game.hash_state(live.state)
+    assert m.timeout_move("RANDOM_LEGAL") == live.timeout_move("RANDOM_LEGAL")

@@ -86,7 +86,7 @@ def start_round(state: State) -> list[Event]:
     state.round += 1
     state.auctioneer = max(state.first_player, 0)
     faces = state.rules.die_faces
-    state.die = faces[state.rng.below(len(faces))]
+    state.die = faces[state.rng.stream("die", state.round).below(len(faces))]
     drawn = draw_from_pile(state, state.die)
     for c in drawn:
         state.lot[c] += 1

@@ -11,7 +11,7 @@ from typing import Any
 
 from referee.core.contract import Decision, Event, IllegalMove
 from referee.core.pending import Pending
-from referee.core.rng import Rng
+from referee.core.rng import Chance, Rng
 from referee.v1 import batavia_pb2 as pb
 
 from .auction import Auction, start_round
@@ -69,17 +69,17 @@ __all__ = [
 # ---------------------------------------------------------------------------- set-up
 
 
-def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[State, list[Event]]:
+def setup(options: dict[str, Any], n: int, rng: Chance, rules: Rules) -> tuple[State, list[Event]]:
     """Préparation: stall tiles, ship cards (10 each), 15 bills, 12 crates, merchants on the
     start space. The oldest player (seat 0) is the first auctioneer."""
     if options["setup"] == SETUP_FACE_UP:
         track = list(rules.face_up_layout)
         revealed = rules.track_spaces
     else:
-        track = _face_down_track(rules, rng)
+        track = _face_down_track(rules, rng.stream("stall_track"))
         revealed = rules.initially_face_up
     pile = [c for c in range(N_COMPANIES) for _ in range(rules.cards_per_company[c])]
-    rng.shuffle(pile)
+    rng.stream("ship_cards").shuffle(pile)
     hands = [[0] * N_COMPANIES for _ in range(n)]
     for seat in range(n):
         for _ in range(rules.starting_hand):

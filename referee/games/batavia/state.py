@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee.core.components import ComponentSheet
-from referee.core.rng import Rng
+from referee.core.rng import Chance
 
 #: "l'une des 5 compagnies des Indes orientales" (Batavia, French rules, "Matériel de jeu"), in the
 #: order of the rules: "Les compagnies sont originaires des nations (de gauche à droite)"
@@ -94,7 +94,7 @@ class State:
     n: int
     options: dict[str, Any]
     rules: Rules = field(metadata={"hash": False})
-    rng: Rng
+    rng: Chance
     track: list[int]  # per space 1..35 (index space-1): tile id, or -1 once taken
     revealed: int  # spaces 1..revealed are face up
     draw_pile: list[int]  # company per card; the order is hidden
@@ -133,7 +133,7 @@ def state_digest(state: State) -> str:
     the generic canonical-JSON hash (``referee.core.hashing``), which
     ``test_state_digest_covers_every_field`` uses to check that no field is left out."""
     key = (
-        state.n, sorted(state.options.items()), state.rng.state, state.track, state.revealed,
+        state.n, sorted(state.options.items()), state.rng.hash_key(), state.track, state.revealed,
         state.draw_pile, state.discards, state.hands, state.face_up, state.bills, state.gold,
         state.merchant, state.tiles, state.crates_left, state.crate_owner, state.arrival_holder,
         state.round, state.phase, state.first_player, state.auctioneer, state.die, state.lot,
@@ -235,6 +235,6 @@ def draw_from_pile(state: State, k: int) -> list[int]:
                 break
             pile.extend(c for c in range(N_COMPANIES) for _ in range(state.discards[c]))
             state.discards = [0] * N_COMPANIES
-            state.rng.shuffle(pile)
+            state.rng.next_stream("ship_cards_reshuffle").shuffle_cards(pile)
         out.append(pile.pop())
     return out

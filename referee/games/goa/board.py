@@ -71,7 +71,8 @@ def lay_out_phase(state: State, phase: str) -> list[Event]:
     r = state.rules
     pile = state.stacks[phase]
     state.stacks[phase] = []
-    state.rng.shuffle(pile)
+    rng = state.rng.stream("lay_out", phase)  # the whole lay-out is one chance event
+    rng.shuffle(pile)
     removed: list[int] = []
     aside: list[int] = []
     plantations = 0
@@ -85,14 +86,14 @@ def lay_out_phase(state: State, phase: str) -> list[Event]:
         removed.append(t)
     pile.extend(aside)
     if aside:
-        state.rng.shuffle(pile)
+        rng.shuffle(pile)
     state.box.extend(removed)
     state.grid = [pile[i] if i < len(pile) else -1 for i in range(GRID_SQUARES)]
     state.tile_discard.extend(pile[GRID_SQUARES:])
     state.bonanza = [-1] * GRID_SQUARES
     if state.options.get("bonanza") and r.bonanza:
         order = list(range(len(r.bonanza)))
-        state.rng.shuffle(order)
+        rng.shuffle(order)
         for corner, b in zip(CORNERS, order):
             state.bonanza[corner] = b
     if not boxed_tiles_seen(state):  # 2004: returned to the box unseen

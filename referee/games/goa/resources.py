@@ -19,7 +19,7 @@ def draw_cards(state: State, k: int) -> list[int]:
                 break
             state.deck = state.discard
             state.discard = []
-            state.rng.shuffle(state.deck)
+            state.rng.next_stream("expedition_reshuffle").shuffle_cards(state.deck)
         out.append(state.deck.pop())
     return out
 

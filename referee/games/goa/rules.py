@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from referee.core.contract import Decision, Event, IllegalMove
-from referee.core.rng import Rng
+from referee.core.rng import Chance
 
 from .actions import ActionTurn
 from .auction import Auction, TokenPlacement
@@ -48,7 +48,7 @@ from .state import ACTIONS, AUCTION, EXTRA, OVER, PLACE, QUICK, PhaseDecision, S
 QUICK_START_DUCATS = 10
 
 
-def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[State, list[Event]]:
+def setup(options: dict[str, Any], n: int, rng: Chance, rules: Rules) -> tuple[State, list[Event]]:
     """Game setup 1-9: phase A tiles, colonies, Expedition deck, 4 ships + 2 colonists each;
     the youngest (seat 0) and then clockwise reveal Expedition cards until the first elephant
     (2004: tiger): its revealer is first player with the flag and 5 ducats (2004: 7), the others
@@ -59,7 +59,7 @@ def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[Stat
         "B": [t.id for t in rules.tiles if t.phase == "B"],
     }
     state.deck = [c.id for c in rules.cards]
-    rng.shuffle(state.deck)
+    rng.stream("expedition_deck").shuffle(state.deck)
     state.colony_supply = [[ct.id for ct in rules.colony_tiles if ct.colony == c]
                            for c in range(N_COLONIES)]
     state.extra_supply = rules.extra_cards

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from referee.core.contract import Decision, Event
 from referee.core.hashing import canonical
 from referee.core.pending import Pending
-from referee.core.rng import Rng
+from referee.core.rng import Chance
 from referee.v1 import goa_pb2 as pb
 
 from .catalog import (
@@ -54,7 +54,7 @@ class State:
     n: int
     options: dict[str, Any]
     rules: Rules = field(metadata={"hash": False})
-    rng: Rng
+    rng: Chance
     edition: str
     phase: int = QUICK
     round: int = 0

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from referee.core.contract import Event
-from referee.core.rng import Rng
+from referee.core.rng import Chance
 
 from .action_tasks import BoardChoice, LotDraft
 from .component_rules import Rules
+from .dice import roll_blue, roll_white
 from .sheet import BISHOPS, SCHOLARS
 from .state import (
     BOARDS_PICK,
-    DIE_FACES,
     DRAFT,
     N_CELLS,
     N_DOCKS,
@@ -24,7 +24,7 @@ from .state import (
 )
 
 
-def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[State, list[Event]]:
+def setup(options: dict[str, Any], n: int, rng: Chance, rules: Rules) -> tuple[State, list[Event]]:
     """Mise en place + Mise en place des colonies (+ Règles avancées). Seat 0 is the first player;
     clockwise = increasing seat numbers."""
     advanced = options["setup"] == SETUP_ADVANCED or n == 1  # Jeu en solo: advanced set-up
@@ -36,7 +36,7 @@ def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[Stat
         boards = [("", (0,) * N_CELLS)] * n  # chosen in turn (choose_board)
     else:
         order = list(range(len(rules.boards_a)))
-        rng.shuffle(order)  # first game: boards dealt at random
+        rng.stream("colony_boards").shuffle(order)  # first game: boards dealt at random
         boards = [rules.boards_a[i] for i in order[:n]]
     players = []
     for seat in range(n):
@@ -51,18 +51,18 @@ def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[Stat
                   advanced=advanced, shared=shared)
     # ships: 4 starting ships at random on the 4 docks, 30 standard face down
     start = list(range(rules.n_starting_ships))
-    rng.shuffle(start)
+    rng.stream("starting_ships").shuffle(start)
     state.ship_slots = start[:N_DOCKS]
     state.ship_pile = list(range(rules.n_starting_ships, len(rules.ships)))
-    rng.shuffle(state.ship_pile)
+    rng.stream("ship_pile").shuffle(state.ship_pile)
     # white dice: 3 per player, rolled and sorted
-    state.white = sorted(rng.randint(1, DIE_FACES) for _ in range(rules.white_per_player * n))
+    state.white = roll_white(state)
     state.roads_left = rules.road_tiles
     # 3 Scholars and 3 Bishops drawn; the rest set aside
     scholars = list(SCHOLARS)
-    rng.shuffle(scholars)
+    rng.stream("scholars").shuffle(scholars)
     bishops = list(BISHOPS)
-    rng.shuffle(bishops)
+    rng.stream("bishops").shuffle(bishops)
     state.monk_tiles = scholars[: rules.scholars_drawn] + bishops[: rules.bishops_drawn]
     rest = scholars[rules.scholars_drawn:]
     state.monks = [[] for _ in range(rules.scholars_drawn + rules.bishops_drawn + len(rules.camps))]
@@ -71,24 +71,18 @@ def setup(options: dict[str, Any], n: int, rng: Rng, rules: Rules) -> tuple[Stat
     nd = len(rules.doubles)
     state.pile_d = list(range(nd))
     state.pile_t = list(range(nd, nd + len(rules.triples)))
-    rng.shuffle(state.pile_d)
-    rng.shuffle(state.pile_t)
+    rng.stream("development_doubles").shuffle(state.pile_d)
+    rng.stream("development_triples").shuffle(state.pile_t)
     new_display(state)
     # blue dice: each player rolls 1 (shared variant: into the common pool)
-    for p in players:
-        faces = [rng.randint(1, DIE_FACES) for _ in range(p.blue_unlocked)]
-        if shared:
-            state.shared_blue.extend(faces)
-        else:
-            p.blue = faces
-    state.shared_blue.sort()
+    roll_blue(state)
     events = [Event("santa_maria.setup", -1,
                     f"{n} player(s); {'advanced' if advanced else 'standard'} set-up"
                     + ("; shared blue dice" if shared else ""))]
     if advanced:
         halls = list(range(len(rules.town_halls)))
-        rng.shuffle(halls)
-        rng.shuffle(rest)
+        rng.stream("town_halls").shuffle(halls)
+        rng.stream("lot_scholars").shuffle(rest)
         k = len(rules.town_halls)
         state.lots = [(halls[i], rest[i]) for i in range(k)]
         state.lot_taken = [False] * k

@@ -8,10 +8,10 @@ from typing import Any
 from referee.core.contract import Event
 
 from .component_rules import Rules
+from .dice import roll_blue, roll_white
 from .game_setup import new_display
 from .geometry import COL_CELLS, NEIGHBOURS, ROW_CELLS, reach
 from .state import (
-    DIE_FACES,
     GRID_SIDE,
     N_CELLS,
     N_RESOURCES,
@@ -63,12 +63,8 @@ def end_of_year(state: State) -> list[Event]:
     if state.year >= r.years:
         return events + final_scoring(state)
     new_display(state)
-    state.white = sorted(state.rng.randint(1, DIE_FACES) for _ in range(r.white_per_player * state.n))
-    if state.shared:
-        state.shared_blue = sorted(state.rng.randint(1, DIE_FACES) for p in state.players for _ in range(p.blue_unlocked))
-    else:
-        for p in state.players:
-            p.blue = [state.rng.randint(1, DIE_FACES) for _ in range(p.blue_unlocked)]
+    state.white = roll_white(state, state.year + 1)
+    roll_blue(state, state.year + 1)
     state.first = order[0]
     for p in state.players:
         p.retreat = -1

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from referee.core.contract import Decision, Event
 from referee.core.pending import Pending
-from referee.core.rng import Rng
+from referee.core.rng import Chance
 from referee.v1 import santa_maria_pb2 as pb
 
 from .sheet import GRID_SIDE, N_DOCKS, SCHOLARS, TERRAINS
@@ -105,7 +105,7 @@ class State:
     n: int
     options: dict[str, Any]
     rules: Rules = field(metadata={"hash": False})
-    rng: Rng
+    rng: Chance
     players: list[Player]
     phase: int = YEAR
     year: int = 1

@@ -2,8 +2,9 @@
 of the year scores) and the blue dice the religion track unlocks."""
 from __future__ import annotations
 
+from .dice import blue_face
 from .payments import gain
-from .state import DIE_FACES, State
+from .state import State
 
 
 def conquistador_step(state: State, seat: int) -> None:
@@ -29,7 +30,7 @@ def unlock_blue_die(state: State, seat: int) -> None:
     p.blue_unlocked += 1
     if p.retreat >= 0:
         return
-    face = state.rng.randint(1, DIE_FACES)
+    face = blue_face(state, state.year, seat, p.blue_unlocked - 1)
     if state.shared:
         state.shared_blue.append(face)
         state.shared_blue.sort()
