@@ -24,13 +24,13 @@ def decision_kinds(name: str, seats: int, seeds: tuple[int, ...] = (1, 2, 3),
     the move number and game it first came at, its prompt then, how many legal moves it had,
     and how often it came in all."""
     from referee.core import registry
-    from referee.core.rng import Rng
+    from referee.core.rng import Streams
 
     game = registry.get(name)
     opts = game.spec.parse_options(options or {})
     seen: dict[str, dict[str, Any]] = {}
     for n, seed in enumerate(seeds):
-        state = game.setup(opts, seats, Rng(seed), game.default_components(opts))
+        state = game.setup(opts, seats, Streams(seed), game.default_components(opts))
         pick = random.Random(seed)
         move_no = 0
         while (dec := game.decision(state)) is not None:

@@ -5,13 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from referee.games.batavia.wording import cards_text, count
-from tests.golden_events import event_texts
+from tests.golden_events import assert_all_match, game_event_texts
 
 GOLDEN = Path(__file__).parent / "golden"
 
 
-def texts(name: str) -> dict[str, list[str]]:
-    return event_texts(GOLDEN / name)
 
 
 def test_cards_and_counts():
@@ -22,14 +20,20 @@ def test_cards_and_counts():
 
 def test_auction_and_route_texts():
     """Vente aux enchères: 'les enchères se font en lettres de change'; the winner hands the
-    bills to the opponents one at a time. Avancer son commerçant: the stall and its tile."""
-    t = texts("batavia-4p-202.json")
-    assert "seat 1 bids 12 bills" in t["batavia.bid"]
-    assert ("seat 2 buys 2 England, 1 Denmark and 1 Netherlands ship cards and the first-player "
-            "ship for 15 bills: 5 bills to seat 0, 5 bills to seat 1, 5 bills to seat 3"
-            ) in t["batavia.auction_won"]
-    assert ("seat 2 moves its merchant to stall 5 and takes the Sweden cotton tile (a crate goes "
-            "to the cotton counting house)") in t["batavia.merchant_moved"]
-    assert "seat 2 lays an England ship card face up" in t["batavia.card_played"]
-    assert "seat 0 exchanges 1 stall tile (France) for 1 gold piece" in t["batavia.exchange"]
+    bills to the opponents one at a time. Avancer son commerçant: the stall and its tile. Every
+    such text of every golden replay has that shape."""
+    t = game_event_texts(GOLDEN)
+    co = r"(England|Denmark|France|Netherlands|Sweden)"
+    bills = r"(1 bill|\d+ bills)"
+    assert_all_match(t, "batavia.bid", rf"seat \d bids {bills}")
+    assert_all_match(t, "batavia.auction_won",
+                     rf"seat \d buys ((\d+ {co}(, | and ))*\d+ {co} ship cards?( and the first-player ship)?"
+                     rf"|the first-player ship) for {bills}(: {bills} to seat \d(, {bills} to seat \d)*)?")
+    assert_all_match(t, "batavia.merchant_moved",
+                     rf"seat \d moves its merchant to stall \d+ and takes the {co} [a-z]+ tile"
+                     r" \(a crate goes to the [a-z]+ counting house\)")
+    assert_all_match(t, "batavia.card_played", rf"seat \d lays an? {co} ship card face up")
+    assert_all_match(t, "batavia.exchange",
+                     rf"seat \d exchanges (1 stall tile \({co}\)|\d stall tiles \({co}(, {co})+\))"
+                     r" for (1 gold piece|\d+ gold pieces)")
     assert not any("card(s)" in x for ts in t.values() for x in ts)

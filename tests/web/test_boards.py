@@ -29,7 +29,7 @@ RECORDS = {
 MOVES = {
     "goa": ("goa.token", "goa-last-move.png"),  # a numbered auction token (the flag is token 1)
     "batavia": ("batavia.merchant_moved", "web-batavia.png"),
-    "santa_maria": ("santa_maria.exchange", "web-santa-maria.png"),
+    "santa_maria": ("santa_maria.ship", "web-santa-maria.png"),
 }
 #: rendered size (font size times the SVG's scale on screen) of the smallest text, in px
 SMALLEST_TEXT = """() => {
