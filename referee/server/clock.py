@@ -24,7 +24,8 @@ class MatchClock:
     """The clocks of one match's seats. The referee's loop calls ``on_expiry(version)`` when
     the decision of that state version has run out of time."""
 
-    __slots__ = ("bank_left", "issued_at", "on_expiry", "policy", "strikes_used", "timer")
+    __slots__ = ("bank_left", "deadline_ms", "issued_at", "on_expiry", "policy", "seat",
+                 "strikes_used", "timer")
 
     def __init__(self, policy: pb.TimePolicy, seat_count: int,
                  on_expiry: Callable[[int], None]):
@@ -34,6 +35,17 @@ class MatchClock:
         self.strikes_used = [0] * seat_count
         self.issued_at = 0.0
         self.timer: asyncio.TimerHandle | None = None
+        self.seat = -1  # whose decision is timed (-1: none)
+        self.deadline_ms = 0  # its deadline (unix ms; 0: none), as its Decision says
+
+    def public_json(self) -> dict[str, object]:
+        """The clock as everyone at the table may see it (a chess clock is public): the time
+        policy's limits, whose decision runs and its deadline, each seat's bank left and
+        strikes used. For the web viewer's clocks."""
+        p = self.policy
+        return {"move_ms": p.move_ms, "bank_ms": p.bank_ms, "strikes": p.strikes,
+                "seat": self.seat, "deadline_ms": self.deadline_ms,
+                "bank_left_ms": list(self.bank_left), "strikes_used": list(self.strikes_used)}
 
     def restore(self, moves: Iterable[MoveEntry]) -> None:
         """Bank and strikes from the recorded moves (after a restart)."""
@@ -52,6 +64,7 @@ class MatchClock:
         deadline = 0
         p = self.policy
         self.issued_at = time.monotonic()
+        self.seat = seat
         if abandoned:
             self.expire_now(version)
         elif p.move_ms:
@@ -61,6 +74,7 @@ class MatchClock:
             self.timer = loop.call_later(
                 (allowed + p.grace_ms) / 1000.0, self._expired, version
             )
+        self.deadline_ms = deadline
         return deadline
 
     def expire_now(self, version: int) -> None:
@@ -70,6 +84,11 @@ class MatchClock:
     def _expired(self, version: int) -> None:
         self.timer = None
         self.on_expiry(version)
+
+    def stop(self) -> None:
+        """No decision is timed any more (the match is over)."""
+        self.cancel()
+        self.seat, self.deadline_ms = -1, 0
 
     def cancel(self) -> None:
         if self.timer is not None:
