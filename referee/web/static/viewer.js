@@ -416,32 +416,46 @@
       }
       const r = this.meta.result;
       const box = $("result");
-      if (!r || (this.spoilersHidden() && !atEnd)) { box.hidden = true; return; }
+      const scoring = $("scoring");
+      if (!r || (this.spoilersHidden() && !atEnd)) { box.hidden = true; scoring.hidden = true; return; }
       const names = this.names();
       const order = names.map((_, s) => s).sort((a, b) => (r.ranks[a] || 0) - (r.ranks[b] || 0));
       box.innerHTML = "<h3>Final scores</h3><table id='scores'>" + order.map((s) =>
         `<tr class="s${s}"><td>${r.ranks[s]}.</td><td><span class="seat s${s}">${esc(this.who(s))}</span></td><td class="num">${r.scores[s]}</td></tr>`).join("") +
-        `</table><p class="summary">${esc(this.named(r.summary || ""))}</p>` + this.breakdown(r, order);
+        `</table><p class="summary">${esc(this.named(r.summary || ""))}</p>`;
       box.hidden = false;
+      scoring.innerHTML = this.breakdown(r, order);
+      scoring.hidden = !scoring.innerHTML;
     },
-    // The scoring per rulebook category (each seat's SeatResult.details_json), one row each.
+    // The scoring per rulebook category (each seat's SeatResult.details_json as the game's
+    // result gives it), one row per category; a category with parts (Batavia's goods, Goa's
+    // progress per column) gets one indented row per part below it.
     breakdown(r, order) {
       const details = r.details || [];
       if (!details.length || !details.some((d) => d && typeof d === "object")) return "";
-      const keys = [];
-      for (const d of details) for (const k of Object.keys(d || {})) if (!keys.includes(k)) keys.push(k);
-      keys.sort((a, b) => (a === "total") - (b === "total"));
+      const rows = [];  // [path, depth]
+      const seen = new Set();
+      const walk = (obj, path) => {
+        for (const k of Object.keys(obj || {})) {
+          const p = [...path, k];
+          const id = p.join("/");
+          if (!seen.has(id)) { seen.add(id); rows.push(p); }
+          if (obj[k] && typeof obj[k] === "object" && !Array.isArray(obj[k])) walk(obj[k], p);
+        }
+      };
+      for (const d of details) walk(d, []);
+      const top = (p) => p[0] === "total" ? 1 : 0;
+      rows.sort((a, b) => top(a) - top(b));  // the total last (stable otherwise)
+      const value = (d, p) => p.reduce((o, k) => (o && typeof o === "object" ? o[k] : undefined), d);
       const cell = (v) => {
         if (v === undefined || v === null) return "";
-        if (typeof v === "object") {
-          return `<small>${Object.entries(v).map(([k, x]) => `${esc(label(k))} ${esc(typeof x === "object" ? JSON.stringify(x) : x)}`).join(" · ")}</small>`;
-        }
+        if (typeof v === "object") return Array.isArray(v) ? esc(v.join(", ")) : "";
         return esc(v);
       };
-      return "<h3>Scoring</h3><table id='breakdown'><thead><tr><th></th>" +
+      return "<h3>Scoring</h3><table id='breakdown'><thead><tr><th>category</th>" +
         order.map((s) => `<th class="num"><span class="seat s${s}">${esc(this.who(s))}</span></th>`).join("") + "</tr></thead><tbody>" +
-        keys.map((k) => `<tr class="${k === "total" ? "total" : ""}" data-key="${esc(k)}"><td>${esc(label(k))}</td>` +
-          order.map((s) => `<td class="num">${cell((details[s] || {})[k])}</td>`).join("") + "</tr>").join("") +
+        rows.map((p) => `<tr class="${p[0] === "total" ? "total" : ""} depth${p.length - 1}" data-key="${esc(p.join("/"))}"><td>${esc(label(p[p.length - 1]))}</td>` +
+          order.map((s) => `<td class="num">${cell(value(details[s] || {}, p))}</td>`).join("") + "</tr>").join("") +
         "</tbody></table>";
     },
   };
