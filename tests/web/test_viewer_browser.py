@@ -80,6 +80,7 @@ def test_names_clocks_notes_live_then_seat_views_and_reveal(web, browser, page, 
         assert spectator.locator("#scores tr").count() == seats
         assert spectator.locator("#breakdown tr[data-key='total']").count() == 1
         assert "bob" in spectator.inner_text("#result")
+        save_screenshot(spectator.locator("main"), tmp_path, f"viewer-{game}-end.png")
         # the replay hides the result until its end
         spectator.click("#first")
         assert spectator.locator("#result").is_hidden()
@@ -108,7 +109,6 @@ def test_names_clocks_notes_live_then_seat_views_and_reveal(web, browser, page, 
         wait_until(spectator, "document.querySelectorAll('#reveal .reveal-seat').length === "
                               f"{seats}")
         assert spectator.locator("#reveal").is_visible()
-        save_screenshot(spectator.locator("main"), tmp_path, f"viewer-{game}-reveal.png")
         spectator.click("#first")
         assert spectator.locator("#reveal").is_hidden()  # only at the end
         spectator.select_option("#view-as", "")
