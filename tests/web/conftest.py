@@ -55,14 +55,16 @@ class WebHandle(ServerHandle):
             resp = await stub.CreateMatch(req, metadata=md(ADMIN))
         return resp.match_id, [s.token for s in sorted(resp.seats, key=lambda s: s.seat)]
 
-    async def play_slowly(self, match_id, tokens, delay=0.005, seed=0, notes=False):
+    async def play_slowly(self, match_id, tokens, delay=0.005, seed=0, notes=False, hold=None):
         """Random bots that wait ``delay`` seconds before each move (a match a person can watch);
-        with ``notes``, each move carries ``note_text(seat, version)``."""
+        with ``notes``, each move carries ``note_text(seat, version)``; with ``hold`` =
+        (version, threading.Event), no move is made from that version on until the event is
+        set (the test looks at the live match meanwhile)."""
         async with grpc.aio.insecure_channel(self.target) as ch:
             stub = referee_pb2_grpc.RefereeStub(ch)
             return await asyncio.gather(*(
                 _slow_seat(stub, match_id, t, random.Random(seed * 100 + i), delay,
-                           (lambda v, i=i: note_text(i, v)) if notes else None)
+                           (lambda v, i=i: note_text(i, v)) if notes else None, hold)
                 for i, t in enumerate(tokens)))
 
     async def play(self, match_id, tokens, seed=0, stop_after=None):
@@ -87,7 +89,7 @@ def note_text(seat: int, version: int) -> str:
     return f"seat {seat} hums at v{version}: zq-note-{seat}-{version}"
 
 
-async def _slow_seat(stub, match_id, token, rng, delay, note=None):
+async def _slow_seat(stub, match_id, token, rng, delay, note=None, hold=None):
     out: asyncio.Queue = asyncio.Queue()
     out.put_nowait(pb.ClientMessage(join=pb.Join(match_id=match_id)))
 
@@ -103,6 +105,8 @@ async def _slow_seat(stub, match_id, token, rng, delay, note=None):
             if which == "decision":
                 d = msg.decision
                 await asyncio.sleep(delay)
+                while hold is not None and d.state_version >= hold[0] and not hold[1].is_set():
+                    await asyncio.sleep(0.02)
                 out.put_nowait(pb.ClientMessage(submit=pb.Submit(
                     state_version=d.state_version, move=rng.choice(list(d.legal_moves)),
                     note=note(d.state_version) if note else "")))

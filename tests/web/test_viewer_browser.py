@@ -5,6 +5,7 @@ end of the replay, the replay from a seat's view and the final reveal once the m
 and no console error or failed request on any of these pages."""
 from __future__ import annotations
 
+import threading
 import time
 
 import httpx
@@ -49,7 +50,9 @@ def test_names_clocks_notes_live_then_seat_views_and_reveal(web, browser, page, 
         for pg in (spectator, owner):
             wait_until(pg, "document.getElementById('board').dataset.version === '0'")
         assert "#token" not in owner.url and tokens[1] not in owner.url
-        web.background(web.play_slowly(mid, tokens, delay=0.03, notes=True))
+        go_on = threading.Event()  # the bots stop at version 30 until the live checks are done
+        web.background(web.play_slowly(mid, tokens, delay=0.005, notes=True,
+                                       hold=(30, go_on)))
 
         # live: clocks for every seat, the one to act counting down
         wait_until(spectator, "document.querySelector('.seat-clock.running') !== null")
@@ -61,7 +64,15 @@ def test_names_clocks_notes_live_then_seat_views_and_reveal(web, browser, page, 
         notes = log_texts(owner, "#log li.note")
         assert all("zq-note-1-" in n and "bob's note" in n for n in notes), notes
         assert "bob" in owner.inner_text("#notes-status")
+        wait_until(owner, "document.getElementById('board').dataset.version === '30'")
+        wait_until(spectator, "document.getElementById('board').dataset.version === '30'")
+        # every note of seat 1 so far, none missed
+        bobs = sum(e.seat == 1 for e in web.service.matches[mid].match.moves)
+        wait_until(owner, f"document.querySelectorAll('#log li.note').length === {bobs}")
         save_screenshot(owner.locator("main"), tmp_path, f"viewer-{game}-live.png")
+        # each note sits beside its move: the log stays in version order
+        order = owner.eval_on_selector_all("#log li", "els => els.map(e => Number(e.dataset.v))")
+        assert order == sorted(order)
         assert spectator.locator("#log li.note").count() == 0
         assert "zq-note" not in spectator.content()
         assert spectator.locator("#view-as-box").is_hidden()  # no seat view while live
@@ -70,6 +81,8 @@ def test_names_clocks_notes_live_then_seat_views_and_reveal(web, browser, page, 
         assert any("bob" in t for t in texts), texts[:10]
         assert any("ann (seat 0)" in t or "ann (seat 2)" in t for t in texts), texts[:10]
         assert not any("seat 1 " in t for t in texts), texts[:10]
+        assert spectator.get_attribute("#state", "class") == "state running"
+        go_on.set()
 
         wait_until(spectator, "document.getElementById('state').textContent === 'finished'",
                    timeout=120_000)

@@ -172,8 +172,10 @@
       history.replaceState(null, "", location.pathname + location.search);
     },
     fetchNotes() {
-      if (!this.token || this.opts.static || this.notesBusy) return;
+      if (!this.token || this.opts.static) return;
+      if (this.notesBusy) { this.notesAgain = true; return; }  // once more when it answers
       this.notesBusy = true;
+      this.notesAgain = false;
       fetch(`/api/matches/${this.opts.id}/notes?since=${this.notesSince}`,
             {headers: {Authorization: `Bearer ${this.token}`}, cache: "no-store"})
         .then((r) => r.json().then((body) => ({ok: r.ok, body})))
@@ -190,6 +192,7 @@
           }
           const f = this.frames[this.index];
           if (f) this.showMoveEvents(f);
+          if (this.notesAgain) this.fetchNotes();
         }, () => { this.notesBusy = false; });
     },
     // ------------------------------------------------------------ controls
@@ -233,6 +236,7 @@
       const live = this.meta.state === "running";
       const open = this.meta.state === "finished" && !this.meta.embargo && !this.opts.static;
       $("view-as-box").hidden = !open;
+      $("hide-result-box").hidden = live;
       $("notes-box").hidden = !(live && !this.opts.static);
       if (live && this.token) this.fetchNotes();
     },
@@ -402,7 +406,11 @@
       li.dataset.v = String(v);
       li.title = `version ${v}`;
       li.onclick = () => { const i = this.frames.findIndex((f) => f.v === v); if (i >= 0) { this.stop(); this.show(i); } };
-      $("log").appendChild(li);
+      // after the entries of its version (a live note may arrive after later moves' events)
+      const log = $("log");
+      let after = log.lastElementChild;
+      while (after && Number(after.dataset.v) > v) after = after.previousElementSibling;
+      log.insertBefore(li, after ? after.nextSibling : log.firstChild);
     },
     // ------------------------------------------------------------ the result
     showResult(atEnd) {
