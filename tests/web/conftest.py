@@ -105,8 +105,8 @@ async def _slow_seat(stub, match_id, token, rng, delay, note=None, hold=None):
             if which == "decision":
                 d = msg.decision
                 await asyncio.sleep(delay)
-                while hold is not None and d.state_version >= hold[0] and not hold[1].is_set():
-                    await asyncio.sleep(0.02)
+                if hold is not None and d.state_version >= hold[0]:
+                    await asyncio.to_thread(hold[1].wait, 120)  # a threading.Event
                 out.put_nowait(pb.ClientMessage(submit=pb.Submit(
                     state_version=d.state_version, move=rng.choice(list(d.legal_moves)),
                     note=note(d.state_version) if note else "")))

@@ -43,6 +43,7 @@ def test_names_clocks_notes_live_then_seat_views_and_reveal(web, browser, page, 
     owner_ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     owner = owner_ctx.new_page()
     owner_errors = watch_errors(owner)
+    go_on = threading.Event()  # the bots stop at version 30 until the live checks are done
     try:
         spectator.goto(f"{web.base}/matches/{mid}")
         # the token travels in the fragment (never sent to the server) and leaves the address
@@ -50,7 +51,6 @@ def test_names_clocks_notes_live_then_seat_views_and_reveal(web, browser, page, 
         for pg in (spectator, owner):
             wait_until(pg, "document.getElementById('board').dataset.version === '0'")
         assert "#token" not in owner.url and tokens[1] not in owner.url
-        go_on = threading.Event()  # the bots stop at version 30 until the live checks are done
         web.background(web.play_slowly(mid, tokens, delay=0.005, notes=True,
                                        hold=(30, go_on)))
 
@@ -139,6 +139,7 @@ def test_names_clocks_notes_live_then_seat_views_and_reveal(web, browser, page, 
         spectator.goto(f"{web.base}/")
         time.sleep(0.2)
     finally:
+        go_on.set()
         owner_ctx.close()
     assert not spectator_errors, spectator_errors
     assert not owner_errors, owner_errors
