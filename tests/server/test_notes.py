@@ -34,6 +34,14 @@ async def _decision(srv, stub, mid, tokens):
     return seat, d
 
 
+async def _new_match(srv, ch):
+    """A new 3-seat match on ``ch``: (stub, id, tokens, seat to act, its decision)."""
+    stub = referee_pb2_grpc.RefereeStub(ch)
+    mid, tokens = await create(stub, seats=3, seed=5)
+    seat, d = await _decision(srv, stub, mid, tokens)
+    return stub, mid, tokens, seat, d
+
+
 async def _submit(stub, mid, token, d, note, rnd):
     return await stub.SubmitMove(pb.SubmitMoveRequest(
         match_id=mid, state_version=d.state_version, move=rnd.choice(list(d.legal_moves)),
@@ -55,10 +63,8 @@ def note_for(n: int) -> str:
 def test_a_bad_note_refuses_the_move_and_changes_nothing(server, note, why):
     async def go():
         async with grpc.aio.insecure_channel(server.target) as ch:
-            stub = referee_pb2_grpc.RefereeStub(ch)
-            mid, tokens = await create(stub, seats=3, seed=5)
+            stub, mid, tokens, seat, d = await _new_match(server, ch)
             rt = server.service.matches[mid]
-            seat, d = await _decision(server, stub, mid, tokens)
             before = (rt.match.version, GAME.hash_state(rt.match.state), len(rt.match.moves))
             with pytest.raises(grpc.aio.AioRpcError) as info:
                 await _submit(stub, mid, tokens[seat], d, note, random.Random(1))
@@ -78,9 +84,7 @@ def test_a_bad_note_refuses_the_move_and_changes_nothing(server, note, why):
 def test_the_largest_note_is_accepted(server):
     async def go():
         async with grpc.aio.insecure_channel(server.target) as ch:
-            stub = referee_pb2_grpc.RefereeStub(ch)
-            mid, tokens = await create(stub, seats=3, seed=5)
-            seat, d = await _decision(server, stub, mid, tokens)
+            stub, mid, tokens, seat, d = await _new_match(server, ch)
             note = "€" * 170 + "ab"  # 3 * 170 + 2 = 512 bytes
             assert len(note.encode()) == 512
             assert (await _submit(stub, mid, tokens[seat], d, note, random.Random(1))).accepted
@@ -92,10 +96,8 @@ def test_a_note_that_is_not_utf8_is_refused_on_both_paths(server):
     """The bytes do not parse (a proto3 string must be UTF-8): MALFORMED, nothing changes."""
     async def go():
         async with grpc.aio.insecure_channel(server.target) as ch:
-            stub = referee_pb2_grpc.RefereeStub(ch)
-            mid, tokens = await create(stub, seats=3, seed=5)
+            _stub, mid, tokens, seat, d = await _new_match(server, ch)
             rt = server.service.matches[mid]
-            seat, d = await _decision(server, stub, mid, tokens)
             good = pb.SubmitMoveRequest(match_id=mid, state_version=d.state_version,
                                         move=d.legal_moves[0], note="QQ").SerializeToString()
             raw = good.replace(b"QQ", b"\xff\xfe")
