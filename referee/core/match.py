@@ -59,6 +59,7 @@ class MoveEntry:
     elapsed_ms: int = 0
     timeout: bool = False
     policy: str | None = None  # "DEFAULT_MOVE" | "RANDOM_LEGAL" when the time policy moved
+    note: str = ""  # the bot's note on its move (Submit.note); in the record only when set
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -72,6 +73,8 @@ class MoveEntry:
         if self.timeout:
             out["timeout"] = True
             out["policy"] = self.policy
+        if self.note:
+            out["note"] = self.note
         return out
 
 
@@ -158,8 +161,10 @@ class Match:
         elapsed_ms: int = 0,
         timeout: bool = False,
         policy: str | None = None,
+        note: str = "",
     ) -> tuple[MoveEntry, list[Event]]:
-        """Validate and apply. On IllegalMove nothing has changed."""
+        """Validate and apply. On IllegalMove nothing has changed. ``note`` (the bot's own
+        words on the move, checked by the caller) is kept with the move."""
         self.check(seat, move, expected_version)
         events = self.game.apply(self.state, seat, move)  # raises IllegalMove, state unchanged
         self.version += 1
@@ -172,6 +177,7 @@ class Match:
             elapsed_ms=elapsed_ms,
             timeout=timeout,
             policy=policy,
+            note=note,
         )
         self.moves.append(entry)
         return entry, events
@@ -255,7 +261,8 @@ def replay(
         json_format.ParseDict(entry["move"], msg)
         move = game.move_from_proto(msg)
         try:
-            m.submit(int(entry["seat"]), move, int(entry["version_before"]))
+            m.submit(int(entry["seat"]), move, int(entry["version_before"]),
+                     note=str(entry.get("note") or ""))
         except IllegalMove as exc:
             raise ReplayError(f"move {entry['n']}: {exc}") from None
         if m.moves[-1].state_hash != entry["state_hash"]:

@@ -32,8 +32,8 @@ class MatchClock:
     A seat's first timed decision gets ``first_move_ms`` on top of its move time (the
     start-up allowance, ``allowance_due``); what it spends past both comes off its bank."""
 
-    __slots__ = ("allowance_due", "bank_left", "extra_ms", "issued_at", "on_expiry", "policy",
-                 "running", "strikes_used", "timer")
+    __slots__ = ("allowance_due", "bank_left", "deadline_ms", "extra_ms", "issued_at",
+                 "on_expiry", "policy", "running", "seat", "strikes_used", "timer")
 
     def __init__(self, policy: pb.TimePolicy, seat_count: int,
                  on_expiry: Callable[[int], None]):
@@ -46,6 +46,17 @@ class MatchClock:
         self.running = False  # the decision under way is being timed
         self.issued_at = 0.0
         self.timer: asyncio.TimerHandle | None = None
+        self.seat = -1  # whose decision is timed (-1: none)
+        self.deadline_ms = 0  # its deadline (unix ms; 0: none), as its Decision says
+
+    def public_json(self) -> dict[str, object]:
+        """The clock as everyone at the table may see it (a chess clock is public): the time
+        policy's limits, whose decision runs and its deadline, each seat's bank left and
+        strikes used. For the web viewer's clocks."""
+        p = self.policy
+        return {"move_ms": p.move_ms, "bank_ms": p.bank_ms, "strikes": p.strikes,
+                "seat": self.seat, "deadline_ms": self.deadline_ms,
+                "bank_left_ms": list(self.bank_left), "strikes_used": list(self.strikes_used)}
 
     def restore(self, moves: Iterable[MoveEntry]) -> None:
         """Bank, strikes and the allowances already used, from the recorded moves (after a
@@ -72,6 +83,7 @@ class MatchClock:
         self.running = True
         self.extra_ms = p.first_move_ms if self.allowance_due[seat] else 0
         self.allowance_due[seat] = False
+        self.seat = seat
         if abandoned:
             self.expire_now(version)
         elif p.move_ms:
@@ -81,6 +93,7 @@ class MatchClock:
             self.timer = loop.call_later(
                 (allowed + p.grace_ms) / 1000.0, self._expired, version
             )
+        self.deadline_ms = deadline
         return deadline
 
     def hold(self) -> None:
@@ -88,6 +101,7 @@ class MatchClock:
         self.cancel()
         self.running = False
         self.extra_ms = 0
+        self.seat, self.deadline_ms = -1, 0  # not timed: the viewer shows no running clock
 
     def expire_now(self, version: int) -> None:
         self.cancel()
@@ -96,6 +110,11 @@ class MatchClock:
     def _expired(self, version: int) -> None:
         self.timer = None
         self.on_expiry(version)
+
+    def stop(self) -> None:
+        """No decision is timed any more (the match is over)."""
+        self.cancel()
+        self.seat, self.deadline_ms = -1, 0
 
     def cancel(self) -> None:
         if self.timer is not None:

@@ -46,7 +46,8 @@ def prefix(value: str, limit: int = 64) -> str:
 def not_a(message_type) -> str:
     """The message for bytes that do not parse as ``message_type`` (no parser detail: it names
     no Python exception and quotes none of the bytes)."""
-    return f"malformed request: the bytes are not a {message_type.DESCRIPTOR.full_name} message"
+    return (f"malformed request: the bytes are not a {message_type.DESCRIPTOR.full_name} message"
+            " (strings, notes too, must be UTF-8)")
 
 #: reason -> gRPC status code
 FAILED_PRECONDITION_REASONS = ("NOT_YOUR_TURN", "STALE_STATE", "ILLEGAL_MOVE", "MATCH_OVER",

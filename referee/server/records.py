@@ -40,7 +40,7 @@ def move_row(entry: MoveEntry) -> MoveRow:
     """A committed move as the store keeps it."""
     return MoveRow(
         entry.n, entry.seat, entry.version_before, entry.move, entry.state_hash,
-        entry.elapsed_ms, entry.timeout, entry.policy,
+        entry.elapsed_ms, entry.timeout, entry.policy, entry.note,
     )
 
 
@@ -75,7 +75,7 @@ def game_over(match: Match, match_id: str, names: list[str],
 def replay_log(game: Game, row: MatchRow, moves: list, sheet: ComponentSheet) -> Match:
     """A running match rebuilt from its stored move log by core's ``replay`` (which checks every
     state hash), then given back what a record does not replay: each move's elapsed time and
-    timeout flags (the clocks are restored from them), and the position of the time policy's
+    timeout flags (the clocks are restored from them), each bot's note, and the position of the time policy's
     RANDOM_LEGAL stream of a ``/1`` match, which live play advanced once per such timeout. (One
     draw each: the stream's ``below(n)`` draws again only for a value among the top n of 2**64,
     odds under 1e-16 for any move list, and then only later timeout choices would differ, never
@@ -90,6 +90,7 @@ def replay_log(game: Game, row: MatchRow, moves: list, sheet: ComponentSheet) ->
     m = replay(game, doc, sheet)
     for entry, mv in zip(m.moves, moves, strict=True):
         entry.elapsed_ms, entry.timeout, entry.policy = mv.elapsed_ms, mv.timeout, mv.policy
+        entry.note = mv.note
         if mv.timeout and mv.policy == "RANDOM_LEGAL" and m.timeout_rng is not None:
             m.timeout_rng.next64()
     return m

@@ -25,7 +25,7 @@ from . import errors, records
 from .clock import MatchClock, StartGate, now_ms
 from .store import Store
 from .streams import CLOSE, MatchStreams, Stream
-from .wire import GameWire, match_event, opt_str, refusal, server_decision
+from .wire import GameWire, check_note, match_event, opt_str, refusal, server_decision
 
 log = structlog.get_logger("referee.match")
 
@@ -261,12 +261,16 @@ class MatchRuntime:
         return refusal(code, message, self.match.version, request_id, unknown=pb.ILLEGAL_MOVE)
 
     async def submit(
-        self, seat: int, move: pb.Move, version: int, request_id: str, stream: Stream | None
+        self, seat: int, move: pb.Move, version: int, request_id: str, stream: Stream | None,
+        note: str = "",
     ) -> pb.MoveResult:
         """Validate, apply, commit, then acknowledge. Raises RefereeError(MALFORMED) for a move
-        that cannot be one; returns a rejected MoveResult for a move that is not legal now."""
+        that cannot be one (or a note that is not one: see ``check_note``); returns a rejected
+        MoveResult for a move that is not legal now. The note is stored and recorded with the
+        move and sent to nobody while the match is live."""
         try:
             native = self.wire.unwrap(move)
+            note = check_note(note)
         except errors.RefereeError:
             self.rejections[seat] += 1
             raise
@@ -281,7 +285,8 @@ class MatchRuntime:
                                    "(AbandonSeat); the time policy plays its decisions", request_id)
             elapsed = self.clock.elapsed_ms()
             try:
-                entry, events = self.match.submit(seat, native, version, elapsed_ms=elapsed)
+                entry, events = self.match.submit(seat, native, version, elapsed_ms=elapsed,
+                                                  note=note)
             except IllegalMove as exc:
                 self.rejections[seat] += 1
                 self.log.debug("move_rejected", seat=seat, reason=exc.code, message=exc.message)
@@ -425,7 +430,7 @@ class MatchRuntime:
                               self.finished_ms, self.rejections, self.abandoned)
 
     async def finish(self) -> None:
-        self.clock.cancel()
+        self.clock.stop()
         self.gate.cancel()
         self.held = False
         self.decision = None

@@ -369,7 +369,7 @@ class RefereeService:
                     sub = msg.submit
                     try:
                         res = await rt.submit(
-                            seat, sub.move, sub.state_version, sub.request_id, stream
+                            seat, sub.move, sub.state_version, sub.request_id, stream, sub.note
                         )
                         if not res.accepted:
                             stream.put(pb.ServerMessage(move_result=res))
@@ -400,7 +400,7 @@ class RefereeService:
     async def SubmitMove(self, request: pb.SubmitMoveRequest, context) -> pb.MoveResult:
         rt, seat = self._seat(context, request.match_id)
         result = await rt.submit(seat, request.move, request.state_version, request.request_id,
-                                 None)
+                                 None, request.note)
         if not result.accepted:
             raise errors.precondition(pb.Reason.Name(result.reason), result.message)
         return result

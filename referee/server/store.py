@@ -58,6 +58,7 @@ CREATE TABLE IF NOT EXISTS moves (
     elapsed_ms      INTEGER NOT NULL,
     timeout         INTEGER NOT NULL DEFAULT 0,
     policy          TEXT,
+    note            TEXT,              -- the bot's note on its move (Submit.note), or NULL
     PRIMARY KEY (match_id, n)
 ) WITHOUT ROWID;
 """
@@ -97,6 +98,7 @@ class MoveRow:
     elapsed_ms: int
     timeout: bool
     policy: str | None
+    note: str = ""  # the bot's note (Submit.note); "" for none
 
 
 _STOP = object()
@@ -235,12 +237,14 @@ class Store:
         the last write) rides in the same transaction, so counting refusals costs no commit."""
         values = (
             match_id, m.n, m.seat, m.version_before, json.dumps(m.move, separators=(",", ":")),
-            m.state_hash, m.elapsed_ms, int(m.timeout), m.policy,
+            m.state_hash, m.elapsed_ms, int(m.timeout), m.policy, m.note or None,
         )
         counts = (json.dumps(rejected), match_id) if rejected is not None else None
 
         def op(c: sqlite3.Connection) -> None:
-            c.execute("INSERT INTO moves VALUES (?,?,?,?,?,?,?,?,?)", values)
+            c.execute("INSERT INTO moves (match_id, n, seat, version_before, move_json,"
+                      " state_hash, elapsed_ms, timeout, policy, note)"
+                      " VALUES (?,?,?,?,?,?,?,?,?,?)", values)
             if counts is not None:
                 c.execute("UPDATE matches SET rejected_json=? WHERE id=?", counts)
 
@@ -347,13 +351,13 @@ class Store:
         try:
             rows = conn.execute(
                 "SELECT n, seat, version_before, move_json, state_hash, elapsed_ms, timeout,"
-                " policy FROM moves WHERE match_id=? ORDER BY n",
+                " policy, note FROM moves WHERE match_id=? ORDER BY n",
                 (match_id,),
             ).fetchall()
         finally:
             conn.close()
         return [
-            MoveRow(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], bool(r[6]), r[7])
+            MoveRow(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], bool(r[6]), r[7], r[8] or "")
             for r in rows
         ]
 
@@ -371,6 +375,8 @@ def _migrate(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE matches ADD COLUMN reveal_policy TEXT")
     if "record_format" not in have:
         conn.execute("ALTER TABLE matches ADD COLUMN record_format TEXT")
+    if "note" not in {row[1] for row in conn.execute("PRAGMA table_info(moves)")}:
+        conn.execute("ALTER TABLE moves ADD COLUMN note TEXT")
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

@@ -87,6 +87,28 @@ class GameWire:
             raise errors.malformed(f"malformed {self.field} move: {exc}") from None
 
 
+#: Submit.note's bounds (referee.proto): bytes of UTF-8, and the only control characters allowed
+NOTE_MAX_BYTES = 512
+NOTE_CONTROLS_ALLOWED = frozenset("\n\t")
+
+
+def check_note(note: str) -> str:
+    """``note`` (Submit.note / SubmitMoveRequest.note) if it is one, else RefereeError MALFORMED
+    saying why. (Bytes that are not UTF-8 never get here: the request does not parse.)"""
+    if not note:
+        return ""
+    size = len(note.encode("utf-8", "surrogatepass"))
+    if size > NOTE_MAX_BYTES:
+        raise errors.malformed(f"note is {size} bytes of UTF-8; at most {NOTE_MAX_BYTES}")
+    for i, c in enumerate(note):
+        if (c < " " or "\x7f" <= c <= "\x9f") and c not in NOTE_CONTROLS_ALLOWED:
+            raise errors.malformed(f"note holds control character U+{ord(c):04X} at {i}; "
+                                   "only newline and tab are allowed")
+        if "\ud800" <= c <= "\udfff":
+            raise errors.malformed(f"note holds a lone surrogate at {i}: not UTF-8")
+    return note
+
+
 def refusal(reason: str, message: str, version: int, request_id: str = "",
             unknown: pb.Reason = pb.REASON_UNSPECIFIED) -> pb.MoveResult:
     """The MoveResult of a refused move: ``reason`` by name (``unknown`` for a name outside

@@ -3,12 +3,21 @@
 Routes (spectators need no token; pages show public views only; a finished match under
 embargo, see referee.server.embargo, shows no replay and no record, and says why):
   /                              live and finished matches
-  /matches/<id>[?v=N]            one match: live board, then a replay with a move scrubber
+  /matches/<id>[?v=N][&seat=S]   one match: live board, then a replay with a move scrubber
+                                 (from seat S's view, or "reveal", once its record is public)
   /matches/<id>/record.json      the record of a finished match (what GetRecord returns)
   /api/matches                   the list as JSON
-  /api/matches/<id>              the match and its frames (public view per state version)
+  /api/matches/<id>              the match and its frames (public view per state version;
+                                 once its record is public, with the bots' notes)
+  /api/matches/<id>?seat=N       once its record is public (over, not embargoed): the replay
+                                 from seat N's view; ?seat=reveal: the spectator's, ending on
+                                 every seat's final view ("reveal"). 403 before that.
   /api/matches/<id>/views/<N>    the public view at version N
-  /api/matches/<id>/live         server-sent events: public updates as moves are played
+  /api/matches/<id>/live         server-sent events: public updates as moves are played (and
+                                 the public clocks)
+  /api/matches/<id>/notes        one seat's own notes, live: for the holder of that seat's
+                                 token, sent as "Authorization: Bearer <token>" (never in the
+                                 address; the page takes it from a form or the #fragment)
 """
 from __future__ import annotations
 
@@ -32,7 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from . import frames as F
 from .live import LiveHub
 from .render import RENDERERS, templates
-from .source import MatchSource, NotFound
+from .source import MatchSource, NotFound, public_record
 
 log = structlog.get_logger("referee.web")
 
@@ -104,14 +113,28 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
         """One match drawn as its board (HTML), live while it runs, a replay once over; `?v=N` opens state version N."""
         version = _version(request.query_params.get("v"))
         meta = await _meta(request)
+        seat = _viewer(request.query_params.get("seat"), meta["seats"])
         return templates.TemplateResponse(request, "match.html", {
-            "meta": meta, "version": version, "static": False,
+            "meta": meta, "version": version, "seat": seat, "static": False,
             "renderer": RENDERERS.get(meta["game"]), "bundle_json": None,
         })
 
     async def api_match(request: Request) -> Response:
         """JSON: one match's public summary and, unless embargoed, its replay frames (public views and events by state version)."""
         meta = await _meta(request)
+        viewer = _viewer(request.query_params.get("seat"), meta["seats"])
+        if viewer is not None:
+            if meta["embargo"]:
+                raise HTTPException(403, meta["embargo"]["message"])
+            if not public_record(meta):
+                raise HTTPException(403, "seat views and the reveal are public once the match "
+                                         "is over (now: " + meta["state"] + ")")
+            try:
+                seat_frames, reveal = await source.seat_frames(meta, viewer)
+            except NotFound:
+                raise HTTPException(404, "this match has no replay") from None
+            return Response(F.bundle_json({**meta, "viewer_seat": viewer}, seat_frames, reveal),
+                            media_type="application/json")
         frames: list[str] = []
         if meta["state"] in ("running", "finished") and not meta["embargo"]:
             try:
@@ -173,6 +196,27 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
+    async def notes(request: Request) -> Response:
+        meta = await _meta(request)
+        token = _bearer(request)
+        limiter = getattr(source.service, "limiter", None)
+        seat = await source.token_seat(meta["id"], token) if token else None
+        client = request.client.host if request.client else "?"
+        if limiter is not None and not limiter.allow(
+                f"web-notes:{meta['id']}:{seat}" if seat is not None else client):
+            raise HTTPException(429, "rate limit exceeded; slow down")
+        if token is None:
+            raise HTTPException(401, "a seat's notes need its token "
+                                     "(Authorization: Bearer <seat token>)")
+        if seat is None:
+            raise HTTPException(403, "this is not a seat token of this match")
+        since = _version(request.query_params.get("since")) or 0
+        return JSONResponse({"seat": seat, "notes": source.seat_notes(meta["id"], seat, since)},
+                            headers={"Cache-Control": "no-store"})
+
+    async def favicon(request: Request) -> Response:
+        return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml")
+
     async def error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)  # the one class it is registered for
         if request.url.path.startswith("/api/"):
@@ -188,6 +232,8 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
         Route("/api/matches/{match_id}", api_match),
         Route("/api/matches/{match_id}/views/{version}", api_view),
         Route("/api/matches/{match_id}/live", live),
+        Route("/api/matches/{match_id}/notes", notes),
+        Route("/favicon.ico", favicon),
         Route("/matches/{match_id}", match_page),
         Route("/matches/{match_id}/record.json", record),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
@@ -197,6 +243,28 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
     app.state.hub = hub
     app.state.source = source
     return app
+
+
+def _viewer(text: str | None, seats: int) -> int | str | None:
+    """``?seat=``: None (the spectator's view), a seat number or "reveal"."""
+    if text is None or text == "":
+        return None
+    if text == "reveal":
+        return text
+    if not text.isdigit() or len(text) > 3:
+        raise HTTPException(400, f"malformed seat {text[:40]!r}: expected a seat number or "
+                                 "'reveal'")
+    if int(text) >= seats:
+        raise HTTPException(404, f"no seat {int(text)} in a {seats}-seat match")
+    return int(text)
+
+
+def _bearer(request: Request) -> str | None:
+    """The token of an ``Authorization: Bearer`` header, or None."""
+    value = request.headers.get("authorization", "")
+    scheme, _, token = value.partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and 0 < len(token) <= 256 else None
 
 
 def _refuse_if_embargoed(meta: dict[str, Any]) -> None:

@@ -2,7 +2,10 @@
 
 Everything here reads a game only through the Game contract's *spectator* view
 (``game.view(state, None)``, what ``Watch`` sends) and its public events: a page built from
-these values shows nothing a spectator may not see. A replay is a list of frames, one per state
+these values shows nothing a spectator may not see. The one exception is a public record (a
+match over and not embargoed, which the caller checks): its replay may follow any seat's view
+(``seat_view``), end on every seat's final view (``Replayer.reveal``) and carry the bots'
+notes (``Replayer.add_notes``). A replay is a list of frames, one per state
 version; consecutive views are stored as small patches (``diff``/``patch``) so that a static
 replay page of a long match stays small. ``web/static/viewer.js`` applies the same patches."""
 from __future__ import annotations
@@ -109,6 +112,12 @@ def public_view(game: Game, state: Any) -> dict[str, Any]:
     return view_json(game.view(state, None))
 
 
+def seat_view(game: Game, state: Any, seat: int | None) -> dict[str, Any]:
+    """What ``seat`` saw of ``state`` (its Decision's view; None: the spectator's). Only for a
+    match whose record is public (over and not embargoed): see source.MatchSource.frames."""
+    return view_json(game.view(state, seat))
+
+
 # ---------------------------------------------------------------- patches
 # A patch is {"=": value} (replace), {"o": {key: patch}, "x": [removed keys]} (object) or
 # {"n": new length, "i": {index: patch}} (array). No patch (None) means unchanged.
@@ -169,20 +178,28 @@ def patch(a: Any, p: Mapping[str, Any] | None) -> Any:
 # ---------------------------------------------------------------- replays
 
 def _event_json(e: Any) -> dict[str, Any]:
-    return {"seat": e.seat, "kind": e.kind, "text": e.text}
+    """A public event as frames carry it (``data``, its public details, only when it has
+    some)."""
+    out = {"seat": e.seat, "kind": e.kind, "text": e.text}
+    if e.data:
+        out["data"] = e.data
+    return out
 
 
 class Replayer:
     """Re-simulates a match move by move and keeps one frame per state version:
-    ``{"v": version, "seat": mover or -1, "events": [...], "d": patch to the public view}``
-    (the first frame's patch is the whole initial view). ``extend`` carries on from where it
+    ``{"v": version, "seat": mover or -1, "events": [...], "d": patch to the view}`` (the
+    first frame's patch is the whole initial view; ``"note"``, the mover's note, only in a
+    public record's replay). ``extend`` carries on from where it
     stopped, so a live match's replay costs only its new moves."""
 
     def __init__(self, game: Game, options: Mapping[str, Any], seats: int, seed: int,
-                 sheet: ComponentSheet, record_format: str = RECORD_FORMAT):
+                 sheet: ComponentSheet, record_format: str = RECORD_FORMAT,
+                 viewer: int | None = None):
         self.game = game
+        self.viewer = viewer  # whose view the frames show: None, the spectator's
         self.match = Match.create(game, options, seats, seed, sheet, record_format)
-        self.prev = public_view(game, self.match.state)
+        self.prev = seat_view(game, self.match.state, viewer)
         # Each frame is kept as its JSON text: a held replay is a few strings, not a tree of
         # dicts for the cyclic garbage collector to walk while the referee plays moves.
         self.encoded: list[str] = [dumps({"v": 0, "seat": -1, "events": [],
@@ -211,7 +228,7 @@ class Replayer:
             self._hash = entry.get("state_hash") or ""
             if verify and self._hash and game.hash_state(m.state) != self._hash:
                 raise ReplayError(f"move {self.moves_done}: state hash differs from the record")
-            cur = public_view(game, m.state)
+            cur = seat_view(game, m.state, self.viewer)
             self.encoded.append(dumps({"v": m.version, "seat": int(entry["seat"]),
                                        "events": [_event_json(e) for e in events],
                                        "d": diff(self.prev, cur)}))
@@ -219,6 +236,26 @@ class Replayer:
         _CACHE.clear()  # its entries served this run of consecutive views
         if not verify and self._hash and game.hash_state(m.state) != self._hash:
             raise ReplayError(f"move {self.moves_done}: state hash differs from the record")
+
+    def add_notes(self, moves: list[Mapping[str, Any]]) -> None:
+        """Put each bot's note (a public record's ``note``) in the frame its move made, as
+        ``"note"``. Frames replayed while the match was live have none: notes never leave the
+        server then (a running match's log is read without them)."""
+        for entry in moves[: self.moves_done]:
+            note = entry.get("note")
+            if not note:
+                continue
+            k = int(entry["n"])  # frame k is the state after move k
+            f = json.loads(self.encoded[k])
+            if f.get("note") != note:
+                f["note"] = str(note)
+                self.encoded[k] = dumps(f)
+
+    def reveal(self) -> list[dict[str, Any]]:
+        """Every seat's view of the current (final) state, for the end of a public replay."""
+        m = self.match
+        return [{"seat": s, "view": seat_view(self.game, m.state, s)}
+                for s in range(m.seat_count)]
 
     def final_encoded(self, forfeited: int | None) -> list[str]:
         """The frames' JSON, plus the forfeit's own version if a seat forfeited."""
@@ -249,8 +286,9 @@ def frames_from_moves(
 
 
 def record_replayer(game: Game, record: Mapping[str, Any],
-                    sheet: ComponentSheet | None = None) -> Replayer:
-    """A Replayer at the start of ``record`` (checks the component sheet and initial hash)."""
+                    sheet: ComponentSheet | None = None, viewer: int | None = None) -> Replayer:
+    """A Replayer at the start of ``record`` (checks the component sheet and initial hash),
+    showing ``viewer``'s view (None: the spectator's)."""
     options = game.spec.parse_options(record.get("options") or {})
     sheet = sheet or game.default_components(options)
     want = (record.get("components") or {}).get("sha256")
@@ -259,7 +297,7 @@ def record_replayer(game: Game, record: Mapping[str, Any],
     record_format = str(record.get("format") or RECORD_FORMAT)
     if record_format not in RECORD_FORMATS:
         raise ReplayError(f"not a {' or '.join(RECORD_FORMATS)} record")
-    r = Replayer(game, options, int(record["seats"]), int(record["seed"]), sheet, record_format)
+    r = Replayer(game, options, int(record["seats"]), int(record["seed"]), sheet, record_format, viewer)
     if record.get("initial_state_hash") and r.match.initial_hash != record["initial_state_hash"]:
         raise ReplayError("initial state hash differs: setup is not the one recorded")
     return r
@@ -268,7 +306,9 @@ def record_replayer(game: Game, record: Mapping[str, Any],
 def frames_from_record(game: Game, record: Mapping[str, Any],
                        sheet: ComponentSheet | None = None) -> list[dict[str, Any]]:
     r = record_replayer(game, record, sheet)
-    r.extend(list(record.get("moves") or []))
+    moves = list(record.get("moves") or [])
+    r.extend(moves)
+    r.add_notes(moves)
     return r.final_frames(record.get("forfeited"))
 
 
@@ -286,10 +326,12 @@ def frame(frames: list[Any], index: int) -> dict[str, Any]:
 
 
 def result_summary(result: Mapping[str, Any] | None, names: list[str]) -> dict[str, Any] | None:
-    """The public result of a finished match, for pages (scores, ranks, winners, summary)."""
+    """The public result of a finished match, for pages (scores, ranks, winners, summary, and
+    each seat's score breakdown as the game's ``result`` gives it: ``details``)."""
     if not result:
         return None
     return {
+        "details": list(result.get("details") or []),
         "scores": list(result.get("scores") or []),
         "ranks": list(result.get("ranks") or []),
         "winners": list(result.get("winners") or []),
@@ -298,12 +340,15 @@ def result_summary(result: Mapping[str, Any] | None, names: list[str]) -> dict[s
     }
 
 
-def bundle_json(meta: dict[str, Any], frames: list[Any]) -> str:
+def bundle_json(meta: dict[str, Any], frames: list[Any],
+                reveal: list[dict[str, Any]] | None = None) -> str:
     """What a match page needs, as JSON safe inside HTML: ``{"format", "match": public match
-    facts, "frames": [...]}``; frames as dicts or as their JSON text (from ``dumps``)."""
+    facts, "frames": [...]}``, and ``"reveal"`` (every seat's final view) when given; frames
+    as dicts or as their JSON text (from ``dumps``)."""
     parts = (f if isinstance(f, str) else dumps(f) for f in frames)
+    tail = f',"reveal":{dumps(reveal)}' if reveal is not None else ""
     return (f'{{"format":{dumps(BUNDLE_FORMAT)},"match":{dumps(meta)},'
-            f'"frames":[{",".join(parts)}]}}')
+            f'"frames":[{",".join(parts)}]{tail}}}')
 
 
 def dumps(obj: Any) -> str:

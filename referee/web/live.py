@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from typing import Any
 
+from referee.server.clock import now_ms
 from referee.server.streams import CLOSE, Stream
 from referee.v1 import referee_pb2 as pb
 
@@ -111,8 +113,11 @@ class Feed:
                     which = msg.WhichOneof("msg")
                     if which == "event":
                         e = msg.event
-                        events.append({"v": e.state_version, "seat": e.seat, "kind": e.kind,
-                                       "text": e.text})
+                        ev: dict[str, Any] = {"v": e.state_version, "seat": e.seat,
+                                              "kind": e.kind, "text": e.text}
+                        if e.data_json and e.data_json != "{}":
+                            ev["data"] = json.loads(e.data_json)
+                        events.append(ev)
                     elif which == "update":
                         update = msg.update
                     elif which == "game_over":
@@ -125,6 +130,9 @@ class Feed:
                                    current_seat=update.current_seat,
                                    decision_kind=update.decision_kind,
                                    view=view_json(getattr(update.view, self.field)))
+                    # the clocks as they stand now (public, like a chess clock's faces)
+                    out.update(clock=self.rt.clock.public_json(), now_ms=now_ms())
+                    if update is not None:
                         self.last = {**out, "events": []}
                     self._send(out)
                 if self.over is not None:

@@ -32,7 +32,7 @@ def static_replay_html(meta: dict[str, Any], frames: list[Any],
     """One self-contained HTML page replaying a match (no server, no network)."""
     renderer = RENDERERS.get(meta["game"])
     return templates.env.get_template("match.html").render(
-        meta=meta, version=None, static=True, renderer=renderer, back_href=back_href,
+        meta=meta, version=None, seat=None, static=True, renderer=renderer, back_href=back_href,
         bundle_json=F.bundle_json(meta, frames),
         inline_css=_asset("viewer.css"),
         inline_js=[_asset("svg.js"), _asset("viewer.js")] + ([_asset(renderer)] if renderer
@@ -61,6 +61,8 @@ def static_replay_from_record(record: dict[str, Any], sheet: Any = None,
 
     game = registry.get(str(record.get("game")))
     r = F.record_replayer(game, record, sheet)
-    r.extend(list(record.get("moves") or []))
+    moves = list(record.get("moves") or [])
+    r.extend(moves)
+    r.add_notes(moves)
     frames = r.final_encoded(record.get("forfeited"))
     return static_replay_html(record_meta(record, game.spec.title), frames, back_href)

@@ -8,10 +8,13 @@ import asyncio
 import builtins
 import json
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any
 
 from referee.core import registry
 from referee.core.match import ReplayError
+from referee.server.auth import same_hash, token_hash
+from referee.server.clock import now_ms
 
 from . import frames as F
 
@@ -41,7 +44,7 @@ class MatchSource:
             if r is not None:
                 result = F.result_summary(
                     {"scores": r.scores, "ranks": r.ranks, "winners": r.winners,
-                     "summary": r.summary}, rt.names)
+                     "details": r.details, "summary": r.summary}, rt.names)
         return {
             "id": rt.id, "game": game.spec.name, "title": game.spec.title,
             "seats": rt.match.seat_count, "names": list(rt.names),
@@ -50,6 +53,8 @@ class MatchSource:
             "version": rt.match.version,
             "current_seat": d.seat if d is not None and not over else -1,
             "result": result,
+            # public, like a chess clock's faces; now_ms lets a page allow for its own clock
+            "clock": rt.clock.public_json() if not over else None, "now_ms": now_ms(),
         }
 
     def _row_meta(self, row: Any) -> dict[str, Any]:
@@ -115,10 +120,54 @@ class MatchSource:
     # ------------------------------------------------------------ replays
     async def frames(self, meta: dict[str, Any]) -> builtins.list[str]:
         """Every version's public view of a match, re-simulated from its move log so far
-        (running) or its record (finished). Per match, the re-simulation carries on from where
-        the last request left it: a page load costs the new moves only."""
+        (running) or its record (finished; with the bots' notes). Per match, the re-simulation
+        carries on from where the last request left it: a page load costs the new moves only."""
         async with self._lock:  # one re-simulation at a time, on a worker thread
             return await self._frames(meta)
+
+    async def seat_frames(self, meta: dict[str, Any], viewer: int | str
+                          ) -> tuple[builtins.list[str], builtins.list[dict[str, Any]] | None]:
+        """A public record's replay as ``viewer`` saw it (a seat number), or the spectator's
+        with every seat's final view (``"reveal"``): (frames, reveal or None). Only for a
+        finished match that is not embargoed: the caller checks (``public_record``)."""
+        if not public_record(meta):
+            raise NotFound(meta["id"])
+        key = (meta["id"], f"seat{viewer}")
+        async with self._lock:
+            got: Any = self._cache.get(key)
+            if got is None:
+                loop = asyncio.get_running_loop()
+                got = await loop.run_in_executor(
+                    None, self._seat_frames_from_file, meta["id"], viewer)
+                self._cache[key] = got
+                while len(self._cache) > REPLAY_CACHE:
+                    self._cache.popitem(last=False)
+            self._cache.move_to_end(key)
+            frames, reveal = got
+            return frames, reveal
+
+    def _seat_frames_from_file(self, match_id: str, viewer: int | str
+                               ) -> tuple[builtins.list[str], builtins.list[dict[str, Any]] | None]:
+        record = self._record(match_id)
+        try:
+            game = registry.get(record["game"])
+            options = game.spec.parse_options(record.get("options") or {})
+            seat = viewer if isinstance(viewer, int) else None
+            r = F.record_replayer(game, record, self.service.sheet_for(game, options), seat)
+            moves = list(record.get("moves") or [])
+            r.extend(moves)
+            r.add_notes(moves)
+            return (r.final_encoded(record.get("forfeited")),
+                    r.reveal() if viewer == "reveal" else None)
+        except (ReplayError, KeyError, ValueError):
+            raise NotFound(match_id) from None
+
+    def _record(self, match_id: str) -> dict[str, Any]:
+        path = self.service.records_dir / f"{match_id}.json"
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise NotFound(match_id) from None
 
     async def _frames(self, meta: dict[str, Any]) -> builtins.list[str]:
         match_id = meta["id"]
@@ -126,7 +175,10 @@ class MatchSource:
         loop = asyncio.get_running_loop()
         if meta["state"] == "running" and rt is not None:
             m = rt.match
-            moves = [e.to_json() for e in m.moves]  # a snapshot, taken on the loop
+            # a snapshot, taken on the loop; the moves only (never a bot's note while live)
+            moves: builtins.list[Mapping[str, Any]] = [
+                {"n": e.n, "seat": e.seat, "move": e.move, "state_hash": e.state_hash}
+                for e in m.moves]
             live = self._cache.get((match_id, "live"))
 
             def job() -> tuple[list[str], F.Replayer | None]:
@@ -162,11 +214,7 @@ class MatchSource:
 
     def _frames_from_file(self, match_id: str, r: F.Replayer | None) -> builtins.list[str]:
         """From the record file; carries on from ``r`` (the live replay) when it fits."""
-        path = self.service.records_dir / f"{match_id}.json"
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            raise NotFound(match_id) from None
+        record = self._record(match_id)
         try:
             game = registry.get(record["game"])
             moves = list(record.get("moves") or [])
@@ -175,15 +223,55 @@ class MatchSource:
                 options = game.spec.parse_options(record.get("options") or {})
                 r = F.record_replayer(game, record, self.service.sheet_for(game, options))
             r.extend(moves)
+            r.add_notes(moves)  # public now; the frames made while live have none
             return r.final_encoded(record.get("forfeited"))
         except (ReplayError, KeyError, ValueError):
             raise NotFound(match_id) from None
+
+    # ------------------------------------------------------------ a seat's own notes
+    async def token_seat(self, match_id: str, token: str) -> int | None:
+        """The seat of ``match_id`` whose token ``token`` is, or None (compared as hashes, in
+        constant time; a token is never kept or logged)."""
+        h = token_hash(token)
+        rt = self.service.matches.get(match_id)
+        if rt is not None:
+            hashes = list(rt.token_hashes)
+        else:
+            row = next((r for r in await self._store_rows() if r.id == match_id), None)
+            hashes = list(row.token_hashes) if row is not None else []
+        seat = None
+        for s, want in enumerate(hashes):
+            if same_hash(want, h):
+                seat = s
+        return seat
+
+    def seat_notes(self, match_id: str, seat: int, since: int = 0) -> builtins.list[Any]:
+        """``seat``'s notes on its moves after move ``since``: ``{"n": move number, "v": state
+        version after it, "note"}`` each. For the holder of that seat's token only (while
+        the match is live nobody else sees them)."""
+        rt = self.service.matches.get(match_id)
+        if rt is not None and rt.game_over is None:
+            moves = [{"n": e.n, "seat": e.seat, "version_before": e.version_before,
+                      "note": e.note} for e in rt.match.moves[since:]]
+        else:
+            try:
+                moves = list(self._record(match_id).get("moves") or [])[since:]
+            except NotFound:
+                moves = []
+        return [{"n": int(m["n"]), "v": int(m["version_before"]) + 1, "note": str(m["note"])}
+                for m in moves if m.get("note") and int(m["seat"]) == seat]
 
     def record_path(self, meta: dict[str, Any]):
         if meta["state"] != "finished" or meta.get("embargo"):
             return None
         path = self.service.records_dir / f"{meta['id']}.json"
         return path if path.is_file() else None
+
+
+def public_record(meta: dict[str, Any]) -> bool:
+    """Whether a match's whole record (seat views, notes, the final reveal) may be shown: it
+    is over and not embargoed (referee.server.embargo)."""
+    return meta["state"] == "finished" and not meta.get("embargo")
 
 
 def _plausible_id(match_id: str) -> bool:

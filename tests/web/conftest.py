@@ -43,20 +43,28 @@ class WebHandle(ServerHandle):
     def base(self) -> str:
         return f"http://127.0.0.1:{self.server.http_port}"
 
-    async def create(self, game="batavia", seats=3, seed=7, names=(), options=None):
+    async def create(self, game="batavia", seats=3, seed=7, names=(), options=None,
+                     policy=None, reveal=0):
         async with grpc.aio.insecure_channel(self.target) as ch:
             stub = referee_pb2_grpc.RefereeStub(ch)
             req = pb.CreateMatchRequest(game=game, seats=seats, seed=seed,
-                                        seat_names=list(names), options=options or {})
+                                        seat_names=list(names), options=options or {},
+                                        reveal_policy=reveal)
+            if policy is not None:
+                req.time_policy.CopyFrom(policy)
             resp = await stub.CreateMatch(req, metadata=md(ADMIN))
         return resp.match_id, [s.token for s in sorted(resp.seats, key=lambda s: s.seat)]
 
-    async def play_slowly(self, match_id, tokens, delay=0.005, seed=0):
-        """Random bots that wait ``delay`` seconds before each move (a match a person can watch)."""
+    async def play_slowly(self, match_id, tokens, delay=0.005, seed=0, notes=False, hold=None):
+        """Random bots that wait ``delay`` seconds before each move (a match a person can watch);
+        with ``notes``, each move carries ``note_text(seat, version)``; with ``hold`` =
+        (version, threading.Event), no move is made from that version on until the event is
+        set (the test looks at the live match meanwhile)."""
         async with grpc.aio.insecure_channel(self.target) as ch:
             stub = referee_pb2_grpc.RefereeStub(ch)
             return await asyncio.gather(*(
-                _slow_seat(stub, match_id, t, random.Random(seed * 100 + i), delay)
+                _slow_seat(stub, match_id, t, random.Random(seed * 100 + i), delay,
+                           (lambda v, i=i: note_text(i, v)) if notes else None, hold)
                 for i, t in enumerate(tokens)))
 
     async def play(self, match_id, tokens, seed=0, stop_after=None):
@@ -76,7 +84,12 @@ def web(tmp_path):
     h.close()
 
 
-async def _slow_seat(stub, match_id, token, rng, delay):
+def note_text(seat: int, version: int) -> str:
+    """The note the test bots put on a move: unique per seat and move, easy to look for."""
+    return f"seat {seat} hums at v{version}: zq-note-{seat}-{version}"
+
+
+async def _slow_seat(stub, match_id, token, rng, delay, note=None, hold=None):
     out: asyncio.Queue = asyncio.Queue()
     out.put_nowait(pb.ClientMessage(join=pb.Join(match_id=match_id)))
 
@@ -92,8 +105,11 @@ async def _slow_seat(stub, match_id, token, rng, delay):
             if which == "decision":
                 d = msg.decision
                 await asyncio.sleep(delay)
+                if hold is not None and d.state_version >= hold[0]:
+                    await asyncio.to_thread(hold[1].wait, 120)  # a threading.Event
                 out.put_nowait(pb.ClientMessage(submit=pb.Submit(
-                    state_version=d.state_version, move=rng.choice(list(d.legal_moves)))))
+                    state_version=d.state_version, move=rng.choice(list(d.legal_moves)),
+                    note=note(d.state_version) if note else "")))
             elif which == "game_over":
                 over = msg.game_over
     finally:

@@ -68,7 +68,8 @@ def test_a_finished_match_is_embargoed_while_its_seed_is_still_played(web):
     # web: no replay frame, no view, no record; the page says so
     bundle = httpx.get(f"{web.base}/api/matches/{first}").json()
     assert bundle["frames"] == [] and bundle["match"]["embargo"]["until"] == [second]
-    for path in (f"/api/matches/{first}/views/0", f"/matches/{first}/record.json"):
+    for path in (f"/api/matches/{first}/views/0", f"/matches/{first}/record.json",
+                 f"/api/matches/{first}?seat=0", f"/api/matches/{first}?seat=reveal"):
         r = httpx.get(web.base + path)
         assert r.status_code == 403 and "embargo" in r.text.lower()
     page = httpx.get(f"{web.base}/matches/{first}").text
@@ -92,6 +93,7 @@ def test_a_finished_match_is_embargoed_while_its_seed_is_still_played(web):
         bundle = httpx.get(f"{web.base}/api/matches/{mid}").json()
         assert len(bundle["frames"]) > 1 and bundle["match"]["embargo"] is None
         assert httpx.get(f"{web.base}/api/matches/{mid}/views/1").status_code == 200
+        assert len(httpx.get(f"{web.base}/api/matches/{mid}?seat=1").json()["frames"]) > 1
     assert web.call(_watch(web.target, second))[-1] == "game_over"
 
 

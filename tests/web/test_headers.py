@@ -28,3 +28,12 @@ def test_every_route_sends_the_security_headers(web):
         assert csp.get("script-src") == "'self'", path
         assert csp.get("frame-ancestors") == "'none'", path
         assert "unsafe" not in r.headers["content-security-policy"], path
+
+
+def test_pages_name_an_icon_that_exists(web):
+    """Browsers ask every page for an icon: no 404 in their console."""
+    page = httpx.get(web.base + "/").text
+    assert 'rel="icon" href="/static/favicon.svg"' in page
+    for path in ("/static/favicon.svg", "/favicon.ico"):
+        r = httpx.get(web.base + path)
+        assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg")

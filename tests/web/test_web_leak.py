@@ -73,3 +73,36 @@ def test_pages_of_a_running_match_carry_no_seed_or_token(web):
         assert str(seed) not in body
         for t in tokens:
             assert t not in body
+
+
+def test_a_running_match_shows_no_note_and_no_seat_view(web):
+    """While the match is live: no page, API answer or live feed carries a bot's note or a
+    seat's view; ``?seat=`` and the reveal are refused (403), the notes need a seat token."""
+    mid, tokens = web.call(web.create(seats=3, seed=5151))
+    web.background(web.play_slowly(mid, tokens, delay=0.05, notes=True))
+    rt = web.service.matches[mid]
+    for _ in range(400):
+        if rt.match.version >= 6:
+            break
+        time.sleep(0.02)
+    assert any(e.note for e in rt.match.moves), "the bots must have noted their moves"
+    bodies = [httpx.get(web.base + p).text for p in (
+        "/", "/api/matches", f"/matches/{mid}", f"/api/matches/{mid}",
+        f"/api/matches/{mid}/views/3", f"/matches/{mid}?seat=1")]
+    for q in ("0", "2", "reveal"):
+        r = httpx.get(f"{web.base}/api/matches/{mid}?seat={q}")
+        assert r.status_code == 403 and "over" in r.json()["error"]
+        bodies.append(r.text)
+    r = httpx.get(f"{web.base}/api/matches/{mid}/notes")
+    assert r.status_code == 401
+    bodies.append(r.text)
+    with httpx.stream("GET", web.base + f"/api/matches/{mid}/live", timeout=10) as r:
+        seen = 0
+        for line in r.iter_lines():
+            if line.startswith("data: "):
+                bodies.append(line)
+                seen += 1
+                if seen >= 3:
+                    break
+    for body in bodies:
+        assert "zq-note-" not in body and "hums at" not in body

@@ -1,0 +1,26 @@
+"""The viewer's own pages use no character that the fonts Debian installs by default
+(fonts-dejavu-core: DejaVu Sans) cannot draw: without an emoji font the trophy was an empty
+box. (Each game's board renderer, static/<game>.js, is its own file.)"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from referee.web import render
+
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+WEB = Path(render.__file__).parent
+FILES = [*sorted((WEB / "templates").glob("*.html")),
+         *(WEB / "static" / n for n in ("viewer.js", "list.js", "start.js", "svg.js",
+                                         "viewer.css"))]
+
+
+def test_every_character_of_the_viewer_is_in_dejavu_sans():
+    if not DEJAVU.is_file():
+        pytest.skip("DejaVu Sans is not installed (Debian package fonts-dejavu-core)")
+    ttlib = pytest.importorskip("fontTools.ttLib")  # matplotlib's, in the dev extras
+    cmap = ttlib.TTFont(DEJAVU).getBestCmap()
+    missing = sorted({(f.name, c) for f in FILES for c in f.read_text(encoding="utf-8")
+                      if ord(c) > 127 and ord(c) not in cmap})
+    assert not missing, [f"{name}: {c!r} U+{ord(c):04X}" for name, c in missing]
