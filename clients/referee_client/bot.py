@@ -474,8 +474,9 @@ async def _refused(bot: Bot, decision, move, attempts: int, result, strict: bool
         state_version=decision.state_version, kind=decision.kind, move=move,
         reason=referee_pb2.Reason.Name(result.reason), message=result.message,
         attempt=attempts, final=final)
-    blog.error("move rejected", incident="refused", reason=refusal.reason,
-               message=refusal.message, state_version=refusal.state_version,
+    # the event itself says why: a bot that configures no logging still prints it
+    blog.error(f"move rejected: {refusal.reason}: {refusal.message}", incident="refused",
+               reason=refusal.reason, message=refusal.message, state_version=refusal.state_version,
                kind=refusal.kind, attempt=attempts, move=str(move).replace("\n", " ")[:200])
     bot.on_refused(refusal)
     if strict:
