@@ -87,6 +87,8 @@ def incidents(rows: list[Row], names: list[str]) -> tuple[dict[str, dict[str, in
             if s.get("rejected"):
                 c["rejected"] += s["rejected"]
                 kinds.append(f"rejected={s['rejected']}")
+                if s.get("refusal"):  # the first, with the referee's reason and message
+                    kinds.append(s["refusal"])
             if s.get("forfeited"):
                 c["forfeits"] += 1
                 kinds.append("forfeit")

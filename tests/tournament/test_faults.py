@@ -133,3 +133,27 @@ def test_rejected_moves_are_counted_per_entrant(tmp_path, referee, quiet_console
     assert rows["a"]["rejected"] == rows["b"]["rejected"] == 0
     inc = [i for i in data["incidents"] if i["entrant"] == "sloppy"]
     assert inc and "rejected=2" in inc[0]["what"] and "STALE_STATE" in inc[0]["stderr_tail"]
+
+
+def test_a_refused_move_is_an_incident_of_its_entrant_with_the_referees_reason(
+        tmp_path, referee, quiet_console):
+    """Issue 20: the SDK sends the bot's illegal answer, the referee refuses it, and the
+    tournament reports it per entrant with the referee's reason and the rule's message."""
+    import html
+    from pathlib import Path
+
+    bot = Path(__file__).parent / "bots" / "wrong_first_bot.py"
+    cfg = _cfg(tmp_path, {"move_ms": 5000},
+               [("wrong", f"{{python}} {bot} {{address}} {{match}} {{token}}"),
+                ("a", RANDOM), ("b", RANDOM)])
+    data = asyncio.run(Runner(cfg, address=referee.address, admin_token=referee.admin_token,
+                              console=quiet_console, progress=False, max_matches=1).run())
+    assert data["status"]["done"] == 1
+    rows = {e["name"]: e for e in data["leaderboard"]}
+    assert rows["wrong"]["rejected"] == 1 and rows["a"]["rejected"] == 0
+    inc = [i for i in data["incidents"] if i["entrant"] == "wrong"]
+    assert inc and "rejected=1" in inc[0]["what"]
+    refusal = next(w for w in inc[0]["what"] if w.startswith("move rejected: "))
+    assert refusal.startswith("move rejected: ILLEGAL_MOVE: ") and "bid" in refusal
+    page = next((tmp_path / "out").glob("*.html")).read_text()
+    assert html.escape(refusal) in page  # in the report's incidents table
