@@ -139,7 +139,7 @@ def resolve_players(opts: PlayOptions) -> list[Player]:
     return players
 
 
-def _web_port(log_path: Path) -> int | None:
+def web_port(log_path: Path) -> int | None:
     """The web viewer's port, from the referee's JSON log line ``web_serving``."""
     try:
         lines = log_path.read_text(errors="replace").splitlines()
@@ -171,7 +171,7 @@ def _default_workdir() -> Path:
     return path
 
 
-def _replay_page(record: Path, out_dir: Path) -> Path | None:
+def replay_page(record: Path, out_dir: Path) -> Path | None:
     """A static replay page of the record, written by ``referee replay html`` (a separate
     process: the tools do not import the referee's code)."""
     try:
@@ -192,7 +192,7 @@ async def _play(opts: PlayOptions, players: list[Player], out) -> int:
     referee.launch()  # from the event loop's thread: the parent-death signal follows it
     try:
         await asyncio.to_thread(referee.wait_ready)
-        web = _web_port(referee.log_path) if opts.http else None
+        web = web_port(referee.log_path) if opts.http else None
         seed = opts.seed if opts.seed is not None else int.from_bytes(os.urandom(4)) >> 1
 
         def on_created(match_id: str) -> None:  # the referee took the game and options
@@ -294,7 +294,7 @@ def _report(result: dict, players: list[Player], workdir: Path, out) -> int:
         record.parent.mkdir(parents=True, exist_ok=True)
         record.write_text(result["record_json"], encoding="utf-8")
     print(f"record: {record}", file=out)
-    page = _replay_page(record, workdir)
+    page = replay_page(record, workdir)
     if page is not None:
         print(f"replay: {page}", file=out)
     print(f"bot logs: {workdir / 'logs'}", file=out)

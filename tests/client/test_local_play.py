@@ -141,9 +141,9 @@ def test_from_a_terminal_play_keeps_its_viewer_open_until_enter(tmp_path):
     import os
     import pty
     import re
-    import select
-    import time
     import urllib.request
+
+    from .conftest import read_until
 
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
@@ -153,24 +153,14 @@ def test_from_a_terminal_play_keeps_its_viewer_open_until_enter(tmp_path):
         text=True)
     os.close(follower)
     try:
-        lines = []
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:
-            assert proc.stdout is not None
-            if not select.select([proc.stdout], [], [], 5)[0]:
-                continue
-            line = proc.stdout.readline()
-            assert line, "".join(lines)  # play ended without waiting
-            lines.append(line)
-            if "press Enter" in line:
-                break
-        link = re.search(r"http://127\.0\.0\.1:\d+/matches/\w+", lines[-1])
-        assert link, "".join(lines)
+        text = read_until(proc, "press Enter", 240)
+        link = re.search(r"http://127\.0\.0\.1:\d+/matches/\w+", text)
+        assert link, text
         with urllib.request.urlopen(link.group(0), timeout=30) as page:  # the viewer is up
             assert page.status == 200 and "<html" in page.read().decode().lower()
         assert proc.poll() is None
         os.write(leader, b"\n")
-        assert proc.wait(60) == 0, "".join(lines)
+        assert proc.wait(60) == 0, text
     finally:
         if proc.poll() is None:
             proc.kill()
