@@ -9,6 +9,13 @@
 // state_version. After a broken stream (referee restart, network drop) it joins again with
 // backoff; the referee then pushes the pending decision again. Exit status: 0 on GameOver,
 // 1 on failure, 2 on bad usage. Logs are JSON lines on stderr.
+//
+// The move `choose` returns is sent as it is. If the referee refuses it (its reason and the
+// rule's message come back), the bot logs "move rejected", counts it, calls `onRefused` and
+// asks `choose` again for the same decision, at most reasks times; then it stops answering that
+// decision and the referee's time policy plays it. `choose` may also return a note (plain text,
+// recorded with the move, never shown to the other seats during the match): cleanNote drops
+// control characters but newline and tab and cuts it to noteLimit bytes of UTF-8.
 package main
 
 import (
@@ -21,6 +28,8 @@ import (
 	"math/rand"
 	"os"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -35,13 +44,57 @@ import (
 // decision.LegalMoves lists every legal move; return one of them unchanged.
 // decision.View is everything your seat may see (fields in proto/referee/v1/<game>.proto),
 // decision.Kind names the choice (e.g. "batavia.auction"). This starter picks at random,
-// which is legal in every game.
-func choose(decision *pb.Decision, rng *rand.Rand) *pb.Move {
+// which is legal in every game. The second result is an optional note about the move (your
+// reasoning; "" for none).
+func choose(decision *pb.Decision, rng *rand.Rand) (*pb.Move, string) {
 	moves := decision.GetLegalMoves()
-	return moves[rng.Intn(len(moves))]
+	pick := rng.Intn(len(moves))
+	return moves[pick], fmt.Sprintf("%s: move %d of %d, at random", decision.Kind, pick+1, len(moves))
 }
 
+// onRefused is called when the referee refused a move of yours: r.Reason and r.Message say
+// why (the rule). Unless r.Final, choose is then asked again for the same decision.
+func onRefused(r refusal) {}
+
 // ============================================================================================
+
+// reasks: after a refused move, choose is asked again at most this many times per decision.
+const reasks = 2
+
+// noteLimit: the most bytes of UTF-8 the referee takes in a note.
+const noteLimit = 512
+
+type refusal struct {
+	StateVersion    uint64
+	Kind            string
+	Move            *pb.Move
+	Reason, Message string
+	Attempt         int  // 1 for the first answer to the decision
+	Final           bool // no more asks: the time policy plays the decision
+}
+
+// cleanNote returns the note as the referee takes it: control characters other than newline
+// and tab dropped (and bytes that are not UTF-8), cut to noteLimit bytes at a character
+// boundary.
+func cleanNote(note string) string {
+	out := make([]byte, 0, len(note))
+	for i, w := 0, 0; i < len(note); i += w {
+		r, size := utf8.DecodeRuneInString(note[i:])
+		w = size
+		if (r == utf8.RuneError && size == 1) || (unicode.IsControl(r) && r != '\n' && r != '\t') {
+			continue
+		}
+		if len(out)+size > noteLimit {
+			break
+		}
+		out = append(out, note[i:i+size]...)
+	}
+	return string(out)
+}
+
+// refusedReasons: the refusals of the bot's own move (not a late or out-of-turn one).
+var refusedReasons = map[pb.Reason]bool{pb.Reason_ILLEGAL_MOVE: true, pb.Reason_MALFORMED: true,
+	pb.Reason_WRONG_GAME: true, pb.Reason_REASON_UNSPECIFIED: true}
 
 func logf(level, event string, fields map[string]interface{}) {
 	if fields == nil {
@@ -91,6 +144,9 @@ func envOr(name, def string) string {
 
 var errGameOver = errors.New("game over")
 
+// refused counts the moves of this bot the referee refused, over the whole match.
+var refused int
+
 // playOnce runs one Play stream from Join to GameOver (returns errGameOver) or to the stream
 // breaking (returns the error).
 func playOnce(conn *grpc.ClientConn, a args, rng *rand.Rand, joined func()) error {
@@ -107,10 +163,13 @@ func playOnce(conn *grpc.ClientConn, a args, rng *rand.Rand, joined func()) erro
 	}
 	answered := map[uint64]bool{} // versions answered on this stream
 	var pending *pb.Decision      // the decision we are answering
-	retries := 0                  // re-answers of pending after rejections
+	var sent *pb.Move             // the last answer to pending (nil once refused for good)
+	attempts := 0                 // answers sent to pending
 	submit := func(d *pb.Decision) error {
-		sub := &pb.Submit{StateVersion: d.StateVersion, Move: choose(d, rng),
-			RequestId: fmt.Sprintf("go%d-%d", d.StateVersion, retries)}
+		move, note := choose(d, rng)
+		sent, attempts = move, attempts+1
+		sub := &pb.Submit{StateVersion: d.StateVersion, Move: move, Note: cleanNote(note),
+			RequestId: fmt.Sprintf("go%d-%d", d.StateVersion, attempts)}
 		return stream.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Submit{Submit: sub}})
 	}
 	for {
@@ -133,7 +192,7 @@ func playOnce(conn *grpc.ClientConn, a args, rng *rand.Rand, joined func()) erro
 			if answered[d.StateVersion] || len(d.LegalMoves) == 0 {
 				continue
 			}
-			answered[d.StateVersion], pending, retries = true, d, 0
+			answered[d.StateVersion], pending, attempts = true, d, 0
 			if err := submit(d); err != nil {
 				return err
 			}
@@ -142,16 +201,30 @@ func playOnce(conn *grpc.ClientConn, a args, rng *rand.Rand, joined func()) erro
 			if r.Accepted {
 				continue
 			}
-			logf("warning", "move rejected", map[string]interface{}{"reason": r.Reason.String(), "message": r.Message})
-			// The decision is still ours if the referee is at its version: answer it again.
-			if pending != nil && r.StateVersion == pending.StateVersion && retries < 3 {
-				retries++
-				if err := submit(pending); err != nil {
-					return err
-				}
+			// A refused move leaves the decision pending (it is not pushed again). A late or
+			// out-of-turn answer (STALE_STATE, NOT_YOUR_TURN) needs nothing: a newer decision comes.
+			if !refusedReasons[r.Reason] || pending == nil || sent == nil || r.StateVersion != pending.StateVersion {
+				logf("warning", "move not accepted", map[string]interface{}{"reason": r.Reason.String(), "message": r.Message})
+				continue
+			}
+			refused++
+			ref := refusal{StateVersion: pending.StateVersion, Kind: pending.Kind, Move: sent,
+				Reason: r.Reason.String(), Message: r.Message, Attempt: attempts, Final: attempts > reasks}
+			sent = nil
+			logf("error", "move rejected", map[string]interface{}{"incident": "refused", "reason": ref.Reason,
+				"message": ref.Message, "state_version": ref.StateVersion, "kind": ref.Kind, "attempt": ref.Attempt})
+			onRefused(ref)
+			if ref.Final {
+				logf("error", "stopped answering after refused moves; the referee's time policy plays this decision",
+					map[string]interface{}{"incident": "gave_up", "state_version": ref.StateVersion, "attempts": ref.Attempt})
+				continue
+			}
+			if err := submit(pending); err != nil {
+				return err
 			}
 		case *pb.ServerMessage_GameOver:
-			logf("info", "game over", map[string]interface{}{"winners": m.GameOver.Winners, "summary": m.GameOver.Summary})
+			logf("info", "game over", map[string]interface{}{"winners": m.GameOver.Winners, "summary": m.GameOver.Summary,
+				"refused": refused})
 			return errGameOver
 		}
 	}

@@ -17,8 +17,9 @@
 
 const grpc = require('@grpc/grpc-js');
 const {
-  RETRYABLE, Reconnect, parseArgs, rng, logger, bearer, loadReferee, run,
+  RETRYABLE, Reconnect, parseArgs, rng, logger, bearer, loadReferee, run, answerer,
 } = require('./common');
+const { choose, onRefused } = require('./strategy');
 
 const USAGE = 'usage: node session_bot.js --address HOST:PORT --bot-token=TOKEN [--capacity N] '
   + '[--max-matches N] [--seed N] [--give-up-after S]';
@@ -44,22 +45,22 @@ function playSeat(client, a, random) {
     const call = client.Play(bearer(a.seat_token));
     const answered = new Set();
     let finished = false;
+    const stats = { refused: 0 };
+    const answering = answerer(call, { choose: (d) => choose(d, random), onRefused, log,
+                                       tag: 'n', stats, fields: { match: a.match_id } });
     call.on('data', (msg) => {
       if (msg.decision) {
         const d = msg.decision;
         const version = String(d.state_version || '0');
-        const moves = d.legal_moves || [];
-        if (answered.has(version) || moves.length === 0) return;
+        if (answered.has(version) || (d.legal_moves || []).length === 0) return;
         answered.add(version);
-        const move = moves[Math.floor(random() * moves.length)];
-        call.write({ submit: { state_version: version, move, request_id: `n${version}` } });
-      } else if (msg.move_result && !msg.move_result.accepted) {
-        log('warning', 'move rejected', { match: a.match_id, reason: msg.move_result.reason,
-                                          message: msg.move_result.message });
+        answering.decide(d);
+      } else if (msg.move_result) {
+        answering.result(msg.move_result);
       } else if (msg.game_over) {
         finished = true;
         log('info', 'game over', { match: a.match_id, seat: a.seat || 0,
-                                   winners: msg.game_over.winners });
+                                   winners: msg.game_over.winners, refused: stats.refused });
         call.end();
         resolve({ done: true });
       }

@@ -5,68 +5,19 @@ from __future__ import annotations
 
 import asyncio
 
-import grpc
 import pytest
 from referee_client import NOTE_LIMIT, REASKS, Bot, PlayStats, Refusal, clean_note, play
 
-from referee.v1 import batavia_pb2, referee_pb2, referee_pb2_grpc
+from referee.v1 import referee_pb2
 
-PASS = referee_pb2.Move(batavia=batavia_pb2.Move(pass_bid=batavia_pb2.PassBid()))
-BID = referee_pb2.Move(batavia=batavia_pb2.Move(bid=batavia_pb2.Bid(amount=3)))
-BID_999 = referee_pb2.Move(batavia=batavia_pb2.Move(bid=batavia_pb2.Bid(amount=999)))
-
-
-class FakeReferee(referee_pb2_grpc.RefereeServicer):
-    """One decision (PASS or BID legal); every Submit is recorded and answered by ``judge``
-    (a MoveResult), until ``settle_after`` submissions or an accepted one ends the match. A
-    refused decision is never pushed again, as with the real referee."""
-
-    def __init__(self, judge, settle_after: int = 10):
-        self.submits: list[referee_pb2.Submit] = []
-        self.judge, self.settle_after = judge, settle_after
-        self.quiet = asyncio.Event()  # set when the bot stopped answering (after a refusal)
-
-    async def Play(self, request_iterator, context):
-        first = await anext(request_iterator)
-        assert first.join.match_id == "m1"
-        yield referee_pb2.ServerMessage(welcome=referee_pb2.Welcome(
-            match_id="m1", game="batavia", seat=0, seat_count=2))
-        yield referee_pb2.ServerMessage(decision=referee_pb2.Decision(
-            state_version=7, kind="batavia.auction", legal_moves=[PASS, BID]))
-        while True:
-            try:
-                msg = await asyncio.wait_for(anext(request_iterator), 1.0)
-            except TimeoutError:  # the bot left the decision to the time policy
-                self.quiet.set()
-                break
-            self.submits.append(msg.submit)
-            result = self.judge(msg.submit)
-            result.state_version, result.request_id = 7, msg.submit.request_id
-            yield referee_pb2.ServerMessage(move_result=result)
-            if result.accepted or len(self.submits) >= self.settle_after:
-                break
-        yield referee_pb2.ServerMessage(game_over=referee_pb2.GameOver(match_id="m1"))
-
-
-def legal_only(submit: referee_pb2.Submit) -> referee_pb2.MoveResult:
-    if submit.move in (PASS, BID):
-        return referee_pb2.MoveResult(accepted=True)
-    return referee_pb2.MoveResult(accepted=False, reason=referee_pb2.ILLEGAL_MOVE,
-                                  message="Batavia, Auction: a bid above your gold")
+from .fake_referee import BID, BID_999, PASS, RULE, FakeReferee, legal_only, serving
 
 
 def run_against(fake: FakeReferee, bot: Bot, **kwargs) -> PlayStats:
     async def main() -> PlayStats:
-        server = grpc.aio.server()
-        referee_pb2_grpc.add_RefereeServicer_to_server(fake, server)
-        port = server.add_insecure_port("127.0.0.1:0")
-        await server.start()
-        try:
-            _, stats = await asyncio.wait_for(
-                play(bot, f"127.0.0.1:{port}", "m1", "token", **kwargs), 30)
+        async with serving(fake) as address:
+            _, stats = await asyncio.wait_for(play(bot, address, "m1", "token", **kwargs), 30)
             return stats
-        finally:
-            await server.stop(None)
 
     return asyncio.run(main())
 
@@ -98,7 +49,7 @@ def test_an_illegal_answer_is_sent_as_it_is_and_the_bot_asked_again_a_bounded_nu
     assert (stats.refused, stats.gave_up, stats.fallbacks) == (1 + REASKS, 1, 0)
     assert [(r.attempt, r.final, r.reason) for r in bot.refusals] == [
         (n, n == 1 + REASKS, "ILLEGAL_MOVE") for n in range(1, 2 + REASKS)]
-    assert bot.refusals[0].message == "Batavia, Auction: a bid above your gold"
+    assert bot.refusals[0].message == RULE
     assert bot.refusals[0].move == BID_999 and bot.refusals[0].kind == "batavia.auction"
     assert [s.note for s in fake.submits] == [f"try {n}" for n in range(1, 2 + REASKS)]
 

@@ -9,6 +9,13 @@
 // state_version. After a broken stream (referee restart, network drop) it joins again with
 // backoff; the referee then pushes the pending decision again. It exits 0 on GameOver, 1 on
 // failure, 2 on bad usage. Logs are JSON lines on stderr.
+//
+// The move `choose` returns is sent as it is. If the referee refuses it (its reason and the
+// rule's message come back), the bot logs "move rejected", counts it, calls `onRefused` and
+// asks `choose` again for the same decision, at most REASKS times; then it stops answering that
+// decision and the referee's time policy plays it. `choose` may also give a note (plain text,
+// recorded with the move, never shown to the other seats during the match): cleanNote drops
+// control characters but newline and tab and cuts it to NOTE_LIMIT bytes of UTF-8.
 import * as path from 'path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -20,17 +27,63 @@ import type { Move__Output as Move } from './generated/referee/v1/Move';
 import type { RefereeClient } from './generated/referee/v1/Referee';
 import type { ServerMessage__Output as ServerMessage } from './generated/referee/v1/ServerMessage';
 
+/** What `choose` answers: a move, and an optional note about it. */
+export interface Answer { move: Move; note?: string }
+
+/** A move of yours the referee refused, given to `onRefused`. */
+export interface Refusal {
+  stateVersion: string;
+  kind: string;
+  move: Move;
+  reason: string;    // the referee's reason: ILLEGAL_MOVE, MALFORMED, ...
+  message: string;   // the rule
+  attempt: number;   // 1 for the first answer to the decision
+  final: boolean;    // no more asks: the time policy plays the decision
+}
+
 // ============================================================================================
 // YOUR STRATEGY GOES HERE.
 // `decision.legal_moves` lists every legal move; return one of them unchanged.
 // `decision.view` is everything your seat may see (its fields are in proto/referee/v1/<game>.proto),
 // `decision.kind` names the choice (e.g. "batavia.auction"). This starter picks at random,
-// which is legal in every game.
-export function choose(decision: Decision, random: () => number): Move {
+// which is legal in every game, and says so in the move's note.
+export function choose(decision: Decision, random: () => number): Answer {
   const moves = decision.legal_moves ?? [];
-  return moves[Math.floor(random() * moves.length)];
+  const pick = Math.floor(random() * moves.length);
+  return { move: moves[pick], note: `${decision.kind}: move ${pick + 1} of ${moves.length}, at random` };
+}
+
+// Called when the referee refused a move of yours (`refusal.reason`, `refusal.message`).
+// Unless `refusal.final`, `choose` is then asked again for the same decision.
+export function onRefused(refusal: Refusal): void {
+  void refusal;
 }
 // ============================================================================================
+
+/** After a refused move, `choose` is asked again at most this many times per decision. */
+export const REASKS = 2;
+/** The most bytes of UTF-8 the referee takes in a note. */
+export const NOTE_LIMIT = 512;
+const NOTE_DROPS = /[\p{Cc}\p{Cs}]/u;
+// The refusals of the bot's own move (not a late or out-of-turn one, which needs nothing).
+const OWN_REFUSALS = new Set(['ILLEGAL_MOVE', 'MALFORMED', 'WRONG_GAME', 'REASON_UNSPECIFIED']);
+
+/** A note as the referee takes it: control characters other than newline and tab dropped
+ * (and lone surrogates), cut to NOTE_LIMIT bytes of UTF-8 at a character boundary. */
+export function cleanNote(note: string | undefined): string {
+  let out = '';
+  let bytes = 0;
+  for (const ch of note ?? '') {
+    if (ch !== '\n' && ch !== '\t' && NOTE_DROPS.test(ch)) continue;
+    const size = Buffer.byteLength(ch, 'utf8');
+    if (bytes + size > NOTE_LIMIT) break;
+    out += ch;
+    bytes += size;
+  }
+  return out;
+}
+
+let refused = 0;  // moves of this bot the referee refused, over the whole match
 
 interface Args { address: string; match: string; token: string; seed?: number }
 
@@ -100,11 +153,15 @@ function playOnce(client: RefereeClient, args: Args, random: () => number,
     const finish = (o: Outcome) => { if (!done) { done = true; resolve(o); } };
     const answered = new Set<string>();  // versions answered on this stream
     let pending: Decision | undefined;   // the decision we are answering
-    let retries = 0;                     // re-answers of `pending` after rejections
+    let sent: Move | undefined;          // the last answer to it (undefined once refused)
+    let attempts = 0;                    // answers sent to `pending`
     const submit = (d: Decision) => {
-      const move = choose(d, random);
+      const { move, note } = choose(d, random);
+      sent = move;
+      attempts += 1;
       const msg: ClientMessage = { submit: { state_version: d.state_version, move,
-                                             request_id: `ts${d.state_version}-${retries}` } };
+                                             note: cleanNote(note),
+                                             request_id: `ts${d.state_version}-${attempts}` } };
       call.write(msg);
     };
     call.on('data', (msg: ServerMessage) => {
@@ -117,19 +174,37 @@ function playOnce(client: RefereeClient, args: Args, random: () => number,
         if (answered.has(version) || !(d.legal_moves ?? []).length) return;
         answered.add(version);
         pending = d;
-        retries = 0;
+        attempts = 0;
         submit(d);
       } else if (msg.move_result && !msg.move_result.accepted) {
         const r = msg.move_result;
-        log('warning', 'move rejected', { reason: r.reason, message: r.message });
-        // The decision is still ours if the referee is at its version: answer it again.
-        if (pending && String(r.state_version ?? '0') === String(pending.state_version ?? '0')
-            && retries < 3) {
-          retries += 1;
-          submit(pending);
+        const reason = String(r.reason ?? 'REASON_UNSPECIFIED');
+        // A refused move leaves the decision pending (it is not pushed again). A late or
+        // out-of-turn answer (STALE_STATE, NOT_YOUR_TURN) needs nothing: a newer decision comes.
+        if (!OWN_REFUSALS.has(reason) || !pending || sent === undefined
+            || String(r.state_version ?? '0') !== String(pending.state_version ?? '0')) {
+          log('warning', 'move not accepted', { reason, message: r.message });
+          return;
         }
+        refused += 1;
+        const refusal: Refusal = {
+          stateVersion: String(pending.state_version ?? '0'), kind: pending.kind ?? '', move: sent,
+          reason, message: r.message ?? '', attempt: attempts, final: attempts > REASKS,
+        };
+        sent = undefined;
+        log('error', 'move rejected', { incident: 'refused', reason, message: refusal.message,
+                                        kind: refusal.kind, state_version: refusal.stateVersion,
+                                        attempt: attempts });
+        onRefused(refusal);
+        if (refusal.final) {
+          log('error', "stopped answering after refused moves; the referee's time policy plays "
+            + 'this decision', { incident: 'gave_up', state_version: refusal.stateVersion });
+          return;
+        }
+        submit(pending);
       } else if (msg.game_over) {
-        log('info', 'game over', { winners: msg.game_over.winners, summary: msg.game_over.summary });
+        log('info', 'game over', { winners: msg.game_over.winners, summary: msg.game_over.summary,
+                                   refused });
         finish({ over: true });
         call.cancel();
       }
