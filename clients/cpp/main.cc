@@ -2,6 +2,7 @@
 //
 //   make                      (generates C++ from ../../proto with protoc, builds bin/bot)
 //   bin/bot --address 127.0.0.1:50051 --match MATCH_ID --token=SEAT_TOKEN [--seed N]
+//           [--fallback first_legal]
 //
 // The token may also come from $REFEREE_TOKEN (the address from $REFEREE_ADDRESS, the match from
 // $REFEREE_MATCH). The bot opens the Play stream with `authorization: Bearer <token>`, sends
@@ -13,7 +14,9 @@
 // The move `choose` returns is sent as it is. If the referee refuses it (its reason and the
 // rule's message come back), the bot logs "move rejected", counts it, calls `on_refused` and
 // asks `choose` again for the same decision, at most kReasks times; then it stops answering that
-// decision and the referee's time policy plays it. `choose` may also give a note (plain text,
+// decision and the referee's time policy plays it (with --fallback first_legal it plays the first
+// legal move instead, and for an answer not among legal_moves too, each use logged as an
+// incident). `choose` may also give a note (plain text,
 // recorded with the move, never shown to the other seats during the match): clean_note drops
 // control characters but newline and tab and cuts it to kNoteLimit bytes of UTF-8.
 #include <grpcpp/grpcpp.h>
@@ -27,6 +30,8 @@
 #include <set>
 #include <string>
 #include <thread>
+
+#include <google/protobuf/util/message_differencer.h>
 
 #include "referee/v1/referee.grpc.pb.h"
 
@@ -115,9 +120,11 @@ struct Args {
   std::string address = "127.0.0.1:50051", match, token;
   bool seeded = false;
   uint64_t seed = 0;
+  bool fallback = false;  // --fallback first_legal: play a substitute for an illegal answer
 };
 
-const char* kUsage = "usage: bin/bot --address HOST:PORT --match ID --token=TOKEN [--seed N]";
+const char* kUsage = "usage: bin/bot --address HOST:PORT --match ID --token=TOKEN [--seed N] "
+                     "[--fallback first_legal]";
 
 Args parse_args(int argc, char** argv) {
   Args a;
@@ -139,6 +146,10 @@ Args parse_args(int argc, char** argv) {
     else if (flag == "--match") a.match = take();
     else if (flag == "--token") a.token = take();  // use --token=VALUE: a token may begin with '-'
     else if (flag == "--seed") a.seed = std::stoull(take()), a.seeded = true;
+    else if (flag == "--fallback") {
+      if (take() != "first_legal") { std::cerr << kUsage << std::endl; std::exit(2); }
+      a.fallback = true;
+    }
     else if (flag == "-h" || flag == "--help") { std::cout << kUsage << std::endl; std::exit(0); }
     else { std::cerr << "unknown argument " << flag << "\n" << kUsage << std::endl; std::exit(2); }
   }
@@ -148,7 +159,24 @@ Args parse_args(int argc, char** argv) {
 
 enum class Outcome { kGameOver, kBroken };
 
-int refused = 0;  // moves of this bot the referee refused, over the whole match
+int refused = 0;    // moves of this bot the referee refused, over the whole match
+int fallbacks = 0;  // substitute moves played with --fallback first_legal
+
+bool is_legal(const pb::Move& move, const pb::Decision& d) {
+  for (const auto& m : d.legal_moves()) {
+    if (google::protobuf::util::MessageDifferencer::Equals(m, move)) return true;
+  }
+  return false;
+}
+
+// The --fallback move for `d` (its first legal move), logged as an incident.
+pb::Move substitute(const pb::Decision& d, const std::string& why) {
+  ++fallbacks;
+  log("error", why + "; playing the first legal move instead (--fallback first_legal)",
+      "\"incident\":\"fallback\",\"state_version\":" + std::to_string(d.state_version()) +
+          ",\"kind\":" + quote(d.kind()));
+  return d.legal_moves(0);
+}
 
 // One Play stream, from Join to GameOver or to the stream breaking (status in `status`).
 Outcome play_once(pb::Referee::Stub& stub, const Args& a, std::mt19937_64& rng,
@@ -165,8 +193,7 @@ Outcome play_once(pb::Referee::Stub& stub, const Args& a, std::mt19937_64& rng,
   pb::Move sent;                // the last answer to `pending`
   bool answering = false;       // `sent` awaits the referee's word
   int attempts = 0;             // answers sent to `pending`
-  auto submit = [&](const pb::Decision& d) {
-    Answer answer = choose(d, rng);
+  auto send = [&](const pb::Decision& d, const Answer& answer) {
     sent = answer.move, answering = true, ++attempts;
     pb::ClientMessage msg;
     auto* sub = msg.mutable_submit();
@@ -175,6 +202,13 @@ Outcome play_once(pb::Referee::Stub& stub, const Args& a, std::mt19937_64& rng,
     sub->set_note(clean_note(answer.note));
     sub->set_request_id("cpp" + std::to_string(d.state_version()) + "-" + std::to_string(attempts));
     stream->Write(msg);
+  };
+  auto submit = [&](const pb::Decision& d) {
+    Answer answer = choose(d, rng);
+    if (a.fallback && !is_legal(answer.move, d)) {
+      answer.move = substitute(d, "choose returned a move that is not among legal_moves");
+    }
+    send(d, answer);
   };
   pb::ServerMessage msg;
   while (stream->Read(&msg)) {
@@ -214,6 +248,10 @@ Outcome play_once(pb::Referee::Stub& stub, const Args& a, std::mt19937_64& rng,
             ",\"state_version\":" + std::to_string(refusal.state_version) +
             ",\"kind\":" + quote(refusal.kind) + ",\"attempt\":" + std::to_string(attempts));
         on_refused(refusal);
+        if (refusal.final && a.fallback && attempts == kReasks + 1) {  // a refused substitute is final
+          send(pending, {substitute(pending, "the referee refused every answer"), ""});
+          break;
+        }
         if (refusal.final) {
           log("error", "stopped answering after refused moves; the referee's time policy plays "
                        "this decision",
@@ -226,7 +264,8 @@ Outcome play_once(pb::Referee::Stub& stub, const Args& a, std::mt19937_64& rng,
       }
       case pb::ServerMessage::kGameOver:
         log("info", "game over", "\"summary\":" + quote(msg.game_over().summary()) +
-                                 ",\"refused\":" + std::to_string(refused));
+                                 ",\"refused\":" + std::to_string(refused) +
+                                 ",\"fallbacks\":" + std::to_string(fallbacks));
         ctx.TryCancel();
         stream->Finish();
         return Outcome::kGameOver;

@@ -2,6 +2,7 @@
 //
 //	make                      (generates refereepb from ../../proto, builds bin/bot)
 //	bin/bot --address 127.0.0.1:50051 --match MATCH_ID --token=SEAT_TOKEN [--seed N]
+//	        [--fallback first_legal]
 //
 // The token may also come from $REFEREE_TOKEN (the address from $REFEREE_ADDRESS, the match from
 // $REFEREE_MATCH). The bot opens the Play stream with `authorization: Bearer <token>`, sends
@@ -13,7 +14,9 @@
 // The move `choose` returns is sent as it is. If the referee refuses it (its reason and the
 // rule's message come back), the bot logs "move rejected", counts it, calls `onRefused` and
 // asks `choose` again for the same decision, at most reasks times; then it stops answering that
-// decision and the referee's time policy plays it. `choose` may also return a note (plain text,
+// decision and the referee's time policy plays it (with --fallback first_legal it plays the first
+// legal move instead, and for an answer not among legal_moves too, each use logged as an
+// incident). `choose` may also return a note (plain text,
 // recorded with the move, never shown to the other seats during the match): cleanNote drops
 // control characters but newline and tab and cuts it to noteLimit bytes of UTF-8.
 package main
@@ -35,6 +38,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	pb "referee/refereepb"
 )
@@ -92,6 +96,23 @@ func cleanNote(note string) string {
 	return string(out)
 }
 
+func isLegal(move *pb.Move, d *pb.Decision) bool {
+	for _, m := range d.GetLegalMoves() {
+		if proto.Equal(m, move) {
+			return true
+		}
+	}
+	return false
+}
+
+// substitute is the --fallback move for d (its first legal move), logged as an incident.
+func substitute(d *pb.Decision, why string) *pb.Move {
+	fallbacks++
+	logf("error", why+"; playing the first legal move instead (--fallback first_legal)",
+		map[string]interface{}{"incident": "fallback", "state_version": d.StateVersion, "kind": d.Kind})
+	return d.GetLegalMoves()[0]
+}
+
 // refusedReasons: the refusals of the bot's own move (not a late or out-of-turn one).
 var refusedReasons = map[pb.Reason]bool{pb.Reason_ILLEGAL_MOVE: true, pb.Reason_MALFORMED: true,
 	pb.Reason_WRONG_GAME: true, pb.Reason_REASON_UNSPECIFIED: true}
@@ -109,6 +130,7 @@ type args struct {
 	address, match, token string
 	seed                  int64
 	seeded                bool
+	fallback              string // "first_legal": play a substitute for an illegal answer
 }
 
 func parseArgs() args {
@@ -119,7 +141,12 @@ func parseArgs() args {
 	fs.StringVar(&a.match, "match", a.match, "match id")
 	fs.StringVar(&a.token, "token", a.token, "seat token (use --token=VALUE; default $REFEREE_TOKEN)")
 	seed := fs.Int64("seed", 0, "seed for the bot's own randomness")
+	fs.StringVar(&a.fallback, "fallback", "", "first_legal: play the first legal move for an answer that is not legal (each use logged as an incident; default: none)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	if a.fallback != "" && a.fallback != "first_legal" {
+		fmt.Fprintln(os.Stderr, "--fallback takes first_legal")
 		os.Exit(2)
 	}
 	fs.Visit(func(f *flag.Flag) {
@@ -147,6 +174,9 @@ var errGameOver = errors.New("game over")
 // refused counts the moves of this bot the referee refused, over the whole match.
 var refused int
 
+// fallbacks counts the substitute moves played with --fallback first_legal.
+var fallbacks int
+
 // playOnce runs one Play stream from Join to GameOver (returns errGameOver) or to the stream
 // breaking (returns the error).
 func playOnce(conn *grpc.ClientConn, a args, rng *rand.Rand, joined func()) error {
@@ -165,12 +195,18 @@ func playOnce(conn *grpc.ClientConn, a args, rng *rand.Rand, joined func()) erro
 	var pending *pb.Decision      // the decision we are answering
 	var sent *pb.Move             // the last answer to pending (nil once refused for good)
 	attempts := 0                 // answers sent to pending
-	submit := func(d *pb.Decision) error {
-		move, note := choose(d, rng)
+	send := func(d *pb.Decision, move *pb.Move, note string) error {
 		sent, attempts = move, attempts+1
 		sub := &pb.Submit{StateVersion: d.StateVersion, Move: move, Note: cleanNote(note),
 			RequestId: fmt.Sprintf("go%d-%d", d.StateVersion, attempts)}
 		return stream.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Submit{Submit: sub}})
+	}
+	submit := func(d *pb.Decision) error {
+		move, note := choose(d, rng)
+		if a.fallback != "" && !isLegal(move, d) {
+			move = substitute(d, "choose returned a move that is not among legal_moves")
+		}
+		return send(d, move, note)
 	}
 	for {
 		msg, err := stream.Recv()
@@ -214,6 +250,12 @@ func playOnce(conn *grpc.ClientConn, a args, rng *rand.Rand, joined func()) erro
 			logf("error", "move rejected", map[string]interface{}{"incident": "refused", "reason": ref.Reason,
 				"message": ref.Message, "state_version": ref.StateVersion, "kind": ref.Kind, "attempt": ref.Attempt})
 			onRefused(ref)
+			if ref.Final && a.fallback != "" && ref.Attempt == reasks+1 { // once: a refused substitute is final
+				if err := send(pending, substitute(pending, "the referee refused every answer"), ""); err != nil {
+					return err
+				}
+				continue
+			}
 			if ref.Final {
 				logf("error", "stopped answering after refused moves; the referee's time policy plays this decision",
 					map[string]interface{}{"incident": "gave_up", "state_version": ref.StateVersion, "attempts": ref.Attempt})
@@ -224,7 +266,7 @@ func playOnce(conn *grpc.ClientConn, a args, rng *rand.Rand, joined func()) erro
 			}
 		case *pb.ServerMessage_GameOver:
 			logf("info", "game over", map[string]interface{}{"winners": m.GameOver.Winners, "summary": m.GameOver.Summary,
-				"refused": refused})
+				"refused": refused, "fallbacks": fallbacks})
 			return errGameOver
 		}
 	}

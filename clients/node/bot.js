@@ -3,7 +3,7 @@
 //
 //   npm install            (once, in clients/node)
 //   node bot.js --address 127.0.0.1:50051 --match MATCH_ID --token=SEAT_TOKEN [--seed N]
-//               [--give-up-after S]
+//               [--give-up-after S] [--fallback first_legal]
 //
 // It loads the project's .proto files from ../../proto at run time (@grpc/proto-loader), opens
 // the Play stream with `authorization: Bearer <token>`, sends Join, and answers every Decision
@@ -12,7 +12,8 @@
 // 2 bad usage. The move `choose` returns is sent as it is; a move the referee refuses is logged
 // as "move rejected" with the referee's reason and message (the tournament runner counts
 // them), `onRefused` is called, and the decision is asked again, at most REASKS (2) times; then
-// the referee's time policy plays it. A note given with the move is cleaned (common.js,
+// the referee's time policy plays it (--fallback first_legal: the first legal move, logged as an
+// incident). A note given with the move is cleaned (common.js,
 // cleanNote) and recorded with it, never shown to the other seats during the match.
 'use strict';
 
@@ -24,7 +25,7 @@ const { choose, onRefused } = require('./strategy');
 
 
 const USAGE = 'usage: node bot.js --address HOST:PORT --match ID --token=TOKEN [--seed N] '
-  + '[--give-up-after S]';
+  + '[--give-up-after S] [--fallback first_legal]';
 const log = logger('node-random');
 
 function parse(argv) {
@@ -32,11 +33,13 @@ function parse(argv) {
     usage: USAGE,
     flags: { '--address': ['address', String], '--match': ['match', String],
              '--token': ['token', String], '--seed': ['seed', Number],
-             '--give-up-after': ['giveUpAfter', Number] },
+             '--give-up-after': ['giveUpAfter', Number],
+             '--fallback': ['fallback', String] },
     defaults: { address: process.env.REFEREE_ADDRESS || '127.0.0.1:50051',
                 token: process.env.REFEREE_TOKEN, match: undefined, seed: undefined,
-                giveUpAfter: 60 },
-    valid: (args) => Boolean(args.match && args.token) && args.giveUpAfter >= 0,
+                giveUpAfter: 60, fallback: '' },
+    valid: (args) => Boolean(args.match && args.token) && args.giveUpAfter >= 0
+      && ['', 'first_legal'].includes(args.fallback),
   });
 }
 
@@ -46,7 +49,7 @@ function playOnce(client, args, random, reconnect, stats) {
     let finished = false;
     const answered = new Set();
     const answering = answerer(call, { choose: (d) => choose(d, random), onRefused, log,
-                                       tag: 'n', stats });
+                                       tag: 'n', stats, fallback: args.fallback });
     call.on('data', (msg) => {
       if (msg.welcome) {
         reconnect.up();
@@ -63,7 +66,8 @@ function playOnce(client, args, random, reconnect, stats) {
       } else if (msg.game_over) {
         finished = true;
         const go = msg.game_over;
-        log('info', 'game over', { winners: go.winners, summary: go.summary, refused: stats.refused });
+        log('info', 'game over', { winners: go.winners, summary: go.summary, refused: stats.refused,
+                                 fallbacks: stats.fallbacks || 0 });
         call.end();
         resolve({ done: true });
       }

@@ -160,18 +160,34 @@ function cleanNote(note) {
 // The answering side of one Play stream: `decide(d)` answers a new decision with what
 // `choose(d)` returns ({move, note}); `result(r)` handles a MoveResult: a refused move is logged
 // ("move rejected", with the referee's reason and message), counted in `stats.refused`, given
-// to `onRefused(refusal)`, and the decision answered again, at most REASKS times.
-function answerer(call, { choose, onRefused, log, tag, stats, fields = {} }) {
+// to `onRefused(refusal)`, and the decision answered again, at most REASKS times. With
+// `fallback` ('first_legal') an answer not among legal_moves, and the last refused one, are
+// replaced by the first legal move, each use logged as an incident and counted in
+// `stats.fallbacks`.
+function answerer(call, { choose, onRefused, log, tag, stats, fields = {}, fallback = '' }) {
   let pending = null;  // the decision being answered
   let sent = null;     // the last answer to it (null once refused and not answered again)
   let attempts = 0;
-  const submit = () => {
-    const { move, note } = choose(pending);
+  const substitute = (why) => {
+    stats.fallbacks = (stats.fallbacks || 0) + 1;
+    log('error', `${why}; playing the first legal move instead (--fallback first_legal)`,
+      { ...fields, incident: 'fallback', state_version: String(pending.state_version || '0'),
+        kind: pending.kind });
+    return pending.legal_moves[0];
+  };
+  const send = (move, note) => {
     const version = String(pending.state_version || '0');
     sent = move;
     attempts += 1;
     call.write({ submit: { state_version: version, move, note: cleanNote(note),
                            request_id: `${tag}${version}-${attempts}` } });
+  };
+  const submit = () => {
+    const { move, note } = choose(pending);
+    const legal = (pending.legal_moves || []).some(
+      (m) => m === move || JSON.stringify(m) === JSON.stringify(move));
+    send(fallback && !legal ? substitute('choose returned a move that is not among legal_moves')
+      : move, note);
   };
   return {
     decide(d) {
@@ -196,6 +212,10 @@ function answerer(call, { choose, onRefused, log, tag, stats, fields = {} }) {
                                       message: refusal.message, kind: refusal.kind,
                                       state_version: refusal.state_version, attempt: attempts });
       onRefused(refusal);
+      if (refusal.final && fallback && attempts === REASKS + 1) {  // a refused substitute is final
+        send(substitute('the referee refused every answer'), '');
+        return;
+      }
       if (refusal.final) {
         log('error', "stopped answering after refused moves; the referee's time policy plays "
           + 'this decision', { ...fields, incident: 'gave_up', state_version: refusal.state_version });

@@ -484,7 +484,7 @@ async def _refused(bot: Bot, decision, move, attempts: int, result, strict: bool
                        f" ({refusal.kind}): {refusal.reason}: {refusal.message}")
     if not final:
         return await _answer(bot, decision, fallback, blog, stats)
-    if fallback is not None:
+    if fallback is not None and attempts == 1 + REASKS:  # once: a refused substitute is final
         return _substitute(decision, f"the referee refused {attempts} answers", blog, stats,
                            str(move)), ""
     stats.gave_up += 1

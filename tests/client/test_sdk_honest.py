@@ -10,7 +10,7 @@ from referee_client import NOTE_LIMIT, REASKS, Bot, PlayStats, Refusal, clean_no
 
 from referee.v1 import referee_pb2
 
-from .fake_referee import BID, BID_999, PASS, RULE, FakeReferee, legal_only, serving
+from .fake_referee import BID, BID_999, PASS, RULE, FakeReferee, legal_only, refuse_all, serving
 
 
 def run_against(fake: FakeReferee, bot: Bot, **kwargs) -> PlayStats:
@@ -142,3 +142,14 @@ def test_no_note_is_an_empty_note():
 def test_clean_note(text, want):
     assert clean_note(text) == want
     assert len(clean_note(text).encode()) <= NOTE_LIMIT
+
+
+def test_the_fallback_substitutes_once_per_decision():
+    class Passer(Bot):
+        def choose(self, decision):
+            return decision.legal_moves[0]
+
+    fake = FakeReferee(refuse_all)
+    stats = run_against(fake, Passer(), fallback="first_legal")
+    assert [s.move for s in fake.submits] == [PASS] * (2 + REASKS)  # then it is left alone
+    assert (stats.refused, stats.fallbacks, stats.gave_up) == (2 + REASKS, 1, 1)

@@ -14,7 +14,7 @@ import pytest
 from referee_client import NOTE_LIMIT, REASKS, clean_note
 from referee_tournament.play import refusal_line
 
-from tests.client.fake_referee import RULE, FakeReferee, refuse_all, serving
+from tests.client.fake_referee import PASS, RULE, FakeReferee, refuse_all, serving
 
 from .toolchains import KITS
 
@@ -50,3 +50,17 @@ def test_kit_sends_its_move_as_it_is_and_asks_again_a_bounded_number_of_times(ki
         for s in fake.submits:
             assert s.note == clean_note(KIND), s.note
             assert len(s.note.encode()) == NOTE_LIMIT  # 512 bytes, none of a broken character
+
+
+@pytest.mark.parametrize("kit", list(KITS))
+def test_kit_plays_a_substitute_only_with_the_fallback_option_and_reports_it(kit):
+    """`--fallback first_legal`: after the last refused answer the kit plays the decision's
+    first legal move once (an incident in its log), and then leaves the decision alone."""
+    argv = [*KITS[kit](), "--fallback", "first_legal"]
+    fake = FakeReferee(refuse_all, quiet_s=3.0)
+    code, out = asyncio.run(_run(argv, fake))
+    text = out.decode(errors="replace")
+    assert code == 0, text
+    assert len(fake.submits) == 2 + REASKS, text
+    assert fake.submits[-1].move == PASS, text  # the first legal move
+    assert text.count("playing the first legal move instead") == 1, text

@@ -2,6 +2,7 @@
 //
 //   npm ci                      (installs, generates types from ../../proto, compiles to dist/)
 //   node dist/bot.js --address 127.0.0.1:50051 --match MATCH_ID --token=SEAT_TOKEN [--seed N]
+//                    [--fallback first_legal]
 //
 // The token may also come from $REFEREE_TOKEN (and the address from $REFEREE_ADDRESS, the match
 // from $REFEREE_MATCH). The bot opens the Play stream with `authorization: Bearer <token>`,
@@ -13,7 +14,9 @@
 // The move `choose` returns is sent as it is. If the referee refuses it (its reason and the
 // rule's message come back), the bot logs "move rejected", counts it, calls `onRefused` and
 // asks `choose` again for the same decision, at most REASKS times; then it stops answering that
-// decision and the referee's time policy plays it. `choose` may also give a note (plain text,
+// decision and the referee's time policy plays it (with --fallback first_legal it plays the first
+// legal move instead, and for an answer not among legal_moves too, each use logged as an
+// incident). `choose` may also give a note (plain text,
 // recorded with the move, never shown to the other seats during the match): cleanNote drops
 // control characters but newline and tab and cuts it to NOTE_LIMIT bytes of UTF-8.
 import * as path from 'path';
@@ -83,11 +86,26 @@ export function cleanNote(note: string | undefined): string {
   return out;
 }
 
-let refused = 0;  // moves of this bot the referee refused, over the whole match
+let refused = 0;    // moves of this bot the referee refused, over the whole match
+let fallbacks = 0;  // substitute moves played with --fallback first_legal
 
-interface Args { address: string; match: string; token: string; seed?: number }
+function isLegal(move: Move, decision: Decision): boolean {
+  return (decision.legal_moves ?? []).some(
+    (m) => m === move || JSON.stringify(m) === JSON.stringify(move));
+}
 
-const USAGE = 'usage: node dist/bot.js --address HOST:PORT --match ID --token=TOKEN [--seed N]';
+// The --fallback move for `decision` (its first legal move), logged as an incident.
+function substitute(decision: Decision, why: string): Move {
+  fallbacks += 1;
+  log('error', `${why}; playing the first legal move instead (--fallback first_legal)`,
+      { incident: 'fallback', state_version: decision.state_version, kind: decision.kind });
+  return (decision.legal_moves ?? [])[0];
+}
+
+interface Args { address: string; match: string; token: string; seed?: number; fallback: string }
+
+const USAGE = 'usage: node dist/bot.js --address HOST:PORT --match ID --token=TOKEN [--seed N] '
+  + '[--fallback first_legal]';
 
 function parseArgs(argv: string[]): Args {
   const env = process.env;
@@ -95,6 +113,7 @@ function parseArgs(argv: string[]): Args {
   let match = env.REFEREE_MATCH || '';
   let token = env.REFEREE_TOKEN || '';
   let seed: number | undefined;
+  let fallback = '';  // 'first_legal': play a substitute for an answer that is not legal
   for (let i = 0; i < argv.length; i++) {
     let flag = argv[i];
     let value: string | undefined;
@@ -106,12 +125,16 @@ function parseArgs(argv: string[]): Args {
       case '--match': match = take(); break;
       case '--token': token = take(); break;  // use --token=VALUE: a token may begin with '-'
       case '--seed': seed = Number(take()); break;
+      case '--fallback': fallback = take(); break;
       case '-h': case '--help': console.log(USAGE); process.exit(0);
       default: console.error(`unknown argument ${flag}\n${USAGE}`); process.exit(2);
     }
   }
-  if (!match || !token) { console.error(USAGE); process.exit(2); }
-  return { address, match, token, seed };
+  if (!match || !token || !['', 'first_legal'].includes(fallback)) {
+    console.error(USAGE);
+    process.exit(2);
+  }
+  return { address, match, token, seed, fallback };
 }
 
 // mulberry32: a small seeded PRNG, so a seeded bot replays the same game.
@@ -155,14 +178,18 @@ function playOnce(client: RefereeClient, args: Args, random: () => number,
     let pending: Decision | undefined;   // the decision we are answering
     let sent: Move | undefined;          // the last answer to it (undefined once refused)
     let attempts = 0;                    // answers sent to `pending`
-    const submit = (d: Decision) => {
-      const { move, note } = choose(d, random);
+    const send = (d: Decision, move: Move, note?: string) => {
       sent = move;
       attempts += 1;
       const msg: ClientMessage = { submit: { state_version: d.state_version, move,
                                              note: cleanNote(note),
                                              request_id: `ts${d.state_version}-${attempts}` } };
       call.write(msg);
+    };
+    const submit = (d: Decision) => {
+      const { move, note } = choose(d, random);
+      send(d, args.fallback && !isLegal(move, d)
+        ? substitute(d, 'choose returned a move that is not among legal_moves') : move, note);
     };
     call.on('data', (msg: ServerMessage) => {
       if (msg.welcome) {
@@ -196,6 +223,10 @@ function playOnce(client: RefereeClient, args: Args, random: () => number,
                                         kind: refusal.kind, state_version: refusal.stateVersion,
                                         attempt: attempts });
         onRefused(refusal);
+        if (refusal.final && args.fallback && attempts === REASKS + 1) {  // once: then it is final
+          send(pending, substitute(pending, 'the referee refused every answer'));
+          return;
+        }
         if (refusal.final) {
           log('error', "stopped answering after refused moves; the referee's time policy plays "
             + 'this decision', { incident: 'gave_up', state_version: refusal.stateVersion });
@@ -204,7 +235,7 @@ function playOnce(client: RefereeClient, args: Args, random: () => number,
         submit(pending);
       } else if (msg.game_over) {
         log('info', 'game over', { winners: msg.game_over.winners, summary: msg.game_over.summary,
-                                   refused });
+                                   refused, fallbacks });
         finish({ over: true });
         call.cancel();
       }
