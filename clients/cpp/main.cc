@@ -2,6 +2,7 @@
 //
 //   make                      (generates C++ from ../../proto with protoc, builds bin/bot)
 //   bin/bot --address 127.0.0.1:50051 --match MATCH_ID --token=SEAT_TOKEN [--seed N]
+//           [--fallback first_legal]
 //
 // The token may also come from $REFEREE_TOKEN (the address from $REFEREE_ADDRESS, the match from
 // $REFEREE_MATCH). The bot opens the Play stream with `authorization: Bearer <token>`, sends
@@ -9,6 +10,15 @@
 // state_version. After a broken stream (referee restart, network drop) it joins again with
 // backoff; the referee then pushes the pending decision again. Exit status: 0 on GameOver,
 // 1 on failure, 2 on bad usage. Logs are JSON lines on stderr.
+//
+// The move `choose` returns is sent as it is. If the referee refuses it (its reason and the
+// rule's message come back), the bot logs "move rejected", counts it, calls `on_refused` and
+// asks `choose` again for the same decision, at most kReasks times; then it stops answering that
+// decision and the referee's time policy plays it (with --fallback first_legal it plays the first
+// legal move instead, and for an answer not among legal_moves too, each use logged as an
+// incident). `choose` may also give a note (plain text,
+// recorded with the move, never shown to the other seats during the match): clean_note drops
+// control characters but newline and tab and cuts it to kNoteLimit bytes of UTF-8.
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
@@ -21,21 +31,71 @@
 #include <string>
 #include <thread>
 
+#include <google/protobuf/util/message_differencer.h>
+
 #include "referee/v1/referee.grpc.pb.h"
 
 namespace pb = referee::v1;
+
+// What `choose` answers: a move and an optional note about it ("" for none).
+struct Answer {
+  pb::Move move;
+  std::string note;
+};
+
+// A move of yours the referee refused, given to `on_refused`.
+struct Refusal {
+  uint64_t state_version;
+  std::string kind;
+  pb::Move move;
+  std::string reason, message;  // the referee's reason (ILLEGAL_MOVE, ...) and the rule
+  int attempt;                  // 1 for the first answer to the decision
+  bool final;                   // no more asks: the time policy plays the decision
+};
 
 // ============================================================================================
 // YOUR STRATEGY GOES HERE.
 // decision.legal_moves() lists every legal move; return one of them unchanged.
 // decision.view() is everything your seat may see (fields in proto/referee/v1/<game>.proto),
 // decision.kind() names the choice (e.g. "batavia.auction"). This starter picks at random,
-// which is legal in every game.
-pb::Move choose(const pb::Decision& decision, std::mt19937_64& rng) {
+// which is legal in every game, and says so in the move's note.
+Answer choose(const pb::Decision& decision, std::mt19937_64& rng) {
   std::uniform_int_distribution<int> pick(0, decision.legal_moves_size() - 1);
-  return decision.legal_moves(pick(rng));
+  int i = pick(rng);
+  return {decision.legal_moves(i), decision.kind() + ": move " + std::to_string(i + 1) + " of " +
+                                       std::to_string(decision.legal_moves_size()) + ", at random"};
 }
+
+// Called when the referee refused a move of yours (refusal.reason, refusal.message). Unless
+// refusal.final, `choose` is then asked again for the same decision.
+void on_refused(const Refusal& refusal) { (void)refusal; }
 // ============================================================================================
+
+// After a refused move, `choose` is asked again at most this many times per decision.
+constexpr int kReasks = 2;
+// The most bytes of UTF-8 the referee takes in a note.
+constexpr size_t kNoteLimit = 512;
+
+// The note as the referee takes it: control characters other than newline and tab dropped
+// (C0, DEL, C1), and bytes that are not UTF-8; cut to kNoteLimit bytes at a character boundary.
+std::string clean_note(const std::string& note) {
+  std::string out;
+  for (size_t i = 0; i < note.size();) {
+    unsigned char c = static_cast<unsigned char>(note[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len > 0 && i + len <= note.size();
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(note[i + k]) >> 6) == 0x2;
+    if (!ok) { ++i; continue; }  // not UTF-8: dropped
+    bool control = len == 1 ? ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F)
+                            : (c == 0xC2 && static_cast<unsigned char>(note[i + 1]) < 0xA0);
+    if (!control) {
+      if (out.size() + len > kNoteLimit) break;
+      out.append(note, i, len);
+    }
+    i += len;
+  }
+  return out;
+}
 
 namespace {
 
@@ -60,9 +120,11 @@ struct Args {
   std::string address = "127.0.0.1:50051", match, token;
   bool seeded = false;
   uint64_t seed = 0;
+  bool fallback = false;  // --fallback first_legal: play a substitute for an illegal answer
 };
 
-const char* kUsage = "usage: bin/bot --address HOST:PORT --match ID --token=TOKEN [--seed N]";
+const char* kUsage = "usage: bin/bot --address HOST:PORT --match ID --token=TOKEN [--seed N] "
+                     "[--fallback first_legal]";
 
 Args parse_args(int argc, char** argv) {
   Args a;
@@ -84,6 +146,10 @@ Args parse_args(int argc, char** argv) {
     else if (flag == "--match") a.match = take();
     else if (flag == "--token") a.token = take();  // use --token=VALUE: a token may begin with '-'
     else if (flag == "--seed") a.seed = std::stoull(take()), a.seeded = true;
+    else if (flag == "--fallback") {
+      if (take() != "first_legal") { std::cerr << kUsage << std::endl; std::exit(2); }
+      a.fallback = true;
+    }
     else if (flag == "-h" || flag == "--help") { std::cout << kUsage << std::endl; std::exit(0); }
     else { std::cerr << "unknown argument " << flag << "\n" << kUsage << std::endl; std::exit(2); }
   }
@@ -92,6 +158,25 @@ Args parse_args(int argc, char** argv) {
 }
 
 enum class Outcome { kGameOver, kBroken };
+
+int refused = 0;    // moves of this bot the referee refused, over the whole match
+int fallbacks = 0;  // substitute moves played with --fallback first_legal
+
+bool is_legal(const pb::Move& move, const pb::Decision& d) {
+  for (const auto& m : d.legal_moves()) {
+    if (google::protobuf::util::MessageDifferencer::Equals(m, move)) return true;
+  }
+  return false;
+}
+
+// The --fallback move for `d` (its first legal move), logged as an incident.
+pb::Move substitute(const pb::Decision& d, const std::string& why) {
+  ++fallbacks;
+  log("error", why + "; playing the first legal move instead (--fallback first_legal)",
+      "\"incident\":\"fallback\",\"state_version\":" + std::to_string(d.state_version()) +
+          ",\"kind\":" + quote(d.kind()));
+  return d.legal_moves(0);
+}
 
 // One Play stream, from Join to GameOver or to the stream breaking (status in `status`).
 Outcome play_once(pb::Referee::Stub& stub, const Args& a, std::mt19937_64& rng,
@@ -105,14 +190,25 @@ Outcome play_once(pb::Referee::Stub& stub, const Args& a, std::mt19937_64& rng,
 
   std::set<uint64_t> answered;  // versions answered on this stream
   pb::Decision pending;         // the decision we are answering
-  int retries = 0;              // re-answers of `pending` after rejections
-  auto submit = [&](const pb::Decision& d) {
+  pb::Move sent;                // the last answer to `pending`
+  bool answering = false;       // `sent` awaits the referee's word
+  int attempts = 0;             // answers sent to `pending`
+  auto send = [&](const pb::Decision& d, const Answer& answer) {
+    sent = answer.move, answering = true, ++attempts;
     pb::ClientMessage msg;
     auto* sub = msg.mutable_submit();
     sub->set_state_version(d.state_version());
-    *sub->mutable_move() = choose(d, rng);
-    sub->set_request_id("cpp" + std::to_string(d.state_version()) + "-" + std::to_string(retries));
+    *sub->mutable_move() = answer.move;
+    sub->set_note(clean_note(answer.note));
+    sub->set_request_id("cpp" + std::to_string(d.state_version()) + "-" + std::to_string(attempts));
     stream->Write(msg);
+  };
+  auto submit = [&](const pb::Decision& d) {
+    Answer answer = choose(d, rng);
+    if (a.fallback && !is_legal(answer.move, d)) {
+      answer.move = substitute(d, "choose returned a move that is not among legal_moves");
+    }
+    send(d, answer);
   };
   pb::ServerMessage msg;
   while (stream->Read(&msg)) {
@@ -127,25 +223,49 @@ Outcome play_once(pb::Referee::Stub& stub, const Args& a, std::mt19937_64& rng,
         const auto& d = msg.decision();
         if (answered.count(d.state_version()) || d.legal_moves_size() == 0) break;
         answered.insert(d.state_version());
-        pending = d, retries = 0;
+        pending = d, attempts = 0;
         submit(pending);
         break;
       }
       case pb::ServerMessage::kMoveResult: {
         const auto& r = msg.move_result();
         if (r.accepted()) break;
-        log("warning", "move rejected", "\"reason\":" + quote(pb::Reason_Name(r.reason())) +
-                                        ",\"message\":" + quote(r.message()));
-        // The decision is still ours if the referee is at its version: answer it again.
-        if (pending.legal_moves_size() && r.state_version() == pending.state_version() &&
-            retries < 3) {
-          ++retries;
-          submit(pending);
+        // A refused move leaves the decision pending (it is not pushed again). A late or
+        // out-of-turn answer (STALE_STATE, NOT_YOUR_TURN) needs nothing: a newer decision comes.
+        bool own = r.reason() == pb::ILLEGAL_MOVE || r.reason() == pb::MALFORMED ||
+                   r.reason() == pb::WRONG_GAME || r.reason() == pb::REASON_UNSPECIFIED;
+        if (!own || !answering || r.state_version() != pending.state_version()) {
+          log("warning", "move not accepted", "\"reason\":" + quote(pb::Reason_Name(r.reason())) +
+                                              ",\"message\":" + quote(r.message()));
+          break;
         }
+        ++refused, answering = false;
+        Refusal refusal{pending.state_version(), pending.kind(), sent, pb::Reason_Name(r.reason()),
+                        r.message(), attempts, attempts > kReasks};
+        log("error", "move rejected",
+            "\"incident\":\"refused\",\"reason\":" + quote(refusal.reason) +
+            ",\"message\":" + quote(refusal.message) +
+            ",\"state_version\":" + std::to_string(refusal.state_version) +
+            ",\"kind\":" + quote(refusal.kind) + ",\"attempt\":" + std::to_string(attempts));
+        on_refused(refusal);
+        if (refusal.final && a.fallback && attempts == kReasks + 1) {  // a refused substitute is final
+          send(pending, {substitute(pending, "the referee refused every answer"), ""});
+          break;
+        }
+        if (refusal.final) {
+          log("error", "stopped answering after refused moves; the referee's time policy plays "
+                       "this decision",
+              "\"incident\":\"gave_up\",\"state_version\":" +
+                  std::to_string(refusal.state_version));
+          break;
+        }
+        submit(pending);
         break;
       }
       case pb::ServerMessage::kGameOver:
-        log("info", "game over", "\"summary\":" + quote(msg.game_over().summary()));
+        log("info", "game over", "\"summary\":" + quote(msg.game_over().summary()) +
+                                 ",\"refused\":" + std::to_string(refused) +
+                                 ",\"fallbacks\":" + std::to_string(fallbacks));
         ctx.TryCancel();
         stream->Finish();
         return Outcome::kGameOver;

@@ -2,6 +2,7 @@
 //
 //	make                      (generates refereepb from ../../proto, builds bin/bot)
 //	bin/bot --address 127.0.0.1:50051 --match MATCH_ID --token=SEAT_TOKEN [--seed N]
+//	        [--fallback first_legal]
 //
 // The token may also come from $REFEREE_TOKEN (the address from $REFEREE_ADDRESS, the match from
 // $REFEREE_MATCH). The bot opens the Play stream with `authorization: Bearer <token>`, sends
@@ -9,6 +10,15 @@
 // state_version. After a broken stream (referee restart, network drop) it joins again with
 // backoff; the referee then pushes the pending decision again. Exit status: 0 on GameOver,
 // 1 on failure, 2 on bad usage. Logs are JSON lines on stderr.
+//
+// The move `choose` returns is sent as it is. If the referee refuses it (its reason and the
+// rule's message come back), the bot logs "move rejected", counts it, calls `onRefused` and
+// asks `choose` again for the same decision, at most reasks times; then it stops answering that
+// decision and the referee's time policy plays it (with --fallback first_legal it plays the first
+// legal move instead, and for an answer not among legal_moves too, each use logged as an
+// incident). `choose` may also return a note (plain text,
+// recorded with the move, never shown to the other seats during the match): cleanNote drops
+// control characters but newline and tab and cuts it to noteLimit bytes of UTF-8.
 package main
 
 import (
@@ -21,11 +31,14 @@ import (
 	"math/rand"
 	"os"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	pb "referee/refereepb"
 )
@@ -35,13 +48,74 @@ import (
 // decision.LegalMoves lists every legal move; return one of them unchanged.
 // decision.View is everything your seat may see (fields in proto/referee/v1/<game>.proto),
 // decision.Kind names the choice (e.g. "batavia.auction"). This starter picks at random,
-// which is legal in every game.
-func choose(decision *pb.Decision, rng *rand.Rand) *pb.Move {
+// which is legal in every game. The second result is an optional note about the move (your
+// reasoning; "" for none).
+func choose(decision *pb.Decision, rng *rand.Rand) (*pb.Move, string) {
 	moves := decision.GetLegalMoves()
-	return moves[rng.Intn(len(moves))]
+	pick := rng.Intn(len(moves))
+	return moves[pick], fmt.Sprintf("%s: move %d of %d, at random", decision.Kind, pick+1, len(moves))
 }
 
+// onRefused is called when the referee refused a move of yours: r.Reason and r.Message say
+// why (the rule). Unless r.Final, choose is then asked again for the same decision.
+func onRefused(r refusal) {}
+
 // ============================================================================================
+
+// reasks: after a refused move, choose is asked again at most this many times per decision.
+const reasks = 2
+
+// noteLimit: the most bytes of UTF-8 the referee takes in a note.
+const noteLimit = 512
+
+type refusal struct {
+	StateVersion    uint64
+	Kind            string
+	Move            *pb.Move
+	Reason, Message string
+	Attempt         int  // 1 for the first answer to the decision
+	Final           bool // no more asks: the time policy plays the decision
+}
+
+// cleanNote returns the note as the referee takes it: control characters other than newline
+// and tab dropped (and bytes that are not UTF-8), cut to noteLimit bytes at a character
+// boundary.
+func cleanNote(note string) string {
+	out := make([]byte, 0, len(note))
+	for i, w := 0, 0; i < len(note); i += w {
+		r, size := utf8.DecodeRuneInString(note[i:])
+		w = size
+		if (r == utf8.RuneError && size == 1) || (unicode.IsControl(r) && r != '\n' && r != '\t') {
+			continue
+		}
+		if len(out)+size > noteLimit {
+			break
+		}
+		out = append(out, note[i:i+size]...)
+	}
+	return string(out)
+}
+
+func isLegal(move *pb.Move, d *pb.Decision) bool {
+	for _, m := range d.GetLegalMoves() {
+		if proto.Equal(m, move) {
+			return true
+		}
+	}
+	return false
+}
+
+// substitute is the --fallback move for d (its first legal move), logged as an incident.
+func substitute(d *pb.Decision, why string) *pb.Move {
+	fallbacks++
+	logf("error", why+"; playing the first legal move instead (--fallback first_legal)",
+		map[string]interface{}{"incident": "fallback", "state_version": d.StateVersion, "kind": d.Kind})
+	return d.GetLegalMoves()[0]
+}
+
+// refusedReasons: the refusals of the bot's own move (not a late or out-of-turn one).
+var refusedReasons = map[pb.Reason]bool{pb.Reason_ILLEGAL_MOVE: true, pb.Reason_MALFORMED: true,
+	pb.Reason_WRONG_GAME: true, pb.Reason_REASON_UNSPECIFIED: true}
 
 func logf(level, event string, fields map[string]interface{}) {
 	if fields == nil {
@@ -56,6 +130,7 @@ type args struct {
 	address, match, token string
 	seed                  int64
 	seeded                bool
+	fallback              string // "first_legal": play a substitute for an illegal answer
 }
 
 func parseArgs() args {
@@ -66,7 +141,12 @@ func parseArgs() args {
 	fs.StringVar(&a.match, "match", a.match, "match id")
 	fs.StringVar(&a.token, "token", a.token, "seat token (use --token=VALUE; default $REFEREE_TOKEN)")
 	seed := fs.Int64("seed", 0, "seed for the bot's own randomness")
+	fs.StringVar(&a.fallback, "fallback", "", "first_legal: play the first legal move for an answer that is not legal (each use logged as an incident; default: none)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	if a.fallback != "" && a.fallback != "first_legal" {
+		fmt.Fprintln(os.Stderr, "--fallback takes first_legal")
 		os.Exit(2)
 	}
 	fs.Visit(func(f *flag.Flag) {
@@ -91,6 +171,12 @@ func envOr(name, def string) string {
 
 var errGameOver = errors.New("game over")
 
+// refused counts the moves of this bot the referee refused, over the whole match.
+var refused int
+
+// fallbacks counts the substitute moves played with --fallback first_legal.
+var fallbacks int
+
 // playOnce runs one Play stream from Join to GameOver (returns errGameOver) or to the stream
 // breaking (returns the error).
 func playOnce(conn *grpc.ClientConn, a args, rng *rand.Rand, joined func()) error {
@@ -107,11 +193,20 @@ func playOnce(conn *grpc.ClientConn, a args, rng *rand.Rand, joined func()) erro
 	}
 	answered := map[uint64]bool{} // versions answered on this stream
 	var pending *pb.Decision      // the decision we are answering
-	retries := 0                  // re-answers of pending after rejections
-	submit := func(d *pb.Decision) error {
-		sub := &pb.Submit{StateVersion: d.StateVersion, Move: choose(d, rng),
-			RequestId: fmt.Sprintf("go%d-%d", d.StateVersion, retries)}
+	var sent *pb.Move             // the last answer to pending (nil once refused for good)
+	attempts := 0                 // answers sent to pending
+	send := func(d *pb.Decision, move *pb.Move, note string) error {
+		sent, attempts = move, attempts+1
+		sub := &pb.Submit{StateVersion: d.StateVersion, Move: move, Note: cleanNote(note),
+			RequestId: fmt.Sprintf("go%d-%d", d.StateVersion, attempts)}
 		return stream.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Submit{Submit: sub}})
+	}
+	submit := func(d *pb.Decision) error {
+		move, note := choose(d, rng)
+		if a.fallback != "" && !isLegal(move, d) {
+			move = substitute(d, "choose returned a move that is not among legal_moves")
+		}
+		return send(d, move, note)
 	}
 	for {
 		msg, err := stream.Recv()
@@ -133,7 +228,7 @@ func playOnce(conn *grpc.ClientConn, a args, rng *rand.Rand, joined func()) erro
 			if answered[d.StateVersion] || len(d.LegalMoves) == 0 {
 				continue
 			}
-			answered[d.StateVersion], pending, retries = true, d, 0
+			answered[d.StateVersion], pending, attempts = true, d, 0
 			if err := submit(d); err != nil {
 				return err
 			}
@@ -142,16 +237,36 @@ func playOnce(conn *grpc.ClientConn, a args, rng *rand.Rand, joined func()) erro
 			if r.Accepted {
 				continue
 			}
-			logf("warning", "move rejected", map[string]interface{}{"reason": r.Reason.String(), "message": r.Message})
-			// The decision is still ours if the referee is at its version: answer it again.
-			if pending != nil && r.StateVersion == pending.StateVersion && retries < 3 {
-				retries++
-				if err := submit(pending); err != nil {
+			// A refused move leaves the decision pending (it is not pushed again). A late or
+			// out-of-turn answer (STALE_STATE, NOT_YOUR_TURN) needs nothing: a newer decision comes.
+			if !refusedReasons[r.Reason] || pending == nil || sent == nil || r.StateVersion != pending.StateVersion {
+				logf("warning", "move not accepted", map[string]interface{}{"reason": r.Reason.String(), "message": r.Message})
+				continue
+			}
+			refused++
+			ref := refusal{StateVersion: pending.StateVersion, Kind: pending.Kind, Move: sent,
+				Reason: r.Reason.String(), Message: r.Message, Attempt: attempts, Final: attempts > reasks}
+			sent = nil
+			logf("error", "move rejected", map[string]interface{}{"incident": "refused", "reason": ref.Reason,
+				"message": ref.Message, "state_version": ref.StateVersion, "kind": ref.Kind, "attempt": ref.Attempt})
+			onRefused(ref)
+			if ref.Final && a.fallback != "" && ref.Attempt == reasks+1 { // once: a refused substitute is final
+				if err := send(pending, substitute(pending, "the referee refused every answer"), ""); err != nil {
 					return err
 				}
+				continue
+			}
+			if ref.Final {
+				logf("error", "stopped answering after refused moves; the referee's time policy plays this decision",
+					map[string]interface{}{"incident": "gave_up", "state_version": ref.StateVersion, "attempts": ref.Attempt})
+				continue
+			}
+			if err := submit(pending); err != nil {
+				return err
 			}
 		case *pb.ServerMessage_GameOver:
-			logf("info", "game over", map[string]interface{}{"winners": m.GameOver.Winners, "summary": m.GameOver.Summary})
+			logf("info", "game over", map[string]interface{}{"winners": m.GameOver.Winners, "summary": m.GameOver.Summary,
+				"refused": refused, "fallbacks": fallbacks})
 			return errGameOver
 		}
 	}

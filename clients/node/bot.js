@@ -1,25 +1,31 @@
 #!/usr/bin/env node
-// A random-legal-move bot for the board-game referee, in Node.js.
+// A random-legal-move bot for the board-game referee, in Node.js (strategy.js is its strategy).
 //
 //   npm install            (once, in clients/node)
 //   node bot.js --address 127.0.0.1:50051 --match MATCH_ID --token=SEAT_TOKEN [--seed N]
-//               [--give-up-after S]
+//               [--give-up-after S] [--fallback first_legal]
 //
 // It loads the project's .proto files from ../../proto at run time (@grpc/proto-loader), opens
 // the Play stream with `authorization: Bearer <token>`, sends Join, and answers every Decision
 // with one of its legal_moves, unchanged, echoing the decision's state_version. Any game works:
 // a bot never has to understand a move to pick one. Exit status: 0 the match ended, 1 failure,
-// 2 bad usage. Rejected moves are logged as "move rejected" (the tournament runner counts them)
-// and the decision is answered again.
+// 2 bad usage. The move `choose` returns is sent as it is; a move the referee refuses is logged
+// as "move rejected" with the referee's reason and message (the tournament runner counts
+// them), `onRefused` is called, and the decision is asked again, at most REASKS (2) times; then
+// the referee's time policy plays it (--fallback first_legal: the first legal move, logged as an
+// incident). A note given with the move is cleaned (common.js,
+// cleanNote) and recorded with it, never shown to the other seats during the match.
 'use strict';
 
 const grpc = require('@grpc/grpc-js');
 const {
-  RETRYABLE, Reconnect, parseArgs, rng, logger, bearer, loadReferee, run,
+  RETRYABLE, Reconnect, parseArgs, rng, logger, bearer, loadReferee, run, answerer,
 } = require('./common');
+const { choose, onRefused } = require('./strategy');
+
 
 const USAGE = 'usage: node bot.js --address HOST:PORT --match ID --token=TOKEN [--seed N] '
-  + '[--give-up-after S]';
+  + '[--give-up-after S] [--fallback first_legal]';
 const log = logger('node-random');
 
 function parse(argv) {
@@ -27,27 +33,23 @@ function parse(argv) {
     usage: USAGE,
     flags: { '--address': ['address', String], '--match': ['match', String],
              '--token': ['token', String], '--seed': ['seed', Number],
-             '--give-up-after': ['giveUpAfter', Number] },
+             '--give-up-after': ['giveUpAfter', Number],
+             '--fallback': ['fallback', String] },
     defaults: { address: process.env.REFEREE_ADDRESS || '127.0.0.1:50051',
                 token: process.env.REFEREE_TOKEN, match: undefined, seed: undefined,
-                giveUpAfter: 60 },
-    valid: (args) => Boolean(args.match && args.token) && args.giveUpAfter >= 0,
+                giveUpAfter: 60, fallback: '' },
+    valid: (args) => Boolean(args.match && args.token) && args.giveUpAfter >= 0
+      && ['', 'first_legal'].includes(args.fallback),
   });
 }
 
-function playOnce(client, args, random, reconnect) {
+function playOnce(client, args, random, reconnect, stats) {
   return new Promise((resolve) => {
     const call = client.Play(bearer(args.token));
     let finished = false;
     const answered = new Set();
-    let pending = null;  // the decision being answered
-    let retries = 0;     // re-answers of `pending` after rejections
-    const submit = (d) => {
-      const moves = d.legal_moves || [];
-      const move = moves[Math.floor(random() * moves.length)];
-      const version = String(d.state_version || '0');
-      call.write({ submit: { state_version: version, move, request_id: `n${version}-${retries}` } });
-    };
+    const answering = answerer(call, { choose: (d) => choose(d, random), onRefused, log,
+                                       tag: 'n', stats, fallback: args.fallback });
     call.on('data', (msg) => {
       if (msg.welcome) {
         reconnect.up();
@@ -58,25 +60,14 @@ function playOnce(client, args, random, reconnect) {
         if (answered.has(version)) return;
         answered.add(version);
         if ((d.legal_moves || []).length === 0) return;
-        pending = d;
-        retries = 0;
-        submit(d);
+        answering.decide(d);
       } else if (msg.move_result) {
-        if (!msg.move_result.accepted) {
-          log('warning', 'move rejected', { reason: msg.move_result.reason,
-                                            message: msg.move_result.message });
-          // The decision is still ours if the referee is at its version: answer it again
-          // (a rejected decision is not pushed again).
-          if (pending && String(msg.move_result.state_version || '0') === String(pending.state_version || '0')
-              && retries < 3) {
-            retries += 1;
-            submit(pending);
-          }
-        }
+        answering.result(msg.move_result);
       } else if (msg.game_over) {
         finished = true;
         const go = msg.game_over;
-        log('info', 'game over', { winners: go.winners, summary: go.summary });
+        log('info', 'game over', { winners: go.winners, summary: go.summary, refused: stats.refused,
+                                 fallbacks: stats.fallbacks || 0 });
         call.end();
         resolve({ done: true });
       }
@@ -98,10 +89,11 @@ async function main() {
   const referee = loadReferee();
   const reconnect = new Reconnect(args.address, log,
     { maxMs: 3000, giveUpMs: args.giveUpAfter * 1000 });
+  const stats = { refused: 0 };  // moves of this bot the referee refused
   for (;;) {
     const client = new referee.Referee(args.address, grpc.credentials.createInsecure(),
       { 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
-    const res = await playOnce(client, args, random, reconnect);
+    const res = await playOnce(client, args, random, reconnect, stats);
     client.close();
     if (res.done) return 0;
     const err = res.err || {};

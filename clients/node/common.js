@@ -1,6 +1,7 @@
 // What bot.js and session_bot.js share: their command-line parser, the seeded random number
 // generator, JSON-line logging, the referee's protos loaded at run time, the gRPC codes worth
-// reconnecting after and the reconnection loop's bookkeeping.
+// reconnecting after, the reconnection loop's bookkeeping, and how a decision is answered
+// (refused moves asked again a bounded number of times, notes cleaned).
 'use strict';
 
 const path = require('path');
@@ -132,6 +133,99 @@ class Reconnect {
   }
 }
 
+// After a refused move the bot is asked again for the same decision at most REASKS times; then
+// it stops answering that decision and the referee's time policy plays it.
+const REASKS = 2;
+// The most bytes of UTF-8 the referee takes in a move's note.
+const NOTE_LIMIT = 512;
+// The refusals of the bot's own move (not a late or out-of-turn one, which needs nothing).
+const OWN_REFUSALS = new Set(['ILLEGAL_MOVE', 'MALFORMED', 'WRONG_GAME', 'REASON_UNSPECIFIED']);
+const NOTE_DROPS = /[\p{Cc}\p{Cs}]/u;
+
+// A note as the referee takes it: control characters other than newline and tab dropped (and
+// lone surrogates), cut to NOTE_LIMIT bytes of UTF-8 at a character boundary.
+function cleanNote(note) {
+  let out = '';
+  let bytes = 0;
+  for (const ch of String(note || '')) {
+    if (ch !== '\n' && ch !== '\t' && NOTE_DROPS.test(ch)) continue;
+    const size = Buffer.byteLength(ch, 'utf8');
+    if (bytes + size > NOTE_LIMIT) break;
+    out += ch;
+    bytes += size;
+  }
+  return out;
+}
+
+// The answering side of one Play stream: `decide(d)` answers a new decision with what
+// `choose(d)` returns ({move, note}); `result(r)` handles a MoveResult: a refused move is logged
+// ("move rejected", with the referee's reason and message), counted in `stats.refused`, given
+// to `onRefused(refusal)`, and the decision answered again, at most REASKS times. With
+// `fallback` ('first_legal') an answer not among legal_moves, and the last refused one, are
+// replaced by the first legal move, each use logged as an incident and counted in
+// `stats.fallbacks`.
+function answerer(call, { choose, onRefused, log, tag, stats, fields = {}, fallback = '' }) {
+  let pending = null;  // the decision being answered
+  let sent = null;     // the last answer to it (null once refused and not answered again)
+  let attempts = 0;
+  const substitute = (why) => {
+    stats.fallbacks = (stats.fallbacks || 0) + 1;
+    log('error', `${why}; playing the first legal move instead (--fallback first_legal)`,
+      { ...fields, incident: 'fallback', state_version: String(pending.state_version || '0'),
+        kind: pending.kind });
+    return pending.legal_moves[0];
+  };
+  const send = (move, note) => {
+    const version = String(pending.state_version || '0');
+    sent = move;
+    attempts += 1;
+    call.write({ submit: { state_version: version, move, note: cleanNote(note),
+                           request_id: `${tag}${version}-${attempts}` } });
+  };
+  const submit = () => {
+    const { move, note } = choose(pending);
+    const legal = (pending.legal_moves || []).some(
+      (m) => m === move || JSON.stringify(m) === JSON.stringify(move));
+    send(fallback && !legal ? substitute('choose returned a move that is not among legal_moves')
+      : move, note);
+  };
+  return {
+    decide(d) {
+      pending = d;
+      attempts = 0;
+      submit();
+    },
+    result(r) {
+      if (r.accepted) return;
+      const reason = r.reason || 'REASON_UNSPECIFIED';
+      if (!OWN_REFUSALS.has(reason) || !pending || sent === null
+          || String(r.state_version || '0') !== String(pending.state_version || '0')) {
+        log('warning', 'move not accepted', { ...fields, reason, message: r.message });
+        return;
+      }
+      stats.refused += 1;
+      const refusal = { state_version: String(pending.state_version || '0'), kind: pending.kind,
+                        move: sent, reason, message: r.message || '', attempt: attempts,
+                        final: attempts > REASKS };
+      sent = null;
+      log('error', 'move rejected', { ...fields, incident: 'refused', reason,
+                                      message: refusal.message, kind: refusal.kind,
+                                      state_version: refusal.state_version, attempt: attempts });
+      onRefused(refusal);
+      if (refusal.final && fallback && attempts === REASKS + 1) {  // a refused substitute is final
+        send(substitute('the referee refused every answer'), '');
+        return;
+      }
+      if (refusal.final) {
+        log('error', "stopped answering after refused moves; the referee's time policy plays "
+          + 'this decision', { ...fields, incident: 'gave_up', state_version: refusal.state_version });
+        return;
+      }
+      submit();
+    },
+  };
+}
+
 // Run `main` and exit with its status; a crash is logged and exits 1.
 function run(main, log) {
   main().then((code) => process.exit(code), (err) => {
@@ -140,4 +234,7 @@ function run(main, log) {
   });
 }
 
-module.exports = { RETRYABLE, Reconnect, parseArgs, rng, logger, bearer, loadReferee, run };
+module.exports = {
+  RETRYABLE, Reconnect, parseArgs, rng, logger, bearer, loadReferee, run,
+  REASKS, NOTE_LIMIT, cleanNote, answerer,
+};

@@ -4,7 +4,7 @@
 //
 //   npm install            (once, in clients/node)
 //   node session_bot.js --address 127.0.0.1:50051 --bot-token=BOT_TOKEN [--capacity N]
-//                       [--max-matches N] [--seed N] [--give-up-after S]
+//                       [--max-matches N] [--seed N] [--give-up-after S] [--fallback first_legal]
 //
 // The bot token comes from RegisterBot (`referee-bot register-bot --name NAME`). The bot opens
 // the Session stream with `authorization: Bearer <bot token>`, sends SessionHello{capacity},
@@ -17,11 +17,12 @@
 
 const grpc = require('@grpc/grpc-js');
 const {
-  RETRYABLE, Reconnect, parseArgs, rng, logger, bearer, loadReferee, run,
+  RETRYABLE, Reconnect, parseArgs, rng, logger, bearer, loadReferee, run, answerer,
 } = require('./common');
+const { choose, onRefused } = require('./strategy');
 
 const USAGE = 'usage: node session_bot.js --address HOST:PORT --bot-token=TOKEN [--capacity N] '
-  + '[--max-matches N] [--seed N] [--give-up-after S]';
+  + '[--max-matches N] [--seed N] [--give-up-after S] [--fallback first_legal]';
 const log = logger('node-session');
 
 function parse(argv) {
@@ -29,37 +30,40 @@ function parse(argv) {
     usage: USAGE,
     flags: { '--address': ['address', String], '--bot-token': ['botToken', String],
              '--capacity': ['capacity', Number], '--max-matches': ['maxMatches', Number],
-             '--seed': ['seed', Number], '--give-up-after': ['giveUpAfter', Number] },
+             '--seed': ['seed', Number], '--give-up-after': ['giveUpAfter', Number],
+             '--fallback': ['fallback', String] },
     defaults: { address: process.env.REFEREE_ADDRESS || '127.0.0.1:50051',
                 botToken: process.env.REFEREE_BOT_TOKEN, capacity: 1, maxMatches: 0,
-                seed: undefined, giveUpAfter: 60 },
+                seed: undefined, giveUpAfter: 60, fallback: '' },
     valid: (args) => Boolean(args.botToken) && args.capacity >= 1 && args.capacity <= 256
-      && args.giveUpAfter >= 0,
+      && args.giveUpAfter >= 0
+      && ['', 'first_legal'].includes(args.fallback),
   });
 }
 
 // Play one seat to its GameOver on a Play stream; resolves {done} or {done: false, err}.
-function playSeat(client, a, random) {
+function playSeat(client, a, random, fallback) {
   return new Promise((resolve) => {
     const call = client.Play(bearer(a.seat_token));
     const answered = new Set();
     let finished = false;
+    const stats = { refused: 0 };
+    const answering = answerer(call, { choose: (d) => choose(d, random), onRefused, log,
+                                       tag: 'n', stats, fallback,
+                                       fields: { match: a.match_id } });
     call.on('data', (msg) => {
       if (msg.decision) {
         const d = msg.decision;
         const version = String(d.state_version || '0');
-        const moves = d.legal_moves || [];
-        if (answered.has(version) || moves.length === 0) return;
+        if (answered.has(version) || (d.legal_moves || []).length === 0) return;
         answered.add(version);
-        const move = moves[Math.floor(random() * moves.length)];
-        call.write({ submit: { state_version: version, move, request_id: `n${version}` } });
-      } else if (msg.move_result && !msg.move_result.accepted) {
-        log('warning', 'move rejected', { match: a.match_id, reason: msg.move_result.reason,
-                                          message: msg.move_result.message });
+        answering.decide(d);
+      } else if (msg.move_result) {
+        answering.result(msg.move_result);
       } else if (msg.game_over) {
         finished = true;
         log('info', 'game over', { match: a.match_id, seat: a.seat || 0,
-                                   winners: msg.game_over.winners });
+                                   winners: msg.game_over.winners, refused: stats.refused });
         call.end();
         resolve({ done: true });
       }
@@ -72,10 +76,10 @@ function playSeat(client, a, random) {
   });
 }
 
-async function playAssignment(client, a, random) {
+async function playAssignment(client, a, random, fallback) {
   let delay = 100;
   for (;;) {
-    const res = await playSeat(client, a, random);
+    const res = await playSeat(client, a, random, fallback);
     if (res.done) return true;
     const err = res.err || {};
     if (err.code === grpc.status.FAILED_PRECONDITION) return true; // over while we were away
@@ -133,7 +137,7 @@ async function main() {
           if (playing.has(key) || done.has(key)) return;
           playing.add(key);
           log('info', 'assignment', { match: a.match_id, seat: a.seat || 0, game: a.game });
-          playAssignment(client, a, random).then((ok) => {
+          playAssignment(client, a, random, args.fallback).then((ok) => {
             playing.delete(key);
             if (ok) { done.add(key); finished += 1; }
             if (args.maxMatches && finished >= args.maxMatches) stop(0);

@@ -3,7 +3,8 @@
 Speaks only the wire protocol (``referee.v1.*_pb2`` generated from ``proto/referee/v1``).
 
 * :class:`Bot` and :func:`run_bot` / :func:`play` — play a seat over the ``Play`` stream, with
-  reconnection.
+  reconnection; refused moves are reported (:class:`Refusal`) and the bot asked again, a note
+  goes with a move (:meth:`Bot.note`).
 * :func:`run_session` / :func:`session` — a persistent bot session: connect once with a bot
   token, play every match the referee assigns (several at once).
 * :class:`SeatClient`, :class:`AdminClient`, :func:`watch` — blocking unary helpers.
@@ -11,24 +12,40 @@ Speaks only the wire protocol (``referee.v1.*_pb2`` generated from ``proto/refer
 * ``referee_client.bots`` — reference bots (``random``, ``greedy-batavia``); command line
   ``referee-bot``.
 """
-from .bot import Backoff, Bot, BotError, PlayStats, WrongGame, play, run_bot
+from .bot import (
+    NOTE_LIMIT,
+    REASKS,
+    Backoff,
+    Bot,
+    BotError,
+    PlayStats,
+    Refusal,
+    WrongGame,
+    clean_note,
+    play,
+    run_bot,
+)
 from .connection import RefereeError, TlsConfig, aio_channel, bearer, sync_channel
 from .session import SessionStats, register_bot, run_session, session
 from .unary import AdminClient, SeatClient, watch
 
 __all__ = [
+    "NOTE_LIMIT",
+    "REASKS",
     "AdminClient",
     "Backoff",
     "Bot",
     "BotError",
     "PlayStats",
     "RefereeError",
+    "Refusal",
     "SeatClient",
     "SessionStats",
     "TlsConfig",
     "WrongGame",
     "aio_channel",
     "bearer",
+    "clean_note",
     "play",
     "register_bot",
     "run_bot",

@@ -13,10 +13,18 @@ unchanged. That is the whole contract::
     game_over = run_bot(FirstMoveBot(), "127.0.0.1:50051", match_id, seat_token)
 
 :func:`run_bot` drives the ``Play`` stream: it sends ``Join``, answers each ``Decision`` with
-``Submit{state_version, move}``, logs rejected moves, and returns the ``GameOver`` message. If the
-referee is unreachable or the stream drops (a restart, a network blip) it reconnects with
-exponential backoff and joins again with the same token; the referee then pushes the pending
-decision again, so no move is lost or played twice.
+``Submit{state_version, move, note}``, and returns the ``GameOver`` message. If the referee is
+unreachable or the stream drops (a restart, a network blip) it reconnects with exponential
+backoff and joins again with the same token; the referee then pushes the pending decision again,
+so no move is lost or played twice.
+
+The SDK sends what ``choose`` returns as it is. A move the referee refuses (not legal now,
+malformed) comes back with its reason and the rule's message: the SDK logs it as ``move
+rejected``, counts it (:attr:`PlayStats.refused`), calls :meth:`Bot.on_refused` and asks ``choose``
+again for the same decision, at most :data:`REASKS` more times; then it stops answering that
+decision and the referee's time policy plays it (a timeout in the record). Playing a substitute
+move instead is an explicit option (``fallback="first_legal"``), reported as an incident each
+time it is used. docs/bot-authors.md says all this for bot authors.
 """
 from __future__ import annotations
 
@@ -25,6 +33,7 @@ import inspect
 import random
 import re
 import time
+import unicodedata
 import uuid
 from dataclasses import dataclass
 
@@ -63,6 +72,8 @@ class Bot:
     #: The games this bot plays (referee game names); empty: any game. Joining a match of
     #: another game stops the bot with :class:`WrongGame` before it makes a move.
     games: tuple[str, ...] = ()
+    #: the note of the answer being built (see :meth:`note`)
+    _referee_note: str = ""
 
     def on_welcome(self, welcome: referee_pb2.Welcome) -> None:
         """Called after every successful (re)join: the match, game, your seat, options."""
@@ -86,6 +97,19 @@ class Bot:
 
     def on_move_result(self, result: referee_pb2.MoveResult) -> None:
         """Called with the referee's answer to each of your submissions."""
+
+    def on_refused(self, refusal: Refusal) -> None:
+        """Called when the referee refused one of your answers (``refusal.reason``,
+        ``refusal.message`` naming the rule). Unless ``refusal.final``, :meth:`choose` is then
+        called again for the same decision; a bot may remember the refused move to avoid it."""
+
+    def note(self, text: str) -> None:
+        """Attach ``text`` to the answer :meth:`choose` is building (call it during ``choose``):
+        your reasoning, an evaluation. Sent with the move and recorded with it; never shown to
+        the other seats during the match. Cleaned by :func:`clean_note` (control characters
+        dropped, cut to :data:`NOTE_LIMIT` bytes of UTF-8); the last call before ``choose``
+        returns wins."""
+        self._referee_note = text
 
     def on_game_over(self, game_over: referee_pb2.GameOver) -> None:
         """Called once with final scores and ranks."""
@@ -165,15 +189,53 @@ class Reconnect:
         return delay
 
 
+#: After the referee refuses an answer, the SDK asks ``choose`` again for the same decision at
+#: most this many times (so at most 1 + REASKS answers per decision); then it stops answering
+#: that decision and the referee's time policy plays it.
+REASKS = 2
+#: The substitute moves :func:`play` can be asked to make (``fallback=``): ``first_legal``, the
+#: decision's first legal move.
+FALLBACKS = ("first_legal",)
+#: The most bytes of UTF-8 the referee takes in a move's note (``Submit.note``).
+NOTE_LIMIT = 512
+#: The control characters a note may keep (the referee refuses any other).
+_NOTE_KEEPS = frozenset("\n\t")
+
+
+def clean_note(text: str) -> str:
+    """``text`` as the referee takes it: control characters other than newline and tab
+    dropped, characters that cannot be UTF-8 (lone surrogates) dropped, then cut to at most
+    :data:`NOTE_LIMIT` bytes of UTF-8 at a character boundary."""
+    kept = "".join(c for c in str(text)
+                   if c in _NOTE_KEEPS or unicodedata.category(c) not in ("Cc", "Cs"))
+    return kept.encode("utf-8")[:NOTE_LIMIT].decode("utf-8", "ignore")
+
+
+@dataclass(slots=True, frozen=True)
+class Refusal:
+    """One answer of the bot the referee refused (given to :meth:`Bot.on_refused`)."""
+
+    state_version: int
+    kind: str  # the decision's kind
+    move: referee_pb2.Move  # what was sent
+    reason: str  # the referee's Reason by name: ILLEGAL_MOVE, MALFORMED, ...
+    message: str  # the referee's message, naming the rule
+    attempt: int  # 1 for the first answer to this decision, 2 for the next...
+    final: bool  # no more asks for this decision: the time policy (or the fallback) plays it
+
+
 @dataclass(slots=True)
 class PlayStats:
     """What happened on the stream; returned by :func:`play` alongside the GameOver."""
 
     decisions: int = 0
     submitted: int = 0
-    rejected: int = 0
+    rejected: int = 0  # answers the referee did not accept (stale ones included)
+    refused: int = 0  # of those, the bot's moves the referee refused (illegal, malformed)
+    gave_up: int = 0  # decisions left to the time policy after 1 + REASKS refused answers
     reconnects: int = 0
-    fallbacks: int = 0  # first legal move played for the bot (illegal choice or rejection)
+    fallbacks: int = 0  # substitute moves played for the bot (only with fallback=)
+    notes: int = 0  # answers sent with a note
 
 
 def _is_legal(move: referee_pb2.Move, legal: list[referee_pb2.Move]) -> bool:
@@ -189,17 +251,31 @@ async def play(
     tls: TlsConfig | None = None,
     backoff: Backoff | None = None,
     strict: bool = False,
+    fallback: str | None = None,
     channel_options: tuple = (),
     channel: grpc.aio.Channel | None = None,
 ) -> tuple[referee_pb2.GameOver, PlayStats]:
     """Play one seat to the end of the match (asyncio version of :func:`run_bot`).
 
-    ``strict``: if ``choose`` returns a move that is not in ``legal_moves``, raise
-    :class:`BotError`; by default the SDK logs the bug and plays the first legal move instead,
-    so a buggy bot does not stall the match until its clock runs out.
+    What ``choose`` returns is sent as it is (an answer that is not a ``Move`` at all is sent
+    as an empty move, which the referee refuses as MALFORMED). A refused answer is logged
+    (``move rejected``, with the referee's reason and message), counted in
+    :attr:`PlayStats.refused` and given to :meth:`Bot.on_refused`; then ``choose`` is asked
+    again for the same decision, at most :data:`REASKS` times, after which the decision is left
+    to the referee's time policy.
+
+    ``strict``: raise :class:`BotError` at the first refused answer instead of asking again.
+
+    ``fallback="first_legal"``: an answer that is not among ``legal_moves`` is replaced by the
+    first legal move before it is sent, and so is the last answer when the referee still
+    refuses it; each substitute is logged as an error and counted in
+    :attr:`PlayStats.fallbacks`. Off by default: the referee sees what the bot answered.
 
     ``channel``: play on this channel (one HTTP/2 connection shared with a bot session, see
     :mod:`.session`) instead of opening one; it is left open."""
+    if fallback is not None and fallback not in FALLBACKS:
+        raise ValueError(f"fallback must be one of {', '.join(FALLBACKS)} or None, "
+                         f"not {fallback!r}")
     stats = PlayStats()
     metadata = bearer(token)
     blog = log.bind(match=match_id, bot=bot.name, address=address)
@@ -218,8 +294,7 @@ async def play(
                 )
             )
             answered: set[int] = set()  # versions answered on THIS stream
-            retried: set[int] = set()  # versions re-answered after a rejection
-            pending: referee_pb2.Decision | None = None  # the last decision received
+            answering = _Answering(call, stats)
             seat = -1
             while True:
                 msg = await call.read()
@@ -243,56 +318,33 @@ async def play(
                     bot.on_welcome(msg.welcome)
                 elif which == "decision":
                     decision = msg.decision
-                    pending = decision
                     retry.failing_since = None
                     if decision.state_version in answered:
                         continue  # a re-push of a decision already answered on this stream
+                    answering.start(decision)
                     stats.decisions += 1
-                    move = await _choose(bot, decision, strict, blog, stats)
                     answered.add(decision.state_version)
-                    await call.write(
-                        referee_pb2.ClientMessage(
-                            submit=referee_pb2.Submit(
-                                state_version=decision.state_version,
-                                move=move,
-                                request_id=uuid.uuid4().hex[:12],
-                            )
-                        )
-                    )
-                    stats.submitted += 1
+                    await answering.submit(*await _answer(bot, decision, fallback, blog, stats))
                 elif which == "move_result":
                     result = msg.move_result
                     if not result.accepted:
                         stats.rejected += 1
-                        blog.warning(
-                            "move rejected",
-                            reason=referee_pb2.Reason.Name(result.reason),
-                            message=result.message,
-                            state_version=result.state_version,
-                        )
-                        # A move the referee calls illegal leaves the decision pending and is
-                        # not pushed again: answer once more with the first legal move rather
-                        # than wait for the time policy. (STALE_STATE / NOT_YOUR_TURN mean a
-                        # newer decision is on its way; nothing to do.)
-                        version = result.state_version
-                        if (
-                            result.reason in _RETRY_REASONS
-                            and pending is not None
-                            and pending.state_version == version
-                            and version not in retried
-                        ):
-                            retried.add(version)
-                            stats.fallbacks += 1
-                            await call.write(
-                                referee_pb2.ClientMessage(
-                                    submit=referee_pb2.Submit(
-                                        state_version=version,
-                                        move=pending.legal_moves[0],
-                                        request_id=uuid.uuid4().hex[:12],
-                                    )
-                                )
-                            )
-                            stats.submitted += 1
+                        # STALE_STATE / NOT_YOUR_TURN mean a newer decision is on its way;
+                        # nothing to do. A refused move leaves the decision pending and is not
+                        # pushed again: the bot is asked again, a bounded number of times.
+                        pending, sent = answering.pending, answering.sent
+                        if (result.reason in _REFUSED and pending is not None and sent is not None
+                                and pending.state_version == result.state_version):
+                            answering.sent = None
+                            move = await _refused(bot, pending, sent, answering.attempts, result,
+                                                  strict, fallback, blog, stats)
+                            if move is not None:
+                                await answering.submit(*move)
+                        else:
+                            blog.warning("move not accepted",
+                                         reason=referee_pb2.Reason.Name(result.reason),
+                                         message=result.message,
+                                         state_version=result.state_version)
                     bot.on_move_result(result)
                 elif which == "event":
                     bot.on_event(msg.event)
@@ -301,6 +353,7 @@ async def play(
                         "game over",
                         winners=list(msg.game_over.winners),
                         scores={s.seat: s.score for s in msg.game_over.seats},
+                        refused=stats.refused or None,
                     )
                     bot.on_game_over(msg.game_over)
                     call.cancel()
@@ -337,8 +390,32 @@ class _Dropped(Exception):
     pass
 
 
-#: Rejections after which the SDK answers the same decision once more (first legal move).
-_RETRY_REASONS = frozenset(
+class _Answering:
+    """The decision a Play stream is answering: the last one received, the last answer sent to
+    it (None once refused and not answered again) and how many answers it has had."""
+
+    def __init__(self, call, stats: PlayStats):
+        self.call, self.stats = call, stats
+        self.pending: referee_pb2.Decision | None = None
+        self.sent: referee_pb2.Move | None = None
+        self.attempts = 0
+
+    def start(self, decision: referee_pb2.Decision) -> None:
+        self.pending, self.sent, self.attempts = decision, None, 0
+
+    async def submit(self, move: referee_pb2.Move, note: str = "") -> None:
+        assert self.pending is not None
+        self.sent, self.attempts = move, self.attempts + 1
+        self.stats.submitted += 1
+        self.stats.notes += bool(note)
+        await self.call.write(referee_pb2.ClientMessage(submit=referee_pb2.Submit(
+            state_version=self.pending.state_version, move=move, note=note,
+            request_id=uuid.uuid4().hex[:12])))
+
+
+#: The refusals of the bot's own move (as opposed to a late or out-of-turn one): the decision
+#: is still pending, so the bot is asked again.
+_REFUSED = frozenset(
     {
         referee_pb2.ILLEGAL_MOVE,
         referee_pb2.MALFORMED,
@@ -347,27 +424,74 @@ _RETRY_REASONS = frozenset(
     }
 )
 
+Answer = tuple[referee_pb2.Move, str]  # a move and its (clean) note
 
-async def _choose(bot: Bot, decision, strict: bool, blog, stats: PlayStats) -> referee_pb2.Move:
+
+async def _answer(bot: Bot, decision, fallback: str | None, blog, stats: PlayStats) -> Answer:
+    """``choose``'s answer to ``decision`` and the note the bot attached to it, with the
+    fallback's substitute when one is asked for and the answer is not legal."""
     if not decision.legal_moves:
         raise BotError(f"decision {decision.state_version} lists no legal move (referee bug?)")
+    bot._referee_note = ""
     move = bot.choose(decision)
     if inspect.isawaitable(move):
         move = await move
+    note = clean_note(getattr(bot, "_referee_note", "") or "")
+    bot._referee_note = ""
     if decision.deadline_unix_ms and time.time() * 1000 > decision.deadline_unix_ms:
         blog.warning("choose() answered after the deadline; the time policy may have moved",
                      state_version=decision.state_version, kind=decision.kind)
-    if isinstance(move, referee_pb2.Move) and _is_legal(move, decision.legal_moves):
-        return move
-    if strict:
-        raise BotError(f"{bot.name}.choose() returned a move that is not legal: {move!r}")
+    if isinstance(move, referee_pb2.Move):
+        if fallback is None or _is_legal(move, decision.legal_moves):
+            return move, note
+        what = "a move that is not among legal_moves"
+    else:
+        what = f"{type(move).__name__}, not a referee_pb2.Move"
+        if fallback is None:
+            blog.error(f"choose() returned {what}; sending an empty move (the referee will "
+                       "refuse it)", kind=decision.kind, returned=str(move)[:200])
+            return referee_pb2.Move(), note
+    return _substitute(decision, f"choose() returned {what}", blog, stats, str(move)), note
+
+
+def _substitute(decision, why: str, blog, stats: PlayStats, returned: str) -> referee_pb2.Move:
+    """The fallback's move for ``decision`` (first legal), reported as an incident."""
     stats.fallbacks += 1
-    blog.error(
-        "choose() returned a move that is not among legal_moves; playing the first legal move",
-        kind=decision.kind,
-        returned=str(move)[:200],
-    )
+    blog.error(f"{why}; playing the first legal move instead (fallback=first_legal)",
+               incident="fallback", state_version=decision.state_version, kind=decision.kind,
+               returned=returned[:200])
     return decision.legal_moves[0]
+
+
+async def _refused(bot: Bot, decision, move, attempts: int, result, strict: bool,
+                   fallback: str | None, blog, stats: PlayStats) -> Answer | None:
+    """The referee refused ``move``, the bot's answer number ``attempts`` to ``decision``:
+    report it, then the next answer to send (the bot asked again, or the fallback), or None
+    to leave the decision to the time policy."""
+    stats.refused += 1
+    final = attempts > REASKS
+    refusal = Refusal(
+        state_version=decision.state_version, kind=decision.kind, move=move,
+        reason=referee_pb2.Reason.Name(result.reason), message=result.message,
+        attempt=attempts, final=final)
+    # the event itself says why: a bot that configures no logging still prints it
+    blog.error(f"move rejected: {refusal.reason}: {refusal.message}", incident="refused",
+               reason=refusal.reason, message=refusal.message, state_version=refusal.state_version,
+               kind=refusal.kind, attempt=attempts, move=str(move).replace("\n", " ")[:200])
+    bot.on_refused(refusal)
+    if strict:
+        raise BotError(f"the referee refused {bot.name}'s move at state {refusal.state_version}"
+                       f" ({refusal.kind}): {refusal.reason}: {refusal.message}")
+    if not final:
+        return await _answer(bot, decision, fallback, blog, stats)
+    if fallback is not None and attempts == 1 + REASKS:  # once: a refused substitute is final
+        return _substitute(decision, f"the referee refused {attempts} answers", blog, stats,
+                           str(move)), ""
+    stats.gave_up += 1
+    blog.error(f"stopped answering after {attempts} refused answers; the referee's time "
+               "policy plays this decision", incident="gave_up",
+               state_version=decision.state_version, kind=decision.kind)
+    return None
 
 
 def run_bot(
@@ -379,24 +503,30 @@ def run_bot(
     tls: TlsConfig | None = None,
     backoff: Backoff | None = None,
     strict: bool = False,
+    fallback: str | None = None,
 ) -> referee_pb2.GameOver:
     """Play ``bot`` in the seat of ``token`` until the match ends; return the ``GameOver``.
 
-    Blocking wrapper around :func:`play` (which see). Raises :class:`BotError` when the
-    referee refuses the token or match, or stays unreachable for ``backoff.give_up_after``."""
-    game_over, _ = asyncio.run(
-        play(bot, address, match_id, token, tls=tls, backoff=backoff, strict=strict)
-    )
+    Blocking wrapper around :func:`play` (which see: refused moves, ``strict``, ``fallback``).
+    Raises :class:`BotError` when the referee refuses the token or match, or stays unreachable
+    for ``backoff.give_up_after``."""
+    game_over, _ = asyncio.run(play(bot, address, match_id, token, tls=tls, backoff=backoff,
+                                    strict=strict, fallback=fallback))
     return game_over
 
 
 __all__ = [
+    "FALLBACKS",
+    "NOTE_LIMIT",
+    "REASKS",
     "Backoff",
     "Bot",
     "BotError",
     "PlayStats",
     "Reconnect",
     "RefereeError",
+    "Refusal",
+    "clean_note",
     "play",
     "run_bot",
 ]

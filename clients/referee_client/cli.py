@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from . import logs, session_cli
-from .bot import Backoff, Bot, BotError, WrongGame, run_bot
+from .bot import FALLBACKS, REASKS, Backoff, Bot, BotError, WrongGame, run_bot
 from .bots import BOTS
 from .connection import RefereeError, TlsConfig
 from .tokens import add_token_flag, token_arg
@@ -42,13 +42,19 @@ class SlowBot(Bot):
 
     def choose(self, decision):
         time.sleep(self.delay_s)
-        return self.inner.choose(decision)
+        self.inner._referee_note = ""
+        move = self.inner.choose(decision)
+        self.note(self.inner._referee_note)  # the inner bot's note goes with its move
+        return move
 
     def on_event(self, event) -> None:
         self.inner.on_event(event)
 
     def on_move_result(self, result) -> None:
         self.inner.on_move_result(result)
+
+    def on_refused(self, refusal) -> None:
+        self.inner.on_refused(refusal)
 
     def on_game_over(self, game_over) -> None:
         self.inner.on_game_over(game_over)
@@ -146,7 +152,13 @@ def build_parser(
         p.add_argument(
             "--strict",
             action="store_true",
-            help="fail if the bot picks an illegal move (default: log it, play the first legal one)",
+            help="exit 1 at the first move the referee refuses (default: log it and ask the "
+                 f"bot again, at most {REASKS} times, then leave the decision to the time policy)",
+        )
+        p.add_argument(
+            "--fallback", choices=FALLBACKS,
+            help="play a substitute (the first legal move) for an answer that is not legal, "
+                 "each use logged as an incident (default: none, the referee sees the answer)",
         )
         _add_connection(p)
 
@@ -249,6 +261,7 @@ def _run_bot(args: argparse.Namespace, log) -> int:
         tls=_tls(args),
         backoff=Backoff(give_up_after=args.give_up_after),
         strict=args.strict,
+        fallback=args.fallback,
     )
     log.info("finished", match=args.match, summary=game_over.summary)
     return EXIT_OK

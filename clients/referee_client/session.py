@@ -65,6 +65,7 @@ async def session(
     backoff: Backoff | None = None,
     max_matches: int | None = None,
     strict: bool = False,
+    fallback: str | None = None,
     agent: str = "referee_client",
     on_game_over: Callable[[referee_pb2.Assignment, referee_pb2.GameOver], None] | None = None,
 ) -> SessionStats:
@@ -90,7 +91,8 @@ async def session(
         try:
             bot = bot_factory(a)
             over, _ = await play(bot, address, a.match_id, a.seat_token, tls=tls,
-                                 backoff=backoff, strict=strict, channel=channel)
+                                 backoff=backoff, strict=strict, fallback=fallback,
+                                 channel=channel)
             stats.finished += 1
             done[key] = None
             if on_game_over is not None:

@@ -20,6 +20,7 @@ import grpc
 
 from referee.v1 import referee_pb2, referee_pb2_grpc
 
+from .bot import clean_note
 from .connection import RefereeError, TlsConfig, bearer, sync_channel
 
 #: ``TimePolicy.on_expiry`` values by their lower-case names (default_move, random_legal,
@@ -97,8 +98,10 @@ class SeatClient(_Client):
             self._metadata,
         )
 
-    def submit(self, state_version: int, move: referee_pb2.Move) -> referee_pb2.MoveResult:
-        """Submit ``move`` for the decision at ``state_version``. A rejected move raises
+    def submit(self, state_version: int, move: referee_pb2.Move,
+               note: str = "") -> referee_pb2.MoveResult:
+        """Submit ``move`` for the decision at ``state_version``, with an optional ``note``
+        (cleaned by :func:`~referee_client.bot.clean_note`). A rejected move raises
         RefereeError (FAILED_PRECONDITION with its reason) or comes back with
         ``accepted=False``, depending on the referee; either way the match is unchanged."""
         return self._call(
@@ -108,6 +111,7 @@ class SeatClient(_Client):
                 state_version=state_version,
                 move=move,
                 request_id=uuid.uuid4().hex[:12],
+                note=clean_note(note),
             ),
             self._metadata,
         )

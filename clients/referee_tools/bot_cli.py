@@ -61,7 +61,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
             'example: referee-bot play --game goa --me "python mybot.py" --vs greedy-goa '
             "--vs random\n"
             "exit status: 0 the match ended and your bot played every move itself, 1 it "
-            "crashed, timed out, had a move refused or the match did not end, 2 bad usage."
+            "crashed, timed out, had a move refused by the referee (the incident names the "
+            "reason and the rule) or the match did not end, 2 bad usage.\n"
+            "After the match the viewer stays up until Enter (from a terminal) or Ctrl-C "
+            "(--keep-open)."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -89,7 +92,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                         "runs/play/<UTC time>)")
     p.add_argument("--no-web", action="store_true", help="do not start the web viewer")
     p.add_argument("--keep-open", action="store_true",
-                   help="after the match, keep the referee and its viewer up until Ctrl-C")
+                   help="after the match, keep the referee and its viewer up until Ctrl-C "
+                        "(default: until Enter when run from a terminal, else stop at once)")
     add_logging_flags(p, "warning")
 
 

@@ -10,7 +10,11 @@ What happens, step by step (everything is a separate process, the way a real eve
    the referee address, the match id and its own seat token (``referee-bot ...``).
 4. We follow the match as a spectator (Watch): round, moves, merchants, gold.
 5. Final scores and ranks, the game record's path, and ``referee replay verify`` on it.
-6. The referee is stopped cleanly (SIGTERM, then waited for).
+6. A static replay page of the record (``referee replay html``, no referee needed to open
+   it) and, when a person is at the terminal, the referee's web viewer kept up (the link
+   printed when the match began) until Enter or Ctrl-C; without a terminal (CI) it does not
+   wait.
+7. The referee is stopped cleanly (SIGTERM, then waited for).
 
 Anything that goes wrong (the referee not starting in time, a bot crashing, the match
 stalling) stops everything and exits 1 with the reason and the relevant log tail.
@@ -39,6 +43,8 @@ from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
 from referee.v1 import batavia_pb2, referee_pb2, referee_pb2_grpc
+
+from .local_play import replay_page, web_port
 
 SEATS = [("greedy-1", "greedy-batavia"), ("random-1", "random"),
          ("greedy-2", "greedy-batavia"), ("random-2", "random")]
@@ -243,6 +249,21 @@ def display_path(path: str) -> str:
         return path
 
 
+def keep_viewer(link: str) -> None:
+    """Keep the referee, and so its viewer, up until the person at the terminal is done; with
+    no terminal (CI, a pipe) nobody can open the link: say so, and do not wait."""
+    if not sys.stdin.isatty():
+        console.print("the viewer stops with the referee (no terminal to wait on); the replay "
+                      "page above stays")
+        return
+    console.print(f"[bold]the viewer stays up:[/] {link}\n"
+                  "press Enter (or Ctrl-C) to stop the referee")
+    try:
+        sys.stdin.readline()
+    except KeyboardInterrupt:
+        pass
+
+
 # ---------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
@@ -260,11 +281,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds to wait for the referee to start (default 30)")
     parser.add_argument("--stall-timeout", type=float, default=60.0,
                         help="fail if no move happens for this many seconds (default 60)")
+    parser.add_argument("--no-web", action="store_true",
+                        help="no web viewer (by default the referee serves one, its link is "
+                             "printed, and it stays up after the match until Enter when run "
+                             "from a terminal)")
     args = parser.parse_args(argv)
 
     data_dir = Path(args.data_dir).resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
-    referee = LocalReferee(data_dir, secrets.token_hex(24), log_path=data_dir / "server.log")
+    referee = LocalReferee(data_dir, secrets.token_hex(24), log_path=data_dir / "server.log",
+                           extra_args=() if args.no_web else ("--http-port", "0"))
     bots: list[BotProcess] = []
     try:
         with console.status("starting the referee…"):
@@ -280,6 +306,10 @@ def main(argv: list[str] | None = None) -> int:
                                          options={"setup": args.setup}, seat_names=names)
         tokens = [s.token for s in sorted(created.seats, key=lambda s: s.seat)]
         console.print(f"[bold]match[/] {created.match_id}: batavia, 4 seats, setup {args.setup}")
+        port = None if args.no_web else web_port(referee.log_path)
+        link = f"http://127.0.0.1:{port}/matches/{created.match_id}" if port else None
+        if link:
+            console.print(f"[bold]watch live:[/] {link}")
         bots = launch_bots(referee.address, created.match_id, tokens, data_dir, args.delay_ms)
         for b in bots:
             console.print(f"  seat {b.seat}: {b.name:<9} referee-bot {b.kind} (pid {b.proc.pid})")
@@ -301,8 +331,14 @@ def main(argv: list[str] | None = None) -> int:
             console.print(f"record: [bold]{display_path(record)}[/]")
             console.print(f"verify: [cyan]referee replay verify {display_path(record)}[/]  →  "
                           f"{verify(record)}")
+            page = replay_page(Path(record), data_dir / "replay")
+            if page is not None:
+                console.print(f"replay: [bold]{display_path(str(page))}[/] (a static page: "
+                              "open it in a browser, no referee needed)")
         else:
             console.print("[yellow]the referee reported no record path[/]")
+        if link:
+            keep_viewer(link)
         return 0
     except DemoError as exc:
         console.print(f"[bold red]demo failed:[/] {exc}")

@@ -72,7 +72,7 @@ class PlayOptions:
     match_wall_s: float = 1800.0
     workdir: Path | None = None
     http: bool = True
-    keep_open: bool = False
+    keep_open: bool = False  # keep the viewer up until Ctrl-C (else until Enter, on a terminal)
     cwd: str | None = None
 
 
@@ -139,7 +139,7 @@ def resolve_players(opts: PlayOptions) -> list[Player]:
     return players
 
 
-def _web_port(log_path: Path) -> int | None:
+def web_port(log_path: Path) -> int | None:
     """The web viewer's port, from the referee's JSON log line ``web_serving``."""
     try:
         lines = log_path.read_text(errors="replace").splitlines()
@@ -171,7 +171,7 @@ def _default_workdir() -> Path:
     return path
 
 
-def _replay_page(record: Path, out_dir: Path) -> Path | None:
+def replay_page(record: Path, out_dir: Path) -> Path | None:
     """A static replay page of the record, written by ``referee replay html`` (a separate
     process: the tools do not import the referee's code)."""
     try:
@@ -192,7 +192,7 @@ async def _play(opts: PlayOptions, players: list[Player], out) -> int:
     referee.launch()  # from the event loop's thread: the parent-death signal follows it
     try:
         await asyncio.to_thread(referee.wait_ready)
-        web = _web_port(referee.log_path) if opts.http else None
+        web = web_port(referee.log_path) if opts.http else None
         seed = opts.seed if opts.seed is not None else int.from_bytes(os.urandom(4)) >> 1
 
         def on_created(match_id: str) -> None:  # the referee took the game and options
@@ -221,10 +221,9 @@ async def _play(opts: PlayOptions, players: list[Player], out) -> int:
         if refused:  # the referee's word on the game, the seats or an option
             raise PlayUsageError(refused.group(1))
         code = _report(result, players, workdir, out)
-        if opts.keep_open and web and result.get("match_id"):
-            print(f"the referee stays up for the viewer: http://127.0.0.1:{web}/matches/"
-                  f"{result['match_id']} (Ctrl-C ends it)", file=out, flush=True)
-            await _wait_forever()
+        if web and result.get("match_id"):
+            await _keep_viewer(f"http://127.0.0.1:{web}/matches/{result['match_id']}",
+                               opts.keep_open, out)
         return code
     except PlayUsageError:
         if opts.workdir is None:  # nothing was played: leave no folder behind
@@ -233,6 +232,29 @@ async def _play(opts: PlayOptions, players: list[Player], out) -> int:
         raise
     finally:
         await asyncio.to_thread(referee.stop)
+
+
+async def _keep_viewer(link: str, keep_open: bool, out) -> None:
+    """Keep the referee, and so its viewer, up after the match: until Ctrl-C with
+    ``--keep-open``, else until Enter when a person is at the terminal. Without one (stdin not
+    a terminal: CI, a pipe) nobody can open the link in time: say so and what keeps it."""
+    if keep_open:
+        print(f"the viewer stays up: {link}  (Ctrl-C stops the referee)", file=out, flush=True)
+        await _wait_forever()
+    elif _interactive():
+        print(f"the viewer stays up: {link}  (press Enter to stop the referee)", file=out,
+              flush=True)
+        await asyncio.to_thread(sys.stdin.readline)
+    else:
+        print("the match is over and the viewer stops with the referee; --keep-open keeps it up "
+              "(until Ctrl-C); the replay page above needs no referee", file=out, flush=True)
+
+
+def _interactive() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 async def _wait_forever() -> None:
@@ -264,7 +286,7 @@ def _report(result: dict, players: list[Player], workdir: Path, out) -> int:
         if s.get("timeouts"):
             notes.append(f"{s['timeouts']} of {s.get('moves', 0)} moves by the time policy")
         if s.get("rejected"):
-            notes.append(f"{s['rejected']} refused move(s)")
+            notes.append(f"{s['rejected']} move(s) refused by the referee")
         note = f"  ({'; '.join(notes)})" if notes else ""
         print(f"  #{ranks[seat]} seat {seat} {p.label:<14} {scores[seat]:>5}{note}", file=out)
     record = workdir / "data" / "records" / f"{result['match_id']}.json"
@@ -272,12 +294,18 @@ def _report(result: dict, players: list[Player], workdir: Path, out) -> int:
         record.parent.mkdir(parents=True, exist_ok=True)
         record.write_text(result["record_json"], encoding="utf-8")
     print(f"record: {record}", file=out)
-    page = _replay_page(record, workdir)
+    page = replay_page(record, workdir)
     if page is not None:
         print(f"replay: {page}", file=out)
     print(f"bot logs: {workdir / 'logs'}", file=out)
     mine = next(seat for seat, p in enumerate(players) if p.mine)
     me = seats.get(mine) or {}
+    if me.get("rejected"):
+        # the refused-move incident: the referee's reason and the rule's message, as the bot
+        # logged them (every kit and the Python SDK log "move rejected" with both)
+        print(f"incident: the referee refused {me['rejected']} move(s) of your bot", file=out)
+        if me.get("refusal"):
+            print(f"  first: {me['refusal']}", file=out)
     if me.get("crashed") or me.get("timeouts") or me.get("rejected") or me.get("forfeited"):
         why = (f"crashed: {me.get('error') or 'see its log'}" if me.get("crashed")
                else "did not play every move itself")

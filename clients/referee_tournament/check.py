@@ -144,7 +144,7 @@ def _moved(record: dict) -> bool:
 
 
 def _exit_detail(b: _Bot) -> str:
-    tail, _ = _tail(b.log_path)
+    tail = _tail(b.log_path)[0]
     line = error_line(tail)
     what = f"exited (code {b.exit_code}) before its first move"
     return f"{what}: {line}" if line else f"{what}, printing nothing"

@@ -92,5 +92,10 @@ def run_demo(out: Path, games: list[str] | None = None, progress: bool = True,
         first = f"; first: {top['name']} (μ−3σ {top['ordinal']:.2f})" if top else ""
         console.print(f"  {game:<12} {st.get('done', 0)} match(es) done, "
                       f"{st.get('failed', 0)} failed{first}")
-    console.print(f"  reports: {out}/<game>/index.html")
+    # each report is a static page linking every match's replay page: no referee needed
+    console.print("reports, each with its matches' replays (open in a browser):")
+    for game in results:
+        report = out / game / "index.html"
+        if report.exists():
+            console.print(f"  {report}", soft_wrap=True)
     return results

@@ -190,7 +190,7 @@ async def _abandon_lost(stub, admin, match_id: str, bots: list[_Bot], job: Match
         if b.abandoned:
             continue
         if b.start_error is not None or b.exit_code is not None:
-            tail, _ = _tail(b.log_path)
+            tail = _tail(b.log_path)[0]
             code = f"code {b.exit_code}" if b.exit_code is not None else "no start"
             reason, unless_joined = f"bot exited ({code}): {error_line(tail)}", False
         elif join_due:
@@ -246,12 +246,44 @@ def error_line(text: str) -> str:
     return found.strip()[:300]
 
 
-def _tail(path: Path) -> tuple[str, int]:
+def _tail(path: Path) -> tuple[str, int, str]:
+    """The end of a bot's log, how many "move rejected" lines it has, and the first of them
+    (see :func:`refusal_line`)."""
     try:
         data = path.read_bytes()
     except OSError:
-        return "", 0
-    return data[-TAIL_BYTES:].decode("utf-8", "replace"), len(REJECTED_RE.findall(data))
+        return "", 0, ""
+    return (data[-TAIL_BYTES:].decode("utf-8", "replace"), len(REJECTED_RE.findall(data)),
+            refusal_line(data))
+
+
+#: the key=value pairs that follow the event on a readable log line (the Python SDK's)
+_PAIRS = re.compile(r"\s+[a-z_]+=")
+
+
+def refusal_line(data: bytes) -> str:
+    """The first "move rejected" line of a bot's log, as a short text with the referee's
+    reason and message: from a JSON line (the kits') its event, reason and message; from a
+    readable line (the Python SDK's, whose event carries both) the event. At most 300
+    characters; "" when there is none."""
+    found = REJECTED_RE.search(data)
+    if found is None:
+        return ""
+    start = data.rfind(b"\n", 0, found.start()) + 1
+    end = data.find(b"\n", found.end())
+    line = data[start:end if end >= 0 else len(data)].decode("utf-8", "replace").strip()
+    try:
+        fields = json.loads(line)
+    except ValueError:
+        fields = None
+    if isinstance(fields, dict):
+        event = str(fields.get("event") or "move rejected")
+        text = ": ".join([event, *(str(fields[k]) for k in ("reason", "message")
+                                   if fields.get(k) and str(fields[k]) not in event)])
+    else:
+        at = re.search("move[ _-]rejected", line, re.IGNORECASE)
+        text = _PAIRS.split(line[at.start() if at else 0:], maxsplit=1)[0]
+    return text[:300]
 
 
 async def play_match(job: MatchJob, on_created: Callable[[str], None] | None = None
@@ -409,7 +441,7 @@ def _outcome(job: MatchJob, bots: list[_Bot], record: dict[str, Any] | None) -> 
     counted = record.get("rejected_moves") if record else None
     seats = []
     for b in bots:
-        tail, rejected = _tail(b.log_path)
+        tail, rejected, refusal = _tail(b.log_path)
         if counted and 0 <= b.seat < len(counted):
             rejected = max(rejected, int(counted[b.seat]))
         crashed = b.start_error is not None or (
@@ -422,6 +454,8 @@ def _outcome(job: MatchJob, bots: list[_Bot], record: dict[str, Any] | None) -> 
             # gone before the end) or "never joined" (not within join_timeout_s); else ""
             "abandoned": b.given_up or "",
             "timeouts": timeouts[b.seat], "moves": moves[b.seat], "rejected": rejected,
+            # the first refused move as the bot logged it (the referee's reason and message)
+            "refusal": refusal if rejected else "",
             "forfeited": forfeited == b.seat, "log": str(b.log_path) if job.log_dir else None,
             "stderr_tail": tail if (crashed or b.killed or b.given_up or rejected
                                     or timeouts[b.seat]) else "",

@@ -108,6 +108,8 @@ def incidents(rows: list[Row], names: list[str]) -> tuple[dict[str, dict[str, in
                     continue
                 c[k.count] += int(value) if k.counted else 1
                 kinds.append(f"{k.label}={value}" if k.counted else k.label)
+                if k.field == "rejected" and s.get("refusal"):
+                    kinds.append(s["refusal"])  # the first, with the referee's reason and message
             if r.status == "failed":
                 c["failed_matches"] += 1
             if kinds:

@@ -614,6 +614,8 @@ class _MatchLoop:
             what += f"{', ' if what else ''}{s['timeouts']} timeout(s)"
         if s["rejected"]:
             what += f"{', ' if what else ''}{s['rejected']} rejected"
+            if s.get("refusal"):
+                what += f" ({s['refusal']})"
         self.progress.console.print(
             f"[yellow]match {spec.index}[/] seat {s['seat']} "
             f"[bold]{s['entrant']}[/]: {what}"

@@ -118,3 +118,26 @@ def tcp_proxy():
     proxy = TcpProxy()
     yield proxy
     proxy.close()
+
+
+def read_until(proc, marker: str, timeout: float) -> str:
+    """The output of ``proc`` (its stdout a pipe) up to and including the line holding
+    ``marker``; fails if the process ends first or ``timeout`` seconds pass. Reads the pipe's
+    bytes directly: a buffered readline would hide lines from ``select``."""
+    import select
+    import time
+
+    fd = proc.stdout.fileno()
+    data = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not select.select([fd], [], [], 1)[0]:
+            continue
+        chunk = os.read(fd, 65536)
+        assert chunk, data.decode(errors="replace")[-3000:]  # it ended without the marker
+        data += chunk
+        text = data.decode(errors="replace")
+        at = text.find(marker)
+        if at >= 0 and "\n" in text[at:]:
+            return text
+    raise AssertionError(f"no {marker!r} within {timeout}s: {data.decode(errors='replace')[-3000:]}")

@@ -1,12 +1,15 @@
 """run_bot/play in-process against a real referee: a network drop mid-match (every connection
 cut by the proxy) is survived by reconnecting, and a bot that answers with a move that is not
-legal is covered by the SDK's fallback instead of stalling the match."""
+legal has it refused by the referee (counted in the record) and is asked again, instead of the
+SDK silently playing a substitute (issue 20)."""
 from __future__ import annotations
 
 import asyncio
+import json
 
-from referee_client import AdminClient, Backoff, Bot, play
+from referee_client import REASKS, AdminClient, Backoff, Bot, play
 from referee_client.bots import RandomBot
+from referee_client.unary import time_policy_proto
 
 from referee.v1 import batavia_pb2, referee_pb2
 
@@ -30,7 +33,8 @@ class SometimesWrongBot(RandomBot):
         return super().choose(decision)
 
 
-def test_play_survives_a_network_drop_and_covers_illegal_answers(referee_server, tcp_proxy):
+def test_play_survives_a_network_drop_and_asks_again_after_a_refused_move(referee_server,
+                                                                         tcp_proxy):
     tcp_proxy.target_port = referee_server.port
     with AdminClient(referee_server.address, referee_server.admin_token) as admin:
         created = admin.create_match("batavia", 3, seed=21)
@@ -56,8 +60,12 @@ def test_play_survives_a_network_drop_and_covers_illegal_answers(referee_server,
     assert all(g.match_id == created.match_id for g in games_over)
     assert games_over[0].seats == games_over[1].seats
     assert sum(s.reconnects for s in stats) >= 1, stats
-    assert stats[0].fallbacks >= 1
-    assert all(s.rejected == 0 for s in stats)  # the fallback is legal, nothing is rejected
+    assert stats[0].refused >= 1 and stats[0].fallbacks == 0  # sent as it was, refused
+    assert stats[0].gave_up == 0  # asked again, its next answer was legal
+    assert all(s.refused == 0 for s in stats[1:])
+    with AdminClient(referee_server.address, referee_server.admin_token) as admin:
+        record = json.loads(admin.record(created.match_id).record_json)
+    assert record["rejected_moves"][0] >= 1
 
 
 def test_joining_a_finished_archived_match_returns_instead_of_retrying(referee_server):
@@ -83,17 +91,35 @@ def test_joining_a_finished_archived_match_returns_instead_of_retrying(referee_s
     assert stats.reconnects == 0
 
 
-def test_a_move_the_referee_rejects_is_answered_again(referee_server, monkeypatch):
-    """If the referee rejects a submission as illegal (here: the SDK's own legality check is
-    switched off so a bogus move reaches it), the decision stays pending and is not pushed
-    again; the SDK answers once more with the first legal move instead of stalling."""
-    import referee_client.bot as sdk
+def test_a_bot_refused_every_time_leaves_the_decision_to_the_time_policy(referee_server):
+    """A bot whose every answer to its first decision is illegal: the referee refuses each with
+    its reason, the SDK asks again REASKS times and then stops answering; the time policy
+    plays that decision (a timeout in the record) and the record counts the refused moves."""
 
-    monkeypatch.setattr(sdk, "_is_legal", lambda move, legal: True)
+    class WrongFirst(RandomBot):
+        name = "wrong-first"
+
+        def __init__(self, seed):
+            super().__init__(seed)
+            self.refusals = []
+
+        def choose(self, decision):
+            self.note("a bid I cannot pay")  # a note does not break the move
+            if len(self.refusals) <= REASKS and not getattr(self, "past", False):
+                return referee_pb2.Move(batavia=batavia_pb2.Move(bid=batavia_pb2.Bid(
+                    amount=999)))
+            return super().choose(decision)
+
+        def on_refused(self, refusal):
+            self.refusals.append(refusal)
+            self.past = refusal.final
+
     with AdminClient(referee_server.address, referee_server.admin_token) as admin:
-        created = admin.create_match("batavia", 3, seed=12)
+        created = admin.create_match("batavia", 3, seed=12, time_policy=time_policy_proto(
+            {"move_ms": 400, "on_expiry": "random_legal"}))
     tokens = [s.token for s in sorted(created.seats, key=lambda s: s.seat)]
-    bots: list[Bot] = [SometimesWrongBot(0), RandomBot(1), RandomBot(2)]
+    wrong = WrongFirst(0)
+    bots: list[Bot] = [wrong, RandomBot(1), RandomBot(2)]
 
     async def main():
         return await asyncio.gather(*(
@@ -102,6 +128,14 @@ def test_a_move_the_referee_rejects_is_answered_again(referee_server, monkeypatc
         ))
 
     outcomes = asyncio.run(asyncio.wait_for(main(), timeout=120))
-    wrong = outcomes[0][1]
-    assert outcomes[0][0].seats
-    assert wrong.rejected >= 1 and wrong.fallbacks == wrong.rejected
+    over, stats = outcomes[0]
+    assert over.seats
+    assert (stats.refused, stats.gave_up, stats.fallbacks) == (1 + REASKS, 1, 0)
+    assert [r.final for r in wrong.refusals] == [False] * REASKS + [True]
+    assert {r.reason for r in wrong.refusals} <= {"ILLEGAL_MOVE", "MALFORMED"}
+    assert all(r.message for r in wrong.refusals)
+    with AdminClient(referee_server.address, referee_server.admin_token) as admin:
+        record = json.loads(admin.record(created.match_id).record_json)
+    assert record["rejected_moves"] == [1 + REASKS, 0, 0]
+    first = next(m for m in record["moves"] if m["seat"] == 0)
+    assert first.get("timeout")

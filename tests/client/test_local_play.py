@@ -84,3 +84,84 @@ def test_a_missing_program_is_named(tmp_path):
     done = play(tmp_path, "--game", "goa", "--me", "no-such-bot-program --x", "--vs", "random")
     assert done.returncode == 2
     assert "--me: command 'no-such-bot-program' not found" in done.stderr
+
+
+BID_999_BOT = '''\
+"""Answers a bid of 999 ducats every time, whatever the decision (issue 20)."""
+import os
+
+from referee_client import Bot, run_bot
+
+from referee.v1 import batavia_pb2, referee_pb2
+
+
+class Bid999(Bot):
+    def choose(self, decision):
+        self.note("all in")
+        return referee_pb2.Move(batavia=batavia_pb2.Move(bid=batavia_pb2.Bid(amount=999)))
+
+
+run_bot(Bid999(), os.environ["REFEREE_ADDRESS"], os.environ["REFEREE_MATCH"],
+        os.environ["REFEREE_TOKEN"])
+'''
+
+
+def test_a_bot_whose_moves_are_refused_exits_1_with_the_refused_move_incident(tmp_path):
+    """Issue 20: a bot answering `bid 999` every time used to exit 0 (the SDK played the first
+    legal move for it). Now the referee refuses each answer; after the SDK's bounded re-asks the
+    time policy forfeits the seat, and `play` exits 1 naming the referee's reason and rule."""
+    (tmp_path / "bid999.py").write_text(BID_999_BOT)
+    done = play(tmp_path, "--game", "batavia", "--me", "python bid999.py {seed}", "--vs",
+                "random", "--vs", "random", "--seed", "4", "--workdir", "w", "--no-web",
+                "--move-ms", "300", "--on-expiry", "forfeit", timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    out = done.stdout
+    assert "incident: the referee refused 3 move(s) of your bot" in out, out
+    first = next(line for line in out.splitlines() if line.startswith("  first: "))
+    assert "move rejected: ILLEGAL_MOVE: " in first, first  # the referee's reason...
+    assert len(first) > len("  first: move rejected: ILLEGAL_MOVE: ") + 5  # ...and its message
+    me = next(line for line in out.splitlines() if line.startswith("  #") and " me " in line)
+    assert "3 move(s) refused by the referee" in me and "forfeited" in me
+    assert "your bot did not play every move itself" in out
+
+
+def test_without_a_terminal_play_does_not_wait_and_says_what_keeps_the_viewer(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "referee_tools.bot_cli", "play", "--game", "goa", "--me",
+         f"python {MYBOT}", "--vs", "random", "--seed", "3", "--workdir", "w"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=240, check=False,
+        stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "--keep-open keeps it up" in done.stdout
+
+
+def test_from_a_terminal_play_keeps_its_viewer_open_until_enter(tmp_path):
+    """Issue 20, item 5: the link `play` prints works after the match, until the user presses
+    Enter (stdin a terminal, here a pseudo-terminal)."""
+    import os
+    import pty
+    import re
+    import urllib.request
+
+    from .conftest import read_until
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "referee_tools.bot_cli", "play", "--game", "goa", "--me",
+         f"python {MYBOT}", "--vs", "random", "--seed", "3", "--workdir", "w"],
+        cwd=tmp_path, stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True)
+    os.close(follower)
+    try:
+        text = read_until(proc, "press Enter", 240)
+        link = re.search(r"http://127\.0\.0\.1:\d+/matches/\w+", text)
+        assert link, text
+        with urllib.request.urlopen(link.group(0), timeout=30) as page:  # the viewer is up
+            assert page.status == 200 and "<html" in page.read().decode().lower()
+        assert proc.poll() is None
+        os.write(leader, b"\n")
+        assert proc.wait(60) == 0, text
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(leader)

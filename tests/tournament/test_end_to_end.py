@@ -3,7 +3,9 @@ file, and the CLI's help and errors."""
 from __future__ import annotations
 
 import csv
+import io
 import json
+from pathlib import Path
 
 import pytest
 from referee_tournament.cli import main
@@ -125,8 +127,12 @@ def test_demo_runs_a_tournament_per_hosted_game(tmp_path):
     from referee_tournament.demo import run_demo
     from rich.console import Console
 
-    results = run_demo(tmp_path, games=["batavia"], progress=False, console=Console(quiet=True))
+    console = Console(record=True, width=100, file=io.StringIO())
+    results = run_demo(tmp_path, games=["batavia"], progress=False, console=console)
     assert list(results) == ["batavia"]
+    # it ends with the path of each report, a page that works (issue 20: no "<game>" in it)
+    report = console.export_text().strip().splitlines()[-1].strip()
+    assert report.endswith("/batavia/index.html") and Path(report).exists(), report
     assert results["batavia"]["status"] == {"done": 3}
     assert {e["name"] for e in results["batavia"]["leaderboard"]} == {
         "random-a", "random-b", "greedy-batavia"}

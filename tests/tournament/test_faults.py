@@ -118,18 +118,42 @@ def test_a_dead_referee_stops_the_run_without_failing_matches(tmp_path, quiet_co
     assert st.get("pending", 0) >= 1
 
 
-def test_rejected_moves_are_counted_per_entrant(tmp_path, referee, quiet_console):
+def _one_match_with(bot_script: str, name: str, tmp_path, referee, quiet_console) -> dict:
+    """One match of the bot ``tests/tournament/bots/<bot_script>`` (entrant ``name``) against
+    two random bots; the run's report data."""
     from pathlib import Path
 
-    bot = Path(__file__).parent / "bots" / "sloppy_bot.py"
+    bot = Path(__file__).parent / "bots" / bot_script
     cfg = _cfg(tmp_path, {"move_ms": 5000},
-               [("sloppy", f"{{python}} {bot} {{address}} {{match}} {{token}}"),
+               [(name, f"{{python}} {bot} {{address}} {{match}} {{token}}"),
                 ("a", RANDOM), ("b", RANDOM)])
     data = asyncio.run(Runner(cfg, address=referee.address, admin_token=referee.admin_token,
                               console=quiet_console, progress=False, max_matches=1).run())
     assert data["status"]["done"] == 1
+    return data
+
+
+def test_rejected_moves_are_counted_per_entrant(tmp_path, referee, quiet_console):
+    data = _one_match_with("sloppy_bot.py", "sloppy", tmp_path, referee, quiet_console)
     rows = {e["name"]: e for e in data["leaderboard"]}
     assert rows["sloppy"]["rejected"] == 2
     assert rows["a"]["rejected"] == rows["b"]["rejected"] == 0
     inc = [i for i in data["incidents"] if i["entrant"] == "sloppy"]
     assert inc and "rejected=2" in inc[0]["what"] and "STALE_STATE" in inc[0]["stderr_tail"]
+
+
+def test_a_refused_move_is_an_incident_of_its_entrant_with_the_referees_reason(
+        tmp_path, referee, quiet_console):
+    """Issue 20: the SDK sends the bot's illegal answer, the referee refuses it, and the
+    tournament reports it per entrant with the referee's reason and the rule's message."""
+    import html
+
+    data = _one_match_with("wrong_first_bot.py", "wrong", tmp_path, referee, quiet_console)
+    rows = {e["name"]: e for e in data["leaderboard"]}
+    assert rows["wrong"]["rejected"] == 1 and rows["a"]["rejected"] == 0
+    inc = [i for i in data["incidents"] if i["entrant"] == "wrong"]
+    assert inc and "rejected=1" in inc[0]["what"]
+    refusal = next(w for w in inc[0]["what"] if w.startswith("move rejected: "))
+    assert refusal.startswith("move rejected: ILLEGAL_MOVE: ") and "bid" in refusal
+    page = next((tmp_path / "out").glob("*.html")).read_text()
+    assert html.escape(refusal) in page  # in the report's incidents table

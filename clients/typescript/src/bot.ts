@@ -2,6 +2,7 @@
 //
 //   npm ci                      (installs, generates types from ../../proto, compiles to dist/)
 //   node dist/bot.js --address 127.0.0.1:50051 --match MATCH_ID --token=SEAT_TOKEN [--seed N]
+//                    [--fallback first_legal]
 //
 // The token may also come from $REFEREE_TOKEN (and the address from $REFEREE_ADDRESS, the match
 // from $REFEREE_MATCH). The bot opens the Play stream with `authorization: Bearer <token>`,
@@ -9,6 +10,15 @@
 // state_version. After a broken stream (referee restart, network drop) it joins again with
 // backoff; the referee then pushes the pending decision again. It exits 0 on GameOver, 1 on
 // failure, 2 on bad usage. Logs are JSON lines on stderr.
+//
+// The move `choose` returns is sent as it is. If the referee refuses it (its reason and the
+// rule's message come back), the bot logs "move rejected", counts it, calls `onRefused` and
+// asks `choose` again for the same decision, at most REASKS times; then it stops answering that
+// decision and the referee's time policy plays it (with --fallback first_legal it plays the first
+// legal move instead, and for an answer not among legal_moves too, each use logged as an
+// incident). `choose` may also give a note (plain text,
+// recorded with the move, never shown to the other seats during the match): cleanNote drops
+// control characters but newline and tab and cuts it to NOTE_LIMIT bytes of UTF-8.
 import * as path from 'path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -20,21 +30,82 @@ import type { Move__Output as Move } from './generated/referee/v1/Move';
 import type { RefereeClient } from './generated/referee/v1/Referee';
 import type { ServerMessage__Output as ServerMessage } from './generated/referee/v1/ServerMessage';
 
+/** What `choose` answers: a move, and an optional note about it. */
+export interface Answer { move: Move; note?: string }
+
+/** A move of yours the referee refused, given to `onRefused`. */
+export interface Refusal {
+  stateVersion: string;
+  kind: string;
+  move: Move;
+  reason: string;    // the referee's reason: ILLEGAL_MOVE, MALFORMED, ...
+  message: string;   // the rule
+  attempt: number;   // 1 for the first answer to the decision
+  final: boolean;    // no more asks: the time policy plays the decision
+}
+
 // ============================================================================================
 // YOUR STRATEGY GOES HERE.
 // `decision.legal_moves` lists every legal move; return one of them unchanged.
 // `decision.view` is everything your seat may see (its fields are in proto/referee/v1/<game>.proto),
 // `decision.kind` names the choice (e.g. "batavia.auction"). This starter picks at random,
-// which is legal in every game.
-export function choose(decision: Decision, random: () => number): Move {
+// which is legal in every game, and says so in the move's note.
+export function choose(decision: Decision, random: () => number): Answer {
   const moves = decision.legal_moves ?? [];
-  return moves[Math.floor(random() * moves.length)];
+  const pick = Math.floor(random() * moves.length);
+  return { move: moves[pick], note: `${decision.kind}: move ${pick + 1} of ${moves.length}, at random` };
+}
+
+// Called when the referee refused a move of yours (`refusal.reason`, `refusal.message`).
+// Unless `refusal.final`, `choose` is then asked again for the same decision.
+export function onRefused(refusal: Refusal): void {
+  void refusal;
 }
 // ============================================================================================
 
-interface Args { address: string; match: string; token: string; seed?: number }
+/** After a refused move, `choose` is asked again at most this many times per decision. */
+export const REASKS = 2;
+/** The most bytes of UTF-8 the referee takes in a note. */
+export const NOTE_LIMIT = 512;
+const NOTE_DROPS = /[\p{Cc}\p{Cs}]/u;
+// The refusals of the bot's own move (not a late or out-of-turn one, which needs nothing).
+const OWN_REFUSALS = new Set(['ILLEGAL_MOVE', 'MALFORMED', 'WRONG_GAME', 'REASON_UNSPECIFIED']);
 
-const USAGE = 'usage: node dist/bot.js --address HOST:PORT --match ID --token=TOKEN [--seed N]';
+/** A note as the referee takes it: control characters other than newline and tab dropped
+ * (and lone surrogates), cut to NOTE_LIMIT bytes of UTF-8 at a character boundary. */
+export function cleanNote(note: string | undefined): string {
+  let out = '';
+  let bytes = 0;
+  for (const ch of note ?? '') {
+    if (ch !== '\n' && ch !== '\t' && NOTE_DROPS.test(ch)) continue;
+    const size = Buffer.byteLength(ch, 'utf8');
+    if (bytes + size > NOTE_LIMIT) break;
+    out += ch;
+    bytes += size;
+  }
+  return out;
+}
+
+let refused = 0;    // moves of this bot the referee refused, over the whole match
+let fallbacks = 0;  // substitute moves played with --fallback first_legal
+
+function isLegal(move: Move, decision: Decision): boolean {
+  return (decision.legal_moves ?? []).some(
+    (m) => m === move || JSON.stringify(m) === JSON.stringify(move));
+}
+
+// The --fallback move for `decision` (its first legal move), logged as an incident.
+function substitute(decision: Decision, why: string): Move {
+  fallbacks += 1;
+  log('error', `${why}; playing the first legal move instead (--fallback first_legal)`,
+      { incident: 'fallback', state_version: decision.state_version, kind: decision.kind });
+  return (decision.legal_moves ?? [])[0];
+}
+
+interface Args { address: string; match: string; token: string; seed?: number; fallback: string }
+
+const USAGE = 'usage: node dist/bot.js --address HOST:PORT --match ID --token=TOKEN [--seed N] '
+  + '[--fallback first_legal]';
 
 function parseArgs(argv: string[]): Args {
   const env = process.env;
@@ -42,6 +113,7 @@ function parseArgs(argv: string[]): Args {
   let match = env.REFEREE_MATCH || '';
   let token = env.REFEREE_TOKEN || '';
   let seed: number | undefined;
+  let fallback = '';  // 'first_legal': play a substitute for an answer that is not legal
   for (let i = 0; i < argv.length; i++) {
     let flag = argv[i];
     let value: string | undefined;
@@ -53,12 +125,16 @@ function parseArgs(argv: string[]): Args {
       case '--match': match = take(); break;
       case '--token': token = take(); break;  // use --token=VALUE: a token may begin with '-'
       case '--seed': seed = Number(take()); break;
+      case '--fallback': fallback = take(); break;
       case '-h': case '--help': console.log(USAGE); process.exit(0);
       default: console.error(`unknown argument ${flag}\n${USAGE}`); process.exit(2);
     }
   }
-  if (!match || !token) { console.error(USAGE); process.exit(2); }
-  return { address, match, token, seed };
+  if (!match || !token || !['', 'first_legal'].includes(fallback)) {
+    console.error(USAGE);
+    process.exit(2);
+  }
+  return { address, match, token, seed, fallback };
 }
 
 // mulberry32: a small seeded PRNG, so a seeded bot replays the same game.
@@ -100,12 +176,20 @@ function playOnce(client: RefereeClient, args: Args, random: () => number,
     const finish = (o: Outcome) => { if (!done) { done = true; resolve(o); } };
     const answered = new Set<string>();  // versions answered on this stream
     let pending: Decision | undefined;   // the decision we are answering
-    let retries = 0;                     // re-answers of `pending` after rejections
-    const submit = (d: Decision) => {
-      const move = choose(d, random);
+    let sent: Move | undefined;          // the last answer to it (undefined once refused)
+    let attempts = 0;                    // answers sent to `pending`
+    const send = (d: Decision, move: Move, note?: string) => {
+      sent = move;
+      attempts += 1;
       const msg: ClientMessage = { submit: { state_version: d.state_version, move,
-                                             request_id: `ts${d.state_version}-${retries}` } };
+                                             note: cleanNote(note),
+                                             request_id: `ts${d.state_version}-${attempts}` } };
       call.write(msg);
+    };
+    const submit = (d: Decision) => {
+      const { move, note } = choose(d, random);
+      send(d, args.fallback && !isLegal(move, d)
+        ? substitute(d, 'choose returned a move that is not among legal_moves') : move, note);
     };
     call.on('data', (msg: ServerMessage) => {
       if (msg.welcome) {
@@ -117,19 +201,41 @@ function playOnce(client: RefereeClient, args: Args, random: () => number,
         if (answered.has(version) || !(d.legal_moves ?? []).length) return;
         answered.add(version);
         pending = d;
-        retries = 0;
+        attempts = 0;
         submit(d);
       } else if (msg.move_result && !msg.move_result.accepted) {
         const r = msg.move_result;
-        log('warning', 'move rejected', { reason: r.reason, message: r.message });
-        // The decision is still ours if the referee is at its version: answer it again.
-        if (pending && String(r.state_version ?? '0') === String(pending.state_version ?? '0')
-            && retries < 3) {
-          retries += 1;
-          submit(pending);
+        const reason = String(r.reason ?? 'REASON_UNSPECIFIED');
+        // A refused move leaves the decision pending (it is not pushed again). A late or
+        // out-of-turn answer (STALE_STATE, NOT_YOUR_TURN) needs nothing: a newer decision comes.
+        if (!OWN_REFUSALS.has(reason) || !pending || sent === undefined
+            || String(r.state_version ?? '0') !== String(pending.state_version ?? '0')) {
+          log('warning', 'move not accepted', { reason, message: r.message });
+          return;
         }
+        refused += 1;
+        const refusal: Refusal = {
+          stateVersion: String(pending.state_version ?? '0'), kind: pending.kind ?? '', move: sent,
+          reason, message: r.message ?? '', attempt: attempts, final: attempts > REASKS,
+        };
+        sent = undefined;
+        log('error', 'move rejected', { incident: 'refused', reason, message: refusal.message,
+                                        kind: refusal.kind, state_version: refusal.stateVersion,
+                                        attempt: attempts });
+        onRefused(refusal);
+        if (refusal.final && args.fallback && attempts === REASKS + 1) {  // once: then it is final
+          send(pending, substitute(pending, 'the referee refused every answer'));
+          return;
+        }
+        if (refusal.final) {
+          log('error', "stopped answering after refused moves; the referee's time policy plays "
+            + 'this decision', { incident: 'gave_up', state_version: refusal.stateVersion });
+          return;
+        }
+        submit(pending);
       } else if (msg.game_over) {
-        log('info', 'game over', { winners: msg.game_over.winners, summary: msg.game_over.summary });
+        log('info', 'game over', { winners: msg.game_over.winners, summary: msg.game_over.summary,
+                                   refused, fallbacks });
         finish({ over: true });
         call.cancel();
       }
