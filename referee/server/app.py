@@ -255,9 +255,10 @@ class RefereeServer:
 
 
 async def serve(config: ServerConfig) -> None:
-    """Run until SIGINT/SIGTERM."""
+    """Run until SIGINT/SIGTERM. The handlers are in place before the server starts: the port
+    file it writes tells a supervisor it is up, and a SIGTERM sent at once must stop it cleanly
+    (it used to kill the process when it came before the handlers)."""
     server = RefereeServer(config)
-    await server.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -265,6 +266,7 @@ async def serve(config: ServerConfig) -> None:
             loop.add_signal_handler(sig, stop.set)
         except NotImplementedError:  # pragma: no cover
             pass
+    await server.start()
     await stop.wait()
     await server.stop(2.0)
 
