@@ -13,9 +13,12 @@ A sandboxed entrant's command runs under ``bwrap`` (Debian package ``bubblewrap`
 - **its own writable temporary folder**: a size-capped tmpfs at ``/tmp`` (also ``$HOME``);
 - **its own process, IPC, UTS and cgroup namespaces**; it dies with the runner
   (``--die-with-parent``, armed once bwrap's set-up is done: a runner killed in those first
-  milliseconds can leave it behind) and cannot reach the terminal (``--new-session``); the
-  runner stops it by signalling its process group, which bwrap's sandboxed child is still in
-  during the set-up and whose death takes the sandbox's whole process namespace with it;
+  milliseconds can leave it behind) and cannot reach the terminal: the runner starts it in a
+  session of its own (``start_new_session``), so it has no controlling terminal. The runner
+  stops it by signalling that session's process group, which bwrap's sandboxed child stays in
+  (bwrap's own ``--new-session`` would move it out with ``setsid`` before ``--die-with-parent``
+  is armed: under load, a stop in that window left the sandbox running), and whose death takes
+  the sandbox's whole process namespace with it;
 - **limits** (``prlimit``): address space (memory), CPU seconds, processes, open files and the
   size of a written file. When the runner is root, the bot also runs under a user id of its own
   (no capabilities, ``no_new_privs``), since the kernel does not count a root user's processes
@@ -142,9 +145,10 @@ def wrap(argv: list[str], *, cwd: str | None, socket_path: str | None,
          spec: SandboxSpec) -> list[str]:
     """The argv that runs ``argv`` inside a sandbox; ``cwd`` (read-only) becomes its working
     folder, ``socket_path`` (the referee's Unix socket on the host) appears at
-    :data:`SOCKET_IN_SANDBOX`."""
+    :data:`SOCKET_IN_SANDBOX`. Start it with ``start_new_session=True``: that session is what
+    keeps it from the terminal, and its process group is how it is stopped."""
     root = os.geteuid() == 0
-    args = ["bwrap", "--die-with-parent", "--new-session", "--hostname", "sandbox",
+    args = ["bwrap", "--die-with-parent", "--hostname", "sandbox",
             "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
             "--unshare-cgroup-try"]
     if not root:
