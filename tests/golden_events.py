@@ -3,6 +3,7 @@ game read them)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from referee.core import registry
@@ -32,8 +33,6 @@ def game_event_texts(golden: Path) -> dict[str, list[str]]:
 
 def assert_all_match(texts: dict[str, list[str]], kind: str, pattern: str) -> None:
     """Every text of ``kind`` matches ``pattern`` in full, and there is at least one."""
-    import re
-
     found = texts.get(kind, [])
     assert found, f"no {kind} event in the golden replays"
     bad = [t for t in found if not re.fullmatch(pattern, t)]

@@ -109,7 +109,7 @@ def _scalar(f: Any, v: Any) -> Any:
 
 def public_view(game: Game, state: Any) -> dict[str, Any]:
     """The spectator's view of ``state`` (seat None: public information only)."""
-    return view_json(game.view(state, None))
+    return seat_view(game, state, None)
 
 
 def seat_view(game: Game, state: Any, seat: int | None) -> dict[str, Any]:
@@ -268,21 +268,6 @@ class Replayer:
 
     def final_frames(self, forfeited: int | None) -> list[dict[str, Any]]:
         return [json.loads(f) for f in self.final_encoded(forfeited)]
-
-
-def frames_from_moves(
-    game: Game,
-    options: Mapping[str, Any],
-    seats: int,
-    seed: int,
-    moves: list[Mapping[str, Any]],
-    sheet: ComponentSheet,
-    forfeited: int | None = None,
-) -> list[dict[str, Any]]:
-    """Re-simulate a match: one frame per state version (see ``Replayer``)."""
-    r = Replayer(game, options, seats, seed, sheet)
-    r.extend(moves)
-    return r.final_frames(forfeited)  # (moves verified: this path is for records)
 
 
 def record_replayer(game: Game, record: Mapping[str, Any],
