@@ -49,8 +49,11 @@ LAYERS = (
     _layer("server", ("referee.server", "referee.web"), ("core", "protocol"),
            ("grpc", "grpc_health", "grpc_reflection", "grpc_status", "google.rpc", "structlog",
             "starlette", "uvicorn", "jinja2", *PROTOBUF)),
-    _layer("referee-cli", ("referee.cli", "referee.sheet_cli"), ("server", "core", "protocol"),
-           ("rich", *PROTOBUF)),
+    # the forward model for researchers and search bots: engines without a referee, and the
+    # local Simulator service that gives other languages the same engines
+    _layer("sim", ("referee.sim",), ("core", "protocol"), ("grpc", *PROTOBUF)),
+    _layer("referee-cli", ("referee.cli", "referee.sheet_cli"),
+           ("server", "sim", "core", "protocol"), ("rich", *PROTOBUF)),
     # the Python SDK speaks the wire protocol only, as a bot in any language does
     _layer("sdk", ("referee_client",), ("protocol",), ("grpc", *PROTOBUF)),
     _layer("tournament", ("referee_tournament",), ("sdk", "protocol"),
@@ -58,8 +61,12 @@ LAYERS = (
             *PROTOBUF)),
     # make run's demo, referee-bot play and conformance: above the SDK and the runner
     _layer("tools", ("referee_tools",), ("tournament", "sdk", "protocol"), ("grpc", "rich")),
+    # for researchers: the search bot and the RL adapters, on the SDK and the forward model
+    _layer("research", ("referee_research",), ("tournament", "sdk", "sim", "core", "protocol"),
+           ("grpc", "rich", "numpy", "gymnasium", "pettingzoo", "pyspiel", *PROTOBUF)),
     _layer("bench", ("bench",),
-           ("tools", "tournament", "sdk", "referee-cli", "server", "games", "core", "protocol"),
+           ("research", "tools", "tournament", "sdk", "referee-cli", "server", "sim", "games",
+            "core", "protocol"),
            ("grpc", "rich", "httpx", *PROTOBUF)),
 )
 #: Imports that cross layers on purpose: the registry finds the games by scanning the package

@@ -17,6 +17,7 @@ and concrete, converted move by move.
 from __future__ import annotations
 
 import abc
+import copy
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from google.protobuf.message import Message
 
 from .components import ComponentSheet
-from .rng import Chance
+from .rng import Chance, Rng
 
 if TYPE_CHECKING:
     from _typeshed import SupportsDunderLT
@@ -257,3 +258,23 @@ class Game(abc.ABC, Generic[S, M]):
 
     @abc.abstractmethod
     def seat_count(self, state: S) -> int: ...
+
+    # ---- the forward model (referee.sim; docs/research/forward-model.md)
+    def clone(self, state: S) -> S:
+        """An independent copy of ``state``: applying moves to one never changes the other, and
+        both hash alike. The default deep-copies; a game overrides it with a hand-written copy
+        (the forward model's clone is a search bot's hot path)."""
+        return copy.deepcopy(state)
+
+    def sample_state(
+        self, views: Mapping[int, Message], history: Sequence[Event], rng: Rng,
+        options: Mapping[str, Any], seat_count: int, components: ComponentSheet,
+    ) -> S:
+        """A full state consistent with everything the seats in ``views`` saw: for each seat
+        ``s`` in ``views``, ``view(state, s)`` equals ``views[s]`` (the game's View message that
+        seat received), and what none of them could see (other hands and money where hidden,
+        face-down tiles, deck orders, the future of chance) is drawn with ``rng``, uniformly
+        over what is consistent unless the game's docs name a bias. ``history`` is the match's
+        public events so far (what Join.events delivers), oldest first. Reads nothing else: a
+        sampler cannot leak what it is never given. ``options`` are parsed options."""
+        raise NotImplementedError(f"{self.spec.name} has no sampler")
