@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import grpc
 import structlog
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
@@ -41,7 +40,7 @@ from . import errors
 from .archive import ArchiveError, Limits, check_archive
 from .auth import RateLimiter, new_token, peer_address, token_hash
 from .clock import now_ms
-from .errors import RefereeError, clip
+from .errors import clip
 from .sessions import BOT_NAME_RE, BotSessions
 from .store import Store
 
@@ -140,18 +139,6 @@ class Standings:
     text: str
     doc: dict[str, Any]
     published_ms: int
-
-
-def already_exists(message: str) -> RefereeError:
-    return RefereeError(grpc.StatusCode.ALREADY_EXISTS, "ALREADY_EXISTS", message)
-
-
-def bad_invite(message: str) -> RefereeError:
-    return RefereeError(grpc.StatusCode.PERMISSION_DENIED, "BAD_INVITE", message)
-
-
-def bad_archive(message: str) -> RefereeError:
-    return RefereeError(grpc.StatusCode.INVALID_ARGUMENT, "BAD_ARCHIVE", message)
 
 
 def _enum(enum: Any, value: int, what: str, allow_zero: bool = True) -> int:
@@ -457,7 +444,7 @@ class Leagues:
         invite_hash = ""
         if not admin:
             if request.name in self.sessions.bots.values() or request.name in self.bots:
-                raise already_exists(f"a bot named {request.name} is already registered")
+                raise errors.already_exists(f"a bot named {request.name} is already registered")
             reg = row.league.registration
             if reg == pb.REGISTRATION_CLOSED:
                 raise errors.permission_denied(f"league {request.league} takes no registration"
@@ -487,7 +474,7 @@ class Leagues:
         old = self.bots.get(request.name)
         row_bot = BotRow(request.name, request.league, request.kind, status, "", meta["owner"],
                          meta["description"], ts)
-        if old is not None and old.league == request.league:
+        if old is not None:  # the admin re-registered it: its versions stay its own
             row_bot.versions, row_bot.commands = old.versions, old.commands
         self.bots[request.name] = row_bot
         log.info("league_bot_registered", bot=request.name, league=request.league,
@@ -499,15 +486,15 @@ class Leagues:
         """The hash of a valid invite of ``league``, one use taken (in memory; the caller
         stores it with the bot)."""
         if not code:
-            raise bad_invite(f"league {league} needs an invite code to register")
+            raise errors.bad_invite(f"league {league} needs an invite code to register")
         h = token_hash(code)
         inv = self.invites.get(h)
         if inv is None or inv.league != league:
-            raise bad_invite("unknown invite code for this league")
+            raise errors.bad_invite("unknown invite code for this league")
         if inv.uses_left <= 0:
-            raise bad_invite("this invite code is used up")
+            raise errors.bad_invite("this invite code is used up")
         if inv.expires_ms is not None and now_ms() >= inv.expires_ms:
-            raise bad_invite("this invite code has expired")
+            raise errors.bad_invite("this invite code has expired")
         inv.uses_left -= 1
         return h
 
@@ -570,7 +557,7 @@ class Leagues:
         header = first.header
         cap = self.limits.max_received
         if header.size > cap:
-            raise bad_archive(f"the archive is larger than {cap} bytes ({header.size} announced)")
+            raise errors.bad_archive(f"the archive is larger than {cap} bytes ({header.size} announced)")
         if not header.filename or len(header.filename) > 255:
             raise errors.malformed("header.filename is 1-255 characters")
         buf = bytearray()
@@ -583,10 +570,10 @@ class Leagues:
             if msg.WhichOneof("part") != "data":
                 raise errors.malformed("only the first UploadBotChunk carries a header")
             if len(buf) + len(msg.data) > cap:
-                raise bad_archive(f"the archive is larger than {cap} bytes")
+                raise errors.bad_archive(f"the archive is larger than {cap} bytes")
             buf += msg.data
         if header.size and len(buf) != header.size:
-            raise bad_archive(f"{len(buf)} bytes received, the header announced {header.size}")
+            raise errors.bad_archive(f"{len(buf)} bytes received, the header announced {header.size}")
         return await self.keep_upload(name, header.filename, bytes(buf))
 
     def uploader(self, name: str) -> BotRow:
@@ -603,12 +590,12 @@ class Leagues:
         web's upload form both end here."""
         row = self.uploader(name)
         if len(data) > self.limits.max_received:
-            raise bad_archive(f"the archive is larger than {self.limits.max_received} bytes")
+            raise errors.bad_archive(f"the archive is larger than {self.limits.max_received} bytes")
         try:
             checked = await asyncio.to_thread(check_archive, filename, data, self.limits)
         except ArchiveError as exc:
             log.info("upload_refused", bot=name, error=str(exc)[:200])
-            raise bad_archive(str(exc)) from None
+            raise errors.bad_archive(str(exc)) from None
         lock = self._upload_locks.setdefault(name, asyncio.Lock())
         async with lock:
             number = max((v.version for v in row.versions), default=0) + 1

@@ -27,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from referee.server import errors
 from referee.server.auth import same_hash, token_hash
 from referee.server.errors import RefereeError
 from referee.v1 import referee_pb2 as pb
@@ -71,16 +72,13 @@ async def _json_body(request: Request) -> dict[str, Any]:
     async for chunk in request.stream():
         body += chunk
         if len(body) > MAX_JSON_BODY:
-            raise RefereeError(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED",
-                               f"a request body is at most {MAX_JSON_BODY} bytes")
+            raise errors.malformed(f"a request body is at most {MAX_JSON_BODY} bytes")
     try:
         doc = json.loads(body or b"{}")
     except ValueError:
-        raise RefereeError(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED",
-                           "the body is not JSON") from None
+        raise errors.malformed("the body is not JSON") from None
     if not isinstance(doc, dict):
-        raise RefereeError(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED",
-                           "the body is a JSON object")
+        raise errors.malformed("the body is a JSON object")
     return doc
 
 
@@ -215,13 +213,11 @@ def league_routes(service: Any, source: MatchSource) -> list[Route]:
             kind = {"remote": pb.BOT_KIND_REMOTE, "hosted": pb.BOT_KIND_HOSTED}.get(
                 str(body.get("kind", "remote")))
             if kind is None:
-                raise RefereeError(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED",
-                                   "kind is remote or hosted")
+                raise errors.malformed("kind is remote or hosted")
             fields = {k: body.get(k, "") for k in ("name", "owner", "description",
                                                    "invite_code")}
             if not all(isinstance(v, str) for v in fields.values()):
-                raise RefereeError(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED",
-                                   "name, owner, description and invite_code are strings")
+                raise errors.malformed("name, owner, description and invite_code are strings")
             req = pb.RegisterBotRequest(league=name, kind=kind, **fields)
             resp = await leagues().register(req, admin=False, peer=_client(request))
         except RefereeError as exc:
@@ -236,28 +232,23 @@ def league_routes(service: Any, source: MatchSource) -> list[Route]:
             token = _bearer(request)
             h = token_hash(token) if token else None
             if not service.limiter.allow(h if h in service.sessions.bots else _client(request)):
-                raise RefereeError(grpc.StatusCode.RESOURCE_EXHAUSTED, "RESOURCE_EXHAUSTED",
-                                   "rate limit exceeded; slow down")
+                raise errors.exhausted("rate limit exceeded; slow down")
             owner = service.sessions.bots.get(h) if h else None
             if owner is None or owner in service.sessions.blocked:
-                raise RefereeError(grpc.StatusCode.UNAUTHENTICATED, "UNAUTHENTICATED",
-                                   "an upload needs the bot's token (Authorization: Bearer)")
+                raise errors.unauthenticated("an upload needs the bot's token (Authorization: Bearer)")
             if owner != name:
-                raise RefereeError(grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED",
-                                   "this token belongs to another bot")
+                raise errors.permission_denied("this token belongs to another bot")
             lg.uploader(name)
             filename = request.headers.get("x-filename", "")[:255]
             cap = lg.limits.max_received
             declared = request.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > cap:
-                raise RefereeError(grpc.StatusCode.INVALID_ARGUMENT, "BAD_ARCHIVE",
-                                   f"the archive is larger than {cap} bytes")
+                raise errors.bad_archive(f"the archive is larger than {cap} bytes")
             data = bytearray()
             async for chunk in request.stream():
                 data += chunk
                 if len(data) > cap:
-                    raise RefereeError(grpc.StatusCode.INVALID_ARGUMENT, "BAD_ARCHIVE",
-                                       f"the archive is larger than {cap} bytes")
+                    raise errors.bad_archive(f"the archive is larger than {cap} bytes")
             version = await lg.keep_upload(name, filename, bytes(data))
         except RefereeError as exc:
             return refusal(exc)
@@ -270,15 +261,12 @@ def league_routes(service: Any, source: MatchSource) -> list[Route]:
         token = _bearer(request)
         h = token_hash(token) if token else None
         if not service.limiter.allow(h if h == service.admin_hash else _client(request)):
-            raise RefereeError(grpc.StatusCode.RESOURCE_EXHAUSTED, "RESOURCE_EXHAUSTED",
-                               "rate limit exceeded; slow down")
+            raise errors.exhausted("rate limit exceeded; slow down")
         if h is None:
-            raise RefereeError(grpc.StatusCode.UNAUTHENTICATED, "UNAUTHENTICATED",
-                               "the organizer's calls need the admin token "
+            raise errors.unauthenticated("the organizer's calls need the admin token "
                                "(Authorization: Bearer)")
         if not same_hash(h, service.admin_hash):
-            raise RefereeError(grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED",
-                               "this is not the admin token")
+            raise errors.permission_denied("this is not the admin token")
 
     async def api_admin(request: Request) -> Response:
         """GET (admin token): the league's health: its bots with status, sessions and versions, running matches, connected sessions, versions waiting for their check, last standings publish time."""
@@ -302,12 +290,10 @@ def league_routes(service: Any, source: MatchSource) -> list[Route]:
                       "removed": pb.BOT_REMOVED, "pending": pb.BOT_PENDING}.get(
                 str(body.get("status")))
             if status is None:
-                raise RefereeError(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED",
-                                   "status is active, disabled, removed or pending")
+                raise errors.malformed("status is active, disabled, removed or pending")
             row = leagues().bot(bot)
             if row.league != name:
-                raise RefereeError(grpc.StatusCode.NOT_FOUND, "NOT_FOUND",
-                                   f"no bot {bot[:64]} in league {name[:64]}")
+                raise errors.not_found(f"no bot {bot[:64]} in league {name[:64]}")
             await leagues().set_status(pb.SetBotStatusRequest(
                 bot=bot, status=status, message=str(body.get("message", ""))[:500]))
         except RefereeError as exc:
@@ -323,8 +309,7 @@ def league_routes(service: Any, source: MatchSource) -> list[Route]:
             state = {"running": pb.LEAGUE_RUNNING, "paused": pb.LEAGUE_PAUSED,
                      "stopped": pb.LEAGUE_STOPPED}.get(str(body.get("state")))
             if state is None:
-                raise RefereeError(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED",
-                                   "state is running, paused or stopped")
+                raise errors.malformed("state is running, paused or stopped")
             await leagues().set_state(pb.SetLeagueStateRequest(
                 name=name, state=state, reason=str(body.get("reason", ""))))
         except RefereeError as exc:
@@ -340,8 +325,7 @@ def league_routes(service: Any, source: MatchSource) -> list[Route]:
             uses, valid = body.get("uses", 1), body.get("valid_s", 0)
             if not (isinstance(uses, int) and isinstance(valid, int)
                     and 0 <= uses < 1 << 31 and 0 <= valid < 1 << 31):
-                raise RefereeError(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED",
-                                   "uses and valid_s are whole numbers ≥ 0")
+                raise errors.malformed("uses and valid_s are whole numbers ≥ 0")
             resp = await leagues().create_invite(pb.CreateInviteRequest(
                 league=name, uses=uses, valid_s=valid))
         except RefereeError as exc:
