@@ -97,24 +97,28 @@ class MatchSource:
         ``before``: the page that precedes it (newer). Returns the matches and the keys of the
         pages on either side (None at an end)."""
         live = {rt.id: rt for rt in list(self.service.matches.values())}
-        metas: dict[str, dict[str, Any]] = {}
-        for r in await self._store_rows():
-            if r.id not in live:
-                metas[r.id] = self._row_meta(r)
-        for rt in live.values():
-            metas[rt.id] = self._live_meta(rt)
-        chosen = [m for m in metas.values()
-                  if not m["unlisted"] and (not game or m["game"] == game)
-                  and (not league or m["league"] == league) and (not bot or bot in m["bots"])]
-        chosen.sort(key=_key, reverse=True)  # newest first
+
+        def keep(game_: str, league_: str, bots: Any, unlisted: bool) -> bool:
+            return (not unlisted and (not game or game_ == game)
+                    and (not league or league_ == league) and (not bot or bot in (bots or ())))
+
+        # (key, match) of every match that passes, built into its summary only if on the page
+        chosen: builtins.list[tuple[tuple[int, str], Any]] = [
+            ((r.created_ms, r.id), r) for r in await self._store_rows()
+            if r.id not in live and keep(r.game, r.league, r.seat_bots, r.unlisted)]
+        chosen += [((rt.created_ms, rt.id), rt) for rt in live.values()
+                   if keep(rt.game.spec.name, rt.league_fields.get("league", ""),
+                           rt.league_fields.get("seat_bots"), rt.unlisted)]
+        chosen.sort(key=lambda c: c[0], reverse=True)  # newest first
         if after is not None:
-            start = next((i for i, m in enumerate(chosen) if _key(m) < after), len(chosen))
+            start = next((i for i, (k, _) in enumerate(chosen) if k < after), len(chosen))
         elif before is not None:
-            newer = [i for i, m in enumerate(chosen) if _key(m) > before]
+            newer = [i for i, (k, _) in enumerate(chosen) if k > before]
             start = max(0, (newer[-1] + 1 if newer else 0) - limit)
         else:
             start = 0
-        items = chosen[start:start + limit]
+        items = [self._live_meta(m) if m.id in live else self._row_meta(m)
+                 for _, m in chosen[start:start + limit]]
         return {
             "matches": items,
             "next": _cursor(items[-1]) if items and start + limit < len(chosen) else None,
@@ -316,10 +320,6 @@ def public_record(meta: dict[str, Any]) -> bool:
 
 def _plausible_id(match_id: str) -> bool:
     return 0 < len(match_id) <= 64 and all(c in "0123456789abcdef" for c in match_id)
-
-
-def _key(meta: dict[str, Any]) -> tuple[int, str]:
-    return (meta["created_ms"], meta["id"])
 
 
 def _cursor(meta: dict[str, Any]) -> str:
