@@ -147,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only check the file against the referee's games; start no entrant")
     c.add_argument("--no-progress", action="store_true", help="no progress output")
 
+    from .league.cli import add_parser as add_league_parser
+
+    add_league_parser(sub)
     d = sub.add_parser("demo", help="a quick tournament of the reference bots on every "
                        "game the referee hosts (well under a minute)")
     d.add_argument("--out", metavar="DIR", default="runs/tournament-demo",
@@ -365,6 +368,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         if args.command == "check":
             return cmd_check(args, console, out_console)
+        if args.command == "league":
+            from .league.cli import main as league_main
+
+            return league_main(args, console, out_console)
         if args.command == "demo":
             from .demo import run_demo
 
