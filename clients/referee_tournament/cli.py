@@ -352,8 +352,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(cfg, out, args, console)
         if args.command == "report":
             from . import ladder
+            from .league import report as league_report
             from .runner import RunError, report_only
 
+            if league_report.is_league_folder(Path(args.target)):
+                try:
+                    league_report.report_only(Path(args.target), out_console)
+                except RunError as exc:
+                    console.print(f"[red]error[/]: {exc}")
+                    return EXIT_FAILED
+                return EXIT_OK
             cfg, out = _load_target(args.target)
             out = Path(args.out) if args.out else out
             folder = out or cfg.output_dir()

@@ -311,3 +311,23 @@ def test_league_cli_takes_no_token_on_the_command_line(tmp_path):
         if old is not None:
             os.environ["REFEREE_ADMIN_TOKEN"] = old
     assert got.returncode == 2 and "no admin token" in got.stderr
+
+
+def test_report_works_on_a_league_folder(tmp_path):
+    from .conftest_helpers import finished_league_folder
+
+    out = finished_league_folder(tmp_path)
+    got = run_report(out)
+    assert got.returncode == 0, got.stderr
+    html = (out / "index.html").read_text()
+    assert "league" in html and "b@1" in html and "Head to head" in html
+    assert "sandboxed" in html  # the hosted version ran sandboxed
+    data = json.loads((out / "results.json").read_text())
+    assert {e["name"] for e in data["leaderboard"]} == {"a", "b@1"}
+    assert next(e for e in data["leaderboard"] if e["name"] == "a")["mu"] == 27.0
+
+
+def run_report(out: Path):
+    from ..tournament.conftest import run_cli
+
+    return run_cli("report", str(out))
