@@ -272,12 +272,16 @@ def test_standings_per_version_with_incidents_history_and_head_to_head(tmp_path)
     doc = standings.build(s, "l1", ["batavia"], running=0, paused=False,
                           current={"b": 2})
     by = {(e["bot"], e["version"]): e for e in doc["entries"]}
-    assert [(e["bot"], e["version"]) for e in doc["entries"]] == [("b", 2), ("a", 0), ("b", 1)]
-    assert by[("b", 1)]["current"] is False and by[("b", 2)]["current"] is True
-    assert by[("b", 1)]["incidents"]["crashes"] == 1
-    assert by[("b", 1)]["recent_incidents"][0]["message"] == "ImportError: no numpy"
+    # the version that plays now stands for its bot; version 1's crash stays with version 1
+    assert [(e["bot"], e["version"]) for e in doc["entries"]] == [("b", 2), ("a", 0)]
+    assert by[("b", 2)]["incidents"]["crashes"] == 0 and by[("b", 2)]["wins"] == 1
     assert by[("a", 0)]["matches"] == 2 and len(by[("a", 0)]["history"]) == 2
+    assert by[("a", 0)]["wins"] == 1 and by[("a", 0)]["win_rate"] == 0.5
     assert by[("a", 0)]["rating"] == pytest.approx(26 - 3 * 7.5)
+    old = standings.build(s, "l1", ["batavia"], running=0, paused=False, current={"b": 1})
+    b1 = next(e for e in old["entries"] if e["bot"] == "b")
+    assert b1["version"] == 1 and b1["incidents"]["crashes"] == 1
+    assert b1["recent_incidents"][0]["message"] == "ImportError: no numpy"
     h2h = {(h["bot"], h["opponent"]): h for h in doc["head_to_head"]}
     assert h2h[("a", "b")] == {"bot": "a", "opponent": "b", "matches": 2, "wins": 1,
                                "losses": 1, "draws": 0}

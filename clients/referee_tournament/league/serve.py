@@ -202,6 +202,9 @@ class LeagueRunner:
         self.channel: grpc.aio.Channel | None = None
         self.stub: Any = None
         self.live: Any = None
+        #: monotonic times of the first match start and the last match end (for the bench)
+        self.first_start: float | None = None
+        self.last_end: float | None = None
 
     # ------------------------------------------------------------------ referee calls
     async def _open(self) -> None:
@@ -404,6 +407,7 @@ class LeagueRunner:
             changed = rate(self.model, self.ratings, seating, result["ranks"])
         streaks = next_streaks(self.store.streaks(), result.get("outcome"))
         self.store.finish(idx, result, changed, seat_incidents(result.get("outcome")), streaks)
+        self.last_end = time.monotonic()
         self.dirty = True
         self.log.info("match_end", idx=idx, match_id=result.get("match_id"),
                       ranks=result.get("ranks"), error=result.get("error"),
@@ -464,6 +468,8 @@ class LeagueRunner:
             self.tasks[task] = idx
             self.started += 1
             self.last_start = time.monotonic()
+            if self.first_start is None:
+                self.first_start = self.last_start
 
     def _seat_counts(self, game: str, seats: int) -> dict[str, list[int]]:
         counts: dict[str, list[int]] = {}
