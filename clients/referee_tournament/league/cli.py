@@ -42,7 +42,8 @@ def add_parser(sub) -> None:
     lg.add_argument("--valid-s", type=int, default=0,
                     help="invite: seconds it stays valid (0: until the league stops)")
     lg.add_argument("--max-matches", type=int, default=None,
-                    help="serve: exit once this many matches were started and are over")
+                    help="serve: exit once the league has this many matches (all its runs "
+                         "together) and they are over")
     lg.add_argument("--log-json", action="store_true", help="serve: log lines on stderr too")
 
 

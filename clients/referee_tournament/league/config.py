@@ -42,7 +42,7 @@ class Schedule:
     rotation: str = "shuffle"  # "shuffle" seats; "balanced": each bot to its least-played seat
     seed: int = 1
     poll_s: float = 1.0  # how often the league state and the bots are read
-    max_matches: int = 0  # stop after this many matches started (0 = never; for tests)
+    max_matches: int = 0  # stop once the league has this many matches, all runs (0 = never)
     match_wall_s: float = 900.0  # a match still running then is given up (its hosted bots killed)
 
 

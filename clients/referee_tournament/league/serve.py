@@ -500,6 +500,7 @@ class LeagueRunner:
         self.channel = grpc.aio.insecure_channel(self.cfg.address, options=CHANNEL_OPTIONS)
         self.stub = pb_grpc.RefereeStub(self.channel)
         self.next_idx = self.store.next_index()
+        self.started = self.store.count()  # max_matches counts the league's matches, all runs
         try:
             await self._open()
             for r in self.store.running():  # left by a previous run: follow them to the end
