@@ -318,7 +318,7 @@ def test_league_cli_takes_no_token_on_the_command_line(tmp_path):
 
 
 def test_report_works_on_a_league_folder(tmp_path):
-    from .conftest_helpers import finished_league_folder
+    from .helpers import finished_league_folder
 
     out = finished_league_folder(tmp_path)
     got = run_report(out)
