@@ -37,6 +37,10 @@ class BadArchive(ValueError):
     """The stored archive or its manifest is unusable; the message is the error line."""
 
 
+class FetchError(Exception):
+    """The archive could not be fetched now (the referee refused or is unreachable)."""
+
+
 async def fetch(stub, admin, bot: str, version: int, max_bytes: int
                 ) -> tuple[pb.BotVersion, bytes]:
     """A version's archive from the referee (``GetBotArchive``), at most ``max_bytes``."""
@@ -53,9 +57,9 @@ async def fetch(stub, admin, bot: str, version: int, max_bytes: int
                 raise BadArchive(f"the stored archive is larger than {max_bytes} bytes")
             parts.append(chunk.data)
     except grpc.aio.AioRpcError as err:
-        raise BadArchive(f"GetBotArchive failed: {err.code().name}: {err.details()}") from None
+        raise FetchError(f"GetBotArchive failed: {err.code().name}: {err.details()}") from None
     if header is None:
-        raise BadArchive("GetBotArchive sent no version header")
+        raise FetchError("GetBotArchive sent no version header")
     return header, b"".join(parts)
 
 

@@ -307,6 +307,10 @@ class LeagueRunner:
         game = next((g for g in cfg.games if g.name == cfg.smoke.game), cfg.games[0])
         try:
             argv, cwd = await self._hosted_command(bot, version)
+        except hosted.FetchError as exc:
+            self._error(f"smoke check of {bot} v{version}: {exc}")
+            self.checked.discard((bot, version))  # tried again at the next poll
+            return
         except hosted.BadArchive as exc:
             await self._set_version(bot, version, pb.VERSION_FAILED, str(exc))
             return
@@ -343,7 +347,8 @@ class LeagueRunner:
                 verdict_ok, detail = smoke.ok, smoke.detail
         except grpc.aio.AioRpcError as err:
             self._error(f"smoke check of {bot} v{version}: {err.code().name}: {err.details()}")
-            return  # tried again at the next poll
+            self.checked.discard((bot, version))  # tried again at the next poll
+            return
         finally:
             await _end_bots(bots, 0.0)
             if match_id is not None:
@@ -362,33 +367,53 @@ class LeagueRunner:
     # ------------------------------------------------------------------ matches
     async def _play(self, idx: int, game: LeagueGame, seating: list[str], seed: int,
                     resume: Running | None = None) -> None:
+        try:
+            await self._play_match(idx, game, seating, seed, resume)
+        finally:
+            for k in set(seating):
+                self.busy[split_key(k)[0]] -= 1
+
+    async def _play_match(self, idx: int, game: LeagueGame, seating: list[str], seed: int,
+                          resume: Running | None) -> None:
         commands: dict[int, tuple[list[str], str]] = {}
         start_errors: dict[int, str] = {}
         for s, k in enumerate(seating):
             bot, version = split_key(k)
-            if version:
-                try:
-                    commands[s] = await self._hosted_command(bot, version)
-                except hosted.BadArchive as exc:  # played by the time policy; counted a crash
-                    start_errors[s] = str(exc)
-                    commands[s] = (["/nonexistent-bot"], str(self.out / "hosted"))
+            if not version:
+                continue
+            try:
+                commands[s] = await self._hosted_command(bot, version)
+            except (hosted.FetchError, hosted.BadArchive) as exc:
+                if resume is None:  # no match yet: none is created
+                    self._error(f"{k}: {exc}")
+                    if isinstance(exc, hosted.BadArchive):
+                        await self._set_version(bot, version, pb.VERSION_FAILED, str(exc))
+                    return
+                # the match exists: the time policy plays the seat; counted as a start crash
+                start_errors[s] = str(exc)
+                commands[s] = (["/nonexistent-bot"], str(self.out / "hosted"))
         job = self._job(idx, game, seating, seed, commands)
+        tokens: dict[int, str] = dict(resume.hosted_tokens) if resume else {}
 
-        def keep(match_id: str, tokens: dict[int, str]) -> None:
-            if resume is None:
-                self.store.start(idx, match_id, game.name, seating, seed, tokens)
+        def keep(match_id: str, seat_tokens: dict[int, str]) -> None:
+            if resume is None and not tokens:  # a new match: kept before any bot starts
+                tokens.update(seat_tokens)
+                self.store.start(idx, match_id, game.name, seating, seed, seat_tokens)
                 self.log.info("match_start", idx=idx, match_id=match_id, game=game.name,
                               seating=seating)
 
-        existing = (resume.match_id, resume.hosted_tokens) if resume else None
-        try:
+        existing = (resume.match_id, tokens) if resume else None
+        while True:
             result = await play_match(job, existing=existing, on_tokens=keep)
-        finally:
-            for k in set(seating):
-                self.busy[split_key(k)[0]] -= 1
-        if result.get("match_id") is None:  # CreateMatch refused or failed: nothing stored
-            self._error(result.get("error") or "CreateMatch failed")
-            return
+            if result.get("match_id") is None:  # CreateMatch refused or failed: nothing kept
+                self._error(result.get("error") or "CreateMatch failed")
+                return
+            if not result.get("referee_down"):
+                break
+            # the referee is unreachable: the match is not over for it; follow it again
+            self._error(result.get("error") or "the referee is unreachable")
+            await asyncio.sleep(5 * self.cfg.schedule.poll_s)
+            existing = (result["match_id"], tokens)
         for s, err in start_errors.items():  # the archive's problem, not the binary's
             for seat in (result.get("outcome") or {}).get("seats", []):
                 if seat.get("seat") == s:
