@@ -11,10 +11,8 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
-import signal
 import sqlite3
 import sys
 import tomllib
@@ -25,6 +23,7 @@ from pathlib import Path
 from referee_client.tokens import add_token_flag, token_arg
 from rich.console import Console
 
+from .aio import run_async as _run_async
 from .config import ConfigError, TournamentConfig, load, parse, with_overrides
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -283,25 +282,6 @@ def _report_dead(data: dict, console: Console) -> int:
                       "seat(s): it crashed, never joined or never moved)"
                       + (f": {d['error']}" if d.get("error") else ""))
     return EXIT_FAILED if data.get("crashed_in_every_match") else EXIT_OK
-
-
-def _run_async(coro):
-    """asyncio.run with SIGTERM treated like Ctrl-C (both cancel cleanly; resumable)."""
-
-    async def main():
-        task = asyncio.current_task()
-        assert task is not None  # main() runs as asyncio.run's task
-        loop = asyncio.get_running_loop()
-        try:
-            loop.add_signal_handler(signal.SIGTERM, task.cancel)
-        except (NotImplementedError, RuntimeError):
-            pass
-        try:
-            return await coro
-        except asyncio.CancelledError:
-            raise KeyboardInterrupt from None
-
-    return asyncio.run(main())
 
 
 def cmd_check(args, console: Console, out_console: Console) -> int:

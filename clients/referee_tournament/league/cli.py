@@ -63,14 +63,14 @@ def main(args, console, out_console) -> int:
     if args.action == "serve":
         from dataclasses import replace
 
-        from ..cli import _run_async
+        from ..aio import run_async
 
         if args.max_matches is not None:
             cfg = replace(cfg, schedule=replace(cfg.schedule, max_matches=args.max_matches))
         runner = LeagueRunner(cfg, token, out=Path(args.out) if args.out else None,
                               console=console, log_json=args.log_json)
         try:
-            data = _run_async(runner.run())
+            data = run_async(runner.run())
         except LeagueError as exc:
             console.print(f"[red]error[/]: {exc}")
             return EXIT_FAILED
