@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import signal
 import sqlite3
 import subprocess
+import sys
 import tarfile
 import textwrap
 import time
@@ -100,3 +103,23 @@ def finished_league_folder(tmp_path: Path) -> Path:
              [Rating("a", 27.0, 8.0, 1, 1.0), Rating("b@1", 23.0, 8.0, 1, 0.0)], [], {})
     s.close()
     return out
+
+
+def session_bot(address: str, bot_token: str, env: dict[str, str]) -> subprocess.Popen:
+    """A remote entrant: the Python SDK's ``referee-bot session random``, its bot token in its
+    own environment only."""
+    child = {k: v for k, v in env.items() if k != "REFEREE_ADMIN_TOKEN"}
+    child["REFEREE_BOT_TOKEN"] = bot_token
+    return subprocess.Popen(
+        [str(Path(sys.executable).parent / "referee-bot"), "session", "random", "--address",
+         address, "--log-level", "warning"], env=child, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True, cwd=os.getcwd())
+
+
+def stop_all(procs: list[subprocess.Popen]) -> None:
+    """Kill every process group a test started (bots, league runners) and reap them."""
+    for p in procs:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    for p in procs:
+        p.wait(10)

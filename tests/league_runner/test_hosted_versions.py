@@ -7,9 +7,7 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import grpc
 import pytest
@@ -20,7 +18,7 @@ from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
 from ..tournament.conftest import cli_command
-from .helpers import CRASHER, GOOD_BOT, _rows, _tgz, _upload, _wait
+from .helpers import CRASHER, GOOD_BOT, _rows, _tgz, _upload, _wait, session_bot, stop_all
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None,
                                 reason=f"no sandbox here: {unavailable_reason()}")
@@ -71,11 +69,7 @@ def test_a_crashing_upload_fails_its_check_and_the_next_version_plays(tmp_path):
             tokens = {n: stub.RegisterBot(pb.RegisterBotRequest(
                 name=n, league="versions", kind=k), timeout=30).bot_token
                 for n, k in (("remote", pb.BOT_KIND_REMOTE), ("hosted", pb.BOT_KIND_HOSTED))}
-            procs.append(subprocess.Popen(
-                [str(Path(sys.executable).parent / "referee-bot"), "session", "random",
-                 "--address", ref.address, "--log-level", "warning"],
-                env={**env, "REFEREE_BOT_TOKEN": tokens["remote"]}, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, start_new_session=True))
+            procs.append(session_bot(ref.address, tokens["remote"], env))
             v1 = _upload(stub, tokens["hosted"], "bot.tgz", _tgz({
                 "bot.toml": 'runtime = "python"\ncommand = ["bot.py"]\n', "bot.py": CRASHER}))
 
@@ -102,8 +96,5 @@ def test_a_crashing_upload_fails_its_check_and_the_next_version_plays(tmp_path):
         serve.send_signal(signal.SIGTERM)
         assert serve.wait(60) == 130
     finally:
-        for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait(10)
+        stop_all(procs)
         ref.stop()

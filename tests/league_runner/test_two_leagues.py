@@ -9,7 +9,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
 from ..tournament.conftest import cli_command
+from .helpers import session_bot, stop_all
 
 
 def _rows(db: Path) -> list[tuple]:
@@ -81,12 +81,7 @@ def test_two_leagues_share_a_referee_and_pause_resume_stop(tmp_path):
                     token = stub.RegisterBot(pb.RegisterBotRequest(
                         name=f"{lg}-{i}", league=lg, kind=pb.BOT_KIND_REMOTE), metadata=admin,
                         timeout=30).bot_token
-                    procs.append(subprocess.Popen(
-                        [str(Path(sys.executable).parent / "referee-bot"), "session", "random",
-                         "--address", ref.address, "--log-level", "warning"],
-                        env={**env, "REFEREE_BOT_TOKEN": token, "REFEREE_ADMIN_TOKEN": ""},
-                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                        start_new_session=True))
+                    procs.append(session_bot(ref.address, token, env))
                 dbs[lg] = tmp_path / lg / "league.sqlite"
                 serves[lg] = subprocess.Popen(
                     [*cli_command(), "league", "serve", str(files[lg]), "--out",
@@ -129,8 +124,5 @@ def test_two_leagues_share_a_referee_and_pause_resume_stop(tmp_path):
                                                     timeout=30)
         assert got.state == pb.LEAGUE_RUNNING  # SIGTERM stops the runner, not the league
     finally:
-        for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait(10)
+        stop_all(procs)
         ref.stop()
