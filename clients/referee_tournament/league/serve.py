@@ -43,12 +43,14 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from rich.markup import escape
 
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
 from ..ladder import Rating, _atomic, pair, rate
 from ..play import CHANNEL_OPTIONS, MatchJob, _Bot, _end_bots, _tail, error_line, play_match
+from ..registry import game_problems, list_games, sheet_warnings
 from ..report import did_not_play
 from ..runner import _open_log
 from . import hosted, standings
@@ -57,6 +59,13 @@ from .store import LeagueStore, Running, key_of, split_key
 
 REGISTRATION = {"invite": pb.REGISTRATION_INVITE, "open": pb.REGISTRATION_OPEN,
                 "closed": pb.REGISTRATION_CLOSED}
+
+
+@dataclass(frozen=True)
+class _Choice:
+    game: str
+    seats: int
+    options: tuple[tuple[str, str], ...]
 
 
 class LeagueError(Exception):
@@ -219,6 +228,26 @@ class LeagueRunner:
         except grpc.aio.AioRpcError as err:
             raise LeagueError(f"OpenLeague failed: {err.code().name}: {err.details()}") from None
         self.log.info("league_open", league=cfg.name, state=pb.LeagueState.Name(got.state))
+
+    async def _check_games(self) -> None:
+        """The league's games, seats and options against the referee's (a bad one stops the
+        runner before any match); a provisional component sheet warns the organizer."""
+        try:
+            hosted_games = await list_games(self.cfg.address)
+        except grpc.aio.AioRpcError as err:
+            raise LeagueError(f"cannot reach the referee at {self.cfg.address}: "
+                              f"{err.code().name}: {err.details()}") from None
+        problems = []
+        for i, g in enumerate(self.cfg.games):
+            choice = _Choice(g.name, g.seats, g.options)
+            problems += [p.replace("game.", f"games[{i}].", 1)
+                         for p in game_problems(choice, hosted_games)]
+            for warning in sheet_warnings(choice, hosted_games):
+                self.log.warning("provisional_sheet", detail=warning)
+                if self.console is not None:
+                    self.console.print(f"[yellow]warning[/]: {escape(warning)}")
+        if problems:
+            raise LeagueError("; ".join(problems))
 
     async def _state(self) -> int | None:
         try:
@@ -527,6 +556,7 @@ class LeagueRunner:
         self.next_idx = self.store.next_index()
         self.started = self.store.count()  # max_matches counts the league's matches, all runs
         try:
+            await self._check_games()
             await self._open()
             for r in self.store.running():  # left by a previous run: follow them to the end
                 game = next((g for g in self.cfg.games if g.name == r.game), None)
