@@ -240,16 +240,21 @@ def test_the_store_keeps_finished_results_and_ratings_across_a_reopen(tmp_path):
     path = tmp_path / "league.sqlite"
     s = LeagueStore(path)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600  # it holds running seat tokens
-    s.start(1, "m1", "batavia", ["a", "b@1"], 7, {0: "tok-a", 1: "tok-b"})
-    s.start(2, "m2", "batavia", ["b@1", "a"], 8, {0: "tok-c", 1: "tok-d"})
+    s.intend(1, "batavia", ["a", "b@1"], 7)
+    s.start(1, "m1", {0: "tok-a", 1: "tok-b"})
+    s.intend(2, "batavia", ["b@1", "a"], 8)
+    s.start(2, "m2", {0: "tok-c", 1: "tok-d"})
     assert [r.hosted_tokens for r in s.running()] == [{0: "tok-a", 1: "tok-b"},
                                                       {0: "tok-c", 1: "tok-d"}]
     s.finish(1, _result("m1", [1, 2]), [Rating("a", 27.0, 8.0, 1, 1.0),
                                         Rating("b@1", 23.0, 8.0, 1, 0.0)],
              [("b@1", "crash", "ValueError: boom")], {"b@1": 1})
+    s.intend(3, "batavia", ["a", "b@1"], 9)  # killed before CreateMatch answered
     s.close()
     s = LeagueStore(path)  # what a restarted runner (after kill -9) reads
+    assert s.lose_creating() == [3]
     assert [r.idx for r in s.running()] == [2]
+    assert s.count("lost") == 1 and s.count() == 3
     assert s.ratings()["a"].mu == 27.0 and s.ratings()["b@1"].matches == 1
     assert s.streaks() == {"b@1": 1}
     assert s.db.execute("SELECT hosted_tokens FROM matches WHERE idx=1").fetchone() == (None,)
@@ -262,11 +267,13 @@ def test_standings_per_version_with_incidents_history_and_head_to_head(tmp_path)
     s = LeagueStore(tmp_path / "league.sqlite")
     crash = {"seats": [_seat("a", 0, moves=5), _seat("b@1", 1, crashed=True, exit_code=1,
                                                         error="ImportError: no numpy")]}
-    s.start(1, "m1", "batavia", ["a", "b@1"], 1, {})
+    s.intend(1, "batavia", ["a", "b@1"], 1)
+    s.start(1, "m1", {})
     s.finish(1, _result("m1", [1, 2], crash), [Rating("a", 27, 8, 1, 1), Rating("b@1", 23, 8,
                                                                                  1, 0)],
              seat_incidents(crash), {"b@1": 1})
-    s.start(2, "m2", "batavia", ["b@2", "a"], 2, {})
+    s.intend(2, "batavia", ["b@2", "a"], 2)
+    s.start(2, "m2", {})
     s.finish(2, _result("m2", [1, 2]), [Rating("b@2", 28, 7, 1, 1), Rating("a", 26, 7.5, 2, 1)],
              [], {})
     doc = standings.build(s, "l1", ["batavia"], running=0, paused=False,

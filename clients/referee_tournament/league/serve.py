@@ -427,14 +427,17 @@ class LeagueRunner:
         def keep(match_id: str, seat_tokens: dict[int, str]) -> None:
             if resume is None and not tokens:  # a new match: kept before any bot starts
                 tokens.update(seat_tokens)
-                self.store.start(idx, match_id, game.name, seating, seed, seat_tokens)
+                self.store.start(idx, match_id, seat_tokens)
                 self.log.info("match_start", idx=idx, match_id=match_id, game=game.name,
                               seating=seating)
 
         existing = (resume.match_id, tokens) if resume else None
+        if resume is None:
+            self.store.intend(idx, game.name, seating, seed)
         while True:
             result = await play_match(job, existing=existing, on_tokens=keep)
             if result.get("match_id") is None:  # CreateMatch refused or failed: nothing kept
+                self.store.forget(idx)
                 self._error(result.get("error") or "CreateMatch failed")
                 return
             if not result.get("referee_down"):
@@ -558,6 +561,10 @@ class LeagueRunner:
         try:
             await self._check_games()
             await self._open()
+            for i in self.store.lose_creating():
+                self.log.warning("match_lost", idx=i, error="the runner stopped while creating "
+                                 "it; if the referee created it, its time policy plays its "
+                                 "hosted seats and it is not rated")
             for r in self.store.running():  # left by a previous run: follow them to the end
                 game = next((g for g in self.cfg.games if g.name == r.game), None)
                 if game is None:

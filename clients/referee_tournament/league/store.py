@@ -1,7 +1,8 @@
 """The league's own database (``league.sqlite`` in its run folder).
 
-Every match the league created (``matches``: running until its record is complete, then done
-or failed), every rating (``ratings``, one row per bot **version**: a remote bot is its version
+Every match the league created (``matches``: ``creating`` from just before ``CreateMatch``,
+``running`` once its id and seat tokens are known, until its record is complete, then done or
+failed; ``lost`` when the runner stopped between the two), every rating (``ratings``, one row per bot **version**: a remote bot is its version
 0), each rating change (``history``), the incidents of hosted and remote bots (``incidents``),
 the consecutive start crashes of each hosted version (``crash_streaks``) and the league file
 (``meta``). A finished match, the ratings it changed, their history and its incidents are
@@ -35,7 +36,7 @@ CREATE TABLE IF NOT EXISTS matches (
   game TEXT NOT NULL,
   seating TEXT NOT NULL,          -- JSON: rating keys by seat (bot, or bot@version)
   seed TEXT NOT NULL,
-  status TEXT NOT NULL,           -- running | done | failed
+  status TEXT NOT NULL,           -- creating | running | done | failed | lost
   started REAL NOT NULL,
   finished REAL,
   scores TEXT,
@@ -119,13 +120,31 @@ class LeagueStore:
     def next_index(self) -> int:
         return (self.db.execute("SELECT MAX(idx) FROM matches").fetchone()[0] or 0) + 1
 
-    def start(self, idx: int, match_id: str, game: str, seating: list[str], seed: int,
-              hosted_tokens: dict[int, str]) -> None:
+    def intend(self, idx: int, game: str, seating: list[str], seed: int) -> None:
+        """A match about to be created (committed before ``CreateMatch`` is sent)."""
         self.db.execute(
-            "INSERT INTO matches (idx, match_id, game, seating, seed, status, started,"
-            " hosted_tokens) VALUES (?,?,?,?,?,'running',?,?)",
-            (idx, match_id, game, json.dumps(seating), str(seed), time.time(),
-             json.dumps({str(k): v for k, v in hosted_tokens.items()})))
+            "INSERT INTO matches (idx, game, seating, seed, status, started)"
+            " VALUES (?,?,?,?,'creating',?)",
+            (idx, game, json.dumps(seating), str(seed), time.time()))
+
+    def forget(self, idx: int) -> None:
+        """A match the referee refused to create."""
+        self.db.execute("DELETE FROM matches WHERE idx=? AND status='creating'", (idx,))
+
+    def start(self, idx: int, match_id: str, seat_tokens: dict[int, str]) -> None:
+        """The match exists: its id and seat tokens, before any bot starts."""
+        self.db.execute(
+            "UPDATE matches SET match_id=?, status='running', hosted_tokens=? WHERE idx=?",
+            (match_id, json.dumps({str(k): v for k, v in seat_tokens.items()}), idx))
+
+    def lose_creating(self) -> list[int]:
+        """Matches a runner stopped while creating (it never learnt their id or tokens; the
+        referee may have created them, and its time policy plays their hosted seats): marked
+        ``lost``, never rated."""
+        lost = [i for (i,) in self.db.execute("SELECT idx FROM matches WHERE status='creating'")]
+        self.db.execute("UPDATE matches SET status='lost', error=? WHERE status='creating'",
+                        ("the league runner stopped while creating this match",))
+        return lost
 
     def running(self) -> list[Running]:
         return [Running(idx, mid, game, json.loads(seating), int(seed), started,
