@@ -289,15 +289,15 @@ class LeagueRunner:
     async def _folder(self, bot: str, version: int) -> Path:
         """The version's unpacked folder (fetched and checked once)."""
         folder = self.out / "hosted" / bot / f"v{version}"
+        runtime = folder.parent / f"v{version}.runtime"  # written once the folder is complete
         async with self.folders_lock:
-            if not (folder / ".checked").exists():
+            if not (runtime.exists() and folder.is_dir()):
                 h = self.cfg.hosted
                 header, data = await hosted.fetch(self.stub, self.admin, bot, version,
                                                   h.max_unpacked_mb * 1024 * 1024)
                 hosted.unpack(data, folder, max_bytes=h.max_unpacked_mb * 1024 * 1024,
                               max_files=h.max_files)
-                (folder.parent / f"v{version}.runtime").write_text(header.runtime or "")
-                (folder / ".checked").touch()
+                runtime.write_text(header.runtime or "")
         return folder
 
     async def _hosted_command(self, bot: str, version: int) -> tuple[list[str], str]:
