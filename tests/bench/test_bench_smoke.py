@@ -18,7 +18,7 @@ def test_bench_writes_results(tmp_path):
          "--tournament-concurrency", "2", "--idle-matches", "20",
          "--persistent-matches", "4", "--league-matches", "4", "--fairness-pairs", "2",
          "--output", str(out_file)],
-        capture_output=True, text=True, cwd=ROOT, timeout=180, check=False,
+        capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     results = json.loads(out_file.read_text())
