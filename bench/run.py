@@ -54,6 +54,12 @@ Persistent sessions (``bench/sessions.py``; ``--persistent-matches``)
     ``tournament.move_path_matches_per_s`` = ``grpc.move_per_s`` / mean moves per match of those
     matches (same run); their ratio ``tournament.persistent_to_move_path`` (goal >= 0.5).
 
+League (``bench/league.py``; ``--league-matches``, 0 skips it)
+    ``league.matches_per_s``: the gRPC phases' game and seats played by the league runner
+    (``referee-tournament league serve``) among remote entrants, one ``referee-bot session``
+    process each; ``league.move_path_matches_per_s`` = ``grpc.move_per_s`` / mean moves per
+    match of those matches (same run); their ratio ``league.league_to_move_path`` (goal >= 0.5).
+
 Fair chance (``bench/fairness.py``; ``--fairness-pairs``, 0 skips it)
     ``fairness.<game>.shared_chance``: over duplicate pairs of in-process matches (same seed,
     only seat 0's play differs), the fraction of chance events (shared ones and those of seats
@@ -96,6 +102,7 @@ if str(ROOT) not in sys.path:  # `python bench/run.py` as well as `python -m ben
 from referee_client.tokens import add_token_flag, token_arg  # noqa: E402
 
 from bench import fairness as fairness_bench  # noqa: E402 - needs the path set above
+from bench import league as league_bench  # noqa: E402
 from bench import sessions as session_bench  # noqa: E402
 from bench.grpc_phases import RefereeServer, run_phase  # noqa: E402
 from bench.memory import engine_state_bytes, idle_match_cost  # noqa: E402
@@ -259,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tournament-concurrency", type=int, default=4,
                         help="matches at once in the tournament phase")
     session_bench.add_arguments(parser)
+    league_bench.add_arguments(parser)
     parser.add_argument("--skip-engine", action="store_true", help="gRPC part only")
     parser.add_argument("--load-matches", type=int, default=300, metavar="N",
                         help="Batavia matches at once in the load phase, bench/load.py "
@@ -420,6 +428,7 @@ def main(argv: list[str] | None = None) -> int:
         results["tournament"] = t
 
     session_bench.run_phase(results, args, console)
+    league_bench.run_phase(results, args, console)
     if args.fairness_pairs:
         console.print(f"fairness phase: {args.fairness_pairs} duplicate pairs per game …")
         results["fairness"] = fairness_bench.run_phase(games, args.fairness_pairs)
@@ -434,6 +443,7 @@ def main(argv: list[str] | None = None) -> int:
             g["move_to_echo_ratio"] >= TARGET_MOVE_ECHO_RATIO if g.get("move_to_echo_ratio")
             else None),
         **session_bench.target(results),
+        **league_bench.target(results),
         **fairness_bench.target(results),
     }
     # Flat dotted names as well, for quick greps and dashboards.
@@ -466,6 +476,7 @@ def main(argv: list[str] | None = None) -> int:
     if "web" in results:
         flat["web.move_per_s_ratio"] = results["web"]["move_per_s_ratio"]
     flat.update(session_bench.flat(results))
+    flat.update(league_bench.flat(results))
     flat.update(fairness_bench.flat(results))
     results["summary"] = flat
     Path(args.output).write_text(json.dumps(results, indent=2, default=str) + "\n")
@@ -553,6 +564,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{t['matches']} Batavia matches, {t['concurrency']} at once, bots as "
                       f"processes; {t['ratio_to_engine_games_per_s']} x in-process games/s")
     session_bench.table_rows(results, table)
+    league_bench.table_rows(results, table)
     fairness_bench.table_rows(results, table)
     m = results["machine"]
     table.add_row("machine", f"{m['cpu_count']} CPUs",

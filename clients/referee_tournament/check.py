@@ -124,7 +124,7 @@ async def smoke_start(runner: Runner, endpoint: RefereeEndpoint, e: Entrant, ind
             await start_seat_bot(job, bot, match_id, tokens[0])
             if bot.start_error:
                 return Smoke(e.name, how, False, bot.start_error)
-        return await _watch(stub, admin, match_id, bots, e, how, join_timeout)
+        return await _watch(stub, admin, match_id, bots, e.name, how, join_timeout)
     finally:
         await _end_bots(bots, 0.0)
         if pool is not None:
@@ -150,8 +150,10 @@ def _exit_detail(b: _Bot) -> str:
     return f"{what}: {line}" if line else f"{what}, printing nothing"
 
 
-async def _watch(stub, admin, match_id: str, bots: list[_Bot], e: Entrant, how: str,
+async def _watch(stub, admin, match_id: str, bots: list[_Bot], name: str, how: str,
                  join_timeout: float) -> Smoke:
+    """Whether seat 0 of ``match_id`` (its bot's process among ``bots``, if any) joins and
+    makes a move of its own within ``join_timeout`` (the others are played by the policy)."""
     import json
 
     deadline = time.monotonic() + join_timeout
@@ -161,11 +163,11 @@ async def _watch(stub, admin, match_id: str, bots: list[_Bot], e: Entrant, how: 
                                     timeout=30)
         record = json.loads(resp.record_json) if resp.record_json else {}
         if _moved(record):
-            return Smoke(e.name, how, True, "joined and moved")
+            return Smoke(name, how, True, "joined and moved")
         if resp.complete:
-            return Smoke(e.name, how, False, "the match ended before its first move")
+            return Smoke(name, how, False, "the match ended before its first move")
         if gone:
-            return Smoke(e.name, how, False, _exit_detail(gone[0]))
+            return Smoke(name, how, False, _exit_detail(gone[0]))
         if time.monotonic() > deadline:
             break
         waiters = [b.waiter for b in bots if b.alive and b.waiter]
@@ -178,13 +180,13 @@ async def _watch(stub, admin, match_id: str, bots: list[_Bot], e: Entrant, how: 
         match_id=match_id, seat=0, reason=f"check: no join within {join_timeout:g}s",
         unless_joined=True), metadata=admin, timeout=30)
     if not probe.abandoned:
-        return Smoke(e.name, how, True, f"joined (no move within {join_timeout:g}s)")
+        return Smoke(name, how, True, f"joined (no move within {join_timeout:g}s)")
     said = ""
     for b in bots:
         said = error_line(_tail(b.log_path)[0])
         if said:
             break
-    return Smoke(e.name, how, False, f"did not join within {join_timeout:g}s"
+    return Smoke(name, how, False, f"did not join within {join_timeout:g}s"
                  + (f"; its last words: {said}" if said else ""))
 
 

@@ -11,10 +11,8 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
-import signal
 import sqlite3
 import sys
 import tomllib
@@ -25,6 +23,7 @@ from pathlib import Path
 from referee_client.tokens import add_token_flag, token_arg
 from rich.console import Console
 
+from .aio import run_async as _run_async
 from .config import ConfigError, TournamentConfig, load, parse, with_overrides
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -147,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only check the file against the referee's games; start no entrant")
     c.add_argument("--no-progress", action="store_true", help="no progress output")
 
+    from .league.cli import add_parser as add_league_parser
+
+    add_league_parser(sub)
     d = sub.add_parser("demo", help="a quick tournament of the reference bots on every "
                        "game the referee hosts (well under a minute)")
     d.add_argument("--out", metavar="DIR", default="runs/tournament-demo",
@@ -282,25 +284,6 @@ def _report_dead(data: dict, console: Console) -> int:
     return EXIT_FAILED if data.get("crashed_in_every_match") else EXIT_OK
 
 
-def _run_async(coro):
-    """asyncio.run with SIGTERM treated like Ctrl-C (both cancel cleanly; resumable)."""
-
-    async def main():
-        task = asyncio.current_task()
-        assert task is not None  # main() runs as asyncio.run's task
-        loop = asyncio.get_running_loop()
-        try:
-            loop.add_signal_handler(signal.SIGTERM, task.cancel)
-        except (NotImplementedError, RuntimeError):
-            pass
-        try:
-            return await coro
-        except asyncio.CancelledError:
-            raise KeyboardInterrupt from None
-
-    return asyncio.run(main())
-
-
 def cmd_check(args, console: Console, out_console: Console) -> int:
     from .check import print_schedule, run_check
 
@@ -349,8 +332,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(cfg, out, args, console)
         if args.command == "report":
             from . import ladder
+            from .league import report as league_report
             from .runner import RunError, report_only
 
+            if league_report.is_league_folder(Path(args.target)):
+                try:
+                    league_report.report_only(Path(args.target), out_console)
+                except RunError as exc:
+                    console.print(f"[red]error[/]: {exc}")
+                    return EXIT_FAILED
+                return EXIT_OK
             cfg, out = _load_target(args.target)
             out = Path(args.out) if args.out else out
             folder = out or cfg.output_dir()
@@ -365,6 +356,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         if args.command == "check":
             return cmd_check(args, console, out_console)
+        if args.command == "league":
+            from .league.cli import main as league_main
+
+            return league_main(args, console, out_console)
         if args.command == "demo":
             from .demo import run_demo
 

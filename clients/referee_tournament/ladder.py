@@ -386,9 +386,19 @@ def write_report(cfg: TournamentConfig, out: Path, store: LadderStore,
     the ladder's own ratings (the ones it paired by) in place of the recomputed ones."""
     from openskill.models import PlackettLuce
 
-    rows = store.rows()
     ratings = ratings or store.ratings(cfg.names, PlackettLuce())
-    data = report.compute(rows, cfg.names, report_meta(cfg))
+    data = write_rated_report(out, store.rows(), cfg.names, report_meta(cfg), ratings, console)
+    # leaderboard.txt stays the ladder's (its "N matches rated" line, as after every match)
+    write_leaderboard(out, cfg, ratings, store.counts())
+    return data
+
+
+def write_rated_report(out: Path, rows: list[Row], names: list[str], meta: dict[str, Any],
+                       ratings: dict[str, Rating], console=None) -> dict[str, Any]:
+    """The tournament report of continuously rated matches (a ladder's, a league's): every
+    match and seat outcome through :func:`report.compute`, then the run's own ratings (the
+    ones it paired by, updated in finishing order) in place of the recomputed ones."""
+    data = report.compute(rows, names, meta)
     for e in data["leaderboard"]:
         r = ratings.get(e["name"])
         if r is not None:
@@ -397,8 +407,6 @@ def write_report(cfg: TournamentConfig, out: Path, store: LadderStore,
     for place, e in enumerate(data["leaderboard"], 1):
         e["place"] = place
     report.write(out, data, console)
-    # leaderboard.txt stays the ladder's (its "N matches rated" line, as after every match)
-    write_leaderboard(out, cfg, ratings, store.counts())
     return data
 
 

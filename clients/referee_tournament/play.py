@@ -151,10 +151,15 @@ async def _spawn(bot: _Bot, argv: list[str], cwd: str | None, env: dict[str, str
 def match_request(job: MatchJob) -> pb.CreateMatchRequest:
     """The CreateMatch request of ``job`` (game, options, seed, time policy, seat names and the
     persistent entrants bound to seats)."""
+    league = job.extra.get("league") or {}  # a league's match (see .league.serve)
     return pb.CreateMatchRequest(
         game=job.game, seats=job.seats, options=job.options, seed=job.seed,
         time_policy=time_policy_proto(job.time_policy),
-        seat_names=[f"{n}" for n in job.seating], seat_bots=job.seat_bots,
+        seat_names=[f"{n}" for n in job.seating],
+        # a league binds every seat (hosted ones too: the referee pushes them no Assignment)
+        seat_bots=league.get("seat_bots") or job.seat_bots,
+        league=league.get("name", ""), unlisted=bool(league.get("unlisted")),
+        seat_bot_versions=league.get("seat_bot_versions") or [],
     )
 
 
@@ -286,12 +291,17 @@ def refusal_line(data: bytes) -> str:
     return text[:300]
 
 
-async def play_match(job: MatchJob, on_created: Callable[[str], None] | None = None
+async def play_match(job: MatchJob, on_created: Callable[[str], None] | None = None,
+                     *, existing: tuple[str, dict[int, str]] | None = None,
+                     on_tokens: Callable[[str, dict[int, str]], None] | None = None
                      ) -> dict[str, Any]:
     """Play ``job`` to the end; never raises for a bot's or the referee's failure (the result
     carries ``error``). Cancelling it kills the bots. ``on_created`` is called with the match
     id once the match exists, before any bot starts (``referee-bot play`` prints its viewer
-    link then)."""
+    link then); ``on_tokens`` with the match id and its seat tokens, before any bot starts (a
+    league keeps them to follow the match after its own restart). ``existing`` (match id, seat
+    tokens): follow a match created before (a restarted league's) instead of creating one; its
+    seats' processes are started again."""
     if job.address is None:  # a private referee for this match
         with tempfile.TemporaryDirectory(prefix="referee-task-") as tmp:
             ref = LocalReferee(Path(tmp) / "data", job.admin_token or None)
@@ -301,18 +311,22 @@ async def play_match(job: MatchJob, on_created: Callable[[str], None] | None = N
                 inner = MatchJob(**{**job.to_dict(), "address": ref.address,
                                     "admin_token": ref.admin_token,
                                     "unix_socket": ref.unix_socket})
-                return await play_match(inner, on_created)
+                return await play_match(inner, on_created, existing=existing,
+                                        on_tokens=on_tokens)
             finally:
                 await asyncio.to_thread(ref.stop)
     if job.log_dir is None:
         with tempfile.TemporaryDirectory(prefix="referee-bots-") as tmp:
-            return await _play(job, Path(tmp), on_created)
+            return await _play(job, Path(tmp), on_created, existing, on_tokens)
     Path(job.log_dir).mkdir(parents=True, exist_ok=True)
-    return await _play(job, Path(job.log_dir), on_created)
+    return await _play(job, Path(job.log_dir), on_created, existing, on_tokens)
 
 
 async def _play(job: MatchJob, log_dir: Path,
-                on_created: Callable[[str], None] | None = None) -> dict[str, Any]:
+                on_created: Callable[[str], None] | None = None,
+                existing: tuple[str, dict[int, str]] | None = None,
+                on_tokens: Callable[[str, dict[int, str]], None] | None = None
+                ) -> dict[str, Any]:
     t0 = time.monotonic()
     result: dict[str, Any] = {"idx": job.idx, "referee": job.address, "match_id": None,
                               "scores": None, "ranks": None, "error": None, "record_json": None}
@@ -322,17 +336,26 @@ async def _play(job: MatchJob, log_dir: Path,
     channel = grpc.aio.insecure_channel(job.address, options=CHANNEL_OPTIONS)
     try:
         stub = pb_grpc.RefereeStub(channel)
-        try:
-            created = await stub.CreateMatch(match_request(job), metadata=admin, timeout=30)
-        except grpc.aio.AioRpcError as err:
-            result["error"] = f"CreateMatch failed: {err.code().name}: {err.details()}"
-            result["referee_down"] = err.code() in (grpc.StatusCode.UNAVAILABLE,
-                                                    grpc.StatusCode.DEADLINE_EXCEEDED)
-            result["seconds"] = round(time.monotonic() - t0, 3)
-            return result
-        match_id = created.match_id
+        if existing is not None:
+            match_id, tokens = existing[0], dict(existing[1])
+        else:
+            try:
+                created = await stub.CreateMatch(match_request(job), metadata=admin,
+                                                 timeout=30)
+            except grpc.aio.AioRpcError as err:
+                result["error"] = f"CreateMatch failed: {err.code().name}: {err.details()}"
+                result["referee_down"] = err.code() in (grpc.StatusCode.UNAVAILABLE,
+                                                        grpc.StatusCode.DEADLINE_EXCEEDED)
+                result["refused"] = err.code() in (grpc.StatusCode.INVALID_ARGUMENT,
+                                                   grpc.StatusCode.FAILED_PRECONDITION,
+                                                   grpc.StatusCode.NOT_FOUND)
+                result["seconds"] = round(time.monotonic() - t0, 3)
+                return result
+            match_id = created.match_id
+            tokens = {s.seat: s.token for s in created.seats}
         result["match_id"] = match_id
-        tokens = {s.seat: s.token for s in created.seats}
+        if on_tokens is not None:
+            on_tokens(match_id, tokens)
         if on_created is not None:
             on_created(match_id)
         for seat in range(job.seats):

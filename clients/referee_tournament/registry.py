@@ -6,13 +6,26 @@ here is not refused by ``CreateMatch`` when the run starts."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
 import grpc
 
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
-from .config import TournamentConfig
+
+class GameChoice(Protocol):
+    """What is checked against the hosted games: a tournament file's [game] table
+    (``TournamentConfig``) or one game of a league."""
+
+    @property
+    def game(self) -> str: ...
+
+    @property
+    def seats(self) -> int: ...
+
+    @property
+    def options(self) -> tuple[tuple[str, str], ...]: ...
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -48,7 +61,7 @@ def option_problem(spec: pb.OptionSpec, value: str) -> str | None:
     return None  # a kind this client does not know: the referee decides
 
 
-def game_problems(cfg: TournamentConfig, games: Iterable[pb.GameSpec]) -> list[str]:
+def game_problems(cfg: GameChoice, games: Iterable[pb.GameSpec]) -> list[str]:
     """Every mismatch between the file's [game] table and the hosted games (empty: fine)."""
     hosted = {g.name: g for g in games}
     g = hosted.get(cfg.game)
@@ -72,7 +85,7 @@ def game_problems(cfg: TournamentConfig, games: Iterable[pb.GameSpec]) -> list[s
     return problems
 
 
-def sheet_warnings(cfg: TournamentConfig, games: Iterable[pb.GameSpec]) -> list[str]:
+def sheet_warnings(cfg: GameChoice, games: Iterable[pb.GameSpec]) -> list[str]:
     """A warning for the organizer when the component sheet the matches will use still holds
     provisional values (placeholders, not the printed components), with their count and the
     command that replaces them. The sheet is the one of the file's variant: a game with several

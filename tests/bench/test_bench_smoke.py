@@ -16,8 +16,9 @@ def test_bench_writes_results(tmp_path):
         [sys.executable, "-m", "bench.run", "--engine-seconds", "0.5", "--grpc-seconds", "1",
          "--warmup", "0.5", "--concurrency", "4", "--clients", "1", "--tournament-matches", "2",
          "--tournament-concurrency", "2", "--idle-matches", "20",
-         "--persistent-matches", "4", "--fairness-pairs", "2", "--output", str(out_file)],
-        capture_output=True, text=True, cwd=ROOT, timeout=180, check=False,
+         "--persistent-matches", "4", "--league-matches", "4", "--fairness-pairs", "2",
+         "--output", str(out_file)],
+        capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     results = json.loads(out_file.read_text())
@@ -31,6 +32,8 @@ def test_bench_writes_results(tmp_path):
                 "memory.santa_maria.state_kb_mean", "memory.referee.rss_mb_start",
                 "memory.referee.rss_mb_after_moves", "tournament.persistent.matches_per_s",
                 "tournament.move_path_matches_per_s", "tournament.persistent_to_move_path",
+                "league.matches_per_s", "league.move_path_matches_per_s",
+                "league.league_to_move_path",
                 "fairness.batavia.shared_chance", "fairness.goa.shared_chance",
                 "fairness.goa_2004.shared_chance", "fairness.santa_maria.shared_chance"):
         assert summary[key] > 0, key

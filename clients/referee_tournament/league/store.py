@@ -1,0 +1,236 @@
+"""The league's own database (``league.sqlite`` in its run folder).
+
+Every match the league created (``matches``: ``creating`` from just before ``CreateMatch``,
+``running`` once its id and seat tokens are known, until its record is complete, then done or
+failed; ``lost`` when the runner stopped between the two), every rating (``ratings``, one row per bot **version**: a remote bot is its version
+0), each rating change (``history``), the incidents of hosted and remote bots (``incidents``),
+the consecutive start crashes of each hosted version (``crash_streaks``) and the league file
+(``meta``). A finished match, the ratings it changed, their history and its incidents are
+committed in one transaction before the standings are published, so a runner killed at any
+point (kill -9 included) loses no finished result and never rates a match twice: a restarted
+runner finds its ``running`` matches again (the referee still holds them) and follows them to
+their end.
+
+A running match keeps the seat tokens of its hosted seats (``hosted_tokens``) so that a
+restarted runner can start those bots again; they are deleted when the match ends. The file is
+created 0600.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..ladder import Rating
+from ..store import Row
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS matches (
+  idx INTEGER PRIMARY KEY,
+  match_id TEXT,
+  game TEXT NOT NULL,
+  seating TEXT NOT NULL,          -- JSON: rating keys by seat (bot, or bot@version)
+  seed TEXT NOT NULL,
+  status TEXT NOT NULL,           -- creating | running | done | failed | lost
+  started REAL NOT NULL,
+  finished REAL,
+  scores TEXT,
+  ranks TEXT,
+  outcome TEXT,                   -- JSON: each seat's incidents, as a tournament's
+  record_path TEXT,
+  error TEXT,
+  hosted_tokens TEXT              -- JSON {seat: token} while running; NULL once over
+);
+CREATE TABLE IF NOT EXISTS ratings (
+  key TEXT PRIMARY KEY,
+  bot TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  mu REAL NOT NULL,
+  sigma REAL NOT NULL,
+  matches INTEGER NOT NULL DEFAULT 0,
+  wins REAL NOT NULL DEFAULT 0,
+  updated REAL
+);
+CREATE TABLE IF NOT EXISTS history (
+  key TEXT NOT NULL,
+  t_ms INTEGER NOT NULL,
+  rating REAL NOT NULL,
+  match_id TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS incidents (
+  id INTEGER PRIMARY KEY,
+  key TEXT NOT NULL,
+  kind TEXT NOT NULL,             -- timeout | crash | refused | forfeit | hung | start_crash
+  match_id TEXT,
+  t_ms INTEGER NOT NULL,
+  message TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS crash_streaks (key TEXT PRIMARY KEY, streak INTEGER NOT NULL);
+"""
+
+
+def key_of(bot: str, version: int) -> str:
+    """The rating key of a bot version: ``bot@3``; a remote bot (version 0) is its name."""
+    return f"{bot}@{version}" if version else bot
+
+
+def split_key(key: str) -> tuple[str, int]:
+    bot, _, v = key.partition("@")
+    return bot, int(v) if v else 0
+
+
+@dataclass
+class Running:
+    idx: int
+    match_id: str
+    game: str
+    seating: list[str]
+    seed: int
+    started: float
+    hosted_tokens: dict[int, str]
+
+
+class LeagueStore:
+    def __init__(self, path: Path):
+        path = Path(path)
+        if not path.exists():
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        self.db = sqlite3.connect(path, isolation_level=None, timeout=30)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # ---------------------------------------------------------------- meta
+    def set_meta(self, values: dict[str, str]) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                            list(values.items()))
+
+    def meta(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT key, value FROM meta"))
+
+    # ---------------------------------------------------------------- matches
+    def next_index(self) -> int:
+        return (self.db.execute("SELECT MAX(idx) FROM matches").fetchone()[0] or 0) + 1
+
+    def intend(self, idx: int, game: str, seating: list[str], seed: int) -> None:
+        """A match about to be created (committed before ``CreateMatch`` is sent)."""
+        self.db.execute(
+            "INSERT INTO matches (idx, game, seating, seed, status, started)"
+            " VALUES (?,?,?,?,'creating',?)",
+            (idx, game, json.dumps(seating), str(seed), time.time()))
+
+    def forget(self, idx: int) -> None:
+        """A match the referee refused to create."""
+        self.db.execute("DELETE FROM matches WHERE idx=? AND status='creating'", (idx,))
+
+    def start(self, idx: int, match_id: str, seat_tokens: dict[int, str]) -> None:
+        """The match exists: its id and seat tokens, before any bot starts."""
+        self.db.execute(
+            "UPDATE matches SET match_id=?, status='running', hosted_tokens=? WHERE idx=?",
+            (match_id, json.dumps({str(k): v for k, v in seat_tokens.items()}), idx))
+
+    def lose_creating(self) -> list[int]:
+        """Matches a runner stopped while creating (it never learnt their id or tokens; the
+        referee may have created them, and its time policy plays their hosted seats): marked
+        ``lost``, never rated."""
+        lost = [i for (i,) in self.db.execute("SELECT idx FROM matches WHERE status='creating'")]
+        self.db.execute("UPDATE matches SET status='lost', error=? WHERE status='creating'",
+                        ("the league runner stopped while creating this match",))
+        return lost
+
+    def running(self) -> list[Running]:
+        return [Running(idx, mid, game, json.loads(seating), int(seed), started,
+                        {int(k): v for k, v in json.loads(tokens or "{}").items()})
+                for idx, mid, game, seating, seed, started, tokens in self.db.execute(
+                    "SELECT idx, match_id, game, seating, seed, started, hosted_tokens"
+                    " FROM matches WHERE status='running' ORDER BY idx")]
+
+    def count(self, status: str | None = None) -> int:
+        if status is None:
+            return self.db.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
+        return self.db.execute("SELECT COUNT(*) FROM matches WHERE status=?",
+                               (status,)).fetchone()[0]
+
+    def finish(self, idx: int, result: dict[str, Any], changed: list[Rating],
+               incidents: list[tuple[str, str, str]], streaks: dict[str, int]) -> None:
+        """A match's outcome, the ratings it changed (with their history), its incidents
+        (key, kind, message) and the crash streaks it moved, in one transaction."""
+        now = time.time()
+        t_ms = int(now * 1000)
+        status = "done" if result.get("ranks") else "failed"
+        mid = result.get("match_id") or ""
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute(
+                "UPDATE matches SET status=?, finished=?, scores=?, ranks=?, outcome=?,"
+                " record_path=?, error=?, hosted_tokens=NULL WHERE idx=?",
+                (status, now, json.dumps(result.get("scores")), json.dumps(result.get("ranks")),
+                 json.dumps(result.get("outcome")) if result.get("outcome") else None,
+                 result.get("record_path"), result.get("error"), idx))
+            self.db.executemany(
+                "INSERT INTO ratings (key, bot, version, mu, sigma, matches, wins, updated)"
+                " VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(key) DO UPDATE SET mu=excluded.mu,"
+                " sigma=excluded.sigma, matches=excluded.matches, wins=excluded.wins,"
+                " updated=excluded.updated",
+                [(r.name, *split_key(r.name), r.mu, r.sigma, r.matches, r.wins, now)
+                 for r in changed])
+            self.db.executemany("INSERT INTO history (key, t_ms, rating, match_id)"
+                                " VALUES (?,?,?,?)",
+                                [(r.name, t_ms, r.ordinal, mid) for r in changed])
+            self.db.executemany("INSERT INTO incidents (key, kind, match_id, t_ms, message)"
+                                " VALUES (?,?,?,?,?)",
+                                [(k, kind, mid, t_ms, msg[:300]) for k, kind, msg in incidents])
+            self.db.executemany("INSERT OR REPLACE INTO crash_streaks (key, streak)"
+                                " VALUES (?, ?)", list(streaks.items()))
+
+    # ---------------------------------------------------------------- ratings
+    def ratings(self) -> dict[str, Rating]:
+        return {k: Rating(k, mu, sigma, matches, wins) for k, mu, sigma, matches, wins in
+                self.db.execute("SELECT key, mu, sigma, matches, wins FROM ratings")}
+
+    def streaks(self) -> dict[str, int]:
+        return dict(self.db.execute("SELECT key, streak FROM crash_streaks"))
+
+    def history(self) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        for k, t, rating, mid in self.db.execute(
+                "SELECT key, t_ms, rating, match_id FROM history ORDER BY rowid"):
+            out.setdefault(k, []).append({"t": t, "rating": round(rating, 4), "match": mid})
+        return out
+
+    def incidents(self, per_key: int = 20) -> dict[str, list[dict[str, Any]]]:
+        """The latest ``per_key`` incidents of each key, newest first."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for k, kind, mid, t, msg in self.db.execute(
+                "SELECT key, kind, match_id, t_ms, message FROM incidents ORDER BY id DESC"):
+            lst = out.setdefault(k, [])
+            if len(lst) < per_key:
+                lst.append({"kind": kind, "match": mid or "", "t": t, "message": msg})
+        return out
+
+    def rows(self) -> list[Row]:
+        """Every league match as a tournament's store row, in the order they finished."""
+        out = []
+        for (idx, mid, game, seating, seed, status, started, finished, scores, ranks, outcome,
+             path, error) in self.db.execute(
+                "SELECT idx, match_id, game, seating, seed, status, started, finished, scores,"
+                " ranks, outcome, record_path, error FROM matches"
+                " ORDER BY finished IS NULL, finished, idx"):
+            names = tuple(json.loads(seating))
+            out.append(Row(
+                idx=idx, round=0, group=game, table=tuple(sorted(names)), seating=names,
+                seed=int(seed), status=status, attempts=1, match_id=mid, referee=None,
+                seconds=round(finished - started, 3) if finished else None,
+                scores=json.loads(scores) if scores else None,
+                ranks=json.loads(ranks) if ranks else None,
+                outcome=json.loads(outcome) if outcome else None, record_path=path,
+                error=error, finished=finished))
+        return out
