@@ -366,6 +366,7 @@ func newConn(address string) (*grpc.ClientConn, error) {
 // retrier is the bookkeeping of a reconnection loop: a delay doubling from 100 ms to 2 s, and
 // giving up after `giveUp` of failures in a row (0: never).
 type retrier struct {
+	reached      bool // the referee has answered at least once
 	delay        time.Duration
 	failingSince time.Time
 	giveUp       time.Duration
@@ -376,7 +377,7 @@ func newRetrier(giveUp time.Duration) *retrier {
 }
 
 // up: the referee answered; the delay and the give-up clock start again.
-func (r *retrier) up() { r.failingSince, r.delay = time.Time{}, 100*time.Millisecond }
+func (r *retrier) up() { r.reached, r.failingSince, r.delay = true, time.Time{}, 100*time.Millisecond }
 
 // next is the (jittered) delay before the next attempt, or false past the give-up budget.
 func (r *retrier) next() (time.Duration, bool) {

@@ -121,12 +121,23 @@ func runSession(a args) int {
 		}
 		st := status.Convert(err)
 		delay, ok := retry.next()
+		// until the referee has answered once, a failure is a wrong address or nothing
+		// listening there yet, not a lost session
+		unreachable := fmt.Sprintf("cannot reach the referee at %s: %s", a.address, st.Message())
 		if !ok {
-			logf("error", fmt.Sprintf("gave up reaching the referee at %s after %s", a.address, a.giveUpAfter),
-				map[string]interface{}{"details": st.Message()})
+			if retry.reached {
+				logf("error", fmt.Sprintf("gave up after %s reaching the referee", a.giveUpAfter),
+					map[string]interface{}{"details": st.Message()})
+			} else {
+				logf("error", fmt.Sprintf("%s (gave up after %s)", unreachable, a.giveUpAfter), nil)
+			}
 			return 1
 		}
-		logf("warning", "session lost; reconnecting", map[string]interface{}{"details": st.Message(), "retry_in_ms": delay.Milliseconds()})
+		if retry.reached {
+			logf("warning", "session lost; reconnecting", map[string]interface{}{"details": st.Message(), "retry_in_ms": delay.Milliseconds()})
+		} else {
+			logf("warning", unreachable+"; retrying", map[string]interface{}{"retry_in_ms": delay.Milliseconds()})
+		}
 		select {
 		case <-time.After(delay):
 		case <-ctx.Done():

@@ -82,10 +82,11 @@ function matchSeed(seed: number | undefined, match: string, seat: number): numbe
 // The retry loop's bookkeeping: a delay doubling from 100 ms to 2 s, giving up after
 // `giveUpMs` of failures in a row (0: never).
 class Retry {
+  reached = false;  // the referee has answered at least once
   private delay = 100;
   private failingSince: number | null = null;
   constructor(private readonly giveUpMs: number) {}
-  up(): void { this.delay = 100; this.failingSince = null; }
+  up(): void { this.reached = true; this.delay = 100; this.failingSince = null; }
   next(): number | null {
     this.failingSince ??= Date.now();
     if (this.giveUpMs && Date.now() - this.failingSince > this.giveUpMs) return null;
@@ -174,13 +175,20 @@ export function runSession(args: SessionArgs, deps: Deps): Promise<number> {
           return;
         }
         const delay = retry.next();
+        // until the referee has answered once, a failure is a wrong address or nothing
+        // listening there yet, not a lost session
+        const unreachable = `cannot reach the referee at ${args.address}: ${
+          details.replace(/^No connection established\. Last error: (?:Error: )?|\.? Resolution note: $/g, '')}`;
         if (delay === null) {
-          log('error', `gave up reaching the referee at ${args.address} after ${args.giveUpAfter}s`,
-            { details });
+          if (retry.reached) {
+            log('error', `gave up after ${args.giveUpAfter}s reaching the referee`, { details });
+          } else log('error', `${unreachable} (gave up after ${args.giveUpAfter}s)`);
           stop(1);
           return;
         }
-        log('warning', 'session lost; reconnecting', { details, retry_in_ms: Math.round(delay) });
+        if (retry.reached) {
+          log('warning', 'session lost; reconnecting', { details, retry_in_ms: Math.round(delay) });
+        } else log('warning', `${unreachable}; retrying`, { retry_in_ms: Math.round(delay) });
         setTimeout(open, delay);
       };
       session.on('data', (msg: SessionServerMessage) => {
