@@ -99,19 +99,26 @@ func runSession(a args) int {
 		return 1
 	}
 	defer conn.Close()
-	sigCtx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stopSignals()
-	ctx, stop := context.WithCancel(sigCtx)
+	ctx, stop := context.WithCancel(context.Background())
 	s := &session{a: a, conn: conn, ctx: ctx, stop: stop, playing: map[seatKey]bool{}, done: map[seatKey]bool{}}
 	defer s.wg.Wait()
 	defer stop()
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	go func() {
+		select {
+		case sig := <-signals:
+			name := map[os.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM"}[sig]
+			logf("info", "stopped", map[string]interface{}{"why": name, "finished": s.count()})
+			stop()
+		case <-ctx.Done():
+		}
+	}()
 	retry := newRetrier(a.giveUpAfter)
 	for {
 		err := s.stream(retry)
 		if ctx.Err() != nil {
-			if sigCtx.Err() != nil {
-				logf("info", "stopped", map[string]interface{}{"why": "signal", "finished": s.count()})
-			}
 			return 0 // a signal, or --max-matches reached
 		}
 		var ended errSessionEnded

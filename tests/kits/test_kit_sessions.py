@@ -26,7 +26,7 @@ from referee.v1 import referee_pb2_grpc
 
 from .toolchains import KITS
 
-SESSION_KITS = ["node", "typescript", "go"]
+SESSION_KITS = ["node", "typescript", "go", "cpp"]
 BOT = "entrant"
 
 
