@@ -135,6 +135,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how long a match's first decision waits for every seat to join "
                         "before its clock starts anyway, for a time policy whose join_ms is 0 "
                         "(default 30000; 0: the clock starts when the match is created)")
+    up = s.add_argument_group("hosted league bots' uploads (UploadBot)")
+    up.add_argument("--upload-max-bytes", type=int, default=16 * 1024 * 1024, metavar="N",
+                    help="largest archive received (default 16 MiB)")
+    up.add_argument("--upload-max-unpacked", type=int, default=64 * 1024 * 1024, metavar="N",
+                    help="largest total of its files once unpacked, counted while unpacking "
+                         "(default 64 MiB)")
+    up.add_argument("--upload-max-files", type=int, default=1000, metavar="N",
+                    help="most files and folders in an archive (default 1000)")
+    up.add_argument("--upload-max-path", type=int, default=200, metavar="N",
+                    help="longest path in an archive, in characters (default 200)")
     s.add_argument("--max-connection-idle", type=float, default=300.0, metavar="SECONDS",
                    help="close a connection that has had no call for this long (default 300; "
                         "0 never): a peer that only opens connections cannot hold them, and a "
@@ -218,6 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from referee.server import ServerConfig, logs, serve
+    from referee.server.archive import Limits
     from referee.server.startup import StartupError
 
     if args.admin_token_file:  # before logging is set up: a refusal is this one line
@@ -241,6 +252,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_connection_age_s=args.max_connection_age, keepalive_time_s=args.keepalive_time,
         keepalive_timeout_s=args.keepalive_timeout, max_pending_calls=args.max_pending_calls,
         http_port=args.http_port, join_ms=args.join_ms,
+        upload_limits=Limits(max_received=args.upload_max_bytes,
+                             max_unpacked=args.upload_max_unpacked,
+                             max_files=args.upload_max_files, max_path=args.upload_max_path),
     )
     try:
         asyncio.run(serve(config))

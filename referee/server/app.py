@@ -18,8 +18,10 @@ from referee.core import registry
 from referee.core.components import ComponentSheet
 from referee.v1 import referee_pb2
 
+from .archive import Limits
 from .auth import RateLimiter, new_token
 from .clock import DEFAULT_JOIN_MS
+from .leagues import MAX_STANDINGS
 from .service import SERVICE_NAME, RefereeService, generic_handler
 from .startup import StartupError, bind_failure, check_config, check_port
 from .store import Store
@@ -31,6 +33,8 @@ log = structlog.get_logger("referee.server")
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024
 DEFAULT_MAX_PENDING_CALLS = 20_000
+#: The gRPC receive limit: PublishStandings' 4 MiB document and some room
+MAX_REQUEST_BYTES = MAX_STANDINGS + 64 * 1024
 
 
 @dataclass
@@ -67,6 +71,8 @@ class ServerConfig:
     # how long a match's first decision waits for every seat to join before its clock starts
     # anyway, for a time policy with join_ms = 0 (0 here: it does not wait)
     join_ms: int = DEFAULT_JOIN_MS
+    # hosted bots' uploads (UploadBot): bytes received and unpacked, files, path length
+    upload_limits: Limits = field(default_factory=Limits)
 
 
 def resolve_admin_token(config: ServerConfig, data_dir: Path) -> str:
@@ -98,7 +104,9 @@ def _ms(seconds: float) -> int:
 def server_options(cfg: ServerConfig) -> list[tuple[str, int]]:
     """grpc core channel arguments for the referee's server."""
     opts = [
-        ("grpc.max_receive_message_length", int(cfg.max_message_bytes)),
+        # PublishStandings (4 MiB) and UploadBot's chunks (1 MiB) need more than the other
+        # calls: the service refuses any other request over max_message_bytes itself
+        ("grpc.max_receive_message_length", max(int(cfg.max_message_bytes), MAX_REQUEST_BYTES)),
         ("grpc.max_send_message_length", 16 * 1024 * 1024),
         ("grpc.so_reuseport", 0),
         # soft = hard: beyond the limit every new call is refused, none at random below it
@@ -157,6 +165,7 @@ class RefereeServer:
         self.service = RefereeService(
             self.store, data_dir, admin, cfg.components, RateLimiter(cfg.rate, cfg.burst),
             keep_finished_s=cfg.keep_finished_s, session_ack_s=cfg.session_ack_s, join_ms=cfg.join_ms,
+            max_message_bytes=cfg.max_message_bytes, upload_limits=cfg.upload_limits,
         )
         resumed = self.service.resume_all()
         limit = int(cfg.max_message_bytes)

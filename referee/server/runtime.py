@@ -63,6 +63,9 @@ class MatchRuntime:
         self.policy = policy
         self.token_hashes = token_hashes
         self.created_ms = created_ms
+        # a league match's record also names its league and the bot (and version) of each
+        # seat (CreateMatch.league, seat_bots, seat_bot_versions); set by the service
+        self.league_fields: dict[str, Any] = {}
         self.finished_ms: int | None = None
         self.lock = asyncio.Lock()
         n = match.seat_count
@@ -426,8 +429,10 @@ class MatchRuntime:
 
     # ------------------------------------------------------------------ the end
     def record(self) -> dict[str, Any]:
-        return records.record(self.match, self.id, self.names, self.policy, self.created_ms,
-                              self.finished_ms, self.rejections, self.abandoned)
+        doc = records.record(self.match, self.id, self.names, self.policy, self.created_ms,
+                             self.finished_ms, self.rejections, self.abandoned)
+        doc.update(self.league_fields)
+        return doc
 
     async def finish(self) -> None:
         self.clock.stop()

@@ -21,12 +21,14 @@ from referee.core.match import Match, ReplayError
 from referee.v1 import referee_pb2 as pb
 
 from . import errors
+from .archive import Limits
 from .auth import RateLimiter, bearer, new_token, peer_address, same_hash, token_hash
 from .clock import DEFAULT_JOIN_MS, now_ms
 from .create import plan_match
 from .embargo import REASON as EMBARGOED
 from .embargo import Embargo, unfinished_twins
 from .errors import RefereeError, clip
+from .leagues import MAX_STANDINGS, Leagues
 from .records import replay_log
 from .runtime import MatchRuntime, RuntimeContext
 from .sessions import BotSessions
@@ -50,6 +52,8 @@ class RefereeService:
         keep_finished_s: float = 300.0,
         session_ack_s: float = 30.0,
         join_ms: int = DEFAULT_JOIN_MS,
+        max_message_bytes: int = 64 * 1024,
+        upload_limits: Limits | None = None,
     ):
         self.store = store
         self.data_dir = Path(data_dir)
@@ -73,6 +77,11 @@ class RefereeService:
                                   spawn=self.spawn, finished=self.finished)
         # persistent bot sessions (RegisterBot, Session, CreateMatch.seat_bots)
         self.sessions = BotSessions(store, self.data_dir, self.limiter, session_ack_s)
+        # leagues: their bots' details and versions, invites, standings (leagues.py)
+        self.leagues = Leagues(store, self.data_dir, self.sessions, self.limiter, upload_limits)
+        # the largest request body taken, but for PublishStandings and UploadBot's chunks (the
+        # gRPC limit is raised for those two; see app.server_options)
+        self.max_message_bytes = max_message_bytes
 
     # ------------------------------------------------------------------ helpers
     def wire(self, game: Game) -> GameWire:
@@ -107,6 +116,11 @@ class RefereeService:
         """A request body (handlers get raw bytes) as ``message_type``; bytes that are not one
         are MALFORMED: one warning line (no traceback), charged to the peer's rate limit so a
         flood of them cannot flood the log."""
+        if len(data) > (MAX_STANDINGS + 1024 if message_type is pb.PublishStandingsRequest
+                        else self.max_message_bytes):
+            self._limit(context, None)
+            raise errors.exhausted(f"{rpc}: a request body of {len(data)} bytes is more than "
+                                   "this referee takes")
         try:
             return message_type.FromString(data)
         except Exception:  # noqa: BLE001 - DecodeError, or a recursion/UTF-8 error of the parser
@@ -235,6 +249,7 @@ class RefereeService:
             self.ctx, row.id, m, names=row.names, policy=policy, token_hashes=row.token_hashes,
             created_ms=row.created_ms,
         )
+        rt.league_fields = league_fields(row.league, row.seat_bots or [], row.seat_versions or [])
         rt.restore_clocks()
         if row.rejected:
             rt.restore_rejections(row.rejected)
@@ -268,17 +283,22 @@ class RefereeService:
         if not self._admin(context):
             raise errors.permission_denied("creating a match needs the admin token")
         plan = plan_match(request, self.sheet_for, self.sessions.check_seat_bots, self.join_ms)
+        versions = self.leagues.check_match(request.league, plan.bots,
+                                            request.seat_bot_versions)
+        # a hosted bot's seat gets no Assignment: the league runner plays it with the seat token
+        remote = [b if b and not self.leagues.hosted(b) else "" for b in plan.bots]
         match = Match.create(plan.game, plan.options, plan.seats, plan.seed, plan.sheet)
         match_id = self._new_match_id()
-        tokens = self.sessions.seat_tokens(match_id, plan.bots,
+        tokens = self.sessions.seat_tokens(match_id, remote,
                                            [new_token() for _ in range(plan.seats)])
         hashes = [token_hash(t) for t in tokens]
         rt = MatchRuntime(
             self.ctx, match_id, match, names=plan.names, policy=plan.policy,
             token_hashes=hashes, created_ms=now_ms(),
         )
+        rt.league_fields = league_fields(request.league, plan.bots, versions)
         game = plan.game.spec.name
-        bound = self.sessions.bind(match_id, plan.bots, game=game, names=plan.names,
+        bound = self.sessions.bind(match_id, remote, game=game, names=plan.names,
                                    policy=plan.policy,
                                    options={k: opt_str(v) for k, v in plan.options.items()})
         await self.store.insert_match(
@@ -290,6 +310,8 @@ class RefereeService:
                 token_hashes=hashes, names=plan.names, status="running",
                 created_ms=rt.created_ms, finished_ms=None, forfeited=None, result=None,
                 reveal_policy=plan.reveal_policy, record_format=match.record_format,
+                league=request.league, unlisted=request.unlisted, seat_bots=plan.bots,
+                seat_versions=versions,
             )
         )
         if bound is not None:
@@ -391,6 +413,8 @@ class RefereeService:
             raise
         except grpc.aio.AioRpcError:
             return  # the call is gone; the writer side ends with it
+        except RefereeError as exc:  # a frame over the size limit: the stream ends with it
+            stream.put(exc)
         except Exception as exc:
             # Never leave a stream that pushes Decisions but no longer reads: end it.
             rt.log.exception("play_reader_error", seat=seat, error=repr(exc))
@@ -480,12 +504,77 @@ class RefereeService:
             yield parse(pb.EchoMessage, data, "Echo", context)
 
     async def RegisterBot(self, request: pb.RegisterBotRequest, context) -> pb.RegisterBotResponse:
+        if request.league:
+            # an entrant needs no token (the league's registration mode decides)
+            admin = self._holds_admin(context)
+            if not admin:
+                self._limit(context, None)
+            return await self.leagues.register(request, admin=admin, peer=context.peer())
         if not self._admin(context):
             raise errors.permission_denied("registering a bot needs the admin token")
         return await self.sessions.register(request.name)
 
+    # ------------------------------------------------------------------ leagues (leagues.py)
+    def _need_admin(self, context, what: str) -> None:
+        if not self._admin(context):
+            raise errors.permission_denied(f"{what} needs the admin token")
+
+    async def OpenLeague(self, request: pb.OpenLeagueRequest, context) -> pb.League:
+        self._need_admin(context, "opening a league")
+        return await self.leagues.open_league(request)
+
+    async def GetLeague(self, request: pb.GetLeagueRequest, context) -> pb.League:
+        self._limit(context, None)
+        return self.leagues.league(request.name).league
+
+    async def SetLeagueState(self, request: pb.SetLeagueStateRequest, context) -> pb.League:
+        self._need_admin(context, "changing a league's state")
+        return await self.leagues.set_state(request)
+
+    async def CreateInvite(self, request: pb.CreateInviteRequest,
+                           context) -> pb.CreateInviteResponse:
+        self._need_admin(context, "creating an invite")
+        return await self.leagues.create_invite(request)
+
+    async def ListLeagueBots(self, request: pb.ListLeagueBotsRequest,
+                             context) -> pb.ListLeagueBotsResponse:
+        self._need_admin(context, "listing a league's bots")
+        return self.leagues.list_bots(request)
+
+    async def SetBotStatus(self, request: pb.SetBotStatusRequest, context) -> pb.LeagueBot:
+        self._need_admin(context, "changing a bot's status")
+        return await self.leagues.set_status(request)
+
+    async def PublishStandings(self, request: pb.PublishStandingsRequest,
+                               context) -> pb.PublishStandingsResponse:
+        self._need_admin(context, "publishing standings")
+        return await self.leagues.publish(request)
+
+    async def GetBotArchive(self, request: pb.GetBotArchiveRequest,
+                            context) -> AsyncIterator[Any]:
+        self._need_admin(context, "reading a bot's archive")
+        async with contextlib.aclosing(self.leagues.archive(request)) as chunks:
+            async for chunk in chunks:
+                yield chunk
+
+    async def UploadBot(self, request_iterator, context) -> pb.BotVersion:
+        return await self.leagues.upload(request_iterator, context)
+
 
 # ---------------------------------------------------------------------- wiring
+
+def league_fields(league: str, bots: list[str], versions: list[int]) -> dict[str, Any]:
+    """What a league match's record adds (nothing for another match: its record is as
+    before)."""
+    out: dict[str, Any] = {}
+    if league:
+        out["league"] = league
+    if any(bots):
+        out["seat_bots"] = list(bots)
+        if versions:
+            out["seat_bot_versions"] = list(versions)
+    return out
+
 
 def _rate_exceeded_on_stream() -> RefereeError:
     return errors.exhausted("rate limit exceeded on this stream; slow down")
@@ -580,9 +669,35 @@ def _guard_stream(service: RefereeService, rpc: str, fn: Callable,
         try:
             if request_type is not None:
                 request = parse(request_type, request, rpc, context)
+            else:
+                request = _capped_frames(request, service.max_message_bytes, rpc)
             async with contextlib.aclosing(fn(request, context)) as items:
                 async for item in items:
                     yield item
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - turned into a status by _abort
+            await _abort(context, rpc, exc)
+
+    return handler
+
+
+async def _capped_frames(frames, limit: int, rpc: str):
+    """A stream's raw frames, each at most ``limit`` bytes (the gRPC limit is higher for
+    UploadBot and PublishStandings): a bigger one ends the stream, RESOURCE_EXHAUSTED."""
+    async for data in frames:
+        if len(data) > limit:
+            raise errors.exhausted(f"{rpc}: a frame of {len(data)} bytes is more than this "
+                                   "referee takes")
+        yield data
+
+
+def _guard_client_stream(service: RefereeService, rpc: str, fn: Callable) -> Callable:
+    """The same for a client-streaming handler (UploadBot): ``fn`` gets the raw frames."""
+
+    async def handler(request_iterator, context):
+        try:
+            return await fn(request_iterator, context)
         except (asyncio.CancelledError, grpc.aio.AbortError):
             raise
         except Exception as exc:  # noqa: BLE001 - turned into a status by _abort
@@ -615,6 +730,18 @@ def generic_handler(service: RefereeService) -> grpc.GenericRpcHandler:
         "RegisterBot": unary("RegisterBot", pb.RegisterBotRequest),
         "Session": grpc.stream_stream_rpc_method_handler(
             _guard_stream(service, "Session", service.sessions.Session), None, _ser),
+        "OpenLeague": unary("OpenLeague", pb.OpenLeagueRequest),
+        "GetLeague": unary("GetLeague", pb.GetLeagueRequest),
+        "SetLeagueState": unary("SetLeagueState", pb.SetLeagueStateRequest),
+        "CreateInvite": unary("CreateInvite", pb.CreateInviteRequest),
+        "ListLeagueBots": unary("ListLeagueBots", pb.ListLeagueBotsRequest),
+        "SetBotStatus": unary("SetBotStatus", pb.SetBotStatusRequest),
+        "PublishStandings": unary("PublishStandings", pb.PublishStandingsRequest),
+        "GetBotArchive": grpc.unary_stream_rpc_method_handler(
+            _guard_stream(service, "GetBotArchive", service.GetBotArchive,
+                          pb.GetBotArchiveRequest), None, _ser),
+        "UploadBot": grpc.stream_unary_rpc_method_handler(
+            _guard_client_stream(service, "UploadBot", service.UploadBot), None, _ser),
         "Echo": grpc.stream_stream_rpc_method_handler(
             _guard_stream(service, "Echo", service.Echo), None,
             pb.EchoMessage.SerializeToString),

@@ -59,6 +59,8 @@ CREATE TABLE IF NOT EXISTS bots (
     name        TEXT PRIMARY KEY,
     token_hash  TEXT NOT NULL,       -- SHA-256 hex of the bot token, never the token
     created_ms  INTEGER NOT NULL
+    -- league bots (referee.server.leagues) add: league, kind, status, message, owner,
+    -- description (see BOT_COLUMNS; added to older stores when opened)
 );
 CREATE TABLE IF NOT EXISTS assignments (
     match_id    TEXT NOT NULL,
@@ -74,6 +76,11 @@ CREATE INDEX IF NOT EXISTS assignments_open ON assignments (status, bot);
 """
 
 MAX_CAPACITY = 256
+#: Columns of ``bots`` added for leagues (a store from before them gains them when opened).
+BOT_COLUMNS = {"league": "TEXT", "kind": "INTEGER NOT NULL DEFAULT 0",
+               "status": "INTEGER NOT NULL DEFAULT 2", "message": "TEXT", "owner": "TEXT",
+               "description": "TEXT"}
+REMOVED = 4  # referee.v1.BotStatus.BOT_REMOVED: its token opens nothing
 BOT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 
 
@@ -147,7 +154,14 @@ class BotSessions:
         try:
             conn.execute("PRAGMA busy_timeout=5000")
             conn.executescript(SCHEMA)
+            have = {row[1] for row in conn.execute("PRAGMA table_info(bots)")}
+            for col, decl in BOT_COLUMNS.items():
+                if col not in have:
+                    conn.execute(f"ALTER TABLE bots ADD COLUMN {col} {decl}")
             self.bots: dict[str, str] = dict(conn.execute("SELECT token_hash, name FROM bots"))
+            # removed league bots: their token opens no Session and uploads nothing
+            self.blocked: set[str] = {r[0] for r in conn.execute(
+                "SELECT name FROM bots WHERE status=?", (REMOVED,))}
         finally:
             conn.close()
         self.open: dict[tuple[str, int], Assign] = {}
@@ -179,16 +193,32 @@ class BotSessions:
                 for s, t in enumerate(tokens)]
 
     # ------------------------------------------------------------------ registration
-    async def register(self, name: str) -> pb.RegisterBotResponse:
+    async def register(self, name: str, meta: dict[str, Any] | None = None,
+                       also: Callable[[sqlite3.Connection], object] | None = None,
+                       created_ms: int | None = None) -> pb.RegisterBotResponse:
+        """A new token for ``name``; ``meta`` sets league columns of its row (BOT_COLUMNS),
+        ``also`` runs in the same transaction (an invite's use)."""
         if not BOT_NAME_RE.match(name):
             raise errors.malformed("a bot name is 1-64 letters, digits, '.', '_', '+' or '-', "
                                    "starting with a letter or digit")
         token = new_token()
         h = token_hash(token)
-        await self.store.write(lambda c: c.execute(
-            "INSERT INTO bots (name, token_hash, created_ms) VALUES (?,?,?) ON CONFLICT(name)"
-            " DO UPDATE SET token_hash=excluded.token_hash, created_ms=excluded.created_ms",
-            (name, h, now_ms())))
+        meta = dict(meta or {})
+        cols = [c for c in BOT_COLUMNS if c in meta]
+        sql = ("INSERT INTO bots (name, token_hash, created_ms"
+               + "".join(f", {c}" for c in cols) + ") VALUES (?,?,?" + ",?" * len(cols)
+               + ") ON CONFLICT(name) DO UPDATE SET token_hash=excluded.token_hash,"
+               " created_ms=excluded.created_ms" + "".join(f", {c}=excluded.{c}" for c in cols))
+        values = (name, h, created_ms or now_ms(), *(meta[c] for c in cols))
+
+        def op(c: sqlite3.Connection) -> None:
+            c.execute(sql, values)
+            if also is not None:
+                also(c)
+
+        await self.store.write(op)
+        if meta.get("status") is not None:
+            self.set_blocked(name, meta["status"] == REMOVED)
         for old in [k for k, v in self.bots.items() if v == name]:
             del self.bots[old]
         self.bots[h] = name
@@ -399,7 +429,31 @@ class BotSessions:
         if name is None:
             raise errors.unauthenticated("unknown bot token (seat and admin tokens open no "
                                          "Session; RegisterBot returns a bot token)")
+        if name in self.blocked:
+            raise errors.unauthenticated("this bot was removed from its league; its token "
+                                         "no longer works")
         return name, h
+
+    def bot_of_token(self, context) -> str:
+        """The (not removed) bot whose token a call carries (UploadBot), rate-limited like a
+        Session."""
+        return self._bot_of(context)[0]
+
+    def set_blocked(self, name: str, blocked: bool) -> None:
+        """A removed bot's token stops working at once: its open sessions end
+        (UNAUTHENTICATED) and give their assignments back."""
+        if not blocked:
+            self.blocked.discard(name)
+            return
+        self.blocked.add(name)
+        for conn in list(self.conns.get(name, ())):
+            conn.dropped = True
+            end_with(conn.queue, errors.unauthenticated(
+                "this bot was removed from its league; its token no longer works"))
+            self._drop(conn)
+
+    def connected(self, name: str) -> bool:
+        return bool(self.conns.get(name))
 
     async def Session(self, request_iterator, context) -> AsyncIterator[Any]:
         """Frames arrive as raw bytes (the service's ``_guard_stream`` turns what this raises
@@ -475,6 +529,9 @@ class BotSessions:
             raise
         except grpc.aio.AioRpcError:
             return  # the call is gone; the writer side ends with it
+        except RefereeError as exc:  # a frame over the size limit: the session ends with it
+            conn.put(exc)
+            return
         except Exception as exc:
             # as on Play: never leave a session that pushes assignments but no longer reads
             log.exception("session_reader_error", bot=conn.bot, error=repr(exc))

@@ -45,8 +45,12 @@ CREATE TABLE IF NOT EXISTS matches (
     abandoned_json    TEXT,            -- seats the host abandoned: {"2": "bot exited (code 1)"}
     joined_json       TEXT,            -- seats whose bot has joined, e.g. [0, 2]
     reveal_policy     TEXT,            -- safe (NULL: older stores) | none; see CreateMatch
-    record_format     TEXT             -- referee-record/2 (NULL: older stores, whose matches
+    record_format     TEXT,            -- referee-record/2 (NULL: older stores, whose matches
                                        -- drew chance as referee-record/1)
+    league            TEXT,            -- the league it belongs to (CreateMatch.league), or NULL
+    unlisted          INTEGER,         -- 1: kept out of the match list and league pages
+    seat_bots_json    TEXT,            -- the bot bound to each seat, e.g. ["a", "", "b"]
+    seat_versions_json TEXT            -- the version of each bound bot, e.g. [3, 0, 0]
 );
 CREATE TABLE IF NOT EXISTS moves (
     match_id        TEXT NOT NULL,
@@ -86,6 +90,10 @@ class MatchRow:
     joined: list[int] | None = None  # seats whose bot has joined
     reveal_policy: str = "safe"  # safe | none (CreateMatchRequest.reveal_policy)
     record_format: str = RECORD_FORMAT  # how its game draws chance (referee.core.match)
+    league: str = ""  # CreateMatchRequest.league
+    unlisted: bool = False  # CreateMatchRequest.unlisted
+    seat_bots: list[str] | None = None  # CreateMatchRequest.seat_bots
+    seat_versions: list[int] | None = None  # CreateMatchRequest.seat_bot_versions
 
 
 @dataclass(slots=True)
@@ -219,13 +227,16 @@ class Store:
             row.id, row.game, json.dumps(row.options, sort_keys=True), row.seats, str(row.seed),
             row.components_name, row.components_sha256, json.dumps(row.time_policy),
             json.dumps(row.token_hashes), json.dumps(row.names), row.status, row.created_ms,
-            row.reveal_policy, row.record_format,
+            row.reveal_policy, row.record_format, row.league or None, int(row.unlisted),
+            json.dumps(row.seat_bots) if row.seat_bots else None,
+            json.dumps(row.seat_versions) if row.seat_versions else None,
         )
         return self._submit(
             lambda c: c.execute(
                 "INSERT INTO matches (id, game, options_json, seats, seed, components_name,"
                 " components_sha256, time_policy_json, token_hashes_json, names_json, status,"
-                " created_ms, reveal_policy, record_format) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " created_ms, reveal_policy, record_format, league, unlisted, seat_bots_json,"
+                " seat_versions_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 values,
             )
         )
@@ -302,7 +313,8 @@ class Store:
                 "SELECT id, game, options_json, seats, seed, components_name, components_sha256,"
                 " time_policy_json, token_hashes_json, names_json, status, created_ms,"
                 " finished_ms, forfeited, result_json, rejected_json, abandoned_json,"
-                " joined_json, reveal_policy, record_format FROM matches"
+                " joined_json, reveal_policy, record_format, league, unlisted, seat_bots_json,"
+                " seat_versions_json FROM matches"
                 + (" WHERE status=?" if status else "")
             )
             rows = conn.execute(sql + " ORDER BY created_ms", (status,) if status else ()).fetchall()
@@ -320,6 +332,9 @@ class Store:
                 joined=json.loads(r[17]) if r[17] else None,
                 reveal_policy=r[18] or "safe",
                 record_format=r[19] or LEGACY_RECORD_FORMAT,
+                league=r[20] or "", unlisted=bool(r[21]),
+                seat_bots=json.loads(r[22]) if r[22] else None,
+                seat_versions=json.loads(r[23]) if r[23] else None,
             )
             for r in rows
         ]
@@ -375,6 +390,11 @@ def _migrate(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE matches ADD COLUMN reveal_policy TEXT")
     if "record_format" not in have:
         conn.execute("ALTER TABLE matches ADD COLUMN record_format TEXT")
+    for col, decl in (("league", "TEXT"), ("unlisted", "INTEGER"), ("seat_bots_json", "TEXT"),
+                      ("seat_versions_json", "TEXT")):
+        if col not in have:
+            conn.execute(f"ALTER TABLE matches ADD COLUMN {col} {decl}")
+    conn.execute("CREATE INDEX IF NOT EXISTS matches_league ON matches (league, created_ms)")
     if "note" not in {row[1] for row in conn.execute("PRAGMA table_info(moves)")}:
         conn.execute("ALTER TABLE moves ADD COLUMN note TEXT")
 

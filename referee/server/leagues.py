@@ -1,0 +1,602 @@
+"""Leagues in the referee: their description and state, invites, the league bots' details and
+uploaded versions, and the standings the league runner publishes (docs/ARCHITECTURE.md,
+*Leagues*). The league runner (`referee-tournament league serve`, an admin client) plays the
+matches; this module keeps what it and the web pages share.
+
+* **Tables** (same SQLite store, same writer thread: every acknowledged change is committed
+  before the reply): ``leagues``, ``invites`` (only the SHA-256 of a code, its uses left and
+  expiry), ``bot_versions``, ``standings`` (the latest document of each league); the ``bots``
+  rows of :mod:`referee.server.sessions` gain league, kind, status, message, owner and
+  description.
+* **Archives** of hosted bots are checked by :mod:`referee.server.archive` and kept as files,
+  ``<data-dir>/bots/<bot>/<version>.tar.gz`` (written and fsynced before the version's row is
+  committed): up to 16 MiB each, they would otherwise pass through the one writer thread that
+  commits every move, and grow the WAL by that much per upload.
+* Everything is also held in memory (a few rows per bot), which the RPCs and the web pages read.
+
+Knows no game and no match: :class:`RefereeService` asks it to check a CreateMatch's league and
+bound bots, and hands it the RPCs below.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+from collections.abc import AsyncGenerator, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import structlog
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from referee.core import registry
+from referee.schema import standings_schema
+from referee.v1 import referee_pb2 as pb
+
+from . import errors
+from .archive import ArchiveError, Limits, check_archive
+from .auth import RateLimiter, new_token, peer_address, token_hash
+from .clock import now_ms
+from .errors import RefereeError, clip
+from .sessions import BOT_NAME_RE, BotSessions
+from .store import Store
+
+log = structlog.get_logger("referee.leagues")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS leagues (
+    name          TEXT PRIMARY KEY,
+    title         TEXT NOT NULL,
+    description   TEXT NOT NULL,
+    games_json    TEXT NOT NULL,
+    registration  INTEGER NOT NULL,   -- referee.v1.Registration
+    approval      INTEGER NOT NULL,
+    state         INTEGER NOT NULL,   -- referee.v1.LeagueState
+    reason        TEXT NOT NULL,      -- SetLeagueState's reason, shown on the league page
+    settings_json TEXT NOT NULL,
+    created_ms    INTEGER NOT NULL,
+    updated_ms    INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS invites (
+    code_hash   TEXT PRIMARY KEY,     -- SHA-256 hex of the code, never the code
+    league      TEXT NOT NULL,
+    uses_left   INTEGER NOT NULL,
+    expires_ms  INTEGER,              -- NULL: until the league stops
+    created_ms  INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bot_versions (
+    bot          TEXT NOT NULL,
+    version      INTEGER NOT NULL,
+    sha256       TEXT NOT NULL,
+    size         INTEGER NOT NULL,
+    files        INTEGER NOT NULL,
+    runtime      TEXT NOT NULL,
+    command_json TEXT NOT NULL,
+    status       INTEGER NOT NULL,    -- referee.v1.VersionStatus
+    message      TEXT NOT NULL,
+    uploaded_ms  INTEGER NOT NULL,
+    PRIMARY KEY (bot, version)
+);
+CREATE TABLE IF NOT EXISTS standings (
+    league        TEXT PRIMARY KEY,
+    json          TEXT NOT NULL,
+    published_ms  INTEGER NOT NULL
+);
+"""
+
+MAX_TITLE = 200
+MAX_DESCRIPTION = 2000
+MAX_SETTINGS = 64 * 1024
+MAX_OWNER = 64
+MAX_BOT_DESCRIPTION = 512
+MAX_REASON = 200
+MAX_STANDINGS = 4 * 1024 * 1024
+MAX_CHUNK = 1024 * 1024  # UploadBotChunk.data
+ARCHIVE_CHUNK = 256 * 1024  # BotArchiveChunk.data sent
+#: Registrations without the admin token, per client address: a burst, then one a minute.
+REGISTER_RATE = 1 / 60
+REGISTER_BURST = 20
+
+
+@dataclass(slots=True)
+class LeagueRow:
+    league: pb.League
+    reason: str = ""
+    created_ms: int = 0
+
+
+@dataclass(slots=True)
+class BotRow:
+    name: str
+    league: str
+    kind: Any  # referee.v1.BotKind
+    status: Any  # referee.v1.BotStatus
+    message: str
+    owner: str
+    description: str
+    registered_ms: int
+    versions: list[pb.BotVersion] = field(default_factory=list)
+    commands: dict[int, list[str]] = field(default_factory=dict)
+
+    @property
+    def current_version(self) -> int:
+        ready = [v.version for v in self.versions if v.status == pb.VERSION_READY]
+        return max(ready, default=0)
+
+
+@dataclass(slots=True)
+class Invite:
+    league: str
+    uses_left: int
+    expires_ms: int | None
+
+
+@dataclass(slots=True)
+class Standings:
+    text: str
+    doc: dict[str, Any]
+    published_ms: int
+
+
+def already_exists(message: str) -> RefereeError:
+    return RefereeError(grpc.StatusCode.ALREADY_EXISTS, "ALREADY_EXISTS", message)
+
+
+def bad_invite(message: str) -> RefereeError:
+    return RefereeError(grpc.StatusCode.PERMISSION_DENIED, "BAD_INVITE", message)
+
+
+def bad_archive(message: str) -> RefereeError:
+    return RefereeError(grpc.StatusCode.INVALID_ARGUMENT, "BAD_ARCHIVE", message)
+
+
+def _enum(enum: Any, value: int, what: str, allow_zero: bool = True) -> int:
+    if value not in enum.values() or (not allow_zero and value == 0):
+        raise errors.malformed(f"unknown {what} value {value}")
+    return value
+
+
+class Leagues:
+    def __init__(self, store: Store, data_dir: Path, sessions: BotSessions,
+                 limiter: RateLimiter, limits: Limits | None = None,
+                 register_limiter: RateLimiter | None = None):
+        self.store = store
+        self.sessions = sessions
+        self.limiter = limiter
+        self.limits = limits or Limits()
+        self.register_limiter = register_limiter or RateLimiter(REGISTER_RATE, REGISTER_BURST)
+        self.archive_dir = Path(data_dir) / "bots"
+        self.validator = Draft202012Validator(standings_schema())
+        self.leagues: dict[str, LeagueRow] = {}
+        self.bots: dict[str, BotRow] = {}  # league bots (those registered with a league)
+        self.invites: dict[str, Invite] = {}  # code hash -> invite
+        self.standings: dict[str, Standings] = {}
+        self._upload_locks: dict[str, asyncio.Lock] = {}
+        self._load()
+
+    # ------------------------------------------------------------------ loading
+    def _load(self) -> None:
+        conn = sqlite3.connect(self.store.path, isolation_level=None)
+        try:
+            conn.execute("PRAGMA busy_timeout=5000")
+            conn.executescript(SCHEMA)
+            for (name, title, desc, games, reg, appr, state, reason, settings, created,
+                 updated) in conn.execute(
+                    "SELECT name, title, description, games_json, registration, approval, state,"
+                    " reason, settings_json, created_ms, updated_ms FROM leagues"):
+                self.leagues[name] = LeagueRow(pb.League(
+                    name=name, title=title, description=desc, games=json.loads(games),
+                    registration=reg, approval=bool(appr), state=state, settings_json=settings,
+                    updated_unix_ms=updated), reason, created)
+            for h, league, uses, expires in conn.execute(
+                    "SELECT code_hash, league, uses_left, expires_ms FROM invites"):
+                self.invites[h] = Invite(league, uses, expires)
+            for name, league, kind, status, message, owner, desc, created in conn.execute(
+                    "SELECT name, league, kind, status, message, owner, description, created_ms"
+                    " FROM bots WHERE league IS NOT NULL"):
+                self.bots[name] = BotRow(name, league, kind, status, message or "", owner or "",
+                                         desc or "", created)
+            for row in conn.execute(
+                    "SELECT bot, version, sha256, size, files, runtime, command_json, status,"
+                    " message, uploaded_ms FROM bot_versions ORDER BY bot, version"):
+                bot = self.bots.get(row[0])
+                if bot is None:
+                    continue
+                bot.versions.append(pb.BotVersion(
+                    bot=row[0], version=row[1], sha256=row[2], size=row[3], files=row[4],
+                    runtime=row[5], status=row[7], message=row[8], uploaded_unix_ms=row[9]))
+                bot.commands[row[1]] = json.loads(row[6])
+            for league, text, published in conn.execute(
+                    "SELECT league, json, published_ms FROM standings"):
+                self.standings[league] = Standings(text, json.loads(text), published)
+        finally:
+            conn.close()
+
+    # ------------------------------------------------------------------ lookups (also web)
+    def league(self, name: str) -> LeagueRow:
+        row = self.leagues.get(name)
+        if row is None:
+            raise errors.not_found(f"no league {clip(name)}")
+        return row
+
+    def bot(self, name: str) -> BotRow:
+        row = self.bots.get(name)
+        if row is None:
+            raise errors.not_found(f"no league bot {clip(name)}")
+        return row
+
+    def league_bot(self, row: BotRow) -> pb.LeagueBot:
+        return pb.LeagueBot(
+            name=row.name, league=row.league, kind=row.kind, status=row.status,
+            message=row.message, current_version=row.current_version, versions=row.versions,
+            registered_unix_ms=row.registered_ms, owner=row.owner, description=row.description,
+            connected=self.sessions.connected(row.name))
+
+    def bots_of(self, league: str) -> list[BotRow]:
+        return sorted((b for b in self.bots.values() if b.league == league),
+                      key=lambda b: b.name)
+
+    def command(self, bot: str, version: int) -> list[str]:
+        return self.bots[bot].commands.get(version, [])
+
+    # ------------------------------------------------------------------ CreateMatch
+    def check_match(self, league: str, bots: list[str], versions: Iterable[int]) -> list[int]:
+        """CreateMatch's league, bound bots and versions checked: the league exists and is not
+        stopped, a disabled or removed remote bot is not bound, ``versions`` is empty or one
+        per seat."""
+        versions = list(versions)
+        if league:
+            row = self.league(league)
+            if row.league.state == pb.LEAGUE_STOPPED:
+                raise errors.precondition("LEAGUE_STOPPED", f"league {league} is stopped")
+        if versions and len(versions) != len(bots):
+            raise errors.malformed(f"seat_bot_versions has {len(versions)} entries for "
+                                   f"{len(bots)} bound seats (one per seat_bots entry)")
+        for name in bots:
+            b = self.bots.get(name) if name else None
+            if b is not None and b.kind == pb.BOT_KIND_REMOTE and b.status in (
+                    pb.BOT_DISABLED, pb.BOT_REMOVED):
+                raise errors.precondition(
+                    "BOT_UNAVAILABLE", f"bot {name} is {pb.BotStatus.Name(b.status)[4:].lower()}"
+                    " and plays no matches")
+        return versions
+
+    def hosted(self, name: str) -> bool:
+        b = self.bots.get(name)
+        return b is not None and b.kind == pb.BOT_KIND_HOSTED
+
+    # ------------------------------------------------------------------ leagues
+    async def open_league(self, request: pb.OpenLeagueRequest) -> pb.League:
+        want = request.league
+        if not BOT_NAME_RE.match(want.name):
+            raise errors.malformed("a league name is 1-64 letters, digits, '.', '_', '+' or "
+                                   "'-', starting with a letter or digit")
+        if len(want.title) > MAX_TITLE or len(want.description) > MAX_DESCRIPTION:
+            raise errors.malformed(f"a league's title is at most {MAX_TITLE} characters, its "
+                                   f"description {MAX_DESCRIPTION}")
+        known = registry.games()
+        for g in want.games:
+            if g not in known:
+                raise errors.malformed(f"unknown game {clip(g)}; this referee hosts "
+                                       f"{', '.join(sorted(known))}")
+        _enum(pb.Registration, want.registration, "registration")
+        _enum(pb.LeagueState, want.state, "state")
+        if want.settings_json:
+            if len(want.settings_json) > MAX_SETTINGS:
+                raise errors.malformed(f"settings_json is at most {MAX_SETTINGS} characters")
+            try:
+                settings = json.loads(want.settings_json)
+            except ValueError:
+                raise errors.malformed("settings_json is not JSON") from None
+            if not isinstance(settings, dict):
+                raise errors.malformed("settings_json is a JSON object")
+        old = self.leagues.get(want.name)
+        state = want.state or (old.league.state if old else pb.LEAGUE_RUNNING)
+        ts = now_ms()
+        league = pb.League(name=want.name, title=want.title or want.name,
+                           description=want.description, games=sorted(set(want.games)),
+                           registration=want.registration, approval=want.approval, state=state,
+                           settings_json=want.settings_json or "{}", updated_unix_ms=ts)
+        reason = old.reason if old and state == old.league.state else ""
+        created = old.created_ms if old else ts
+        values = (league.name, league.title, league.description, json.dumps(list(league.games)),
+                  league.registration, int(league.approval), league.state, reason,
+                  league.settings_json, created, ts)
+        await self.store.write(lambda c: c.execute(
+            "INSERT OR REPLACE INTO leagues (name, title, description, games_json, registration,"
+            " approval, state, reason, settings_json, created_ms, updated_ms)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?)", values))
+        self.leagues[league.name] = LeagueRow(league, reason, created)
+        log.info("league_opened", league=league.name, state=pb.LeagueState.Name(state))
+        return league
+
+    async def set_state(self, request: pb.SetLeagueStateRequest) -> pb.League:
+        row = self.league(request.name)
+        _enum(pb.LeagueState, request.state, "state", allow_zero=False)
+        reason = request.reason[:MAX_REASON]
+        ts = now_ms()
+        await self.store.write(lambda c: c.execute(
+            "UPDATE leagues SET state=?, reason=?, updated_ms=? WHERE name=?",
+            (request.state, reason, ts, request.name)))
+        row.league.state = request.state
+        row.league.updated_unix_ms = ts
+        row.reason = reason
+        log.info("league_state", league=request.name, state=pb.LeagueState.Name(request.state),
+                 reason=reason)
+        return row.league
+
+    async def create_invite(self, request: pb.CreateInviteRequest) -> pb.CreateInviteResponse:
+        row = self.league(request.league)
+        if row.league.state == pb.LEAGUE_STOPPED:
+            raise errors.precondition("LEAGUE_STOPPED", f"league {request.league} is stopped")
+        code = new_token()[:32]  # 128 bits, easy to read out and type
+        h = token_hash(code)
+        uses = request.uses or 1
+        expires = now_ms() + request.valid_s * 1000 if request.valid_s else None
+        await self.store.write(lambda c: c.execute(
+            "INSERT INTO invites (code_hash, league, uses_left, expires_ms, created_ms)"
+            " VALUES (?,?,?,?,?)", (h, request.league, uses, expires, now_ms())))
+        self.invites[h] = Invite(request.league, uses, expires)
+        log.info("invite_created", league=request.league, uses=uses, valid_s=request.valid_s)
+        return pb.CreateInviteResponse(code=code)
+
+    # ------------------------------------------------------------------ registration
+    def _meta(self, request: pb.RegisterBotRequest) -> dict[str, Any]:
+        if len(request.owner) > MAX_OWNER:
+            raise errors.malformed(f"owner is at most {MAX_OWNER} characters")
+        if len(request.description) > MAX_BOT_DESCRIPTION:
+            raise errors.malformed(f"description is at most {MAX_BOT_DESCRIPTION} characters")
+        if any(ord(ch) < 32 and ch not in "\n\t" for ch in request.owner + request.description):
+            raise errors.malformed("owner and description hold no control characters")
+        _enum(pb.BotKind, request.kind, "kind")
+        if not BOT_NAME_RE.match(request.name):
+            raise errors.malformed("a bot name is 1-64 letters, digits, '.', '_', '+' or '-', "
+                                   "starting with a letter or digit")
+        return {"league": request.league, "kind": request.kind, "owner": request.owner,
+                "description": request.description, "message": ""}
+
+    async def register(self, request: pb.RegisterBotRequest, *, admin: bool,
+                       peer: str) -> pb.RegisterBotResponse:
+        """RegisterBot with ``league`` set (the admin's, or an entrant's)."""
+        if not admin and not self.register_limiter.allow(peer_address(peer)):
+            raise errors.exhausted("too many registrations from this address; try later")
+        row = self.league(request.league)
+        meta = self._meta(request)
+        if row.league.state == pb.LEAGUE_STOPPED:
+            raise errors.precondition("LEAGUE_STOPPED",
+                                      f"league {request.league} is stopped: no registration")
+        also = None
+        invite_hash = ""
+        if not admin:
+            if request.name in self.sessions.bots.values() or request.name in self.bots:
+                raise already_exists(f"a bot named {request.name} is already registered")
+            reg = row.league.registration
+            if reg == pb.REGISTRATION_CLOSED:
+                raise errors.permission_denied(f"league {request.league} takes no registration"
+                                               " (the organizer registers its bots)")
+            if reg == pb.REGISTRATION_INVITE:
+                invite_hash = self._use_invite(request.league, request.invite_code)
+                left = self.invites[invite_hash].uses_left
+
+                def also(c: sqlite3.Connection, h: str = invite_hash, left: int = left) -> None:
+                    c.execute("UPDATE invites SET uses_left=? WHERE code_hash=?", (left, h))
+        status = pb.BOT_PENDING if row.league.approval and not admin else pb.BOT_ACTIVE
+        meta["status"] = status
+        if not admin:
+            # reserve the name before awaiting the store: a concurrent entrant gets
+            # ALREADY_EXISTS, never this bot's token
+            self.bots[request.name] = BotRow(request.name, request.league, request.kind, status,
+                                             "", meta["owner"], meta["description"], now_ms())
+        try:
+            ts = now_ms()
+            resp = await self.sessions.register(request.name, meta, also, created_ms=ts)
+        except BaseException:
+            if not admin:
+                self.bots.pop(request.name, None)
+                if invite_hash:
+                    self.invites[invite_hash].uses_left += 1
+            raise
+        old = self.bots.get(request.name)
+        row_bot = BotRow(request.name, request.league, request.kind, status, "", meta["owner"],
+                         meta["description"], ts)
+        if old is not None and old.league == request.league:
+            row_bot.versions, row_bot.commands = old.versions, old.commands
+        self.bots[request.name] = row_bot
+        log.info("league_bot_registered", bot=request.name, league=request.league,
+                 kind=pb.BotKind.Name(request.kind), status=pb.BotStatus.Name(status),
+                 by="admin" if admin else "entrant")
+        return resp
+
+    def _use_invite(self, league: str, code: str) -> str:
+        """The hash of a valid invite of ``league``, one use taken (in memory; the caller
+        stores it with the bot)."""
+        if not code:
+            raise bad_invite(f"league {league} needs an invite code to register")
+        h = token_hash(code)
+        inv = self.invites.get(h)
+        if inv is None or inv.league != league:
+            raise bad_invite("unknown invite code for this league")
+        if inv.uses_left <= 0:
+            raise bad_invite("this invite code is used up")
+        if inv.expires_ms is not None and now_ms() >= inv.expires_ms:
+            raise bad_invite("this invite code has expired")
+        inv.uses_left -= 1
+        return h
+
+    # ------------------------------------------------------------------ bots
+    def list_bots(self, request: pb.ListLeagueBotsRequest) -> pb.ListLeagueBotsResponse:
+        self.league(request.league)
+        return pb.ListLeagueBotsResponse(
+            bots=[self.league_bot(b) for b in self.bots_of(request.league)])
+
+    async def set_status(self, request: pb.SetBotStatusRequest) -> pb.LeagueBot:
+        row = self.bot(request.bot)
+        _enum(pb.BotStatus, request.status, "status")
+        _enum(pb.VersionStatus, request.version_status, "version_status")
+        message = request.message[:500]
+        version: pb.BotVersion | None = None
+        if request.version_status:
+            version = next((v for v in row.versions if v.version == request.version), None)
+            if version is None:
+                raise errors.not_found(f"bot {request.bot} has no version {request.version}")
+        elif request.version:
+            raise errors.malformed("version is given with version_status")
+        if not request.status and version is None:
+            raise errors.malformed("set status, or version and version_status")
+        status = request.status or row.status
+        bot_message = message if request.status else row.message
+
+        def op(c: sqlite3.Connection) -> None:
+            if request.status:
+                c.execute("UPDATE bots SET status=?, message=? WHERE name=?",
+                          (status, bot_message, request.bot))
+            if version is not None:
+                c.execute("UPDATE bot_versions SET status=?, message=? WHERE bot=? AND version=?",
+                          (request.version_status, message, request.bot, request.version))
+
+        await self.store.write(op)
+        row.status = status
+        row.message = bot_message
+        if version is not None:
+            version.status = request.version_status
+            version.message = message
+        self.sessions.set_blocked(request.bot, status == pb.BOT_REMOVED)
+        log.info("bot_status", bot=request.bot, status=pb.BotStatus.Name(status),
+                 version=request.version,
+                 version_status=pb.VersionStatus.Name(request.version_status))
+        return self.league_bot(row)
+
+    # ------------------------------------------------------------------ uploads
+    async def upload(self, request_iterator, context) -> pb.BotVersion:
+        """UploadBot: the token's own bot (a hosted, not removed one); chunks read up to the
+        cap on bytes received, then the archive checked off the event loop."""
+        try:
+            data = await request_iterator.__anext__()
+        except StopAsyncIteration:
+            raise errors.malformed("send an UploadBotChunk with the header first") from None
+        name = self.sessions.bot_of_token(context)
+        row = self.bots.get(name)
+        if row is None or row.kind != pb.BOT_KIND_HOSTED:
+            raise errors.precondition("NOT_HOSTED", f"bot {name} is not a hosted league bot "
+                                      "(a remote bot plays over its Session; nothing to upload)")
+        first = _chunk(data)
+        if first.WhichOneof("part") != "header":
+            raise errors.malformed("the first UploadBotChunk carries the header")
+        header = first.header
+        cap = self.limits.max_received
+        if header.size > cap:
+            raise bad_archive(f"the archive is larger than {cap} bytes ({header.size} announced)")
+        if not header.filename or len(header.filename) > 255:
+            raise errors.malformed("header.filename is 1-255 characters")
+        buf = bytearray()
+        async for data in request_iterator:
+            if not self.limiter.allow(f"upload:{name}"):
+                raise errors.exhausted("rate limit exceeded; slow down")
+            if len(data) > MAX_CHUNK + 64:
+                raise errors.malformed(f"chunks carry at most {MAX_CHUNK} bytes")
+            msg = _chunk(data)
+            if msg.WhichOneof("part") != "data":
+                raise errors.malformed("only the first UploadBotChunk carries a header")
+            if len(buf) + len(msg.data) > cap:
+                raise bad_archive(f"the archive is larger than {cap} bytes")
+            buf += msg.data
+        if header.size and len(buf) != header.size:
+            raise bad_archive(f"{len(buf)} bytes received, the header announced {header.size}")
+        try:
+            checked = await asyncio.to_thread(check_archive, header.filename, bytes(buf),
+                                              self.limits)
+        except ArchiveError as exc:
+            log.info("upload_refused", bot=name, error=str(exc)[:200])
+            raise bad_archive(str(exc)) from None
+        lock = self._upload_locks.setdefault(name, asyncio.Lock())
+        async with lock:
+            number = max((v.version for v in row.versions), default=0) + 1
+            path = self.archive_path(name, number)
+            await asyncio.to_thread(_write_file, path, checked.tar_gz)
+            ts = now_ms()
+            version = pb.BotVersion(bot=name, version=number, sha256=checked.sha256,
+                                    size=checked.size, files=checked.files,
+                                    runtime=checked.runtime, status=pb.VERSION_PENDING,
+                                    uploaded_unix_ms=ts)
+            values = (name, number, checked.sha256, checked.size, checked.files,
+                      checked.runtime, json.dumps(checked.command), pb.VERSION_PENDING, "", ts)
+            await self.store.write(lambda c: c.execute(
+                "INSERT INTO bot_versions (bot, version, sha256, size, files, runtime,"
+                " command_json, status, message, uploaded_ms) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                values))
+            row.versions.append(version)
+            row.commands[number] = checked.command
+        log.info("bot_uploaded", bot=name, version=number, size=checked.size,
+                 files=checked.files, runtime=checked.runtime)
+        return version
+
+    def archive_path(self, bot: str, version: int) -> Path:
+        # both are checked: a bot name matches BOT_NAME_RE (no '/', no leading '.')
+        return self.archive_dir / bot / f"{version}.tar.gz"
+
+    async def archive(self, request: pb.GetBotArchiveRequest) -> AsyncGenerator[Any, None]:
+        row = self.bot(request.bot)
+        number = request.version or row.current_version
+        version = next((v for v in row.versions if v.version == number), None)
+        if version is None:
+            raise errors.not_found(f"bot {request.bot} has no version {request.version}"
+                                   if request.version else
+                                   f"bot {request.bot} has no ready version")
+        data = await asyncio.to_thread(self.archive_path(request.bot, number).read_bytes)
+        first = True
+        for i in range(0, max(len(data), 1), ARCHIVE_CHUNK):
+            chunk = pb.BotArchiveChunk(data=data[i:i + ARCHIVE_CHUNK])
+            if first:
+                chunk.version.CopyFrom(version)
+                first = False
+            yield chunk
+
+    # ------------------------------------------------------------------ standings
+    async def publish(self, request: pb.PublishStandingsRequest) -> pb.PublishStandingsResponse:
+        self.league(request.league)
+        text = request.standings_json
+        if len(text.encode("utf-8")) > MAX_STANDINGS:
+            raise errors.malformed(f"standings_json is at most {MAX_STANDINGS} bytes")
+        try:
+            doc = json.loads(text)
+        except ValueError as exc:
+            raise errors.malformed(f"standings_json is not JSON ({exc})") from None
+        err = best_match(self.validator.iter_errors(doc))
+        if err is not None:
+            where = "/".join(str(p) for p in err.absolute_path) or "(the document)"
+            raise errors.malformed(f"standings_json at {where}: {err.message}")
+        if doc["league"] != request.league:
+            raise errors.malformed(f"standings_json at league: {clip(doc['league'])} is not "
+                                   f"{request.league}")
+        ts = now_ms()
+        await self.store.write(lambda c: c.execute(
+            "INSERT OR REPLACE INTO standings (league, json, published_ms) VALUES (?,?,?)",
+            (request.league, text, ts)))
+        self.standings[request.league] = Standings(text, doc, ts)
+        log.info("standings_published", league=request.league, entries=len(doc["entries"]))
+        return pb.PublishStandingsResponse(published_unix_ms=ts)
+
+
+def _chunk(data: bytes) -> pb.UploadBotChunk:
+    try:
+        return pb.UploadBotChunk.FromString(data)
+    except Exception:  # noqa: BLE001 - any parser error: the frame is not a message
+        raise errors.malformed(errors.not_a(pb.UploadBotChunk)) from None
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """Written, fsynced and renamed into place: a version's row is committed only after."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+
