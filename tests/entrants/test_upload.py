@@ -166,3 +166,27 @@ def test_upload_chunks_carry_the_header_then_the_bytes():
     assert frames[0].header.filename == "b.tar.gz" and frames[0].header.size == 10
     assert [f.data for f in frames[1:]] == [b"xxxx", b"xxxx", b"xx"]
     assert seen == [4, 4, 2]
+
+
+def test_from_a_terminal_the_upload_shows_a_progress_bar(server, tmp_path, monkeypatch, capsys,
+                                                         hosted):
+    """A terminal gets rich's progress bar, advanced by each chunk as it is sent."""
+    import sys
+
+    from referee_client import league
+
+    real = league.upload_bot
+    advanced: list[int] = []
+
+    def counting(address, token, filename, data, *, tls=None, progress=None):
+        assert progress is not None  # the bar's
+        return real(address, token, filename, data, tls=tls,
+                    progress=lambda n: (advanced.append(n), progress(n)))
+
+    monkeypatch.setattr(league, "upload_bot", counting)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    folder = bot_folder(tmp_path / "hal")
+    (folder / "noise.bin").write_bytes(os.urandom(600_000))  # three chunks
+    code, out, err = upload(server, monkeypatch, capsys, hosted, folder)
+    assert code == 0 and "uploaded hal version 1" in out, err
+    assert len(advanced) == 3 and sum(advanced) > 600_000
