@@ -502,7 +502,8 @@ class Session {
     }).detach();
     int code = loop();
     stop();
-    for (auto& t : threads_) t.join();
+    std::unique_lock<std::mutex> lock(mu_);  // the matches' threads see stopping_ and end
+    wake_.wait(lock, [this] { return active_ == 0; });
     return code;
   }
 
@@ -615,15 +616,20 @@ class Session {
     // --seed mixed with the match and seat, so a seeded session replays each match the same way
     p->rng.seed(a_.seeded ? a_.seed ^ std::hash<std::string>{}(key) : std::random_device{}());
     playing_[key] = p;
-    threads_.emplace_back([this, p, key] {
+    ++active_;
+    // detached, so a long session keeps no finished thread; run() waits for active_ == 0
+    std::thread([this, p, key] {
       bool ok = play(*p);
       std::lock_guard<std::mutex> lock(mu_);
       playing_.erase(key);
-      if (stopping_) return;
-      if (ok) done_.insert(key), ++finished_;  // a failed one is retried if sent again
-      else ++failed_;
-      if (a_.max_matches > 0 && finished_ + failed_ >= a_.max_matches) stop_locked();
-    });
+      if (!stopping_) {
+        if (ok) done_.insert(key), ++finished_;  // a failed one is retried if sent again
+        else ++failed_;
+        if (a_.max_matches > 0 && finished_ + failed_ >= a_.max_matches) stop_locked();
+      }
+      --active_;
+      wake_.notify_all();
+    }).detach();
   }
 
   // Plays one assignment to its end, its Play stream reconnected when it breaks.
@@ -674,7 +680,7 @@ class Session {
   std::set<std::string> done_;
   std::atomic<int> finished_{0};
   int failed_ = 0;
-  std::vector<std::thread> threads_;
+  int active_ = 0;  // matches' threads running (guarded by mu_)
 };
 
 }  // namespace
