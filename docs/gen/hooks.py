@@ -39,13 +39,16 @@ DIRECTIVE = re.compile(r"^<!-- gen: (.+?) -->$", re.M)
 
 
 def generated_pages() -> dict[str, str]:
-    from referee.schema import RECORD_SCHEMA, record_schema
+    from referee.schema import RECORD_SCHEMA, STANDINGS_SCHEMA, record_schema, standings_schema
 
     pages = {f"reference/protocol/{name}": text
              for name, text in protodoc.render(ROOT / "proto").items()}
     pages["reference/cli.md"] = refdoc.cli_page()
     pages["reference/record-schema.md"] = refdoc.schema_page(
         record_schema(), str(RECORD_SCHEMA.relative_to(ROOT)))
+    pages["reference/standings-schema.md"] = refdoc.schema_page(
+        standings_schema(), str(STANDINGS_SCHEMA.relative_to(ROOT)),
+        "what `PublishStandings` checks every league's standings against before keeping them")
     pages["reference/web-api.md"] = refdoc.web_api_page()
     return pages
 

@@ -120,11 +120,12 @@ def _properties(node: dict[str, Any], prefix: str = "") -> list[str]:
     return rows
 
 
-def schema_page(schema: dict[str, Any], source: str) -> str:
+def schema_page(schema: dict[str, Any], source: str,
+                role: str = "the schema the tests check every record against") -> str:
     lines = [f"# {schema.get('title', 'Record schema')}", "",
              (f"Written at each build of the site from `{source}` (JSON Schema, "
-             f"`$id` `{schema.get('$id', '')}`), the schema the tests check every record "
-             "against."), "", escape(schema.get("description", "")), "",
+             f"`$id` `{schema.get('$id', '')}`), {role}."), "",
+             escape(schema.get("description", "")), "",
              "| member | type | required | meaning |", "| --- | --- | --- | --- |",
              *_properties(schema), ""]
     for name, sub in schema.get("$defs", {}).items():
@@ -172,5 +173,8 @@ def web_api_page() -> str:
              "| path | what it serves |", "| --- | --- |"]
     lines += [f"| `{path}` | {_cell(doc) or '—'} |" for path, doc in routes()]
     lines += ["", ("A match's record, served at `/matches/<id>/record.json`, follows the "
-              "[record schema](record-schema.md)."), ""]
+              "[record schema](record-schema.md); a league's standings, served at "
+              "`/api/leagues/<name>/standings`, the [standings schema](standings-schema.md). "
+              "The league pages and their calls are described in "
+              "[Leagues on the web](../organizer/league-web.md)."), ""]
     return "\n".join(lines)

@@ -99,5 +99,19 @@ def exhausted(message: str) -> RefereeError:
     return RefereeError(grpc.StatusCode.RESOURCE_EXHAUSTED, "RESOURCE_EXHAUSTED", message)
 
 
+def already_exists(message: str) -> RefereeError:
+    return RefereeError(grpc.StatusCode.ALREADY_EXISTS, "ALREADY_EXISTS", message)
+
+
+def bad_invite(message: str) -> RefereeError:
+    """RegisterBot into a league: no invite code, or one that is unknown, used up or expired."""
+    return RefereeError(grpc.StatusCode.PERMISSION_DENIED, "BAD_INVITE", message)
+
+
+def bad_archive(message: str) -> RefereeError:
+    """UploadBot: the archive is refused (the message names the first problem)."""
+    return RefereeError(grpc.StatusCode.INVALID_ARGUMENT, "BAD_ARCHIVE", message)
+
+
 def precondition(reason: str, message: str) -> RefereeError:
     return RefereeError(grpc.StatusCode.FAILED_PRECONDITION, reason, message)

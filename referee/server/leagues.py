@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import grpc
 import structlog
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
@@ -41,7 +40,7 @@ from . import errors
 from .archive import ArchiveError, Limits, check_archive
 from .auth import RateLimiter, new_token, peer_address, token_hash
 from .clock import now_ms
-from .errors import RefereeError, clip
+from .errors import clip
 from .sessions import BOT_NAME_RE, BotSessions
 from .store import Store
 
@@ -142,18 +141,6 @@ class Standings:
     published_ms: int
 
 
-def already_exists(message: str) -> RefereeError:
-    return RefereeError(grpc.StatusCode.ALREADY_EXISTS, "ALREADY_EXISTS", message)
-
-
-def bad_invite(message: str) -> RefereeError:
-    return RefereeError(grpc.StatusCode.PERMISSION_DENIED, "BAD_INVITE", message)
-
-
-def bad_archive(message: str) -> RefereeError:
-    return RefereeError(grpc.StatusCode.INVALID_ARGUMENT, "BAD_ARCHIVE", message)
-
-
 def _enum(enum: Any, value: int, what: str, allow_zero: bool = True) -> int:
     if value not in enum.values() or (not allow_zero and value == 0):
         raise errors.malformed(f"unknown {what} value {value}")
@@ -242,6 +229,90 @@ class Leagues:
 
     def command(self, bot: str, version: int) -> list[str]:
         return self.bots[bot].commands.get(version, [])
+
+    # ------------------------------------------------------------------ public JSON (web)
+    def league_json(self, name: str) -> dict[str, Any]:
+        """A league as the web shows it: no invite, no token, nothing only the admin sees."""
+        row = self.league(name)
+        lg = row.league
+        st = self.standings.get(name)
+        return {
+            "name": lg.name, "title": lg.title, "description": lg.description,
+            "games": list(lg.games), "state": _state_word(lg.state), "reason": row.reason,
+            "registration": pb.Registration.Name(lg.registration).removeprefix(
+                "REGISTRATION_").lower(),
+            "approval": lg.approval, "updated_unix_ms": lg.updated_unix_ms,
+            "settings": json.loads(lg.settings_json or "{}"),
+            "standings_unix_ms": st.published_ms if st else None,
+            "bots": [b.name for b in self.bots_of(name) if b.status != pb.BOT_REMOVED],
+        }
+
+    def standings_json(self, name: str) -> dict[str, Any] | None:
+        """The league's latest standings, without the bots removed since (gone from pages)."""
+        self.league(name)
+        st = self.standings.get(name)
+        if st is None:
+            return None
+        gone = {b.name for b in self.bots_of(name) if b.status == pb.BOT_REMOVED}
+        if not gone:
+            return st.doc
+        doc = dict(st.doc)
+        doc["entries"] = [e for e in doc["entries"] if e["bot"] not in gone]
+        doc["head_to_head"] = [h for h in doc.get("head_to_head", [])
+                               if h["bot"] not in gone and h["opponent"] not in gone]
+        return doc
+
+    def bot_json(self, name: str) -> dict[str, Any]:
+        """A league bot as the web shows it (a removed bot is gone: NOT_FOUND)."""
+        row = self.bot(name)
+        if row.status == pb.BOT_REMOVED:
+            raise errors.not_found(f"no league bot {clip(name)}")
+        doc = self.standings_json(row.league) or {}
+        entry = next((e for e in doc.get("entries", ()) if e["bot"] == name), None)
+        rank = next((i + 1 for i, e in enumerate(doc.get("entries", ())) if e["bot"] == name),
+                    None)
+        return {
+            "name": row.name, "league": row.league,
+            "kind": "hosted" if row.kind == pb.BOT_KIND_HOSTED else "remote",
+            "status": pb.BotStatus.Name(row.status).removeprefix("BOT_").lower(),
+            "message": row.message, "owner": row.owner, "description": row.description,
+            "registered_unix_ms": row.registered_ms, "current_version": row.current_version,
+            "versions": [{
+                "version": v.version, "status": pb.VersionStatus.Name(v.status)
+                .removeprefix("VERSION_").lower(), "message": v.message, "sha256": v.sha256,
+                "size": v.size, "files": v.files, "runtime": v.runtime,
+                "uploaded_unix_ms": v.uploaded_unix_ms} for v in reversed(row.versions)],
+            "rank": rank, "standing": entry,
+            "head_to_head": [h for h in doc.get("head_to_head", ()) if h["bot"] == name],
+        }
+
+    def health_json(self, name: str, running: int) -> dict[str, Any]:
+        """The organizer page's view of a league (admin only): every bot with its status,
+        sessions and versions waiting for their check."""
+        row = self.league(name)
+        st = self.standings.get(name)
+        bots = self.bots_of(name)
+        return {
+            "league": self.league_json(name),
+            "standings_unix_ms": st.published_ms if st else None,
+            "runner_health": (st.doc.get("health") if st else None),
+            "running_matches": running,
+            "connected_sessions": sum(len(self.sessions.conns.get(b.name, ())) for b in bots),
+            "versions_pending": sum(1 for b in bots for v in b.versions
+                                    if v.status == pb.VERSION_PENDING),
+            "invites_open": sum(1 for i in self.invites.values()
+                                if i.league == name and i.uses_left > 0
+                                and (i.expires_ms is None or i.expires_ms > now_ms())),
+            "bots": [{**self.bot_summary(b), "connected": self.sessions.connected(b.name)}
+                     for b in bots],
+            "reason": row.reason,
+        }
+
+    def bot_summary(self, b: BotRow) -> dict[str, Any]:
+        return {"name": b.name, "kind": "hosted" if b.kind == pb.BOT_KIND_HOSTED else "remote",
+                "status": pb.BotStatus.Name(b.status).removeprefix("BOT_").lower(),
+                "message": b.message, "owner": b.owner, "current_version": b.current_version,
+                "versions": len(b.versions)}
 
     # ------------------------------------------------------------------ CreateMatch
     def check_match(self, league: str, bots: list[str], versions: Iterable[int]) -> list[int]:
@@ -373,7 +444,7 @@ class Leagues:
         invite_hash = ""
         if not admin:
             if request.name in self.sessions.bots.values() or request.name in self.bots:
-                raise already_exists(f"a bot named {request.name} is already registered")
+                raise errors.already_exists(f"a bot named {request.name} is already registered")
             reg = row.league.registration
             if reg == pb.REGISTRATION_CLOSED:
                 raise errors.permission_denied(f"league {request.league} takes no registration"
@@ -403,7 +474,7 @@ class Leagues:
         old = self.bots.get(request.name)
         row_bot = BotRow(request.name, request.league, request.kind, status, "", meta["owner"],
                          meta["description"], ts)
-        if old is not None and old.league == request.league:
+        if old is not None:  # the admin re-registered it: its versions stay its own
             row_bot.versions, row_bot.commands = old.versions, old.commands
         self.bots[request.name] = row_bot
         log.info("league_bot_registered", bot=request.name, league=request.league,
@@ -415,15 +486,15 @@ class Leagues:
         """The hash of a valid invite of ``league``, one use taken (in memory; the caller
         stores it with the bot)."""
         if not code:
-            raise bad_invite(f"league {league} needs an invite code to register")
+            raise errors.bad_invite(f"league {league} needs an invite code to register")
         h = token_hash(code)
         inv = self.invites.get(h)
         if inv is None or inv.league != league:
-            raise bad_invite("unknown invite code for this league")
+            raise errors.bad_invite("unknown invite code for this league")
         if inv.uses_left <= 0:
-            raise bad_invite("this invite code is used up")
+            raise errors.bad_invite("this invite code is used up")
         if inv.expires_ms is not None and now_ms() >= inv.expires_ms:
-            raise bad_invite("this invite code has expired")
+            raise errors.bad_invite("this invite code has expired")
         inv.uses_left -= 1
         return h
 
@@ -479,17 +550,14 @@ class Leagues:
         except StopAsyncIteration:
             raise errors.malformed("send an UploadBotChunk with the header first") from None
         name = self.sessions.bot_of_token(context)
-        row = self.bots.get(name)
-        if row is None or row.kind != pb.BOT_KIND_HOSTED:
-            raise errors.precondition("NOT_HOSTED", f"bot {name} is not a hosted league bot "
-                                      "(a remote bot plays over its Session; nothing to upload)")
+        self.uploader(name)
         first = _chunk(data)
         if first.WhichOneof("part") != "header":
             raise errors.malformed("the first UploadBotChunk carries the header")
         header = first.header
         cap = self.limits.max_received
         if header.size > cap:
-            raise bad_archive(f"the archive is larger than {cap} bytes ({header.size} announced)")
+            raise errors.bad_archive(f"the archive is larger than {cap} bytes ({header.size} announced)")
         if not header.filename or len(header.filename) > 255:
             raise errors.malformed("header.filename is 1-255 characters")
         buf = bytearray()
@@ -502,16 +570,32 @@ class Leagues:
             if msg.WhichOneof("part") != "data":
                 raise errors.malformed("only the first UploadBotChunk carries a header")
             if len(buf) + len(msg.data) > cap:
-                raise bad_archive(f"the archive is larger than {cap} bytes")
+                raise errors.bad_archive(f"the archive is larger than {cap} bytes")
             buf += msg.data
         if header.size and len(buf) != header.size:
-            raise bad_archive(f"{len(buf)} bytes received, the header announced {header.size}")
+            raise errors.bad_archive(f"{len(buf)} bytes received, the header announced {header.size}")
+        return await self.keep_upload(name, header.filename, bytes(buf))
+
+    def uploader(self, name: str) -> BotRow:
+        """The league bot ``name`` (a token's own) if it may upload: a hosted one."""
+        row = self.bots.get(name)
+        if row is None or row.kind != pb.BOT_KIND_HOSTED:
+            raise errors.precondition("NOT_HOSTED", f"bot {name} is not a hosted league bot "
+                                      "(a remote bot plays over its Session; nothing to upload)")
+        return row
+
+    async def keep_upload(self, name: str, filename: str, data: bytes) -> pb.BotVersion:
+        """Check an uploaded archive of bot ``name`` (off the event loop) and keep it as its
+        next version; BAD_ARCHIVE, and nothing stored, if it is refused. UploadBot and the
+        web's upload form both end here."""
+        row = self.uploader(name)
+        if len(data) > self.limits.max_received:
+            raise errors.bad_archive(f"the archive is larger than {self.limits.max_received} bytes")
         try:
-            checked = await asyncio.to_thread(check_archive, header.filename, bytes(buf),
-                                              self.limits)
+            checked = await asyncio.to_thread(check_archive, filename, data, self.limits)
         except ArchiveError as exc:
             log.info("upload_refused", bot=name, error=str(exc)[:200])
-            raise bad_archive(str(exc)) from None
+            raise errors.bad_archive(str(exc)) from None
         lock = self._upload_locks.setdefault(name, asyncio.Lock())
         async with lock:
             number = max((v.version for v in row.versions), default=0) + 1
@@ -579,6 +663,11 @@ class Leagues:
         self.standings[request.league] = Standings(text, doc, ts)
         log.info("standings_published", league=request.league, entries=len(doc["entries"]))
         return pb.PublishStandingsResponse(published_unix_ms=ts)
+
+
+def _state_word(state: int) -> str:
+    """running | paused | stopped (LeagueState's name, as the web says it)."""
+    return pb.LeagueState.Name(state).removeprefix("LEAGUE_").lower()
 
 
 def _chunk(data: bytes) -> pb.UploadBotChunk:

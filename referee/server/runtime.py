@@ -66,6 +66,7 @@ class MatchRuntime:
         # a league match's record also names its league and the bot (and version) of each
         # seat (CreateMatch.league, seat_bots, seat_bot_versions); set by the service
         self.league_fields: dict[str, Any] = {}
+        self.unlisted = False  # CreateMatch.unlisted: kept out of the web's match list
         self.finished_ms: int | None = None
         self.lock = asyncio.Lock()
         n = match.seat_count

@@ -250,6 +250,7 @@ class RefereeService:
             created_ms=row.created_ms,
         )
         rt.league_fields = league_fields(row.league, row.seat_bots or [], row.seat_versions or [])
+        rt.unlisted = row.unlisted
         rt.restore_clocks()
         if row.rejected:
             rt.restore_rejections(row.rejected)
@@ -297,6 +298,7 @@ class RefereeService:
             token_hashes=hashes, created_ms=now_ms(),
         )
         rt.league_fields = league_fields(request.league, plan.bots, versions)
+        rt.unlisted = request.unlisted
         game = plan.game.spec.name
         bound = self.sessions.bind(match_id, remote, game=game, names=plan.names,
                                    policy=plan.policy,

@@ -39,9 +39,10 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import frames as F
+from .leagues import league_routes
 from .live import LiveHub
 from .render import RENDERERS, templates
-from .source import MatchSource, NotFound, public_record
+from .source import MatchSource, NotFound, parse_cursor, public_record
 
 log = structlog.get_logger("referee.web")
 
@@ -101,13 +102,17 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
             raise HTTPException(404, "no such match") from None
 
     async def index(request: Request) -> Response:
-        """The list of live and finished matches (HTML): game, seats, state, start, winners."""
-        matches = await source.list()
-        return templates.TemplateResponse(request, "index.html", {"matches": matches})
+        """The list of live and finished matches (HTML): game, seats, state, start, winners, league; filters by game, league and bot, 50 a page with next and previous pages (the same parameters as `/api/matches`)."""
+        query = _list_query(request)
+        page = await source.page(**query)
+        return templates.TemplateResponse(request, "index.html", {
+            "matches": page["matches"], "page": page,
+            "filters": {k: query[k] for k in ("game", "league", "bot")},
+            "games": sorted({m["game"] for m in page["matches"]} | ({query["game"]} - {""}))})
 
     async def api_list(request: Request) -> Response:
-        """JSON `{"matches": [...]}`: every live and finished match with its public summary."""
-        return JSONResponse({"matches": await source.list()})
+        """JSON `{"matches": [...], "next": cursor|null, "previous": cursor|null}`: the listed matches (unlisted ones, smoke tests and conformance, never), newest first, each with its public summary (`id`, `game`, `title`, `seats`, `names`, `state`, `created_ms`, `finished_ms`, `result`, `league`, `bots`, `bot_versions`). Query: `game=`, `league=`, `bot=` (bound to a seat), `limit=` (default 50, at most 200), `cursor=` (the page after `next`), `before=` (the page before `previous`)."""
+        return JSONResponse(await source.page(**_list_query(request)))
 
     async def match_page(request: Request) -> Response:
         """One match drawn as its board (HTML), live while it runs, a replay once over; `?v=N` opens state version N."""
@@ -236,6 +241,7 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
         Route("/favicon.ico", favicon),
         Route("/matches/{match_id}", match_page),
         Route("/matches/{match_id}/record.json", record),
+        *league_routes(service, source),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: error},
@@ -257,6 +263,34 @@ def _viewer(text: str | None, seats: int) -> int | str | None:
     if int(text) >= seats:
         raise HTTPException(404, f"no seat {int(text)} in a {seats}-seat match")
     return int(text)
+
+
+#: Match list paging: a page's default and largest size.
+PAGE_SIZE, MAX_PAGE_SIZE = 50, 200
+
+
+def _list_query(request: Request) -> dict[str, Any]:
+    """The match list's filters and page from the query string (400 for a malformed one)."""
+    q = request.query_params
+    out: dict[str, Any] = {}
+    for key in ("game", "league", "bot"):
+        value = q.get(key, "")
+        if len(value) > 64:
+            raise HTTPException(400, f"{key} is at most 64 characters")
+        out[key] = value
+    limit = q.get("limit", "")
+    if limit and (not limit.isdigit() or not 1 <= int(limit[:4]) <= MAX_PAGE_SIZE
+                  or len(limit) > 4):
+        raise HTTPException(400, f"limit is a number from 1 to {MAX_PAGE_SIZE}")
+    out["limit"] = int(limit) if limit else PAGE_SIZE
+    for key, name in (("cursor", "after"), ("before", "before")):
+        text = q.get(key)
+        if text:
+            edge = parse_cursor(text)
+            if edge is None:
+                raise HTTPException(400, f"malformed {key} {text[:40]!r}")
+            out[name] = edge
+    return out
 
 
 def _bearer(request: Request) -> str | None:

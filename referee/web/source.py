@@ -55,6 +55,10 @@ class MatchSource:
             "result": result,
             # public, like a chess clock's faces; now_ms lets a page allow for its own clock
             "clock": rt.clock.public_json() if not over else None, "now_ms": now_ms(),
+            "league": rt.league_fields.get("league", ""),
+            "bots": list(rt.league_fields.get("seat_bots", ())),
+            "bot_versions": list(rt.league_fields.get("seat_bot_versions", ())),
+            "unlisted": rt.unlisted,
         }
 
     def _row_meta(self, row: Any) -> dict[str, Any]:
@@ -69,17 +73,57 @@ class MatchSource:
             "created_ms": row.created_ms, "finished_ms": row.finished_ms,
             "version": None, "current_seat": -1,
             "result": F.result_summary(row.result, list(row.names)),
+            "league": row.league, "bots": list(row.seat_bots or ()),
+            "bot_versions": list(row.seat_versions or ()), "unlisted": row.unlisted,
         }
 
     async def list(self, limit: int = 500) -> list[dict[str, Any]]:
-        """Live matches first (newest first), then those only the store holds."""
-        live = [self._live_meta(rt) for rt in list(self.service.matches.values())]
+        """Live matches first (newest first), then those only the store holds (unlisted
+        matches left out)."""
+        live = [self._live_meta(rt) for rt in list(self.service.matches.values())
+                if not rt.unlisted]
         rows = await self._store_rows()
         known = {m["id"] for m in live}
-        stored = [self._row_meta(r) for r in rows if r.id not in known]
+        stored = [self._row_meta(r) for r in rows if r.id not in known and not r.unlisted]
         live.sort(key=lambda m: m["created_ms"], reverse=True)
         stored.sort(key=lambda m: m["created_ms"], reverse=True)
         return (live + stored)[:limit]
+
+    async def page(self, *, game: str = "", league: str = "", bot: str = "", limit: int = 50,
+                   after: tuple[int, str] | None = None,
+                   before: tuple[int, str] | None = None) -> dict[str, Any]:
+        """One page of the listed matches, newest first (by creation time, then id), filtered
+        by game, league and bound bot; ``after``: the page that follows a match's key (older),
+        ``before``: the page that precedes it (newer). Returns the matches and the keys of the
+        pages on either side (None at an end)."""
+        live = {rt.id: rt for rt in list(self.service.matches.values())}
+
+        def keep(game_: str, league_: str, bots: Any, unlisted: bool) -> bool:
+            return (not unlisted and (not game or game_ == game)
+                    and (not league or league_ == league) and (not bot or bot in (bots or ())))
+
+        # (key, match) of every match that passes, built into its summary only if on the page
+        chosen: builtins.list[tuple[tuple[int, str], Any]] = [
+            ((r.created_ms, r.id), r) for r in await self._store_rows()
+            if r.id not in live and keep(r.game, r.league, r.seat_bots, r.unlisted)]
+        chosen += [((rt.created_ms, rt.id), rt) for rt in live.values()
+                   if keep(rt.game.spec.name, rt.league_fields.get("league", ""),
+                           rt.league_fields.get("seat_bots"), rt.unlisted)]
+        chosen.sort(key=lambda c: c[0], reverse=True)  # newest first
+        if after is not None:
+            start = next((i for i, (k, _) in enumerate(chosen) if k < after), len(chosen))
+        elif before is not None:
+            newer = [i for i, (k, _) in enumerate(chosen) if k > before]
+            start = max(0, (newer[-1] + 1 if newer else 0) - limit)
+        else:
+            start = 0
+        items = [self._live_meta(m) if m.id in live else self._row_meta(m)
+                 for _, m in chosen[start:start + limit]]
+        return {
+            "matches": items,
+            "next": _cursor(items[-1]) if items and start + limit < len(chosen) else None,
+            "previous": _cursor(items[0]) if items and start > 0 else None,
+        }
 
     async def _store_rows(self) -> builtins.list[Any]:
         """Every match the store holds, read at most once a second (a list page per viewer
@@ -276,3 +320,16 @@ def public_record(meta: dict[str, Any]) -> bool:
 
 def _plausible_id(match_id: str) -> bool:
     return 0 < len(match_id) <= 64 and all(c in "0123456789abcdef" for c in match_id)
+
+
+def _cursor(meta: dict[str, Any]) -> str:
+    """A page's edge as the API's opaque cursor: ``<created ms>-<match id>``."""
+    return f"{meta['created_ms']}-{meta['id']}"
+
+
+def parse_cursor(text: str) -> tuple[int, str] | None:
+    """The key of a cursor from ``_cursor``; None if it is not one."""
+    ms, sep, match_id = text.partition("-")
+    if not sep or not ms.isdigit() or len(ms) > 15 or not _plausible_id(match_id):
+        return None
+    return (int(ms), match_id)

@@ -106,3 +106,36 @@ def test_a_running_match_shows_no_note_and_no_seat_view(web):
                     break
     for body in bodies:
         assert "zq-note-" not in body and "hums at" not in body
+
+
+def test_league_pages_and_api_carry_no_token_invite_or_hidden_value(web):
+    """Every league page and JSON answer, while a league match is live: no bot token, admin
+    token, invite code, hash of any of them, seat token, or the live match's seed."""
+    from referee.server.auth import token_hash
+    from tests.server.conftest import ADMIN
+
+    from .league_fixture import build_sync
+
+    lg = build_sync(web, running=True)
+    assert lg.running is not None
+    mid, seat_tokens = lg.running
+    web.background(web.play_slowly(mid, seat_tokens, delay=0.05))
+    secrets_ = [*lg.tokens.values(), lg.invite, ADMIN, *seat_tokens]
+    secrets_ += [token_hash(s) for s in secrets_]
+    paths = ["/", "/?league=spring", "/?bot=alpha", "/leagues", "/leagues/spring",
+             "/leagues/spring/register", "/leagues/spring/admin", "/bots/alpha", "/bots/beta",
+             "/bots/gamma", "/api/leagues", "/api/leagues/spring",
+             "/api/leagues/spring/standings", "/api/bots/alpha", "/api/bots/beta",
+             "/api/bots/gamma", "/api/matches", "/api/matches?league=spring",
+             "/api/matches?bot=beta&limit=1", f"/matches/{mid}", f"/api/matches/{mid}"]
+    rt = web.service.matches[mid]
+    for _ in range(400):
+        if rt.match.version >= 3:
+            break
+        time.sleep(0.02)
+    bodies = [httpx.get(web.base + p).text for p in paths]
+    assert json.loads(bodies[paths.index(f"/api/matches/{mid}")])["match"]["state"] == "running"
+    for path, body in zip(paths, bodies, strict=True):
+        assert "987654321987" not in body, path
+        for s in secrets_:
+            assert s not in body, path

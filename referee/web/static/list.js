@@ -25,6 +25,15 @@
   fmt();
   const table = document.getElementById("matches");
   if (table) sortable(table);
+  // filters and pages: links built here (the page's policy allows no form submission)
+  const form = document.getElementById("filters");
+  function go() {
+    const q = new URLSearchParams();
+    if (form) for (const el of form.querySelectorAll("input[name]")) if (el.value.trim()) q.set(el.name, el.value.trim());
+    const s = q.toString();
+    location.assign((form ? form.dataset.base : location.pathname) + (s ? "?" + s : ""));
+  }
+  if (form) form.addEventListener("submit", (ev) => { ev.preventDefault(); go(); });
   if (table && table.querySelector('tr[data-state="running"]')) {
     setTimeout(() => { if (!document.hidden) location.reload(); }, 3000);
   }

@@ -1,0 +1,351 @@
+"""The league pages and their JSON API (issue 19, item 3), read from the referee's league data
+(``referee.server.leagues``): public pages carry no token, no invite code and no hash of one,
+and show matches only as links (their pages say what may be seen of them).
+
+  /leagues                              every league (HTML)
+  /leagues/<name>                       standings, state, games, recent matches; polls its JSON
+  /leagues/<name>/register              an entrant registers a bot (the token is shown once)
+  /leagues/<name>/admin                 the organizer page (admin token typed in, kept in the
+                                        tab's sessionStorage, sent as a Bearer header)
+  /bots/<name>                          a bot: versions, rating history, matches, incidents,
+                                        head-to-head; a hosted bot's upload form
+  /api/leagues, /api/leagues/<name>, /api/leagues/<name>/standings, /api/bots/<name>
+  POST /api/leagues/<name>/register     RegisterBot for the web form (no token; rate-limited)
+  POST /api/bots/<name>/upload          UploadBot for the web form (the bot's token as Bearer)
+  GET|POST /api/leagues/<name>/admin/…  the organizer page's calls (admin token as Bearer)
+"""
+from __future__ import annotations
+
+import json
+import math
+from html import escape
+from typing import Any
+
+import grpc
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from referee.server import errors
+from referee.server.auth import same_hash, token_hash
+from referee.server.errors import RefereeError
+from referee.v1 import referee_pb2 as pb
+
+from .render import templates
+from .source import MatchSource
+
+#: gRPC status -> HTTP status for the league calls' refusals
+HTTP_STATUS = {
+    grpc.StatusCode.INVALID_ARGUMENT: 400, grpc.StatusCode.UNAUTHENTICATED: 401,
+    grpc.StatusCode.PERMISSION_DENIED: 403, grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.ALREADY_EXISTS: 409, grpc.StatusCode.FAILED_PRECONDITION: 409,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
+}
+MAX_JSON_BODY = 16 * 1024
+NO_STORE = {"Cache-Control": "no-store"}
+RECENT = 10
+
+
+def refusal(exc: RefereeError) -> JSONResponse:
+    status = HTTP_STATUS.get(exc.code, 500)
+    return JSONResponse({"error": exc.message, "status": status, "reason": exc.reason},
+                        status_code=status, headers=NO_STORE)
+
+
+def _http(exc: RefereeError) -> HTTPException:
+    return HTTPException(HTTP_STATUS.get(exc.code, 500), exc.message)
+
+
+def _client(request: Request) -> str:
+    return f"web:{request.client.host}" if request.client else "web:?"
+
+
+def _bearer(request: Request) -> str | None:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and 0 < len(token) <= 256 else None
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_JSON_BODY:
+            raise errors.malformed(f"a request body is at most {MAX_JSON_BODY} bytes")
+    try:
+        doc = json.loads(body or b"{}")
+    except ValueError:
+        raise errors.malformed("the body is not JSON") from None
+    if not isinstance(doc, dict):
+        raise errors.malformed("the body is a JSON object")
+    return doc
+
+
+def history_svg(history: list[dict[str, Any]], width: int = 640, height: int = 180) -> str:
+    """A rating history as an inline SVG line chart (no script, no external library)."""
+    pts = [(h["t"], h["rating"]) for h in history
+           if isinstance(h.get("t"), int) and isinstance(h.get("rating"), int | float)
+           and math.isfinite(h["rating"])]
+    if not pts:
+        return '<p class="muted">No rated match yet.</p>'
+    left, right, top, bottom = 48, 8, 10, 22
+    t0, t1 = min(p[0] for p in pts), max(p[0] for p in pts)
+    r0, r1 = min(p[1] for p in pts), max(p[1] for p in pts)
+    if r1 - r0 < 1e-9:
+        r0, r1 = r0 - 1, r1 + 1
+
+    def x(t: int) -> float:
+        return left + (width - left - right) * ((t - t0) / (t1 - t0) if t1 > t0 else 0.5)
+
+    def y(r: float) -> float:
+        return top + (height - top - bottom) * (1 - (r - r0) / (r1 - r0))
+
+    line = " ".join(f"{x(t):.1f},{y(r):.1f}" for t, r in pts)
+    dots = "".join(
+        f'<circle cx="{x(t):.1f}" cy="{y(r):.1f}" r="2.5"><title>{escape(_fmt(r))} after '
+        f'{escape(str(h.get("match", "")))}</title></circle>'
+        for (t, r), h in zip(pts, history, strict=False))
+    ticks = "".join(
+        f'<text x="{left - 4}" y="{y(v) + 4:.1f}" text-anchor="end">{escape(_fmt(v))}</text>'
+        f'<line x1="{left}" x2="{width - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" '
+        'class="grid"/>' for v in (r0, (r0 + r1) / 2, r1))
+    return (
+        f'<svg class="history" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" role="img" aria-label="rating history">{ticks}'
+        f'<polyline points="{line}" class="line"/>{dots}'
+        f'<text x="{left}" y="{height - 6}" class="axis">{len(pts)} rated matches</text>'
+        '</svg>')
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.2f}"
+
+
+def league_routes(service: Any, source: MatchSource) -> list[Route]:
+    def leagues():
+        return service.leagues
+
+    def league_or_404(name: str) -> dict[str, Any]:
+        try:
+            return leagues().league_json(name)
+        except RefereeError as exc:
+            raise _http(exc) from None
+
+    async def recent(league: str = "", bot: str = "") -> list[dict[str, Any]]:
+        return (await source.page(limit=RECENT, league=league, bot=bot))["matches"]
+
+    # ------------------------------------------------------------------ pages
+    async def leagues_page(request: Request) -> Response:
+        """Every league on this referee (HTML): title, state, games, bots."""
+        items = [leagues().league_json(n) for n in sorted(leagues().leagues)]
+        return templates.TemplateResponse(request, "leagues.html", {"leagues": items})
+
+    async def league_page(request: Request) -> Response:
+        """A league (HTML): state, games, the standings table (rank, bot, version, rating, interval, matches, win %, incidents; refreshed from its JSON), recent matches."""
+        name = request.path_params["name"]
+        league = league_or_404(name)
+        return templates.TemplateResponse(request, "league.html", {
+            "league": league, "standings": leagues().standings_json(name),
+            "matches": await recent(league=name)})
+
+    async def bot_page(request: Request) -> Response:
+        """A league bot (HTML): kind, owner, versions (a failed one with its error line), rating history plot, recent matches with replay links, incidents, head-to-head; a hosted bot's upload form."""
+        name = request.path_params["name"]
+        try:
+            bot = leagues().bot_json(name)
+        except RefereeError as exc:
+            raise _http(exc) from None
+        standing = bot["standing"] or {}
+        return templates.TemplateResponse(request, "bot.html", {
+            "bot": bot, "league": league_or_404(bot["league"]), "standing": standing,
+            "plot": history_svg(standing.get("history") or []),
+            "matches": await recent(bot=name)})
+
+    async def register_page(request: Request) -> Response:
+        """An entrant registers a bot in the league (HTML form; the bot token is shown once)."""
+        league = league_or_404(request.path_params["name"])
+        return templates.TemplateResponse(request, "register.html", {"league": league})
+
+    async def admin_page(request: Request) -> Response:
+        """The organizer page (HTML): the admin token is typed in and kept in the tab only; approve, disable, enable or remove bots, pause, resume or stop the league, create invites, health."""
+        league = league_or_404(request.path_params["name"])
+        return templates.TemplateResponse(request, "league_admin.html", {"league": league})
+
+    # ------------------------------------------------------------------ public JSON
+    async def api_leagues(request: Request) -> Response:
+        """JSON `{"leagues": [...]}`: every league's public description and state."""
+        return JSONResponse({"leagues": [leagues().league_json(n)
+                                         for n in sorted(leagues().leagues)]})
+
+    async def api_league(request: Request) -> Response:
+        """JSON: one league's public description, state (and its reason), games, settings, bots."""
+        try:
+            return JSONResponse(leagues().league_json(request.path_params["name"]))
+        except RefereeError as exc:
+            return refusal(exc)
+
+    async def api_standings(request: Request) -> Response:
+        """JSON: the league's latest standings as its runner published them (the standings schema; bots removed since left out), with `published_unix_ms`, `state` and `reason`; `{"standings": null}` before the first."""
+        name = request.path_params["name"]
+        try:
+            league = leagues().league_json(name)
+            doc = leagues().standings_json(name)
+        except RefereeError as exc:
+            return refusal(exc)
+        return JSONResponse({"standings": doc, "published_unix_ms": league["standings_unix_ms"],
+                             "state": league["state"], "reason": league["reason"]},
+                            headers={"Cache-Control": "no-cache"})
+
+    async def api_bot(request: Request) -> Response:
+        """JSON: one league bot: kind, status, owner, description, versions, its standings entry (rating, history, incidents) and head-to-head rows; 404 for a removed bot."""
+        try:
+            return JSONResponse(leagues().bot_json(request.path_params["name"]))
+        except RefereeError as exc:
+            return refusal(exc)
+
+    # ------------------------------------------------------------------ entrants' calls
+    async def api_register(request: Request) -> Response:
+        """POST JSON `{"name", "owner", "kind": "remote"|"hosted", "description", "invite_code"}`: registers a bot as RegisterBot does without the admin token; answers `{"name", "bot_token"}` once (never stored, never shown again)."""
+        name = request.path_params["name"]
+        try:
+            body = await _json_body(request)
+            kind = {"remote": pb.BOT_KIND_REMOTE, "hosted": pb.BOT_KIND_HOSTED}.get(
+                str(body.get("kind", "remote")))
+            if kind is None:
+                raise errors.malformed("kind is remote or hosted")
+            fields = {k: body.get(k, "") for k in ("name", "owner", "description",
+                                                   "invite_code")}
+            if not all(isinstance(v, str) for v in fields.values()):
+                raise errors.malformed("name, owner, description and invite_code are strings")
+            req = pb.RegisterBotRequest(league=name, kind=kind, **fields)
+            resp = await leagues().register(req, admin=False, peer=_client(request))
+        except RefereeError as exc:
+            return refusal(exc)
+        return JSONResponse({"name": resp.name, "bot_token": resp.bot_token}, headers=NO_STORE)
+
+    async def api_upload(request: Request) -> Response:
+        """POST the archive as the body (its file name in `X-Filename`) with the bot's own token as `Authorization: Bearer`: a new version, as UploadBot; refusals name the first problem (reason BAD_ARCHIVE)."""
+        name = request.path_params["name"]
+        try:
+            lg = leagues()
+            token = _bearer(request)
+            h = token_hash(token) if token else None
+            if not service.limiter.allow(h if h in service.sessions.bots else _client(request)):
+                raise errors.exhausted("rate limit exceeded; slow down")
+            owner = service.sessions.bots.get(h) if h else None
+            if owner is None or owner in service.sessions.blocked:
+                raise errors.unauthenticated("an upload needs the bot's token (Authorization: Bearer)")
+            if owner != name:
+                raise errors.permission_denied("this token belongs to another bot")
+            lg.uploader(name)
+            filename = request.headers.get("x-filename", "")[:255]
+            cap = lg.limits.max_received
+            declared = request.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > cap:
+                raise errors.bad_archive(f"the archive is larger than {cap} bytes")
+            data = bytearray()
+            async for chunk in request.stream():
+                data += chunk
+                if len(data) > cap:
+                    raise errors.bad_archive(f"the archive is larger than {cap} bytes")
+            version = await lg.keep_upload(name, filename, bytes(data))
+        except RefereeError as exc:
+            return refusal(exc)
+        return JSONResponse({"version": version.version, "sha256": version.sha256,
+                             "size": version.size, "files": version.files,
+                             "runtime": version.runtime, "status": "pending"}, headers=NO_STORE)
+
+    # ------------------------------------------------------------------ organizer's calls
+    def admin_only(request: Request) -> None:
+        token = _bearer(request)
+        h = token_hash(token) if token else None
+        if not service.limiter.allow(h if h == service.admin_hash else _client(request)):
+            raise errors.exhausted("rate limit exceeded; slow down")
+        if h is None:
+            raise errors.unauthenticated("the organizer's calls need the admin token "
+                               "(Authorization: Bearer)")
+        if not same_hash(h, service.admin_hash):
+            raise errors.permission_denied("this is not the admin token")
+
+    async def api_admin(request: Request) -> Response:
+        """GET (admin token): the league's health: its bots with status, sessions and versions, running matches, connected sessions, versions waiting for their check, last standings publish time."""
+        name = request.path_params["name"]
+        try:
+            admin_only(request)
+            running = sum(1 for rt in list(service.matches.values())
+                          if rt.game_over is None and rt.league_fields.get("league") == name)
+            doc = leagues().health_json(name, running)
+        except RefereeError as exc:
+            return refusal(exc)
+        return JSONResponse(doc, headers=NO_STORE)
+
+    async def api_admin_bot(request: Request) -> Response:
+        """POST JSON `{"status": "active"|"disabled"|"removed", "message"}` (admin token): approve, disable, enable or remove a bot of the league, as SetBotStatus."""
+        name, bot = request.path_params["name"], request.path_params["bot"]
+        try:
+            admin_only(request)
+            body = await _json_body(request)
+            status = {"active": pb.BOT_ACTIVE, "disabled": pb.BOT_DISABLED,
+                      "removed": pb.BOT_REMOVED, "pending": pb.BOT_PENDING}.get(
+                str(body.get("status")))
+            if status is None:
+                raise errors.malformed("status is active, disabled, removed or pending")
+            row = leagues().bot(bot)
+            if row.league != name:
+                raise errors.not_found(f"no bot {bot[:64]} in league {name[:64]}")
+            await leagues().set_status(pb.SetBotStatusRequest(
+                bot=bot, status=status, message=str(body.get("message", ""))[:500]))
+        except RefereeError as exc:
+            return refusal(exc)
+        return JSONResponse(leagues().bot_summary(leagues().bot(bot)), headers=NO_STORE)
+
+    async def api_admin_state(request: Request) -> Response:
+        """POST JSON `{"state": "running"|"paused"|"stopped", "reason"}` (admin token): resume, pause or stop the league, as SetLeagueState."""
+        name = request.path_params["name"]
+        try:
+            admin_only(request)
+            body = await _json_body(request)
+            state = {"running": pb.LEAGUE_RUNNING, "paused": pb.LEAGUE_PAUSED,
+                     "stopped": pb.LEAGUE_STOPPED}.get(str(body.get("state")))
+            if state is None:
+                raise errors.malformed("state is running, paused or stopped")
+            await leagues().set_state(pb.SetLeagueStateRequest(
+                name=name, state=state, reason=str(body.get("reason", ""))))
+        except RefereeError as exc:
+            return refusal(exc)
+        return JSONResponse(leagues().league_json(name), headers=NO_STORE)
+
+    async def api_admin_invite(request: Request) -> Response:
+        """POST JSON `{"uses", "valid_s"}` (admin token): a new invite code, as CreateInvite, answered once (`{"code"}`) and never shown again."""
+        name = request.path_params["name"]
+        try:
+            admin_only(request)
+            body = await _json_body(request)
+            uses, valid = body.get("uses", 1), body.get("valid_s", 0)
+            if not (isinstance(uses, int) and isinstance(valid, int)
+                    and 0 <= uses < 1 << 31 and 0 <= valid < 1 << 31):
+                raise errors.malformed("uses and valid_s are whole numbers ≥ 0")
+            resp = await leagues().create_invite(pb.CreateInviteRequest(
+                league=name, uses=uses, valid_s=valid))
+        except RefereeError as exc:
+            return refusal(exc)
+        return JSONResponse({"code": resp.code}, headers=NO_STORE)
+
+    return [
+        Route("/leagues", leagues_page),
+        Route("/leagues/{name}", league_page),
+        Route("/leagues/{name}/register", register_page),
+        Route("/leagues/{name}/admin", admin_page),
+        Route("/bots/{name}", bot_page),
+        Route("/api/leagues", api_leagues),
+        Route("/api/leagues/{name}", api_league),
+        Route("/api/leagues/{name}/standings", api_standings),
+        Route("/api/leagues/{name}/register", api_register, methods=["POST"]),
+        Route("/api/leagues/{name}/admin", api_admin),
+        Route("/api/leagues/{name}/admin/bots/{bot}", api_admin_bot, methods=["POST"]),
+        Route("/api/leagues/{name}/admin/state", api_admin_state, methods=["POST"]),
+        Route("/api/leagues/{name}/admin/invites", api_admin_invite, methods=["POST"]),
+        Route("/api/bots/{name}", api_bot),
+        Route("/api/bots/{name}/upload", api_upload, methods=["POST"]),
+    ]
