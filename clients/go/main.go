@@ -3,6 +3,8 @@
 //	make                      (generates refereepb from ../../proto, builds bin/bot)
 //	bin/bot --address 127.0.0.1:50051 --match MATCH_ID --token=SEAT_TOKEN [--seed N]
 //	        [--fallback first_legal]
+//	bin/bot --session [--bot-token-file PATH] [--capacity N] [--max-matches N] [--seed N]
+//	        [--give-up-after S] [--fallback first_legal]     (session mode: session.go)
 //
 // The token may also come from $REFEREE_TOKEN (the address from $REFEREE_ADDRESS, the match from
 // $REFEREE_MATCH). The bot opens the Play stream with `authorization: Bearer <token>`, sends
@@ -35,6 +37,7 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -106,10 +109,10 @@ func isLegal(move *pb.Move, d *pb.Decision) bool {
 }
 
 // substitute is the --fallback move for d (its first legal move), logged as an incident.
-func substitute(d *pb.Decision, why string) *pb.Move {
-	fallbacks++
+func substitute(p *seatPlay, d *pb.Decision, why string) *pb.Move {
+	p.fallbacks++
 	logf("error", why+"; playing the first legal move instead (--fallback first_legal)",
-		map[string]interface{}{"incident": "fallback", "state_version": d.StateVersion, "kind": d.Kind})
+		p.fields(map[string]interface{}{"incident": "fallback", "state_version": d.StateVersion, "kind": d.Kind}))
 	return d.GetLegalMoves()[0]
 }
 
@@ -131,17 +134,32 @@ type args struct {
 	seed                  int64
 	seeded                bool
 	fallback              string // "first_legal": play a substitute for an illegal answer
+	session               bool   // --session: play every match assigned to a bot token
+	botToken              string // session mode: $REFEREE_BOT_TOKEN or --bot-token-file
+	capacity, maxMatches  int
+	giveUpAfter           time.Duration
 }
+
+const usage = `usage: bin/bot --address HOST:PORT --match ID [--token=TOKEN] [--seed N] [--fallback first_legal]
+       bin/bot --session [--address HOST:PORT] [--bot-token-file PATH] [--capacity N]
+               [--max-matches N] [--seed N] [--give-up-after S] [--fallback first_legal]
+The seat token comes from $REFEREE_TOKEN, the bot token of --session from $REFEREE_BOT_TOKEN.`
 
 func parseArgs() args {
 	a := args{address: envOr("REFEREE_ADDRESS", "127.0.0.1:50051"), match: os.Getenv("REFEREE_MATCH"),
-		token: os.Getenv("REFEREE_TOKEN")}
+		token: os.Getenv("REFEREE_TOKEN"), botToken: os.Getenv("REFEREE_BOT_TOKEN")}
 	fs := flag.NewFlagSet("bot", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprintln(os.Stderr, usage) }
 	fs.StringVar(&a.address, "address", a.address, "referee host:port")
 	fs.StringVar(&a.match, "match", a.match, "match id")
 	fs.StringVar(&a.token, "token", a.token, "seat token (use --token=VALUE; default $REFEREE_TOKEN)")
 	seed := fs.Int64("seed", 0, "seed for the bot's own randomness")
 	fs.StringVar(&a.fallback, "fallback", "", "first_legal: play the first legal move for an answer that is not legal (each use logged as an incident; default: none)")
+	fs.BoolVar(&a.session, "session", false, "session mode: play every match the referee assigns to this bot")
+	tokenFile := fs.String("bot-token-file", "", "session mode: read the bot token from PATH ('-': standard input; default $REFEREE_BOT_TOKEN)")
+	fs.IntVar(&a.capacity, "capacity", 1, "session mode: matches played at once (1 to 256)")
+	fs.IntVar(&a.maxMatches, "max-matches", 0, "session mode: stop after N matches (0: until stopped)")
+	giveUp := fs.Float64("give-up-after", 120, "session mode: stop after S seconds without reaching the referee (0: never)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
@@ -149,14 +167,45 @@ func parseArgs() args {
 		fmt.Fprintln(os.Stderr, "--fallback takes first_legal")
 		os.Exit(2)
 	}
+	sessionOnly := map[string]bool{"bot-token-file": true, "capacity": true, "max-matches": true, "give-up-after": true}
+	matchOnly := map[string]bool{"match": true, "token": true}
+	bad := ""
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "seed" {
 			a.seeded = true
 		}
+		if (sessionOnly[f.Name] && !a.session) || (matchOnly[f.Name] && a.session) {
+			bad = f.Name
+		}
 	})
+	if bad != "" {
+		fmt.Fprintf(os.Stderr, "--%s does not go with%s --session\n%s\n", bad, map[bool]string{true: "", false: "out"}[a.session], usage)
+		os.Exit(2)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "unexpected argument %q\n%s\n", fs.Arg(0), usage)
+		os.Exit(2)
+	}
 	a.seed = *seed
+	a.giveUpAfter = time.Duration(*giveUp * float64(time.Second))
+	if a.session {
+		if *tokenFile != "" {
+			token, err := readTokenFile(*tokenFile)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "--bot-token-file: %v\n", err)
+				os.Exit(2)
+			}
+			a.botToken = token
+		}
+		if a.botToken == "" || a.capacity < 1 || a.capacity > 256 || a.maxMatches < 0 || *giveUp < 0 {
+			fmt.Fprintln(os.Stderr, "no bot token ($REFEREE_BOT_TOKEN or --bot-token-file), or a value out of range")
+			fmt.Fprintln(os.Stderr, usage)
+			os.Exit(2)
+		}
+		return a
+	}
 	if a.match == "" || a.token == "" {
-		fmt.Fprintln(os.Stderr, "usage: bin/bot --address HOST:PORT --match ID --token=TOKEN [--seed N]")
+		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)
 	}
 	return a
@@ -171,23 +220,36 @@ func envOr(name, def string) string {
 
 var errGameOver = errors.New("game over")
 
-// refused counts the moves of this bot the referee refused, over the whole match.
-var refused int
+// seatPlay is one seat being played: where, with what token, and what happened so far.
+type seatPlay struct {
+	match, token string
+	seat         int32 // session mode: the assignment's seat (logged)
+	session      bool
+	fallback     string
+	rng          *rand.Rand
+	refused      int // moves of this bot the referee refused, over the whole match
+	fallbacks    int // substitute moves played with --fallback first_legal
+}
 
-// fallbacks counts the substitute moves played with --fallback first_legal.
-var fallbacks int
+// fields adds the match (and, in session mode, the seat) to a log line's fields.
+func (p *seatPlay) fields(f map[string]interface{}) map[string]interface{} {
+	if p.session {
+		f["match"], f["seat"] = p.match, p.seat
+	}
+	return f
+}
 
 // playOnce runs one Play stream from Join to GameOver (returns errGameOver) or to the stream
 // breaking (returns the error).
-func playOnce(conn *grpc.ClientConn, a args, rng *rand.Rand, joined func()) error {
-	ctx, cancel := context.WithCancel(context.Background())
+func playOnce(ctx context.Context, conn *grpc.ClientConn, p *seatPlay, joined func()) error {
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+a.token)
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+p.token)
 	stream, err := pb.NewRefereeClient(conn).Play(ctx)
 	if err != nil {
 		return err
 	}
-	join := &pb.ClientMessage{Msg: &pb.ClientMessage_Join{Join: &pb.Join{MatchId: a.match}}}
+	join := &pb.ClientMessage{Msg: &pb.ClientMessage_Join{Join: &pb.Join{MatchId: p.match}}}
 	if err := stream.Send(join); err != nil {
 		return err
 	}
@@ -202,9 +264,9 @@ func playOnce(conn *grpc.ClientConn, a args, rng *rand.Rand, joined func()) erro
 		return stream.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Submit{Submit: sub}})
 	}
 	submit := func(d *pb.Decision) error {
-		move, note := choose(d, rng)
-		if a.fallback != "" && !isLegal(move, d) {
-			move = substitute(d, "choose returned a move that is not among legal_moves")
+		move, note := choose(d, p.rng)
+		if p.fallback != "" && !isLegal(move, d) {
+			move = substitute(p, d, "choose returned a move that is not among legal_moves")
 		}
 		return send(d, move, note)
 	}
@@ -222,7 +284,7 @@ func playOnce(conn *grpc.ClientConn, a args, rng *rand.Rand, joined func()) erro
 		switch m := msg.Msg.(type) {
 		case *pb.ServerMessage_Welcome:
 			joined()
-			logf("info", "joined", map[string]interface{}{"match": a.match, "seat": m.Welcome.Seat, "game": m.Welcome.Game})
+			logf("info", "joined", map[string]interface{}{"match": p.match, "seat": m.Welcome.Seat, "game": m.Welcome.Game})
 		case *pb.ServerMessage_Decision:
 			d := m.Decision
 			if answered[d.StateVersion] || len(d.LegalMoves) == 0 {
@@ -240,33 +302,42 @@ func playOnce(conn *grpc.ClientConn, a args, rng *rand.Rand, joined func()) erro
 			// A refused move leaves the decision pending (it is not pushed again). A late or
 			// out-of-turn answer (STALE_STATE, NOT_YOUR_TURN) needs nothing: a newer decision comes.
 			if !refusedReasons[r.Reason] || pending == nil || sent == nil || r.StateVersion != pending.StateVersion {
-				logf("warning", "move not accepted", map[string]interface{}{"reason": r.Reason.String(), "message": r.Message})
+				logf("warning", "move not accepted", p.fields(map[string]interface{}{"reason": r.Reason.String(), "message": r.Message}))
 				continue
 			}
-			refused++
+			p.refused++
 			ref := refusal{StateVersion: pending.StateVersion, Kind: pending.Kind, Move: sent,
 				Reason: r.Reason.String(), Message: r.Message, Attempt: attempts, Final: attempts > reasks}
 			sent = nil
-			logf("error", "move rejected", map[string]interface{}{"incident": "refused", "reason": ref.Reason,
-				"message": ref.Message, "state_version": ref.StateVersion, "kind": ref.Kind, "attempt": ref.Attempt})
+			logf("error", "move rejected", p.fields(map[string]interface{}{"incident": "refused", "reason": ref.Reason,
+				"message": ref.Message, "state_version": ref.StateVersion, "kind": ref.Kind, "attempt": ref.Attempt}))
 			onRefused(ref)
-			if ref.Final && a.fallback != "" && ref.Attempt == reasks+1 { // once: a refused substitute is final
-				if err := send(pending, substitute(pending, "the referee refused every answer"), ""); err != nil {
+			if ref.Final && p.fallback != "" && ref.Attempt == reasks+1 { // once: a refused substitute is final
+				if err := send(pending, substitute(p, pending, "the referee refused every answer"), ""); err != nil {
 					return err
 				}
 				continue
 			}
 			if ref.Final {
 				logf("error", "stopped answering after refused moves; the referee's time policy plays this decision",
-					map[string]interface{}{"incident": "gave_up", "state_version": ref.StateVersion, "attempts": ref.Attempt})
+					p.fields(map[string]interface{}{"incident": "gave_up", "state_version": ref.StateVersion, "attempts": ref.Attempt}))
 				continue
 			}
 			if err := submit(pending); err != nil {
 				return err
 			}
 		case *pb.ServerMessage_GameOver:
-			logf("info", "game over", map[string]interface{}{"winners": m.GameOver.Winners, "summary": m.GameOver.Summary,
-				"refused": refused, "fallbacks": fallbacks})
+			over := m.GameOver
+			fields := p.fields(map[string]interface{}{"winners": over.Winners, "summary": over.Summary,
+				"refused": p.refused, "fallbacks": p.fallbacks})
+			if p.session { // this seat's result
+				for _, s := range over.Seats {
+					if s.Seat == p.seat {
+						fields["rank"], fields["score"] = s.Rank, s.Score
+					}
+				}
+			}
+			logf("info", "game over", fields)
 			return errGameOver
 		}
 	}
@@ -281,23 +352,66 @@ func retryable(code codes.Code) bool {
 	return false
 }
 
+// newConn is a connection to the referee whose own reconnection backoff is short: gRPC's
+// default (1 s growing to 120 s) would leave every stream failing long after a restarted
+// referee is back.
+func newConn(address string) (*grpc.ClientConn, error) {
+	return grpc.Dial(address, grpc.WithInsecure(),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{
+			BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
+			MinConnectTimeout: 5 * time.Second}))
+}
+
+// retrier is the bookkeeping of a reconnection loop: a delay doubling from 100 ms to 2 s, and
+// giving up after `giveUp` of failures in a row (0: never).
+type retrier struct {
+	reached      bool // the referee has answered at least once
+	delay        time.Duration
+	failingSince time.Time
+	giveUp       time.Duration
+}
+
+func newRetrier(giveUp time.Duration) *retrier {
+	return &retrier{delay: 100 * time.Millisecond, giveUp: giveUp}
+}
+
+// up: the referee answered; the delay and the give-up clock start again.
+func (r *retrier) up() { r.reached, r.failingSince, r.delay = true, time.Time{}, 100*time.Millisecond }
+
+// next is the (jittered) delay before the next attempt, or false past the give-up budget.
+func (r *retrier) next() (time.Duration, bool) {
+	if r.failingSince.IsZero() {
+		r.failingSince = time.Now()
+	}
+	if r.giveUp > 0 && time.Since(r.failingSince) > r.giveUp {
+		return 0, false
+	}
+	d := r.delay/2 + time.Duration(rand.Int63n(int64(r.delay/2)+1))
+	if r.delay *= 2; r.delay > 2*time.Second {
+		r.delay = 2 * time.Second
+	}
+	return d, true
+}
+
 func run() int {
 	a := parseArgs()
+	if a.session {
+		return runSession(a)
+	}
 	seed := time.Now().UnixNano()
 	if a.seeded {
 		seed = a.seed
 	}
-	rng := rand.New(rand.NewSource(seed))
-	delay := 100 * time.Millisecond
-	var failingSince time.Time
+	p := &seatPlay{match: a.match, token: a.token, fallback: a.fallback, rng: rand.New(rand.NewSource(seed))}
+	retry := newRetrier(time.Minute)
 	for {
-		conn, err := grpc.Dial(a.address, grpc.WithInsecure(),
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+		conn, err := newConn(a.address)
 		if err != nil {
 			logf("error", "failed", map[string]interface{}{"details": err.Error()})
 			return 1
 		}
-		err = playOnce(conn, a, rng, func() { failingSince, delay = time.Time{}, 100*time.Millisecond })
+		err = playOnce(context.Background(), conn, p, retry.up)
 		conn.Close()
 		if err == errGameOver {
 			return 0
@@ -307,18 +421,13 @@ func run() int {
 			logf("error", "failed", map[string]interface{}{"code": st.Code().String(), "details": st.Message()})
 			return 1
 		}
-		if failingSince.IsZero() {
-			failingSince = time.Now()
-		}
-		if time.Since(failingSince) > time.Minute {
+		delay, ok := retry.next()
+		if !ok {
 			logf("error", "gave up reaching the referee", map[string]interface{}{"details": st.Message()})
 			return 1
 		}
 		logf("warning", "connection lost; reconnecting", map[string]interface{}{"details": st.Message(), "retry_in_ms": delay.Milliseconds()})
-		time.Sleep(delay/2 + time.Duration(rand.Int63n(int64(delay/2)+1)))
-		if delay *= 2; delay > 2*time.Second {
-			delay = 2 * time.Second
-		}
+		time.Sleep(delay)
 	}
 }
 

@@ -4,6 +4,7 @@
 //   npm install            (once, in clients/node)
 //   node bot.js --address 127.0.0.1:50051 --match MATCH_ID --token=SEAT_TOKEN [--seed N]
 //               [--give-up-after S] [--fallback first_legal]
+//   node bot.js --session ...   (session mode: session_bot.js, which see)
 //
 // It loads the project's .proto files from ../../proto at run time (@grpc/proto-loader), opens
 // the Play stream with `authorization: Bearer <token>`, sends Join, and answers every Decision
@@ -107,4 +108,9 @@ async function main() {
   }
 }
 
-run(main, log);
+if (process.argv.slice(2).includes('--session')) {
+  const session = require('./session_bot');
+  run(session.main, logger('node-session'));
+} else {
+  run(main, log);
+}

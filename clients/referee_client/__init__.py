@@ -7,6 +7,8 @@ Speaks only the wire protocol (``referee.v1.*_pb2`` generated from ``proto/refer
   goes with a move (:meth:`Bot.note`).
 * :func:`run_session` / :func:`session` — a persistent bot session: connect once with a bot
   token, play every match the referee assigns (several at once).
+* :func:`register_entrant`, :func:`upload_bot` — join a league as an entrant (invite code, no
+  admin token) and upload a hosted bot's archive (:mod:`referee_client.league`).
 * :class:`SeatClient`, :class:`AdminClient`, :func:`watch` — blocking unary helpers.
 * :func:`aio_channel`, :func:`sync_channel`, :func:`bearer`, :class:`TlsConfig` — connections.
 * ``referee_client.bots`` — reference bots (``random``, ``greedy-batavia``); command line
@@ -26,6 +28,7 @@ from .bot import (
     run_bot,
 )
 from .connection import RefereeError, TlsConfig, aio_channel, bearer, sync_channel
+from .league import register_entrant, upload_bot
 from .session import SessionStats, register_bot, run_session, session
 from .unary import AdminClient, SeatClient, watch
 
@@ -48,9 +51,11 @@ __all__ = [
     "clean_note",
     "play",
     "register_bot",
+    "register_entrant",
     "run_bot",
     "run_session",
     "session",
     "sync_channel",
+    "upload_bot",
     "watch",
 ]

@@ -1,7 +1,8 @@
 """``referee-bot``: the SDK's command line (``referee_client.cli``: reference bots,
 ``create-match``, ``watch``, ``session``) with the two developer tools that sit above the SDK and
 the tournament runner: ``play`` (:mod:`referee_tools.local_play`) and ``conformance``
-(:mod:`referee_tools.conformance`). Their modules are imported only when run, so a reference
+(:mod:`referee_tools.conformance`), and a league entrant's ``register``, ``upload`` and ``pack``
+(:mod:`referee_tools.entrant_cli`). Their modules are imported only when run, so a reference
 bot starts as fast as from the SDK alone.
 """
 from __future__ import annotations
@@ -18,7 +19,11 @@ from referee_client.unary import ON_EXPIRY
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    """The ``conformance`` and ``play`` sub-commands."""
+    """The ``conformance`` and ``play`` sub-commands, and an entrant's ``register``,
+    ``upload`` and ``pack`` (:mod:`referee_tools.entrant_cli`)."""
+    from . import entrant_cli
+
+    entrant_cli.add_commands(sub)
     p = sub.add_parser(
         "conformance",
         help="put any bot command through a checklist against a local referee",

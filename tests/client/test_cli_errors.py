@@ -5,6 +5,7 @@ sub-commands report usage errors with their own usage line, every flag has help 
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -57,12 +58,13 @@ def test_a_python_bot_where_nothing_listens_cannot_reach_the_referee(command):
 
 @pytest.mark.parametrize("command", [
     ["bot.js", "--match", "m", "--token=t"],
-    ["session_bot.js", "--bot-token=t"],
+    ["session_bot.js"],
 ])
 def test_a_node_bot_where_nothing_listens_cannot_reach_the_referee(node_bot, command):  # noqa: F811
     address = closed_address()
     done = subprocess.run([node_bot, *command, "--address", address, "--give-up-after", "0.5"],
-                          cwd=NODE_DIR, capture_output=True, text=True, timeout=120, check=False)
+                          cwd=NODE_DIR, capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "REFEREE_BOT_TOKEN": "t"})
     assert_cannot_reach(done, address)
 
 

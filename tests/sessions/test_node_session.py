@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 
 import grpc
@@ -28,8 +29,9 @@ def test_the_node_session_bot_plays_its_assignments(server, node_bot):  # noqa: 
     token, ids = asyncio.run(setup())
     proc = subprocess.run(
         [node_bot, str(NODE_DIR / "session_bot.js"), "--address", server.target,
-         f"--bot-token={token}", "--capacity", "3", "--max-matches", "6", "--seed", "4"],
-        capture_output=True, text=True, timeout=120, check=False)
+         "--capacity", "3", "--max-matches", "6", "--seed", "4"],
+        capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "REFEREE_BOT_TOKEN": token})
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stderr.count('"game over"') == 6
 
@@ -47,6 +49,7 @@ def test_the_node_session_bot_plays_its_assignments(server, node_bot):  # noqa: 
 
 def test_the_node_session_bot_refuses_to_go_on_with_a_bad_token(server, node_bot):  # noqa: F811
     proc = subprocess.run(
-        [node_bot, str(NODE_DIR / "session_bot.js"), "--address", server.target,
-         "--bot-token=bogus"], capture_output=True, text=True, timeout=60, check=False)
+        [node_bot, str(NODE_DIR / "session_bot.js"), "--address", server.target],
+        capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, "REFEREE_BOT_TOKEN": "bogus"})
     assert proc.returncode == 1 and "session refused" in proc.stderr

@@ -11,13 +11,13 @@ from .test_node_bot import NODE_DIR, node_bot  # noqa: F401 - the fixture
 
 SCRIPTS = {
     "bot.js": ["--match", "m", "--token=t"],
-    "session_bot.js": ["--bot-token=t"],
+    "session_bot.js": ["--bot-token-file", "-"],
 }
 
 
-def node(node_bot, *argv):  # noqa: F811
+def node(node_bot, *argv, stdin: str = "t\n"):  # noqa: F811
     return subprocess.run([node_bot, *argv], cwd=NODE_DIR, capture_output=True, text=True,
-                          timeout=60, check=False)
+                          input=stdin, timeout=60, check=False)
 
 
 def parse(node_bot, argv):  # noqa: F811
@@ -56,8 +56,13 @@ def test_each_bot_parses_its_own_flags(node_bot, script):  # noqa: F811
         proc = node(node_bot, script, *argv)
         assert proc.returncode == 2 and f"usage: node {script}" in proc.stderr, argv
     if script == "session_bot.js":
-        proc = node(node_bot, script, "--bot-token=t", "--capacity", "0")
+        proc = node(node_bot, script, "--bot-token-file", "-", "--capacity", "0")
         assert proc.returncode == 2, "capacity must be 1..256"
+        # the bot token is never taken from the command line
+        proc = node(node_bot, script, "--bot-token=t")
+        assert proc.returncode == 2 and "unknown argument --bot-token" in proc.stderr
+        proc = node(node_bot, script, "--bot-token-file", "-", stdin="")
+        assert proc.returncode == 2 and "no token in it" in proc.stderr
 
 
 def test_the_seeded_generator_is_mulberry32(node_bot):  # noqa: F811

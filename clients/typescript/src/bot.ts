@@ -3,6 +3,8 @@
 //   npm ci                      (installs, generates types from ../../proto, compiles to dist/)
 //   node dist/bot.js --address 127.0.0.1:50051 --match MATCH_ID --token=SEAT_TOKEN [--seed N]
 //                    [--fallback first_legal]
+//   node dist/bot.js --session [--bot-token-file PATH] [--capacity N] [--max-matches N]
+//                    [--seed N] [--give-up-after S] [--fallback first_legal]   (src/session.ts)
 //
 // The token may also come from $REFEREE_TOKEN (and the address from $REFEREE_ADDRESS, the match
 // from $REFEREE_MATCH). The bot opens the Play stream with `authorization: Bearer <token>`,
@@ -29,6 +31,7 @@ import type { Decision__Output as Decision } from './generated/referee/v1/Decisi
 import type { Move__Output as Move } from './generated/referee/v1/Move';
 import type { RefereeClient } from './generated/referee/v1/Referee';
 import type { ServerMessage__Output as ServerMessage } from './generated/referee/v1/ServerMessage';
+import { Outcome, RETRYABLE, SeatPlay, SessionArgs, readTokenFile, runSession } from './session';
 
 /** What `choose` answers: a move, and an optional note about it. */
 export interface Answer { move: Move; note?: string }
@@ -86,59 +89,98 @@ export function cleanNote(note: string | undefined): string {
   return out;
 }
 
-let refused = 0;    // moves of this bot the referee refused, over the whole match
-let fallbacks = 0;  // substitute moves played with --fallback first_legal
-
 function isLegal(move: Move, decision: Decision): boolean {
   return (decision.legal_moves ?? []).some(
     (m) => m === move || JSON.stringify(m) === JSON.stringify(move));
 }
 
 // The --fallback move for `decision` (its first legal move), logged as an incident.
-function substitute(decision: Decision, why: string): Move {
-  fallbacks += 1;
+function substitute(p: SeatPlay, decision: Decision, why: string): Move {
+  p.fallbacks += 1;
   log('error', `${why}; playing the first legal move instead (--fallback first_legal)`,
-      { incident: 'fallback', state_version: decision.state_version, kind: decision.kind });
+      fields(p, { incident: 'fallback', state_version: decision.state_version, kind: decision.kind }));
   return (decision.legal_moves ?? [])[0];
+}
+
+// A log line's fields, with the match and seat in session mode (several matches at once).
+function fields(p: SeatPlay, more: Record<string, unknown>): Record<string, unknown> {
+  return p.session ? { match: p.match, seat: p.seat, ...more } : more;
 }
 
 interface Args { address: string; match: string; token: string; seed?: number; fallback: string }
 
-const USAGE = 'usage: node dist/bot.js --address HOST:PORT --match ID --token=TOKEN [--seed N] '
-  + '[--fallback first_legal]';
+const USAGE = 'usage: node dist/bot.js --address HOST:PORT --match ID [--token=TOKEN] [--seed N] '
+  + '[--fallback first_legal]\n'
+  + '       node dist/bot.js --session [--address HOST:PORT] [--bot-token-file PATH] [--capacity N]\n'
+  + '                        [--max-matches N] [--seed N] [--give-up-after S] [--fallback first_legal]\n'
+  + 'The seat token comes from $REFEREE_TOKEN, the bot token of --session from $REFEREE_BOT_TOKEN.';
 
-function parseArgs(argv: string[]): Args {
+function usageError(why: string): never {
+  console.error(`${why}\n${USAGE}`);
+  process.exit(2);
+}
+
+function parseArgs(argv: string[]): { single?: Args; session?: SessionArgs } {
   const env = process.env;
   let address = env.REFEREE_ADDRESS || '127.0.0.1:50051';
   let match = env.REFEREE_MATCH || '';
   let token = env.REFEREE_TOKEN || '';
   let seed: number | undefined;
   let fallback = '';  // 'first_legal': play a substitute for an answer that is not legal
+  const session = argv.includes('--session');
+  let botTokenFile = '';
+  let capacity = 1;
+  let maxMatches = 0;
+  let giveUpAfter = 120;
+  const SESSION_ONLY = ['--bot-token-file', '--capacity', '--max-matches', '--give-up-after'];
+  const MATCH_ONLY = ['--match', '--token'];
   for (let i = 0; i < argv.length; i++) {
     let flag = argv[i];
     let value: string | undefined;
     const eq = flag.indexOf('=');
     if (flag.startsWith('--') && eq > 0) { value = flag.slice(eq + 1); flag = flag.slice(0, eq); }
+    if ((SESSION_ONLY.includes(flag) && !session) || (MATCH_ONLY.includes(flag) && session)) {
+      usageError(`${flag} does not go with${session ? '' : 'out'} --session`);
+    }
     const take = () => (value !== undefined ? value : argv[++i] ?? '');
     switch (flag) {
+      case '--session': break;
       case '--address': address = take(); break;
       case '--match': match = take(); break;
       case '--token': token = take(); break;  // use --token=VALUE: a token may begin with '-'
       case '--seed': seed = Number(take()); break;
       case '--fallback': fallback = take(); break;
+      case '--bot-token-file': botTokenFile = take(); break;
+      case '--capacity': capacity = Number(take()); break;
+      case '--max-matches': maxMatches = Number(take()); break;
+      case '--give-up-after': giveUpAfter = Number(take()); break;
       case '-h': case '--help': console.log(USAGE); process.exit(0);
-      default: console.error(`unknown argument ${flag}\n${USAGE}`); process.exit(2);
+      default: usageError(`unknown argument ${flag}`);
     }
   }
-  if (!match || !token || !['', 'first_legal'].includes(fallback)) {
-    console.error(USAGE);
-    process.exit(2);
+  if (!['', 'first_legal'].includes(fallback)) usageError('--fallback takes first_legal');
+  if (session) {
+    let botToken = env.REFEREE_BOT_TOKEN || '';
+    if (botTokenFile) {
+      try {
+        botToken = readTokenFile(botTokenFile);
+      } catch (err) {
+        usageError(`--bot-token-file: ${(err as Error).message}`);
+      }
+    }
+    if (!botToken) usageError('no bot token: set $REFEREE_BOT_TOKEN or pass --bot-token-file');
+    if (!(Number.isInteger(capacity) && capacity >= 1 && capacity <= 256)
+        || !(Number.isInteger(maxMatches) && maxMatches >= 0) || !(giveUpAfter >= 0)) {
+      usageError('--capacity is 1 to 256, --max-matches and --give-up-after at least 0');
+    }
+    return { session: { address, botToken, capacity, maxMatches, seed, giveUpAfter, fallback } };
   }
-  return { address, match, token, seed, fallback };
+  if (!match || !token) usageError('no match or no seat token');
+  return { single: { address, match, token, seed, fallback } };
 }
 
 // mulberry32: a small seeded PRNG, so a seeded bot replays the same game.
-function makeRandom(seed?: number): () => number {
+export function makeRandom(seed?: number): () => number {
   let a = seed === undefined || Number.isNaN(seed) ? (Math.random() * 2 ** 32) >>> 0 : seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -149,31 +191,32 @@ function makeRandom(seed?: number): () => number {
   };
 }
 
-function log(level: string, event: string, fields: Record<string, unknown> = {}): void {
+export function log(level: string, event: string, fields: Record<string, unknown> = {}): void {
   process.stderr.write(JSON.stringify({ level, event, bot: 'typescript-starter', ...fields }) + '\n');
 }
 
-function refereeClient(address: string): RefereeClient {
+export function refereeClient(address: string, options: grpc.ChannelOptions = {}): RefereeClient {
   const protoDir = process.env.REFEREE_PROTO_DIR || path.resolve(__dirname, '..', '..', '..', 'proto');
   const def = protoLoader.loadSync('referee/v1/referee.proto', {
     includeDirs: [protoDir], keepCase: true, longs: String, enums: String, oneofs: true,
   });
   const pkg = grpc.loadPackageDefinition(def) as unknown as ProtoGrpcType;
   return new pkg.referee.v1.Referee(address, grpc.credentials.createInsecure(),
-    { 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+    { 'grpc.max_receive_message_length': 64 * 1024 * 1024, ...options });
 }
 
-type Outcome = { over: true } | { over: false; code: grpc.status; details: string };
-
 // One Play stream, from Join to GameOver or to the stream breaking.
-function playOnce(client: RefereeClient, args: Args, random: () => number,
-                  onJoined: () => void): Promise<Outcome> {
+export function playOnce(client: RefereeClient, p: SeatPlay,
+                         onJoined: () => void): Promise<Outcome> {
   return new Promise((resolve) => {
     const md = new grpc.Metadata();
-    md.add('authorization', `Bearer ${args.token}`);
+    md.add('authorization', `Bearer ${p.token}`);
     const call = client.Play(md);
     let done = false;
-    const finish = (o: Outcome) => { if (!done) { done = true; resolve(o); } };
+    const finish = (o: Outcome) => {
+      if (!done) { done = true; p.cancel = undefined; resolve(o); }
+    };
+    p.cancel = () => call.cancel();
     const answered = new Set<string>();  // versions answered on this stream
     let pending: Decision | undefined;   // the decision we are answering
     let sent: Move | undefined;          // the last answer to it (undefined once refused)
@@ -187,14 +230,14 @@ function playOnce(client: RefereeClient, args: Args, random: () => number,
       call.write(msg);
     };
     const submit = (d: Decision) => {
-      const { move, note } = choose(d, random);
-      send(d, args.fallback && !isLegal(move, d)
-        ? substitute(d, 'choose returned a move that is not among legal_moves') : move, note);
+      const { move, note } = choose(d, p.random);
+      send(d, p.fallback && !isLegal(move, d)
+        ? substitute(p, d, 'choose returned a move that is not among legal_moves') : move, note);
     };
     call.on('data', (msg: ServerMessage) => {
       if (msg.welcome) {
         onJoined();
-        log('info', 'joined', { match: args.match, seat: msg.welcome.seat ?? 0, game: msg.welcome.game });
+        log('info', 'joined', { match: p.match, seat: msg.welcome.seat ?? 0, game: msg.welcome.game });
       } else if (msg.decision) {
         const d = msg.decision;
         const version = String(d.state_version ?? '0');
@@ -210,60 +253,65 @@ function playOnce(client: RefereeClient, args: Args, random: () => number,
         // out-of-turn answer (STALE_STATE, NOT_YOUR_TURN) needs nothing: a newer decision comes.
         if (!OWN_REFUSALS.has(reason) || !pending || sent === undefined
             || String(r.state_version ?? '0') !== String(pending.state_version ?? '0')) {
-          log('warning', 'move not accepted', { reason, message: r.message });
+          log('warning', 'move not accepted', fields(p, { reason, message: r.message }));
           return;
         }
-        refused += 1;
+        p.refused += 1;
         const refusal: Refusal = {
           stateVersion: String(pending.state_version ?? '0'), kind: pending.kind ?? '', move: sent,
           reason, message: r.message ?? '', attempt: attempts, final: attempts > REASKS,
         };
         sent = undefined;
-        log('error', 'move rejected', { incident: 'refused', reason, message: refusal.message,
-                                        kind: refusal.kind, state_version: refusal.stateVersion,
-                                        attempt: attempts });
+        log('error', 'move rejected', fields(p, {
+          incident: 'refused', reason, message: refusal.message, kind: refusal.kind,
+          state_version: refusal.stateVersion, attempt: attempts }));
         onRefused(refusal);
-        if (refusal.final && args.fallback && attempts === REASKS + 1) {  // once: then it is final
-          send(pending, substitute(pending, 'the referee refused every answer'));
+        if (refusal.final && p.fallback && attempts === REASKS + 1) {  // once: then it is final
+          send(pending, substitute(p, pending, 'the referee refused every answer'));
           return;
         }
         if (refusal.final) {
           log('error', "stopped answering after refused moves; the referee's time policy plays "
-            + 'this decision', { incident: 'gave_up', state_version: refusal.stateVersion });
+            + 'this decision', fields(p, { incident: 'gave_up', state_version: refusal.stateVersion }));
           return;
         }
         submit(pending);
       } else if (msg.game_over) {
-        log('info', 'game over', { winners: msg.game_over.winners, summary: msg.game_over.summary,
-                                   refused, fallbacks });
+        const over = msg.game_over;
+        const mine = (over.seats ?? []).find((s) => (s.seat ?? 0) === p.seat);
+        log('info', 'game over', fields(p, {
+          winners: over.winners, summary: over.summary, refused: p.refused, fallbacks: p.fallbacks,
+          ...(p.session && mine ? { rank: mine.rank ?? 0, score: Number(mine.score ?? 0) } : {}) }));
         finish({ over: true });
         call.cancel();
       }
     });
     call.on('error', (err: grpc.ServiceError) => {
-      const reason = err.metadata?.get('referee-reason')?.[0];
-      if (err.code === grpc.status.FAILED_PRECONDITION && String(reason) === 'MATCH_OVER') {
+      const reason = String(err.metadata?.get('referee-reason')?.[0] ?? '');
+      if (err.code === grpc.status.FAILED_PRECONDITION && reason === 'MATCH_OVER') {
         finish({ over: true });  // the match ended while we were away
       }
-      finish({ over: false, code: err.code, details: err.details });
+      finish({ over: false, code: err.code, details: err.details, reason });
     });
     call.on('end', () => finish({ over: false, code: grpc.status.UNAVAILABLE, details: 'stream closed' }));
-    call.write({ join: { match_id: args.match } });
+    call.write({ join: { match_id: p.match } });
   });
 }
 
-const RETRYABLE = new Set([grpc.status.UNAVAILABLE, grpc.status.CANCELLED, grpc.status.ABORTED,
-  grpc.status.INTERNAL, grpc.status.UNKNOWN, grpc.status.DEADLINE_EXCEEDED,
-  grpc.status.RESOURCE_EXHAUSTED]);
-
 async function main(): Promise<number> {
-  const args = parseArgs(process.argv.slice(2));
-  const random = makeRandom(args.seed);
+  const parsed = parseArgs(process.argv.slice(2));
+  if (parsed.session) {
+    return runSession(parsed.session, { playOnce, refereeClient, makeRandom, log });
+  }
+  const args = parsed.single as Args;
+  const p: SeatPlay = { match: args.match, token: args.token, seat: 0, session: false,
+                        fallback: args.fallback, random: makeRandom(args.seed), refused: 0,
+                        fallbacks: 0 };
   let delay = 100;
   let failingSince: number | null = null;
   for (;;) {
     const client = refereeClient(args.address);
-    const outcome = await playOnce(client, args, random, () => { failingSince = null; delay = 100; });
+    const outcome = await playOnce(client, p, () => { failingSince = null; delay = 100; });
     client.close();
     if (outcome.over) return 0;
     if (!RETRYABLE.has(outcome.code)) {
