@@ -25,7 +25,7 @@ from . import moves, rules
 from . import view as views
 from .catalog import GRID_SIDE, MAX_SEATS, Rules
 from .sheet import SHEET_SCHEMA, check_consistency
-from .state import OVER, State, state_digest
+from .state import OVER, State, clone_state, state_digest
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
 SHEETS = {"2012": COMPONENTS_DIR / "goa-2012.json", "2004": COMPONENTS_DIR / "goa-2004.json"}
@@ -165,3 +165,7 @@ class GoaGame(SheetGame[State, moves.Move]):
 
     def hash_state(self, state: State) -> str:
         return state_digest(state)
+
+    # ---- the forward model
+    def clone(self, state: State) -> State:
+        return clone_state(state)
