@@ -214,3 +214,12 @@ def test_views_of_different_matches_are_refused():
     with pytest.raises(SampleError):
         GAME.sample_state({}, history, Rng(1), options, state.n,
                           GAME.default_components(options))
+    spectator = GAME.view(state, None)
+    with pytest.raises(SampleError):
+        GAME.sample_state({-1: spectator}, history, Rng(1), options, state.n,
+                          GAME.default_components(options))
+    broken = GAME.view(state, 0)
+    del broken.players[1:]
+    with pytest.raises(SampleError):
+        GAME.sample_state({0: broken}, history, Rng(1), options, state.n,
+                          GAME.default_components(options))

@@ -80,11 +80,20 @@ def sample_state(views: Mapping[int, pb.View], history: Sequence[Event], rng: Rn
     seats = sorted(views)
     for s in seats:
         v = views[s]
+        if not 0 <= s < n:
+            raise SampleError(f"seat {s} is not a seat of a {n}-seat match")
         if v.seat != s or v.seat_count != n or v.edition != rules.edition:
             raise SampleError(f"the View given for seat {s} is seat {v.seat}'s of a "
                               f"{v.seat_count}-seat {v.edition} match")
+    try:
+        return _sample(views, seats, list(history), rng, options, n, rules)
+    except (IndexError, KeyError) as e:  # a View or event no Goa match could have produced
+        raise SampleError(f"the Views and events are not one Goa match's: {e!r}") from e
+
+
+def _sample(views: Mapping[int, pb.View], seats: list[int], history: list[Event], rng: Rng,
+            options: Mapping[str, Any], n: int, rules: Rules) -> State:
     ref = views[seats[0]]
-    history = list(history)
     st = State(n=n, options=dict(options), rules=rules, rng=Streams.from_root(0),
                edition=rules.edition)
     _public(st, ref, history)
@@ -110,6 +119,9 @@ def _public(st: State, v: pb.View, history: list[Event]) -> None:
     st.phase = _PHASE_OF[v.phase]
     st.round = v.round
     st.first = v.first_player
+    if not 0 <= st.first < n or len(v.players) != n:
+        raise SampleError(f"first player {st.first} and {len(v.players)} players in a "
+                          f"{n}-seat match")
     st.grid = [sq.tile.id if sq.HasField("tile") else -1 for sq in v.grid]
     if len(st.grid) != GRID_SQUARES:
         raise SampleError(f"a Goa View has {GRID_SQUARES} squares, not {len(st.grid)}")
@@ -215,6 +227,8 @@ def _tokens_and_auction(st: State, v: pb.View, history: list[Event]) -> None:
             break
     if st.phase == AUCTION and v.HasField("auction") and v.auction.lot == 1:
         f0 = v.auction.auctioneer
+    if not 0 <= f0 < n or any(not 0 <= seat < n for _, seat in known.values()):
+        raise SampleError(f"an auction token of a seat beyond the {n} seats")
     saved = st.first
     st.first = f0
     st.tokens, st.token_seats = [], []
@@ -237,6 +251,10 @@ def _tokens_and_auction(st: State, v: pb.View, history: list[Event]) -> None:
             st.high_bidder = a.high_bidder
             st.bids = list(a.bids)
             st.bid_pos = 1 + len(st.bids)
+            if not (0 <= st.lot < length and -1 <= st.high_bidder < n and st.bid_pos <= n
+                    and (st.high > 0) == (st.high_bidder >= 0)):
+                raise SampleError(f"auction of lot {a.lot} with {len(st.bids)} bids in a "
+                                  f"{n}-seat match")
         else:  # a tile just awarded opened a choice: the next lot is open, nobody bid yet
             st.lot = 1 + sum(1 for k in range(1, length) if st.tokens[k] >= 0
                              and st.grid[grid_index(st.tokens[k])] < 0)
@@ -412,6 +430,8 @@ def _stack(st: State, v: pb.View, history: list[Event]) -> None:
     if st.phase == OVER or not kind:
         return
     pend = v.pending
+    if not 0 <= v.current_seat < st.n or not 0 <= pend.seat < st.n:
+        raise SampleError(f"seat {v.current_seat} to act in a {st.n}-seat match")
     if kind in ("goa.quick_start", "goa.place_flag", "goa.place_token", "goa.bid",
                 "goa.auctioneer", "goa.extra_action"):
         return
