@@ -211,6 +211,12 @@ def test_views_of_different_matches_are_refused():
     with pytest.raises(SampleError):
         GAME.sample_state({0: GAME.view(state, 0), 1: GAME.view(other, 1)}, history, Rng(1),
                           options, state.n, GAME.default_components(options))
+    later = GAME.clone(state)
+    d = GAME.decision(later)
+    GAME.apply(later, d.seat, d.moves[0])
+    with pytest.raises(SampleError):  # two moments of one match
+        GAME.sample_state({0: GAME.view(state, 0), 1: GAME.view(later, 1)}, history, Rng(1),
+                          options, state.n, GAME.default_components(options))
     with pytest.raises(SampleError):
         GAME.sample_state({}, history, Rng(1), options, state.n,
                           GAME.default_components(options))

@@ -75,6 +75,9 @@ def _is_action(e: Event) -> bool:
 
 def sample_state(views: Mapping[int, pb.View], history: Sequence[Event], rng: Rng,
                  options: Mapping[str, Any], n: int, rules: Rules) -> State:
+    """A full state showing each seat in ``views`` exactly its View, consistent with the public
+    ``history``, everything else drawn with ``rng`` (SAMPLING.md). SampleError if the Views
+    cannot all come from one Goa match of ``n`` seats with these rules."""
     if not views:
         raise SampleError("a sample needs at least one seat's View")
     seats = sorted(views)
@@ -85,10 +88,27 @@ def sample_state(views: Mapping[int, pb.View], history: Sequence[Event], rng: Rn
         if v.seat != s or v.seat_count != n or v.edition != rules.edition:
             raise SampleError(f"the View given for seat {s} is seat {v.seat}'s of a "
                               f"{v.seat_count}-seat {v.edition} match")
+    if len(seats) > 1:
+        first = _public_part(views[seats[0]])
+        for s in seats[1:]:
+            if _public_part(views[s]) != first:
+                raise SampleError(f"seats {seats[0]} and {s} see different tables")
     try:
         return _sample(views, seats, list(history), rng, options, n, rules)
     except (IndexError, KeyError) as e:  # a View or event no Goa match could have produced
         raise SampleError(f"the Views and events are not one Goa match's: {e!r}") from e
+
+
+def _public_part(v: pb.View) -> bytes:
+    """What every seat's View shows alike (its own purse, hand and Missions left out)."""
+    out = pb.View()
+    out.CopyFrom(v)
+    out.seat = 0
+    out.ClearField("my_ducats")
+    out.ClearField("my_hand")
+    for pl in out.players:
+        pl.ClearField("tiles")
+    return out.SerializeToString(deterministic=True)
 
 
 def _sample(views: Mapping[int, pb.View], seats: list[int], history: list[Event], rng: Rng,
@@ -105,7 +125,7 @@ def _sample(views: Mapping[int, pb.View], seats: list[int], history: list[Event]
     _tiles(st, ref, views, history, rng)
     _bonanza(st, ref, rng)
     # the future of chance: a fresh root; the count of past reshuffles is in no View or event
-    # (SAMPLING.md, "Chance"), so the sample's count starts at 0 under its own root
+    # (SAMPLING.md, "Bias"), so the sample's count starts at 0 under its own root
     st.rng = Streams.from_root(rng.next64())
     if st.phase != OVER:
         settle(st)
@@ -134,7 +154,7 @@ def _public(st: State, v: pb.View, history: list[Event]) -> None:
     st.colony_supply = supply
     st.first_bonus = list(v.progress_bonus)
     apr = r.actions_per_round
-    # counters the View does not show, from the phase and the round (SAMPLING.md, "Counters")
+    # counters the View does not show, from the phase and the round (SAMPLING.md, "The pending decision")
     later = st.round > 1 or st.phase in (ACTIONS, EXTRA, OVER)
     st.quick_pos = n if st.options.get("quick_starter") and st.phase != QUICK else 0
     if st.phase == QUICK:
@@ -465,7 +485,7 @@ def _top(st: State, kind: str, pend: pb.Pending, history: list[Event],
             owed[s - 1] += 1
         return ProgressPayment(p, pend.column - 1, owed)
     if kind == "goa.duty":
-        duties = [t for t in st_kept_visible(st, p) if r.tiles[t].type == TILE_DUTY]
+        duties = [t for t in _open_kept(st, p) if r.tiles[t].type == TILE_DUTY]
         used = _last(history, ("goa.tile_used",), p)
         tile = used.data["tile"] if used is not None and _tile_type(st, used) == TILE_DUTY \
             else (duties[0] if duties else -1)
@@ -511,7 +531,7 @@ def _top(st: State, kind: str, pend: pb.Pending, history: list[Event],
     raise SampleError(f"unknown Goa decision kind {kind!r}")
 
 
-def st_kept_visible(st: State, p: int) -> list[int]:
+def _open_kept(st: State, p: int) -> list[int]:
     """Seat ``p``'s open kept tiles (a face-down Mission is -1 until drawn)."""
     return [t for t in st.kept[p] if t >= 0]
 
