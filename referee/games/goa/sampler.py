@@ -175,7 +175,12 @@ def _extra_counters(st: State, v: pb.View, history: list[Event]) -> tuple[int, l
     one (hashed, never read until the next), by playing the phase's plays and passes again: a
     seat whose turn came with no play of its own had no card and passed by itself."""
     n = st.n
-    rounds = [i for i, e in enumerate(history) if e.kind == "goa.round"]
+    rounds: list[int] = []  # the last two round starts, oldest first
+    for i in range(len(history) - 1, -1, -1):
+        if history[i].kind == "goa.round":
+            rounds.insert(0, i)
+            if len(rounds) == 2:
+                break
     if st.phase == EXTRA:
         seg = history[rounds[-1] + 1:] if rounds else history
         stop = v.current_seat if v.decision_kind == "goa.extra_action" else -1
