@@ -5,25 +5,18 @@ quoted."""
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 
-from referee.core import registry
-from referee.core.match import Match
-
+from ..sim.records import played
 from .test_cli_errors import assert_usage_error, referee_bot
 
 
 def record_file(tmp_path, options=None):
-    game = registry.get("batavia")
-    m = Match.create(game, options or {}, 4, 12)
-    rnd = random.Random(1)
-    while (d := m.decision()) is not None:
-        m.submit(d.seat, d.moves[rnd.randrange(len(d.moves))], note="mine")
+    record = played("batavia", 4, 12, options, note="mine")
     path = tmp_path / "record.json"
-    path.write_text(json.dumps(m.record()))
-    return path, m
+    path.write_text(json.dumps(record))
+    return path, record
 
 
 def test_create_match_starts_at_a_recorded_position(referee_server, tmp_path):
@@ -39,7 +32,7 @@ def test_create_match_starts_at_a_recorded_position(referee_server, tmp_path):
     with AdminClient(referee_server.address, referee_server.admin_token) as admin:
         record = json.loads(admin.record(created["match_id"]).record_json)
     assert record["options"]["setup"] == "face_up" and record["seats"] == 4
-    assert record["initial_state_hash"] == source.moves[24].state_hash
+    assert record["initial_state_hash"] == source["moves"][24]["state_hash"]
     assert record["start"]["move"] == 25 and not record["start"]["redraw_hidden"]
     assert all("note" not in e for e in record["start"]["record"]["moves"])
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import random
 from pathlib import Path
 
 import grpc
@@ -16,10 +15,10 @@ import pytest
 
 from referee.cli import main as cli_main
 from referee.core import registry
-from referee.core.match import Match
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 
+from ..sim.records import played
 from .conftest import ADMIN
 from .helpers import md, play_match, reason_of
 
@@ -27,11 +26,7 @@ GAME = registry.get("batavia")
 
 
 def source_record(seed: int = 3) -> dict:
-    m = Match.create(GAME, {}, 3, seed)
-    rnd = random.Random(seed)
-    while (d := m.decision()) is not None:
-        m.submit(d.seat, d.moves[rnd.randrange(len(d.moves))])
-    return json.loads(json.dumps(m.record()))
+    return played("batavia", 3, seed)
 
 
 def request(record: dict | str, move: int, seats: int = 3, redraw: bool = False,

@@ -23,6 +23,7 @@ import pytest
 from referee.core import registry
 from referee.core.contract import Event, Game
 from referee.core.rng import Rng, Streams
+from referee.sim import playout, uniform
 from tests.contract import hooks
 
 GAMES = sorted(registry.games())
@@ -74,15 +75,13 @@ def test_clone_is_independent(name):
         copy = game.clone(state)
         assert game.hash_state(copy) == before, "a fresh clone hashes like its original"
         # play the clone to its end: the original must not move
-        while (d := game.decision(copy)) is not None:
-            game.apply(copy, d.seat, d.moves[rnd.randrange(len(d.moves))])
+        playout(game, copy, uniform(rnd))
         assert game.hash_state(state) == before, f"{name}: playing a clone changed the original"
         # and the other way round, on a second clone
         other = game.clone(state)
         mark = game.hash_state(other)
         probe = game.clone(state)
-        while (d := game.decision(probe)) is not None:
-            game.apply(probe, d.seat, d.moves[rnd.randrange(len(d.moves))])
+        playout(game, probe, uniform(rnd))
         assert game.hash_state(other) == mark
 
 
@@ -97,8 +96,7 @@ def test_sample_shows_the_seat_exactly_its_view_and_plays_on(name):
         assert (game.decision(sample) is None) == (game.decision(state) is None)
         if n % 10 == 0:  # and it plays on to a result with the same rules
             copy = game.clone(sample)
-            while (d := game.decision(copy)) is not None:
-                game.apply(copy, d.seat, d.moves[rnd.randrange(len(d.moves))])
+            playout(game, copy, uniform(rnd))
             assert game.result(copy) is not None
 
 
@@ -142,8 +140,7 @@ def test_sample_from_every_seats_view_shows_each_its_view(name):
         assert game.view(sample, None) == game.view(state, None)
         if n % 5 == 0:
             copy = game.clone(sample)
-            while (d := game.decision(copy)) is not None:
-                game.apply(copy, d.seat, d.moves[rnd.randrange(len(d.moves))])
+            playout(game, copy, uniform(rnd))
             assert game.result(copy) is not None
 
 

@@ -12,13 +12,14 @@ import grpc
 import pytest
 
 from referee.core import registry
-from referee.core.match import Match
 from referee.core.rng import Rng
 from referee.sim import Simulation
 from referee.sim.service import Handles, serve
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import sim_pb2 as spb
 from referee.v1 import sim_pb2_grpc
+
+from .records import played
 
 
 @pytest.fixture(scope="module")
@@ -87,15 +88,11 @@ def test_clones_are_independent_and_handles_release(stub):
 
 
 def test_a_recorded_position_starts_where_it_stood(stub):
-    game = registry.get("batavia")
-    m = Match.create(game, {}, 3, 4)
-    rnd = random.Random(4)
-    while (d := m.decision()) is not None:
-        m.submit(d.seat, d.moves[rnd.randrange(len(d.moves))])
-    record = json.dumps(m.record())
+    source = played("batavia", 3, 4)
+    record = json.dumps(source)
     st = stub.New(spb.SimNewRequest(game="batavia", seats=3, seed=1, start=pb.StartPosition(
         record_json=record, move=30)))
-    assert st.state_hash == m.moves[29].state_hash
+    assert st.state_hash == source["moves"][29]["state_hash"]
     err = refused(stub.New, spb.SimNewRequest(game="batavia", seats=3, start=pb.StartPosition(
         record_json=record, move=10_000)))
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT and reason(err) == "MALFORMED"

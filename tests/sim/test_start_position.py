@@ -22,25 +22,9 @@ from referee.core.match import Match, ReplayError, redraw_rng, replay, start_doc
 from referee.core.rng import Rng, Streams
 from referee.sim import Simulation, playout, uniform
 
+from .records import finish, played
+
 BATAVIA = registry.get("batavia")
-
-
-def played(game_name: str = "batavia", seats: int = 3, seed: int = 5,
-           options: dict | None = None) -> dict[str, Any]:
-    """The record of a finished random match."""
-    game = registry.get(game_name)
-    m = Match.create(game, options or {}, seats, seed)
-    rnd = random.Random(seed)
-    while (d := m.decision()) is not None:
-        m.submit(d.seat, d.moves[rnd.randrange(len(d.moves))])
-    return json.loads(json.dumps(m.record()))
-
-
-def finish(m: Match, seed: int) -> dict[str, Any]:
-    rnd = random.Random(seed)
-    while (d := m.decision()) is not None:
-        m.submit(d.seat, d.moves[rnd.randrange(len(d.moves))])
-    return json.loads(json.dumps(m.record()))
 
 
 @pytest.fixture
