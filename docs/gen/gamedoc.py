@@ -25,7 +25,7 @@ def decision_kinds(name: str, seats: int, seeds: tuple[int, ...] = (1, 2, 3),
     and how often it came in all."""
     from referee.core import registry
     from referee.core.rng import Streams
-    from referee.sim import playout
+    from referee.sim import playout, uniform
 
     game = registry.get(name)
     opts = game.spec.parse_options(options or {})
@@ -43,7 +43,7 @@ def decision_kinds(name: str, seats: int, seeds: tuple[int, ...] = (1, 2, 3),
                                              "count": 0})
             row["count"] += 1
 
-        playout(game, state, lambda d: pick.choice(list(d.moves)), watch=watch)
+        playout(game, state, uniform(pick), watch=watch)
     return list(seen.values())
 
 
