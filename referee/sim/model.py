@@ -120,7 +120,11 @@ class Simulation:
         rec = json.loads(record) if isinstance(record, str) else record
         if not isinstance(rec, Mapping):
             raise ReplayError("a record is a JSON object")
-        g = registry.get(str(rec.get("game")))
+        try:
+            g = registry.get(str(rec.get("game")))
+        except KeyError:
+            raise ReplayError(f"the record is for an unknown game "
+                              f"{str(rec.get('game'))[:24]!r}") from None
         doc = start_doc(rec, move, redraw is not None)
         parsed = g.spec.parse_options(rec.get("options") or {})
         sheet = components or g.default_components(parsed)

@@ -195,3 +195,10 @@ def test_playout_is_the_one_random_loop():
     assert playout(other.game, other.state, uniform(Rng(2))) > 0 and other.over
     with pytest.raises(RuntimeError, match="without an end"):
         playout(sim.game, Simulation.new("batavia", 3, 5).state, uniform(Rng(2)), max_moves=3)
+
+
+def test_a_record_of_no_known_game_is_refused():
+    with pytest.raises(ReplayError, match="unknown game 'chess'"):
+        Simulation.from_record({"game": "chess", "moves": []}, 0)
+    with pytest.raises(ReplayError, match="JSON object"):
+        Simulation.from_record("[1, 2]", 0)
