@@ -303,15 +303,17 @@ def _sample_cards(s: State, views: Mapping[int, pb.View], h: _History, rng: Rng,
     for c in range(N_COMPANIES):
         pool[c] -= s.discards[c] + s.lot[c] + sum(row[c] for row in s.face_up)
         pool[c] -= sum(hand[c] for hand in hands if hand is not None)
+    known: list[list[int]] = []
     for seat in range(n):
-        if hands[seat] is None:
-            hands[seat] = known = list(h.known[seat])
+        hand = hands[seat]
+        if hand is None:
+            hand = list(h.known[seat])
             for c in range(N_COMPANIES):
-                pool[c] -= known[c]
+                pool[c] -= hand[c]
+        known.append(hand)
     if min(pool) < 0:
         raise ValueError("the views and events name more ship cards than the game has")
     base = [c for c in range(N_COMPANIES) for _ in range(pool[c])]
-    known = [hand[:] if hand is not None else [] for hand in hands]
     # a seat in the middle of laying cards could complete its turn (RULINGS 5): deals where it
     # could not are redrawn, which keeps the draw uniform over the deals where it can
     laying = s.phase == ACTIONS and any(s.played) and s.current not in views
