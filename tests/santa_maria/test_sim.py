@@ -1,0 +1,163 @@
+"""Santa Maria's forward-model support (referee/games/santa_maria/sim.py, SAMPLING.md): the
+clone copies every field, and the sampler rebuilds the pending steps and keeps what is on the
+table while redrawing the face-down piles and ports (tests/sim/test_forward_model.py checks the
+generic contract)."""
+from __future__ import annotations
+
+import inspect
+import random
+import re
+from collections import Counter
+from dataclasses import fields
+
+from referee.core.rng import Rng, Streams
+from referee.games.santa_maria import GAME, sim
+from referee.games.santa_maria import rules as R
+from referee.games.santa_maria.state import Player
+
+
+def _play(stop, n: int = 3, seed: int = 1, limit: int = 5000, **options):
+    """A random game stopped at the first state (after a move) where ``stop(state)`` holds;
+    (state, events so far, parsed options) or None."""
+    opts = GAME.spec.parse_options(options)
+    s = GAME.setup(opts, n, Streams(seed), GAME.default_components(opts))
+    rnd = random.Random(seed)
+    history: list = []
+    for _ in range(limit):
+        d = GAME.decision(s)
+        if d is None:
+            return None
+        history += GAME.apply(s, d.seat, d.moves[rnd.randrange(len(d.moves))])
+        if stop(s):
+            return s, history, opts
+    return None
+
+
+def _sample(state, history, opts, seats, draw: int):
+    views = {seat: GAME.view(state, seat) for seat in seats}
+    return views, GAME.sample_state(views, history, Rng(draw), opts, state.n,
+                                    GAME.default_components(opts))
+
+
+def _assigned(function) -> set[str]:
+    return set(re.findall(r"^\s+c\.(\w+) = ", inspect.getsource(function), re.M))
+
+
+def test_clone_assigns_every_field():
+    assert _assigned(sim.clone_state) == {f.name for f in fields(R.State)}, (
+        "clone_state must copy every State field (a new field needs a line in clone_state)")
+    assert _assigned(sim.clone_player) == {f.name for f in fields(Player)}, (
+        "clone_player must copy every Player field")
+
+
+def test_clone_equals_and_shares_no_mutable_part():
+    got = _play(lambda s: s.year == 2 and len(s.queue) >= 2)
+    assert got
+    s = got[0]
+    c = GAME.clone(s)
+    assert GAME.hash_state(c) == GAME.hash_state(s)
+    for owner, copy in [(s, c)] + list(zip(s.players, c.players)):
+        for f in fields(owner):
+            a = getattr(owner, f.name)
+            if isinstance(a, list) and a and f.name not in ("players",):
+                b = getattr(copy, f.name)
+                assert a is not b, f"{f.name} is shared"
+                if isinstance(a[0], list):
+                    assert all(x is not y for x, y in zip(a, b)), f"{f.name}'s rows are shared"
+
+
+def test_the_view_lists_the_pending_steps_and_the_sample_rebuilds_them():
+    """(C) Activer une rangée/colonne queues every building of the line, then the die; each
+    effect, the exchanges, religion and monks are steps of their own. The View's Pending lists
+    them all, so the sample resolves the rest of the action exactly as the true state."""
+    found = 0
+    for seed in range(1, 40):
+        got = _play(lambda s: len(s.queue) >= 3, seed=seed)
+        if not got:
+            continue
+        state, history, opts = got
+        seat = (GAME.decision(state).seat + 1) % state.n
+        _v, sample = _sample(state, history, opts, [seat], seed)
+        assert [t.hash_form() for t in sample.queue] == [t.hash_form() for t in state.queue]
+        assert sample.main_done == state.main_done
+        assert GAME.decision(sample).moves == GAME.decision(state).moves
+        found += 1
+    assert found >= 5
+
+
+def test_face_down_ships_are_redrawn_from_the_unseen_ones():
+    """Transport maritime: a ship taken goes face down into its owner's port; the standard
+    ships wait face down in a pile (Mise en place: the 4 starting ships face up on the docks).
+    The other ports and the pile are redrawn from the ships the seat cannot see, the starting
+    ships never into the pile; the seat's own port stays as it is."""
+    def taken(s):
+        return sum(len(d) for p in s.players[1:] for d in p.port) >= 2 and s.phase == R.YEAR
+    got = next(filter(None, (_play(taken, n=4, seed=seed) for seed in range(1, 40))))
+    state, history, opts = got
+    start = state.rules.n_starting_ships
+    worth = state.rules.ships
+
+    def faces(ships):
+        return Counter(worth[x] for x in ships)
+
+    redrawn = set()
+    for draw in range(20):
+        _v, sample = _sample(state, history, opts, [0], draw)
+        assert [[worth[x] for x in d] for d in sample.players[0].port] == [
+            [worth[x] for x in d] for d in state.players[0].port]
+        assert [worth[x] if x >= 0 else None for x in sample.ship_slots] == [
+            worth[x] if x >= 0 else None for x in state.ship_slots]
+        assert all(x >= start for x in sample.ship_pile)
+        assert len(sample.ship_pile) == len(state.ship_pile)
+        hidden = sample.ship_pile + [x for p in sample.players[1:] for d in p.port for x in d]
+        truth = state.ship_pile + [x for p in state.players[1:] for d in p.port for x in d]
+        assert faces(hidden) == faces(truth)
+        for a, b in zip(sample.players[1:], state.players[1:]):
+            assert [len(d) for d in a.port] == [len(d) for d in b.port]
+        redrawn.add(tuple(hidden))
+    assert len(redrawn) > 15
+
+
+def test_development_piles_hold_tiles_not_seen():
+    """Mise en place: 15 doubles and 15 triples face down, 5 of each on display. The piles are
+    redrawn from the tiles neither displayed nor placed (the events name every tile placed)."""
+    got = _play(lambda s: s.year == 2 and s.phase == R.YEAR, seed=4)
+    assert got
+    state, history, opts = got
+    placed = {e.data["tile"] for e in history if e.kind == "santa_maria.place_tile"}
+    shown = {t for t in state.display if t >= 0}
+    orders = set()
+    for draw in range(20):
+        _v, sample = _sample(state, history, opts, [1], draw)
+        assert len(sample.pile_d) == len(state.pile_d)
+        assert len(sample.pile_t) == len(state.pile_t)
+        assert not (set(sample.pile_d) | set(sample.pile_t)) & (placed | shown)
+        orders.add((tuple(sample.pile_d), tuple(sample.pile_t)))
+    assert len(orders) > 15
+
+
+def test_several_seats_views_at_once():
+    got = _play(lambda s: s.year == 2 and s.phase == R.YEAR, n=4, seed=6, setup="advanced")
+    assert got
+    state, history, opts = got
+    views, sample = _sample(state, history, opts, [0, 2], 5)
+    for seat, view in views.items():
+        assert GAME.view(sample, seat) == view
+        assert sample.players[seat].port == state.players[seat].port
+    assert sample.set_aside == state.set_aside  # the box's Scholars and Bishops, by elimination
+    assert GAME.decision(sample).moves == GAME.decision(state).moves
+
+
+def test_a_finished_game_scores_alike_even_below_zero():
+    """Décompte final: -2 per Bishop whose objective scores nothing can leave a total below
+    zero; the View shows it (it once refused the value) and the sample scores the same."""
+    for n, seed in ((1, 39), (3, 96), (2, 3)):  # the first two end below zero
+        got = _play(lambda s: s.phase == R.OVER, n=n, seed=seed, limit=20000)
+        assert got
+        state, history, opts = got
+        view = GAME.view(state, 0)
+        assert [f.total for f in view.final] == [f["total"] for f in state.final]
+        assert [p.points for p in view.players] == [f["total"] for f in state.final]
+        assert min(f["total"] for f in state.final) < 0 or n == 2
+        _v, sample = _sample(state, history, opts, [0], seed)
+        assert GAME.result(sample) == GAME.result(state)
