@@ -12,13 +12,15 @@ from dataclasses import fields
 
 from referee.core.rng import Rng, Streams
 from referee.games.santa_maria import GAME, sim
+from referee.games.santa_maria import moves as mv
 from referee.games.santa_maria import rules as R
 from referee.games.santa_maria.state import Player
 
 
-def _play(stop, n: int = 3, seed: int = 1, limit: int = 5000, **options):
+def _play(stop, n: int = 3, seed: int = 1, limit: int = 5000, prefer=None, **options):
     """A random game stopped at the first state (after a move) where ``stop(state)`` holds;
-    (state, events so far, parsed options) or None."""
+    (state, events so far, parsed options) or None. ``prefer(state, move)``: moves played
+    whenever one is listed."""
     opts = GAME.spec.parse_options(options)
     s = GAME.setup(opts, n, Streams(seed), GAME.default_components(opts))
     rnd = random.Random(seed)
@@ -27,7 +29,9 @@ def _play(stop, n: int = 3, seed: int = 1, limit: int = 5000, **options):
         d = GAME.decision(s)
         if d is None:
             return None
-        history += GAME.apply(s, d.seat, d.moves[rnd.randrange(len(d.moves))])
+        listed = [m for m in d.moves if prefer(s, m)] if prefer else []
+        listed = listed or list(d.moves)
+        history += GAME.apply(s, d.seat, listed[rnd.randrange(len(listed))])
         if stop(s):
             return s, history, opts
     return None
@@ -161,3 +165,31 @@ def test_a_finished_game_scores_alike_even_below_zero():
         assert min(f["total"] for f in state.final) < 0 or n == 2
         _v, sample = _sample(state, history, opts, [0], seed)
         assert GAME.result(sample) == GAME.result(state)
+
+
+def test_ships_seen_taken_stay_in_their_takers_ports():
+    """A ship is taken face up from its dock, the dock refilled face up from the pile
+    ('Transport maritime'): the events show every refill, so a seat knows the face of each
+    ship another seat took from a refilled dock, and the sample keeps it in that port."""
+    def shipping(s, m):
+        return type(m) is mv.Ship or (type(m) is mv.Retreat and s.rules.retreat[m.space][0] == "ship")
+    checked = 0
+    for seed in range(1, 60):
+        got = _play(lambda s: s.phase == R.YEAR and s.year == 3, n=3, seed=seed, prefer=shipping)
+        if not got:
+            continue
+        state, history, opts = got
+        worth = {x: sim._ship_key(*state.rules.ships[x]) for x in range(len(state.rules.ships))}
+        pins = sim._History(history, state.n).taken
+        for draw in range(3):
+            _v, sample = _sample(state, history, opts, [0], draw)
+            for seat in (1, 2):
+                for dock, face in pins[seat]:
+                    if face is None:
+                        continue
+                    checked += 1
+                    assert face in [worth[x] for x in state.players[seat].port[dock]]
+                    assert face in [worth[x] for x in sample.players[seat].port[dock]]
+        if checked >= 3:
+            break
+    assert checked >= 3

@@ -5,6 +5,7 @@ folder says what is hidden, how each part is drawn and which bias remains.
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -160,15 +161,26 @@ def _view_ship_key(ship: pb.ShipTile) -> bytes:
 
 class _History:
     """What the public events add to the View (SAMPLING.md, "The history"): the development tiles
-    already placed, and last year's retreat spaces."""
+    already placed, last year's retreat spaces, and the face of every ship a seat took (it was
+    face up on its dock; None for a starting ship, which no event shows), with the port dock it
+    went to."""
 
     def __init__(self, history: Sequence[Event], n: int):
         self.placed: set[int] = set()
         self.retreats = [-1] * n
         self.last_retreat: list[int] = []
+        self.taken: list[list[list[Any]]] = [[] for _ in range(n)]  # per seat: [dock, face]
+        on_dock: dict[int, bytes | None] = {}  # a dock's ship, once a refill has shown it
         for ev in history:
             kind = ev.kind
-            if kind == "santa_maria.place_tile" and ev.data["tile"] >= 0:
+            if kind == "santa_maria.ship":
+                slot = ev.data["slot"]
+                self.taken[ev.seat].append([slot, on_dock.get(slot)])
+                refill = ev.data.get("refill")
+                on_dock[slot] = _ship_key(refill["cost"], refill["points"]) if refill else None
+            elif kind == "santa_maria.astronomy" and self.taken[ev.seat]:
+                self.taken[ev.seat][-1][0] = ev.data["to"]
+            elif kind == "santa_maria.place_tile" and ev.data["tile"] >= 0:
                 self.placed.add(ev.data["tile"])
             elif kind == "santa_maria.retreat":
                 self.retreats[ev.seat] = ev.data["space"]
@@ -230,7 +242,7 @@ def sample_state(
     s.set_aside = _set_aside(s)
     s.last_retreat = [pp.retreat_space for pp in v.players] if over else h.last_retreat
     _sample_tiles(s, v, h, rng, tiles)
-    _sample_ships(s, views, v, rng, ships)
+    _sample_ships(s, views, v, h, rng, ships)
     s.rng = Streams.from_root(rng.next64(), {})  # Santa Maria counts no repeatable event
     if over:
         for p, f in zip(s.players, v.final):
@@ -325,13 +337,16 @@ def _sample_tiles(s: State, v: pb.View, h: _History, rng: Rng,
     s.pile_d, s.pile_t = piles
 
 
-def _sample_ships(s: State, views: Mapping[int, pb.View], v: pb.View, rng: Rng,
+def _sample_ships(s: State, views: Mapping[int, pb.View], v: pb.View, h: _History, rng: Rng,
                   ships: Mapping[bytes, list[int]]) -> None:
     """Ships face up on the board and in the ports of the seats given (or every port, once the
-    game is over) from what they show; the other ports' ships (placed face down, 'Transport
-    maritime') and the face-down pile from the rest, uniformly, the starting ships (never in the
-    pile) all in those ports."""
+    game is over) from what they show. The other ports' ships are placed face down ('Transport
+    maritime'), but each was face up on its dock when taken: a ship whose face a refill event
+    showed goes back to its port dock, a dock's first ship is one of the unseen starting ships;
+    the rest of those ports and the face-down pile are drawn uniformly from what is left, the
+    starting ships (never in the pile) all in the ports."""
     used: set[int] = set()
+    ships_of = {x: face for face, ids in ships.items() for x in ids}
 
     def identify(ship: pb.ShipTile) -> int:
         for x in ships[_view_ship_key(ship)]:
@@ -356,12 +371,44 @@ def _sample_ships(s: State, views: Mapping[int, pb.View], v: pb.View, rng: Rng,
     standard = [x for x in range(start, len(s.rules.ships)) if x not in used]
     rng.shuffle(standard)
     rng.shuffle(starting)
+    # the ships the events show going into those ports first
+    free = Counter(hidden)
+    for seat, dock, face in _pinned(h, hidden):
+        if face is None:
+            if not starting:
+                continue
+            x = starting.pop()
+        else:
+            x = next((x for x in standard if ships_of[x] == face), -1)
+            if x < 0:
+                continue
+            standard.remove(x)
+        s.players[seat].port[dock].append(x)
+        free[(seat, dock)] -= 1
+    rest = []
+    for place in hidden:
+        if free[place] > 0:
+            free[place] -= 1
+            rest.append(place)
     pile_size = v.ships_left
-    k = len(hidden) - (len(standard) - pile_size)  # starting ships in those ports
+    k = len(rest) - (len(standard) - pile_size)  # starting ships in those ports
     if len(standard) < pile_size or not 0 <= k <= len(starting):
         raise ValueError("the view's ships do not fit the component sheet")
     s.ship_pile = standard[:pile_size]
     in_ports = starting[:k] + standard[pile_size:]
     rng.shuffle(in_ports)
-    for (seat, dock), x in zip(hidden, in_ports):
+    for (seat, dock), x in zip(rest, in_ports):
         s.players[seat].port[dock].append(x)
+
+
+def _pinned(h: _History, hidden: list[tuple[int, int]]) -> list[tuple[int, int, bytes | None]]:
+    """(seat, dock, face) of the ships the events say went into a face-down port, as far as the
+    View's counts of those ports leave room for them."""
+    room = Counter(hidden)
+    out = []
+    for seat, taken in enumerate(h.taken):
+        for dock, face in taken:
+            if room[(seat, dock)] > 0:
+                room[(seat, dock)] -= 1
+                out.append((seat, dock, face))
+    return out
