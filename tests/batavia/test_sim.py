@@ -170,3 +170,30 @@ def test_sampler_and_clone_leave_the_engine_states_alone():
     _sample(s, [], [0], 1)
     assert GAME.hash_state(s) == before
     assert isinstance(s.rng, Streams)
+
+
+def test_every_seats_view_pins_every_hand_and_mismatched_views_are_refused():
+    import pytest
+
+    from referee.v1 import batavia_pb2 as pb
+
+    got = _play(4, 8, lambda s, h: s.round >= 3 and s.phase == R.ACTIONS)
+    assert got
+    state, history = got
+    _views, sample = _sample(state, history, range(4), 3)
+    assert sample.hands == state.hands
+    assert sorted(sample.draw_pile) == sorted(state.draw_pile)
+    opts = GAME.spec.parse_options(state.options)
+    sheet = GAME.default_components(opts)
+    later = GAME.clone(state)
+    d = GAME.decision(later)
+    GAME.apply(later, d.seat, d.moves[0])
+    mixed = {0: GAME.view(state, 0), 1: GAME.view(later, 1)}
+    with pytest.raises(ValueError):
+        GAME.sample_state(mixed, history, Rng(1), opts, 4, sheet)
+    broken = GAME.view(state, 0)
+    broken.stalls[0].company = 9  # no such company
+    with pytest.raises(ValueError):
+        GAME.sample_state({0: broken}, history, Rng(1), opts, 4, sheet)
+    with pytest.raises(ValueError):
+        GAME.sample_state({0: pb.View()}, history, Rng(1), opts, 4, sheet)

@@ -193,3 +193,26 @@ def test_ships_seen_taken_stay_in_their_takers_ports():
         if checked >= 3:
             break
     assert checked >= 3
+
+
+def test_every_seats_view_pins_every_port_and_mismatched_views_are_refused():
+    import pytest
+
+    got = _play(lambda s: s.year == 2 and s.phase == R.YEAR and len(s.queue) >= 2, n=3, seed=2)
+    assert got
+    state, history, opts = got
+    _views, sample = _sample(state, history, opts, range(3), 3)
+    worth = state.rules.ships
+    for a, b in zip(sample.players, state.players):
+        assert [[worth[x] for x in d] for d in a.port] == [[worth[x] for x in d] for d in b.port]
+    sheet = GAME.default_components(opts)
+    later = GAME.clone(state)
+    d = GAME.decision(later)
+    GAME.apply(later, d.seat, d.moves[0])
+    mixed = {0: GAME.view(state, 0), 1: GAME.view(later, 1)}
+    with pytest.raises(ValueError, match="same position"):
+        GAME.sample_state(mixed, history, Rng(1), opts, 3, sheet)
+    broken = GAME.view(state, 0)
+    broken.pending.queue[0].tag = "nonsense"
+    with pytest.raises(ValueError):
+        GAME.sample_state({0: broken}, history, Rng(1), opts, 3, sheet)

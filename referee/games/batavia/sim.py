@@ -26,6 +26,7 @@ from .state import (
     State,
     can_play,
 )
+from .view import build_view
 
 # ---------------------------------------------------------------------------- clone
 
@@ -92,6 +93,8 @@ _PHASE = {pb.AUCTION: AUCTION, pb.ACTIONS: ACTIONS, pb.EXCHANGE: EXCHANGE, pb.GA
 
 def _tile(company: int, good: int) -> int:
     """A stall tile id from the View's 1-based Company and Good."""
+    if not (1 <= company <= N_COMPANIES and 1 <= good <= N_GOODS):
+        raise ValueError(f"no stall tile of company {company} and good {good}")
     return (company - 1) * N_GOODS + good - 1
 
 
@@ -146,6 +149,24 @@ class _History:
 
 
 def sample_state(
+    views: Mapping[int, pb.View], history: Sequence[Event], rng: Rng,
+    options: Mapping[str, Any], seat_count: int, rules: R.Rules,
+) -> State:
+    """A full state that shows every seat in ``views`` exactly its view, the hidden parts drawn
+    with ``rng`` (SAMPLING.md). Views that no Batavia position shows (or several seats' views of
+    different positions) raise ValueError."""
+    try:
+        state = _sample_state(views, history, rng, options, seat_count, rules)
+    except (KeyError, IndexError) as exc:
+        raise ValueError(f"the views do not fit a Batavia game ({exc!r})") from exc
+    if len(views) > 1:
+        for seat, view in views.items():
+            if build_view(state, seat) != view:
+                raise ValueError(f"seat {seat}'s view is not of the same position as the others")
+    return state
+
+
+def _sample_state(
     views: Mapping[int, pb.View], history: Sequence[Event], rng: Rng,
     options: Mapping[str, Any], seat_count: int, rules: R.Rules,
 ) -> State:

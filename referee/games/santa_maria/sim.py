@@ -31,6 +31,7 @@ from .state import (
     State,
     Task,
 )
+from .view import build_view
 from .view_parts import content, tile_cells_view
 
 # ---------------------------------------------------------------------------- clone
@@ -189,6 +190,24 @@ class _History:
 
 
 def sample_state(
+    views: Mapping[int, pb.View], history: Sequence[Event], rng: Rng,
+    options: Mapping[str, Any], seat_count: int, rules: Rules,
+) -> State:
+    """A full state that shows every seat in ``views`` exactly its view, the hidden parts drawn
+    with ``rng`` (SAMPLING.md). Views that no Santa Maria position shows (or several seats' views of
+    different positions) raise ValueError."""
+    try:
+        state = _sample_state(views, history, rng, options, seat_count, rules)
+    except (KeyError, IndexError) as exc:
+        raise ValueError(f"the views do not fit a Santa Maria game ({exc!r})") from exc
+    if len(views) > 1:
+        for seat, view in views.items():
+            if build_view(state, seat) != view:
+                raise ValueError(f"seat {seat}'s view is not of the same position as the others")
+    return state
+
+
+def _sample_state(
     views: Mapping[int, pb.View], history: Sequence[Event], rng: Rng,
     options: Mapping[str, Any], seat_count: int, rules: Rules,
 ) -> State:
