@@ -41,7 +41,7 @@ def clone_state(s: State) -> State:
     c.n = s.n
     c.options = s.options
     c.rules = s.rules
-    c.rng = _copy_chance(s.rng)
+    c.rng = copy.deepcopy(s.rng)  # a Streams copies its root and counts only
     c.track = s.track[:]
     c.revealed = s.revealed
     c.draw_pile = s.draw_pile[:]
@@ -72,14 +72,6 @@ def clone_state(s: State) -> State:
     c.end_reason = s.end_reason
     c.final = [dict(f) for f in s.final]
     return c
-
-
-def _copy_chance(rng: Any) -> Any:
-    """The chance source copied: a ``Streams`` gets its own counts, a single stream its own
-    state (both are small)."""
-    if type(rng) is Streams:
-        return Streams.from_root(rng.state, rng.counts)
-    return copy.deepcopy(rng)
 
 
 # ---------------------------------------------------------------------------- sampler

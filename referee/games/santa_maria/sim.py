@@ -77,7 +77,7 @@ def clone_state(s: State) -> State:
     c.n = s.n
     c.options = s.options
     c.rules = s.rules
-    c.rng = _copy_chance(s.rng)
+    c.rng = copy.deepcopy(s.rng)  # a Streams copies its root and counts only
     c.players = [clone_player(p) for p in s.players]
     c.phase = s.phase
     c.year = s.year
@@ -107,12 +107,6 @@ def clone_state(s: State) -> State:
     c.final = [dict(f) for f in s.final]
     c.cache = None
     return c
-
-
-def _copy_chance(rng: Any) -> Any:
-    if type(rng) is Streams:
-        return Streams.from_root(rng.state, rng.counts)
-    return copy.deepcopy(rng)
 
 
 # ---------------------------------------------------------------------------- sampler
