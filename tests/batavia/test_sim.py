@@ -197,3 +197,22 @@ def test_every_seats_view_pins_every_hand_and_mismatched_views_are_refused():
         GAME.sample_state({0: broken}, history, Rng(1), opts, 4, sheet)
     with pytest.raises(ValueError):
         GAME.sample_state({0: pb.View()}, history, Rng(1), opts, 4, sheet)
+
+
+def test_the_seat_to_act_gets_the_decision_it_saw():
+    """Rebuilt from the View and the events, the pending decision of the sample is the one the
+    seat to act was sent: same kind, same moves (its own hand is in its view)."""
+    from tests.sim.test_forward_model import positions
+
+    checked = 0
+    for n, (game, state, options, history, _seat) in enumerate(positions("batavia", 300, 41)):
+        d = game.decision(state)
+        if d is None:
+            continue
+        view = game.view(state, d.seat)
+        sample = game.sample_state({d.seat: view}, history, Rng(n), options, state.n,
+                                   game.default_components(options))
+        got = game.decision(sample)
+        assert (got.seat, got.kind, list(got.moves)) == (d.seat, d.kind, list(d.moves)), n
+        checked += 1
+    assert checked > 250

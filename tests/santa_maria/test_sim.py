@@ -85,6 +85,13 @@ def test_the_view_lists_the_pending_steps_and_the_sample_rebuilds_them():
         assert [t.hash_form() for t in sample.queue] == [t.hash_form() for t in state.queue]
         assert sample.main_done == state.main_done
         assert GAME.decision(sample).moves == GAME.decision(state).moves
+        # and once the action is resolved alike, the turn goes on alike (free actions only)
+        truth = GAME.clone(state)
+        while truth.queue:
+            move = GAME.decision(truth).moves[0]
+            GAME.apply(truth, GAME.decision(truth).seat, move)
+            GAME.apply(sample, GAME.decision(sample).seat, move)
+        assert GAME.decision(sample).moves == GAME.decision(truth).moves
         found += 1
     assert found >= 5
 
@@ -216,3 +223,22 @@ def test_every_seats_view_pins_every_port_and_mismatched_views_are_refused():
     broken.pending.queue[0].tag = "nonsense"
     with pytest.raises(ValueError):
         GAME.sample_state({0: broken}, history, Rng(1), opts, 3, sheet)
+
+
+def test_every_seat_gets_the_decision_the_seat_to_act_saw():
+    """Nothing hidden enters a Santa Maria decision (ports' ships and the piles do not), so the
+    sample's pending decision, rebuilt from the View's Pending and queue, is the true one
+    whoever's view it comes from."""
+    from tests.sim.test_forward_model import positions
+
+    checked = 0
+    for n, (game, state, options, history, seat) in enumerate(
+            positions("santa_maria", 300, 43)):
+        d = game.decision(state)
+        if d is None:
+            continue
+        _v, sample = _sample(state, history, options, [seat], n)
+        got = game.decision(sample)
+        assert (got.seat, got.kind, list(got.moves)) == (d.seat, d.kind, list(d.moves)), n
+        checked += 1
+    assert checked > 250
