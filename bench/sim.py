@@ -72,7 +72,10 @@ def _rate(fn: Any, items: list[Any], seconds: float) -> float:
             return done / (time.perf_counter() - start)
 
 
-def measure(game: Game, seconds: float, count: int = 60) -> dict[str, Any]:
+def measure(game: Game, seconds: float, count: int | None = None) -> dict[str, Any]:
+    """The figures of one game; ``count`` positions (default: 60, fewer for a short run, so a
+    smoke run of ``make bench`` stays short: every figure passes over all of them once)."""
+    count = count or max(10, min(60, round(seconds * 30)))
     spec = game.spec
     options = spec.parse_options({})
     sheet = game.default_components(options)

@@ -25,5 +25,5 @@ def test_every_game_gets_its_figures():
         assert flat[f"sim.{name}.deepcopy_clones_per_s"] > 0
         samples = flat[f"sim.{name}.samples_per_s"]
         assert samples is None or samples > 0
-        assert results["sim"][name]["positions"] == 60
+        assert results["sim"][name]["positions"] == 10  # a short run takes fewer positions
     assert set(sim.target(results)) == {f"sim.{n}.clone_speedup >= 10" for n in registry.games()}
