@@ -17,14 +17,14 @@ from google.protobuf import json_format
 from referee.core import registry
 from referee.core.components import ComponentSheet
 from referee.core.contract import Game
-from referee.core.match import Match, ReplayError
+from referee.core.match import ReplayError
 from referee.v1 import referee_pb2 as pb
 
 from . import errors
 from .archive import Limits
 from .auth import RateLimiter, bearer, new_token, peer_address, same_hash, token_hash
 from .clock import DEFAULT_JOIN_MS, now_ms
-from .create import plan_match
+from .create import new_match, plan_match
 from .embargo import REASON as EMBARGOED
 from .embargo import Embargo, unfinished_twins
 from .errors import RefereeError, clip
@@ -288,7 +288,7 @@ class RefereeService:
                                             request.seat_bot_versions)
         # a hosted bot's seat gets no Assignment: the league runner plays it with the seat token
         remote = [b if b and not self.leagues.hosted(b) else "" for b in plan.bots]
-        match = Match.create(plan.game, plan.options, plan.seats, plan.seed, plan.sheet)
+        match = new_match(plan)
         match_id = self._new_match_id()
         tokens = self.sessions.seat_tokens(match_id, remote,
                                            [new_token() for _ in range(plan.seats)])
@@ -314,6 +314,7 @@ class RefereeService:
                 reveal_policy=plan.reveal_policy, record_format=match.record_format,
                 league=request.league, unlisted=request.unlisted, seat_bots=plan.bots,
                 seat_versions=versions,
+                start=match.start,
             )
         )
         if bound is not None:

@@ -50,7 +50,8 @@ CREATE TABLE IF NOT EXISTS matches (
     league            TEXT,            -- the league it belongs to (CreateMatch.league), or NULL
     unlisted          INTEGER,         -- 1: kept out of the match list and league pages
     seat_bots_json    TEXT,            -- the bot bound to each seat, e.g. ["a", "", "b"]
-    seat_versions_json TEXT            -- the version of each bound bot, e.g. [3, 0, 0]
+    seat_versions_json TEXT,           -- the version of each bound bot, e.g. [3, 0, 0]
+    start_json        TEXT             -- where it started (a record's "start"), NULL: set-up
 );
 CREATE TABLE IF NOT EXISTS moves (
     match_id        TEXT NOT NULL,
@@ -94,6 +95,7 @@ class MatchRow:
     unlisted: bool = False  # CreateMatchRequest.unlisted
     seat_bots: list[str] | None = None  # CreateMatchRequest.seat_bots
     seat_versions: list[int] | None = None  # CreateMatchRequest.seat_bot_versions
+    start: dict[str, Any] | None = None  # CreateMatchRequest.start as its record keeps it
 
 
 @dataclass(slots=True)
@@ -230,13 +232,14 @@ class Store:
             row.reveal_policy, row.record_format, row.league or None, int(row.unlisted),
             json.dumps(row.seat_bots) if row.seat_bots else None,
             json.dumps(row.seat_versions) if row.seat_versions else None,
+            json.dumps(row.start, sort_keys=True) if row.start is not None else None,
         )
         return self._submit(
             lambda c: c.execute(
                 "INSERT INTO matches (id, game, options_json, seats, seed, components_name,"
                 " components_sha256, time_policy_json, token_hashes_json, names_json, status,"
                 " created_ms, reveal_policy, record_format, league, unlisted, seat_bots_json,"
-                " seat_versions_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " seat_versions_json, start_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 values,
             )
         )
@@ -314,7 +317,7 @@ class Store:
                 " time_policy_json, token_hashes_json, names_json, status, created_ms,"
                 " finished_ms, forfeited, result_json, rejected_json, abandoned_json,"
                 " joined_json, reveal_policy, record_format, league, unlisted, seat_bots_json,"
-                " seat_versions_json FROM matches"
+                " seat_versions_json, start_json FROM matches"
                 + (" WHERE status=?" if status else "")
             )
             rows = conn.execute(sql + " ORDER BY created_ms", (status,) if status else ()).fetchall()
@@ -335,6 +338,7 @@ class Store:
                 league=r[20] or "", unlisted=bool(r[21]),
                 seat_bots=json.loads(r[22]) if r[22] else None,
                 seat_versions=json.loads(r[23]) if r[23] else None,
+                start=json.loads(r[24]) if r[24] else None,
             )
             for r in rows
         ]
@@ -395,6 +399,8 @@ def _migrate(conn: sqlite3.Connection) -> None:
         if col not in have:
             conn.execute(f"ALTER TABLE matches ADD COLUMN {col} {decl}")
     conn.execute("CREATE INDEX IF NOT EXISTS matches_league ON matches (league, created_ms)")
+    if "start_json" not in have:
+        conn.execute("ALTER TABLE matches ADD COLUMN start_json TEXT")
     if "note" not in {row[1] for row in conn.execute("PRAGMA table_info(moves)")}:
         conn.execute("ALTER TABLE moves ADD COLUMN note TEXT")
 

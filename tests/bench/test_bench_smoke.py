@@ -17,7 +17,7 @@ def test_bench_writes_results(tmp_path):
          "--warmup", "0.5", "--concurrency", "4", "--clients", "1", "--tournament-matches", "2",
          "--tournament-concurrency", "2", "--idle-matches", "20",
          "--persistent-matches", "4", "--league-matches", "4", "--fairness-pairs", "2",
-         "--output", str(out_file)],
+         "--sim-seconds", "0.2", "--output", str(out_file)],
         capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -35,8 +35,12 @@ def test_bench_writes_results(tmp_path):
                 "league.matches_per_s", "league.move_path_matches_per_s",
                 "league.league_to_move_path",
                 "fairness.batavia.shared_chance", "fairness.goa.shared_chance",
-                "fairness.goa_2004.shared_chance", "fairness.santa_maria.shared_chance"):
+                "fairness.goa_2004.shared_chance", "fairness.santa_maria.shared_chance",
+                *(f"sim.{g}.{k}" for g in ("batavia", "goa", "santa_maria")
+                  for k in ("clones_per_s", "deepcopy_clones_per_s"))):
         assert summary[key] > 0, key
+    for game in ("batavia", "goa", "santa_maria"):  # None while the game has no sampler
+        assert f"sim.{game}.samples_per_s" in summary
     # a live match costs memory (the figure is RSS growth: present, not asserted exactly)
     assert "kb_per_live_match" in results["grpc"]["memory"]
     floor = results["grpc"]["floor"]

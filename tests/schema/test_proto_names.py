@@ -9,10 +9,10 @@ from pathlib import Path
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from referee.v1 import batavia_pb2, goa_pb2, referee_pb2, santa_maria_pb2
+from referee.v1 import batavia_pb2, goa_pb2, referee_pb2, santa_maria_pb2, sim_pb2
 
 PROTO_DIR = Path(__file__).resolve().parents[2] / "proto" / "referee" / "v1"
-MODULES = [batavia_pb2, goa_pb2, referee_pb2, santa_maria_pb2]
+MODULES = [batavia_pb2, goa_pb2, referee_pb2, santa_maria_pb2, sim_pb2]
 #: the C++ accessor names of a field, besides the field's own name
 PREFIXES = ("has_", "clear_", "set_", "mutable_", "release_", "set_allocated_",
             "unsafe_arena_release_", "unsafe_arena_set_allocated_", "add_")
