@@ -7,13 +7,16 @@ generated file, ``layout.json`` (``python -m referee_research.envs.layout`` writ
 holds what a descriptor cannot say: how many entries each repeated field of a view carries at
 most, and the values each string field takes.
 
-**Actions** (:class:`ActionEncoding`). Every move kind whose wire fields span at most
-``ENUMERATE_LIMIT`` combinations (enums, bools, the integers the codec bounds tightly: a column,
-a cell, a die face) is enumerated: each of its moves has its own index, the same in every state
-(the *stable* block). Kinds with a wide field (a bid amount, a card id, a payment in resources)
-cannot be enumerated; their legal moves take the next ``overflow`` indices in the order the
-decision lists them (the *overflow* block): there index ``k`` means "the k-th such legal move
-now", whose meaning changes from state to state, and a move past the cap cannot be chosen.
+**Actions** (:class:`ActionEncoding`). Each move kind is enumerated over its wire fields: all
+the values the codec accepts when they make at most ``ENUMERATE_LIMIT`` moves (enums, bools,
+the integers the codec bounds tightly: a column, a cell, a die face), else the values random
+games reach (``layout.json``; the codec's bounds on a card id, a bid or a payment are sanity
+bounds, far above what the rules reach). Each enumerated move has its own index, the same in
+every state (the *stable* block). A legal move outside that enumeration (a kind too big even as
+random games reach it, or a value they never reached) takes the next of ``overflow`` indices in
+the order the decision lists it (the *overflow* block): there index ``k`` means "the k-th such
+legal move now", whose meaning changes from state to state, and a move past the cap cannot be
+chosen.
 
 **Observations** (:class:`ObservationEncoding`). The seat's View message (what the referee sends
 that seat, nothing else) flattened into a float32 vector, field by field in descriptor order:
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -36,6 +39,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from referee.core import registry
+from referee.core.codec import Range
 from referee.core.contract import Game, MalformedMove
 
 LAYOUT = Path(__file__).with_name("layout.json")
@@ -77,23 +81,71 @@ class KindSpan:
     count: int  # how many stable moves it has (0: overflow)
 
 
-class ActionEncoding:
-    """A game's moves <-> indices of one ``Discrete(size)`` space (see the module docstring)."""
+def _span(r: Range) -> int:
+    return r.hi - r.lo + 1 + (1 if r.zero_ok and r.lo > 0 else 0)
 
-    def __init__(self, game: Game, overflow: int = OVERFLOW, limit: int = ENUMERATE_LIMIT):
+
+def wide_kinds(game: Game, limit: int = ENUMERATE_LIMIT) -> dict[type, str]:
+    """Engine move class -> kind, for the kinds with more than ``limit`` moves as the codec
+    bounds their fields (``layout.json`` holds the values random games reach for those)."""
+    codec = game.move_codec  # type: ignore[attr-defined]  # every SheetGame has one
+    out = {}
+    for k in codec.kinds:
+        sub = codec.message.DESCRIPTOR.fields_by_name[k.field].message_type
+        size = 2 ** len(_bool_paths(sub))
+        for r in codec.ranges[k.field]:
+            size *= _span(r)
+        if size > limit:
+            out[k.cls] = k.field
+    return out
+
+
+def wire_values(game: Game, move: Any, kind: str) -> dict[str, int]:
+    """``"kind.path"`` -> the wire value of each integer the codec checks, for one move."""
+    codec = game.move_codec  # type: ignore[attr-defined]
+    message = getattr(game.move_to_proto(move), kind)
+    out = {}
+    for r in codec.ranges[kind]:
+        value: Any = message
+        for name in r.path:
+            value = getattr(value, name)
+        out[".".join((kind, *r.path))] = int(value)
+    return out
+
+
+class ActionEncoding:
+    """A game's moves <-> indices of one ``Discrete(size)`` space (see the module docstring).
+
+    ``reach``: for the kinds with a wide field, the largest wire value of each field that
+    random games reach (``layout.json``, ``"moves"``); such a kind is enumerated up to those
+    values when that makes at most ``limit`` moves, and a move beyond them (never seen in
+    random play) takes an overflow slot."""
+
+    def __init__(self, game: Game, overflow: int = OVERFLOW, limit: int = ENUMERATE_LIMIT,
+                 reach: Mapping[str, int] | None = None):
         codec = game.move_codec  # type: ignore[attr-defined]  # every SheetGame has one
+        if reach is None:
+            reach = load_layout().get(game.spec.name, {}).get("moves", {})
         self.game = game
         self.moves: list[Any] = []  # index -> engine move (stable block)
         self.index: dict[Any, int] = {}
         self.kinds: list[KindSpan] = []
         wrapper = codec.message
+        wide_fields = set(wide_kinds(game, limit).values())
         for k in codec.kinds:
             ranges = codec.ranges[k.field]
+            wide = k.field in wide_fields
             sub = wrapper.DESCRIPTOR.fields_by_name[k.field].message_type
             bools = _bool_paths(sub)
-            domains: list[Sequence[Any]] = [
-                ([0] if r.zero_ok and r.lo > 0 else []) + list(range(r.lo, r.hi + 1))
-                if r.hi - r.lo < limit else [] for r in ranges]
+            domains: list[Sequence[Any]] = []
+            for r in ranges:
+                hi = r.hi
+                if wide:
+                    seen = reach.get(".".join((k.field, *r.path)))
+                    hi = r.lo - 1 if seen is None else min(r.hi, max(r.lo, seen))
+                lo_values = [0] if r.zero_ok and r.lo > 0 else []
+                domains.append(lo_values + list(range(r.lo, hi + 1)) if hi - r.lo < limit
+                               else [])
             domains += [(False, True)] * len(bools)
             size = 1
             for d in domains:

@@ -1,7 +1,9 @@
 """Writes ``layout.json``: for each game, the most entries each repeated field of its View carried
 and the values each string field took, over random games at every seat count and option choice
-(``python -m referee_research.envs.layout [--games N]``). The observation encoding reads it: a
-repeated field gets that many slots (plus a margin), a string field one slot per value seen.
+and the largest wire value each field of a wide move kind takes in the legal lists
+(``python -m referee_research.envs.layout [--games N]``). The encodings read it: a repeated
+field gets that many slots (plus a margin), a string field one slot per value seen, a wide move
+kind is enumerated up to the values seen (plus a margin) when that makes few enough moves.
 
 It reads views only (what seats are sent), so the file says nothing a seat could not see.
 """
@@ -22,7 +24,7 @@ from referee.core import registry
 from referee.core.contract import BadOptions
 from referee.sim.model import Simulation
 
-from .encoding import LAYOUT
+from .encoding import LAYOUT, wide_kinds, wire_values
 
 #: Slots kept above the most entries seen, so a rare longer list still fits.
 MARGIN = 1.25
@@ -62,6 +64,9 @@ def measure(name: str, games: int, seed: int = 0) -> dict[str, Any]:
     spec = registry.get(name).spec
     caps: dict[str, int] = defaultdict(int)
     strings: dict[str, set[str]] = defaultdict(set)
+    reach: dict[str, int] = defaultdict(int)
+    game = registry.get(name)
+    wide = wide_kinds(game)
     rnd = random.Random(seed)
     sets = option_sets(name)
     for n, (seats, options) in enumerate(itertools.islice(itertools.cycle(
@@ -70,6 +75,11 @@ def measure(name: str, games: int, seed: int = 0) -> dict[str, Any]:
         sim = Simulation.new(name, seats, seed + n, options)
         while (d := sim.decision()) is not None:
             _walk(sim.view(d.seat), "", caps, strings)
+            for move in d.moves:
+                kind = wide.get(type(move))
+                if kind is not None:
+                    for path, value in wire_values(game, move, kind).items():
+                        reach[path] = max(reach[path], value)
             sim.apply(d.moves[rnd.randrange(len(d.moves))])
         for seat in range(seats):
             try:
@@ -77,6 +87,7 @@ def measure(name: str, games: int, seed: int = 0) -> dict[str, Any]:
             except ValueError:  # a final view the game cannot build (see common.Table.observe)
                 pass
     return {"caps": {p: math.ceil(c * MARGIN) for p, c in sorted(caps.items())},
+            "moves": {p: math.ceil(v * MARGIN) for p, v in sorted(reach.items())},
             "strings": {p: sorted(v) for p, v in sorted(strings.items())}}
 
 
