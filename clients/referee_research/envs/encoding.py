@@ -4,8 +4,9 @@
 Both are generic: nothing here names a game. They read the game's move table
 (``game.move_codec``, referee/core/codec.py) and its View message's descriptor, plus one
 generated file, ``layout.json`` (``python -m referee_research.envs.layout`` writes it), which
-holds what a descriptor cannot say: how many entries each repeated field of a view carries at
-most, and the values each string field takes.
+holds what a descriptor and a move table cannot say: how many entries each repeated field of a
+view carries at most, the values each string field takes, and the values the wide fields of
+moves reach.
 
 **Actions** (:class:`ActionEncoding`). Each move kind is enumerated over its wire fields: all
 the values the codec accepts when they make at most ``ENUMERATE_LIMIT`` moves (enums, bools,
@@ -43,9 +44,10 @@ from referee.core.codec import Range
 from referee.core.contract import Game, MalformedMove
 
 LAYOUT = Path(__file__).with_name("layout.json")
-#: A kind whose wire fields span at most this many combinations is enumerated.
+#: A kind is enumerated when its wire fields span at most this many combinations (as the codec
+#: bounds them, else as random games reach them).
 ENUMERATE_LIMIT = 4096
-#: Overflow slots (legal moves of the kinds not enumerated), per game.
+#: Overflow slots (legal moves outside the enumeration), per game.
 OVERFLOW = 64
 #: Nested messages deeper than this are left out of an observation (no view nests so deep).
 MAX_DEPTH = 6
