@@ -6,7 +6,8 @@
 * ``on_page_markdown`` fills a page's ``<!-- gen: WHAT ARGS -->`` lines: the decision kinds of a
   game (played by its engine), its component sheets with their provenance, its modules and the
   rulebook passages they quote, or a file of the repository included as it is
-  (``include PATH``, headings moved one level down).
+  (``include PATH``, headings moved one level down), or the research environments' spaces
+  (``spaces``).
 
 Nothing is fetched: everything comes from this tree.
 """
@@ -24,6 +25,7 @@ for p in (HERE, ROOT, ROOT / "clients"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
+import envdoc  # noqa: E402
 import gamedoc  # noqa: E402
 import protodoc  # noqa: E402
 import refdoc  # noqa: E402
@@ -123,6 +125,8 @@ def expand(what: str) -> str:
         return gamedoc.passages_section(rest[0], ROOT)
     if kind == "sampling":
         return sampling(rest[0])
+    if kind == "spaces":
+        return envdoc.spaces_section()
     raise ValueError(f"unknown generator {kind!r} in <!-- gen: {what} -->")
 
 

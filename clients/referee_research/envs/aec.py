@@ -1,0 +1,120 @@
+"""A PettingZoo AEC environment per game, on the forward model (docs/research/environments.md).
+
+``aec("batavia", seats=3)`` is one match at a time: agents ``seat_0`` ... ``seat_{n-1}``, the
+one to act is the seat the rules say (not a fixed rotation: auctions and sub-decisions change
+who decides). Each agent observes ``{"observation": its view encoded, "action_mask": its legal
+actions}``; a seat that is not to act has an all-zero mask. The only rewards come when the match
+ends: +1 for first place, -1 for last, evenly between (:func:`~.common.rank_reward`).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+
+from .common import Table
+
+
+def observation_space(size: int, actions: int) -> spaces.Dict:
+    return spaces.Dict({
+        "observation": spaces.Box(-np.inf, np.inf, shape=(size,), dtype=np.float32),
+        "action_mask": spaces.Box(0, 1, shape=(actions,), dtype=np.int8),
+    })
+
+
+class RefereeAEC(AECEnv):
+    """One game as a PettingZoo AEC environment (see the module docstring)."""
+
+    def __init__(self, game: str, seats: int, options: Mapping[str, Any] | None = None,
+                 seed: int | None = None, render_mode: str | None = None):
+        super().__init__()
+        self.table = Table(game, seats, options)
+        self.metadata = {"render_modes": ["ansi"], "name": f"{game}_v0",
+                         "is_parallelizable": False}
+        self.render_mode = render_mode
+        self.possible_agents = [f"seat_{s}" for s in range(seats)]
+        enc = self.table.enc
+        space = observation_space(enc.observations.size, enc.actions.size)
+        self.observation_spaces = dict.fromkeys(self.possible_agents, space)
+        self.action_spaces = {a: spaces.Discrete(enc.actions.size) for a in self.possible_agents}
+        self._seeds = np.random.default_rng(seed)
+        self._last: dict[str, np.ndarray] = {}
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def _agent(self, seat: int) -> str:
+        return self.possible_agents[seat]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """A new match: on ``seed`` if given, else on the next draw of the environment's seed."""
+        if seed is not None:
+            self._seeds = np.random.default_rng(seed)
+        self.table.reset(int(self._seeds.integers(2**62)))
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self._last = {}
+        to_move = self.table.to_move
+        self.agent_selection = self._agent(0 if to_move is None else to_move)
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self.possible_agents.index(agent)
+        try:
+            observation = self.table.observe(seat)
+        except ValueError:
+            # A final view the game cannot build (Santa Maria's negative final total in an
+            # unsigned field): keep the seat's last observation; the reward says how it ended.
+            if self.table.to_move is not None or agent not in self._last:
+                raise
+            observation = self._last[agent]
+        self._last[agent] = observation
+        return {"observation": observation, "action_mask": self.table.mask(seat)}
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        assert action is not None
+        self.table.play(int(action))
+        rewards = self.table.rewards()
+        if rewards is None:
+            to_move = self.table.to_move
+            assert to_move is not None
+            self.agent_selection = self._agent(to_move)
+        else:
+            for a, r in zip(self.agents, rewards):
+                self.rewards[a] = r
+            self.terminations = dict.fromkeys(self.agents, True)
+            self._accumulate_rewards()
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi" or self.table.sim is None:
+            return None
+        return str(self.table.sim.view(None))
+
+    def close(self) -> None:
+        pass
+
+
+def aec(game: str, seats: int | None = None, options: Mapping[str, Any] | None = None,
+        seed: int | None = None, render_mode: str | None = None) -> RefereeAEC:
+    """The PettingZoo AEC environment of ``game`` for ``seats`` seats (default: the fewest the
+    game takes, at least 2 where it can), with the game's ``options``; ``seed`` seeds the match
+    seeds that ``reset()`` draws."""
+    from referee.core import registry
+    spec = registry.get(game).spec
+    if seats is None:
+        seats = max(spec.min_seats, min(2, spec.max_seats))
+    return RefereeAEC(game, seats, options, seed, render_mode)

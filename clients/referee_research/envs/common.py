@@ -1,0 +1,90 @@
+"""What the environments share: a match on the forward model seen through the two encodings,
+and the reward a finished match gives each seat (docs/research/environments.md)."""
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from referee.core.contract import Result
+from referee.sim.model import Simulation
+
+from .encoding import Encodings, encodings
+
+
+def rank_reward(result: Result, seat: int) -> float:
+    """+1 for first place, -1 for last, evenly between (equal ranks share); solo: +1 for a
+    win, -1 otherwise."""
+    n = len(result.ranks)
+    if n == 1:
+        return 1.0 if seat in result.winners else -1.0
+    return 1.0 - 2.0 * (result.ranks[seat] - 1) / (n - 1)
+
+
+class Table:
+    """One match on the forward model, with each decision's legal moves by action index."""
+
+    def __init__(self, game: str, seats: int, options: Mapping[str, Any] | None = None):
+        self.name = game
+        self.seats = seats
+        self.options = dict(options or {})
+        self.enc: Encodings = encodings(game)
+        self.sim: Simulation | None = None
+        self.legal: dict[int, Any] = {}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Table:
+        """A copy playing on independently: the match cloned, the encodings shared."""
+        other = copy.copy(self)
+        if self.sim is not None:
+            other.sim = self.sim.clone()
+        other.legal = dict(self.legal)
+        return other
+
+    def reset(self, seed: int) -> None:
+        self.sim = Simulation.new(self.name, self.seats, seed, self.options)
+        self._refresh()
+
+    def _refresh(self) -> None:
+        assert self.sim is not None
+        d = self.sim.decision()
+        self.legal = {} if d is None else self.enc.actions.legal(d.moves)
+
+    @property
+    def to_move(self) -> int | None:
+        assert self.sim is not None
+        return self.sim.to_move()
+
+    def play(self, action: int) -> None:
+        """Play the move of ``action`` for the seat to act; ValueError if it is not legal."""
+        assert self.sim is not None
+        move = self.legal.get(int(action))
+        if move is None:
+            raise ValueError(f"action {action} is not legal now "
+                             f"(legal: {sorted(self.legal)[:20]}...)")
+        self.play_move(move)
+
+    def play_move(self, move: Any) -> None:
+        """Play an engine move (one of the decision's, whether it has an index or not)."""
+        assert self.sim is not None
+        self.sim.apply(move)
+        self._refresh()
+
+    def observe(self, seat: int) -> np.ndarray:
+        assert self.sim is not None
+        return self.enc.observations.encode(self.sim.view(seat))
+
+    def mask(self, seat: int) -> np.ndarray:
+        """The legal actions of ``seat`` (all zero when it is not its turn)."""
+        if seat != self.to_move:
+            return np.zeros(self.enc.actions.size, dtype=np.int8)
+        return self.enc.actions.mask(self.legal)
+
+    def rewards(self) -> list[float] | None:
+        """Each seat's reward once the match is over, else None."""
+        assert self.sim is not None
+        result = self.sim.result()
+        if result is None:
+            return None
+        return [rank_reward(result, s) for s in range(self.seats)]

@@ -1,0 +1,340 @@
+"""Fixed-size encodings of a game's moves and of a seat's view, for learners
+(docs/research/environments.md).
+
+Both are generic: nothing here names a game. They read the game's move table
+(``game.move_codec``, referee/core/codec.py) and its View message's descriptor, plus one
+generated file, ``layout.json`` (``python -m referee_research.envs.layout`` writes it), which
+holds what a descriptor and a move table cannot say: how many entries each repeated field of a
+view carries at most, the values each string field takes, and the values the wide fields of
+moves reach.
+
+**Actions** (:class:`ActionEncoding`). Each move kind is enumerated over its wire fields: all
+the values the codec accepts when they make at most ``ENUMERATE_LIMIT`` moves (enums, bools,
+the integers the codec bounds tightly: a column, a cell, a die face), else the values random
+games reach (``layout.json``; the codec's bounds on a card id, a bid or a payment are sanity
+bounds, far above what the rules reach). Each enumerated move has its own index, the same in
+every state (the *stable* block). A legal move outside that enumeration (a kind too big even as
+random games reach it, or a value they never reached) takes the next of ``overflow`` indices in
+the order the decision lists it (the *overflow* block): there index ``k`` means "the k-th such
+legal move now", whose meaning changes from state to state, and a move past the cap cannot be
+chosen.
+
+**Observations** (:class:`ObservationEncoding`). The seat's View message (what the referee sends
+that seat, nothing else) flattened into a float32 vector, field by field in descriptor order:
+a number as itself, a bool as 0/1, an enum and a string one-hot (strings over the values
+``layout.json`` lists, plus "other"), a message field with a presence flag, a repeated field as
+``cap`` slots (each with a presence flag) and its length.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import Message
+
+from referee.core import registry
+from referee.core.codec import Range
+from referee.core.contract import Game, MalformedMove
+
+LAYOUT = Path(__file__).with_name("layout.json")
+#: A kind is enumerated when its wire fields span at most this many combinations (as the codec
+#: bounds them, else as random games reach them).
+ENUMERATE_LIMIT = 4096
+#: Overflow slots (legal moves outside the enumeration), per game.
+OVERFLOW = 64
+#: Nested messages deeper than this are left out of an observation (no view nests so deep).
+MAX_DEPTH = 6
+
+_FD = FieldDescriptor
+
+
+# ---------------------------------------------------------------------------- actions
+def _bool_paths(message: Descriptor, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    paths: list[tuple[str, ...]] = []
+    for f in message.fields:
+        if f.type == _FD.TYPE_BOOL:
+            paths.append((*prefix, f.name))
+        elif f.type == _FD.TYPE_MESSAGE and f.message_type is not None:
+            paths.extend(_bool_paths(f.message_type, (*prefix, f.name)))
+    return paths
+
+
+def _set_path(message: Any, path: tuple[str, ...], value: Any) -> None:
+    for name in path[:-1]:
+        message = getattr(message, name)
+        message.SetInParent()
+    setattr(message, path[-1], value)
+
+
+@dataclass(frozen=True)
+class KindSpan:
+    """One move kind's place in the action space."""
+
+    kind: str
+    stable: bool
+    start: int  # first index of its stable moves (stable kinds)
+    count: int  # how many stable moves it has (0: overflow)
+
+
+def _span(r: Range) -> int:
+    return r.hi - r.lo + 1 + (1 if r.zero_ok and r.lo > 0 else 0)
+
+
+def wide_kinds(game: Game, limit: int = ENUMERATE_LIMIT) -> dict[type, str]:
+    """Engine move class -> kind, for the kinds with more than ``limit`` moves as the codec
+    bounds their fields (``layout.json`` holds the values random games reach for those)."""
+    codec = game.move_codec  # type: ignore[attr-defined]  # every SheetGame has one
+    out = {}
+    for k in codec.kinds:
+        sub = codec.message.DESCRIPTOR.fields_by_name[k.field].message_type
+        size = 2 ** len(_bool_paths(sub))
+        for r in codec.ranges[k.field]:
+            size *= _span(r)
+        if size > limit:
+            out[k.cls] = k.field
+    return out
+
+
+def wire_values(game: Game, move: Any, kind: str) -> dict[str, int]:
+    """``"kind.path"`` -> the wire value of each integer the codec checks, for one move."""
+    codec = game.move_codec  # type: ignore[attr-defined]
+    message = getattr(game.move_to_proto(move), kind)
+    out = {}
+    for r in codec.ranges[kind]:
+        value: Any = message
+        for name in r.path:
+            value = getattr(value, name)
+        out[".".join((kind, *r.path))] = int(value)
+    return out
+
+
+class ActionEncoding:
+    """A game's moves <-> indices of one ``Discrete(size)`` space (see the module docstring).
+
+    ``reach``: for the kinds with a wide field, the largest wire value of each field that
+    random games reach (``layout.json``, ``"moves"``); such a kind is enumerated up to those
+    values when that makes at most ``limit`` moves, and a move beyond them (never seen in
+    random play) takes an overflow slot."""
+
+    def __init__(self, game: Game, overflow: int = OVERFLOW, limit: int = ENUMERATE_LIMIT,
+                 reach: Mapping[str, int] | None = None):
+        codec = game.move_codec  # type: ignore[attr-defined]  # every SheetGame has one
+        if reach is None:
+            reach = load_layout().get(game.spec.name, {}).get("moves", {})
+        self.game = game
+        self.moves: list[Any] = []  # index -> engine move (stable block)
+        self.index: dict[Any, int] = {}
+        self.kinds: list[KindSpan] = []
+        wrapper = codec.message
+        wide_fields = set(wide_kinds(game, limit).values())
+        for k in codec.kinds:
+            ranges = codec.ranges[k.field]
+            wide = k.field in wide_fields
+            sub = wrapper.DESCRIPTOR.fields_by_name[k.field].message_type
+            bools = _bool_paths(sub)
+            domains: list[Sequence[Any]] = []
+            for r in ranges:
+                hi = r.hi
+                if wide:
+                    seen = reach.get(".".join((k.field, *r.path)))
+                    hi = r.lo - 1 if seen is None else min(r.hi, max(r.lo, seen))
+                lo_values = [0] if r.zero_ok and r.lo > 0 else []
+                domains.append(lo_values + list(range(r.lo, hi + 1)) if hi - r.lo < limit
+                               else [])
+            domains += [(False, True)] * len(bools)
+            size = 1
+            for d in domains:
+                size *= len(d) or limit + 1
+            if size > limit:
+                self.kinds.append(KindSpan(k.field, False, 0, 0))
+                continue
+            start = len(self.moves)
+            paths = [r.path for r in ranges] + bools
+            for values in itertools.product(*domains):
+                message = wrapper()
+                getattr(message, k.field).SetInParent()
+                for path, value in zip(paths, values):
+                    _set_path(getattr(message, k.field), path, value)
+                try:
+                    move = game.move_from_proto(message)
+                except MalformedMove:
+                    continue
+                if move not in self.index:
+                    self.index[move] = len(self.moves)
+                    self.moves.append(move)
+            self.kinds.append(KindSpan(k.field, True, start, len(self.moves) - start))
+        self.stable = len(self.moves)
+        self.overflow = overflow
+        self.size = self.stable + overflow
+
+    def legal(self, moves: Sequence[Any]) -> dict[int, Any]:
+        """Index -> engine move for a decision's legal moves (moves past the overflow cap are
+        left out; at least the first overflow move always has an index)."""
+        out: dict[int, Any] = {}
+        k = self.stable
+        end = self.size
+        index = self.index
+        for move in moves:
+            i = index.get(move)
+            if i is not None:
+                out[i] = move
+            elif k < end:
+                out[k] = move
+                k += 1
+        return out
+
+    def mask(self, legal: Iterable[int]) -> np.ndarray:
+        m = np.zeros(self.size, dtype=np.int8)
+        m[list(legal)] = 1
+        return m
+
+    def describe(self, i: int) -> str:
+        """What index ``i`` means, for humans."""
+        if i >= self.stable:
+            return f"overflow slot {i - self.stable}"
+        return repr(self.moves[i])
+
+
+# ---------------------------------------------------------------------------- observations
+@cache
+def load_layout() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(LAYOUT.read_text(encoding="utf-8"))
+    return data
+
+
+Writer = Callable[[Any, np.ndarray, int], None]
+
+
+def _scalar(field: FieldDescriptor, path: str, layout: dict[str, Any]
+            ) -> tuple[int, Callable[[Any, np.ndarray, int], None]]:
+    """(width, write(value, out, offset)) for one scalar value of ``field``."""
+    if field.type == _FD.TYPE_ENUM:
+        assert field.enum_type is not None
+        numbers = {v.number: i for i, v in enumerate(field.enum_type.values)}
+
+        def write_enum(value: Any, out: np.ndarray, at: int) -> None:
+            i = numbers.get(value)
+            if i is not None:
+                out[at + i] = 1.0
+        return len(numbers), write_enum
+    if field.type == _FD.TYPE_STRING:
+        vocab = {text: i for i, text in enumerate(layout.get("strings", {}).get(path, []))}
+
+        def write_string(value: Any, out: np.ndarray, at: int) -> None:
+            out[at + vocab.get(value, len(vocab))] = 1.0
+        return len(vocab) + 1, write_string
+    if field.type == _FD.TYPE_BYTES:
+        return 0, lambda value, out, at: None
+
+    def write_number(value: Any, out: np.ndarray, at: int) -> None:
+        out[at] = value
+    return 1, write_number
+
+
+def _message(desc: Descriptor, prefix: str, layout: dict[str, Any], depth: int,
+             names: list[str]) -> tuple[int, Callable[[Any, np.ndarray, int], None]]:
+    """(width, write(message, out, offset)) for a whole message; ``names`` gets one name per
+    slot of the vector."""
+    parts: list[tuple[int, Callable[[Any, np.ndarray, int], None]]] = []
+    width = 0
+    for field in desc.fields:
+        path = f"{prefix}{field.name}"
+        is_message = field.type == _FD.TYPE_MESSAGE
+        if is_message and depth >= MAX_DEPTH:
+            continue
+        if field.is_repeated:
+            cap = int(layout.get("caps", {}).get(path, 0))
+            if is_message:
+                assert field.message_type is not None
+                one_names: list[str] = []
+                each, write_one = _message(field.message_type, path + ".", layout, depth + 1,
+                                           one_names)
+            else:
+                each, write_one = _scalar(field, path, layout)
+                one_names = [path] * each
+            slot = each + 1  # presence flag, then the entry
+            names.append(f"{path}#len")
+            for n in range(cap):
+                names.append(f"{path}[{n}]#present")
+                names.extend(name.replace(path, f"{path}[{n}]", 1) for name in one_names)
+
+            def write_repeated(msg: Any, out: np.ndarray, at: int, name: str = field.name,
+                               cap: int = cap, slot: int = slot,
+                               write_one: Writer = write_one) -> None:
+                values = getattr(msg, name)
+                out[at] = len(values)
+                for n, value in enumerate(values):
+                    if n == cap:
+                        break
+                    base = at + 1 + n * slot
+                    out[base] = 1.0
+                    write_one(value, out, base + 1)
+            parts.append((width, write_repeated))
+            width += 1 + cap * slot
+        elif is_message:
+            assert field.message_type is not None
+            sub_names: list[str] = []
+            each, write_sub = _message(field.message_type, path + ".", layout, depth + 1,
+                                       sub_names)
+            names.append(f"{path}#present")
+            names.extend(sub_names)
+
+            def write_field(msg: Any, out: np.ndarray, at: int, name: str = field.name,
+                            write_sub: Writer = write_sub) -> None:
+                if msg.HasField(name):
+                    out[at] = 1.0
+                    write_sub(getattr(msg, name), out, at + 1)
+            parts.append((width, write_field))
+            width += 1 + each
+        else:
+            each, write_value = _scalar(field, path, layout)
+            names.extend([path] * each if each != 1 else [path])
+
+            def write_scalar(msg: Any, out: np.ndarray, at: int, name: str = field.name,
+                             write_value: Writer = write_value) -> None:
+                write_value(getattr(msg, name), out, at)
+            parts.append((width, write_scalar))
+            width += each
+
+    def write(msg: Any, out: np.ndarray, at: int) -> None:
+        for offset, part in parts:
+            part(msg, out, at + offset)
+    return width, write
+
+
+class ObservationEncoding:
+    """A game's View message -> a float32 vector of fixed size (see the module docstring)."""
+
+    def __init__(self, game: Game):
+        layout = load_layout().get(game.spec.name, {})
+        self.names: list[str] = []
+        desc: Descriptor = game.view_message.DESCRIPTOR  # type: ignore[assignment]
+        self.size, self._write = _message(desc, "", layout, 0, self.names)
+        assert len(self.names) == self.size, (len(self.names), self.size)
+
+    def encode(self, view: Message) -> np.ndarray:
+        out = np.zeros(self.size, dtype=np.float32)
+        self._write(view, out, 0)
+        return out
+
+
+@dataclass(frozen=True)
+class Encodings:
+    """A game's two encodings, built once per game."""
+
+    game: Game
+    actions: ActionEncoding
+    observations: ObservationEncoding
+
+
+@cache
+def encodings(name: str) -> Encodings:
+    game = registry.get(name)
+    return Encodings(game, ActionEncoding(game), ObservationEncoding(game))
