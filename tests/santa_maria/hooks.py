@@ -21,7 +21,7 @@ OPTION_SETS = [
 def rerandomise(state: R.State, seat: int | None, rnd: random.Random) -> R.State:
     """A copy with everything ``seat`` cannot see drawn anew: the face-down development and ship
     piles, the Scholars and Bishops left in the box, the ships in other seats' ports (placed face
-    down, 'Transport maritime'), the RNG."""
+    down, 'Transport maritime', until the final scoring shows them), the RNG."""
     other = copy.deepcopy(state)
     other.cache = None
     rnd.shuffle(other.pile_d)
@@ -31,7 +31,7 @@ def rerandomise(state: R.State, seat: int | None, rnd: random.Random) -> R.State
     pool = other.ship_pile
     rnd.shuffle(pool)
     for s, p in enumerate(other.players):
-        if s == seat:
+        if s == seat or other.phase == R.OVER:  # the final scoring turns every port face up
             continue
         for dock in p.port:
             for i in range(len(dock)):

@@ -2,9 +2,12 @@
 rest is the common adapter (referee/core/adapter.py) over the rules in rules.py."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+
+from google.protobuf.message import Message
 
 from referee.core.adapter import SheetGame
 from referee.core.codec import EnumInt, Int, MoveCodec, constant, kind
@@ -16,10 +19,11 @@ from referee.core.components import (
     int_map,
     is_int,
 )
-from referee.core.contract import GameSpec, OptionSpec, Result, competition_ranks
+from referee.core.contract import Event, GameSpec, OptionSpec, Result, competition_ranks
+from referee.core.rng import Rng
 from referee.v1 import batavia_pb2 as pb
 
-from . import moves, rules
+from . import moves, rules, sim
 from . import view as views
 from .state import MAX_SEATS, MIN_SEATS, N_COMPANIES, N_STALL_TILES, TRACK_SPACES
 
@@ -162,6 +166,17 @@ class BataviaGame(SheetGame[rules.State, moves.Move]):
 
     def view_bytes(self, state: rules.State, seat: int | None) -> bytes:
         return views.build_view_bytes(state, seat)
+
+    def clone(self, state: rules.State) -> rules.State:
+        return sim.clone_state(state)
+
+    def sample_state(
+        self, views: Mapping[int, Message], history: Sequence[Event], rng: Rng,
+        options: Mapping[str, Any], seat_count: int, components: ComponentSheet,
+    ) -> rules.State:
+        """See SAMPLING.md in this folder."""
+        return sim.sample_state(views, history, rng, options, seat_count,  # type: ignore[arg-type]
+                                self.rules_for(components))
 
     def hash_state(self, state: rules.State) -> str:
         return rules.state_digest(state)

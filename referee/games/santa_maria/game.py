@@ -2,16 +2,21 @@
 adapter (referee/core/adapter.py) over the sheet schema (sheet.py) and the rules (rules.py)."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
+
+from google.protobuf.message import Message
 
 from referee.core.adapter import SheetGame
 from referee.core.codec import Bool, Cell, Counts, EnumInt, Int, MoveCodec, constant, kind
 from referee.core.components import ComponentSheet
-from referee.core.contract import GameSpec, OptionSpec, Result, competition_ranks
+from referee.core.contract import Event, GameSpec, OptionSpec, Result, competition_ranks
+from referee.core.rng import Rng
 from referee.v1 import santa_maria_pb2 as pb
 
-from . import moves, rules
+from . import moves, rules, sim
 from . import view as views
 from .geometry import N_ROTATIONS
 from .sheet import SCHEMA, check_consistency
@@ -103,6 +108,17 @@ class SantaMariaGame(SheetGame[rules.State, moves.Move]):
 
     def check_sheet(self, sheet: ComponentSheet) -> None:
         check_consistency(sheet)
+
+    def clone(self, state: rules.State) -> rules.State:
+        return sim.clone_state(state)
+
+    def sample_state(
+        self, views: Mapping[int, Message], history: Sequence[Event], rng: Rng,
+        options: Mapping[str, Any], seat_count: int, components: ComponentSheet,
+    ) -> rules.State:
+        """See SAMPLING.md in this folder."""
+        return sim.sample_state(views, history, rng, options, seat_count,  # type: ignore[arg-type]
+                                self.rules_for(components))
 
     def result(self, state: rules.State) -> Result | None:
         if state.phase != rules.OVER:

@@ -21,6 +21,17 @@ from .state import GRID_SIDE, N_CELLS
 from .view_parts import content, goods, tile_cells_view
 
 
+def _flat(values: tuple) -> list[int]:
+    """A queued step's fields as the View's integers (a goods tuple as its 7 numbers)."""
+    out: list[int] = []
+    for v in values:
+        if isinstance(v, tuple):
+            out.extend(v)
+        else:
+            out.append(int(v))
+    return out
+
+
 def _ship(rules: Rules, ship: int) -> pb.ShipTile:
     cost, points = rules.ships[ship]
     return pb.ShipTile(cost=goods(cost), points=points)
@@ -55,6 +66,8 @@ def build_view(state: State, seat: int | None) -> pb.View:
         pend = pb.Pending(kind=d.kind)
         if state.queue:
             state.queue[0].pending_view(state, pend)
+            for task in state.queue:
+                pend.queue.add(tag=task.tag, args=_flat(task.hash_form()[1:]))
         view.pending.CopyFrom(pend)
     # conquistador ranks
     rank = {s: i + 1 for i, s in enumerate(conquistador_order(state))}
