@@ -40,9 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prior-weight", type=float, default=None,
                    help="virtual visits of the greedy bot's move, as a share of the iterations "
                         "(default: the bot's)")
+    p.add_argument("--rollout-depth", type=int, metavar="N",
+                   help="stop rollouts after N moves where the game has a score estimate")
     p.add_argument("--first-seed", type=int, default=1, help="the first seed (default 1)")
     p.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
-    p.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    p.add_argument("--json", metavar="FILE",
+                   help="also write the report as JSON (rewritten after every match)")
     p.set_defaults(run=_duel)
     p = sub.add_parser("ismcts", help="play one seat of a match through a referee",
                        description=ismcts_bot.build_parser().description)
@@ -68,7 +71,9 @@ def _duel(args: argparse.Namespace) -> int:
     if args.matches < 1 or args.iterations < 1 or args.jobs < 1:
         print("--matches, --iterations and --jobs must be at least 1", file=sys.stderr)
         return 2
-    knobs = {} if args.prior_weight is None else {"prior_weight": args.prior_weight}
+    knobs: dict[str, object] = {"rollout_depth": args.rollout_depth}
+    if args.prior_weight is not None:
+        knobs["prior_weight"] = args.prior_weight
     total = -(-args.matches // args.seats) * args.seats
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeElapsedColumn()) as progress:
@@ -78,15 +83,20 @@ def _duel(args: argparse.Namespace) -> int:
             lo, hi = report.interval
             progress.update(task, completed=report.matches,
                             rate=f"wins {report.win_rate:.1%} [{lo:.1%}, {hi:.1%}]")
+            if args.json:  # a long run stopped early still leaves its figures
+                _write(args.json, report)
 
         report = duel_mod.duel(args.game, args.seats, args.matches, args.iterations,
                                jobs=args.jobs, first_seed=args.first_seed, progress=tick,
                                **knobs)
     print(report.line())
     if args.json:
-        Path(args.json).write_text(json.dumps(report.as_dict(), indent=2) + "\n",
-                                   encoding="utf-8")
+        _write(args.json, report)
     return 0
+
+
+def _write(path: str, report: duel_mod.DuelReport) -> None:
+    Path(path).write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

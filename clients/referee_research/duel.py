@@ -110,6 +110,7 @@ class DuelReport:
     game: str
     seats: int
     iterations: int | None
+    settings: dict[str, Any] = field(default_factory=dict)
     matches: int = 0
     wins: float = 0.0
     score_diff: float = 0.0  # sum over matches of (its score - the best other seat's)
@@ -139,6 +140,7 @@ class DuelReport:
     def as_dict(self) -> dict[str, Any]:
         lo, hi = self.interval
         return {"game": self.game, "seats": self.seats, "iterations": self.iterations,
+                "settings": self.settings,
                 "matches": self.matches, "win_rate": round(self.win_rate, 4),
                 "interval": [round(lo, 4), round(hi, 4)], "baseline": round(self.baseline, 4),
                 "mean_score_margin": round(self.score_diff / self.matches, 2)
@@ -194,7 +196,7 @@ def duel(game: str, seats: int, matches: int, iterations: int | None,
     """ISMCTS (``iterations`` per move) against greedy on ``game`` with ``seats`` seats, over
     ``matches`` matches rounded up to whole seeds (each seed played with the bot in every seat),
     on ``jobs`` processes. ``progress`` is called after every match."""
-    report = DuelReport(game, seats, iterations)
+    report = DuelReport(game, seats, iterations, dict(knobs))
     seeds = max(1, -(-matches // seats))
     work = [(game, seats, seed, seat, iterations, seconds, dict(knobs))
             for seed, seat in schedule(seeds, seats, first_seed)]
