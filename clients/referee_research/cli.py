@@ -15,6 +15,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from . import duel as duel_mod
 from . import ismcts_bot
@@ -71,7 +72,7 @@ def _duel(args: argparse.Namespace) -> int:
     if args.matches < 1 or args.iterations < 1 or args.jobs < 1:
         print("--matches, --iterations and --jobs must be at least 1", file=sys.stderr)
         return 2
-    knobs: dict[str, object] = {"rollout_depth": args.rollout_depth}
+    knobs: dict[str, Any] = {"rollout_depth": args.rollout_depth}
     if args.prior_weight is not None:
         knobs["prior_weight"] = args.prior_weight
     total = -(-args.matches // args.seats) * args.seats
