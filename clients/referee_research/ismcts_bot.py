@@ -97,7 +97,10 @@ class ISMCTSBot(Bot):
             answer = self.prior.choose(decision)
             if isinstance(answer, referee_pb2.Move) and answer in decision.legal_moves:
                 prior = legal[list(decision.legal_moves).index(answer)]
-        result = ismcts.search(determinize, self.seat, legal, seed, self.settings, prior)
+        try:
+            result = ismcts.search(determinize, self.seat, legal, seed, self.settings, prior)
+        except NotImplementedError as exc:  # the game's sampler has not been written
+            raise BotError(f"the search bot cannot play {name}: {exc}") from exc
         self.last = result
         if result.iterations:
             self.note(result.note(_label))
