@@ -9,7 +9,7 @@ import random
 from referee.core.rng import Streams
 from referee.games.goa.cards import HandLimitDiscard
 from referee.games.goa.catalog import TILE_MISSION
-from referee.games.goa.state import State, hand_limit
+from referee.games.goa.state import OVER, State, hand_limit
 
 OPTION_SETS = [
     {},
@@ -47,7 +47,8 @@ def check_invariants(state: State) -> None:
 def rerandomise(state: State, seat: int | None, rnd: random.Random) -> State:
     """Everything ``seat`` cannot see, drawn anew: the other hands (same sizes) and the deck
     order, the others' ducats, the face-down Bonanza tiles, the RNG. ``seat`` None (or -1) is a
-    spectator, who sees no hand at all."""
+    spectator, who sees no hand at all. Once the game is over the final scoring shows every
+    seat's ducats and Mission tiles: those stay."""
     s2 = copy.deepcopy(state)
     others = [p for p in range(s2.n) if p != seat]
     pool = list(s2.deck) + [c for p in others for c in s2.hands[p]]
@@ -57,8 +58,10 @@ def rerandomise(state: State, seat: int | None, rnd: random.Random) -> State:
         s2.hands[p] = pool[:k]
         pool = pool[k:]
     s2.deck = pool
+    over = s2.phase == OVER
     for p in others:
-        s2.ducats[p] = rnd.randrange(0, 60)
+        if not over:
+            s2.ducats[p] = rnd.randrange(0, 60)
     face_down = [g for g in range(25) if s2.bonanza[g] >= 0]
     if face_down:
         unused = [b for b in range(len(s2.rules.bonanza)) if b not in s2.bonanza]
@@ -69,7 +72,7 @@ def rerandomise(state: State, seat: int | None, rnd: random.Random) -> State:
     rnd.shuffle(s2.stacks["B"])
     # others' Mission tiles lie face down: re-deal them among the Mission tiles nobody sees
     mission = [t for t in range(len(s2.rules.tiles)) if s2.rules.tiles[t].type == TILE_MISSION]
-    held = [(p, i) for p in others for i, t in enumerate(s2.kept[p]) if t in mission]
+    held = [] if over else [(p, i) for p in others for i, t in enumerate(s2.kept[p]) if t in mission]
     unseen = [t for t in s2.stacks["B"] if t in mission]
     pool = [s2.kept[p][i] for p, i in held] + unseen
     rnd.shuffle(pool)

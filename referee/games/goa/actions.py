@@ -186,11 +186,12 @@ class ActionTurn(SubDecision):
                 mix = True
             k = r.yields[COLUMN_HARVEST][row[COLUMN_HARVEST]]
             state.stack.append(HarvestSacks(p, k, ships_or_colonists=mix))
-            return [Event("goa.harvest", p, f"seat {p} harvests up to {count(k, 'spice sack')}", {"sacks": k})]
+            data = {"sacks": k, "card": move.card} if mix else {"sacks": k}
+            return [Event("goa.harvest", p, f"seat {p} harvests up to {count(k, 'spice sack')}", data)]
         if t is Taxes:
             k = r.yields[COLUMN_TAXES][row[COLUMN_TAXES]]
             state.ducats[p] += k
-            return [Event("goa.taxes", p, f"seat {p} collects taxes")]
+            return [Event("goa.taxes", p, f"seat {p} collects taxes", {"ducats": k})]
         if t is Expedition:
             most, limit = r.yields[COLUMN_EXPEDITION][row[COLUMN_EXPEDITION]]
             state.stack.append(ExpeditionDraw(p, most, limit))
@@ -207,7 +208,8 @@ class ActionTurn(SubDecision):
             state.stack.append(ColonyFounding(p, move.colony, revealed, board, extra))
             return [Event("goa.found_colony", p,
                           f"seat {p} names {COLONIES[move.colony].title()} and reveals {revealed} colonists",
-                          {"colony": COLONIES[move.colony], "revealed": cards})]
+                          {"colony": COLONIES[move.colony], "revealed": cards}
+                          | ({"card": move.card} if extra else {}))]
         raise AssertionError(f"unexpected move {move!r}")
 
 
@@ -224,6 +226,7 @@ def start_progress(state: State, p: int, c: int, card: int) -> list[Event]:
     if effect == EFFECT_PROGRESS_SHIPS_ONLY:
         advance_marker(state, p, c)
         return [Event("goa.progress", p, f"seat {p} moves down to row {row + 2} in {column_name(c)}, paying ships only",
-                      {"column": COLUMNS[c]})]
+                      {"column": COLUMNS[c], "card": card})]
     state.stack.append(ProgressPayment(p, c, list(r.costs[c][row])))
-    return [Event("goa.progress_started", p, f"seat {p} progresses in {column_name(c)} (from row {row + 1})", {"column": COLUMNS[c]})]
+    return [Event("goa.progress_started", p, f"seat {p} progresses in {column_name(c)} (from row {row + 1})",
+                  {"column": COLUMNS[c]} | ({"card": card} if card >= 0 else {}))]

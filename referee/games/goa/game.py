@@ -4,28 +4,32 @@ common adapter (referee/core/adapter.py) over the rules, which live in modules b
 States are hashed with Goa's own ``state.state_digest``."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+
+from google.protobuf.message import Message
 
 from referee.core.adapter import SheetGame
 from referee.core.codec import Cell, EnumInt, Int, MoveCodec, constant, kind
 from referee.core.components import ComponentSheet
 from referee.core.contract import (
     BadOptions,
+    Event,
     GameSpec,
     OptionSpec,
     Result,
     competition_ranks,
 )
+from referee.core.rng import Rng
 from referee.v1 import goa_pb2 as pb
 
-from . import moves, rules
+from . import moves, rules, sampler
 from . import view as views
 from .catalog import GRID_SIDE, MAX_SEATS, Rules
 from .sheet import SHEET_SCHEMA, check_consistency
-from .state import OVER, State, state_digest
+from .state import OVER, State, clone_state, state_digest
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
 SHEETS = {"2012": COMPONENTS_DIR / "goa-2012.json", "2004": COMPONENTS_DIR / "goa-2004.json"}
@@ -165,3 +169,14 @@ class GoaGame(SheetGame[State, moves.Move]):
 
     def hash_state(self, state: State) -> str:
         return state_digest(state)
+
+    # ---- the forward model
+    def clone(self, state: State) -> State:
+        return clone_state(state)
+
+    def sample_state(self, views: Mapping[int, Message], history: Sequence[Event], rng: Rng,
+                     options: Mapping[str, Any], seat_count: int,
+                     components: ComponentSheet) -> State:
+        """SAMPLING.md: a full state showing each seat in ``views`` exactly its View."""
+        return sampler.sample_state(views, history, rng, options, seat_count,  # type: ignore[arg-type]
+                                    self.rules_for(components))

@@ -187,7 +187,8 @@ class QuickStart(PhaseDecision):
         state.quick_pos += 1
         if type(move) is QuickDucats:
             state.ducats[p] += QUICK_START_DUCATS
-            return [Event("goa.quick_start", p, f"seat {p} takes {QUICK_START_DUCATS} ducats")]
+            return [Event("goa.quick_start", p, f"seat {p} takes {QUICK_START_DUCATS} ducats",
+                          {"ducats": QUICK_START_DUCATS})]
         assert type(move) is QuickAdvance
         state.rows[p][move.first] += 1
         state.rows[p][move.second] += 1
@@ -309,8 +310,10 @@ def end_round(state: State) -> list[Event]:
         return [Event("goa.final_scoring", -1, f"game over; VP: {totals}", {"final": state.final})]
     events = []
     if state.round == r.rounds_per_phase:
-        state.tile_discard.extend(t for t in state.grid if t >= 0)
+        left = [t for t in state.grid if t >= 0]  # face up on the board: public
+        state.tile_discard.extend(left)
         events = lay_out_phase(state, "B")
+        events[0].data["board_discarded"] = left
     start_round(state)
     return events + [Event("goa.round", -1, f"round {state.round} begins", {"round": state.round})]
 

@@ -23,7 +23,7 @@ from .moves import (
 )
 from .resources import advance_marker, place_spice, remove_spice
 from .state import State, SubDecision
-from .wording import column_name
+from .wording import column_name, count
 
 if TYPE_CHECKING:
     from referee.v1 import goa_pb2 as pb
@@ -207,6 +207,8 @@ class SpiceSale(SubDecision):
             return []
         p = self.seat
         remove_spice(state, p, move.land, move.spice)
-        state.ducats[p] += state.rules.sell_price
+        price = state.rules.sell_price
+        state.ducats[p] += price
         self.remaining -= 1
-        return []
+        return [Event("goa.sell_spice", p, f"seat {p} sells a spice sack for {count(price, 'ducat')}",
+                      {"ducats": price})]

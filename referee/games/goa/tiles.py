@@ -20,6 +20,7 @@ from .catalog import (
     RESOURCE_COLONISTS,
     RESOURCE_SHIPS,
     RESOURCE_SPICES,
+    RESOURCES,
     TILE_COLONISTS,
     TILE_CROP_ROTATION,
     TILE_DUTY,
@@ -242,7 +243,8 @@ class ResourceChoice(SubDecision):
         else:
             state.stack.append(BonusSacks(p, amount))
         return [Event("goa.resource", p,
-                      f"seat {p} takes {count(amount, ('ship', 'colonist', 'spice')[move.kind])}")]
+                      f"seat {p} takes {count(amount, ('ship', 'colonist', 'spice')[move.kind])}",
+                      {"resource": RESOURCES[move.kind], "amount": amount})]
 
 
 @dataclass(slots=True)
