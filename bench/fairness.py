@@ -26,6 +26,7 @@ from typing import Any
 from referee.core.contract import Game
 from referee.core.match import LEGACY_RECORD_FORMAT, RECORD_FORMAT, match_chance
 from referee.core.rng import Chance, Key, Rng, SingleStream
+from referee.sim import playout
 
 #: Chance events owned by one seat, by the first part of their key: where the seat is in the
 #: key. Every other event is shared (a deck, the white dice, the round's die).
@@ -122,12 +123,9 @@ def play(game: Game, options: dict[str, Any], seats: int, seed: int, seat0: int,
     recorder = Recorder(match_chance(seed, record_format))
     state = game.setup(parsed, seats, recorder, game.default_components(parsed))
     choosers = [random.Random(f"{seed}/{s}/{seat0 if s == 0 else 0}") for s in range(seats)]
-    for _ in range(MAX_DECISIONS):
-        d = game.decision(state)
-        if d is None:
-            return recorder.events
-        game.apply(state, d.seat, d.moves[choosers[d.seat].randrange(len(d.moves))])
-    raise RuntimeError(f"a {game.spec.name} game passed {MAX_DECISIONS} decisions (seed {seed})")
+    playout(game, state, lambda d: d.moves[choosers[d.seat].randrange(len(d.moves))],
+            MAX_DECISIONS)
+    return recorder.events
 
 
 def counted(key: tuple[Key, ...]) -> bool:

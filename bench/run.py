@@ -68,6 +68,12 @@ Search bot (``bench/ismcts.py``; ``--ismcts-matches``, 0 skips it)
 CPU use of the server and of the client processes is recorded per phase (from /proc and
 os.times), which shows which side is the bottleneck on this machine.
 
+Forward model (``bench/sim.py``; ``--sim-seconds``, 0 skips it)
+    ``sim.<game>.clones_per_s`` (``Game.clone``), ``sim.<game>.deepcopy_clones_per_s`` (the
+    default clone, ``copy.deepcopy``) and their ratio ``clone_speedup`` (goal >= 10), and
+    ``sim.<game>.samples_per_s`` (``Game.sample_state`` from the view of the seat to act), over
+    positions of random games.
+
 Memory (``bench/memory.py``)
     ``engine.<game>.state_kb_mean`` / ``state_kb_max``: the heap one game state takes (a
     ``copy.deepcopy`` traced with ``tracemalloc``, sampled along random playouts; the tables
@@ -104,6 +110,7 @@ from referee_client.tokens import add_token_flag, token_arg  # noqa: E402
 from bench import fairness as fairness_bench  # noqa: E402 - needs the path set above
 from bench import ismcts as ismcts_bench  # noqa: E402
 from bench import sessions as session_bench  # noqa: E402
+from bench import sim as sim_bench  # noqa: E402
 from bench.grpc_phases import RefereeServer, run_phase  # noqa: E402
 from bench.memory import engine_state_bytes, idle_match_cost  # noqa: E402
 
@@ -284,6 +291,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ismcts-iterations", type=int, default=ismcts_bench.ITERATIONS,
                         metavar="K", help="the search bot's iterations per move in the bench "
                                           f"(default {ismcts_bench.ITERATIONS})")
+    parser.add_argument("--sim-seconds", type=float, default=2.0, metavar="S",
+                        help="seconds per figure and game of the forward model's phase "
+                             "(sim.<game>.clones_per_s, samples_per_s; bench/sim.py; default 2, "
+                             "0 skips it)")
     parser.add_argument("--output", default=str(RESULTS), help="results file")
     args = parser.parse_args(argv)
     args.usage_error = parser.error
@@ -442,6 +453,9 @@ def main(argv: list[str] | None = None) -> int:
                       f"{args.ismcts_iterations} iterations a move …")
         results["ismcts"] = ismcts_bench.run_phase(games, args.ismcts_matches,
                                                    args.ismcts_iterations)
+    if args.sim_seconds:
+        console.print("forward model phase: clones and samples per second …")
+        results["sim"] = sim_bench.run_phase(games, args.sim_seconds)
 
     results["machine"]["loadavg_at_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     batavia = results["engine"].get("batavia", {})
@@ -454,6 +468,7 @@ def main(argv: list[str] | None = None) -> int:
             else None),
         **session_bench.target(results),
         **fairness_bench.target(results),
+        **sim_bench.target(results),
     }
     # Flat dotted names as well, for quick greps and dashboards.
     flat = {}
@@ -487,6 +502,7 @@ def main(argv: list[str] | None = None) -> int:
     flat.update(session_bench.flat(results))
     flat.update(fairness_bench.flat(results))
     flat.update(ismcts_bench.flat(results))
+    flat.update(sim_bench.flat(results))
     results["summary"] = flat
     Path(args.output).write_text(json.dumps(results, indent=2, default=str) + "\n")
 
@@ -575,6 +591,7 @@ def main(argv: list[str] | None = None) -> int:
     session_bench.table_rows(results, table)
     fairness_bench.table_rows(results, table)
     ismcts_bench.table_rows(results, table)
+    sim_bench.table_rows(results, table)
     m = results["machine"]
     table.add_row("machine", f"{m['cpu_count']} CPUs",
                   f"{m['cpu_model']}; load {m['loadavg_at_start']}")

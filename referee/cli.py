@@ -203,6 +203,35 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the organizer's component sheet the matches were played with, if not "
                         "the game's default")
 
+    sim = sub.add_parser("sim", help="the forward model for bots in other languages",
+                         description="The referee's engines as a local service (docs: "
+                                     "Researchers, Forward model).")
+    simsub = sim.add_subparsers(dest="sim_command", metavar="ACTION", required=True)
+    ss = simsub.add_parser(
+        "serve",
+        help="serve the Simulator gRPC service (proto/referee/v1/sim.proto)",
+        description=(
+            "Serve the Simulator (referee.v1.Simulator): create a game state from a set-up, a "
+            "recorded position or seats' views (the game's sampler), list its legal moves, "
+            "apply, clone, roll out, read the result and the views, with the referee's own "
+            "rules. No token: it holds no match, only its clients' states, under handles. "
+            "Prints `simulator listening on HOST:PORT` once ready; stops on Ctrl-C or SIGTERM."
+        ),
+    )
+    ss.add_argument("--host", default="127.0.0.1",
+                    help="address to bind (default 127.0.0.1: this machine only)")
+    ss.add_argument("--port", type=_port_arg, default=50052,
+                    help="TCP port (default 50052; 0 picks a free port)")
+    ss.add_argument("--port-file", metavar="PATH",
+                    help="write the bound port to PATH once the server is ready to serve")
+    ss.add_argument("--max-handles", type=int, default=4096, metavar="N",
+                    help="states held at once (default 4096); beyond it New, FromViews and "
+                         "Clone answer RESOURCE_EXHAUSTED until a client releases some")
+    ss.add_argument("--idle-s", type=float, default=600.0, metavar="SECONDS",
+                    help="drop a state unused for this long (default 600)")
+    ss.add_argument("--workers", type=int, default=4, metavar="N",
+                    help="calls served at once (default 4)")
+
     g = sub.add_parser(
         "games",
         help="list the games this referee hosts (no server needed)",
@@ -249,6 +278,37 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     except KeyboardInterrupt:
         pass
+    return 0
+
+
+def cmd_sim_serve(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    from referee.sim.service import serve as sim_serve
+
+    if args.max_handles < 1 or args.idle_s <= 0 or args.workers < 1:
+        print("referee sim serve: --max-handles, --idle-s and --workers must be positive",
+              file=sys.stderr)
+        return 2
+    try:
+        server, port = sim_serve(args.host, args.port, max_handles=args.max_handles,
+                                 idle_s=args.idle_s, workers=args.workers)
+    except (OSError, RuntimeError) as exc:
+        print(f"referee sim serve: {exc}", file=sys.stderr)
+        return 2
+    if args.port_file:
+        tmp = Path(args.port_file + ".tmp")
+        tmp.write_text(f"{port}\n", encoding="utf-8")
+        tmp.replace(args.port_file)
+    print(f"simulator listening on {args.host}:{port}", flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    server.stop(1).wait()
     return 0
 
 
@@ -377,6 +437,8 @@ def _run(args: argparse.Namespace) -> int:
         return cmd_replay_verify(args)
     if args.command == "games":
         return cmd_games(args)
+    if args.command == "sim":
+        return cmd_sim_serve(args)
     if args.command == "sheet":
         return sheet_cli.cmd_sheet(args)
     return 2

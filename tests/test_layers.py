@@ -51,7 +51,8 @@ LAYERS = (
             "starlette", "uvicorn", "jinja2", *PROTOBUF)),
     # the forward model for researchers and search bots: engines without a referee, and the
     # local Simulator service that gives other languages the same engines
-    _layer("sim", ("referee.sim",), ("core", "protocol"), ("grpc", *PROTOBUF)),
+    _layer("sim", ("referee.sim",), ("core", "protocol"),
+           ("grpc", "grpc_status", "google.rpc", *PROTOBUF)),
     _layer("referee-cli", ("referee.cli", "referee.sheet_cli"),
            ("server", "sim", "core", "protocol"), ("rich", *PROTOBUF)),
     # the Python SDK speaks the wire protocol only, as a bot in any language does

@@ -167,15 +167,27 @@ def build_parser(
         help="create a match (admin token) and print its id and seat tokens as JSON",
         description="Create a match and print {match_id, seats: [{seat, token}]} as JSON.",
     )
-    p.add_argument("--game", default="batavia", help="the game (see `referee games`; default "
-                   "batavia)")
-    p.add_argument("--seats", type=int, required=True, help="number of seats")
+    p.add_argument("--game", help="the game (see `referee games`; default batavia, or the "
+                   "--start-record's)")
+    p.add_argument("--seats", type=int, help="number of seats (required unless "
+                   "--start-record gives it)")
     p.add_argument(
         "--option", action="append", default=[], metavar="NAME=VALUE",
         help="game option, repeatable (e.g. --option setup=face_up)",
     )
     p.add_argument("--seed", type=int, help="match seed (random if absent)")
     p.add_argument("--name", action="append", default=[], help="seat display name, repeatable")
+    s = p.add_argument_group(
+        "start from a position", "Start where a recorded match stood after N moves instead of "
+        "at the set-up; the game, seats and options default to the record's.")
+    s.add_argument("--start-record", metavar="FILE", help="a record file (`referee replay`'s "
+                   "input, or GetRecord's record_json)")
+    s.add_argument("--start-move", type=uint32_arg, metavar="N",
+                   help="how many of its moves to replay (0: its set-up)")
+    s.add_argument("--redraw", action="store_true",
+                   help="redraw what no seat could see there (deck orders, face-down tiles, "
+                        "future chance) from this match's seed, consistently with every "
+                        "seat's view")
     add_token_flag(p, "--admin-token", "REFEREE_ADMIN_TOKEN", "the referee's admin token")
     t = p.add_argument_group(
         "time policy", "A flag left out keeps the referee's default: no time limit, no bank, "
@@ -282,18 +294,47 @@ def parse_options(args: argparse.Namespace) -> dict[str, str]:
 TIME_POLICY_FLAGS = ("move_ms", "bank_ms", "grace_ms", "strikes", "on_expiry")
 
 
+def _start_record(args: argparse.Namespace) -> dict | None:
+    """--start-record's record (None without it), the flags that go with it checked."""
+    if args.start_record is None:
+        if args.start_move is not None or args.redraw:
+            args.usage_error("--start-move and --redraw go with --start-record")
+        return None
+    if args.start_move is None:
+        args.usage_error("--start-record needs --start-move N (0: the record's set-up)")
+    try:
+        with open(args.start_record, encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError) as exc:
+        args.usage_error(f"--start-record: cannot read a record from {args.start_record}: {exc}")
+    if not isinstance(record, dict):
+        args.usage_error(f"--start-record: {args.start_record} holds no record")
+    return record
+
+
 def _create_match(args: argparse.Namespace) -> int:
-    from .unary import AdminClient, time_policy_proto
+    from .unary import AdminClient, start_position, time_policy_proto
 
     args.admin_token = token_arg(args, "--admin-token", "REFEREE_ADMIN_TOKEN")
     if not args.admin_token:
         args.usage_error("no admin token: pass --admin-token-file or set REFEREE_ADMIN_TOKEN")
+    record = _start_record(args)
     options = parse_options(args)
+    game, seats = args.game, args.seats
+    if record is not None:  # the record's game, seats and options unless given
+        game = game or str(record.get("game") or "")
+        seats = seats or int(record.get("seats") or 0)
+        options = {**{k: str(v).lower() if isinstance(v, bool) else str(v)
+                      for k, v in (record.get("options") or {}).items()}, **options}
+    if not seats:
+        args.usage_error("the following arguments are required: --seats")
     given = {f: getattr(args, f) for f in TIME_POLICY_FLAGS if getattr(args, f) is not None}
     with AdminClient(args.address, args.admin_token, tls=_tls(args)) as admin:
         created = admin.create_match(
-            args.game, args.seats, options=options, seed=args.seed, seat_names=args.name,
+            game or "batavia", seats, options=options, seed=args.seed, seat_names=args.name,
             time_policy=time_policy_proto(given) if given else None,
+            start=start_position(record, args.start_move, args.redraw)
+            if record is not None else None,
         )
     print(
         json.dumps(

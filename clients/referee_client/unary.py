@@ -11,6 +11,7 @@ referee's reason (``NOT_YOUR_TURN``, ``STALE_STATE``, ``ILLEGAL_MOVE``, ...).
 """
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -160,8 +161,10 @@ class AdminClient(_Client):
         seed: int | None = None,
         seat_names: Sequence[str] = (),
         time_policy: referee_pb2.TimePolicy | None = None,
+        start: referee_pb2.StartPosition | None = None,
     ) -> referee_pb2.CreateMatchResponse:
-        """Create a match; returns its id and one secret token per seat."""
+        """Create a match; returns its id and one secret token per seat. ``start``: begin where
+        a recorded match stood after some moves (``start_position``) instead of the set-up."""
         request = referee_pb2.CreateMatchRequest(
             game=game,
             seats=seats,
@@ -172,12 +175,26 @@ class AdminClient(_Client):
             request.seed = seed
         if time_policy is not None:
             request.time_policy.CopyFrom(time_policy)
+        if start is not None:
+            request.start.CopyFrom(start)
         return self._call(self.stub.CreateMatch, request, self._metadata)
 
     def record(self, match_id: str) -> referee_pb2.GetRecordResponse:
         return self._call(
             self.stub.GetRecord, referee_pb2.GetRecordRequest(match_id=match_id), self._metadata
         )
+
+
+def start_position(record: Mapping[str, Any], move: int,
+                   redraw_hidden: bool = False) -> referee_pb2.StartPosition:
+    """A CreateMatchRequest.start at ``move`` moves into ``record`` (a record as GetRecord or a
+    record file gives it), sending only what the referee replays: the moves after ``move``, the
+    result and the bots' notes are left out, so the request stays small."""
+    cut = {k: v for k, v in record.items() if k not in ("result", "forfeited")}
+    cut["moves"] = [{k: v for k, v in entry.items() if k != "note"}
+                    for entry in list(record.get("moves") or [])[:move]]
+    return referee_pb2.StartPosition(record_json=json.dumps(cut, separators=(",", ":")),
+                                     move=move, redraw_hidden=redraw_hidden)
 
 
 def _option_text(value: object) -> str:

@@ -11,7 +11,6 @@ iterations, the value of the move and the visits of the most searched moves.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +24,7 @@ from referee_client.tokens import add_token_flag, token_arg
 
 from referee.core import registry
 from referee.core.contract import Event, Game
+from referee.sim.convert import event_from_proto
 from referee.v1 import referee_pb2
 
 from . import heuristics, ismcts
@@ -34,15 +34,6 @@ from .ismcts import Budget, Determinizer, Settings
 #: options) -> Determinizer. The default is the game's sampler (:func:`ismcts.from_views`).
 DeterminizerFactory = Callable[[str, int, Message, int, Sequence[Event], Mapping[str, Any]],
                                Determinizer]
-
-
-def event_from_proto(event: referee_pb2.MatchEvent) -> Event:
-    """A MatchEvent as the core ``Event`` the samplers read (its ``data_json`` parsed)."""
-    try:
-        data = json.loads(event.data_json) if event.data_json else {}
-    except ValueError:
-        data = {}
-    return Event(event.kind, event.seat, event.text, data if isinstance(data, dict) else {})
 
 
 class ISMCTSBot(Bot):

@@ -25,6 +25,7 @@ def decision_kinds(name: str, seats: int, seeds: tuple[int, ...] = (1, 2, 3),
     and how often it came in all."""
     from referee.core import registry
     from referee.core.rng import Streams
+    from referee.sim import playout, uniform
 
     game = registry.get(name)
     opts = game.spec.parse_options(options or {})
@@ -32,16 +33,17 @@ def decision_kinds(name: str, seats: int, seeds: tuple[int, ...] = (1, 2, 3),
     for n, seed in enumerate(seeds):
         state = game.setup(opts, seats, Streams(seed), game.default_components(opts))
         pick = random.Random(seed)
-        move_no = 0
-        while (dec := game.decision(state)) is not None:
-            move_no += 1
-            row = seen.get(dec.kind)
-            if row is None:
-                seen[dec.kind] = {"kind": dec.kind, "game": n + 1, "move": move_no,
-                                  "prompt": dec.prompt, "moves": len(dec.moves), "count": 0}
-                row = seen[dec.kind]
+        met = 0
+
+        def watch(dec: Any, n: int = n) -> None:
+            nonlocal met
+            met += 1
+            row = seen.setdefault(dec.kind, {"kind": dec.kind, "game": n + 1, "move": met,
+                                             "prompt": dec.prompt, "moves": len(dec.moves),
+                                             "count": 0})
             row["count"] += 1
-            game.apply(state, dec.seat, pick.choice(list(dec.moves)))
+
+        playout(game, state, uniform(pick), watch=watch)
     return list(seen.values())
 
 

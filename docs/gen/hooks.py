@@ -79,6 +79,17 @@ def include(path: str, shift: int = 1, body: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
+def sampling(game: str) -> str:
+    """The game's ``SAMPLING.md`` (how its sampler draws what a seat cannot see, what it
+    promises), included like RULINGS.md; a line saying there is none yet when it is absent."""
+    path = f"referee/games/{game}/SAMPLING.md"
+    if (ROOT / path).exists():
+        return include(path, 1, body=True)
+    return ("This game has no sampler yet: `Game.sample_state` raises `NotImplementedError`, "
+            "so `Simulation.from_views`, the Simulator's `FromViews` and a start with "
+            "`redraw_hidden` refuse it (see [the forward model](../research/forward-model.md)).\n")
+
+
 def strategy(path: str, language: str) -> str:
     """The part of a kit's source between "YOUR STRATEGY GOES HERE" and the rule that closes it,
     as a code block named after the file."""
@@ -107,6 +118,8 @@ def expand(what: str) -> str:
         return gamedoc.options_section(rest[0])
     if kind == "passages":
         return gamedoc.passages_section(rest[0], ROOT)
+    if kind == "sampling":
+        return sampling(rest[0])
     raise ValueError(f"unknown generator {kind!r} in <!-- gen: {what} -->")
 
 

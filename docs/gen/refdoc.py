@@ -59,7 +59,7 @@ def commands() -> list[tuple[str, str, list[tuple[str, str]]]]:
     from referee import cli as referee_cli
 
     return [
-        ("referee", "the referee: serve, replay, games",
+        ("referee", "the referee: serve, replay, games, sheet, and the Simulator (sim serve)",
          list(_walk(referee_cli.build_parser(), "referee"))),
         ("referee-bot", "the reference bots, match creation, sessions, `play` and `conformance`",
          list(_walk(bot_cli.build_parser(), "referee-bot"))),

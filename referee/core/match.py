@@ -9,7 +9,7 @@ from typing import Any
 from google.protobuf import json_format
 
 from .components import ComponentSheet
-from .contract import Decision, Event, Game, IllegalMove, Result
+from .contract import Decision, Event, Game, IllegalMove, MalformedMove, Result
 from .rng import Chance, Rng, SingleStream, Streams
 
 #: The record format this referee writes: ``/2`` draws each chance event from its own keyed
@@ -23,6 +23,13 @@ RECORD_FORMATS = (RECORD_FORMAT, LEGACY_RECORD_FORMAT)
 #: apart from the game's own RNG so a timeout does not change later chance in the game. (``/2``:
 #: the keyed streams of domain "timeout", one per seat and timeout of that seat.)
 TIMEOUT_STREAM_SALT = 0x7173
+
+#: How deep a start may nest: a record that starts from a record that starts from one ...
+MAX_START_DEPTH = 8
+#: The record fields a start keeps of its source (what replaying it to the start needs).
+_START_KEEPS = ("format", "game", "options", "seats", "seed", "components", "initial_state_hash",
+                "match_id", "start")
+_MOVE_KEEPS = ("n", "seat", "version_before", "move", "state_hash")
 
 
 def match_chance(seed: int, record_format: str = RECORD_FORMAT) -> Chance:
@@ -93,6 +100,7 @@ class Match:
     record_format: str = RECORD_FORMAT
     timeout_rng: Rng | None = None  # /1: the one RANDOM_LEGAL stream, advanced per timeout
     timeout_streams: Streams | None = None  # /2: keyed by (seat, that seat's timeout number)
+    start: dict[str, Any] | None = None  # where it started, when not at set-up (``start_doc``)
 
     @classmethod
     def create(
@@ -103,7 +111,11 @@ class Match:
         seed: int,
         components: ComponentSheet | None = None,
         record_format: str = RECORD_FORMAT,
+        start: Mapping[str, Any] | None = None,
     ) -> Match:
+        """A new match at the game's set-up, or, with ``start`` (a ``start_doc``), where a
+        recorded match stood (``start_state``; ReplayError if that record cannot get there or
+        is not for this game, options, seat count and sheet)."""
         spec = game.spec
         if not spec.min_seats <= seat_count <= spec.max_seats:
             raise ValueError(
@@ -111,8 +123,15 @@ class Match:
             )
         parsed = spec.parse_options(options)
         sheet = components or game.default_components(parsed)
-        state = game.setup(parsed, seat_count, match_chance(seed, record_format), sheet)
-        m = cls(game, parsed, seat_count, seed, sheet, state, record_format=record_format)
+        if start is None:
+            state = game.setup(parsed, seat_count, match_chance(seed, record_format), sheet)
+        else:
+            start = start_doc(start.get("record"), start.get("move"),  # type: ignore[arg-type]
+                              bool(start.get("redraw_hidden")))
+            state, _history = start_state(game, start, sheet, redraw_rng(seed),
+                                          parsed, seat_count)
+        m = cls(game, parsed, seat_count, seed, sheet, state, record_format=record_format,
+                start=start)
         m.initial_hash = game.hash_state(state)
         if record_format == LEGACY_RECORD_FORMAT:
             m.timeout_rng = Rng(seed).fork(TIMEOUT_STREAM_SALT)
@@ -216,6 +235,8 @@ class Match:
             "forfeited": self.forfeited,
             "result": result_json(result) if result else None,
         }
+        if self.start is not None:
+            rec["start"] = self.start
         rec.update(extra)
         return rec
 
@@ -235,10 +256,13 @@ class ReplayError(Exception):
 
 
 def replay(
-    game: Game, record: Mapping[str, Any], components: ComponentSheet | None = None
+    game: Game, record: Mapping[str, Any], components: ComponentSheet | None = None,
+    *, history: list[Event] | None = None,
 ) -> Match:
-    """Re-simulate a record move by move, checking every state hash and the result.
-    Raises ReplayError at the first disagreement."""
+    """Re-simulate a record move by move, checking every state hash and the result (a record
+    that starts at a position of another, ``start``, replays that one first). Raises
+    ReplayError at the first disagreement. ``history``, when given, collects every move's
+    public events."""
     record_format = record.get("format")
     if record_format not in RECORD_FORMATS:
         raise ReplayError(f"not a {' or '.join(RECORD_FORMATS)} record")
@@ -252,20 +276,35 @@ def replay(
             f"record was played with component sheet {want_sheet[:12]}…, "
             f"not {sheet.sha256[:12]}… (pass the organizer's sheet with --components)"
         )
-    m = Match.create(game, options, int(record["seats"]), int(record["seed"]), sheet,
-                     record_format=str(record_format))
+    start = record.get("start")
+    if start is not None and not isinstance(start, Mapping):
+        raise ReplayError("the record's start is not an object")
+    try:
+        m = Match.create(game, options, int(record["seats"]), int(record["seed"]), sheet,
+                         record_format=str(record_format), start=start)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ReplayError(f"the record's header is not valid: {exc}") from None
     if record.get("initial_state_hash") and m.initial_hash != record["initial_state_hash"]:
         raise ReplayError("initial state hash differs: setup is not the one recorded")
     for entry in record.get("moves", []):
         msg = game.move_message()
-        json_format.ParseDict(entry["move"], msg)
-        move = game.move_from_proto(msg)
         try:
-            m.submit(int(entry["seat"]), move, int(entry["version_before"]),
-                     note=str(entry.get("note") or ""))
+            json_format.ParseDict(entry["move"], msg)
+            move = game.move_from_proto(msg)
+        except (json_format.ParseError, MalformedMove, KeyError, TypeError, ValueError) as exc:
+            raise ReplayError(f"move {str(entry.get('n'))[:12]}: not a move of "
+                              f"{game.spec.name}: {str(exc)[:120]}") from None
+        try:
+            _entry, events = m.submit(int(entry["seat"]), move, int(entry["version_before"]),
+                                      note=str(entry.get("note") or ""))
         except IllegalMove as exc:
             raise ReplayError(f"move {entry['n']}: {exc}") from None
-        if m.moves[-1].state_hash != entry["state_hash"]:
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ReplayError(f"move {str(entry.get('n'))[:12]}: not a valid entry: "
+                              f"{str(exc)[:120]}") from None
+        if history is not None:
+            history.extend(events)
+        if m.moves[-1].state_hash != entry.get("state_hash"):
             raise ReplayError(f"move {entry['n']}: state hash differs from the record")
     if record.get("forfeited") is not None:
         m.forfeit(int(record["forfeited"]))
@@ -275,3 +314,79 @@ def replay(
         raise ReplayError("the final result differs from the record")
     return m
 
+
+
+# ---------------------------------------------------------------------------- start positions
+# A match (or a simulation) may start where a recorded match stood after N moves (issue 21,
+# item 6; docs/research/forward-model.md, "Start from a position"). Its record keeps the start
+# (the source record cut to those N moves, N, and whether the hidden parts were redrawn), so
+# replaying it replays the source first and verifies the whole from scratch.
+
+
+def start_doc(record: Mapping[str, Any], move: int, redraw_hidden: bool) -> dict[str, Any]:
+    """What a record keeps of where its match started: the source record's header and its
+    first ``move`` moves (no result, times or notes: what replaying to that point needs), the
+    move number and whether hidden parts were redrawn. ReplayError if ``record`` has no such
+    move or nests starts too deep; nothing is replayed yet (``start_state`` does)."""
+    if not isinstance(record, Mapping):
+        raise ReplayError("the start's record is not a JSON object")
+    if isinstance(move, bool) or not isinstance(move, int) or move < 0:
+        raise ReplayError(f"the start's move must be a count of moves (0 or more), not {move!r}")
+    moves = record.get("moves") or []
+    if not isinstance(moves, list) or not all(isinstance(e, Mapping) for e in moves):
+        raise ReplayError("the start's record has no valid move list")
+    if move > len(moves):
+        raise ReplayError(f"the record has {len(moves)} moves; it cannot start after move "
+                          f"{move}")
+    depth, inner = 0, record.get("start")
+    while isinstance(inner, Mapping):
+        depth += 1
+        if depth >= MAX_START_DEPTH:
+            raise ReplayError(f"starts nest more than {MAX_START_DEPTH} deep")
+        inner = (inner.get("record") or {}).get("start") \
+            if isinstance(inner.get("record"), Mapping) else None
+    src = {k: record[k] for k in _START_KEEPS if k in record}
+    src["moves"] = [{k: e[k] for k in _MOVE_KEEPS if k in e} for e in moves[:move]]
+    return {"record": src, "move": move, "redraw_hidden": bool(redraw_hidden)}
+
+
+def redraw_rng(seed: int) -> Rng:
+    """The stream a match started at a position redraws hidden parts with: one keyed stream of
+    the new match's seed (domain "start"), apart from its game's and time policy's chance."""
+    return Streams(seed, "start").stream("redraw_hidden")
+
+
+def start_state(game: Game, start: Mapping[str, Any], components: ComponentSheet, rng: Rng,
+                options: Mapping[str, Any] | None = None,
+                seat_count: int | None = None) -> tuple[Any, list[Event]]:
+    """The state ``start`` (a ``start_doc``) describes, and the public events that led there:
+    its record replayed (every hash checked) to its move, then, if ``redraw_hidden``, what no
+    seat could see there drawn anew with ``rng`` by the game's sampler from every seat's view
+    and those events (``Game.sample_state``). ReplayError if the record is not for this game,
+    ``options`` (parsed) and ``seat_count`` when given, does not replay, or is over there;
+    NotImplementedError if a redraw is asked of a game without a sampler."""
+    doc = start_doc(start.get("record") or {}, start.get("move"),  # type: ignore[arg-type]
+                    bool(start.get("redraw_hidden")))
+    src = doc["record"]
+    if src.get("game") != game.spec.name:
+        raise ReplayError(f"the start's record is for {str(src.get('game'))[:24]!r}, not "
+                          f"{game.spec.name!r}")
+    try:
+        src_options = game.spec.parse_options(src.get("options") or {})
+        src_seats = int(src["seats"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ReplayError(f"the start's record has no valid options or seat count: {exc}") \
+            from None
+    if options is not None and dict(options) != src_options:
+        raise ReplayError("the start's record was played with other options")
+    if seat_count is not None and seat_count != src_seats:
+        raise ReplayError(f"the start's record is for {src_seats} seats, not {seat_count}")
+    history: list[Event] = []
+    m = replay(game, src, components, history=history)
+    if game.decision(m.state) is None:
+        raise ReplayError(f"the recorded match is over after move {doc['move']}")
+    state = m.state
+    if doc["redraw_hidden"]:
+        views = {s: game.view(state, s) for s in range(m.seat_count)}
+        state = game.sample_state(views, history, rng, m.options, m.seat_count, components)
+    return state, history

@@ -3,6 +3,7 @@ is created or stored, and a refusal is INVALID_ARGUMENT/MALFORMED naming the fau
 a prefix of a client's names and values is quoted)."""
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from typing import Any
 from referee.core import registry
 from referee.core.components import ComponentSheet
 from referee.core.contract import BadOptions, Game
+from referee.core.match import Match, ReplayError, start_doc
 from referee.v1 import referee_pb2 as pb
 
 from . import errors
@@ -34,6 +36,7 @@ class MatchPlan:
     sheet: ComponentSheet
     seed: int
     reveal_policy: str  # "safe" | "none" (see embargo.py)
+    start: dict[str, Any] | None = None  # CreateMatchRequest.start as a record keeps it
 
 
 def plan_match(
@@ -61,7 +64,37 @@ def plan_match(
     seed = request.seed if request.HasField("seed") else secrets.randbits(63)
     return MatchPlan(game=game, options=options, seats=seats, names=names, bots=bots,
                      policy=policy, sheet=sheet, seed=seed,
-                     reveal_policy=_reveal_policy(request.reveal_policy))
+                     reveal_policy=_reveal_policy(request.reveal_policy),
+                     start=_start(request) if request.HasField("start") else None)
+
+
+def _start(request: pb.CreateMatchRequest) -> dict[str, Any]:
+    """``request.start`` as the record keeps it (``referee.core.match.start_doc``): the given
+    record must be a JSON object with at least ``move`` moves; that it replays, and is for the
+    request's game, options, seat count and sheet, ``new_match`` checks."""
+    start = request.start
+    try:
+        record = json.loads(start.record_json)
+    except ValueError:
+        raise errors.malformed("start.record_json is not JSON") from None
+    try:
+        return start_doc(record, start.move, start.redraw_hidden)
+    except ReplayError as exc:
+        raise errors.malformed(f"start: {exc}") from None
+
+
+def new_match(plan: MatchPlan) -> Match:
+    """The match ``plan`` describes: at the game's set-up, or where its start's record stood
+    (replayed, every hash checked, hidden parts redrawn from the new seed if asked);
+    INVALID_ARGUMENT/MALFORMED naming why a start cannot be used."""
+    try:
+        return Match.create(plan.game, plan.options, plan.seats, plan.seed, plan.sheet,
+                            start=plan.start)
+    except ReplayError as exc:
+        raise errors.malformed(f"start: {exc}") from None
+    except NotImplementedError:
+        raise errors.malformed(f"start.redraw_hidden: {plan.game.spec.name} has no sampler "
+                               "on this referee") from None
 
 
 #: CreateMatchRequest.reveal_policy -> the store's word for it

@@ -87,6 +87,8 @@ def replay_log(game: Game, row: MatchRow, moves: list, sheet: ComponentSheet) ->
         "moves": [{"n": mv.n, "seat": mv.seat, "version_before": mv.version_before,
                    "move": mv.move, "state_hash": mv.state_hash} for mv in moves],
     }
+    if row.start is not None:  # it started at a position of another record
+        doc["start"] = row.start
     m = replay(game, doc, sheet)
     for entry, mv in zip(m.moves, moves, strict=True):
         entry.elapsed_ms, entry.timeout, entry.policy = mv.elapsed_ms, mv.timeout, mv.policy

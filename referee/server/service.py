@@ -17,13 +17,13 @@ from google.protobuf import json_format
 from referee.core import registry
 from referee.core.components import ComponentSheet
 from referee.core.contract import Game
-from referee.core.match import Match, ReplayError
+from referee.core.match import ReplayError
 from referee.v1 import referee_pb2 as pb
 
 from . import errors
 from .auth import RateLimiter, bearer, new_token, peer_address, same_hash, token_hash
 from .clock import DEFAULT_JOIN_MS, now_ms
-from .create import plan_match
+from .create import new_match, plan_match
 from .embargo import REASON as EMBARGOED
 from .embargo import Embargo, unfinished_twins
 from .errors import RefereeError, clip
@@ -268,7 +268,7 @@ class RefereeService:
         if not self._admin(context):
             raise errors.permission_denied("creating a match needs the admin token")
         plan = plan_match(request, self.sheet_for, self.sessions.check_seat_bots, self.join_ms)
-        match = Match.create(plan.game, plan.options, plan.seats, plan.seed, plan.sheet)
+        match = new_match(plan)
         match_id = self._new_match_id()
         tokens = self.sessions.seat_tokens(match_id, plan.bots,
                                            [new_token() for _ in range(plan.seats)])
@@ -290,6 +290,7 @@ class RefereeService:
                 token_hashes=hashes, names=plan.names, status="running",
                 created_ms=rt.created_ms, finished_ms=None, forfeited=None, result=None,
                 reveal_policy=plan.reveal_policy, record_format=match.record_format,
+                start=match.start,
             )
         )
         if bound is not None:

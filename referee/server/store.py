@@ -45,8 +45,9 @@ CREATE TABLE IF NOT EXISTS matches (
     abandoned_json    TEXT,            -- seats the host abandoned: {"2": "bot exited (code 1)"}
     joined_json       TEXT,            -- seats whose bot has joined, e.g. [0, 2]
     reveal_policy     TEXT,            -- safe (NULL: older stores) | none; see CreateMatch
-    record_format     TEXT             -- referee-record/2 (NULL: older stores, whose matches
+    record_format     TEXT,            -- referee-record/2 (NULL: older stores, whose matches
                                        -- drew chance as referee-record/1)
+    start_json        TEXT             -- where it started (a record's "start"), NULL: set-up
 );
 CREATE TABLE IF NOT EXISTS moves (
     match_id        TEXT NOT NULL,
@@ -86,6 +87,7 @@ class MatchRow:
     joined: list[int] | None = None  # seats whose bot has joined
     reveal_policy: str = "safe"  # safe | none (CreateMatchRequest.reveal_policy)
     record_format: str = RECORD_FORMAT  # how its game draws chance (referee.core.match)
+    start: dict[str, Any] | None = None  # CreateMatchRequest.start as its record keeps it
 
 
 @dataclass(slots=True)
@@ -220,12 +222,14 @@ class Store:
             row.components_name, row.components_sha256, json.dumps(row.time_policy),
             json.dumps(row.token_hashes), json.dumps(row.names), row.status, row.created_ms,
             row.reveal_policy, row.record_format,
+            json.dumps(row.start, sort_keys=True) if row.start is not None else None,
         )
         return self._submit(
             lambda c: c.execute(
                 "INSERT INTO matches (id, game, options_json, seats, seed, components_name,"
                 " components_sha256, time_policy_json, token_hashes_json, names_json, status,"
-                " created_ms, reveal_policy, record_format) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " created_ms, reveal_policy, record_format, start_json)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 values,
             )
         )
@@ -302,7 +306,7 @@ class Store:
                 "SELECT id, game, options_json, seats, seed, components_name, components_sha256,"
                 " time_policy_json, token_hashes_json, names_json, status, created_ms,"
                 " finished_ms, forfeited, result_json, rejected_json, abandoned_json,"
-                " joined_json, reveal_policy, record_format FROM matches"
+                " joined_json, reveal_policy, record_format, start_json FROM matches"
                 + (" WHERE status=?" if status else "")
             )
             rows = conn.execute(sql + " ORDER BY created_ms", (status,) if status else ()).fetchall()
@@ -320,6 +324,7 @@ class Store:
                 joined=json.loads(r[17]) if r[17] else None,
                 reveal_policy=r[18] or "safe",
                 record_format=r[19] or LEGACY_RECORD_FORMAT,
+                start=json.loads(r[20]) if r[20] else None,
             )
             for r in rows
         ]
@@ -375,6 +380,8 @@ def _migrate(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE matches ADD COLUMN reveal_policy TEXT")
     if "record_format" not in have:
         conn.execute("ALTER TABLE matches ADD COLUMN record_format TEXT")
+    if "start_json" not in have:
+        conn.execute("ALTER TABLE matches ADD COLUMN start_json TEXT")
     if "note" not in {row[1] for row in conn.execute("PRAGMA table_info(moves)")}:
         conn.execute("ALTER TABLE moves ADD COLUMN note TEXT")
 

@@ -2,14 +2,16 @@
 rules and component sheet, without a referee (docs/research/forward-model.md).
 
 A :class:`Simulation` wraps a game (from the registry, by name) and one full state. It starts
-from the game's set-up (:meth:`Simulation.new`), or from what seats saw
-(:meth:`Simulation.from_views`: the game's sampler draws the hidden parts), and offers
+from the game's set-up (:meth:`Simulation.new`), from what seats saw
+(:meth:`Simulation.from_views`: the game's sampler draws the hidden parts), or from a record at
+move N (:meth:`Simulation.from_record`, hidden parts redrawn or not), and offers
 ``decision`` / ``legal_moves`` / ``apply`` / ``clone`` / ``rollout`` / ``result``. Moves are
 the engine's own move values (``legal_moves`` lists them); ``move_from_proto`` and
 ``move_to_proto`` map them to and from the game's protobuf ``Move``.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -18,11 +20,39 @@ from google.protobuf.message import Message
 from referee.core import registry
 from referee.core.components import ComponentSheet
 from referee.core.contract import Decision, Event, Game, Result
-from referee.core.match import match_chance
+from referee.core.match import ReplayError, match_chance, start_doc, start_state
 from referee.core.rng import Rng
 
 #: A rollout policy: given the simulation and its pending decision, the move to play.
 Policy = Callable[["Simulation", Decision], Any]
+#: Longest playout before it is taken for a loop (no game here passes a few thousand moves).
+MAX_MOVES = 1_000_000
+
+
+def uniform(rng: Rng | Any) -> Callable[[Decision], Any]:
+    """A chooser that picks uniformly among a decision's legal moves with ``rng``: a
+    ``referee.core.rng.Rng`` (its ``below``) or a ``random.Random`` (its ``randrange``)."""
+    draw: Callable[[int], int] = rng.below if isinstance(rng, Rng) else rng.randrange
+    return lambda d: d.moves[draw(len(d.moves))]
+
+
+def playout(game: Game, state: Any, choose: Callable[[Decision], Any],
+            max_moves: int = MAX_MOVES,
+            watch: Callable[[Decision], None] | None = None) -> int:
+    """Play ``state`` (in place) to the end of the game: at each decision ``watch`` (if any)
+    sees it, then ``choose`` gives the move (``uniform(rng)`` for random play). Returns the
+    number of moves played; RuntimeError after ``max_moves`` without an end. The one loop the
+    forward model's rollouts, the generated docs, ``bench`` and the tests share."""
+    for n in range(max_moves):
+        d = game.decision(state)
+        if d is None:
+            return n
+        if watch is not None:
+            watch(d)
+        game.apply(state, d.seat, choose(d))
+    if game.decision(state) is None:
+        return max_moves
+    raise RuntimeError(f"a {game.spec.name} game passed {max_moves} moves without an end")
 
 
 class Simulation:
@@ -77,6 +107,27 @@ class Simulation:
         state = g.sample_state(parsed_views, history, r, parsed, seat_count, sheet)
         return cls(g, state, parsed, sheet)
 
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any] | str, move: int,
+                    redraw: Rng | int | None = None,
+                    components: ComponentSheet | None = None) -> Simulation:
+        """Where a recorded match stood after ``move`` moves (0: its set-up), the record
+        (a dict, or its JSON text) replayed with every state hash checked; with ``redraw`` (an
+        Rng or a seed), what no seat could see there is drawn anew by the game's sampler from
+        every seat's view, as ``CreateMatchRequest.start`` with ``redraw_hidden`` does.
+        ReplayError for a record that does not replay or has no such move, or a match over
+        by then."""
+        rec = json.loads(record) if isinstance(record, str) else record
+        if not isinstance(rec, Mapping):
+            raise ReplayError("a record is a JSON object")
+        g = registry.get(str(rec.get("game")))
+        doc = start_doc(rec, move, redraw is not None)
+        parsed = g.spec.parse_options(rec.get("options") or {})
+        sheet = components or g.default_components(parsed)
+        r = Rng(redraw) if isinstance(redraw, int) else (redraw or Rng(0))
+        state, _history = start_state(g, doc, sheet, r)
+        return cls(g, state, parsed, sheet)
+
     # ------------------------------------------------------------------ queries
     @property
     def seat_count(self) -> int:
@@ -123,19 +174,14 @@ class Simulation:
         return Simulation(self.game, self.game.clone(self.state), self.options, self.components)
 
     def rollout(self, rng: Rng | int, policy: Policy | None = None,
-                max_moves: int = 1_000_000) -> Result:
+                max_moves: int = MAX_MOVES) -> Result:
         """Play to the end (in place: clone first to keep this state), each move chosen by
         ``policy`` or uniformly at random with ``rng``; the result."""
         r = Rng(rng) if isinstance(rng, int) else rng
-        game, state = self.game, self.state
-        for _ in range(max_moves):
-            d = game.decision(state)
-            if d is None:
-                break
-            move = policy(self, d) if policy else d.moves[r.below(len(d.moves))]
-            game.apply(state, d.seat, move)
-        result = game.result(state)
-        if result is None:
+        choose = (lambda d: policy(self, d)) if policy else uniform(r)
+        playout(self.game, self.state, choose, max_moves)
+        result = self.game.result(self.state)
+        if result is None:  # pragma: no cover - playout ends only at the game's end
             raise RuntimeError(f"no result after {max_moves} moves")
         return result
 

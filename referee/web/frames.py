@@ -195,10 +195,10 @@ class Replayer:
 
     def __init__(self, game: Game, options: Mapping[str, Any], seats: int, seed: int,
                  sheet: ComponentSheet, record_format: str = RECORD_FORMAT,
-                 viewer: int | None = None):
+                 viewer: int | None = None, start: Mapping[str, Any] | None = None):
         self.game = game
         self.viewer = viewer  # whose view the frames show: None, the spectator's
-        self.match = Match.create(game, options, seats, seed, sheet, record_format)
+        self.match = Match.create(game, options, seats, seed, sheet, record_format, start)
         self.prev = seat_view(game, self.match.state, viewer)
         # Each frame is kept as its JSON text: a held replay is a few strings, not a tree of
         # dicts for the cyclic garbage collector to walk while the referee plays moves.
@@ -282,7 +282,9 @@ def record_replayer(game: Game, record: Mapping[str, Any],
     record_format = str(record.get("format") or RECORD_FORMAT)
     if record_format not in RECORD_FORMATS:
         raise ReplayError(f"not a {' or '.join(RECORD_FORMATS)} record")
-    r = Replayer(game, options, int(record["seats"]), int(record["seed"]), sheet, record_format, viewer)
+    start = record.get("start")
+    r = Replayer(game, options, int(record["seats"]), int(record["seed"]), sheet, record_format,
+                 viewer, start if isinstance(start, Mapping) else None)
     if record.get("initial_state_hash") and r.match.initial_hash != record["initial_state_hash"]:
         raise ReplayError("initial state hash differs: setup is not the one recorded")
     return r

@@ -186,7 +186,7 @@ class MatchSource:
                 if r is None or r.moves_done > len(moves) or (
                         r.moves_done and moves[r.moves_done - 1]["state_hash"] != r.last_hash()):
                     r = F.Replayer(rt.game, m.options, m.seat_count, m.seed, m.components,
-                                   m.record_format)
+                                   m.record_format, start=m.start)
                 r.extend(moves, verify=False)  # the referee's own log, hashed as it was played
                 return list(r.encoded), r
         elif meta["state"] == "finished":

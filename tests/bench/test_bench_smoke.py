@@ -16,7 +16,8 @@ def test_bench_writes_results(tmp_path):
         [sys.executable, "-m", "bench.run", "--engine-seconds", "0.5", "--grpc-seconds", "1",
          "--warmup", "0.5", "--concurrency", "4", "--clients", "1", "--tournament-matches", "2",
          "--tournament-concurrency", "2", "--idle-matches", "20",
-         "--persistent-matches", "4", "--fairness-pairs", "2", "--output", str(out_file)],
+         "--persistent-matches", "4", "--fairness-pairs", "2", "--sim-seconds", "0.2",
+         "--output", str(out_file)],
         capture_output=True, text=True, cwd=ROOT, timeout=180, check=False,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -32,8 +33,12 @@ def test_bench_writes_results(tmp_path):
                 "memory.referee.rss_mb_after_moves", "tournament.persistent.matches_per_s",
                 "tournament.move_path_matches_per_s", "tournament.persistent_to_move_path",
                 "fairness.batavia.shared_chance", "fairness.goa.shared_chance",
-                "fairness.goa_2004.shared_chance", "fairness.santa_maria.shared_chance"):
+                "fairness.goa_2004.shared_chance", "fairness.santa_maria.shared_chance",
+                *(f"sim.{g}.{k}" for g in ("batavia", "goa", "santa_maria")
+                  for k in ("clones_per_s", "deepcopy_clones_per_s"))):
         assert summary[key] > 0, key
+    for game in ("batavia", "goa", "santa_maria"):  # None while the game has no sampler
+        assert f"sim.{game}.samples_per_s" in summary
     # a live match costs memory (the figure is RSS growth: present, not asserted exactly)
     assert "kb_per_live_match" in results["grpc"]["memory"]
     floor = results["grpc"]["floor"]

@@ -22,7 +22,7 @@ import protodoc  # noqa: E402
 #: the pages whose runnable blocks the test runs, in the order a reader meets them (one folder:
 #: the conformance page checks the bot the first tutorial wrote)
 TUTORIALS = ["bot/first-bot.md", "bot/conformance.md", "researcher.md",
-             "organizer/component-sheets.md"]
+             "research/forward-model.md", "organizer/component-sheets.md"]
 MARK = "<!-- docs-test: run -->"
 BLOCK = re.compile(r"^" + re.escape(MARK) + r"\n```(\w+)([^\n]*)\n(.*?)\n```$", re.M | re.S)
 
@@ -65,13 +65,21 @@ def test_site_builds_in_strict_mode(tmp_path):
     goa = (site / "games/goa/index.html").read_text(encoding="utf-8")
     assert "goa.place_flag" in goa and "provisional" in goa  # decisions and provenance
     assert "Which row does a spied action use?" in goa  # RULINGS.md, included
+    assert "Sampling what a seat cannot see" in goa  # SAMPLING.md, or why there is none
+    sampling = (ROOT / "referee/games/goa/SAMPLING.md")
+    if sampling.exists():  # included like RULINGS.md: its first paragraph is on the page
+        first = next(p for p in sampling.read_text(encoding="utf-8").split("\n\n")[1:]
+                     if p.strip() and not p.startswith("#"))
+        assert " ".join(first.split()[:6]) in " ".join(goa.split())
+    else:
+        assert "no sampler yet" in goa
 
 
 def test_protocol_reference_covers_every_message_field_and_enum_value():
-    from referee.v1 import batavia_pb2, goa_pb2, referee_pb2, santa_maria_pb2
+    from referee.v1 import batavia_pb2, goa_pb2, referee_pb2, santa_maria_pb2, sim_pb2
 
     pages = protodoc.render(ROOT / "proto")
-    for module in (referee_pb2, batavia_pb2, goa_pb2, santa_maria_pb2):
+    for module in (referee_pb2, batavia_pb2, goa_pb2, santa_maria_pb2, sim_pb2):
         fd = module.DESCRIPTOR
         page = pages[Path(fd.name).stem + ".md"]
 

@@ -16,14 +16,13 @@ from referee_client.bots.random_bot import RandomBot
 from referee_research import ismcts
 from referee_research.duel import (
     decision_message,
-    event_message,
     first_share,
     play,
     schedule,
     wilson,
 )
 from referee_research.ismcts import Budget, Settings
-from referee_research.ismcts_bot import ISMCTSBot, event_from_proto
+from referee_research.ismcts_bot import ISMCTSBot
 
 from referee.core import registry
 from referee.core.contract import Result
@@ -148,16 +147,6 @@ def test_the_bot_answers_a_decision_as_the_referee_sends_it_with_a_note():
     assert bot.history, "the bot asked for and kept the public events"
     notes = [n for n in seen if n]
     assert notes and all(n.startswith("ismcts 12 it") for n in notes)
-
-
-def test_match_events_round_trip_to_core_events():
-    sim = Simulation.new("batavia", 3, 2)
-    events = []
-    while not events:
-        events = sim.apply(sim.legal_moves()[0])
-    for e in events:
-        back = event_from_proto(event_message(e, 1))
-        assert (back.kind, back.seat, back.text, back.data) == (e.kind, e.seat, e.text, e.data)
 
 
 def test_decision_message_carries_the_view_and_every_legal_move():

@@ -52,3 +52,24 @@ def test_broken_records_are_rejected(break_it):
     break_it(rec)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(rec, record_schema())
+
+
+def test_a_started_match_writes_records_the_schema_accepts():
+    """A match started at move N of another record (CreateMatchRequest.start) keeps that start
+    in its record; the schema describes it, nested starts included."""
+    from referee.core.match import start_doc
+
+    source = _record("batavia", 3, 9)
+    game = registry.get("batavia")
+    m = Match.create(game, {}, 3, 10, start=start_doc(source, 20, False))
+    rnd = random.Random(1)
+    while (d := m.decision()) is not None:
+        m.submit(d.seat, rnd.choice(d.moves))
+    rec = m.record()
+    jsonschema.validate(rec, record_schema())
+    nested = Match.create(game, {}, 3, 11, start=start_doc(rec, 5, False)).record()
+    jsonschema.validate(nested, record_schema())
+    broken = copy.deepcopy(rec)
+    broken["start"].pop("move")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, record_schema())

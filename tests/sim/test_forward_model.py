@@ -23,6 +23,7 @@ import pytest
 from referee.core import registry
 from referee.core.contract import Event, Game
 from referee.core.rng import Rng, Streams
+from referee.sim import playout, uniform
 from tests.contract import hooks
 
 GAMES = sorted(registry.games())
@@ -74,15 +75,13 @@ def test_clone_is_independent(name):
         copy = game.clone(state)
         assert game.hash_state(copy) == before, "a fresh clone hashes like its original"
         # play the clone to its end: the original must not move
-        while (d := game.decision(copy)) is not None:
-            game.apply(copy, d.seat, d.moves[rnd.randrange(len(d.moves))])
+        playout(game, copy, uniform(rnd))
         assert game.hash_state(state) == before, f"{name}: playing a clone changed the original"
         # and the other way round, on a second clone
         other = game.clone(state)
         mark = game.hash_state(other)
         probe = game.clone(state)
-        while (d := game.decision(probe)) is not None:
-            game.apply(probe, d.seat, d.moves[rnd.randrange(len(d.moves))])
+        playout(game, probe, uniform(rnd))
         assert game.hash_state(other) == mark
 
 
@@ -97,8 +96,7 @@ def test_sample_shows_the_seat_exactly_its_view_and_plays_on(name):
         assert (game.decision(sample) is None) == (game.decision(state) is None)
         if n % 10 == 0:  # and it plays on to a result with the same rules
             copy = game.clone(sample)
-            while (d := game.decision(copy)) is not None:
-                game.apply(copy, d.seat, d.moves[rnd.randrange(len(d.moves))])
+            playout(game, copy, uniform(rnd))
             assert game.result(copy) is not None
 
 
@@ -122,3 +120,58 @@ def test_sample_depends_only_on_what_the_seat_saw(name):
     # every live position has some hidden part (at least the future of chance): a sampler that
     # copied the truth would give the true state back
     assert differs > total * 0.9, f"{name}: only {differs} of {total} samples differ from the truth"
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_sample_from_every_seats_view_shows_each_its_view(name):
+    """What a start with ``redraw_hidden`` asks (CreateMatchRequest.start, issue 21 item 6): a
+    sample from every seat's view at once shows each seat exactly its view (only what no seat
+    sees is drawn: deck orders, face-down tiles, the future of chance), and plays on."""
+    rnd = random.Random(9)
+    for n, (game, state, options, history, _seat) in enumerate(
+            positions(name, max(20, POSITIONS // 10), 41)):
+        seats = game.seat_count(state)
+        views = {s: game.view(state, s) for s in range(seats)}
+        sample = game.sample_state(views, list(history), Rng(500 + n), options, seats,
+                                   game.default_components(options))
+        for s, view in views.items():
+            assert game.view(sample, s) == view, (
+                f"{name}: position {n}: the sample from every view shows seat {s} another one")
+        assert game.view(sample, None) == game.view(state, None)
+        if n % 5 == 0:
+            copy = game.clone(sample)
+            playout(game, copy, uniform(rnd))
+            assert game.result(copy) is not None
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_simulation_api_keeps_to_the_contract(name):
+    """``Simulation``'s own promises on every game: a clone is independent, and a rollout is
+    its seed's and ends in a result."""
+    from referee.sim import Simulation
+
+    game = registry.get(name)
+    sim = Simulation.new(name, game.spec.max_seats, 12)
+    for _ in range(15):
+        sim.apply(sim.legal_moves()[0])
+    before = sim.hash()
+    a, b = sim.clone(), sim.clone()
+    assert a.rollout(Rng(3)).scores == b.rollout(Rng(3)).scores and a.hash() == b.hash()
+    assert a.over and sim.hash() == before and not sim.over
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_a_simulation_from_view_bytes_is_the_one_from_the_message(name):
+    """``Simulation.from_views`` takes the seat's View message or its bytes (as a Decision
+    carries them) alike, and the sample shows the seat its view."""
+    from referee.sim import Simulation
+
+    game = registry.get(name)
+    sim = Simulation.new(name, game.spec.max_seats, 12)
+    for _ in range(15):
+        sim.apply(sim.legal_moves()[0])
+    seat = sim.to_move()
+    as_bytes = Simulation.from_views(name, {seat: sim.view(seat).SerializeToString()},
+                                     sim.seat_count, 4)
+    as_message = Simulation.from_views(name, {seat: sim.view(seat)}, sim.seat_count, Rng(4))
+    assert as_bytes.view(seat) == sim.view(seat) and as_bytes.hash() == as_message.hash()
