@@ -127,10 +127,11 @@ def test_the_bot_reads_only_its_seat_view_and_the_public_events(name):
 
 
 def test_the_bot_answers_a_decision_as_the_referee_sends_it_with_a_note():
-    """The SDK bot: a Welcome, public events as MatchEvents, a Decision in, a listed Move out,
-    with the search's statistics in its note."""
+    """The SDK bot, on its game's sampler: a Welcome, public events as MatchEvents, a Decision
+    in, a listed Move out, with the search's statistics in its note."""
     sim = Simulation.new("batavia", 3, 4)
-    bot = ISMCTSBot(1, SMALL, determinizer=peeking(sim))
+    quick = Settings(budget=Budget(iterations=4, seconds=None), rollout_depth=10)
+    bot = ISMCTSBot(1, quick)
     bots = [bot, RandomBot(1), RandomBot(2)]
     seen = []
     original = bot.choose
@@ -146,7 +147,7 @@ def test_the_bot_answers_a_decision_as_the_referee_sends_it_with_a_note():
     assert isinstance(result, Result)
     assert bot.history, "the bot asked for and kept the public events"
     notes = [n for n in seen if n]
-    assert notes and all(n.startswith("ismcts 12 it") for n in notes)
+    assert notes and all(n.startswith("ismcts 4 it") for n in notes)
 
 
 def test_decision_message_carries_the_view_and_every_legal_move():
