@@ -210,9 +210,11 @@ class Search:
             moves = d.moves
             if first:
                 # at the root only the real decision's moves count (a determinization lists
-                # the same ones when the sampler keeps its promise; this keeps the answer legal
-                # if it did not)
-                moves = [m for m in moves if m in root_legal] or self.legal
+                # the same ones when the sampler keeps its promise); one that does not even
+                # have this seat to move with one of them teaches nothing: dropped
+                moves = [m for m in moves if m in root_legal]
+                if d.seat != self.seat or not moves:
+                    return
                 first = False
             if len(moves) == 1:  # forced: no choice to learn, no node
                 game.apply(state, d.seat, moves[0])

@@ -30,6 +30,8 @@ from referee.v1 import referee_pb2
 from . import heuristics, ismcts
 from .ismcts import Budget, Determinizer, Settings
 
+log = logs.get_logger("referee_research.ismcts_bot")
+
 #: Builds the determinizer of one decision: (game, seat, view, seat count, public events so far,
 #: options) -> Determinizer. The default is the game's sampler (:func:`ismcts.from_views`).
 DeterminizerFactory = Callable[[str, int, Message, int, Sequence[Event], Mapping[str, Any]],
@@ -92,6 +94,11 @@ class ISMCTSBot(Bot):
             result = ismcts.search(determinize, self.seat, legal, seed, self.settings, prior)
         except NotImplementedError as exc:  # the game's sampler has not been written
             raise BotError(f"the search bot cannot play {name}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - a sampler or engine bug must not cost the match
+            log.error("search failed; playing the prior's move (or the first legal one)",
+                      state_version=decision.state_version, error=repr(exc)[:300])
+            self.note(f"search failed: {exc!r}"[:200])
+            return decision.legal_moves[legal.index(prior) if prior is not None else 0]
         self.last = result
         if result.iterations:
             self.note(result.note(_label))
@@ -149,7 +156,6 @@ def settings_from(args: argparse.Namespace) -> Settings:
 
 def run(args: argparse.Namespace) -> int:
     logs.configure(args.log_level, False)
-    log = logs.get_logger("referee_research.ismcts_bot")
     args.usage_error = lambda message: sys.exit(f"usage error: {message}")
     token = token_arg(args, "--token", "REFEREE_TOKEN")
     if not token:

@@ -97,6 +97,32 @@ def test_a_determinization_listing_other_moves_cannot_make_it_play_them():
     assert set(r.visits) <= set(legal)
 
 
+def test_a_determinization_where_another_seat_moves_is_dropped():
+    """A sample that does not have the searching seat to move teaches nothing about its
+    choice: the search skips it and still answers one of the real moves."""
+    game, state, options, _history, d = next(deciding_positions("goa", 1, 35))
+    sim = Simulation(game, state, options, game.default_components(options))
+    search = ismcts.Search(lambda rng: sim.clone(), d.seat + 1, d.moves, SMALL)
+    r = search.run(3)
+    assert r.move in d.moves
+    assert search.root.children == {}, "nothing learnt from another seat's decision"
+
+
+def test_a_failing_search_costs_the_bot_no_match(monkeypatch):
+    """A sampler or engine bug inside the search is logged and noted; the bot still answers a
+    legal move instead of dropping out of the match."""
+    sim = Simulation.new("batavia", 3, 6)
+
+    def broken(*_args):
+        def draw(rng):
+            raise RuntimeError("sampler bug")
+        return draw
+
+    bot = ISMCTSBot(1, SMALL, determinizer=broken)
+    bots = [bot, RandomBot(1), RandomBot(2)]
+    assert isinstance(play(sim, bots), Result)
+
+
 def test_one_legal_move_is_played_without_searching():
     r = ismcts.search(lambda rng: pytest.fail("no determinization needed"), 0, ["only"], 1,
                       SMALL)
