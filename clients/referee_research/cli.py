@@ -101,7 +101,9 @@ def _write(path: str, report: duel_mod.DuelReport) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.usage_error = parser.error
     return int(args.run(args))
 
 

@@ -156,11 +156,9 @@ def settings_from(args: argparse.Namespace) -> Settings:
 
 def run(args: argparse.Namespace) -> int:
     logs.configure(args.log_level, False)
-    args.usage_error = lambda message: sys.exit(f"usage error: {message}")
     token = token_arg(args, "--token", "REFEREE_TOKEN")
     if not token:
-        print("no seat token: pass --token-file or set REFEREE_TOKEN", file=sys.stderr)
-        return 2
+        args.usage_error("no seat token: pass --token-file or set REFEREE_TOKEN")
     tls = TlsConfig(ca_file=args.ca_cert) if (args.tls or args.ca_cert) else None
     try:
         bot = ISMCTSBot(args.seed, settings_from(args))
@@ -180,7 +178,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run(build_parser().parse_args(argv))
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.usage_error = parser.error
+    return run(args)
 
 
 if __name__ == "__main__":

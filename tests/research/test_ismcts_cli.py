@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from referee_client import AdminClient
 from referee_research import cli
 
@@ -66,3 +67,11 @@ def test_the_bot_plays_a_seat_through_a_referee_with_notes(referee_server):  # n
     notes = [m["note"] for m in record["moves"] if m.get("note")]
     assert notes and all(m["seat"] == 0 for m in record["moves"] if m.get("note"))
     assert all(n.startswith("ismcts 3 it") for n in notes)
+
+
+def test_the_bot_without_a_seat_token_is_a_usage_error(monkeypatch, capsys):
+    monkeypatch.delenv("REFEREE_TOKEN", raising=False)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["ismcts", "--match", "m1"])
+    assert exit_.value.code == 2
+    assert "no seat token" in capsys.readouterr().err
