@@ -159,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
     token = token_arg(args, "--token", "REFEREE_TOKEN")
     if not token:
         args.usage_error("no seat token: pass --token-file or set REFEREE_TOKEN")
+        return 2  # usage_error exits; kept for a caller whose usage_error returns
     tls = TlsConfig(ca_file=args.ca_cert) if (args.tls or args.ca_cert) else None
     try:
         bot = ISMCTSBot(args.seed, settings_from(args))
