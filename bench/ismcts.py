@@ -16,8 +16,8 @@ from referee_research.duel import duel
 from referee.core.contract import Game
 
 #: bench defaults: matches per game (rounded up to whole seeds) and iterations per move
-MATCHES = 6
-ITERATIONS = 8
+MATCHES = 4
+ITERATIONS = 4
 
 
 def run_phase(games: dict[str, Game], matches: int = MATCHES,
