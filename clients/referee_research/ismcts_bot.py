@@ -143,7 +143,8 @@ def add_bot_flags(p: argparse.ArgumentParser) -> None:
                    help="stop rollouts after N moves where the game has a score estimate")
     p.add_argument("--give-up-after", type=float, default=120.0, metavar="S",
                    help="stop retrying after S seconds without reaching the referee")
-    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
+                   help="log lines at this level and above (default info)")
 
 
 def settings_from(args: argparse.Namespace) -> Settings:

@@ -75,3 +75,9 @@ def test_the_bot_without_a_seat_token_is_a_usage_error(monkeypatch, capsys):
         cli.main(["ismcts", "--match", "m1"])
     assert exit_.value.code == 2
     assert "no seat token" in capsys.readouterr().err
+
+
+def test_every_flag_of_referee_research_has_help():
+    from tests.test_cli_help import _flags_without_help
+
+    assert _flags_without_help(cli.build_parser(), "referee-research") == []
