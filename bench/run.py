@@ -65,6 +65,12 @@ Fair chance (``bench/fairness.py``; ``--fairness-pairs``, 0 skips it)
     only seat 0's play differs), the fraction of chance events (shared ones and those of seats
     other than 0) that drew alike; each edition of a game apart (``fairness.goa_2004``).
 
+Search bot (``bench/ismcts.py``; ``--ismcts-matches``, 0 skips it)
+    ``ismcts.<game>.win_rate_vs_greedy`` with ``ismcts.<game>.interval`` (95% Wilson) and
+    ``ismcts.<game>.matches``: the ISMCTS bot against the greedy bots, in process, duplicate
+    seeds with seats rotated; a few matches at a small iteration budget (``--ismcts-iterations``)
+    to keep the bench short, so the interval is wide.
+
 CPU use of the server and of the client processes is recorded per phase (from /proc and
 os.times), which shows which side is the bottleneck on this machine.
 
@@ -109,6 +115,7 @@ from referee_client.tokens import add_token_flag, token_arg  # noqa: E402
 
 from bench import fairness as fairness_bench  # noqa: E402 - needs the path set above
 from bench import league as league_bench  # noqa: E402
+from bench import ismcts as ismcts_bench  # noqa: E402
 from bench import sessions as session_bench  # noqa: E402
 from bench import sim as sim_bench  # noqa: E402
 from bench.grpc_phases import RefereeServer, run_phase  # noqa: E402
@@ -285,6 +292,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fairness-pairs", type=int, default=20, metavar="N",
                         help="duplicate pairs of matches per game for fairness.<game>."
                              "shared_chance, bench/fairness.py (default 20; 0 skips it)")
+    parser.add_argument("--ismcts-matches", type=int, default=ismcts_bench.MATCHES, metavar="N",
+                        help="matches per game of the search bot against greedy for ismcts."
+                             "<game>.win_rate_vs_greedy, bench/ismcts.py (default "
+                             f"{ismcts_bench.MATCHES}; 0 skips it)")
+    parser.add_argument("--ismcts-iterations", type=int, default=ismcts_bench.ITERATIONS,
+                        metavar="K", help="the search bot's iterations per move in the bench "
+                                          f"(default {ismcts_bench.ITERATIONS})")
     parser.add_argument("--sim-seconds", type=float, default=2.0, metavar="S",
                         help="seconds per figure and game of the forward model's phase "
                              "(sim.<game>.clones_per_s, samples_per_s; bench/sim.py; default 2, "
@@ -443,6 +457,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.fairness_pairs:
         console.print(f"fairness phase: {args.fairness_pairs} duplicate pairs per game …")
         results["fairness"] = fairness_bench.run_phase(games, args.fairness_pairs)
+    if args.ismcts_matches:
+        console.print(f"ismcts phase: {args.ismcts_matches} matches per game vs greedy, "
+                      f"{args.ismcts_iterations} iterations a move …")
+        results["ismcts"] = ismcts_bench.run_phase(games, args.ismcts_matches,
+                                                   args.ismcts_iterations)
     if args.sim_seconds:
         console.print("forward model phase: clones and samples per second …")
         results["sim"] = sim_bench.run_phase(games, args.sim_seconds)
@@ -493,6 +512,7 @@ def main(argv: list[str] | None = None) -> int:
     flat.update(session_bench.flat(results))
     flat.update(league_bench.flat(results))
     flat.update(fairness_bench.flat(results))
+    flat.update(ismcts_bench.flat(results))
     flat.update(sim_bench.flat(results))
     results["summary"] = flat
     Path(args.output).write_text(json.dumps(results, indent=2, default=str) + "\n")
@@ -582,6 +602,7 @@ def main(argv: list[str] | None = None) -> int:
     session_bench.table_rows(results, table)
     league_bench.table_rows(results, table)
     fairness_bench.table_rows(results, table)
+    ismcts_bench.table_rows(results, table)
     sim_bench.table_rows(results, table)
     m = results["machine"]
     table.add_row("machine", f"{m['cpu_count']} CPUs",

@@ -52,6 +52,7 @@ def _help_of_main(main: Callable[[list[str]], Any]) -> str:
 
 def commands() -> list[tuple[str, str, list[tuple[str, str]]]]:
     """(command, what it is, [(command line, its --help)]) for every command of the project."""
+    from referee_research import cli as research_cli
     from referee_tools import bot_cli, demo
     from referee_tournament import cli as tournament_cli
 
@@ -64,6 +65,8 @@ def commands() -> list[tuple[str, str, list[tuple[str, str]]]]:
          list(_walk(bot_cli.build_parser(), "referee-bot"))),
         ("referee-tournament", "the tournament runner",
          list(_walk(tournament_cli.build_parser(), "referee-tournament"))),
+        ("referee-research", "the search bot: duels against the greedy bots, play through a referee",
+         list(_walk(research_cli.build_parser(), "referee-research"))),
         ("python -m referee_tools.demo", "the live match `make run` starts with",
          [("python -m referee_tools.demo", _help_of_main(demo.main))]),
     ]

@@ -17,7 +17,8 @@ def test_bench_writes_results(tmp_path):
          "--warmup", "0.5", "--concurrency", "4", "--clients", "1", "--tournament-matches", "2",
          "--tournament-concurrency", "2", "--idle-matches", "20",
          "--persistent-matches", "4", "--league-matches", "4", "--fairness-pairs", "2",
-         "--sim-seconds", "0.2", "--output", str(out_file)],
+         "--sim-seconds", "0.2", "--ismcts-matches", "1", "--ismcts-iterations", "1",
+         "--output", str(out_file)],
         capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -41,6 +42,11 @@ def test_bench_writes_results(tmp_path):
         assert summary[key] > 0, key
     for game in ("batavia", "goa", "santa_maria"):  # None while the game has no sampler
         assert f"sim.{game}.samples_per_s" in summary
+        # the search bot against greedy: one seed, seats rotated
+        assert 0 <= summary[f"ismcts.{game}.win_rate_vs_greedy"] <= 1
+        assert summary[f"ismcts.{game}.matches"] >= 2
+        lo, hi = summary[f"ismcts.{game}.interval"]
+        assert 0 <= lo <= summary[f"ismcts.{game}.win_rate_vs_greedy"] <= hi <= 1
     # a live match costs memory (the figure is RSS growth: present, not asserted exactly)
     assert "kb_per_live_match" in results["grpc"]["memory"]
     floor = results["grpc"]["floor"]

@@ -1,0 +1,322 @@
+"""Information-Set Monte Carlo Tree Search on the forward model (docs/research/search-bot.md).
+
+Single-observer ISMCTS (Cowling, Powley and Whitehouse, 2012): one tree for the searching seat,
+whose edges are moves (of every seat) and whose statistics are shared by every determinization
+that reaches them. Each iteration
+
+1. draws a **determinization**, a full state consistent with what the seat saw (the game's
+   sampler, ``Simulation.from_views({seat: view}, history, rng)``; see :func:`from_views`);
+2. **selects** down the tree, among the children whose move is legal in *this* determinization,
+   the one with the best UCB value, with the *availability* count (how often the move was
+   legal when its parent was visited) in place of the parent's visits;
+3. **expands** one move not tried yet (drawn at random);
+4. **rolls out** with a cheap policy (uniform random moves) to the end of the game, or to a
+   depth cap after which the game's score estimate (:mod:`.heuristics`) stands in for the end;
+5. **backpropagates** each seat's reward in [0, 1] (:func:`rewards`: its rank, and a little of
+   its score margin) to the moves that seat made on the path.
+
+The move played is the most visited of the decision's legal moves, where the move a *prior*
+(the game's reference bot, :mod:`.heuristics`) would play counts ``prior_weight`` of the
+iterations as virtual visits: with a small budget the search plays like the reference bot and
+departs from it where its statistics clearly say so. Everything is drawn from one
+:class:`referee.core.rng.Rng` seeded by the caller, so with an iteration budget a search is a
+pure function of (seed, what the seat saw); a time budget stops earlier or later with the
+machine's load. Nothing here names a game: what differs per game goes through the contract
+(legal moves, apply, result, the sampler) or the one table of :mod:`.heuristics`.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.protobuf.message import Message
+
+from referee.core import registry
+from referee.core.contract import Event, Result
+from referee.core.rng import Rng
+from referee.sim import Simulation
+
+from . import heuristics
+
+#: Draws one full state consistent with what the searching seat saw.
+Determinizer = Callable[[Rng], Simulation]
+
+#: UCB1's exploration constant for rewards in [0, 1].
+EXPLORATION = 0.7
+#: Of a seat's reward, the share given by its score margin (the rest by its rank).
+MARGIN_WEIGHT = 0.25
+#: Virtual visits of the prior's move, as a share of the iterations (``Settings.prior_weight``).
+PRIOR_WEIGHT = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """When a search stops: after ``iterations`` iterations and/or ``seconds`` of wall time,
+    whichever comes first (at least one iteration). Only an iteration budget without seconds
+    gives a reproducible search."""
+
+    iterations: int | None = None
+    seconds: float | None = 0.2
+
+    def __post_init__(self) -> None:
+        if self.iterations is None and self.seconds is None:
+            raise ValueError("a budget needs iterations or seconds")
+        if self.iterations is not None and self.iterations < 1:
+            raise ValueError(f"iterations must be at least 1, not {self.iterations}")
+        if self.seconds is not None and self.seconds <= 0:
+            raise ValueError(f"seconds must be positive, not {self.seconds}")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The search's knobs. ``rollout_depth``: moves played at random after the tree before the
+    score estimate stands in for the end (None: play to the end)."""
+
+    budget: Budget = field(default_factory=Budget)
+    exploration: float = EXPLORATION
+    rollout_depth: int | None = None
+    margin_weight: float = MARGIN_WEIGHT
+    #: virtual visits given to the prior's move (the game's reference bot's choice, see
+    #: :mod:`.heuristics`) when the most visited move is picked, as a share of the iterations
+    #: run: the search overrides the reference bot only where it finds clearly better
+    prior_weight: float = PRIOR_WEIGHT
+
+
+class Node:
+    """A move in the tree: the seat that made it, its visits, how often it was available, and
+    the sum of that seat's rewards through it."""
+
+    __slots__ = ("avail", "children", "seat", "total", "visits")
+
+    def __init__(self, seat: int):
+        self.seat = seat
+        self.visits = 0
+        self.avail = 0
+        self.total = 0.0
+        self.children: dict[tuple[int, Any], Node] = {}
+
+
+@dataclass(slots=True)
+class SearchResult:
+    """The move chosen (an engine move of the game) and what the search saw of each root move:
+    visits and mean reward for the searching seat."""
+
+    move: Any
+    visits: dict[Any, int]
+    values: dict[Any, float]
+    iterations: int
+    seconds: float
+
+    @property
+    def value(self) -> float:
+        """The chosen move's mean reward (the searching seat's expected reward in [0, 1])."""
+        return self.values.get(self.move, 0.0)
+
+    def note(self, label: Callable[[Any], str] = repr, top: int = 5) -> str:
+        """A one-line summary for ``Bot.note``: iterations, value, the most visited moves."""
+        ranked = sorted(self.visits.items(), key=lambda kv: -kv[1])[:top]
+        parts = ", ".join(f"{label(m)}={n}/{self.values.get(m, 0.0):.2f}" for m, n in ranked)
+        return (f"ismcts {self.iterations} it {self.seconds * 1000:.0f} ms; "
+                f"value {self.value:.3f}; visits {parts}")
+
+
+def rewards(result: Result, margin_weight: float = MARGIN_WEIGHT) -> list[float]:
+    """Each seat's reward in [0, 1] from a final result: ``1 - margin_weight`` of it from its rank
+    (1 for first, 0 for last, shared ranks share), the rest from its score against the best of
+    the others (1/2 when level; solo: against 0)."""
+    n = len(result.scores)
+    out = []
+    for s in range(n):
+        rank = 0.5 if n == 1 else (n - result.ranks[s]) / (n - 1)
+        out.append((1 - margin_weight) * rank
+                   + margin_weight * _margin(result.scores[s], _best_other(result.scores, s)))
+    return out
+
+
+def estimate_rewards(scores: Sequence[float], margin_weight: float = MARGIN_WEIGHT) -> list[float]:
+    """Rewards in [0, 1] from estimated scores of an unfinished game (ranks from the estimates)."""
+    n = len(scores)
+    out = []
+    for s in range(n):
+        above = sum(1 for o in scores if o > scores[s])
+        level = sum(1 for o in scores if o == scores[s]) - 1
+        rank = 0.5 if n == 1 else (n - 1 - above - level / 2) / (n - 1)
+        out.append((1 - margin_weight) * rank
+                   + margin_weight * _margin(scores[s], _best_other(scores, s)))
+    return out
+
+
+def _best_other(scores: Sequence[float], s: int) -> float:
+    return max((v for i, v in enumerate(scores) if i != s), default=0.0)
+
+
+def _margin(mine: float, theirs: float) -> float:
+    """0.5 + 0.5 * a squashed score difference, in [0, 1]."""
+    diff = mine - theirs
+    return 0.5 + 0.5 * diff / (abs(diff) + 10.0)
+
+
+class Search:
+    """One ISMCTS search for ``seat`` over the determinizations ``determinize`` draws.
+
+    ``legal``: the moves of the real decision (engine moves); the chosen move is one of them,
+    whatever a determinization lists. With one legal move nothing is searched."""
+
+    def __init__(self, determinize: Determinizer, seat: int, legal: Sequence[Any],
+                 settings: Settings | None = None, prior: Any = None):
+        if not legal:
+            raise ValueError("a decision with no legal move")
+        self.determinize = determinize
+        self.seat = seat
+        self.legal = list(legal)
+        self.settings = settings or Settings()
+        self.root = Node(seat)
+        self.prior = prior
+
+    def run(self, seed: int) -> SearchResult:
+        settings = self.settings
+        budget = settings.budget
+        start = time.perf_counter()
+        if len(self.legal) == 1:
+            return SearchResult(self.legal[0], {self.legal[0]: 0}, {}, 0, 0.0)
+        rng = Rng(seed)
+        deadline = None if budget.seconds is None else start + budget.seconds
+        done = 0
+        while True:
+            self._iterate(Rng(rng.next64()))
+            done += 1
+            if budget.iterations is not None and done >= budget.iterations:
+                break
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+        return self._result(done, time.perf_counter() - start)
+
+    # ------------------------------------------------------------------ one iteration
+    def _iterate(self, rng: Rng) -> None:
+        sim = self.determinize(rng)
+        game, state = sim.game, sim.state
+        c = self.settings.exploration
+        node = self.root
+        path: list[Node] = []
+        root_legal = set(self.legal)
+        first = True
+        while True:
+            d = game.decision(state)
+            if d is None:
+                break
+            moves = d.moves
+            if first:
+                # at the root only the real decision's moves count (a determinization lists
+                # the same ones when the sampler keeps its promise); one that does not even
+                # have this seat to move with one of them teaches nothing: dropped
+                moves = [m for m in moves if m in root_legal]
+                if d.seat != self.seat or not moves:
+                    return
+                first = False
+            if len(moves) == 1:  # forced: no choice to learn, no node
+                game.apply(state, d.seat, moves[0])
+                continue
+            children = node.children
+            untried = []
+            best, best_ucb = None, -1.0
+            for m in moves:
+                child = children.get((d.seat, m))
+                if child is None:
+                    untried.append(m)
+                    continue
+                child.avail += 1
+                ucb = child.total / child.visits + c * math.sqrt(math.log(child.avail)
+                                                                 / child.visits)
+                if ucb > best_ucb:
+                    best, best_ucb = child, ucb
+            if untried:
+                m = untried[rng.below(len(untried))]
+                child = Node(d.seat)
+                child.avail = 1
+                children[(d.seat, m)] = child
+                game.apply(state, d.seat, m)
+                path.append(child)
+                break
+            assert best is not None
+            move = next(m for m in moves if children[(d.seat, m)] is best)
+            game.apply(state, d.seat, move)
+            path.append(best)
+            node = best
+        reward = self._rollout(sim, rng)
+        for n in path:
+            n.visits += 1
+            n.total += reward[n.seat]
+
+    def _rollout(self, sim: Simulation, rng: Rng) -> list[float]:
+        game, state = sim.game, sim.state
+        depth = self.settings.rollout_depth
+        played = 0
+        if depth is not None and sim.game.spec.name not in heuristics.SCORE_ESTIMATES:
+            depth = None  # nothing to stand in for the end: play to it
+        while (d := game.decision(state)) is not None:
+            if depth is not None and played >= depth:
+                estimate = heuristics.score_estimate(sim)
+                assert estimate is not None
+                return estimate_rewards(estimate, self.settings.margin_weight)
+            moves = d.moves
+            game.apply(state, d.seat, moves[rng.below(len(moves))])
+            played += 1
+        result = game.result(state)
+        assert result is not None
+        return rewards(result, self.settings.margin_weight)
+
+    def _result(self, iterations: int, seconds: float) -> SearchResult:
+        visits: dict[Any, int] = {}
+        values: dict[Any, float] = {}
+        for (seat, m), child in self.root.children.items():
+            if seat == self.seat and m in self.legal:
+                visits[m] = visits.get(m, 0) + child.visits
+                values[m] = child.total / child.visits if child.visits else 0.0
+        # most visited (the prior's move with its virtual visits), then best value, then the
+        # decision's order (deterministic)
+        bonus = self.settings.prior_weight * iterations
+        order = {m: i for i, m in enumerate(self.legal)}
+        move = max(self.legal, key=lambda m: (visits.get(m, 0) + (bonus if m == self.prior else 0),
+                                              values.get(m, 0.0), -order[m]))
+        return SearchResult(move, visits, values, iterations, seconds)
+
+
+def from_views(game: str, seat: int, view: Message | bytes, seat_count: int,
+               history: Sequence[Event] = (), options: Mapping[str, Any] | None = None
+               ) -> Determinizer:
+    """The determinizer a bot uses: the game's sampler on ``seat``'s view and the public
+    events so far, nothing else."""
+    if isinstance(view, bytes | bytearray):  # as a Decision carries it: parse it once
+        message = registry.get(game).view_message()
+        message.ParseFromString(bytes(view))
+        view = message
+    frozen_history = list(history)
+
+    def draw(rng: Rng) -> Simulation:
+        return Simulation.from_views(game, {seat: view}, seat_count, rng, frozen_history, options)
+
+    return draw
+
+
+def search(determinize: Determinizer, seat: int, legal: Sequence[Any], seed: int,
+           settings: Settings | None = None, prior: Any = None) -> SearchResult:
+    """Search one decision: ``Search(determinize, seat, legal, settings, prior).run(seed)``."""
+    return Search(determinize, seat, legal, settings, prior).run(seed)
+
+
+__all__ = [
+    "EXPLORATION",
+    "MARGIN_WEIGHT",
+    "Budget",
+    "Determinizer",
+    "Search",
+    "SearchResult",
+    "Settings",
+    "estimate_rewards",
+    "from_views",
+    "rewards",
+    "search",
+]
