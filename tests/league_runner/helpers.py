@@ -23,12 +23,14 @@ GOOD_BOT = textwrap.dedent('''
     """A hosted bot: uniformly random legal moves, with the SDK the league gives it."""
     import os
     import random
+    import time
 
     from referee_client import Bot, run_bot
 
 
     class RandomBot(Bot):
         def choose(self, decision):
+            time.sleep(0.03)  # a thinking bot: its matches last long enough to be caught mid-way
             return random.choice(list(decision.legal_moves))
 
 
