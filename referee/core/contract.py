@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import abc
 import copy
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -154,6 +154,23 @@ def competition_ranks(scores: Sequence[SupportsDunderLT[Any]]) -> list[int]:
     """1224 ranking: equal scores share a rank, the next rank skips. A score may be a tuple
     (the score, then its tie-breaks)."""
     return [1 + sum(1 for other in scores if s < other) for s in scores]
+
+
+def sample_fitting(draw: Callable[[], S], views: Mapping[int, Message],
+                   view: Callable[[S, int], Message], title: str) -> S:
+    """Run a game's sampler ``draw`` (``Game.sample_state``'s work) with the checks every sampler
+    owes its caller: views that fit no position of the game (a key or index the sampler could not
+    find while reading them) are a ValueError naming the game, and when several seats' views are
+    given, the sample must show each seat its own (else they are of different positions)."""
+    try:
+        state = draw()
+    except (KeyError, IndexError) as exc:
+        raise ValueError(f"the views do not fit a {title} game ({exc!r})") from exc
+    if len(views) > 1:
+        for seat, seen in views.items():
+            if view(state, seat) != seen:
+                raise ValueError(f"seat {seat}'s view is not of the same position as the others")
+    return state
 
 
 class Game(abc.ABC, Generic[S, M]):

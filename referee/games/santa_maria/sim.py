@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from referee.core.contract import Event
+from referee.core.contract import Event, sample_fitting
 from referee.core.rng import Rng, Streams
 from referee.v1 import santa_maria_pb2 as pb
 
@@ -190,15 +190,9 @@ def sample_state(
     """A full state that shows every seat in ``views`` exactly its view, the hidden parts drawn
     with ``rng`` (SAMPLING.md). Views that no Santa Maria position shows (or several seats' views of
     different positions) raise ValueError."""
-    try:
-        state = _sample_state(views, history, rng, options, seat_count, rules)
-    except (KeyError, IndexError) as exc:
-        raise ValueError(f"the views do not fit a Santa Maria game ({exc!r})") from exc
-    if len(views) > 1:
-        for seat, view in views.items():
-            if build_view(state, seat) != view:
-                raise ValueError(f"seat {seat}'s view is not of the same position as the others")
-    return state
+    return sample_fitting(
+        lambda: _sample_state(views, history, rng, options, seat_count, rules), views,
+        build_view, "Santa Maria")
 
 
 def _sample_state(
