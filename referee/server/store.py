@@ -1,11 +1,20 @@
-"""The embedded store: SQLite in WAL mode, written by one dedicated thread with group commit.
+"""The embedded store: SQLite in WAL mode, with group commit.
 
-Every write is a small operation put on a queue together with an asyncio future. The writer
-thread takes everything that is waiting, runs it in ONE transaction, commits, and only then
-resolves the futures (one ``call_soon_threadsafe`` per event loop and batch). Moves arriving
-together from concurrent matches therefore share one commit (and one fsync with
-``--durability full``), while an acknowledged move is always on disk: the server awaits the
-future before it sends the acceptance.
+Every write is a small operation queued together with an asyncio future; the operations queued
+together run in ONE transaction, are committed, and only then are their futures resolved. Moves
+arriving together from concurrent matches therefore share one commit, while an acknowledged move
+is always on disk: the server awaits the future before it sends the acceptance.
+
+Where the group commit runs depends on the durability:
+
+* ``normal`` (synchronous=NORMAL, the default): on the event loop itself. The first write of a
+  loop turn schedules a flush with ``loop.call_soon``; every write queued until that callback
+  runs (the rest of the turn: other streams' moves, other matches' timers) joins the batch, which
+  is committed on the loop thread. In WAL with synchronous=NORMAL a commit writes to the WAL
+  without an fsync, so it costs less than handing the batch to a thread and back would.
+* ``full`` (synchronous=FULL): on one writer thread, since every commit fsyncs and that must not
+  block the loop; the thread takes everything waiting and resolves the futures with one
+  ``call_soon_threadsafe`` per event loop and batch.
 
 Reads use their own connections on the caller's thread: the whole log at startup, and one
 primary-key lookup (``match_status``) for a match that is no longer held in memory.
@@ -127,6 +136,11 @@ class Store:
         self.durability = durability
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
+        # group commit on the event loop (durability normal): the batch of this loop turn
+        self.on_loop = durability == "normal"
+        self._pending: list = []
+        self._flush_loop: asyncio.AbstractEventLoop | None = None
+        self._writer: sqlite3.Connection | None = None
         self.batches = 0  # group commits done (for tests and stats)
         self.ops = 0
         self._reader: sqlite3.Connection | None = None
@@ -145,10 +159,22 @@ class Store:
 
     # ------------------------------------------------------------------ writer thread
     def start(self) -> None:
+        if self.on_loop:
+            self._writer = self._connect()
+            return
         self._thread = threading.Thread(target=self._run, name="referee-store", daemon=True)
         self._thread.start()
 
     def close(self) -> None:
+        if self._pending:  # writes queued in the loop's last turn (normally flushed already)
+            loop = self._flush_loop
+            if loop is not None and loop.is_running() and not _on_thread_of(loop):
+                asyncio.run_coroutine_threadsafe(_noop(), loop).result(10)  # let it flush
+            if self._pending:
+                self._flush()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
         if self._thread is not None:
             self._queue.put(_STOP)
             self._thread.join()
@@ -207,6 +233,9 @@ class Store:
             if fut is not None:
                 by_loop.setdefault(loop, []).append((fut, err))
         for loop, futs in by_loop.items():
+            if _on_thread_of(loop):
+                _resolve(futs)  # group commit on the loop: the waiters run next turn
+                continue
             try:
                 loop.call_soon_threadsafe(_resolve, futs)
             except RuntimeError:  # loop closed during shutdown
@@ -215,8 +244,23 @@ class Store:
     def _submit(self, fn: Callable[[sqlite3.Connection], object]) -> asyncio.Future:
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
-        self._queue.put((fn, loop, fut))
+        if not self.on_loop:
+            self._queue.put((fn, loop, fut))
+            return fut
+        if not self._pending:
+            loop.call_soon(self._flush)
+            self._flush_loop = loop
+        self._pending.append((fn, loop, fut))
         return fut
+
+    def _flush(self) -> None:
+        """Commit the writes queued during the loop turn that scheduled this (loop mode)."""
+        batch, self._pending = self._pending, []
+        if not batch:
+            return
+        if self._writer is None:
+            self._writer = self._connect()
+        self._commit(self._writer, batch)
 
     # ------------------------------------------------------------------ writes (awaitable)
     def write(self, fn: Callable[[sqlite3.Connection], Any]) -> asyncio.Future:
@@ -420,3 +464,14 @@ def _resolve(futs: list[tuple[asyncio.Future, BaseException | None]]) -> None:
             fut.set_result(None)
         else:
             fut.set_exception(RuntimeError(f"store commit failed: {error!r}"))
+
+
+def _on_thread_of(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+async def _noop() -> None:
+    return None

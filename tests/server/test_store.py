@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 
 import pytest
 
@@ -109,3 +110,46 @@ def test_matches_of_an_older_store_resume_with_the_chance_they_were_played_with(
     assert m.record_format == LEGACY_RECORD_FORMAT
     assert game.hash_state(m.state) == game.hash_state(live.state)
     assert m.timeout_move("RANDOM_LEGAL") == live.timeout_move("RANDOM_LEGAL")
+
+
+def test_normal_durability_group_commits_on_the_event_loop(tmp_path):
+    """--durability normal commits on the loop thread: every write queued during one loop turn
+    shares one transaction, committed (visible to another connection) before any of their
+    futures is resolved; --durability full keeps the writer thread (its fsync must not block
+    the loop)."""
+    store = Store(tmp_path)
+    store.start()
+    threads: list[str] = []
+
+    async def run():
+        await store.insert_match(MatchRow(
+            id="m1", game="batavia", options={}, seats=2, seed=1, components_name="s",
+            components_sha256="0" * 64, time_policy={}, token_hashes=["a" * 64] * 2,
+            names=["x", "y"], status="running", created_ms=1, finished_ms=None,
+            forfeited=None, result=None))
+        batches = store.batches
+        futs = [store.insert_move("m1", MoveRow(n, n % 2, n - 1, {}, "f" * 64, 0, False, None))
+                for n in range(1, 51)]
+        futs.append(store.write(lambda c: threads.append(threading.current_thread().name)))
+        await futs[0]
+        # resolved means committed: another connection sees the whole batch
+        other = sqlite3.connect(tmp_path / "referee.sqlite3")
+        assert other.execute("SELECT COUNT(*) FROM moves").fetchone()[0] == 50
+        other.close()
+        await asyncio.gather(*futs)
+        assert store.batches == batches + 1  # one loop turn, one commit
+        return threading.current_thread().name
+
+    loop_thread = asyncio.run(run())
+    store.close()
+    assert threads == [loop_thread]
+    assert not [t for t in threading.enumerate() if t.name == "referee-store"]
+
+    full = Store(tmp_path / "full", "full")
+    full.start()
+
+    async def on_full():
+        await full.write(lambda c: threads.append(threading.current_thread().name))
+    asyncio.run(on_full())
+    full.close()
+    assert threads[-1] == "referee-store"
