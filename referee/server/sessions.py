@@ -33,7 +33,6 @@ import json
 import os
 import re
 import secrets
-import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +48,7 @@ from . import errors
 from .auth import RateLimiter, bearer, new_token, peer_address, token_hash
 from .clock import now_ms
 from .errors import RefereeError, clip
-from .store import Store
+from .store import DbConn, Store
 from .streams import CLOSE, drain, end_with, put_bounded
 
 log = structlog.get_logger("referee.sessions")
@@ -150,20 +149,12 @@ class BotSessions:
         self.limiter = limiter or RateLimiter(0, 1)
         self.ack_timeout_s = ack_timeout_s
         self.key = _load_key(Path(data_dir) / "bot-seats.key")
-        conn = sqlite3.connect(store.path, isolation_level=None)
-        try:
-            conn.execute("PRAGMA busy_timeout=5000")
-            conn.executescript(SCHEMA)
-            have = {row[1] for row in conn.execute("PRAGMA table_info(bots)")}
-            for col, decl in BOT_COLUMNS.items():
-                if col not in have:
-                    conn.execute(f"ALTER TABLE bots ADD COLUMN {col} {decl}")
+        store.ensure_schema(SCHEMA, {"bots": BOT_COLUMNS})
+        with store.connection() as conn:
             self.bots: dict[str, str] = dict(conn.execute("SELECT token_hash, name FROM bots"))
             # removed league bots: their token opens no Session and uploads nothing
             self.blocked: set[str] = {r[0] for r in conn.execute(
                 "SELECT name FROM bots WHERE status=?", (REMOVED,))}
-        finally:
-            conn.close()
         self.open: dict[tuple[str, int], Assign] = {}
         self.by_bot: dict[str, list[Assign]] = {}
         self.conns: dict[str, list[Conn]] = {}
@@ -194,7 +185,7 @@ class BotSessions:
 
     # ------------------------------------------------------------------ registration
     async def register(self, name: str, meta: dict[str, Any] | None = None,
-                       also: Callable[[sqlite3.Connection], object] | None = None,
+                       also: Callable[[DbConn], object] | None = None,
                        created_ms: int | None = None) -> pb.RegisterBotResponse:
         """A new token for ``name``; ``meta`` sets league columns of its row (BOT_COLUMNS),
         ``also`` runs in the same transaction (an invite's use)."""
@@ -211,7 +202,7 @@ class BotSessions:
                " created_ms=excluded.created_ms" + "".join(f", {c}=excluded.{c}" for c in cols))
         values = (name, h, created_ms or now_ms(), *(meta[c] for c in cols))
 
-        def op(c: sqlite3.Connection) -> None:
+        def op(c: DbConn) -> None:
             c.execute(sql, values)
             if also is not None:
                 also(c)
@@ -268,13 +259,10 @@ class BotSessions:
     def restore(self, is_live: Callable[[str], bool]) -> int:
         """After a restart: the open assignments of matches that are live again (sent when
         their bot reconnects); the others are closed."""
-        conn = sqlite3.connect(self.store.path, isolation_level=None)
-        try:
+        with self.store.connection() as conn:
             rows = conn.execute(
                 "SELECT match_id, seat, bot, info_json, created_ms FROM assignments"
                 " WHERE status='open' ORDER BY created_ms, match_id, seat").fetchall()
-        finally:
-            conn.close()
         stale: list[tuple[str, int]] = []
         for match_id, seat, bot, info, created in rows:
             if not is_live(match_id):

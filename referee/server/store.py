@@ -26,7 +26,9 @@ import json
 import queue
 import sqlite3
 import threading
-from collections.abc import Callable
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,42 +124,87 @@ class MoveRow:
 
 _STOP = object()
 
+#: What a write operation gets: a DB-API connection whose ``execute`` / ``executemany`` take
+#: ``?`` placeholders, whatever the backend (the PostgreSQL store adapts them).
+DbConn = Any
 
-class Store:
-    """SQLite store. ``durability`` is "normal" (synchronous=NORMAL: a commit survives a crash of
-    the referee process; the last commits may be lost on power failure or an OS crash) or "full"
-    (synchronous=FULL: every group commit is fsynced before moves are acknowledged)."""
 
-    def __init__(self, data_dir: str | Path, durability: str = "normal"):
-        self.path = Path(data_dir) / "referee.sqlite3"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+class Store(ABC):
+    """The store contract: what the server, the bot sessions and the leagues read and write,
+    whatever the database. One subclass per backend supplies its connections, its schema
+    dialect and its errors (:class:`SqliteStore`, the embedded default;
+    ``referee.server.pgstore.PostgresStore``); everything else (group commit, the typed
+    writes, the reads) is written once, here, in SQL both accept.
+
+    ``durability`` is "normal" (a commit survives a crash of the referee process; with SQLite
+    the last commits may be lost on power failure or an OS crash) or "full" (every group commit
+    is fsynced before moves are acknowledged). ``on_loop``: whether the group commit runs on the
+    event loop (see the module's docstring) or on a writer thread."""
+
+    #: a short name for logs and errors: "sqlite" or "postgresql"
+    kind = ""
+
+    def __init__(self, durability: str = "normal", *, on_loop: bool = False):
         if durability not in ("normal", "full"):
             raise ValueError(f"durability is normal or full, not {durability!r}")
         self.durability = durability
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
-        # group commit on the event loop (durability normal): the batch of this loop turn
-        self.on_loop = durability == "normal"
+        # group commit on the event loop: the batch of this loop turn
+        self.on_loop = on_loop
         self._pending: list = []
         self._flush_loop: asyncio.AbstractEventLoop | None = None
-        self._writer: sqlite3.Connection | None = None
+        self._writer: DbConn | None = None
         self.batches = 0  # group commits done (for tests and stats)
         self.ops = 0
-        self._reader: sqlite3.Connection | None = None
+        self._reader: DbConn | None = None
+
+    # ------------------------------------------------------------------ backend hooks
+    @abstractmethod
+    def _connect(self) -> DbConn:
+        """A new connection in autocommit mode (transactions are explicit BEGIN / COMMIT)."""
+
+    @abstractmethod
+    def columns(self, conn: DbConn, table: str) -> set[str]:
+        """The names of ``table``'s columns."""
+
+    @abstractmethod
+    def _script(self, conn: DbConn, script: str) -> None:
+        """Run a schema script (CREATE TABLE / INDEX IF NOT EXISTS ...) in this dialect."""
+
+    def _usable(self, conn: DbConn) -> bool:
+        """Whether the writer's connection still works (a server may close it)."""
+        return True
+
+    def ensure_schema(self, script: str, added: dict[str, dict[str, str]] | None = None,
+                      after: str = "") -> None:
+        """Create the tables of ``script`` if missing, add the columns of ``added`` (table ->
+        column -> declaration) a store from an older referee lacks (columns are only ever
+        added), then run ``after`` (indexes on added columns)."""
+        with self.connection() as conn:
+            self._script(conn, script)
+            for table, cols in (added or {}).items():
+                have = self.columns(conn, table)
+                for col, decl in cols.items():
+                    if col not in have:
+                        conn.execute(f"ALTER TABLE {table} ADD COLUMN {col} {decl}")
+            if after:
+                self._script(conn, after)
+
+    @contextmanager
+    def connection(self) -> Iterator[DbConn]:
+        """A connection of its own for reads at start-up (and a schema), closed after."""
         conn = self._connect()
-        conn.executescript(SCHEMA)
-        _migrate(conn)
-        conn.commit()
-        conn.close()
+        try:
+            yield conn
+        finally:
+            conn.close()
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute(f"PRAGMA synchronous={'FULL' if self.durability == 'full' else 'NORMAL'}")
-        conn.execute("PRAGMA busy_timeout=5000")
-        return conn
+    def describe(self) -> str:
+        """Where the store is, for logs (never a password)."""
+        return self.kind
 
-    # ------------------------------------------------------------------ writer thread
+    # ------------------------------------------------------------------ group commit
     def start(self) -> None:
         if self.on_loop:
             self._writer = self._connect()
@@ -202,13 +249,16 @@ class Store:
                         stop = True
                         break
                     batch.append(nxt)
+                if not self._usable(conn):
+                    conn.close()
+                    conn = self._connect()
                 self._commit(conn, batch)
                 if stop:
                     return
         finally:
             conn.close()
 
-    def _commit(self, conn: sqlite3.Connection, batch: list) -> None:
+    def _commit(self, conn: DbConn, batch: list) -> None:
         errors: list[BaseException | None] = [None] * len(batch)
         try:
             conn.execute("BEGIN")
@@ -241,7 +291,7 @@ class Store:
             except RuntimeError:  # loop closed during shutdown
                 pass
 
-    def _submit(self, fn: Callable[[sqlite3.Connection], object]) -> asyncio.Future:
+    def _submit(self, fn: Callable[[DbConn], object]) -> asyncio.Future:
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
         if not self.on_loop:
@@ -258,12 +308,18 @@ class Store:
         batch, self._pending = self._pending, []
         if not batch:
             return
-        if self._writer is None:
+        if self._writer is None or not self._usable(self._writer):
             self._writer = self._connect()
         self._commit(self._writer, batch)
 
+    def _read(self) -> DbConn:
+        """The connection of the one-row lookups (on the caller's thread)."""
+        if self._reader is None or not self._usable(self._reader):
+            self._reader = self._connect()
+        return self._reader
+
     # ------------------------------------------------------------------ writes (awaitable)
-    def write(self, fn: Callable[[sqlite3.Connection], Any]) -> asyncio.Future:
+    def write(self, fn: Callable[[DbConn], Any]) -> asyncio.Future:
         """Run ``fn(connection)`` in the next group commit (tables of other modules, e.g.
         referee.server.sessions); operations commit in the order they were queued."""
         return self._submit(fn)
@@ -299,7 +355,7 @@ class Store:
         )
         counts = (json.dumps(rejected), match_id) if rejected is not None else None
 
-        def op(c: sqlite3.Connection) -> None:
+        def op(c: DbConn) -> None:
             c.execute("INSERT INTO moves (match_id, n, seat, version_before, move_json,"
                       " state_hash, elapsed_ms, timeout, policy, note)"
                       " VALUES (?,?,?,?,?,?,?,?,?,?)", values)
@@ -336,7 +392,7 @@ class Store:
         result_json = json.dumps(result) if result is not None else None
         rejected_json = json.dumps(rejected) if rejected is not None else None
 
-        def op(c: sqlite3.Connection) -> None:
+        def op(c: DbConn) -> None:
             if record_path is not None and record is not None:
                 record_path.parent.mkdir(parents=True, exist_ok=True)
                 tmp = record_path.with_suffix(".json.tmp")
@@ -354,8 +410,7 @@ class Store:
 
     # ------------------------------------------------------------------ reads (startup)
     def load_matches(self, status: str | None = None) -> list[MatchRow]:
-        conn = self._connect()
-        try:
+        with self.connection() as conn:
             sql = (
                 "SELECT id, game, options_json, seats, seed, components_name, components_sha256,"
                 " time_policy_json, token_hashes_json, names_json, status, created_ms,"
@@ -365,8 +420,6 @@ class Store:
                 + (" WHERE status=?" if status else "")
             )
             rows = conn.execute(sql + " ORDER BY created_ms", (status,) if status else ()).fetchall()
-        finally:
-            conn.close()
         return [
             MatchRow(
                 id=r[0], game=r[1], options=json.loads(r[2]), seats=r[3], seed=int(r[4]),
@@ -391,9 +444,7 @@ class Store:
         """running | finished | broken, or None for a match this store never had. For matches
         no longer held in memory; one primary-key lookup on a read connection of its own (WAL:
         readers never wait for the writer thread)."""
-        if self._reader is None:
-            self._reader = self._connect()
-        row = self._reader.execute(
+        row = self._read().execute(
             "SELECT status FROM matches WHERE id=?", (match_id,)
         ).fetchone()
         return row[0] if row else None
@@ -402,57 +453,70 @@ class Store:
         """(game, seed, reveal policy) of a match, or None for a match this store never had:
         what deciding whether its hidden information is embargoed needs (one primary-key
         lookup, like ``match_status``)."""
-        if self._reader is None:
-            self._reader = self._connect()
-        row = self._reader.execute(
+        row = self._read().execute(
             "SELECT game, seed, reveal_policy FROM matches WHERE id=?", (match_id,)
         ).fetchone()
         return (row[0], int(row[1]), row[2] or "safe") if row else None
 
     def load_moves(self, match_id: str) -> list[MoveRow]:
-        conn = self._connect()
-        try:
+        with self.connection() as conn:
             rows = conn.execute(
                 "SELECT n, seat, version_before, move_json, state_hash, elapsed_ms, timeout,"
                 " policy, note FROM moves WHERE match_id=? ORDER BY n",
                 (match_id,),
             ).fetchall()
-        finally:
-            conn.close()
         return [
             MoveRow(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], bool(r[6]), r[7], r[8] or "")
             for r in rows
         ]
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
-    """Bring a store written by an older referee up to this schema (columns are only added)."""
-    have = {row[1] for row in conn.execute("PRAGMA table_info(matches)")}
-    if "rejected_json" not in have:
-        conn.execute("ALTER TABLE matches ADD COLUMN rejected_json TEXT")
-    if "abandoned_json" not in have:
-        conn.execute("ALTER TABLE matches ADD COLUMN abandoned_json TEXT")
-    if "joined_json" not in have:
-        conn.execute("ALTER TABLE matches ADD COLUMN joined_json TEXT")
-    if "reveal_policy" not in have:
-        conn.execute("ALTER TABLE matches ADD COLUMN reveal_policy TEXT")
-    if "record_format" not in have:
-        conn.execute("ALTER TABLE matches ADD COLUMN record_format TEXT")
-    for col, decl in (("league", "TEXT"), ("unlisted", "INTEGER"), ("seat_bots_json", "TEXT"),
-                      ("seat_versions_json", "TEXT")):
-        if col not in have:
-            conn.execute(f"ALTER TABLE matches ADD COLUMN {col} {decl}")
-    conn.execute("CREATE INDEX IF NOT EXISTS matches_league ON matches (league, created_ms)")
-    if "start_json" not in have:
-        conn.execute("ALTER TABLE matches ADD COLUMN start_json TEXT")
-    if "note" not in {row[1] for row in conn.execute("PRAGMA table_info(moves)")}:
-        conn.execute("ALTER TABLE moves ADD COLUMN note TEXT")
+class SqliteStore(Store):
+    """The embedded store: ``<data-dir>/referee.sqlite3``, SQLite in WAL mode. With durability
+    normal (synchronous=NORMAL) a commit costs no fsync and the group commit runs on the event
+    loop; with full (synchronous=FULL) on the writer thread."""
+
+    kind = "sqlite"
+
+    def __init__(self, data_dir: str | Path, durability: str = "normal"):
+        super().__init__(durability, on_loop=durability == "normal")
+        self.path = Path(data_dir) / "referee.sqlite3"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.ensure_schema(SCHEMA, ADDED_COLUMNS, INDEXES)
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA synchronous={'FULL' if self.durability == 'full' else 'NORMAL'}")
+        conn.execute("PRAGMA busy_timeout=5000")
+        return conn
+
+    def columns(self, conn: DbConn, table: str) -> set[str]:
+        return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+    def _script(self, conn: DbConn, script: str) -> None:
+        conn.executescript(script)
+
+    def describe(self) -> str:
+        return str(self.path)
 
 
-def _rollback(conn: sqlite3.Connection) -> None:
+#: Columns an older referee's store lacks, added when it is opened (columns are only added).
+ADDED_COLUMNS = {
+    "matches": {"rejected_json": "TEXT", "abandoned_json": "TEXT", "joined_json": "TEXT",
+                "reveal_policy": "TEXT", "record_format": "TEXT", "league": "TEXT",
+                "unlisted": "INTEGER", "seat_bots_json": "TEXT", "seat_versions_json": "TEXT",
+                "start_json": "TEXT"},
+    "moves": {"note": "TEXT"},
+}
+#: Indexes on added columns: created once the columns are there.
+INDEXES = "CREATE INDEX IF NOT EXISTS matches_league ON matches (league, created_ms);"
+
+
+def _rollback(conn: DbConn) -> None:
     try:
         conn.execute("ROLLBACK")
-    except sqlite3.Error:
+    except Exception:  # noqa: BLE001 - nothing to roll back, or the connection is gone
         pass
 
 

@@ -7,11 +7,11 @@ import threading
 
 import pytest
 
-from referee.server.store import MatchRow, MoveRow, Store
+from referee.server.store import MatchRow, MoveRow, SqliteStore
 
 
 def test_group_commit_round_trip(tmp_path):
-    store = Store(tmp_path, "full")
+    store = SqliteStore(tmp_path, "full")
     store.start()
 
     async def run():
@@ -46,7 +46,7 @@ def test_group_commit_round_trip(tmp_path):
 
 
 def test_a_failed_commit_is_reported_not_acknowledged(tmp_path):
-    store = Store(tmp_path)
+    store = SqliteStore(tmp_path)
     store.start()
 
     async def run():
@@ -63,7 +63,7 @@ def test_a_failed_commit_is_reported_not_acknowledged(tmp_path):
     store.close()
     assert [m.n for m in store.load_moves("m")] == [1, 2, 3]
     with pytest.raises(ValueError):
-        Store(tmp_path, "sometimes")
+        SqliteStore(tmp_path, "sometimes")
 
 
 def test_matches_of_an_older_store_resume_with_the_chance_they_were_played_with(tmp_path):
@@ -83,7 +83,7 @@ def test_matches_of_an_older_store_resume_with_the_chance_they_were_played_with(
         move = live.timeout_move("RANDOM_LEGAL") if timeout else d.moves[0]
         live.submit(d.seat, move, live.version, timeout=timeout,
                     policy="RANDOM_LEGAL" if timeout else None)
-    store = Store(tmp_path)
+    store = SqliteStore(tmp_path)
     store.start()
 
     async def run():
@@ -103,10 +103,10 @@ def test_matches_of_an_older_store_resume_with_the_chance_they_were_played_with(
     with conn:
         conn.execute("UPDATE matches SET record_format=NULL WHERE id='old'")  # an older store
     conn.close()
-    rows = {r.id: r for r in Store(tmp_path).load_matches()}
+    rows = {r.id: r for r in SqliteStore(tmp_path).load_matches()}
     assert rows["new"].record_format == RECORD_FORMAT
     assert rows["old"].record_format == LEGACY_RECORD_FORMAT
-    m = replay_log(game, rows["old"], Store(tmp_path).load_moves("old"), live.components)
+    m = replay_log(game, rows["old"], SqliteStore(tmp_path).load_moves("old"), live.components)
     assert m.record_format == LEGACY_RECORD_FORMAT
     assert game.hash_state(m.state) == game.hash_state(live.state)
     assert m.timeout_move("RANDOM_LEGAL") == live.timeout_move("RANDOM_LEGAL")
@@ -117,7 +117,7 @@ def test_normal_durability_group_commits_on_the_event_loop(tmp_path):
     shares one transaction, committed (visible to another connection) before any of their
     futures is resolved; --durability full keeps the writer thread (its fsync must not block
     the loop)."""
-    store = Store(tmp_path)
+    store = SqliteStore(tmp_path)
     store.start()
     threads: list[str] = []
 
@@ -145,7 +145,7 @@ def test_normal_durability_group_commits_on_the_event_loop(tmp_path):
     assert threads == [loop_thread]
     assert not [t for t in threading.enumerate() if t.name == "referee-store"]
 
-    full = Store(tmp_path / "full", "full")
+    full = SqliteStore(tmp_path / "full", "full")
     full.start()
 
     async def on_full():
