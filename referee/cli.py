@@ -130,6 +130,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "$REFEREE_STORE_URL")
     s.add_argument("--store-file", default="", metavar="PATH",
                    help="read the store URL (which may hold a password) from this file")
+    s.add_argument("--lease-owner", default="", metavar="NAME",
+                   help="this referee's name in the store's leases (default HOST:DATA-DIR, "
+                        "the same across restarts): referees sharing one store need distinct "
+                        "names")
+    s.add_argument("--lease-ttl", type=float, default=5.0, metavar="SECONDS",
+                   help="how long a match's lease lasts unrenewed (default 5): after a crash, "
+                        "another referee on the store takes the match over this much later")
     s.add_argument("--rate", type=float, default=2000.0, metavar="PER_SECOND",
                    help="per-token (or per-peer without a token) rate limit in requests or "
                         "stream messages per second (default 2000; 0 disables)")
@@ -287,7 +294,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     logs.configure(args.log_level, args.log_format)
     config = ServerConfig(
-        store_url=url,
+        store_url=url, lease_owner=args.lease_owner, lease_ttl_s=args.lease_ttl,
         host=args.host, port=args.port, port_file=args.port_file, data_dir=args.data_dir,
         unix_socket=args.unix_socket,
         admin_token=args.admin_token, components=_load_components(args.components),

@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,6 +52,10 @@ class ServerConfig:
     # the store: "" is <data-dir>/referee.sqlite3; postgresql://... (referee.server.store's
     # store_url: never with a password from a command line)
     store_url: str = ""
+    # leases (several referees on one store): this referee's name in the leases table (""
+    # = <host>:<data dir>, the same across its restarts) and how long a lease lasts unrenewed
+    lease_owner: str = ""
+    lease_ttl_s: float = 5.0
     rate: float = 2000.0  # requests (or stream messages) per second per token / peer
     burst: float = 4000.0
     tls_cert: str | None = None
@@ -173,7 +178,12 @@ class RefereeServer:
             keep_finished_s=cfg.keep_finished_s, session_ack_s=cfg.session_ack_s, join_ms=cfg.join_ms,
             max_message_bytes=cfg.max_message_bytes, upload_limits=cfg.upload_limits,
         )
+        owner = cfg.lease_owner or f"{socket.gethostname()}:{data_dir.resolve()}"
+        ttl_ms = max(1, int(cfg.lease_ttl_s * 1000))
+        self.store.enable_leases(owner, ttl_ms, self.service.drop)
         resumed = self.service.resume_all()
+        # renewed three times a lease's life: one late round does not lose a match
+        self.service.spawn(self.service.keep_leases(cfg.lease_ttl_s / 3))
         limit = int(cfg.max_message_bytes)
         self.server = grpc.aio.server(options=server_options(cfg))
         self.server.add_generic_rpc_handlers((generic_handler(self.service),))

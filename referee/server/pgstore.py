@@ -64,11 +64,14 @@ class PgConn:
 
 class PostgresStore(Store):
     kind = "postgresql"
+    lease_lock = " FOR SHARE"
+    keeps_records = True  # its referees may run on other hosts than a match's record file
 
     def __init__(self, url: str, durability: str = "normal"):
         super().__init__(durability, on_loop=False)
         self.url = url
         self.ensure_schema(SCHEMA, ADDED_COLUMNS, INDEXES)
+        self._backfill_seat_tokens()
 
     def _connect(self) -> PgConn:
         raw = psycopg.connect(self.url, autocommit=True)

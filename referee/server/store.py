@@ -22,18 +22,22 @@ primary-key lookup (``match_status``) for a match that is no longer held in memo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import queue
 import sqlite3
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from referee.core.match import LEGACY_RECORD_FORMAT, RECORD_FORMAT
+
+from . import errors
+from .clock import now_ms
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS matches (
@@ -77,6 +81,26 @@ CREATE TABLE IF NOT EXISTS moves (
     note            TEXT,              -- the bot's note on its move (Submit.note), or NULL
     PRIMARY KEY (match_id, n)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS leases (  -- which referee runs each running match (see Leases)
+    match_id    TEXT PRIMARY KEY,
+    owner       TEXT NOT NULL,     -- the referee's --lease-owner; '' = released
+    epoch       INTEGER NOT NULL,  -- +1 at every acquisition: a stale holder's writes fail
+    expires_ms  INTEGER NOT NULL   -- renewed by its owner; past it, another may take over
+);
+CREATE INDEX IF NOT EXISTS leases_owner ON leases (owner);
+CREATE TABLE IF NOT EXISTS seat_tokens (  -- a seat token's match, for a referee that does not
+    token_hash  TEXT PRIMARY KEY,         -- hold the match in memory (SHA-256 hex, never the
+    match_id    TEXT NOT NULL,            -- token)
+    seat        INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS records (  -- finished matches' records, where the store keeps
+    match_id    TEXT PRIMARY KEY,      -- them (keeps_records: PostgreSQL, whose referees may
+    json        TEXT NOT NULL          -- be on other hosts than the record file)
+);
+CREATE TABLE IF NOT EXISTS settings (  -- values every referee on the store shares
+    name        TEXT PRIMARY KEY,
+    value       TEXT NOT NULL
+);
 """
 
 
@@ -154,10 +178,17 @@ class Store(ABC):
         self.on_loop = on_loop
         self._pending: list = []
         self._flush_loop: asyncio.AbstractEventLoop | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # of the last write
         self._writer: DbConn | None = None
         self.batches = 0  # group commits done (for tests and stats)
         self.ops = 0
         self._reader: DbConn | None = None
+        # leases (enable_leases): this referee's name, the epoch of each match it holds, and
+        # what to call when a write finds a match taken over (on the event loop)
+        self.owner = ""
+        self.lease_ttl_ms = 0
+        self.epochs: dict[str, int] = {}
+        self.on_lost: Callable[[str], None] | None = None
 
     # ------------------------------------------------------------------ backend hooks
     @abstractmethod
@@ -171,6 +202,17 @@ class Store(ABC):
     @abstractmethod
     def _script(self, conn: DbConn, script: str) -> None:
         """Run a schema script (CREATE TABLE / INDEX IF NOT EXISTS ...) in this dialect."""
+
+    #: whether a finished match's record is also kept in the store (table records), for
+    #: referees on other hosts than its record file
+    keeps_records = False
+    #: how a write transaction starts (SQLite: IMMEDIATE, so that two processes on one file
+    #: wait for each other at BEGIN instead of failing at the first write)
+    begin = "BEGIN"
+    #: appended to the lease check of a write: PostgreSQL locks the lease row until the
+    #: transaction ends, so a take-over waits for a write in progress (SQLite: the whole
+    #: database is locked by BEGIN IMMEDIATE already)
+    lease_lock = ""
 
     def _usable(self, conn: DbConn) -> bool:
         """Whether the writer's connection still works (a server may close it)."""
@@ -204,6 +246,19 @@ class Store(ABC):
         """Where the store is, for logs (never a password)."""
         return self.kind
 
+    def _backfill_seat_tokens(self) -> None:
+        """A store from before the seat_tokens table: its running matches' tokens go in (once,
+        while the table is empty), so another referee finds them."""
+        with self.connection() as conn:
+            if conn.execute("SELECT 1 FROM seat_tokens LIMIT 1").fetchone():
+                return
+            rows = [(h, mid, seat) for mid, hashes in conn.execute(
+                        "SELECT id, token_hashes_json FROM matches WHERE status='running'")
+                    for seat, h in enumerate(json.loads(hashes))]
+            if rows:
+                conn.executemany("INSERT INTO seat_tokens (token_hash, match_id, seat)"
+                                 " VALUES (?,?,?) ON CONFLICT (token_hash) DO NOTHING", rows)
+
     # ------------------------------------------------------------------ group commit
     def start(self) -> None:
         if self.on_loop:
@@ -226,6 +281,10 @@ class Store(ABC):
             self._queue.put(_STOP)
             self._thread.join()
             self._thread = None
+        if self.owner:  # a clean stop: another referee may take these matches over at once
+            with contextlib.suppress(Exception):
+                self.release_leases()
+            self.owner = ""
         if self._reader is not None:
             self._reader.close()
             self._reader = None
@@ -261,7 +320,7 @@ class Store(ABC):
     def _commit(self, conn: DbConn, batch: list) -> None:
         errors: list[BaseException | None] = [None] * len(batch)
         try:
-            conn.execute("BEGIN")
+            conn.execute(self.begin)
             for fn, _loop, _fut in batch:
                 fn(conn)
             conn.execute("COMMIT")
@@ -270,7 +329,7 @@ class Store(ABC):
             # One bad operation must not fail the others of its group: redo them one by one.
             for i, (fn, _loop, _fut) in enumerate(batch):
                 try:
-                    conn.execute("BEGIN")
+                    conn.execute(self.begin)
                     fn(conn)
                     conn.execute("COMMIT")
                 except BaseException as exc:  # noqa: BLE001 - reported to its waiter
@@ -293,6 +352,7 @@ class Store(ABC):
 
     def _submit(self, fn: Callable[[DbConn], object]) -> asyncio.Future:
         loop = asyncio.get_running_loop()
+        self._loop = loop
         fut = loop.create_future()
         if not self.on_loop:
             self._queue.put((fn, loop, fut))
@@ -312,7 +372,7 @@ class Store(ABC):
             self._writer = self._connect()
         self._commit(self._writer, batch)
 
-    def _read(self) -> DbConn:
+    def reader(self) -> DbConn:
         """The connection of the one-row lookups (on the caller's thread)."""
         if self._reader is None or not self._usable(self._reader):
             self._reader = self._connect()
@@ -324,6 +384,135 @@ class Store(ABC):
         referee.server.sessions); operations commit in the order they were queued."""
         return self._submit(fn)
 
+    # ------------------------------------------------------------------ leases
+    def enable_leases(self, owner: str, ttl_ms: int, on_lost: Callable[[str], None]) -> None:
+        """From now on every write for a match checks, in its transaction, that this referee
+        (``owner``) still holds the match's lease at the epoch it acquired; a write that finds
+        it taken over fails with UNAVAILABLE / NOT_OWNER and ``on_lost(match_id)`` is called
+        on the loop. Without this (a bare store in tests) writes are not fenced."""
+        self.owner = owner
+        self.lease_ttl_ms = ttl_ms
+        self.on_lost = on_lost
+
+    def _fence(self, c: DbConn, match_id: str) -> None:
+        if not self.owner:
+            return
+        epoch = self.epochs.get(match_id)
+        row = c.execute("SELECT epoch FROM leases WHERE match_id=? AND owner=?" + self.lease_lock,
+                        (match_id, self.owner)).fetchone() if epoch is not None else None
+        if row is None or row[0] != epoch:
+            self._lost(match_id)
+            raise errors.not_owner(
+                f"match {match_id} was taken over by another referee (its lease expired); "
+                "call again: the referee that runs it now answers")
+
+    def _lost(self, match_id: str) -> None:
+        if self.epochs.pop(match_id, None) is None or self.on_lost is None:
+            return
+        loop = self._flush_loop if self.on_loop else None
+        callback = self.on_lost
+        if loop is not None and _on_thread_of(loop):
+            loop.call_soon(callback, match_id)
+        elif self._loop is not None:
+            with contextlib.suppress(RuntimeError):  # closed during shutdown
+                self._loop.call_soon_threadsafe(callback, match_id)
+
+    def try_lease(self, match_id: str) -> int | None:
+        """Acquire the lease of ``match_id`` if it is free: never held, released, expired, or
+        held under this referee's own name (a restart of it); the new epoch, or None while
+        another referee holds it. One short transaction of its own (the caller then loads
+        the match from the store: a take-over, or resuming at start-up)."""
+        now = now_ms()
+        conn = self.reader()
+        conn.execute(self.begin)
+        try:
+            conn.execute("INSERT INTO leases (match_id, owner, epoch, expires_ms)"
+                         " VALUES (?, '', 0, 0) ON CONFLICT (match_id) DO NOTHING", (match_id,))
+            took = conn.execute(
+                "UPDATE leases SET owner=?, epoch=epoch+1, expires_ms=? WHERE match_id=?"
+                " AND (owner=? OR owner='' OR expires_ms<?)",
+                (self.owner, now + self.lease_ttl_ms, match_id, self.owner, now)).rowcount
+            epoch = conn.execute("SELECT epoch FROM leases WHERE match_id=?",
+                                 (match_id,)).fetchone()[0] if took else None
+            conn.execute("COMMIT")
+        except BaseException:
+            _rollback(conn)
+            raise
+        if epoch is not None:
+            self.epochs[match_id] = epoch
+        return epoch
+
+    def lease_holder(self, match_id: str) -> tuple[str, int] | None:
+        """(owner, expires_ms) of a match's lease, or None."""
+        row = self.reader().execute("SELECT owner, expires_ms FROM leases WHERE match_id=?",
+                                   (match_id,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def renew_leases(self) -> asyncio.Future:
+        """Extend every lease this referee holds, in one statement of the next group commit,
+        and find the ones it lost (taken over while it was stopped or cut off): those are
+        passed to ``on_lost``."""
+        held = dict(self.epochs)
+
+        def op(c: DbConn) -> None:
+            c.execute("UPDATE leases SET expires_ms=? WHERE owner=?",
+                      (now_ms() + self.lease_ttl_ms, self.owner))
+            mine = dict(c.execute("SELECT match_id, epoch FROM leases WHERE owner=?",
+                                  (self.owner,)).fetchall())
+            for match_id, epoch in held.items():
+                if mine.get(match_id) != epoch and self.epochs.get(match_id) == epoch:
+                    self._lost(match_id)
+
+        return self._submit(op)
+
+    def release_leases(self, keep: Iterable[str] = ()) -> None:
+        """Give up the leases held under this referee's name (all but ``keep``): at a clean
+        shutdown, so another referee may take its matches over at once, and at start-up for
+        the matches of a previous run that were not resumed."""
+        if not self.owner:
+            return
+        keep = set(keep)
+        conn = self.reader()
+        mine = [r[0] for r in conn.execute("SELECT match_id FROM leases WHERE owner=?",
+                                           (self.owner,)).fetchall() if r[0] not in keep]
+        if mine:
+            conn.execute(self.begin)
+            try:
+                conn.executemany("UPDATE leases SET owner='', expires_ms=0 WHERE match_id=?"
+                                 " AND owner=?", [(m, self.owner) for m in mine])
+                conn.execute("COMMIT")
+            except BaseException:
+                _rollback(conn)
+                raise
+        for m in mine:
+            self.epochs.pop(m, None)
+
+    def match_of_token(self, token_h: str) -> tuple[str, int] | None:
+        """(match id, seat) of a seat token's hash, from the store (one primary-key lookup):
+        for a match this referee does not hold in memory."""
+        row = self.reader().execute("SELECT match_id, seat FROM seat_tokens WHERE token_hash=?",
+                                   (token_h,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def load_match(self, match_id: str) -> MatchRow | None:
+        rows = self.load_matches(match_id=match_id)
+        return rows[0] if rows else None
+
+    def load_record(self, match_id: str) -> str | None:
+        """A finished match's record as the store keeps it (keeps_records), or None."""
+        row = self.reader().execute("SELECT json FROM records WHERE match_id=?",
+                                    (match_id,)).fetchone()
+        return row[0] if row else None
+
+    def shared_value(self, name: str, default: str) -> str:
+        """The value every referee on this store shares under ``name``: the stored one, else
+        ``default`` is stored (the first referee to ask sets it)."""
+        conn = self.reader()
+        conn.execute("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name)"
+                     " DO NOTHING", (name, default))
+        return conn.execute("SELECT value FROM settings WHERE name=?", (name,)).fetchone()[0]
+
+    # ------------------------------------------------------------------ typed writes
     def insert_match(self, row: MatchRow) -> asyncio.Future:
         values = (
             row.id, row.game, json.dumps(row.options, sort_keys=True), row.seats, str(row.seed),
@@ -334,15 +523,27 @@ class Store(ABC):
             json.dumps(row.seat_versions) if row.seat_versions else None,
             json.dumps(row.start, sort_keys=True) if row.start is not None else None,
         )
-        return self._submit(
-            lambda c: c.execute(
+        seats = [(h, row.id, s) for s, h in enumerate(row.token_hashes)]
+        if self.owner:
+            self.epochs[row.id] = 1
+        lease = (row.id, self.owner, now_ms() + self.lease_ttl_ms)
+
+        def op(c: DbConn) -> None:
+            c.execute(
                 "INSERT INTO matches (id, game, options_json, seats, seed, components_name,"
                 " components_sha256, time_policy_json, token_hashes_json, names_json, status,"
                 " created_ms, reveal_policy, record_format, league, unlisted, seat_bots_json,"
                 " seat_versions_json, start_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 values,
             )
-        )
+            c.executemany("INSERT INTO seat_tokens (token_hash, match_id, seat) VALUES (?,?,?)"
+                          " ON CONFLICT (token_hash) DO NOTHING", seats)
+            if self.owner:
+                c.execute("INSERT INTO leases (match_id, owner, epoch, expires_ms)"
+                          " VALUES (?, ?, 1, ?)", lease)
+
+        return self._submit(op)
+
 
     def insert_move(
         self, match_id: str, m: MoveRow, rejected: list[int] | None = None
@@ -356,6 +557,7 @@ class Store(ABC):
         counts = (json.dumps(rejected), match_id) if rejected is not None else None
 
         def op(c: DbConn) -> None:
+            self._fence(c, match_id)
             c.execute("INSERT INTO moves (match_id, n, seat, version_before, move_json,"
                       " state_hash, elapsed_ms, timeout, policy, note)"
                       " VALUES (?,?,?,?,?,?,?,?,?,?)", values)
@@ -368,14 +570,20 @@ class Store(ABC):
         """The seats the host abandoned (AbandonSeat), all of them: a rare admin operation, so
         one write of its own, awaited before the RPC replies."""
         text = json.dumps({str(s): r for s, r in sorted(abandoned.items())})
-        return self._submit(lambda c: c.execute(
-            "UPDATE matches SET abandoned_json=? WHERE id=?", (text, match_id)))
+        def op(c: DbConn) -> None:
+            self._fence(c, match_id)
+            c.execute("UPDATE matches SET abandoned_json=? WHERE id=?", (text, match_id))
+
+        return self._submit(op)
 
     def set_joined(self, match_id: str, seats: list[int]) -> asyncio.Future:
         """The seats whose bot has joined, all of them (once per seat and match)."""
         text = json.dumps(sorted(seats))
-        return self._submit(lambda c: c.execute(
-            "UPDATE matches SET joined_json=? WHERE id=?", (text, match_id)))
+        def op(c: DbConn) -> None:
+            self._fence(c, match_id)
+            c.execute("UPDATE matches SET joined_json=? WHERE id=?", (text, match_id))
+
+        return self._submit(op)
 
     def finish_match(
         self,
@@ -393,23 +601,32 @@ class Store(ABC):
         rejected_json = json.dumps(rejected) if rejected is not None else None
 
         def op(c: DbConn) -> None:
+            self._fence(c, match_id)
             if record_path is not None and record is not None:
                 record_path.parent.mkdir(parents=True, exist_ok=True)
                 tmp = record_path.with_suffix(".json.tmp")
                 # one line: json's C encoder only runs without indent, and the indented
                 # (pure-Python) encoding was ~9% of the referee's CPU per move
-                tmp.write_text(json.dumps(record, sort_keys=True) + "\n", encoding="utf-8")
+                text = json.dumps(record, sort_keys=True) + "\n"
+                tmp.write_text(text, encoding="utf-8")
                 tmp.replace(record_path)
+                if self.keeps_records:
+                    c.execute("INSERT INTO records (match_id, json) VALUES (?, ?) ON CONFLICT"
+                              " (match_id) DO UPDATE SET json=excluded.json", (match_id, text))
             c.execute(
                 "UPDATE matches SET status=?, finished_ms=?, forfeited=?, result_json=?,"
                 " rejected_json=COALESCE(?, rejected_json) WHERE id=?",
                 (status, finished_ms, forfeited, result_json, rejected_json, match_id),
             )
+            c.execute("DELETE FROM leases WHERE match_id=?", (match_id,))
 
-        return self._submit(op)
+        fut = self._submit(op)
+        fut.add_done_callback(lambda f: f.cancelled() or f.exception() is not None
+                              or self.epochs.pop(match_id, None))
+        return fut
 
     # ------------------------------------------------------------------ reads (startup)
-    def load_matches(self, status: str | None = None) -> list[MatchRow]:
+    def load_matches(self, status: str | None = None, match_id: str = "") -> list[MatchRow]:
         with self.connection() as conn:
             sql = (
                 "SELECT id, game, options_json, seats, seed, components_name, components_sha256,"
@@ -417,9 +634,10 @@ class Store(ABC):
                 " finished_ms, forfeited, result_json, rejected_json, abandoned_json,"
                 " joined_json, reveal_policy, record_format, league, unlisted, seat_bots_json,"
                 " seat_versions_json, start_json FROM matches"
-                + (" WHERE status=?" if status else "")
+                + (" WHERE status=?" if status else " WHERE id=?" if match_id else "")
             )
-            rows = conn.execute(sql + " ORDER BY created_ms", (status,) if status else ()).fetchall()
+            args = (status,) if status else (match_id,) if match_id else ()
+            rows = conn.execute(sql + " ORDER BY created_ms", args).fetchall()
         return [
             MatchRow(
                 id=r[0], game=r[1], options=json.loads(r[2]), seats=r[3], seed=int(r[4]),
@@ -444,7 +662,7 @@ class Store(ABC):
         """running | finished | broken, or None for a match this store never had. For matches
         no longer held in memory; one primary-key lookup on a read connection of its own (WAL:
         readers never wait for the writer thread)."""
-        row = self._read().execute(
+        row = self.reader().execute(
             "SELECT status FROM matches WHERE id=?", (match_id,)
         ).fetchone()
         return row[0] if row else None
@@ -453,7 +671,7 @@ class Store(ABC):
         """(game, seed, reveal policy) of a match, or None for a match this store never had:
         what deciding whether its hidden information is embargoed needs (one primary-key
         lookup, like ``match_status``)."""
-        row = self._read().execute(
+        row = self.reader().execute(
             "SELECT game, seed, reveal_policy FROM matches WHERE id=?", (match_id,)
         ).fetchone()
         return (row[0], int(row[1]), row[2] or "safe") if row else None
@@ -477,12 +695,14 @@ class SqliteStore(Store):
     loop; with full (synchronous=FULL) on the writer thread."""
 
     kind = "sqlite"
+    begin = "BEGIN IMMEDIATE"
 
     def __init__(self, data_dir: str | Path, durability: str = "normal"):
         super().__init__(durability, on_loop=durability == "normal")
         self.path = Path(data_dir) / "referee.sqlite3"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.ensure_schema(SCHEMA, ADDED_COLUMNS, INDEXES)
+        self._backfill_seat_tokens()
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -526,6 +746,8 @@ def _resolve(futs: list[tuple[asyncio.Future, BaseException | None]]) -> None:
             continue
         if error is None:
             fut.set_result(None)
+        elif isinstance(error, errors.RefereeError):  # NOT_OWNER: the client's answer
+            fut.set_exception(error)
         else:
             fut.set_exception(RuntimeError(f"store commit failed: {error!r}"))
 

@@ -12,6 +12,7 @@ import random
 import grpc
 import pytest
 
+from referee.server.errors import RefereeError
 from referee.server.store import MatchRow, MoveRow
 from referee.server.stores import StoreUrlError, open_store
 from referee.server.stores import store_url as resolve_url
@@ -180,3 +181,52 @@ def test_a_match_bots_and_a_league_survive_a_restart(store_url, make_server, tmp
     rec = asyncio.run(record())
     assert rec.complete and json.loads(rec.record_json)["match_id"] == mid
     assert srv.service.store.match_status(mid) == "finished"
+
+
+def test_leases_fence_a_stale_holder(store_url, tmp_path):
+    """Two referees on one store: B may take a match over only once A's lease has expired, and
+    from then on A's writes for it fail (UNAVAILABLE, NOT_OWNER) and change nothing, in the
+    same transaction as the check (fencing); A hears it (on_lost), by a refused write or by
+    its next renewal."""
+    a, b = open_store(store_url, tmp_path), open_store(store_url, tmp_path)
+    lost: list[str] = []
+    a.enable_leases("A", 300, lost.append)
+    b.enable_leases("B", 300, lambda mid: None)
+    a.start()
+    b.start()
+
+    async def run():
+        await a.insert_match(row("m1"))
+        await a.insert_match(row("m2", reveal_policy="none"))
+        await a.insert_move("m1", move(1))
+        await a.renew_leases()
+        assert b.try_lease("m1") is None and b.lease_holder("m1")[0] == "A"
+        await asyncio.sleep(0.4)  # A, stalled, does not renew: its leases expire
+        assert b.try_lease("m1") == 2 and b.try_lease("m2") == 2
+        with pytest.raises(RefereeError) as err:
+            await a.insert_move("m1", move(2))
+        assert err.value.code == grpc.StatusCode.UNAVAILABLE and err.value.reason == "NOT_OWNER"
+        for write in (a.set_joined("m1", [0]), a.finish_match(
+                "m1", status="finished", finished_ms=2, forfeited=None, result=None)):
+            with pytest.raises(RefereeError):
+                await write
+        await b.insert_move("m1", move(2))
+        await a.renew_leases()  # finds m2 lost as well, and does not take anything back
+        await asyncio.sleep(0.01)
+        assert b.lease_holder("m1")[0] == "B" and b.lease_holder("m2")[0] == "B"
+        await b.finish_match("m1", status="finished", finished_ms=3, forfeited=None,
+                             result=None)
+        assert b.lease_holder("m1") is None  # a finished match holds no lease
+
+    asyncio.run(run())
+    a.close()
+    b.close()  # a clean stop releases B's leases: anyone may take m2 at once
+    assert sorted(lost) == ["m1", "m2"]
+    assert [(m.n, m.seat) for m in b.load_moves("m1")] == [(1, 1), (2, 2)]
+    (m1,) = [r for r in b.load_matches() if r.id == "m1"]
+    assert m1.status == "finished" and m1.finished_ms == 3 and m1.joined is None
+    c = open_store(store_url, tmp_path)
+    c.enable_leases("C", 300, lambda mid: None)
+    assert c.try_lease("m2") == 3
+    assert c.match_of_token("a" * 64) == ("m1", 0)
+    c.close()
