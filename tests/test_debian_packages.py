@@ -7,8 +7,9 @@ import shutil
 
 import pytest
 
+from bench.pgserver import binaries
+
 from . import debian
-from .pgserver import binaries
 from .web.browser import CHROMIUM
 
 _PG = binaries()
@@ -22,8 +23,8 @@ COMMANDS = {
     "openssl": "tests/server/test_streams.py, tests/client/test_client_tls.py",
     "node": "tests/goa/test_goa_board_js.py, tests/tournament/test_node_bot.py",
     "npm": "tests/tournament/test_node_bot.py",
-    # the PostgreSQL store's tests (tests/pgserver.py), found where Debian puts them
-    **({str(_PG / "initdb"): "tests/pgserver.py", str(_PG / "pg_ctl"): "tests/pgserver.py"}
+    # the PostgreSQL store's tests (bench/pgserver.py), found where Debian puts them
+    **({str(_PG / "initdb"): "bench/pgserver.py", str(_PG / "pg_ctl"): "bench/pgserver.py"}
        if _PG else {}),
 }
 

@@ -68,7 +68,7 @@ LAYERS = (
     _layer("bench", ("bench",),
            ("research", "tools", "tournament", "sdk", "referee-cli", "server", "sim", "games",
             "core", "protocol"),
-           ("grpc", "rich", "httpx", *PROTOBUF)),
+           ("grpc", "rich", "httpx", "psycopg", *PROTOBUF)),
 )
 #: Imports that cross layers on purpose: the registry finds the games by scanning the package
 #: referee.games (importlib), without naming any.

@@ -16,6 +16,7 @@ reads ``$PGPASSWORD`` or a ``PGPASSFILE``, or the URL comes from ``--store-file`
 """
 from __future__ import annotations
 
+import contextlib
 import re
 from functools import lru_cache
 from typing import Any
@@ -65,6 +66,7 @@ class PgConn:
 class PostgresStore(Store):
     kind = "postgresql"
     lease_lock = " FOR SHARE"
+    pipelined = True
     keeps_records = True  # its referees may run on other hosts than a match's record file
 
     def __init__(self, url: str, durability: str = "normal"):
@@ -74,7 +76,9 @@ class PostgresStore(Store):
         self._backfill_seat_tokens()
 
     def _connect(self) -> PgConn:
-        raw = psycopg.connect(self.url, autocommit=True)
+        # no server-side prepared statements: after a failed pipeline psycopg's cache of them
+        # can name one the server dropped ("prepared statement _pg3_0 does not exist")
+        raw = psycopg.connect(self.url, autocommit=True, prepare_threshold=None)
         # durability as with SQLite: "normal" survives a crash of the referee (the server has
         # the commit) but not of the database server's machine (synchronous_commit=off: the
         # WAL is flushed within a few hundred ms, not before the commit returns); "full"
@@ -82,6 +86,11 @@ class PostgresStore(Store):
         if self.durability == "normal":
             raw.execute("SET synchronous_commit = off")
         return PgConn(raw)
+
+    def _pipeline(self, conn: PgConn) -> contextlib.AbstractContextManager:
+        """A batch's statements go out together (psycopg's pipeline mode): one round trip
+        for the batch instead of one per write."""
+        return conn.raw.pipeline()
 
     def _usable(self, conn: PgConn) -> bool:
         return not conn.raw.closed and not conn.raw.broken

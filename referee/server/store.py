@@ -188,6 +188,7 @@ class Store(ABC):
         self.owner = ""
         self.lease_ttl_ms = 0
         self.epochs: dict[str, int] = {}
+        self._ending: set[str] = set()  # matches whose finish is being committed
         self.on_lost: Callable[[str], None] | None = None
 
     # ------------------------------------------------------------------ backend hooks
@@ -318,19 +319,33 @@ class Store(ABC):
             conn.close()
 
     def _commit(self, conn: DbConn, batch: list) -> None:
+        """One transaction for ``batch`` (items: operation, loop, future, the match whose
+        lease it needs or "", the match it creates or ""); then the futures are resolved."""
         errors: list[BaseException | None] = [None] * len(batch)
         try:
-            conn.execute(self.begin)
-            for fn, _loop, _fut in batch:
-                fn(conn)
+            # BEGIN, the lease check and the writes go out together (PostgreSQL: one round
+            # trip); the check is read before COMMIT, which only a batch whose leases all hold
+            # reaches (they stay locked until then: lease_lock)
+            with self._pipeline(conn):
+                conn.execute(self.begin)
+                check = self._check_leases(conn, batch)
+                for fn, _loop, _fut, _fence, _new in batch:
+                    fn(conn)
+            if self._stale(check):
+                raise _Stale()  # redo one by one, without the stale matches' writes
             conn.execute("COMMIT")
         except BaseException:  # noqa: BLE001
             _rollback(conn)
             # One bad operation must not fail the others of its group: redo them one by one.
-            for i, (fn, _loop, _fut) in enumerate(batch):
+            for i, item in enumerate(batch):
                 try:
                     conn.execute(self.begin)
-                    fn(conn)
+                    stale = self._stale(self._check_leases(conn, [item]))
+                    if stale:
+                        errors[i] = stale[item[3]]
+                        _rollback(conn)
+                        continue
+                    item[0](conn)
                     conn.execute("COMMIT")
                 except BaseException as exc:  # noqa: BLE001 - reported to its waiter
                     _rollback(conn)
@@ -338,7 +353,7 @@ class Store(ABC):
         self.batches += 1
         self.ops += len(batch)
         by_loop: dict[Any, list] = {}
-        for (_fn, loop, fut), err in zip(batch, errors):
+        for (_fn, loop, fut, _fence, _new), err in zip(batch, errors):
             if fut is not None:
                 by_loop.setdefault(loop, []).append((fut, err))
         for loop, futs in by_loop.items():
@@ -350,17 +365,65 @@ class Store(ABC):
             except RuntimeError:  # loop closed during shutdown
                 pass
 
-    def _submit(self, fn: Callable[[DbConn], object]) -> asyncio.Future:
+    def _check_leases(self, conn: DbConn, batch: list) -> tuple[list[str], list[Any]]:
+        """Fencing, for a whole batch in its transaction: the query of the leases its writes
+        need (the matches, and the cursors to read once the statements are sent)."""
+        if not self.owner:
+            return [], []
+        created = {item[4] for item in batch if item[4]}
+        ids = sorted({item[3] for item in batch if item[3] and item[3] not in created})
+        cursors = []
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            cur = conn.execute(
+                "SELECT match_id, epoch FROM leases WHERE owner=? AND match_id IN ("
+                + ",".join("?" * len(part)) + ")" + self.lease_lock, (self.owner, *part))
+            # read now unless pipelined: an SQLite cursor steps lazily, and the batch's own
+            # writes (a finish deletes its lease) would change what it reads later
+            cursors.append(cur if self.pipelined else cur.fetchall())
+        return ids, cursors
+
+    def _stale(self, check: tuple[list[str], list[Any]]) -> dict[str, BaseException]:
+        """The matches of a lease check that this referee no longer holds at the epoch it
+        acquired (taken over by another referee), each with the NOT_OWNER error its writes
+        fail with."""
+        ids, cursors = check
+        if not ids:
+            return {}
+        held: dict[str, int] = {}
+        for cur in cursors:
+            held.update(cur if isinstance(cur, list) else cur.fetchall())
+        stale: dict[str, BaseException] = {}
+        for mid in ids:
+            if mid not in self.epochs or held.get(mid) != self.epochs[mid]:
+                self._lost(mid)
+                stale[mid] = errors.not_owner(
+                    f"match {mid} was taken over by another referee (its lease expired); "
+                    "call again: the referee that runs it now answers")
+        return stale
+
+    #: whether _pipeline sends statements without waiting (their results read after)
+    pipelined = False
+
+    def _pipeline(self, conn: DbConn) -> contextlib.AbstractContextManager:
+        """Where a backend can send a batch's statements without waiting for each answer."""
+        return contextlib.nullcontext()
+
+    def _submit(self, fn: Callable[[DbConn], object], fence: str = "",
+                creates: str = "") -> asyncio.Future:
+        """Queue ``fn`` for the next group commit. ``fence``: the match whose lease the write
+        needs (checked in its transaction); ``creates``: the match whose lease it creates."""
         loop = asyncio.get_running_loop()
         self._loop = loop
         fut = loop.create_future()
+        item = (fn, loop, fut, fence, creates)
         if not self.on_loop:
-            self._queue.put((fn, loop, fut))
+            self._queue.put(item)
             return fut
         if not self._pending:
             loop.call_soon(self._flush)
             self._flush_loop = loop
-        self._pending.append((fn, loop, fut))
+        self._pending.append(item)
         return fut
 
     def _flush(self) -> None:
@@ -393,18 +456,6 @@ class Store(ABC):
         self.owner = owner
         self.lease_ttl_ms = ttl_ms
         self.on_lost = on_lost
-
-    def _fence(self, c: DbConn, match_id: str) -> None:
-        if not self.owner:
-            return
-        epoch = self.epochs.get(match_id)
-        row = c.execute("SELECT epoch FROM leases WHERE match_id=? AND owner=?" + self.lease_lock,
-                        (match_id, self.owner)).fetchone() if epoch is not None else None
-        if row is None or row[0] != epoch:
-            self._lost(match_id)
-            raise errors.not_owner(
-                f"match {match_id} was taken over by another referee (its lease expired); "
-                "call again: the referee that runs it now answers")
 
     def _lost(self, match_id: str) -> None:
         if self.epochs.pop(match_id, None) is None or self.on_lost is None:
@@ -460,6 +511,8 @@ class Store(ABC):
             mine = dict(c.execute("SELECT match_id, epoch FROM leases WHERE owner=?",
                                   (self.owner,)).fetchall())
             for match_id, epoch in held.items():
+                if match_id in self._ending:
+                    continue
                 if mine.get(match_id) != epoch and self.epochs.get(match_id) == epoch:
                     self._lost(match_id)
 
@@ -542,7 +595,7 @@ class Store(ABC):
                 c.execute("INSERT INTO leases (match_id, owner, epoch, expires_ms)"
                           " VALUES (?, ?, 1, ?)", lease)
 
-        return self._submit(op)
+        return self._submit(op, creates=row.id)
 
 
     def insert_move(
@@ -557,33 +610,30 @@ class Store(ABC):
         counts = (json.dumps(rejected), match_id) if rejected is not None else None
 
         def op(c: DbConn) -> None:
-            self._fence(c, match_id)
             c.execute("INSERT INTO moves (match_id, n, seat, version_before, move_json,"
                       " state_hash, elapsed_ms, timeout, policy, note)"
                       " VALUES (?,?,?,?,?,?,?,?,?,?)", values)
             if counts is not None:
                 c.execute("UPDATE matches SET rejected_json=? WHERE id=?", counts)
 
-        return self._submit(op)
+        return self._submit(op, fence=match_id)
 
     def set_abandoned(self, match_id: str, abandoned: dict[int, str]) -> asyncio.Future:
         """The seats the host abandoned (AbandonSeat), all of them: a rare admin operation, so
         one write of its own, awaited before the RPC replies."""
         text = json.dumps({str(s): r for s, r in sorted(abandoned.items())})
         def op(c: DbConn) -> None:
-            self._fence(c, match_id)
             c.execute("UPDATE matches SET abandoned_json=? WHERE id=?", (text, match_id))
 
-        return self._submit(op)
+        return self._submit(op, fence=match_id)
 
     def set_joined(self, match_id: str, seats: list[int]) -> asyncio.Future:
         """The seats whose bot has joined, all of them (once per seat and match)."""
         text = json.dumps(sorted(seats))
         def op(c: DbConn) -> None:
-            self._fence(c, match_id)
             c.execute("UPDATE matches SET joined_json=? WHERE id=?", (text, match_id))
 
-        return self._submit(op)
+        return self._submit(op, fence=match_id)
 
     def finish_match(
         self,
@@ -601,7 +651,6 @@ class Store(ABC):
         rejected_json = json.dumps(rejected) if rejected is not None else None
 
         def op(c: DbConn) -> None:
-            self._fence(c, match_id)
             if record_path is not None and record is not None:
                 record_path.parent.mkdir(parents=True, exist_ok=True)
                 tmp = record_path.with_suffix(".json.tmp")
@@ -620,9 +669,15 @@ class Store(ABC):
             )
             c.execute("DELETE FROM leases WHERE match_id=?", (match_id,))
 
-        fut = self._submit(op)
-        fut.add_done_callback(lambda f: f.cancelled() or f.exception() is not None
-                              or self.epochs.pop(match_id, None))
+        self._ending.add(match_id)  # its lease row goes: no renewal may take that for a loss
+
+        def done(f: asyncio.Future) -> None:
+            self._ending.discard(match_id)
+            if not f.cancelled() and f.exception() is None:
+                self.epochs.pop(match_id, None)
+
+        fut = self._submit(op, fence=match_id)
+        fut.add_done_callback(done)
         return fut
 
     # ------------------------------------------------------------------ reads (startup)
@@ -731,6 +786,10 @@ ADDED_COLUMNS = {
 }
 #: Indexes on added columns: created once the columns are there.
 INDEXES = "CREATE INDEX IF NOT EXISTS matches_league ON matches (league, created_ms);"
+
+
+class _Stale(Exception):
+    """A batch wrote for a match whose lease was taken over: it is redone without it."""
 
 
 def _rollback(conn: DbConn) -> None:

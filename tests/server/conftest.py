@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.pgserver import PgServer, binaries, skip_reason
 from referee.server import RefereeServer, ServerConfig, logs
-
-from ..pgserver import PgServer, binaries, skip_reason
 
 ADMIN = "test-admin-token"
 
@@ -84,7 +83,7 @@ def server(make_server) -> ServerHandle:
 
 @pytest.fixture(scope="session")
 def pg_server():
-    """One PostgreSQL cluster for the session (tests/pgserver.py), or the test is skipped with
+    """One PostgreSQL cluster for the session (bench/pgserver.py), or the test is skipped with
     the reason."""
     reason = skip_reason()
     if reason:

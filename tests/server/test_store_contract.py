@@ -1,5 +1,5 @@
 """The store contract (referee.server.store.Store) held by both backends: the embedded SQLite
-store and PostgreSQL (a real server the fixture starts, tests/pgserver.py). The same tests run
+store and PostgreSQL (a real server the fixture starts, bench/pgserver.py). The same tests run
 against each (``store_url``): group commit, a failed write that fails alone, the lookups of a
 match no longer in memory, the tables of bot sessions and leagues, and a referee that creates a
 match, stops, resumes it from the store, plays it to the end and serves its record."""
@@ -230,3 +230,28 @@ def test_leases_fence_a_stale_holder(store_url, tmp_path):
     assert c.try_lease("m2") == 3
     assert c.match_of_token("a" * 64) == ("m1", 0)
     c.close()
+
+
+def test_a_match_that_ends_is_not_taken_for_lost(store_url, tmp_path):
+    """A finish deletes the match's lease: the writes of its batch, and a renewal queued before
+    the finish is acknowledged, must not take that for a take-over."""
+    store = open_store(store_url, tmp_path)
+    lost: list[str] = []
+    store.enable_leases("A", 60_000, lost.append)
+    store.start()
+
+    async def run():
+        await store.insert_match(row("m1"))
+        await store.insert_match(row("m2", reveal_policy="none"))
+        writes = [store.insert_move("m1", move(1)), store.insert_move("m2", move(1)),
+                  store.finish_match("m1", status="finished", finished_ms=2, forfeited=None,
+                                     result=None),
+                  store.insert_move("m2", move(2)), store.renew_leases()]
+        await asyncio.gather(*writes)
+        await store.renew_leases()
+        await asyncio.sleep(0.01)
+
+    asyncio.run(run())
+    store.close()
+    assert lost == []
+    assert [m.n for m in store.load_moves("m2")] == [1, 2]

@@ -42,7 +42,7 @@ def test_referees_with_different_bot_seat_keys_refuse_to_share_a_store(
     if not store_url:
         pytest.skip("one SQLite store means one data directory, hence one key file")
     make_server(tmp_path / "a", store_url=store_url, lease_owner="A")
-    with pytest.raises(StartupError, match="bot-seats.key"):
+    with pytest.raises(StartupError, match=r"bot-seats\.key"):
         make_server(tmp_path / "b", store_url=store_url, lease_owner="B")
     (tmp_path / "c").mkdir()
     shutil.copy(tmp_path / "a" / "bot-seats.key", tmp_path / "c" / "bot-seats.key")

@@ -1,12 +1,13 @@
-"""A throw-away PostgreSQL server for the tests of the PostgreSQL store: Debian's `postgresql`
+"""A throw-away PostgreSQL server for the tests of the PostgreSQL store (tests/server's
+``pg_server`` fixture) and the bench's store phase (bench/store.py): Debian's `postgresql`
 binaries (`initdb`, `pg_ctl` from /usr/lib/postgresql/<version>/bin), a cluster in a temporary
 folder listening on a Unix socket only, started once per test session and removed at its end.
 
 PostgreSQL refuses to run as root, and the tests run as root here and in CI: then the cluster
 belongs to the `postgres` user (the package creates it) and its commands run through `setpriv`.
 Each test gets a database of its own (`new_database`, fast: a copy of template1). The cluster
-runs with fsync off: what the tests check is what the referee commits and reads back, not the
-disk's durability.
+runs with fsync off for the tests (what they check is what the referee commits and reads back,
+not the disk's durability) and on for the bench.
 """
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ def binaries() -> Path | None:
 
 
 class PgServer:
-    def __init__(self, bin_dir: Path):
+    def __init__(self, bin_dir: Path, fsync: bool = False):
+        self.fsync = fsync
         self.bin = bin_dir
         self.dir = Path(tempfile.mkdtemp(prefix="referee-pg-"))
         self.data = self.dir / "data"
@@ -59,8 +61,9 @@ class PgServer:
     def start(self) -> None:
         self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", USER, "-A", "trust",
                   "-E", "UTF8", "--locale=C", "--no-sync")
-        options = (f"-k {self.socket_dir} -c listen_addresses='' -c fsync=off "
-                   "-c full_page_writes=off -c max_connections=200")
+        options = f"-k {self.socket_dir} -c listen_addresses='' -c max_connections=200"
+        if not self.fsync:
+            options += " -c fsync=off -c full_page_writes=off"
         self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options, "-w",
                   "-l", str(self.dir / "server.log"), "start")
 
