@@ -5,8 +5,6 @@ import asyncio
 import sqlite3
 import threading
 
-import pytest
-
 from referee.server.store import MatchRow, MoveRow, SqliteStore
 
 
@@ -43,27 +41,6 @@ def test_group_commit_round_trip(tmp_path):
     conn = sqlite3.connect(tmp_path / "referee.sqlite3")
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
-
-
-def test_a_failed_commit_is_reported_not_acknowledged(tmp_path):
-    store = SqliteStore(tmp_path)
-    store.start()
-
-    async def run():
-        await store.insert_move("m", MoveRow(1, 0, 0, {}, "h", 0, False, None))
-        with pytest.raises(RuntimeError, match="store commit failed"):
-            await store.insert_move("m", MoveRow(1, 0, 0, {}, "h", 0, False, None))  # dup key
-        # in one group with good writes, only the bad one fails
-        futs = [store.insert_move("m", MoveRow(n, 0, 0, {}, "h", 0, False, None))
-                for n in (2, 1, 3)]
-        got = await asyncio.gather(*futs, return_exceptions=True)
-        assert got[0] is None and isinstance(got[1], RuntimeError) and got[2] is None
-
-    asyncio.run(run())
-    store.close()
-    assert [m.n for m in store.load_moves("m")] == [1, 2, 3]
-    with pytest.raises(ValueError):
-        SqliteStore(tmp_path, "sometimes")
 
 
 def test_matches_of_an_older_store_resume_with_the_chance_they_were_played_with(tmp_path):

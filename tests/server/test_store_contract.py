@@ -91,6 +91,8 @@ def test_a_failed_write_fails_alone(store_url, tmp_path):
     asyncio.run(run())
     store.close()
     assert [m.n for m in store.load_moves("m")] == [1, 2, 3]
+    with pytest.raises(ValueError, match="durability"):
+        open_store(store_url, tmp_path, "sometimes")
 
 
 def test_an_older_schema_gains_its_columns_when_opened(store_url, tmp_path):
