@@ -287,6 +287,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"referee serve: --admin-token-file: {args.admin_token_file} is empty",
                   file=sys.stderr)
             return 2
+    if not args.lease_ttl > 0:
+        print("referee serve: --lease-ttl must be more than 0 seconds", file=sys.stderr)
+        return 2
     try:
         url = store_url(args.store, args.store_file)
     except StoreUrlError as exc:

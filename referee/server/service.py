@@ -189,6 +189,9 @@ class RefereeService:
             return None
         game, seed, _ = key
         twins = unfinished_twins(game, seed, match_id, list(self.matches.values()))
+        if self.store.owner:  # other referees on the store may run a twin
+            twins = sorted(set(twins) | {m for m in self.store.running_twins(game, seed, match_id)
+                                         if m not in self.unavailable})
         return Embargo(match_id, tuple(twins)) if twins else None
 
     def _raise_if_embargoed(self, match_id: str) -> None:

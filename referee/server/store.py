@@ -557,6 +557,14 @@ class Store(ABC):
                                     (match_id,)).fetchone()
         return row[0] if row else None
 
+    def running_twins(self, game: str, seed: int, match_id: str) -> list[str]:
+        """The running matches of ``game`` on ``seed`` but ``match_id``, whichever referee on
+        the store runs them (see referee.server.embargo)."""
+        rows = self.reader().execute(
+            "SELECT id FROM matches WHERE game=? AND seed=? AND status='running' AND id<>?",
+            (game, str(seed), match_id)).fetchall()
+        return [r[0] for r in rows]
+
     def shared_value(self, name: str, default: str) -> str:
         """The value every referee on this store shares under ``name``: the stored one, else
         ``default`` is stored (the first referee to ask sets it)."""
@@ -785,7 +793,8 @@ ADDED_COLUMNS = {
     "moves": {"note": "TEXT"},
 }
 #: Indexes on added columns: created once the columns are there.
-INDEXES = "CREATE INDEX IF NOT EXISTS matches_league ON matches (league, created_ms);"
+INDEXES = """CREATE INDEX IF NOT EXISTS matches_league ON matches (league, created_ms);
+CREATE INDEX IF NOT EXISTS matches_seed ON matches (game, seed);"""
 
 
 class _Stale(Exception):

@@ -207,3 +207,33 @@ def test_a_stalled_referee_is_fenced_off_after_a_take_over(store_url, tmp_path):
     finally:
         a.stop()
         b.stop()
+
+
+def test_a_twin_run_by_another_referee_embargoes_a_finished_match(store_url, make_server,
+                                                                  tmp_path):
+    """The embargo (docs/ARCHITECTURE.md, *Hidden information*) counts the same-seed matches
+    every referee on the store runs, not only its own: A's finished match keeps its record
+    back while B runs a match on the same seed."""
+    a = make_server(tmp_path / "a", store_url=store_url, lease_owner="A")
+    if store_url:
+        (tmp_path / "b").mkdir()
+        shutil.copy(tmp_path / "a" / "bot-seats.key", tmp_path / "b" / "bot-seats.key")
+    b = make_server(tmp_path / ("b" if store_url else "a"), store_url=store_url,
+                    lease_owner="B")
+
+    async def go():
+        async with grpc.aio.insecure_channel(b.target) as ch:
+            await create(referee_pb2_grpc.RefereeStub(ch), seats=3, seed=555)
+        async with grpc.aio.insecure_channel(a.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            mid, tokens = await create(stub, seats=3, seed=555)
+            await play_match(a.target, mid, tokens, seed=4)
+            try:
+                await stub.GetRecord(pb.GetRecordRequest(match_id=mid))
+            except grpc.aio.AioRpcError as err:
+                return err
+            return None
+
+    err = asyncio.run(go())
+    assert err is not None, "the record was served while a same-seed match runs on B"
+    assert err.code() == grpc.StatusCode.FAILED_PRECONDITION and reason_of(err) == "EMBARGOED"
