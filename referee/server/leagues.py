@@ -86,6 +86,9 @@ CREATE TABLE IF NOT EXISTS standings (
 );
 """
 
+LEAGUE_SELECT = ("SELECT name, title, description, games_json, registration, approval, state,"
+                 " reason, settings_json, created_ms, updated_ms FROM leagues")
+
 MAX_TITLE = 200
 MAX_DESCRIPTION = 2000
 MAX_SETTINGS = 64 * 1024
@@ -168,14 +171,8 @@ class Leagues:
     def _load(self) -> None:
         self.store.ensure_schema(SCHEMA)
         with self.store.connection() as conn:
-            for (name, title, desc, games, reg, appr, state, reason, settings, created,
-                 updated) in conn.execute(
-                    "SELECT name, title, description, games_json, registration, approval, state,"
-                    " reason, settings_json, created_ms, updated_ms FROM leagues"):
-                self.leagues[name] = LeagueRow(pb.League(
-                    name=name, title=title, description=desc, games=json.loads(games),
-                    registration=reg, approval=bool(appr), state=state, settings_json=settings,
-                    updated_unix_ms=updated), reason, created)
+            for r in conn.execute(LEAGUE_SELECT):
+                self._learn_league(r)
             for h, league, uses, expires in conn.execute(
                     "SELECT code_hash, league, uses_left, expires_ms FROM invites"):
                 self.invites[h] = Invite(league, uses, expires)
@@ -199,10 +196,23 @@ class Leagues:
                 self.standings[league] = Standings(text, json.loads(text), published)
 
     # ------------------------------------------------------------------ lookups (also web)
+    def _learn_league(self, r: Any) -> LeagueRow:
+        (name, title, desc, games, reg, appr, state, reason, settings, created, updated) = r
+        row = self.leagues[name] = LeagueRow(pb.League(
+            name=name, title=title, description=desc, games=json.loads(games),
+            registration=reg, approval=bool(appr), state=state, settings_json=settings,
+            updated_unix_ms=updated), reason, created)
+        return row
+
     def league(self, name: str) -> LeagueRow:
         row = self.leagues.get(name)
         if row is None:
-            raise errors.not_found(f"no league {clip(name)}")
+            # opened through another referee on the store? one primary-key lookup
+            found = self.store.reader().execute(LEAGUE_SELECT + " WHERE name=?",
+                                                (name,)).fetchone()
+            if found is None:
+                raise errors.not_found(f"no league {clip(name)}")
+            row = self._learn_league(found)
         return row
 
     def bot(self, name: str) -> BotRow:

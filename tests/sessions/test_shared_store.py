@@ -47,3 +47,25 @@ def test_referees_with_different_bot_seat_keys_refuse_to_share_a_store(
     (tmp_path / "c").mkdir()
     shutil.copy(tmp_path / "a" / "bot-seats.key", tmp_path / "c" / "bot-seats.key")
     make_server(tmp_path / "c", store_url=store_url, lease_owner="C")  # the same key: fine
+
+
+def test_a_league_opened_on_one_referee_is_found_by_another(make_server, tmp_path):  # noqa: F811
+    from referee.v1 import referee_pb2 as pb
+    from tests.server.helpers import md
+
+    from .helpers import ADMIN
+
+    data = tmp_path / "data"
+    a = make_server(data, lease_owner="A")
+    b = make_server(data, lease_owner="B")
+
+    async def go():
+        async with grpc.aio.insecure_channel(a.target) as ch:
+            await referee_pb2_grpc.RefereeStub(ch).OpenLeague(pb.OpenLeagueRequest(
+                league=pb.League(name="autumn", title="Autumn", games=["batavia"])),
+                metadata=md(ADMIN))
+        async with grpc.aio.insecure_channel(b.target) as ch:
+            return await referee_pb2_grpc.RefereeStub(ch).GetLeague(
+                pb.GetLeagueRequest(name="autumn"))
+
+    assert asyncio.run(go()).title == "Autumn"
