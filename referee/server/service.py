@@ -402,9 +402,11 @@ class RefereeService:
                 if which == "submit":
                     sub = msg.submit
                     try:
-                        res = await rt.submit(
+                        # shielded: a stream cut mid-commit (a bot or a proxy gone) must not
+                        # leave a played move without its next decision
+                        res = await asyncio.shield(rt.submit(
                             seat, sub.move, sub.state_version, sub.request_id, stream, sub.note
-                        )
+                        ))
                         if not res.accepted:
                             stream.put(pb.ServerMessage(move_result=res))
                     except RefereeError as exc:
@@ -435,8 +437,8 @@ class RefereeService:
 
     async def SubmitMove(self, request: pb.SubmitMoveRequest, context) -> pb.MoveResult:
         rt, seat = self._seat(context, request.match_id)
-        result = await rt.submit(seat, request.move, request.state_version, request.request_id,
-                                 None, request.note)
+        result = await asyncio.shield(rt.submit(  # as in Play: a cut call ends the move too
+            seat, request.move, request.state_version, request.request_id, None, request.note))
         if not result.accepted:
             raise errors.precondition(pb.Reason.Name(result.reason), result.message)
         return result
