@@ -73,7 +73,8 @@ def _peers_arg(text: str) -> dict[str, str]:
 #: flags a cluster's supervisor sets for each worker itself; the others are passed on as given
 _CLUSTER_OWN = {"host", "port", "port_file", "unix_socket", "data_dir", "admin_token",
                 "admin_token_file", "http_port", "tls_cert", "tls_key", "log_level",
-                "log_format", "workers", "shard", "peers", "web_host", "command", "func"}
+                "log_format", "workers", "shard", "peers", "web_host", "command", "func", "nginx",
+                "proxy_workers"}
 
 
 def _worker_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
@@ -233,6 +234,11 @@ def build_parser() -> argparse.ArgumentParser:
                          "same --data-dir behind nginx on --host/--port, which routes each "
                          "match's calls to the process that owns it; each is restarted if it "
                          "dies; logs in <data-dir>/cluster/. Needs nginx (Debian: nginx-light)")
+    cl.add_argument("--nginx", metavar="PATH", default=None,
+                    help="the nginx binary the cluster runs (default: nginx on PATH, else "
+                         "/usr/sbin/nginx)")
+    cl.add_argument("--proxy-workers", type=int, default=1, metavar="N",
+                    help="nginx worker processes (default 1)")
     # a cluster worker's own flags, given by the supervisor (referee.server.cluster)
     s.add_argument("--shard", type=_shard_arg, default=None, help=argparse.SUPPRESS)
     s.add_argument("--peers", type=_peers_arg, default={}, help=argparse.SUPPRESS)
@@ -381,6 +387,7 @@ def _serve_cluster(args: argparse.Namespace) -> int:
             worker_args=_worker_args(build_parser(), args), admin_token=admin,
             port_file=args.port_file, unix_socket=args.unix_socket, http_port=args.http_port,
             tls_cert=args.tls_cert, tls_key=args.tls_key, log_level=args.log_level,
+            nginx=args.nginx, proxy_workers=args.proxy_workers,
         )
         return run(cfg)
     except StartupError as exc:

@@ -53,12 +53,17 @@ READY_S = 120.0  # a worker resumes every match of its shard before it listens
 _PR_SET_PDEATHSIG = 1
 
 
-def find_nginx() -> str:
-    """The nginx binary, or StartupError saying how to install it."""
-    path = shutil.which("nginx") or next(
-        (p for p in ("/usr/sbin/nginx", "/sbin/nginx") if os.access(p, os.X_OK)), None)
+def find_nginx(given: str | None = None) -> str:
+    """The nginx binary (``given``, else on PATH or in /usr/sbin), or StartupError saying how to
+    install it."""
+    if given:
+        path: str | None = given if os.access(given, os.X_OK) else None
+    else:
+        path = shutil.which("nginx") or next(
+            (p for p in ("/usr/sbin/nginx", "/sbin/nginx") if os.access(p, os.X_OK)), None)
     if path is None:
-        raise StartupError(f"nginx not found: {INSTALL_HINT}")
+        where = f" at {given}" if given else ""
+        raise StartupError(f"nginx not found{where}: {INSTALL_HINT}")
     proc = subprocess.run([path, "-V"], capture_output=True, text=True, check=False)
     info = proc.stderr + proc.stdout
     if "--with-http_v2_module" not in info or "--without-http_grpc_module" in info:
@@ -81,6 +86,7 @@ class ClusterConfig:
     tls_key: str | None = None
     log_level: str = "info"
     proxy_workers: int = 1
+    nginx: str | None = None  # the nginx binary (None: found on PATH or in /usr/sbin)
     shards: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -367,7 +373,7 @@ def free_port(host: str) -> int:
 
 def run(cfg: ClusterConfig) -> int:
     """Run the cluster until SIGTERM/SIGINT; StartupError for a configuration that cannot work."""
-    nginx = find_nginx()
+    nginx = find_nginx(cfg.nginx)
     check_tls(cfg.tls_cert, cfg.tls_key)
     check_data_dir(cfg.data_dir)
     if cfg.port == 0:
