@@ -26,8 +26,7 @@ def test_a_stream_cut_during_the_commit_still_issues_the_next_decision(server):
         inner = original(*args, **kwargs)
 
         async def held():
-            while not release.is_set():
-                await asyncio.sleep(0.01)
+            await asyncio.get_running_loop().run_in_executor(None, release.wait, 30)
             return await inner
 
         return asyncio.ensure_future(held())
@@ -44,7 +43,7 @@ def test_a_stream_cut_during_the_commit_still_issues_the_next_decision(server):
                     return None
                 if msg.WhichOneof("msg") == "decision":
                     return msg.decision
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return None
         finally:
             call.cancel()
