@@ -239,10 +239,14 @@ def build_parser() -> argparse.ArgumentParser:
                          "/usr/sbin/nginx)")
     cl.add_argument("--proxy-workers", type=int, default=1, metavar="N",
                     help="nginx worker processes (default 1)")
-    # a cluster worker's own flags, given by the supervisor (referee.server.cluster)
-    s.add_argument("--shard", type=_shard_arg, default=None, help=argparse.SUPPRESS)
-    s.add_argument("--peers", type=_peers_arg, default={}, help=argparse.SUPPRESS)
-    s.add_argument("--web-host", default=None, help=argparse.SUPPRESS)
+    cl.add_argument("--shard", type=_shard_arg, default=None, metavar="wK",
+                    help="(set by --workers for each worker) serve as worker K: match ids "
+                         "wK-…, tokens wK.…, resume only this shard's matches")
+    cl.add_argument("--peers", type=_peers_arg, default={}, metavar="wK=ADDRESS,...",
+                    help="(set by --workers) every worker's gRPC address, to hand calls for "
+                         "other shards' matches to their owner")
+    cl.add_argument("--web-host", default=None, metavar="HOST",
+                    help="(set by --workers) the web viewer's address when not --host")
     s.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
                    help="log level (default info; debug logs every move)")
     s.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
