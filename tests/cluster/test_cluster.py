@@ -19,11 +19,12 @@ from referee_client import Backoff
 from referee_client.bot import play
 from referee_client.bots.random_bot import RandomBot
 
+from bench.cluster import descendants
 from referee.server import shard
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 
-from .conftest import ADMIN, ClusterHandle, descendants, running
+from .conftest import ADMIN, ClusterHandle, running
 
 MATCHES = [("batavia", 3, {}), ("goa", 2, {}), ("goa", 3, {"edition": "2004"}),
            ("santa_maria", 2, {})]
