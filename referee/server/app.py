@@ -182,6 +182,7 @@ class RefereeServer:
         handler = generic_handler(self.service)
         if cfg.shard is not None:
             self.forwarder = Forwarder(cfg.shard, cfg.peers)
+            self.service.forwarder = self.forwarder  # the web viewer watches other workers
             handler = routed(handler, self.forwarder)
         self.server.add_generic_rpc_handlers((handler,))
         self.health = health.aio.HealthServicer()

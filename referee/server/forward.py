@@ -11,16 +11,19 @@ the original ``authorization``.
 """
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
 
+from referee.core import registry
 from referee.v1 import referee_pb2 as pb
 
 from . import shard
 from .auth import CLIENT_HEADER, peer_address
 from .service import SERVICE_NAME
+from .streams import CLOSE, Stream
 
 
 def _match(request: Any) -> str | None:
@@ -106,6 +109,13 @@ class Forwarder:
         finally:
             call.cancel()
 
+    def remote(self, match_id: str, game: str) -> RemoteMatch | None:
+        """What the web viewer's live feed needs of another worker's running match."""
+        owner = shard.of_match(match_id)
+        if owner is None or owner == self.own or owner not in self.peers:
+            return None
+        return RemoteMatch(self, owner, match_id, game)
+
     async def close(self) -> None:
         for ch in self._channels.values():
             await ch.close()
@@ -147,3 +157,44 @@ def routed(inner: grpc.GenericRpcHandler, fwd: Forwarder) -> grpc.GenericRpcHand
                 stream, None, handler.response_serializer)
 
     return Routed()
+
+
+class _NoClock:
+    @staticmethod
+    def public_json() -> None:
+        return None  # the owner's clock: the page shows none rather than a stale one
+
+
+class RemoteMatch:
+    """Another worker's running match as the web viewer's live feed (``referee.web.live``) sees
+    a runtime: ``watch`` opens a Watch on its owner and puts what arrives (serialised
+    WatchMessages, then CLOSE) on the feed's stream; ``detach`` ends it."""
+
+    clock = _NoClock()
+
+    def __init__(self, fwd: Forwarder, owner: str, match_id: str, game: str):
+        self.fwd = fwd
+        self.owner = owner
+        self.id = match_id
+        self.game = registry.get(game)
+        self._tasks: dict[int, asyncio.Task] = {}
+
+    def watch(self, stream: Stream) -> None:
+        self._tasks[id(stream)] = asyncio.ensure_future(self._pump(stream))
+
+    async def _pump(self, stream: Stream) -> None:
+        rpc: Any = self.fwd.channel(self.owner).unary_stream(f"/{SERVICE_NAME}/Watch")
+        call = rpc(pb.WatchRequest(match_id=self.id).SerializeToString())
+        try:
+            async for item in call:
+                stream.put(item)
+        except grpc.aio.AioRpcError:
+            pass  # the owner is restarting, or the match went away: the page reloads
+        finally:
+            call.cancel()
+            stream.put(CLOSE)
+
+    def detach(self, stream: Stream) -> None:
+        task = self._tasks.pop(id(stream), None)
+        if task is not None:
+            task.cancel()

@@ -59,6 +59,7 @@ class RefereeService:
         # a cluster worker's shard (referee.server.shard): it makes the ids and tokens of its
         # matches and bots, and resumes only its own matches
         self.shard = shard
+        self.forwarder: Any = None  # a cluster worker's (referee.server.forward.Forwarder)
         self.data_dir = Path(data_dir)
         self.records_dir = self.data_dir / "records"
         self.records_dir.mkdir(parents=True, exist_ok=True)

@@ -316,3 +316,13 @@ def test_the_web_viewer_lists_the_matches_of_every_worker(make_cluster):
     ids = {m["id"] for m in rows}
     assert {m.match_id for m in made} <= ids
     assert {m["state"] for m in rows if m["id"] in ids} == {"running"}
+    # a running match of the other worker: its replay so far from the store, and its live
+    # feed from its owner (the first public update arrives, not an early game_over)
+    other = next(m for m in made if shard.of_match(m.match_id) == "w2")
+    doc = httpx.get(f"http://127.0.0.1:{port}/api/matches/{other.match_id}", timeout=10)
+    assert doc.status_code == 200, doc.text[:300]
+    assert doc.json()["frames"]
+    with httpx.stream("GET", f"http://127.0.0.1:{port}/api/matches/{other.match_id}/live",
+                      timeout=10) as live:
+        first = next(line for line in live.iter_lines() if line.startswith("data:"))
+    assert json.loads(first[5:])["type"] == "update"
