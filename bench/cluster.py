@@ -106,13 +106,20 @@ class ClusterServer:
         return parts["proxy"] + parts["workers"]
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc is not None:
+            terminate(self.proc)
+
+
+def terminate(proc: subprocess.Popen, grace: float = 60.0) -> int:
+    """SIGTERM (the cluster stops its processes in order), SIGKILL after ``grace``."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
 
 
 def _summary(phase: dict[str, Any]) -> dict[str, Any]:

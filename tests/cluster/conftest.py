@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -15,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from bench.cluster import terminate
 
 ADMIN = "cluster-test-admin-token"
 
@@ -93,14 +94,7 @@ class ClusterHandle:
             time.sleep(0.05)
 
     def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        return terminate(self.proc)
 
 
 @pytest.fixture
