@@ -177,9 +177,11 @@ class RefereeServer(LocalReferee):
     default settings and ``--log-level warning``) in ``workdir``, or the running referee at
     ``address`` (then nothing is started)."""
 
-    def __init__(self, workdir: Path, address: str = "", admin_token: str = ""):
+    def __init__(self, workdir: Path, address: str = "", admin_token: str = "",
+                 extra_args: tuple[str, ...] = ()):
         super().__init__(workdir / "data", admin_token or secrets.token_hex(24),
-                         ("--log-level", "warning"), log_path=workdir / "server.log")
+                         ("--log-level", "warning", *extra_args),
+                         log_path=workdir / "server.log")
         self.workdir = workdir
         self.external = address
 

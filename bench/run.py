@@ -74,6 +74,13 @@ Search bot (``bench/ismcts.py``; ``--ismcts-matches``, 0 skips it)
 CPU use of the server and of the client processes is recorded per phase (from /proc and
 os.times), which shows which side is the bottleneck on this machine.
 
+Store (``bench/store.py``; ``--store-seconds``, 0 skips it)
+    ``store.<backend>.<durability>.moves_per_s`` / ``commit_batch_mean`` / ``cpu_ms_per_move``:
+    ``--store-matches`` matches writing their moves at once through the store alone, SQLite and
+    PostgreSQL (a throw-away cluster from Debian's binaries, or ``--store-pg-url``), and
+    ``store.postgresql.grpc_moves_per_s``: the gRPC move phase on a referee with a PostgreSQL
+    store (only when the bench starts the referee).
+
 Forward model (``bench/sim.py``; ``--sim-seconds``, 0 skips it)
     ``sim.<game>.clones_per_s`` (``Game.clone``), ``sim.<game>.deepcopy_clones_per_s`` (the
     default clone, ``copy.deepcopy``) and their ratio ``clone_speedup`` (goal >= 10), and
@@ -118,6 +125,7 @@ from bench import ismcts as ismcts_bench  # noqa: E402
 from bench import league as league_bench  # noqa: E402
 from bench import sessions as session_bench  # noqa: E402
 from bench import sim as sim_bench  # noqa: E402
+from bench import store as store_bench  # noqa: E402
 from bench.grpc_phases import RefereeServer, run_phase  # noqa: E402
 from bench.memory import engine_state_bytes, idle_match_cost  # noqa: E402
 
@@ -307,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds per figure and game of the forward model's phase "
                              "(sim.<game>.clones_per_s, samples_per_s; bench/sim.py; default 2, "
                              "0 skips it)")
+    store_bench.add_arguments(parser)
     parser.add_argument("--output", default=str(RESULTS), help="results file")
     args = parser.parse_args(argv)
     args.usage_error = parser.error
@@ -485,6 +494,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.sim_seconds:
         console.print("forward model phase: clones and samples per second …")
         results["sim"] = sim_bench.run_phase(games, args.sim_seconds)
+    if args.store_seconds:
+        console.print("store phase: SQLite and PostgreSQL …")
+        results["store"] = store_bench.run_store_phase(
+            args, None if args.skip_grpc or args.address else store_bench.grpc_moves(args))
 
     results["machine"]["loadavg_at_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     batavia = results["engine"].get("batavia", {})
@@ -538,6 +551,7 @@ def main(argv: list[str] | None = None) -> int:
     flat.update(fairness_bench.flat(results))
     flat.update(ismcts_bench.flat(results))
     flat.update(sim_bench.flat(results))
+    flat.update(store_bench.flat(results))
     results["summary"] = flat
     Path(args.output).write_text(json.dumps(results, indent=2, default=str) + "\n")
 
@@ -635,6 +649,7 @@ def main(argv: list[str] | None = None) -> int:
     fairness_bench.table_rows(results, table)
     ismcts_bench.table_rows(results, table)
     sim_bench.table_rows(results, table)
+    store_bench.table_rows(results, table)
     m = results["machine"]
     table.add_row("machine", f"{m['cpu_count']} CPUs",
                   f"{m['cpu_model']}; load {m['loadavg_at_start']}")

@@ -178,6 +178,22 @@ def build_parser() -> argparse.ArgumentParser:
                         "RESOURCE_EXHAUSTED")
     s.add_argument("--durability", choices=("normal", "full"), default="normal",
                    help=DURABILITY_HELP)
+    s.add_argument("--store", default="", metavar="URL",
+                   help="where matches, bots and leagues are kept: by default the embedded "
+                        "SQLite store <data-dir>/referee.sqlite3; postgresql://HOST/DB?... a "
+                        "PostgreSQL database that referees on several machines share (docs: "
+                        "organizer/postgresql.md). Never with a password: any user sees a "
+                        "command line; use $PGPASSWORD, a PGPASSFILE, --store-file or "
+                        "$REFEREE_STORE_URL")
+    s.add_argument("--store-file", default="", metavar="PATH",
+                   help="read the store URL (which may hold a password) from this file")
+    s.add_argument("--lease-owner", default="", metavar="NAME",
+                   help="this referee's name in the store's leases (default HOST:DATA-DIR, "
+                        "the same across restarts): referees sharing one store need distinct "
+                        "names")
+    s.add_argument("--lease-ttl", type=float, default=5.0, metavar="SECONDS",
+                   help="how long a match's lease lasts unrenewed (default 5): after a crash, "
+                        "another referee on the store takes the match over this much later")
     s.add_argument("--rate", type=float, default=2000.0, metavar="PER_SECOND",
                    help="per-token (or per-peer without a token) rate limit in requests or "
                         "stream messages per second (default 2000; 0 disables)")
@@ -336,6 +352,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from referee.server import ServerConfig, logs, serve
     from referee.server.archive import Limits
     from referee.server.startup import StartupError
+    from referee.server.stores import StoreUrlError, store_url
 
     if args.admin_token_file:  # before logging is set up: a refusal is this one line
         try:
@@ -347,10 +364,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"referee serve: --admin-token-file: {args.admin_token_file} is empty",
                   file=sys.stderr)
             return 2
+    if not args.lease_ttl > 0:
+        print("referee serve: --lease-ttl must be more than 0 seconds", file=sys.stderr)
+        return 2
+    try:
+        url = store_url(args.store, args.store_file)
+    except StoreUrlError as exc:
+        print(f"referee serve: {exc}", file=sys.stderr)
+        return 2
     logs.configure(args.log_level, args.log_format)
     if args.workers > 1:
         return _serve_cluster(args)
     config = ServerConfig(
+        store_url=url, lease_owner=args.lease_owner, lease_ttl_s=args.lease_ttl,
         host=args.host, port=args.port, port_file=args.port_file, data_dir=args.data_dir,
         unix_socket=args.unix_socket,
         admin_token=args.admin_token, components=_load_components(args.components),

@@ -7,8 +7,12 @@ import shutil
 
 import pytest
 
+from bench.pgserver import binaries
+
 from . import debian
 from .web.browser import CHROMIUM
+
+_PG = binaries()
 
 #: the commands the tests run, and where
 COMMANDS = {
@@ -19,6 +23,9 @@ COMMANDS = {
     "openssl": "tests/server/test_streams.py, tests/client/test_client_tls.py",
     "node": "tests/goa/test_goa_board_js.py, tests/tournament/test_node_bot.py",
     "npm": "tests/tournament/test_node_bot.py",
+    # the PostgreSQL store's tests (bench/pgserver.py), found where Debian puts them
+    **({str(_PG / "initdb"): "bench/pgserver.py", str(_PG / "pg_ctl"): "bench/pgserver.py"}
+       if _PG else {}),
 }
 
 

@@ -48,7 +48,7 @@ LAYERS = (
     # the referee process: gRPC service, runtimes, store, and the web viewer it starts
     _layer("server", ("referee.server", "referee.web"), ("core", "protocol"),
            ("grpc", "grpc_health", "grpc_reflection", "grpc_status", "google.rpc", "structlog",
-            "starlette", "uvicorn", "jinja2", "jsonschema", *PROTOBUF)),
+            "starlette", "uvicorn", "jinja2", "jsonschema", "psycopg", *PROTOBUF)),
     # the forward model for researchers and search bots: engines without a referee, and the
     # local Simulator service that gives other languages the same engines
     _layer("sim", ("referee.sim",), ("core", "protocol"),
@@ -68,7 +68,7 @@ LAYERS = (
     _layer("bench", ("bench",),
            ("research", "tools", "tournament", "sdk", "referee-cli", "server", "sim", "games",
             "core", "protocol"),
-           ("grpc", "rich", "httpx", *PROTOBUF)),
+           ("grpc", "rich", "httpx", "psycopg", *PROTOBUF)),
 )
 #: Imports that cross layers on purpose: the registry finds the games by scanning the package
 #: referee.games (importlib), without naming any.

@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sqlite3
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +26,7 @@ from .leagues import MAX_STANDINGS
 from .service import SERVICE_NAME, RefereeService, generic_handler
 from .startup import StartupError, bind_failure, check_config, check_port
 from .store import Store
+from .stores import is_store_error, open_store
 
 if TYPE_CHECKING:
     from referee.web import WebServer
@@ -49,6 +50,13 @@ class ServerConfig:
     components: dict[tuple[str, str], ComponentSheet] = field(default_factory=dict)
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     durability: str = "normal"
+    # the store: "" is <data-dir>/referee.sqlite3; postgresql://... (referee.server.store's
+    # store_url: never with a password from a command line)
+    store_url: str = ""
+    # leases (several referees on one store): this referee's name in the leases table (""
+    # = <host>:<data dir>, the same across its restarts) and how long a lease lasts unrenewed
+    lease_owner: str = ""
+    lease_ttl_s: float = 5.0
     rate: float = 2000.0  # requests (or stream messages) per second per token / peer
     burst: float = 4000.0
     tls_cert: str | None = None
@@ -152,7 +160,10 @@ class RefereeServer:
             return await self._start()
         except BaseException as exc:
             await self._abort()
-            if isinstance(exc, sqlite3.Error):
+            if is_store_error(exc):
+                if self.config.store_url:
+                    raise StartupError(f"--store: the PostgreSQL store cannot be used: "
+                                       f"{str(exc).strip()}") from None
                 raise StartupError(f"--data-dir {self.config.data_dir}: its store "
                                    f"referee.sqlite3 cannot be used: {exc}") from None
             if isinstance(exc, OSError):  # a file the checks found usable is not (any more)
@@ -167,7 +178,7 @@ class RefereeServer:
         # Import every game now: the first CreateMatch must not stall the event loop (and every
         # stream on it) for the imports, and a game that fails to import shows at start-up.
         hosted = sorted(registry.games())
-        self.store = Store(data_dir, cfg.durability)
+        self.store = open_store(cfg.store_url, data_dir, cfg.durability)
         self.store.start()
         self.service = RefereeService(
             self.store, data_dir, admin, cfg.components,
@@ -176,7 +187,12 @@ class RefereeServer:
             max_message_bytes=cfg.max_message_bytes, upload_limits=cfg.upload_limits,
             shard=cfg.shard,
         )
+        owner = cfg.lease_owner or f"{socket.gethostname()}:{data_dir.resolve()}"
+        ttl_ms = max(1, int(cfg.lease_ttl_s * 1000))
+        self.store.enable_leases(owner, ttl_ms, self.service.drop)
         resumed = self.service.resume_all()
+        # renewed three times a lease's life: one late round does not lose a match
+        self.service.spawn(self.service.keep_leases(cfg.lease_ttl_s / 3))
         limit = int(cfg.max_message_bytes)
         self.server = grpc.aio.server(options=server_options(cfg))
         handler = generic_handler(self.service)
@@ -207,8 +223,8 @@ class RefereeServer:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         log.info(
             "serving", host=cfg.host, port=self.port, data_dir=str(data_dir.resolve()),
-            unix_socket=cfg.unix_socket, resumed=resumed, shard=cfg.shard, games=hosted,
-            durability=cfg.durability,
+            store=self.store.describe(), shard=cfg.shard,
+            unix_socket=cfg.unix_socket, resumed=resumed, games=hosted, durability=cfg.durability,
             tls=bool(cfg.tls_cert),
             max_message_bytes=limit, max_connection_idle_s=cfg.max_connection_idle_s,
             max_connection_age_s=cfg.max_connection_age_s, max_pending_calls=cfg.max_pending_calls,

@@ -6,7 +6,9 @@ match on that seed still has face down. So while any other match of the same gam
 seed is unfinished on this referee (created and not over, held in memory: after a restart every
 resumable one is), a finished match under the SAFE policy shows spectators only what a running
 match would (who plays, its state and result) and says why; the admin token still reads its
-record. Under the NONE policy (``CreateMatchRequest.reveal_policy``) it is public at once."""
+record. Under the NONE policy (``CreateMatchRequest.reveal_policy``) it is public at once.
+With several referees on one store (leases), the running matches the store lists count too,
+whichever referee runs them."""
 from __future__ import annotations
 
 from collections.abc import Iterable

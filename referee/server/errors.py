@@ -115,3 +115,10 @@ def bad_archive(message: str) -> RefereeError:
 
 def precondition(reason: str, message: str) -> RefereeError:
     return RefereeError(grpc.StatusCode.FAILED_PRECONDITION, reason, message)
+
+
+def not_owner(message: str) -> RefereeError:
+    """The match is run by another referee process sharing the store (its lease was taken
+    over): call again, and the one that runs it answers (behind a proxy the call is routed
+    there; a bot's SDK retries UNAVAILABLE)."""
+    return RefereeError(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER", message)

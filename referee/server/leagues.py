@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sqlite3
 from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +41,7 @@ from .auth import RateLimiter, new_token, peer_address, token_hash
 from .clock import now_ms
 from .errors import clip
 from .sessions import BOT_NAME_RE, BotSessions
-from .store import Store
+from .store import DbConn, Store
 
 log = structlog.get_logger("referee.leagues")
 
@@ -86,6 +85,9 @@ CREATE TABLE IF NOT EXISTS standings (
     published_ms  INTEGER NOT NULL
 );
 """
+
+LEAGUE_SELECT = ("SELECT name, title, description, games_json, registration, approval, state,"
+                 " reason, settings_json, created_ms, updated_ms FROM leagues")
 
 MAX_TITLE = 200
 MAX_DESCRIPTION = 2000
@@ -167,18 +169,10 @@ class Leagues:
 
     # ------------------------------------------------------------------ loading
     def _load(self) -> None:
-        conn = sqlite3.connect(self.store.path, isolation_level=None)
-        try:
-            conn.execute("PRAGMA busy_timeout=5000")
-            conn.executescript(SCHEMA)
-            for (name, title, desc, games, reg, appr, state, reason, settings, created,
-                 updated) in conn.execute(
-                    "SELECT name, title, description, games_json, registration, approval, state,"
-                    " reason, settings_json, created_ms, updated_ms FROM leagues"):
-                self.leagues[name] = LeagueRow(pb.League(
-                    name=name, title=title, description=desc, games=json.loads(games),
-                    registration=reg, approval=bool(appr), state=state, settings_json=settings,
-                    updated_unix_ms=updated), reason, created)
+        self.store.ensure_schema(SCHEMA)
+        with self.store.connection() as conn:
+            for r in conn.execute(LEAGUE_SELECT):
+                self._learn_league(r)
             for h, league, uses, expires in conn.execute(
                     "SELECT code_hash, league, uses_left, expires_ms FROM invites"):
                 self.invites[h] = Invite(league, uses, expires)
@@ -200,14 +194,25 @@ class Leagues:
             for league, text, published in conn.execute(
                     "SELECT league, json, published_ms FROM standings"):
                 self.standings[league] = Standings(text, json.loads(text), published)
-        finally:
-            conn.close()
 
     # ------------------------------------------------------------------ lookups (also web)
+    def _learn_league(self, r: Any) -> LeagueRow:
+        (name, title, desc, games, reg, appr, state, reason, settings, created, updated) = r
+        row = self.leagues[name] = LeagueRow(pb.League(
+            name=name, title=title, description=desc, games=json.loads(games),
+            registration=reg, approval=bool(appr), state=state, settings_json=settings,
+            updated_unix_ms=updated), reason, created)
+        return row
+
     def league(self, name: str) -> LeagueRow:
         row = self.leagues.get(name)
         if row is None:
-            raise errors.not_found(f"no league {clip(name)}")
+            # opened through another referee on the store? one primary-key lookup
+            found = self.store.reader().execute(LEAGUE_SELECT + " WHERE name=?",
+                                                (name,)).fetchone()
+            if found is None:
+                raise errors.not_found(f"no league {clip(name)}")
+            row = self._learn_league(found)
         return row
 
     def bot(self, name: str) -> BotRow:
@@ -378,9 +383,14 @@ class Leagues:
                   league.registration, int(league.approval), league.state, reason,
                   league.settings_json, created, ts)
         await self.store.write(lambda c: c.execute(
-            "INSERT OR REPLACE INTO leagues (name, title, description, games_json, registration,"
+            "INSERT INTO leagues (name, title, description, games_json, registration,"
             " approval, state, reason, settings_json, created_ms, updated_ms)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?)", values))
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (name) DO UPDATE SET"
+            " title=excluded.title, description=excluded.description,"
+            " games_json=excluded.games_json, registration=excluded.registration,"
+            " approval=excluded.approval, state=excluded.state, reason=excluded.reason,"
+            " settings_json=excluded.settings_json, created_ms=excluded.created_ms,"
+            " updated_ms=excluded.updated_ms", values))
         self.leagues[league.name] = LeagueRow(league, reason, created)
         log.info("league_opened", league=league.name, state=pb.LeagueState.Name(state))
         return league
@@ -453,7 +463,7 @@ class Leagues:
                 invite_hash = self._use_invite(request.league, request.invite_code)
                 left = self.invites[invite_hash].uses_left
 
-                def also(c: sqlite3.Connection, h: str = invite_hash, left: int = left) -> None:
+                def also(c: DbConn, h: str = invite_hash, left: int = left) -> None:
                     c.execute("UPDATE invites SET uses_left=? WHERE code_hash=?", (left, h))
         status = pb.BOT_PENDING if row.league.approval and not admin else pb.BOT_ACTIVE
         meta["status"] = status
@@ -521,7 +531,7 @@ class Leagues:
         status = request.status or row.status
         bot_message = message if request.status else row.message
 
-        def op(c: sqlite3.Connection) -> None:
+        def op(c: DbConn) -> None:
             if request.status:
                 c.execute("UPDATE bots SET status=?, message=? WHERE name=?",
                           (status, bot_message, request.bot))
@@ -658,7 +668,8 @@ class Leagues:
                                    f"{request.league}")
         ts = now_ms()
         await self.store.write(lambda c: c.execute(
-            "INSERT OR REPLACE INTO standings (league, json, published_ms) VALUES (?,?,?)",
+            "INSERT INTO standings (league, json, published_ms) VALUES (?,?,?) ON CONFLICT"
+            " (league) DO UPDATE SET json=excluded.json, published_ms=excluded.published_ms",
             (request.league, text, ts)))
         self.standings[request.league] = Standings(text, doc, ts)
         log.info("standings_published", league=request.league, entries=len(doc["entries"]))

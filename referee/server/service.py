@@ -32,7 +32,7 @@ from .records import replay_log
 from .runtime import MatchRuntime, RuntimeContext
 from .sessions import BotSessions
 from .store import MatchRow, Store
-from .streams import Stream, drain
+from .streams import Stream, drain, end_with
 from .wire import GameWire, opt_str, refusal
 
 log = structlog.get_logger("referee.server")
@@ -147,6 +147,8 @@ class RefereeService:
         if h is None:
             raise errors.unauthenticated("this call needs a seat token (authorization: Bearer)")
         entry = self.tokens.get(h)
+        if entry is None and self.adopt(match_id, h):
+            entry = self.tokens.get(h)
         if entry is None:
             self._raise_if_gone(match_id)
             raise errors.unauthenticated("unknown token")
@@ -161,6 +163,8 @@ class RefereeService:
 
     def _runtime(self, match_id: str) -> MatchRuntime:
         rt = self.matches.get(match_id)
+        if rt is None and self.adopt(match_id):
+            rt = self.matches.get(match_id)
         if rt is None:
             self._raise_if_gone(match_id)
             raise errors.not_found(f"no match {clip(match_id)}")
@@ -189,6 +193,9 @@ class RefereeService:
             return None
         game, seed, _ = key
         twins = unfinished_twins(game, seed, match_id, list(self.matches.values()))
+        if self.store.owner:  # other referees on the store may run a twin
+            twins = sorted(set(twins) | {m for m in self.store.running_twins(game, seed, match_id)
+                                         if m not in self.unavailable})
         return Embargo(match_id, tuple(twins)) if twins else None
 
     def _raise_if_embargoed(self, match_id: str) -> None:
@@ -212,13 +219,80 @@ class RefereeService:
         rt.cancel_timer()
         log.debug("match_evicted", match_id=rt.id)
 
+    # ------------------------------------------------------------------ leases
+    def adopt(self, match_id: str, token_h: str | None = None) -> bool:
+        """Take over a running match this referee does not hold, when a call names it (with
+        one of its seat tokens, ``token_h``, if the call carries one): if its lease is free
+        (its referee stopped cleanly, or was killed or cut off and let the lease expire), the
+        lease is acquired with the next epoch and the match is loaded from the store as at
+        start-up. UNAVAILABLE / NOT_OWNER while another referee holds it; False for anything
+        else (an unknown token or match, a match that is over)."""
+        if not self.store.owner or not match_id or match_id in self.matches:
+            return False
+        if token_h is not None:
+            found = self.store.match_of_token(token_h)
+            if found is None or found[0] != match_id:
+                return False
+        if match_id in self.unavailable or self.store.match_status(match_id) != "running":
+            return False
+        epoch = self.store.try_lease(match_id)
+        if epoch is None:
+            raise errors.not_owner(f"match {match_id} is run by another referee on this store; "
+                                   "call again through the proxy (or that referee)")
+        row = self.store.load_match(match_id)
+        assert row is not None
+        try:
+            rt = self._resume(row)
+        except Exception as exc:  # noqa: BLE001 - as at start-up: this match only
+            log.error("resume_failed", match_id=match_id, error=str(exc))
+            self.unavailable[match_id] = f"it could not be resumed ({exc})"
+            return False
+        self._register(rt)
+        log.info("match_taken_over", match_id=match_id, epoch=epoch, move=len(rt.match.moves))
+        if rt.match.decision() is None:
+            self.spawn(self._finish_locked(rt))
+        else:
+            rt.issue_decision()
+        self.sessions.restore(lambda mid: mid == match_id, lambda mid: False)
+        return True
+
+    def drop(self, match_id: str) -> None:
+        """A write found this match taken over by another referee (fencing): forget it here,
+        and end its streams with UNAVAILABLE / NOT_OWNER so that its bots call again."""
+        rt = self.matches.pop(match_id, None)
+        if rt is None:
+            return
+        for h in rt.token_hashes:
+            if self.tokens.get(h, (None,))[0] == match_id:
+                del self.tokens[h]
+        rt.cancel_timer()
+        err = errors.not_owner(f"match {match_id} is now run by another referee; call again")
+        for stream in [*(st for lst in rt.streams.by_seat.values() for st in lst),
+                       *rt.streams.watchers]:
+            end_with(stream.queue, err)
+        self.sessions.forget(match_id)
+        log.warning("match_lost", match_id=match_id, move=len(rt.match.moves))
+
+    async def keep_leases(self, every_s: float) -> None:
+        """Renew this referee's leases, all in one statement, every ``every_s`` seconds."""
+        while True:
+            await asyncio.sleep(every_s)
+            try:
+                await self.store.renew_leases()
+            except Exception as exc:  # noqa: BLE001 - the next round tries again
+                log.warning("lease_renewal_failed", error=repr(exc))
+
     # ------------------------------------------------------------------ startup
     def resume_all(self) -> int:
-        """Rebuild every unfinished match from its move log (checking each state hash)."""
+        """Rebuild every unfinished match from its move log (checking each state hash): those
+        whose lease is free or was this referee's (see ``adopt``); another referee sharing the
+        store runs the others."""
         resumed = 0
         for row in self.store.load_matches():
             if row.status != "running" or not self.owns(row.id):
                 continue  # over: the store and its record file answer for it
+            if self.store.owner and self.store.try_lease(row.id) is None:
+                continue  # held by another referee on the store
             try:
                 rt = self._resume(row)
             except Exception as exc:  # noqa: BLE001 - one bad match must not stop the others
@@ -231,7 +305,11 @@ class RefereeService:
                 self.spawn(self._finish_locked(rt))
             else:
                 rt.issue_decision()
-        self.sessions.restore(lambda mid: mid in self.matches, self.owns)
+        # another shard's open assignments stay as they are (is_over is False for them)
+        self.sessions.restore(lambda mid: mid in self.matches,
+                              lambda mid: self.owns(mid)
+                              and self.store.match_status(mid) != "running")
+        self.store.release_leases(keep=self.matches)  # matches of a previous run not resumed
         return resumed
 
     def owns(self, match_id: str) -> bool:
@@ -493,7 +571,11 @@ class RefereeService:
                 try:
                     text = path.read_text(encoding="utf-8")
                 except OSError:
-                    raise errors.not_found(f"no record file for {request.match_id}") from None
+                    # finished by a referee on another host: the store may keep it
+                    stored = self.store.load_record(request.match_id)
+                    if stored is None:
+                        raise errors.not_found(f"no record file for {request.match_id}") from None
+                    text = stored
                 return pb.GetRecordResponse(record_json=text, complete=True)
             raise errors.not_found(f"no match {clip(request.match_id)}")
         if not self._admin(context):

@@ -33,7 +33,6 @@ import json
 import os
 import re
 import secrets
-import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +48,7 @@ from . import errors, shard
 from .auth import RateLimiter, bearer, token_hash
 from .clock import now_ms
 from .errors import RefereeError, clip
-from .store import Store
+from .store import DbConn, Store
 from .streams import CLOSE, drain, end_with, put_bounded
 
 log = structlog.get_logger("referee.sessions")
@@ -151,20 +150,19 @@ class BotSessions:
         self.limiter = limiter or RateLimiter(0, 1)
         self.ack_timeout_s = ack_timeout_s
         self.key = _load_key(Path(data_dir) / "bot-seats.key")
-        conn = sqlite3.connect(store.path, isolation_level=None)
-        try:
-            conn.execute("PRAGMA busy_timeout=5000")
-            conn.executescript(SCHEMA)
-            have = {row[1] for row in conn.execute("PRAGMA table_info(bots)")}
-            for col, decl in BOT_COLUMNS.items():
-                if col not in have:
-                    conn.execute(f"ALTER TABLE bots ADD COLUMN {col} {decl}")
+        # every referee sharing the store must derive the same seat tokens: the store keeps the
+        # key's SHA-256 (never the key), and a referee with another key refuses to start
+        if store.shared_value("bot_seats_key_sha256", hashlib.sha256(self.key).hexdigest()) \
+                != hashlib.sha256(self.key).hexdigest():
+            raise OSError(f"{Path(data_dir) / 'bot-seats.key'} is not the key the other referees "
+                          "on this store use: copy the first referee's bot-seats.key into every "
+                          "referee's data directory")
+        store.ensure_schema(SCHEMA, {"bots": BOT_COLUMNS})
+        with store.connection() as conn:
             self.bots: dict[str, str] = dict(conn.execute("SELECT token_hash, name FROM bots"))
             # removed league bots: their token opens no Session and uploads nothing
             self.blocked: set[str] = {r[0] for r in conn.execute(
                 "SELECT name FROM bots WHERE status=?", (REMOVED,))}
-        finally:
-            conn.close()
         self.open: dict[tuple[str, int], Assign] = {}
         self.by_bot: dict[str, list[Assign]] = {}
         self.conns: dict[str, list[Conn]] = {}
@@ -186,9 +184,36 @@ class BotSessions:
                                    "(one per seat, \"\" for a seat without a bot)")
         known = set(self.bots.values())
         for n in names:
-            if n and n not in known:
+            if n and n not in known and not self._refresh_name(n):
                 raise errors.not_found(f"no registered bot {n!r} (RegisterBot first)")
         return names
+
+    def _refresh_token(self, h: str) -> str | None:
+        """A bot token this referee does not know: registered (or replaced) through another
+        referee on the store? One primary-key lookup; the cache learns the answer."""
+        row = self.store.reader().execute("SELECT name, status FROM bots WHERE token_hash=?",
+                                         (h,)).fetchone()
+        if row is None:
+            return None
+        self._learn(row[0], h, row[1])
+        return row[0]
+
+    def _refresh_name(self, name: str) -> bool:
+        """Whether ``name`` is a bot registered through another referee on the store."""
+        row = self.store.reader().execute("SELECT token_hash, status FROM bots WHERE name=?",
+                                         (name,)).fetchone()
+        if row is not None:
+            self._learn(name, row[0], row[1])
+        return row is not None
+
+    def _learn(self, name: str, h: str, status: int | None) -> None:
+        for old in [k for k, v in self.bots.items() if v == name]:
+            del self.bots[old]
+        self.bots[h] = name
+        if status == REMOVED:
+            self.blocked.add(name)
+        else:
+            self.blocked.discard(name)
 
     def seat_tokens(self, match_id: str, bots: list[str], tokens: list[str]) -> list[str]:
         """The seat tokens of a new match: bound seats get their derived token."""
@@ -197,7 +222,7 @@ class BotSessions:
 
     # ------------------------------------------------------------------ registration
     async def register(self, name: str, meta: dict[str, Any] | None = None,
-                       also: Callable[[sqlite3.Connection], object] | None = None,
+                       also: Callable[[DbConn], object] | None = None,
                        created_ms: int | None = None) -> pb.RegisterBotResponse:
         """A new token for ``name``; ``meta`` sets league columns of its row (BOT_COLUMNS),
         ``also`` runs in the same transaction (an invite's use)."""
@@ -214,7 +239,7 @@ class BotSessions:
                " created_ms=excluded.created_ms" + "".join(f", {c}=excluded.{c}" for c in cols))
         values = (name, h, created_ms or now_ms(), *(meta[c] for c in cols))
 
-        def op(c: sqlite3.Connection) -> None:
+        def op(c: DbConn) -> None:
             c.execute(sql, values)
             if also is not None:
                 also(c)
@@ -269,23 +294,22 @@ class BotSessions:
         self.by_bot.setdefault(a.bot, []).append(a)
 
     def restore(self, is_live: Callable[[str], bool],
-                mine: Callable[[str], bool] = lambda _: True) -> int:
-        """After a restart: the open assignments of matches that are live again (sent when
-        their bot reconnects); the others are closed. Those of matches ``mine`` says another
-        cluster worker owns are left to it."""
-        conn = sqlite3.connect(self.store.path, isolation_level=None)
-        try:
+                is_over: Callable[[str], bool] | None = None) -> int:
+        """After a restart (or a take-over): the open assignments of matches that are live
+        again (sent when their bot reconnects); those of matches that are over (``is_over``;
+        by default every match not live here) are closed, the others (run by another referee
+        on the store) left as they are."""
+        with self.store.connection() as conn:
             rows = conn.execute(
                 "SELECT match_id, seat, bot, info_json, created_ms FROM assignments"
                 " WHERE status='open' ORDER BY created_ms, match_id, seat").fetchall()
-        finally:
-            conn.close()
         stale: list[tuple[str, int]] = []
         for match_id, seat, bot, info, created in rows:
-            if not mine(match_id):
+            if (match_id, seat) in self.open:
                 continue
             if not is_live(match_id):
-                stale.append((match_id, seat))
+                if is_over is None or is_over(match_id):
+                    stale.append((match_id, seat))
                 continue
             # it may have been sent before the restart: a bot must treat it as a re-send
             a = Assign(match_id, seat, bot, json.loads(info), created, sent=1)
@@ -296,6 +320,16 @@ class BotSessions:
         if self.open:
             log.info("assignments_restored", open=len(self.open), closed=len(stale))
         return len(self.open)
+
+    def forget(self, match_id: str) -> None:
+        """A match another referee took over: its assignments leave this one's memory (they
+        stay open in the store, for the referee that runs it now)."""
+        for k in [k for k in self.open if k[0] == match_id]:
+            a = self.open.pop(k)
+            self.by_bot[a.bot].remove(a)
+            if not self.by_bot[a.bot]:
+                del self.by_bot[a.bot]
+            self._release(a)
 
     def match_over(self, match_id: str) -> None:
         keys = [k for k in self.open if k[0] == match_id] if self.open else []
@@ -432,7 +466,7 @@ class BotSessions:
         if h is None:
             raise errors.unauthenticated(
                 "a Session needs a bot token (authorization: Bearer; see RegisterBot)")
-        name = self.bots.get(h)
+        name = self.bots.get(h) or self._refresh_token(h)
         if name is None:
             raise errors.unauthenticated("unknown bot token (seat and admin tokens open no "
                                          "Session; RegisterBot returns a bot token)")

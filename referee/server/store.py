@@ -1,11 +1,20 @@
-"""The embedded store: SQLite in WAL mode, written by one dedicated thread with group commit.
+"""The embedded store: SQLite in WAL mode, with group commit.
 
-Every write is a small operation put on a queue together with an asyncio future. The writer
-thread takes everything that is waiting, runs it in ONE transaction, commits, and only then
-resolves the futures (one ``call_soon_threadsafe`` per event loop and batch). Moves arriving
-together from concurrent matches therefore share one commit (and one fsync with
-``--durability full``), while an acknowledged move is always on disk: the server awaits the
-future before it sends the acceptance.
+Every write is a small operation queued together with an asyncio future; the operations queued
+together run in ONE transaction, are committed, and only then are their futures resolved. Moves
+arriving together from concurrent matches therefore share one commit, while an acknowledged move
+is always on disk: the server awaits the future before it sends the acceptance.
+
+Where the group commit runs depends on the durability:
+
+* ``normal`` (synchronous=NORMAL, the default): on the event loop itself. The first write of a
+  loop turn schedules a flush with ``loop.call_soon``; every write queued until that callback
+  runs (the rest of the turn: other streams' moves, other matches' timers) joins the batch, which
+  is committed on the loop thread. In WAL with synchronous=NORMAL a commit writes to the WAL
+  without an fsync, so it costs less than handing the batch to a thread and back would.
+* ``full`` (synchronous=FULL): on one writer thread, since every commit fsyncs and that must not
+  block the loop; the thread takes everything waiting and resolves the futures with one
+  ``call_soon_threadsafe`` per event loop and batch.
 
 Reads use their own connections on the caller's thread: the whole log at startup, and one
 primary-key lookup (``match_status``) for a match that is no longer held in memory.
@@ -13,16 +22,22 @@ primary-key lookup (``match_status``) for a match that is no longer held in memo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import queue
 import sqlite3
 import threading
-from collections.abc import Callable
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from referee.core.match import LEGACY_RECORD_FORMAT, RECORD_FORMAT
+
+from . import errors
+from .clock import now_ms
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS matches (
@@ -66,6 +81,26 @@ CREATE TABLE IF NOT EXISTS moves (
     note            TEXT,              -- the bot's note on its move (Submit.note), or NULL
     PRIMARY KEY (match_id, n)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS leases (  -- which referee runs each running match (see Leases)
+    match_id    TEXT PRIMARY KEY,
+    owner       TEXT NOT NULL,     -- the referee's --lease-owner; '' = released
+    epoch       INTEGER NOT NULL,  -- +1 at every acquisition: a stale holder's writes fail
+    expires_ms  INTEGER NOT NULL   -- renewed by its owner; past it, another may take over
+);
+CREATE INDEX IF NOT EXISTS leases_owner ON leases (owner);
+CREATE TABLE IF NOT EXISTS seat_tokens (  -- a seat token's match, for a referee that does not
+    token_hash  TEXT PRIMARY KEY,         -- hold the match in memory (SHA-256 hex, never the
+    match_id    TEXT NOT NULL,            -- token)
+    seat        INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS records (  -- finished matches' records, where the store keeps
+    match_id    TEXT PRIMARY KEY,      -- them (keeps_records: PostgreSQL, whose referees may
+    json        TEXT NOT NULL          -- be on other hosts than the record file)
+);
+CREATE TABLE IF NOT EXISTS settings (  -- values every referee on the store shares
+    name        TEXT PRIMARY KEY,
+    value       TEXT NOT NULL
+);
 """
 
 
@@ -113,46 +148,144 @@ class MoveRow:
 
 _STOP = object()
 
+#: What a write operation gets: a DB-API connection whose ``execute`` / ``executemany`` take
+#: ``?`` placeholders, whatever the backend (the PostgreSQL store adapts them).
+DbConn = Any
 
-class Store:
-    """SQLite store. ``durability`` is "normal" (synchronous=NORMAL: a commit survives a crash of
-    the referee process; the last commits may be lost on power failure or an OS crash) or "full"
-    (synchronous=FULL: every group commit is fsynced before moves are acknowledged)."""
 
-    def __init__(self, data_dir: str | Path, durability: str = "normal"):
-        self.path = Path(data_dir) / "referee.sqlite3"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+class Store(ABC):
+    """The store contract: what the server, the bot sessions and the leagues read and write,
+    whatever the database. One subclass per backend supplies its connections, its schema
+    dialect and its errors (:class:`SqliteStore`, the embedded default;
+    ``referee.server.pgstore.PostgresStore``); everything else (group commit, the typed
+    writes, the reads) is written once, here, in SQL both accept.
+
+    ``durability`` is "normal" (a commit survives a crash of the referee process; with SQLite
+    the last commits may be lost on power failure or an OS crash) or "full" (every group commit
+    is fsynced before moves are acknowledged). ``on_loop``: whether the group commit runs on the
+    event loop (see the module's docstring) or on a writer thread."""
+
+    #: a short name for logs and errors: "sqlite" or "postgresql"
+    kind = ""
+
+    def __init__(self, durability: str = "normal", *, on_loop: bool = False):
         if durability not in ("normal", "full"):
             raise ValueError(f"durability is normal or full, not {durability!r}")
         self.durability = durability
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
+        # group commit on the event loop: the batch of this loop turn
+        self.on_loop = on_loop
+        self._pending: list = []
+        self._flush_loop: asyncio.AbstractEventLoop | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # of the last write
+        self._writer: DbConn | None = None
         self.batches = 0  # group commits done (for tests and stats)
         self.ops = 0
-        self._reader: sqlite3.Connection | None = None
+        self._reader: DbConn | None = None
+        # leases (enable_leases): this referee's name, the epoch of each match it holds, and
+        # what to call when a write finds a match taken over (on the event loop)
+        self.owner = ""
+        self.lease_ttl_ms = 0
+        self.epochs: dict[str, int] = {}
+        self._ending: set[str] = set()  # matches whose finish is being committed
+        self.on_lost: Callable[[str], None] | None = None
+
+    # ------------------------------------------------------------------ backend hooks
+    @abstractmethod
+    def _connect(self) -> DbConn:
+        """A new connection in autocommit mode (transactions are explicit BEGIN / COMMIT)."""
+
+    @abstractmethod
+    def columns(self, conn: DbConn, table: str) -> set[str]:
+        """The names of ``table``'s columns."""
+
+    @abstractmethod
+    def _script(self, conn: DbConn, script: str) -> None:
+        """Run a schema script (CREATE TABLE / INDEX IF NOT EXISTS ...) in this dialect."""
+
+    #: whether a finished match's record is also kept in the store (table records), for
+    #: referees on other hosts than its record file
+    keeps_records = False
+    #: how a write transaction starts (SQLite: IMMEDIATE, so that two processes on one file
+    #: wait for each other at BEGIN instead of failing at the first write)
+    begin = "BEGIN"
+    #: appended to the lease check of a write: PostgreSQL locks the lease row until the
+    #: transaction ends, so a take-over waits for a write in progress (SQLite: the whole
+    #: database is locked by BEGIN IMMEDIATE already)
+    lease_lock = ""
+
+    def _usable(self, conn: DbConn) -> bool:
+        """Whether the writer's connection still works (a server may close it)."""
+        return True
+
+    def ensure_schema(self, script: str, added: dict[str, dict[str, str]] | None = None,
+                      after: str = "") -> None:
+        """Create the tables of ``script`` if missing, add the columns of ``added`` (table ->
+        column -> declaration) a store from an older referee lacks (columns are only ever
+        added), then run ``after`` (indexes on added columns)."""
+        with self.connection() as conn:
+            self._script(conn, script)
+            for table, cols in (added or {}).items():
+                have = self.columns(conn, table)
+                for col, decl in cols.items():
+                    if col not in have:
+                        conn.execute(f"ALTER TABLE {table} ADD COLUMN {col} {decl}")
+            if after:
+                self._script(conn, after)
+
+    @contextmanager
+    def connection(self) -> Iterator[DbConn]:
+        """A connection of its own for reads at start-up (and a schema), closed after."""
         conn = self._connect()
-        conn.executescript(SCHEMA)
-        _migrate(conn)
-        conn.commit()
-        conn.close()
+        try:
+            yield conn
+        finally:
+            conn.close()
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute(f"PRAGMA synchronous={'FULL' if self.durability == 'full' else 'NORMAL'}")
-        conn.execute("PRAGMA busy_timeout=5000")
-        return conn
+    def describe(self) -> str:
+        """Where the store is, for logs (never a password)."""
+        return self.kind
 
-    # ------------------------------------------------------------------ writer thread
+    def _backfill_seat_tokens(self) -> None:
+        """A store from before the seat_tokens table: its running matches' tokens go in (once,
+        while the table is empty), so another referee finds them."""
+        with self.connection() as conn:
+            if conn.execute("SELECT 1 FROM seat_tokens LIMIT 1").fetchone():
+                return
+            rows = [(h, mid, seat) for mid, hashes in conn.execute(
+                        "SELECT id, token_hashes_json FROM matches WHERE status='running'")
+                    for seat, h in enumerate(json.loads(hashes))]
+            if rows:
+                conn.executemany("INSERT INTO seat_tokens (token_hash, match_id, seat)"
+                                 " VALUES (?,?,?) ON CONFLICT (token_hash) DO NOTHING", rows)
+
+    # ------------------------------------------------------------------ group commit
     def start(self) -> None:
+        if self.on_loop:
+            self._writer = self._connect()
+            return
         self._thread = threading.Thread(target=self._run, name="referee-store", daemon=True)
         self._thread.start()
 
     def close(self) -> None:
+        if self._pending:  # writes queued in the loop's last turn (normally flushed already)
+            loop = self._flush_loop
+            if loop is not None and loop.is_running() and not _on_thread_of(loop):
+                asyncio.run_coroutine_threadsafe(_noop(), loop).result(10)  # let it flush
+            if self._pending:
+                self._flush()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
         if self._thread is not None:
             self._queue.put(_STOP)
             self._thread.join()
             self._thread = None
+        if self.owner:  # a clean stop: another referee may take these matches over at once
+            with contextlib.suppress(Exception):
+                self.release_leases()
+            self.owner = ""
         if self._reader is not None:
             self._reader.close()
             self._reader = None
@@ -176,26 +309,43 @@ class Store:
                         stop = True
                         break
                     batch.append(nxt)
+                if not self._usable(conn):
+                    conn.close()
+                    conn = self._connect()
                 self._commit(conn, batch)
                 if stop:
                     return
         finally:
             conn.close()
 
-    def _commit(self, conn: sqlite3.Connection, batch: list) -> None:
+    def _commit(self, conn: DbConn, batch: list) -> None:
+        """One transaction for ``batch`` (items: operation, loop, future, the match whose
+        lease it needs or "", the match it creates or ""); then the futures are resolved."""
         errors: list[BaseException | None] = [None] * len(batch)
         try:
-            conn.execute("BEGIN")
-            for fn, _loop, _fut in batch:
-                fn(conn)
+            # BEGIN, the lease check and the writes go out together (PostgreSQL: one round
+            # trip); the check is read before COMMIT, which only a batch whose leases all hold
+            # reaches (they stay locked until then: lease_lock)
+            with self._pipeline(conn):
+                conn.execute(self.begin)
+                check = self._check_leases(conn, batch)
+                for fn, _loop, _fut, _fence, _new in batch:
+                    fn(conn)
+            if self._stale(check):
+                raise _Stale()  # redo one by one, without the stale matches' writes
             conn.execute("COMMIT")
         except BaseException:  # noqa: BLE001
             _rollback(conn)
             # One bad operation must not fail the others of its group: redo them one by one.
-            for i, (fn, _loop, _fut) in enumerate(batch):
+            for i, item in enumerate(batch):
                 try:
-                    conn.execute("BEGIN")
-                    fn(conn)
+                    conn.execute(self.begin)
+                    stale = self._stale(self._check_leases(conn, [item]))
+                    if stale:
+                        errors[i] = stale[item[3]]
+                        _rollback(conn)
+                        continue
+                    item[0](conn)
                     conn.execute("COMMIT")
                 except BaseException as exc:  # noqa: BLE001 - reported to its waiter
                     _rollback(conn)
@@ -203,27 +353,227 @@ class Store:
         self.batches += 1
         self.ops += len(batch)
         by_loop: dict[Any, list] = {}
-        for (_fn, loop, fut), err in zip(batch, errors):
+        for (_fn, loop, fut, _fence, _new), err in zip(batch, errors):
             if fut is not None:
                 by_loop.setdefault(loop, []).append((fut, err))
         for loop, futs in by_loop.items():
+            if _on_thread_of(loop):
+                _resolve(futs)  # group commit on the loop: the waiters run next turn
+                continue
             try:
                 loop.call_soon_threadsafe(_resolve, futs)
             except RuntimeError:  # loop closed during shutdown
                 pass
 
-    def _submit(self, fn: Callable[[sqlite3.Connection], object]) -> asyncio.Future:
+    def _check_leases(self, conn: DbConn, batch: list) -> tuple[list[str], list[Any]]:
+        """Fencing, for a whole batch in its transaction: the query of the leases its writes
+        need (the matches, and the cursors to read once the statements are sent)."""
+        if not self.owner:
+            return [], []
+        created = {item[4] for item in batch if item[4]}
+        ids = sorted({item[3] for item in batch if item[3] and item[3] not in created})
+        cursors = []
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            cur = conn.execute(
+                "SELECT match_id, epoch FROM leases WHERE owner=? AND match_id IN ("
+                + ",".join("?" * len(part)) + ")" + self.lease_lock, (self.owner, *part))
+            # read now unless pipelined: an SQLite cursor steps lazily, and the batch's own
+            # writes (a finish deletes its lease) would change what it reads later
+            cursors.append(cur if self.pipelined else cur.fetchall())
+        return ids, cursors
+
+    def _stale(self, check: tuple[list[str], list[Any]]) -> dict[str, BaseException]:
+        """The matches of a lease check that this referee no longer holds at the epoch it
+        acquired (taken over by another referee), each with the NOT_OWNER error its writes
+        fail with."""
+        ids, cursors = check
+        if not ids:
+            return {}
+        held: dict[str, int] = {}
+        for cur in cursors:
+            held.update(cur if isinstance(cur, list) else cur.fetchall())
+        stale: dict[str, BaseException] = {}
+        for mid in ids:
+            if mid not in self.epochs or held.get(mid) != self.epochs[mid]:
+                self._lost(mid)
+                stale[mid] = errors.not_owner(
+                    f"match {mid} was taken over by another referee (its lease expired); "
+                    "call again: the referee that runs it now answers")
+        return stale
+
+    #: whether _pipeline sends statements without waiting (their results read after)
+    pipelined = False
+
+    def _pipeline(self, conn: DbConn) -> contextlib.AbstractContextManager:
+        """Where a backend can send a batch's statements without waiting for each answer."""
+        return contextlib.nullcontext()
+
+    def _submit(self, fn: Callable[[DbConn], object], fence: str = "",
+                creates: str = "") -> asyncio.Future:
+        """Queue ``fn`` for the next group commit. ``fence``: the match whose lease the write
+        needs (checked in its transaction); ``creates``: the match whose lease it creates."""
         loop = asyncio.get_running_loop()
+        self._loop = loop
         fut = loop.create_future()
-        self._queue.put((fn, loop, fut))
+        item = (fn, loop, fut, fence, creates)
+        if not self.on_loop:
+            self._queue.put(item)
+            return fut
+        if not self._pending:
+            loop.call_soon(self._flush)
+            self._flush_loop = loop
+        self._pending.append(item)
         return fut
 
+    def _flush(self) -> None:
+        """Commit the writes queued during the loop turn that scheduled this (loop mode)."""
+        batch, self._pending = self._pending, []
+        if not batch:
+            return
+        if self._writer is None or not self._usable(self._writer):
+            self._writer = self._connect()
+        self._commit(self._writer, batch)
+
+    def reader(self) -> DbConn:
+        """The connection of the one-row lookups (on the caller's thread)."""
+        if self._reader is None or not self._usable(self._reader):
+            self._reader = self._connect()
+        return self._reader
+
     # ------------------------------------------------------------------ writes (awaitable)
-    def write(self, fn: Callable[[sqlite3.Connection], Any]) -> asyncio.Future:
+    def write(self, fn: Callable[[DbConn], Any]) -> asyncio.Future:
         """Run ``fn(connection)`` in the next group commit (tables of other modules, e.g.
         referee.server.sessions); operations commit in the order they were queued."""
         return self._submit(fn)
 
+    # ------------------------------------------------------------------ leases
+    def enable_leases(self, owner: str, ttl_ms: int, on_lost: Callable[[str], None]) -> None:
+        """From now on every write for a match checks, in its transaction, that this referee
+        (``owner``) still holds the match's lease at the epoch it acquired; a write that finds
+        it taken over fails with UNAVAILABLE / NOT_OWNER and ``on_lost(match_id)`` is called
+        on the loop. Without this (a bare store in tests) writes are not fenced."""
+        self.owner = owner
+        self.lease_ttl_ms = ttl_ms
+        self.on_lost = on_lost
+
+    def _lost(self, match_id: str) -> None:
+        if self.epochs.pop(match_id, None) is None or self.on_lost is None:
+            return
+        loop = self._flush_loop if self.on_loop else None
+        callback = self.on_lost
+        if loop is not None and _on_thread_of(loop):
+            loop.call_soon(callback, match_id)
+        elif self._loop is not None:
+            with contextlib.suppress(RuntimeError):  # closed during shutdown
+                self._loop.call_soon_threadsafe(callback, match_id)
+
+    def try_lease(self, match_id: str) -> int | None:
+        """Acquire the lease of ``match_id`` if it is free: never held, released, expired, or
+        held under this referee's own name (a restart of it); the new epoch, or None while
+        another referee holds it. One short transaction of its own (the caller then loads
+        the match from the store: a take-over, or resuming at start-up)."""
+        now = now_ms()
+        conn = self.reader()
+        conn.execute(self.begin)
+        try:
+            conn.execute("INSERT INTO leases (match_id, owner, epoch, expires_ms)"
+                         " VALUES (?, '', 0, 0) ON CONFLICT (match_id) DO NOTHING", (match_id,))
+            took = conn.execute(
+                "UPDATE leases SET owner=?, epoch=epoch+1, expires_ms=? WHERE match_id=?"
+                " AND (owner=? OR owner='' OR expires_ms<?)",
+                (self.owner, now + self.lease_ttl_ms, match_id, self.owner, now)).rowcount
+            epoch = conn.execute("SELECT epoch FROM leases WHERE match_id=?",
+                                 (match_id,)).fetchone()[0] if took else None
+            conn.execute("COMMIT")
+        except BaseException:
+            _rollback(conn)
+            raise
+        if epoch is not None:
+            self.epochs[match_id] = epoch
+        return epoch
+
+    def lease_holder(self, match_id: str) -> tuple[str, int] | None:
+        """(owner, expires_ms) of a match's lease, or None."""
+        row = self.reader().execute("SELECT owner, expires_ms FROM leases WHERE match_id=?",
+                                   (match_id,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def renew_leases(self) -> asyncio.Future:
+        """Extend every lease this referee holds, in one statement of the next group commit,
+        and find the ones it lost (taken over while it was stopped or cut off): those are
+        passed to ``on_lost``."""
+        held = dict(self.epochs)
+
+        def op(c: DbConn) -> None:
+            c.execute("UPDATE leases SET expires_ms=? WHERE owner=?",
+                      (now_ms() + self.lease_ttl_ms, self.owner))
+            mine = dict(c.execute("SELECT match_id, epoch FROM leases WHERE owner=?",
+                                  (self.owner,)).fetchall())
+            for match_id, epoch in held.items():
+                if match_id in self._ending:
+                    continue
+                if mine.get(match_id) != epoch and self.epochs.get(match_id) == epoch:
+                    self._lost(match_id)
+
+        return self._submit(op)
+
+    def release_leases(self, keep: Iterable[str] = ()) -> None:
+        """Give up the leases held under this referee's name (all but ``keep``): at a clean
+        shutdown, so another referee may take its matches over at once, and at start-up for
+        the matches of a previous run that were not resumed."""
+        if not self.owner:
+            return
+        keep = set(keep)
+        conn = self.reader()
+        mine = [r[0] for r in conn.execute("SELECT match_id FROM leases WHERE owner=?",
+                                           (self.owner,)).fetchall() if r[0] not in keep]
+        if mine:
+            conn.execute(self.begin)
+            try:
+                conn.executemany("UPDATE leases SET owner='', expires_ms=0 WHERE match_id=?"
+                                 " AND owner=?", [(m, self.owner) for m in mine])
+                conn.execute("COMMIT")
+            except BaseException:
+                _rollback(conn)
+                raise
+        for m in mine:
+            self.epochs.pop(m, None)
+
+    def match_of_token(self, token_h: str) -> tuple[str, int] | None:
+        """(match id, seat) of a seat token's hash, from the store (one primary-key lookup):
+        for a match this referee does not hold in memory."""
+        row = self.reader().execute("SELECT match_id, seat FROM seat_tokens WHERE token_hash=?",
+                                   (token_h,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def load_match(self, match_id: str) -> MatchRow | None:
+        rows = self.load_matches(match_id=match_id)
+        return rows[0] if rows else None
+
+    def load_record(self, match_id: str) -> str | None:
+        """A finished match's record as the store keeps it (keeps_records), or None."""
+        row = self.reader().execute("SELECT json FROM records WHERE match_id=?",
+                                    (match_id,)).fetchone()
+        return row[0] if row else None
+
+    def running_twins(self, game: str, seed: int, match_id: str) -> list[str]:
+        """The running matches of ``game`` on ``seed`` but ``match_id``, whichever referee on
+        the store runs them (see referee.server.embargo)."""
+        rows = self.reader().execute(
+            "SELECT id FROM matches WHERE game=? AND seed=? AND status='running' AND id<>?",
+            (game, str(seed), match_id)).fetchall()
+        return [r[0] for r in rows]
+
+    def shared_value(self, name: str, default: str) -> str:
+        """The value every referee on this store shares under ``name``: the stored one, else
+        ``default`` is stored (the first referee to ask sets it)."""
+        conn = self.reader()
+        conn.execute("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name)"
+                     " DO NOTHING", (name, default))
+        return conn.execute("SELECT value FROM settings WHERE name=?", (name,)).fetchone()[0]
+
+    # ------------------------------------------------------------------ typed writes
     def insert_match(self, row: MatchRow) -> asyncio.Future:
         values = (
             row.id, row.game, json.dumps(row.options, sort_keys=True), row.seats, str(row.seed),
@@ -234,15 +584,27 @@ class Store:
             json.dumps(row.seat_versions) if row.seat_versions else None,
             json.dumps(row.start, sort_keys=True) if row.start is not None else None,
         )
-        return self._submit(
-            lambda c: c.execute(
+        seats = [(h, row.id, s) for s, h in enumerate(row.token_hashes)]
+        if self.owner:
+            self.epochs[row.id] = 1
+        lease = (row.id, self.owner, now_ms() + self.lease_ttl_ms)
+
+        def op(c: DbConn) -> None:
+            c.execute(
                 "INSERT INTO matches (id, game, options_json, seats, seed, components_name,"
                 " components_sha256, time_policy_json, token_hashes_json, names_json, status,"
                 " created_ms, reveal_policy, record_format, league, unlisted, seat_bots_json,"
                 " seat_versions_json, start_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 values,
             )
-        )
+            c.executemany("INSERT INTO seat_tokens (token_hash, match_id, seat) VALUES (?,?,?)"
+                          " ON CONFLICT (token_hash) DO NOTHING", seats)
+            if self.owner:
+                c.execute("INSERT INTO leases (match_id, owner, epoch, expires_ms)"
+                          " VALUES (?, ?, 1, ?)", lease)
+
+        return self._submit(op, creates=row.id)
+
 
     def insert_move(
         self, match_id: str, m: MoveRow, rejected: list[int] | None = None
@@ -255,27 +617,31 @@ class Store:
         )
         counts = (json.dumps(rejected), match_id) if rejected is not None else None
 
-        def op(c: sqlite3.Connection) -> None:
+        def op(c: DbConn) -> None:
             c.execute("INSERT INTO moves (match_id, n, seat, version_before, move_json,"
                       " state_hash, elapsed_ms, timeout, policy, note)"
                       " VALUES (?,?,?,?,?,?,?,?,?,?)", values)
             if counts is not None:
                 c.execute("UPDATE matches SET rejected_json=? WHERE id=?", counts)
 
-        return self._submit(op)
+        return self._submit(op, fence=match_id)
 
     def set_abandoned(self, match_id: str, abandoned: dict[int, str]) -> asyncio.Future:
         """The seats the host abandoned (AbandonSeat), all of them: a rare admin operation, so
         one write of its own, awaited before the RPC replies."""
         text = json.dumps({str(s): r for s, r in sorted(abandoned.items())})
-        return self._submit(lambda c: c.execute(
-            "UPDATE matches SET abandoned_json=? WHERE id=?", (text, match_id)))
+        def op(c: DbConn) -> None:
+            c.execute("UPDATE matches SET abandoned_json=? WHERE id=?", (text, match_id))
+
+        return self._submit(op, fence=match_id)
 
     def set_joined(self, match_id: str, seats: list[int]) -> asyncio.Future:
         """The seats whose bot has joined, all of them (once per seat and match)."""
         text = json.dumps(sorted(seats))
-        return self._submit(lambda c: c.execute(
-            "UPDATE matches SET joined_json=? WHERE id=?", (text, match_id)))
+        def op(c: DbConn) -> None:
+            c.execute("UPDATE matches SET joined_json=? WHERE id=?", (text, match_id))
+
+        return self._submit(op, fence=match_id)
 
     def finish_match(
         self,
@@ -292,37 +658,49 @@ class Store:
         result_json = json.dumps(result) if result is not None else None
         rejected_json = json.dumps(rejected) if rejected is not None else None
 
-        def op(c: sqlite3.Connection) -> None:
+        def op(c: DbConn) -> None:
             if record_path is not None and record is not None:
                 record_path.parent.mkdir(parents=True, exist_ok=True)
                 tmp = record_path.with_suffix(".json.tmp")
                 # one line: json's C encoder only runs without indent, and the indented
                 # (pure-Python) encoding was ~9% of the referee's CPU per move
-                tmp.write_text(json.dumps(record, sort_keys=True) + "\n", encoding="utf-8")
+                text = json.dumps(record, sort_keys=True) + "\n"
+                tmp.write_text(text, encoding="utf-8")
                 tmp.replace(record_path)
+                if self.keeps_records:
+                    c.execute("INSERT INTO records (match_id, json) VALUES (?, ?) ON CONFLICT"
+                              " (match_id) DO UPDATE SET json=excluded.json", (match_id, text))
             c.execute(
                 "UPDATE matches SET status=?, finished_ms=?, forfeited=?, result_json=?,"
                 " rejected_json=COALESCE(?, rejected_json) WHERE id=?",
                 (status, finished_ms, forfeited, result_json, rejected_json, match_id),
             )
+            c.execute("DELETE FROM leases WHERE match_id=?", (match_id,))
 
-        return self._submit(op)
+        self._ending.add(match_id)  # its lease row goes: no renewal may take that for a loss
+
+        def done(f: asyncio.Future) -> None:
+            self._ending.discard(match_id)
+            if not f.cancelled() and f.exception() is None:
+                self.epochs.pop(match_id, None)
+
+        fut = self._submit(op, fence=match_id)
+        fut.add_done_callback(done)
+        return fut
 
     # ------------------------------------------------------------------ reads (startup)
-    def load_matches(self, status: str | None = None) -> list[MatchRow]:
-        conn = self._connect()
-        try:
+    def load_matches(self, status: str | None = None, match_id: str = "") -> list[MatchRow]:
+        with self.connection() as conn:
             sql = (
                 "SELECT id, game, options_json, seats, seed, components_name, components_sha256,"
                 " time_policy_json, token_hashes_json, names_json, status, created_ms,"
                 " finished_ms, forfeited, result_json, rejected_json, abandoned_json,"
                 " joined_json, reveal_policy, record_format, league, unlisted, seat_bots_json,"
                 " seat_versions_json, start_json FROM matches"
-                + (" WHERE status=?" if status else "")
+                + (" WHERE status=?" if status else " WHERE id=?" if match_id else "")
             )
-            rows = conn.execute(sql + " ORDER BY created_ms", (status,) if status else ()).fetchall()
-        finally:
-            conn.close()
+            args = (status,) if status else (match_id,) if match_id else ()
+            rows = conn.execute(sql + " ORDER BY created_ms", args).fetchall()
         return [
             MatchRow(
                 id=r[0], game=r[1], options=json.loads(r[2]), seats=r[3], seed=int(r[4]),
@@ -347,9 +725,7 @@ class Store:
         """running | finished | broken, or None for a match this store never had. For matches
         no longer held in memory; one primary-key lookup on a read connection of its own (WAL:
         readers never wait for the writer thread)."""
-        if self._reader is None:
-            self._reader = self._connect()
-        row = self._reader.execute(
+        row = self.reader().execute(
             "SELECT status FROM matches WHERE id=?", (match_id,)
         ).fetchone()
         return row[0] if row else None
@@ -358,57 +734,77 @@ class Store:
         """(game, seed, reveal policy) of a match, or None for a match this store never had:
         what deciding whether its hidden information is embargoed needs (one primary-key
         lookup, like ``match_status``)."""
-        if self._reader is None:
-            self._reader = self._connect()
-        row = self._reader.execute(
+        row = self.reader().execute(
             "SELECT game, seed, reveal_policy FROM matches WHERE id=?", (match_id,)
         ).fetchone()
         return (row[0], int(row[1]), row[2] or "safe") if row else None
 
     def load_moves(self, match_id: str) -> list[MoveRow]:
-        conn = self._connect()
-        try:
+        with self.connection() as conn:
             rows = conn.execute(
                 "SELECT n, seat, version_before, move_json, state_hash, elapsed_ms, timeout,"
                 " policy, note FROM moves WHERE match_id=? ORDER BY n",
                 (match_id,),
             ).fetchall()
-        finally:
-            conn.close()
         return [
             MoveRow(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], bool(r[6]), r[7], r[8] or "")
             for r in rows
         ]
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
-    """Bring a store written by an older referee up to this schema (columns are only added)."""
-    have = {row[1] for row in conn.execute("PRAGMA table_info(matches)")}
-    if "rejected_json" not in have:
-        conn.execute("ALTER TABLE matches ADD COLUMN rejected_json TEXT")
-    if "abandoned_json" not in have:
-        conn.execute("ALTER TABLE matches ADD COLUMN abandoned_json TEXT")
-    if "joined_json" not in have:
-        conn.execute("ALTER TABLE matches ADD COLUMN joined_json TEXT")
-    if "reveal_policy" not in have:
-        conn.execute("ALTER TABLE matches ADD COLUMN reveal_policy TEXT")
-    if "record_format" not in have:
-        conn.execute("ALTER TABLE matches ADD COLUMN record_format TEXT")
-    for col, decl in (("league", "TEXT"), ("unlisted", "INTEGER"), ("seat_bots_json", "TEXT"),
-                      ("seat_versions_json", "TEXT")):
-        if col not in have:
-            conn.execute(f"ALTER TABLE matches ADD COLUMN {col} {decl}")
-    conn.execute("CREATE INDEX IF NOT EXISTS matches_league ON matches (league, created_ms)")
-    if "start_json" not in have:
-        conn.execute("ALTER TABLE matches ADD COLUMN start_json TEXT")
-    if "note" not in {row[1] for row in conn.execute("PRAGMA table_info(moves)")}:
-        conn.execute("ALTER TABLE moves ADD COLUMN note TEXT")
+class SqliteStore(Store):
+    """The embedded store: ``<data-dir>/referee.sqlite3``, SQLite in WAL mode. With durability
+    normal (synchronous=NORMAL) a commit costs no fsync and the group commit runs on the event
+    loop; with full (synchronous=FULL) on the writer thread."""
+
+    kind = "sqlite"
+    begin = "BEGIN IMMEDIATE"
+
+    def __init__(self, data_dir: str | Path, durability: str = "normal"):
+        super().__init__(durability, on_loop=durability == "normal")
+        self.path = Path(data_dir) / "referee.sqlite3"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.ensure_schema(SCHEMA, ADDED_COLUMNS, INDEXES)
+        self._backfill_seat_tokens()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA synchronous={'FULL' if self.durability == 'full' else 'NORMAL'}")
+        conn.execute("PRAGMA busy_timeout=5000")
+        return conn
+
+    def columns(self, conn: DbConn, table: str) -> set[str]:
+        return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+    def _script(self, conn: DbConn, script: str) -> None:
+        conn.executescript(script)
+
+    def describe(self) -> str:
+        return str(self.path)
 
 
-def _rollback(conn: sqlite3.Connection) -> None:
+#: Columns an older referee's store lacks, added when it is opened (columns are only added).
+ADDED_COLUMNS = {
+    "matches": {"rejected_json": "TEXT", "abandoned_json": "TEXT", "joined_json": "TEXT",
+                "reveal_policy": "TEXT", "record_format": "TEXT", "league": "TEXT",
+                "unlisted": "INTEGER", "seat_bots_json": "TEXT", "seat_versions_json": "TEXT",
+                "start_json": "TEXT"},
+    "moves": {"note": "TEXT"},
+}
+#: Indexes on added columns: created once the columns are there.
+INDEXES = """CREATE INDEX IF NOT EXISTS matches_league ON matches (league, created_ms);
+CREATE INDEX IF NOT EXISTS matches_seed ON matches (game, seed);"""
+
+
+class _Stale(Exception):
+    """A batch wrote for a match whose lease was taken over: it is redone without it."""
+
+
+def _rollback(conn: DbConn) -> None:
     try:
         conn.execute("ROLLBACK")
-    except sqlite3.Error:
+    except Exception:  # noqa: BLE001 - nothing to roll back, or the connection is gone
         pass
 
 
@@ -418,5 +814,18 @@ def _resolve(futs: list[tuple[asyncio.Future, BaseException | None]]) -> None:
             continue
         if error is None:
             fut.set_result(None)
+        elif isinstance(error, errors.RefereeError):  # NOT_OWNER: the client's answer
+            fut.set_exception(error)
         else:
             fut.set_exception(RuntimeError(f"store commit failed: {error!r}"))
+
+
+def _on_thread_of(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+async def _noop() -> None:
+    return None

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.pgserver import PgServer, binaries, skip_reason
 from referee.server import RefereeServer, ServerConfig, logs
 
 ADMIN = "test-admin-token"
@@ -78,3 +79,27 @@ def make_server(tmp_path):
 @pytest.fixture
 def server(make_server) -> ServerHandle:
     return make_server()
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """One PostgreSQL cluster for the session (bench/pgserver.py), or the test is skipped with
+    the reason."""
+    reason = skip_reason()
+    if reason:
+        pytest.skip(reason)
+    bin_dir = binaries()
+    assert bin_dir is not None
+    srv = PgServer(bin_dir)
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request) -> str:
+    """The two-store matrix: "" (the embedded SQLite store in the data directory), then a
+    fresh PostgreSQL database of its own."""
+    if request.param == "sqlite":
+        return ""
+    return request.getfixturevalue("pg_server").new_database()

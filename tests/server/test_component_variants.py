@@ -8,7 +8,7 @@ import json
 from referee.core import registry
 from referee.games.goa.game import SHEETS
 from referee.server.service import RefereeService, list_games
-from referee.server.store import Store
+from referee.server.store import SqliteStore
 
 
 def _organizer_sheet(tmp_path, edition: str):
@@ -37,7 +37,7 @@ def test_organizer_sheet_replaces_only_its_variant(tmp_path):
             next(g for g in list_games(sheets).games if g.name == "goa").components}
     assert info["2004"].organizer and info["2004"].name == "goa-2004-organizer"
     assert not info["2012"].organizer
-    store = Store(tmp_path / "data")
+    store = SqliteStore(tmp_path / "data")
     service = RefereeService(store, tmp_path / "data", "admin", sheets)
     goa = registry.get("goa")
     assert service.sheet_for(goa, {"edition": "2004"}).name == "goa-2004-organizer"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import grpc
 
-from referee.server.store import Store
+from referee.server.store import SqliteStore
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 
@@ -179,7 +179,7 @@ def test_an_older_store_gains_the_new_column(tmp_path):
                  "'[]','finished',1,2,NULL,NULL)")
     conn.commit()
     conn.close()
-    store = Store(tmp_path)
+    store = SqliteStore(tmp_path)
     try:
         rows = store.load_matches()
         assert [(r.id, r.rejected) for r in rows] == [("m1", None)]

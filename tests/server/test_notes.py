@@ -17,7 +17,7 @@ import pytest
 
 from referee.core import registry
 from referee.core.match import Match
-from referee.server.store import Store
+from referee.server.store import SqliteStore
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 
@@ -218,7 +218,7 @@ def test_a_store_from_before_notes_opens_and_gains_the_column(tmp_path):
     """)
     conn.commit()
     conn.close()
-    store = Store(data)
+    store = SqliteStore(data)
     rows = store.load_moves("m1")
     assert [(r.n, r.note) for r in rows] == [(1, "")]
     store.close()

@@ -136,7 +136,7 @@ def test_the_match_runtime_does_not_import_the_service():
 def test_a_store_of_the_previous_schema_gains_abandoned_json_in_place(tmp_path):
     """A data dir written before abandonments were stored (matches has rejected_json, not
     abandoned_json) opens as before, its rows intact, and then stores abandoned seats."""
-    from referee.server.store import Store
+    from referee.server.store import SqliteStore
 
     conn = sqlite3.connect(tmp_path / "referee.sqlite3")
     conn.execute(
@@ -149,7 +149,7 @@ def test_a_store_of_the_previous_schema_gains_abandoned_json_in_place(tmp_path):
                  "'[]','running',1,NULL,NULL,NULL,'[0,1,0]')")
     conn.commit()
     conn.close()
-    store = Store(tmp_path)
+    store = SqliteStore(tmp_path)
     store.start()
     try:
         [row] = store.load_matches()

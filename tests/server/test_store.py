@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 
-import pytest
-
-from referee.server.store import MatchRow, MoveRow, Store
+from referee.server.store import MatchRow, MoveRow, SqliteStore
 
 
 def test_group_commit_round_trip(tmp_path):
-    store = Store(tmp_path, "full")
+    store = SqliteStore(tmp_path, "full")
     store.start()
 
     async def run():
@@ -44,27 +43,6 @@ def test_group_commit_round_trip(tmp_path):
     conn.close()
 
 
-def test_a_failed_commit_is_reported_not_acknowledged(tmp_path):
-    store = Store(tmp_path)
-    store.start()
-
-    async def run():
-        await store.insert_move("m", MoveRow(1, 0, 0, {}, "h", 0, False, None))
-        with pytest.raises(RuntimeError, match="store commit failed"):
-            await store.insert_move("m", MoveRow(1, 0, 0, {}, "h", 0, False, None))  # dup key
-        # in one group with good writes, only the bad one fails
-        futs = [store.insert_move("m", MoveRow(n, 0, 0, {}, "h", 0, False, None))
-                for n in (2, 1, 3)]
-        got = await asyncio.gather(*futs, return_exceptions=True)
-        assert got[0] is None and isinstance(got[1], RuntimeError) and got[2] is None
-
-    asyncio.run(run())
-    store.close()
-    assert [m.n for m in store.load_moves("m")] == [1, 2, 3]
-    with pytest.raises(ValueError):
-        Store(tmp_path, "sometimes")
-
-
 def test_matches_of_an_older_store_resume_with_the_chance_they_were_played_with(tmp_path):
     """A store written before keyed chance has no record_format column: its running matches
     drew chance as referee-record/1, and are rebuilt so (every stored hash checked), with their
@@ -82,7 +60,7 @@ def test_matches_of_an_older_store_resume_with_the_chance_they_were_played_with(
         move = live.timeout_move("RANDOM_LEGAL") if timeout else d.moves[0]
         live.submit(d.seat, move, live.version, timeout=timeout,
                     policy="RANDOM_LEGAL" if timeout else None)
-    store = Store(tmp_path)
+    store = SqliteStore(tmp_path)
     store.start()
 
     async def run():
@@ -102,10 +80,53 @@ def test_matches_of_an_older_store_resume_with_the_chance_they_were_played_with(
     with conn:
         conn.execute("UPDATE matches SET record_format=NULL WHERE id='old'")  # an older store
     conn.close()
-    rows = {r.id: r for r in Store(tmp_path).load_matches()}
+    rows = {r.id: r for r in SqliteStore(tmp_path).load_matches()}
     assert rows["new"].record_format == RECORD_FORMAT
     assert rows["old"].record_format == LEGACY_RECORD_FORMAT
-    m = replay_log(game, rows["old"], Store(tmp_path).load_moves("old"), live.components)
+    m = replay_log(game, rows["old"], SqliteStore(tmp_path).load_moves("old"), live.components)
     assert m.record_format == LEGACY_RECORD_FORMAT
     assert game.hash_state(m.state) == game.hash_state(live.state)
     assert m.timeout_move("RANDOM_LEGAL") == live.timeout_move("RANDOM_LEGAL")
+
+
+def test_normal_durability_group_commits_on_the_event_loop(tmp_path):
+    """--durability normal commits on the loop thread: every write queued during one loop turn
+    shares one transaction, committed (visible to another connection) before any of their
+    futures is resolved; --durability full keeps the writer thread (its fsync must not block
+    the loop)."""
+    store = SqliteStore(tmp_path)
+    store.start()
+    threads: list[str] = []
+
+    async def run():
+        await store.insert_match(MatchRow(
+            id="m1", game="batavia", options={}, seats=2, seed=1, components_name="s",
+            components_sha256="0" * 64, time_policy={}, token_hashes=["a" * 64] * 2,
+            names=["x", "y"], status="running", created_ms=1, finished_ms=None,
+            forfeited=None, result=None))
+        batches = store.batches
+        futs = [store.insert_move("m1", MoveRow(n, n % 2, n - 1, {}, "f" * 64, 0, False, None))
+                for n in range(1, 51)]
+        futs.append(store.write(lambda c: threads.append(threading.current_thread().name)))
+        await futs[0]
+        # resolved means committed: another connection sees the whole batch
+        other = sqlite3.connect(tmp_path / "referee.sqlite3")
+        assert other.execute("SELECT COUNT(*) FROM moves").fetchone()[0] == 50
+        other.close()
+        await asyncio.gather(*futs)
+        assert store.batches == batches + 1  # one loop turn, one commit
+        return threading.current_thread().name
+
+    loop_thread = asyncio.run(run())
+    store.close()
+    assert threads == [loop_thread]
+    assert not [t for t in threading.enumerate() if t.name == "referee-store"]
+
+    full = SqliteStore(tmp_path / "full", "full")
+    full.start()
+
+    async def on_full():
+        await full.write(lambda c: threads.append(threading.current_thread().name))
+    asyncio.run(on_full())
+    full.close()
+    assert threads[-1] == "referee-store"
