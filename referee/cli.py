@@ -74,7 +74,7 @@ def _peers_arg(text: str) -> dict[str, str]:
 _CLUSTER_OWN = {"host", "port", "port_file", "unix_socket", "data_dir", "admin_token",
                 "admin_token_file", "http_port", "tls_cert", "tls_key", "log_level",
                 "log_format", "workers", "shard", "peers", "web_host", "command", "func", "nginx",
-                "proxy_workers"}
+                "proxy_workers", "lease_owner"}
 
 
 def _worker_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
@@ -417,7 +417,7 @@ def _serve_cluster(args: argparse.Namespace) -> int:
             worker_args=_worker_args(build_parser(), args), admin_token=admin,
             port_file=args.port_file, unix_socket=args.unix_socket, http_port=args.http_port,
             tls_cert=args.tls_cert, tls_key=args.tls_key, log_level=args.log_level,
-            nginx=args.nginx, proxy_workers=args.proxy_workers,
+            nginx=args.nginx, proxy_workers=args.proxy_workers, lease_owner=args.lease_owner,
         )
         return run(cfg)
     except StartupError as exc:

@@ -87,6 +87,7 @@ class ClusterConfig:
     log_level: str = "info"
     proxy_workers: int = 1
     nginx: str | None = None  # the nginx binary (None: found on PATH or in /usr/sbin)
+    lease_owner: str = ""  # the workers' names in the store's leases get their shard appended
     shards: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -237,8 +238,12 @@ class Cluster:
         d = cfg.dir
         peers = ",".join(f"{s}=unix:{cfg.socket(s)}" for s in cfg.shards)
         self.workers: list[Child] = []
+        # each worker its own name in the store's leases, the same across its restarts: workers
+        # sharing one name would release and renew each other's leases
+        owner = cfg.lease_owner or f"{socket.gethostname()}:{Path(cfg.data_dir).absolute()}"
         for s in cfg.shards:
             argv = [sys.executable, "-m", "referee.cli", "serve", "--shard", s, "--peers", peers,
+                    "--lease-owner", f"{owner}:{s}",
                     "--host", "127.0.0.1", "--port", "0", "--port-file", str(d / f"{s}.port"),
                     "--unix", str(cfg.socket(s)), "--data-dir", str(Path(cfg.data_dir).absolute()),
                     "--admin-token-file", str(d / "admin.token"), "--log-format", "json",

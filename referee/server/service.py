@@ -227,7 +227,8 @@ class RefereeService:
         lease is acquired with the next epoch and the match is loaded from the store as at
         start-up. UNAVAILABLE / NOT_OWNER while another referee holds it; False for anything
         else (an unknown token or match, a match that is over)."""
-        if not self.store.owner or not match_id or match_id in self.matches:
+        if not self.store.owner or not match_id or match_id in self.matches \
+                or not self.owns(match_id):  # a cluster worker never takes another shard's
             return False
         if token_h is not None:
             found = self.store.match_of_token(token_h)

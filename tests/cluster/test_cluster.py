@@ -326,3 +326,21 @@ def test_the_web_viewer_lists_the_matches_of_every_worker(make_cluster):
                       timeout=10) as live:
         first = next(line for line in live.iter_lines() if line.startswith("data:"))
     assert json.loads(first[5:])["type"] == "update"
+
+
+def test_each_worker_holds_its_matches_leases_under_its_own_name(cluster: ClusterHandle):
+    """The store's leases (several referees on one store) name each worker apart: workers
+    sharing one name would release and renew each other's leases; a restarted worker keeps
+    its name, so it gets its matches back at once."""
+    import sqlite3
+
+    async def go():
+        async with grpc.aio.insecure_channel(cluster.address) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            return [await create(stub, "goa", 2, s) for s in range(2)]
+
+    made = asyncio.run(go())
+    with sqlite3.connect(cluster.data / "referee.sqlite3") as db:
+        owners = dict(db.execute("SELECT match_id, owner FROM leases").fetchall())
+    for m in made:
+        assert owners[m.match_id].endswith(":" + shard.of_match(m.match_id)), owners
