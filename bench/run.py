@@ -460,10 +460,11 @@ def main(argv: list[str] | None = None) -> int:
             with Progress(*columns, console=console) as progress:
                 t_cluster = progress.add_task(
                     f"gRPC cluster vs plain ({args.cluster_matches} matches)",
-                    total=2 * (5.0 + args.grpc_seconds), rate="")
+                    total=2 * (args.warmup + args.grpc_seconds), rate="")
                 results["cluster"] = measure_cluster(
                     matches=args.cluster_matches, clients=args.clients, seats=args.seats,
-                    seconds=args.grpc_seconds, warmup=5.0, progress=progress, task=t_cluster)
+                    seconds=args.grpc_seconds, warmup=args.warmup, progress=progress,
+                    task=t_cluster)
         else:
             console.print("cluster phase skipped: nginx is not installed (nginx-light)")
 
