@@ -293,6 +293,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--load-matches", type=int, default=300, metavar="N",
                         help="Batavia matches at once in the load phase, bench/load.py "
                              "(default 300; 0 skips it)")
+    parser.add_argument("--cluster-matches", type=int, default=300, metavar="N",
+                        help="Batavia matches at once against `referee serve --workers 2` "
+                             "behind nginx and against one plain referee, bench/cluster.py "
+                             "(default 300; 0 skips it; needs nginx)")
     parser.add_argument("--skip-web", action="store_true",
                         help="skip the web-viewer phases (bench/web.py: moves with --http-port "
                              "and open viewers against plain)")
@@ -447,6 +451,23 @@ def main(argv: list[str] | None = None) -> int:
                 warmup=args.warmup, game=args.game, seats=args.seats, viewers=args.web_viewers,
                 workdir=Path(tmp), progress=progress, task=t_web)
 
+    if args.cluster_matches and not args.skip_grpc and not args.address:
+        import shutil
+
+        from bench.cluster import measure_cluster
+
+        if shutil.which("nginx") or os.access("/usr/sbin/nginx", os.X_OK):
+            with Progress(*columns, console=console) as progress:
+                t_cluster = progress.add_task(
+                    f"gRPC cluster vs plain ({args.cluster_matches} matches)",
+                    total=2 * (args.warmup + args.grpc_seconds), rate="")
+                results["cluster"] = measure_cluster(
+                    matches=args.cluster_matches, clients=args.clients, seats=args.seats,
+                    seconds=args.grpc_seconds, warmup=args.warmup, progress=progress,
+                    task=t_cluster)
+        else:
+            console.print("cluster phase skipped: nginx is not installed (nginx-light)")
+
     if args.tournament_matches and not args.skip_grpc:
         # The whole tournament path: CreateMatch, one `referee-bot random` process per seat,
         # the Play streams, GetRecord; compared with in-process playouts of the same game.
@@ -522,6 +543,10 @@ def main(argv: list[str] | None = None) -> int:
             results["tournament"]["ratio_to_engine_games_per_s"])
     if "web" in results:
         flat["web.move_per_s_ratio"] = results["web"]["move_per_s_ratio"]
+    if "cluster" in results:
+        for key in ("moves_per_s", "plain_moves_per_s", "speedup_vs_plain", "p99_ms",
+                    "proxy_cpu_ms_per_move", "workers_cpu_ms_per_move"):
+            flat[f"cluster.{key}"] = results["cluster"][key]
     flat.update(session_bench.flat(results))
     flat.update(league_bench.flat(results))
     flat.update(fairness_bench.flat(results))
@@ -608,6 +633,13 @@ def main(argv: list[str] | None = None) -> int:
                       f"--http-port + {w['viewers']} viewers following live matches: "
                       f"{w['move_per_s_with_viewers']:,} vs {w['move_per_s_plain']} move/s; "
                       f"{w['viewer_updates']} updates seen (target >= 0.9)")
+    if "cluster" in results:
+        c = results["cluster"]
+        table.add_row("cluster.moves_per_s (2 workers + nginx)", f"{c['moves_per_s']:,}",
+                      f"one plain referee {c['plain_moves_per_s']:,} under the same load of "
+                      f"{c['matches']} matches (x{c['speedup_vs_plain']}); p99 "
+                      f"{c['p99_ms']} ms; CPU per move: nginx {c['proxy_cpu_ms_per_move']} ms, "
+                      f"workers {c['workers_cpu_ms_per_move']} ms; {c['notes']}")
     if "matches_per_s" in results.get("tournament", {}):
         t = results["tournament"]
         table.add_row("tournament.matches_per_s", f"{t['matches_per_s']:.2f}",

@@ -40,6 +40,63 @@ def _ms_arg(text: str) -> int:
     return ms
 
 
+def _workers_arg(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of workers: {text!r}") from None
+    if not 1 <= value <= 256:
+        raise argparse.ArgumentTypeError(f"--workers is 1 to 256, not {value}")
+    return value
+
+
+def _shard_arg(text: str) -> str:
+    from referee.server import shard
+
+    try:
+        return shard.check(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _peers_arg(text: str) -> dict[str, str]:
+    """``w1=unix:/path/w1.sock,w2=...``: every shard's address."""
+    peers = {}
+    for part in text.split(","):
+        name, sep, address = part.partition("=")
+        if not sep or not address:
+            raise argparse.ArgumentTypeError(f"a peer is SHARD=ADDRESS, not {part!r}")
+        peers[_shard_arg(name)] = address
+    return peers
+
+
+#: flags a cluster's supervisor sets for each worker itself; the others are passed on as given
+_CLUSTER_OWN = {"host", "port", "port_file", "unix_socket", "data_dir", "admin_token",
+                "admin_token_file", "http_port", "tls_cert", "tls_key", "log_level",
+                "log_format", "workers", "shard", "peers", "web_host", "command", "func", "nginx",
+                "proxy_workers", "lease_owner"}
+
+
+def _worker_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
+    """The flags of ``serve`` given other than by default, as each worker gets them."""
+    serve = next(a for a in parser._subparsers._group_actions  # type: ignore[union-attr]
+                 if isinstance(a, argparse._SubParsersAction)).choices["serve"]
+    out: list[str] = []
+    for action in serve._actions:
+        if not action.option_strings or action.dest in _CLUSTER_OWN:
+            continue
+        value = getattr(args, action.dest, None)
+        if value == action.default or value is None:
+            continue
+        flag = action.option_strings[-1]
+        if action.dest == "components":
+            for game, path in value:
+                out += [flag, f"{game}={Path(path).absolute()}"]
+        else:
+            out += [flag, str(value)]
+    return out
+
+
 def _components_arg(text: str) -> tuple[str, str]:
     game, sep, path = text.partition("=")
     if not sep or not game or not path:
@@ -186,6 +243,26 @@ def build_parser() -> argparse.ArgumentParser:
                    help="serve gRPC over TLS with this PEM certificate chain (needs --tls-key)")
     s.add_argument("--tls-key", metavar="PEM",
                    help="the PEM private key (unencrypted) of --tls-cert")
+    cl = s.add_argument_group("every core: a cluster of referees behind nginx "
+                              "(docs/organizer/cluster.md)")
+    cl.add_argument("--workers", type=_workers_arg, default=1, metavar="N",
+                    help="run N referee processes (default 1: this one serves alone) on the "
+                         "same --data-dir behind nginx on --host/--port, which routes each "
+                         "match's calls to the process that owns it; each is restarted if it "
+                         "dies; logs in <data-dir>/cluster/. Needs nginx (Debian: nginx-light)")
+    cl.add_argument("--nginx", metavar="PATH", default=None,
+                    help="the nginx binary the cluster runs (default: nginx on PATH, else "
+                         "/usr/sbin/nginx)")
+    cl.add_argument("--proxy-workers", type=int, default=1, metavar="N",
+                    help="nginx worker processes (default 1)")
+    cl.add_argument("--shard", type=_shard_arg, default=None, metavar="wK",
+                    help="(set by --workers for each worker) serve as worker K: match ids "
+                         "wK-…, tokens wK.…, resume only this shard's matches")
+    cl.add_argument("--peers", type=_peers_arg, default={}, metavar="wK=ADDRESS,...",
+                    help="(set by --workers) every worker's gRPC address, to hand calls for "
+                         "other shards' matches to their owner")
+    cl.add_argument("--web-host", default=None, metavar="HOST",
+                    help="(set by --workers) the web viewer's address when not --host")
     s.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
                    help="log level (default info; debug logs every move)")
     s.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
@@ -296,6 +373,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"referee serve: {exc}", file=sys.stderr)
         return 2
     logs.configure(args.log_level, args.log_format)
+    if args.workers > 1:
+        return _serve_cluster(args)
     config = ServerConfig(
         store_url=url, lease_owner=args.lease_owner, lease_ttl_s=args.lease_ttl,
         host=args.host, port=args.port, port_file=args.port_file, data_dir=args.data_dir,
@@ -306,7 +385,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         keep_finished_s=args.keep_finished, max_connection_idle_s=args.max_connection_idle,
         max_connection_age_s=args.max_connection_age, keepalive_time_s=args.keepalive_time,
         keepalive_timeout_s=args.keepalive_timeout, max_pending_calls=args.max_pending_calls,
-        http_port=args.http_port, join_ms=args.join_ms,
+        http_port=args.http_port, join_ms=args.join_ms, shard=args.shard, peers=args.peers,
+        web_host=args.web_host,
         upload_limits=Limits(max_received=args.upload_max_bytes,
                              max_unpacked=args.upload_max_unpacked,
                              max_files=args.upload_max_files, max_path=args.upload_max_path),
@@ -319,6 +399,30 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _serve_cluster(args: argparse.Namespace) -> int:
+    from referee.server import ServerConfig
+    from referee.server.app import resolve_admin_token
+    from referee.server.cluster import ClusterConfig, run
+    from referee.server.startup import StartupError, check_data_dir
+
+    try:
+        check_data_dir(args.data_dir)
+        data = Path(args.data_dir)
+        data.mkdir(parents=True, exist_ok=True)
+        admin = resolve_admin_token(ServerConfig(admin_token=args.admin_token), data)
+        cfg = ClusterConfig(
+            workers=args.workers, host=args.host, port=args.port, data_dir=args.data_dir,
+            worker_args=_worker_args(build_parser(), args), admin_token=admin,
+            port_file=args.port_file, unix_socket=args.unix_socket, http_port=args.http_port,
+            tls_cert=args.tls_cert, tls_key=args.tls_key, log_level=args.log_level,
+            nginx=args.nginx, proxy_workers=args.proxy_workers, lease_owner=args.lease_owner,
+        )
+        return run(cfg)
+    except StartupError as exc:
+        print(f"referee serve: {exc}", file=sys.stderr)
+        return 2
 
 
 def cmd_sim_serve(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ from referee.v1 import referee_pb2
 from .archive import Limits
 from .auth import RateLimiter, new_token
 from .clock import DEFAULT_JOIN_MS
+from .forward import Forwarder, routed
 from .leagues import MAX_STANDINGS
 from .service import SERVICE_NAME, RefereeService, generic_handler
 from .startup import StartupError, bind_failure, check_config, check_port
@@ -81,6 +82,11 @@ class ServerConfig:
     join_ms: int = DEFAULT_JOIN_MS
     # hosted bots' uploads (UploadBot): bytes received and unpacked, files, path length
     upload_limits: Limits = field(default_factory=Limits)
+    # a worker of `referee serve --workers N` (referee.server.cluster): its shard, and every
+    # shard's gRPC address (its Unix socket), to hand calls for other shards' matches on
+    shard: str | None = None
+    peers: dict[str, str] = field(default_factory=dict)
+    web_host: str | None = None  # the web viewer's address when not `host` (a cluster's)
 
 
 def resolve_admin_token(config: ServerConfig, data_dir: Path) -> str:
@@ -143,6 +149,7 @@ class RefereeServer:
         self.health: health.aio.HealthServicer | None = None
         self.web: WebServer | None = None  # with --http-port
         self.http_port: int | None = None
+        self.forwarder: Forwarder | None = None  # a cluster worker's (referee.server.forward)
 
     async def start(self) -> int:
         """Start serving and return the gRPC port. A configuration that cannot work raises
@@ -174,9 +181,11 @@ class RefereeServer:
         self.store = open_store(cfg.store_url, data_dir, cfg.durability)
         self.store.start()
         self.service = RefereeService(
-            self.store, data_dir, admin, cfg.components, RateLimiter(cfg.rate, cfg.burst),
+            self.store, data_dir, admin, cfg.components,
+            RateLimiter(cfg.rate, cfg.burst, trust_proxy=cfg.shard is not None),
             keep_finished_s=cfg.keep_finished_s, session_ack_s=cfg.session_ack_s, join_ms=cfg.join_ms,
             max_message_bytes=cfg.max_message_bytes, upload_limits=cfg.upload_limits,
+            shard=cfg.shard,
         )
         owner = cfg.lease_owner or f"{socket.gethostname()}:{data_dir.resolve()}"
         ttl_ms = max(1, int(cfg.lease_ttl_s * 1000))
@@ -186,7 +195,12 @@ class RefereeServer:
         self.service.spawn(self.service.keep_leases(cfg.lease_ttl_s / 3))
         limit = int(cfg.max_message_bytes)
         self.server = grpc.aio.server(options=server_options(cfg))
-        self.server.add_generic_rpc_handlers((generic_handler(self.service),))
+        handler = generic_handler(self.service)
+        if cfg.shard is not None:
+            self.forwarder = Forwarder(cfg.shard, cfg.peers)
+            self.service.forwarder = self.forwarder  # the web viewer watches other workers
+            handler = routed(handler, self.forwarder)
+        self.server.add_generic_rpc_handlers((handler,))
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         names = (
@@ -209,7 +223,7 @@ class RefereeServer:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         log.info(
             "serving", host=cfg.host, port=self.port, data_dir=str(data_dir.resolve()),
-            store=self.store.describe(),
+            store=self.store.describe(), shard=cfg.shard,
             unix_socket=cfg.unix_socket, resumed=resumed, games=hosted, durability=cfg.durability,
             tls=bool(cfg.tls_cert),
             max_message_bytes=limit, max_connection_idle_s=cfg.max_connection_idle_s,
@@ -218,11 +232,12 @@ class RefereeServer:
         if cfg.http_port is not None:
             from referee.web import WebServer  # only with --http-port: no cost otherwise
 
-            self.web = WebServer(self.service, cfg.host, cfg.http_port)
+            web_host = cfg.web_host or cfg.host
+            self.web = WebServer(self.service, web_host, cfg.http_port)
             try:
                 self.http_port = await self.web.start()
             except OSError as exc:  # the port was taken since check_config, or uvicorn failed
-                raise StartupError(bind_failure(cfg.host, cfg.http_port, "--http-port",
+                raise StartupError(bind_failure(web_host, cfg.http_port, "--http-port",
                                                 exc.errno, exc.strerror or str(exc))) from None
         if cfg.port_file:
             tmp = Path(cfg.port_file + ".tmp")
@@ -261,13 +276,15 @@ class RefereeServer:
             await self.service.shutdown()
         if self.server is not None:
             await self.server.stop(grace)
+        if self.forwarder is not None:
+            await self.forwarder.close()
         if self.store is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.store.close)
 
     async def _abort(self) -> None:
         """Undo a start that failed part way, quietly: no server was serving."""
         await self._close(None)
-        self.web = self.service = self.server = self.store = None
+        self.web = self.service = self.server = self.store = self.forwarder = None
 
     async def stop(self, grace: float | None = 1.0) -> None:
         if self.health is not None:

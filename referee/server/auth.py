@@ -47,17 +47,42 @@ def peer_address(peer: str | None) -> str:
     return peer
 
 
+#: the header a cluster's proxy sets to its client's address, overwriting any a client sent
+CLIENT_HEADER = "x-referee-client"
+
+
+def client_address(context, trust_proxy: bool) -> str:
+    """Whom a call comes from, as the rate limits key it: the peer's address, or, on a cluster
+    worker (``trust_proxy``) for a call that came over a Unix socket (only the proxy and the
+    other workers reach a worker's socket, in its 0700 cluster folder), the address the proxy
+    wrote in CLIENT_HEADER. A header on any other connection is ignored: a client could forge
+    it."""
+    peer = context.peer()
+    if trust_proxy and peer and peer.startswith("unix:"):
+        for key, value in context.invocation_metadata() or ():
+            if key == CLIENT_HEADER:
+                if isinstance(value, bytes):
+                    value = value.decode("utf-8", "replace")
+                return "client:" + value[:64]
+    return peer_address(peer)
+
+
 class RateLimiter:
     """Token buckets keyed by peer or token: ``rate`` requests per second, bursts of ``burst``.
-    ``rate <= 0`` disables limiting."""
+    ``rate <= 0`` disables limiting. ``trust_proxy``: see ``client_address``."""
 
-    __slots__ = ("_buckets", "_last_sweep", "burst", "rate")
+    __slots__ = ("_buckets", "_last_sweep", "burst", "rate", "trust_proxy")
 
-    def __init__(self, rate: float, burst: float):
+    def __init__(self, rate: float, burst: float, trust_proxy: bool = False):
         self.rate = rate
         self.burst = max(burst, 1.0)
+        self.trust_proxy = trust_proxy
         self._buckets: dict[str, list[float]] = {}
         self._last_sweep = time.monotonic()
+
+    def client(self, context) -> str:
+        """The key of a call's client (``client_address``)."""
+        return client_address(context, self.trust_proxy)
 
     def allow(self, key: str, cost: float = 1.0) -> bool:
         if self.rate <= 0:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -20,9 +19,9 @@ from referee.core.contract import Game
 from referee.core.match import ReplayError
 from referee.v1 import referee_pb2 as pb
 
-from . import errors
+from . import errors, shard
 from .archive import Limits
-from .auth import RateLimiter, bearer, new_token, peer_address, same_hash, token_hash
+from .auth import RateLimiter, bearer, same_hash, token_hash
 from .clock import DEFAULT_JOIN_MS, now_ms
 from .create import new_match, plan_match
 from .embargo import REASON as EMBARGOED
@@ -54,8 +53,13 @@ class RefereeService:
         join_ms: int = DEFAULT_JOIN_MS,
         max_message_bytes: int = 64 * 1024,
         upload_limits: Limits | None = None,
+        shard: str | None = None,
     ):
         self.store = store
+        # a cluster worker's shard (referee.server.shard): it makes the ids and tokens of its
+        # matches and bots, and resumes only its own matches
+        self.shard = shard
+        self.forwarder: Any = None  # a cluster worker's (referee.server.forward.Forwarder)
         self.data_dir = Path(data_dir)
         self.records_dir = self.data_dir / "records"
         self.records_dir.mkdir(parents=True, exist_ok=True)
@@ -76,7 +80,7 @@ class RefereeService:
         self.ctx = RuntimeContext(store=store, records_dir=self.records_dir, wire=self.wire,
                                   spawn=self.spawn, finished=self.finished)
         # persistent bot sessions (RegisterBot, Session, CreateMatch.seat_bots)
-        self.sessions = BotSessions(store, self.data_dir, self.limiter, session_ack_s)
+        self.sessions = BotSessions(store, self.data_dir, self.limiter, session_ack_s, shard)
         # leagues: their bots' details and versions, invites, standings (leagues.py)
         self.leagues = Leagues(store, self.data_dir, self.sessions, self.limiter, upload_limits)
         # the largest request body taken, but for PublishStandings and UploadBot's chunks (the
@@ -108,7 +112,7 @@ class RefereeService:
         # Per known token (a seat or the admin), else per peer address: rotating made-up
         # tokens or opening more connections (each has its own port) buys no fresh bucket.
         key = token_h if token_h in self.tokens or token_h == self.admin_hash else None
-        if not self.limiter.allow(key or peer_address(context.peer())):
+        if not self.limiter.allow(key or self.limiter.client(context)):
             raise errors.exhausted("rate limit exceeded; slow down")
 
     def parse(self, message_type: Any, data: bytes, rpc: str,
@@ -223,7 +227,8 @@ class RefereeService:
         lease is acquired with the next epoch and the match is loaded from the store as at
         start-up. UNAVAILABLE / NOT_OWNER while another referee holds it; False for anything
         else (an unknown token or match, a match that is over)."""
-        if not self.store.owner or not match_id or match_id in self.matches:
+        if not self.store.owner or not match_id or match_id in self.matches \
+                or not self.owns(match_id):  # a cluster worker never takes another shard's
             return False
         if token_h is not None:
             found = self.store.match_of_token(token_h)
@@ -285,7 +290,7 @@ class RefereeService:
         store runs the others."""
         resumed = 0
         for row in self.store.load_matches():
-            if row.status != "running":
+            if row.status != "running" or not self.owns(row.id):
                 continue  # over: the store and its record file answer for it
             if self.store.owner and self.store.try_lease(row.id) is None:
                 continue  # held by another referee on the store
@@ -301,10 +306,18 @@ class RefereeService:
                 self.spawn(self._finish_locked(rt))
             else:
                 rt.issue_decision()
+        # another shard's open assignments stay as they are (is_over is False for them)
         self.sessions.restore(lambda mid: mid in self.matches,
-                              lambda mid: self.store.match_status(mid) != "running")
+                              lambda mid: self.owns(mid)
+                              and self.store.match_status(mid) != "running")
         self.store.release_leases(keep=self.matches)  # matches of a previous run not resumed
         return resumed
+
+    def owns(self, match_id: str) -> bool:
+        """Whether this referee owns the match: always, unless it is a cluster worker, which
+        owns its shard's matches (and the home worker those of ids without a shard)."""
+        return self.shard is None or shard.of_match(match_id) == self.shard or (
+            shard.of_match(match_id) is None and self.shard == shard.HOME)
 
     async def _finish_locked(self, rt: MatchRuntime) -> None:
         async with rt.lock:
@@ -367,7 +380,7 @@ class RefereeService:
         match = new_match(plan)
         match_id = self._new_match_id()
         tokens = self.sessions.seat_tokens(match_id, remote,
-                                           [new_token() for _ in range(plan.seats)])
+                                           [shard.token(self.shard) for _ in range(plan.seats)])
         hashes = [token_hash(t) for t in tokens]
         rt = MatchRuntime(
             self.ctx, match_id, match, names=plan.names, policy=plan.policy,
@@ -407,9 +420,9 @@ class RefereeService:
 
     def _new_match_id(self) -> str:
         """A match id neither live nor in the store."""
-        match_id = secrets.token_hex(8)
+        match_id = shard.match_id(self.shard)
         while match_id in self.matches or self.store.match_status(match_id) is not None:
-            match_id = secrets.token_hex(8)
+            match_id = shard.match_id(self.shard)
         return match_id
 
     async def Play(self, request_iterator, context) -> AsyncIterator[Any]:
@@ -430,7 +443,7 @@ class RefereeService:
             rt, seat = self._seat(context, first.join.match_id)
             stream = Stream(seat, events=first.join.events)
             rt.attach(stream)
-            rt.log.info("seat_joined", seat=seat, peer=context.peer())
+            rt.log.info("seat_joined", seat=seat, peer=self.limiter.client(context))
             reader = asyncio.ensure_future(self._play_reader(request_iterator, context, rt, stream))
             async with contextlib.aclosing(drain(stream.queue)) as items:
                 async for item in items:
@@ -444,7 +457,7 @@ class RefereeService:
 
     async def _play_reader(self, request_iterator, context, rt: MatchRuntime, stream: Stream):
         token = bearer(context.invocation_metadata())
-        key = token_hash(token) if token else peer_address(context.peer())  # a known seat's
+        key = token_hash(token) if token else self.limiter.client(context)  # a known seat's
         seat = stream.seat
         assert seat is not None  # a Play stream's
         allow = self.limiter.allow
@@ -469,9 +482,11 @@ class RefereeService:
                 if which == "submit":
                     sub = msg.submit
                     try:
-                        res = await rt.submit(
+                        # shielded: a stream cut mid-commit (a bot or a proxy gone) must not
+                        # leave a played move without its next decision
+                        res = await asyncio.shield(rt.submit(
                             seat, sub.move, sub.state_version, sub.request_id, stream, sub.note
-                        )
+                        ))
                         if not res.accepted:
                             stream.put(pb.ServerMessage(move_result=res))
                     except RefereeError as exc:
@@ -502,8 +517,8 @@ class RefereeService:
 
     async def SubmitMove(self, request: pb.SubmitMoveRequest, context) -> pb.MoveResult:
         rt, seat = self._seat(context, request.match_id)
-        result = await rt.submit(seat, request.move, request.state_version, request.request_id,
-                                 None, request.note)
+        result = await asyncio.shield(rt.submit(  # as in Play: a cut call ends the move too
+            seat, request.move, request.state_version, request.request_id, None, request.note))
         if not result.accepted:
             raise errors.precondition(pb.Reason.Name(result.reason), result.message)
         return result
@@ -592,7 +607,7 @@ class RefereeService:
             admin = self._holds_admin(context)
             if not admin:
                 self._limit(context, None)
-            return await self.leagues.register(request, admin=admin, peer=context.peer())
+            return await self.leagues.register(request, admin=admin, peer=self.limiter.client(context))
         if not self._admin(context):
             raise errors.permission_denied("registering a bot needs the admin token")
         return await self.sessions.register(request.name)

@@ -44,8 +44,8 @@ from google.protobuf import json_format
 
 from referee.v1 import referee_pb2 as pb
 
-from . import errors
-from .auth import RateLimiter, bearer, new_token, peer_address, token_hash
+from . import errors, shard
+from .auth import RateLimiter, bearer, token_hash
 from .clock import now_ms
 from .errors import RefereeError, clip
 from .store import DbConn, Store
@@ -144,8 +144,9 @@ class Binding:
 
 class BotSessions:
     def __init__(self, store: Store, data_dir: Path, limiter: RateLimiter | None = None,
-                 ack_timeout_s: float = 30.0):
+                 ack_timeout_s: float = 30.0, shard: str | None = None):
         self.store = store
+        self.shard = shard  # a cluster worker's: its bot tokens carry it (referee.server.shard)
         self.limiter = limiter or RateLimiter(0, 1)
         self.ack_timeout_s = ack_timeout_s
         self.key = _load_key(Path(data_dir) / "bot-seats.key")
@@ -168,7 +169,9 @@ class BotSessions:
 
     # ------------------------------------------------------------------ tokens
     def seat_token(self, match_id: str, seat: int) -> str:
-        return hmac.new(self.key, f"{match_id}:{seat}".encode(), hashlib.sha256).hexdigest()
+        digest = hmac.new(self.key, f"{match_id}:{seat}".encode(), hashlib.sha256).hexdigest()
+        owner = shard.of_match(match_id)  # the proxy routes the seat to its match's worker
+        return f"{owner}.{digest}" if owner else digest
 
     def check_seat_bots(self, names: Iterable[str], seats: int) -> list[str]:
         """``CreateMatchRequest.seat_bots`` checked: [] or one (possibly empty) name per seat,
@@ -226,7 +229,7 @@ class BotSessions:
         if not BOT_NAME_RE.match(name):
             raise errors.malformed("a bot name is 1-64 letters, digits, '.', '_', '+' or '-', "
                                    "starting with a letter or digit")
-        token = new_token()
+        token = shard.token(self.shard)
         h = token_hash(token)
         meta = dict(meta or {})
         cols = [c for c in BOT_COLUMNS if c in meta]
@@ -458,7 +461,7 @@ class BotSessions:
         h = token_hash(token) if token else None
         # per known bot token, else per peer ADDRESS (as the service's other RPCs): made-up
         # tokens or more connections (each has its own port) buy no fresh bucket
-        if not self.limiter.allow(h if h in self.bots else peer_address(context.peer())):
+        if not self.limiter.allow(h if h in self.bots else self.limiter.client(context)):
             raise errors.exhausted("rate limit exceeded; slow down")
         if h is None:
             raise errors.unauthenticated(

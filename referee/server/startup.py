@@ -35,7 +35,7 @@ def check_config(cfg: ServerConfig) -> None:
                            "viewer another port (or 0 for any free one)")
     check_port(cfg.host, cfg.port, "--port")
     if cfg.http_port is not None:
-        check_port(cfg.host, cfg.http_port, "--http-port")
+        check_port(cfg.web_host or cfg.host, cfg.http_port, "--http-port")
     if cfg.unix_socket:
         check_unix_socket(cfg.unix_socket)
     if cfg.port_file:

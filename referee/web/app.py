@@ -175,7 +175,7 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
     async def live(request: Request) -> Response:
         """Server-sent events: the public updates of a running match (the same as `Watch`), then `game_over`."""
         meta = await _meta(request)
-        rt = source.runtime(meta["id"])
+        rt = source.runtime(meta["id"], meta["game"])
         if rt is None or meta["state"] != "running":
             async def over():
                 yield _sse({"type": "game_over", "summary": (meta.get("result") or {})

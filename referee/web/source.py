@@ -9,12 +9,15 @@ import builtins
 import json
 from collections import OrderedDict
 from collections.abc import Mapping
+from types import SimpleNamespace
 from typing import Any
 
 from referee.core import registry
 from referee.core.match import ReplayError
+from referee.server import shard
 from referee.server.auth import same_hash, token_hash
 from referee.server.clock import now_ms
+from referee.server.records import replay_log
 
 from . import frames as F
 
@@ -158,8 +161,28 @@ class MatchSource:
             raise NotFound(match_id)
         return self._row_meta(row)
 
-    def runtime(self, match_id: str) -> Any:
-        return self.service.matches.get(match_id)
+    def runtime(self, match_id: str, game: str = "") -> Any:
+        """The match's live runtime; in a cluster, for another worker's running match, a
+        stand-in watching it on its owner (referee.server.forward.RemoteMatch)."""
+        rt = self.service.matches.get(match_id)
+        if rt is None and game and self.service.forwarder is not None:
+            return self.service.forwarder.remote(match_id, game)
+        return rt
+
+    def _stored_match(self, match_id: str) -> Any:
+        """Another cluster worker's running match, rebuilt from the move log it has stored
+        (its owner holds the runtime): what the replay of a live match needs of one."""
+        row = next((r for r in self.service.store.load_matches("running") if r.id == match_id),
+                   None)
+        if row is None:
+            raise NotFound(match_id)
+        game = registry.get(row.game)
+        sheet = self.service.sheet_for(game, game.spec.parse_options(row.options))
+        try:
+            m = replay_log(game, row, self.service.store.load_moves(match_id), sheet)
+        except (ReplayError, KeyError, ValueError):
+            raise NotFound(match_id) from None
+        return SimpleNamespace(match=m, game=game)
 
     # ------------------------------------------------------------ replays
     async def frames(self, meta: dict[str, Any]) -> builtins.list[str]:
@@ -217,6 +240,8 @@ class MatchSource:
         match_id = meta["id"]
         rt = self.service.matches.get(match_id)
         loop = asyncio.get_running_loop()
+        if meta["state"] == "running" and rt is None and self.service.forwarder is not None:
+            rt = await loop.run_in_executor(None, self._stored_match, match_id)
         if meta["state"] == "running" and rt is not None:
             m = rt.match
             # a snapshot, taken on the loop; the moves only (never a bot's note while live)
@@ -319,7 +344,10 @@ def public_record(meta: dict[str, Any]) -> bool:
 
 
 def _plausible_id(match_id: str) -> bool:
-    return 0 < len(match_id) <= 64 and all(c in "0123456789abcdef" for c in match_id)
+    """Hex digits, after a cluster worker's ``wK-`` (referee.server.shard)."""
+    hexpart = match_id.partition("-")[2] if shard.of_match(match_id) else match_id
+    return 0 < len(match_id) <= 64 and len(hexpart) > 0 and all(
+        c in "0123456789abcdef" for c in hexpart)
 
 
 def _cursor(meta: dict[str, Any]) -> str:

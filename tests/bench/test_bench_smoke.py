@@ -3,6 +3,8 @@ figures come from `make bench`)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +20,7 @@ def test_bench_writes_results(tmp_path):
          "--tournament-concurrency", "2", "--idle-matches", "20",
          "--persistent-matches", "4", "--league-matches", "4", "--fairness-pairs", "2",
          "--sim-seconds", "0.2", "--ismcts-matches", "1", "--ismcts-iterations", "1",
-         "--output", str(out_file)],
+         "--cluster-matches", "8", "--output", str(out_file)],
         capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -40,6 +42,9 @@ def test_bench_writes_results(tmp_path):
                 *(f"sim.{g}.{k}" for g in ("batavia", "goa", "santa_maria")
                   for k in ("clones_per_s", "deepcopy_clones_per_s"))):
         assert summary[key] > 0, key
+    if shutil.which("nginx") or os.access("/usr/sbin/nginx", os.X_OK):  # bench/cluster.py
+        for key in ("moves_per_s", "plain_moves_per_s", "proxy_cpu_ms_per_move"):
+            assert summary[f"cluster.{key}"] > 0, key
     for game in ("batavia", "goa", "santa_maria"):  # None while the game has no sampler
         assert f"sim.{game}.samples_per_s" in summary
         # the search bot against greedy: one seed, seats rotated

@@ -1,0 +1,409 @@
+"""``referee serve --workers N``: N referee processes behind nginx, supervised.
+
+The supervisor (this module, run by ``referee serve`` when N >= 2) starts N workers, each a
+``referee serve --shard wK`` on the same data directory and store, listening on the Unix socket
+``<data-dir>/cluster/wK.sock``, and one nginx (Debian's ``nginx-light``) on the public address
+with the configuration it writes to ``<data-dir>/cluster/nginx.conf``:
+
+* a call carrying ``authorization: Bearer wK.…`` (a seat or bot token of worker K) goes to
+  worker K; the bot and league calls (RegisterBot, UploadBot, the league RPCs) to the home
+  worker ``w1``; any other call (the admin's, the unauthenticated) to any worker, round robin;
+  a worker hands a call naming another shard's match on to its owner (``forward.py``);
+* nginx sets ``x-referee-client`` to the client's address, replacing any a client sent, and the
+  workers trust it only on their Unix sockets (``auth.client_address``): rate limits key on the
+  real client.
+
+A worker or nginx that dies is started again (a worker with its shard: it resumes its matches
+from the store before it listens, so its seats get UNAVAILABLE from nginx meanwhile, never an
+unknown token). SIGTERM or SIGINT stops nginx, then the workers, and returns. Logs: ``wK.log``
+and ``nginx.log`` in the cluster folder. Children get SIGTERM if the supervisor itself dies
+(PR_SET_PDEATHSIG), and nginx runs in a process group of its own that is swept after it dies, so
+no process outlives the cluster.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+
+from . import shard
+from .startup import UNIX_PATH_MAX, StartupError, check_data_dir, check_port, check_tls
+
+log = structlog.get_logger("referee.cluster")
+
+#: the calls that go to the home worker: it keeps the bots, their sessions and the leagues
+HOME_CALLS = ("RegisterBot", "UploadBot", "GetBotArchive", "SetBotStatus", "OpenLeague",
+              "GetLeague", "SetLeagueState", "CreateInvite", "ListLeagueBots", "PublishStandings")
+INSTALL_HINT = ("the cluster needs nginx with HTTP/2 and gRPC (Debian: `apt-get install "
+                "nginx-light`; `make setup` installs it as root)")
+READY_S = 120.0  # a worker resumes every match of its shard before it listens
+_PR_SET_PDEATHSIG = 1
+
+
+def find_nginx(given: str | None = None) -> str:
+    """The nginx binary (``given``, else on PATH or in /usr/sbin), or StartupError saying how to
+    install it."""
+    if given:
+        path: str | None = given if os.access(given, os.X_OK) else None
+    else:
+        path = shutil.which("nginx") or next(
+            (p for p in ("/usr/sbin/nginx", "/sbin/nginx") if os.access(p, os.X_OK)), None)
+    if path is None:
+        where = f" at {given}" if given else ""
+        raise StartupError(f"nginx not found{where}: {INSTALL_HINT}")
+    proc = subprocess.run([path, "-V"], capture_output=True, text=True, check=False)
+    info = proc.stderr + proc.stdout
+    if "--with-http_v2_module" not in info or "--without-http_grpc_module" in info:
+        raise StartupError(f"{path} lacks HTTP/2 or gRPC proxying: {INSTALL_HINT}")
+    return path
+
+
+@dataclass
+class ClusterConfig:
+    workers: int
+    host: str
+    port: int
+    data_dir: str
+    worker_args: list[str]  # the flags every worker gets (durability, rate, components, ...)
+    admin_token: str
+    port_file: str | None = None
+    unix_socket: str | None = None
+    http_port: int | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    log_level: str = "info"
+    proxy_workers: int = 1
+    nginx: str | None = None  # the nginx binary (None: found on PATH or in /usr/sbin)
+    lease_owner: str = ""  # the workers' names in the store's leases get their shard appended
+    shards: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.shards = [f"w{k}" for k in range(1, self.workers + 1)]
+
+    @property
+    def dir(self) -> Path:
+        return Path(self.data_dir).absolute() / "cluster"
+
+    def socket(self, s: str) -> Path:
+        return self.dir / f"{s}.sock"
+
+
+def _q(value: str | Path) -> str:
+    """A value quoted for nginx's configuration syntax."""
+    text = str(value)
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def nginx_conf(cfg: ClusterConfig) -> str:
+    """The proxy's whole configuration."""
+    d = cfg.dir
+    user = ""
+    if os.geteuid() == 0:  # nginx would drop its workers to nobody, who cannot reach the sockets
+        import pwd
+        user = f"user {pwd.getpwuid(os.geteuid()).pw_name};\n"
+    routes = "\n".join(f'        "~^[Bb]earer\\s+{s}\\." referee_{s};' for s in cfg.shards)
+    upstreams = "\n".join(
+        f"    upstream referee_{s} {{ server unix:{cfg.socket(s)} max_fails=0; keepalive 64; }}"
+        for s in cfg.shards)
+    anyone = "\n".join(f"        server unix:{cfg.socket(s)} max_fails=1 fail_timeout=1s;"
+                       for s in cfg.shards)
+    tls = ""
+    ssl = ""
+    if cfg.tls_cert and cfg.tls_key:
+        ssl = " ssl"
+        tls = (f"        ssl_certificate {_q(Path(cfg.tls_cert).absolute())};\n"
+               f"        ssl_certificate_key {_q(Path(cfg.tls_key).absolute())};\n")
+    host = cfg.host if ":" not in cfg.host or cfg.host.startswith("[") else f"[{cfg.host}]"
+    listen = f"        listen {host}:{cfg.port}{ssl} http2;\n"
+    if cfg.unix_socket:
+        listen += f"        listen unix:{Path(cfg.unix_socket).absolute()} http2;\n"
+    home = "|".join(HOME_CALLS)
+    return f"""# written by `referee serve --workers {cfg.workers}`; rewritten at every start
+{user}daemon off;
+master_process on;
+worker_processes {cfg.proxy_workers};
+pid {d / "nginx.pid"};
+error_log {d / "nginx.log"} warn;
+events {{ worker_connections 16384; }}
+http {{
+    access_log off;
+    client_body_temp_path {d / "tmp"};
+    proxy_temp_path {d / "tmp"};
+    fastcgi_temp_path {d / "tmp"};
+    uwsgi_temp_path {d / "tmp"};
+    scgi_temp_path {d / "tmp"};
+    # the workers enforce the message limits; streams (Play, Watch, Session) may be quiet long
+    client_max_body_size 0;
+    client_body_timeout 1d;
+    grpc_read_timeout 1d;
+    grpc_send_timeout 1d;
+    keepalive_timeout 1d;
+    keepalive_requests 100000000;
+    http2_max_concurrent_streams 100000;
+    # the client's address for the workers' rate limits; a client's own header is replaced
+    grpc_set_header x-referee-client $remote_addr;
+    map $http_authorization $referee_shard {{
+        default referee_any;
+{routes}
+    }}
+{upstreams}
+    upstream referee_any {{
+{anyone}
+        keepalive 64;
+    }}
+    server {{
+{listen}{tls}        location ~ ^/referee\\.v1\\.Referee/({home})$ {{
+            grpc_pass grpc://referee_{shard.HOME};
+        }}
+        location / {{
+            grpc_pass grpc://$referee_shard;
+        }}
+    }}
+}}
+"""
+
+
+def _pdeathsig() -> None:
+    """In the child: get SIGTERM when the supervisor dies, whatever kills it."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+class Child:
+    """One supervised process: a worker or nginx."""
+
+    def __init__(self, name: str, argv: list[str], log_path: Path, ready: Path | None = None):
+        self.name = name
+        self.argv = argv
+        self.log_path = log_path
+        self.ready = ready  # a worker writes its port file here when it serves
+        self.proc: subprocess.Popen | None = None
+        self.started = 0.0
+        self.restarts = 0
+        self.backoff = 0.2
+
+    def start(self) -> None:
+        if self.ready is not None:
+            self.ready.unlink(missing_ok=True)
+        with open(self.log_path, "ab") as out:
+            # a session of its own: Ctrl-C at a terminal reaches the supervisor only, which
+            # stops the children in order; nginx's group is swept after it dies
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=subprocess.STDOUT, start_new_session=True,
+                                         preexec_fn=_pdeathsig)
+        self.started = time.monotonic()
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def sweep(self) -> None:
+        """Kill whatever is left of the child's process group (nginx's workers)."""
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def is_ready(self) -> bool:
+        return self.ready is None or self.ready.exists()
+
+    def tail(self, lines: int = 8) -> str:
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+class Cluster:
+    def __init__(self, cfg: ClusterConfig, nginx: str):
+        self.cfg = cfg
+        self.nginx = nginx
+        self.stop = threading.Event()
+        d = cfg.dir
+        peers = ",".join(f"{s}=unix:{cfg.socket(s)}" for s in cfg.shards)
+        self.workers: list[Child] = []
+        # each worker its own name in the store's leases, the same across its restarts: workers
+        # sharing one name would release and renew each other's leases
+        owner = cfg.lease_owner or f"{socket.gethostname()}:{Path(cfg.data_dir).absolute()}"
+        for s in cfg.shards:
+            argv = [sys.executable, "-m", "referee.cli", "serve", "--shard", s, "--peers", peers,
+                    "--lease-owner", f"{owner}:{s}",
+                    "--host", "127.0.0.1", "--port", "0", "--port-file", str(d / f"{s}.port"),
+                    "--unix", str(cfg.socket(s)), "--data-dir", str(Path(cfg.data_dir).absolute()),
+                    "--admin-token-file", str(d / "admin.token"), "--log-format", "json",
+                    "--log-level", cfg.log_level, *cfg.worker_args]
+            if s == shard.HOME and cfg.http_port is not None:  # the one web viewer
+                argv += ["--web-host", cfg.host, "--http-port", str(cfg.http_port)]
+            self.workers.append(Child(s, argv, d / f"{s}.log", d / f"{s}.port"))
+        self.proxy = Child("nginx", [nginx, "-e", str(d / "nginx.log"), "-p", str(d), "-c",
+                                     str(d / "nginx.conf")], d / "nginx.log")
+
+    # ------------------------------------------------------------------ start
+    def prepare(self) -> None:
+        d = self.cfg.dir
+        d.mkdir(parents=True, exist_ok=True)
+        os.chmod(d, 0o700)  # only this user (the proxy and the workers) reaches the sockets
+        (d / "tmp").mkdir(exist_ok=True)
+        for s in self.cfg.shards:
+            if len(os.fsencode(str(self.cfg.socket(s)))) > UNIX_PATH_MAX:
+                raise StartupError(f"--data-dir {self.cfg.data_dir}: the path of its worker "
+                                   f"sockets ({self.cfg.socket(s)}) is longer than "
+                                   f"{UNIX_PATH_MAX} bytes; use a shorter --data-dir")
+        fd = os.open(d / "admin.token", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(self.cfg.admin_token + "\n")
+        (d / "nginx.conf").write_text(nginx_conf(self.cfg), encoding="utf-8")
+        check = subprocess.run([self.nginx, "-t", "-q", "-e", str(d / "nginx.log"), "-p",
+                                str(d), "-c", str(d / "nginx.conf")],
+                               capture_output=True, text=True, check=False)
+        if check.returncode != 0:
+            raise StartupError(f"nginx refused {d / 'nginx.conf'}: "
+                               f"{(check.stderr or check.stdout).strip()}")
+
+    def _wait_ready(self, children: Sequence[Child]) -> None:
+        deadline = time.monotonic() + READY_S
+        while not all(c.is_ready() for c in children):
+            for c in children:
+                if not c.alive():
+                    raise StartupError(f"worker {c.name} exited during start-up "
+                                       f"(its log, {c.log_path}):\n{c.tail()}")
+            if self.stop.is_set():
+                raise StartupError("stopped during start-up")
+            if time.monotonic() > deadline:
+                raise StartupError(f"the workers were not ready within {READY_S:.0f} s")
+            time.sleep(0.05)
+
+    def _wait_proxy(self) -> None:
+        deadline = time.monotonic() + 30.0
+        host = self.cfg.host.strip("[]")
+        if host in ("0.0.0.0", "::", ""):
+            host = "127.0.0.1" if host != "::" else "::1"
+        while True:
+            if not self.proxy.alive():
+                raise StartupError(f"nginx exited during start-up ({self.proxy.log_path}):\n"
+                                   f"{self.proxy.tail()}")
+            try:
+                with socket.create_connection((host, self.cfg.port), timeout=1.0):
+                    return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise StartupError("nginx did not listen within 30 s") from None
+                time.sleep(0.05)
+
+    def start(self) -> None:
+        self.prepare()
+        # the home worker first: it creates or migrates the store's tables alone
+        self.workers[0].start()
+        self._wait_ready(self.workers[:1])
+        for w in self.workers[1:]:
+            w.start()
+        self._wait_ready(self.workers)
+        self.proxy.start()
+        self._wait_proxy()
+        if self.cfg.port_file:
+            tmp = Path(self.cfg.port_file + ".tmp")
+            tmp.write_text(f"{self.cfg.port}\n", encoding="utf-8")
+            tmp.replace(self.cfg.port_file)
+        log.info("cluster_serving", host=self.cfg.host, port=self.cfg.port,
+                 workers=len(self.workers), folder=str(self.cfg.dir),
+                 pids={c.name: c.pid for c in (*self.workers, self.proxy)})
+
+    # ------------------------------------------------------------------ run
+    def supervise(self) -> None:
+        """Restart whatever dies until stopped."""
+        while not self.stop.wait(0.1):
+            for child in (*self.workers, self.proxy):
+                if child.alive() or self.stop.is_set():
+                    continue
+                code = child.proc.returncode if child.proc is not None else None
+                if child is self.proxy:
+                    child.sweep()  # its worker processes would hold the port
+                quick = time.monotonic() - child.started < 5.0
+                child.backoff = min(child.backoff * 2, 5.0) if quick else 0.2
+                log.warning("cluster_child_died", child=child.name, code=code,
+                            restart_in_s=child.backoff)
+                if self.stop.wait(child.backoff):
+                    break
+                child.restarts += 1
+                child.start()
+                log.info("cluster_child_restarted", child=child.name, pid=child.pid,
+                         restarts=child.restarts)
+
+    def shutdown(self, grace: float = 10.0) -> None:
+        """nginx first (no new calls), then the workers; SIGKILL what outlives ``grace``."""
+        for group in ((self.proxy,), self.workers):
+            for c in group:
+                if c.alive():
+                    assert c.proc is not None
+                    c.proc.terminate()
+            deadline = time.monotonic() + grace
+            for c in group:
+                if c.proc is None:
+                    continue
+                try:
+                    c.proc.wait(max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    log.warning("cluster_child_killed", child=c.name)
+                    c.proc.kill()
+                    c.proc.wait()
+        self.proxy.sweep()
+        if self.cfg.port_file:
+            with contextlib.suppress(OSError):
+                Path(self.cfg.port_file).unlink()
+        log.info("cluster_stopped")
+
+
+def free_port(host: str) -> int:
+    """A port nginx can listen on (for --port 0)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.bind((host.strip("[]"), 0))
+        return s.getsockname()[1]
+
+
+def run(cfg: ClusterConfig) -> int:
+    """Run the cluster until SIGTERM/SIGINT; StartupError for a configuration that cannot work."""
+    nginx = find_nginx(cfg.nginx)
+    check_tls(cfg.tls_cert, cfg.tls_key)
+    check_data_dir(cfg.data_dir)
+    if cfg.port == 0:
+        cfg.port = free_port(cfg.host)
+    check_port(cfg.host, cfg.port, "--port")
+    if cfg.http_port:
+        check_port(cfg.host, cfg.http_port, "--http-port")
+    cluster = Cluster(cfg, nginx)
+    stopping = []
+
+    def on_signal(signum, frame) -> None:
+        stopping.append(signum)
+        cluster.stop.set()
+
+    old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            cluster.start()
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                raise StartupError(f"cannot start: {exc}") from None
+            raise
+        cluster.supervise()
+    finally:
+        cluster.shutdown()
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    return 0
