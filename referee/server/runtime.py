@@ -83,6 +83,11 @@ class MatchRuntime:
         self.decision_proto: pb.Decision | None = None  # parsed on demand from the body
         self._decision_body: bytes = b""
         self.decision_bytes: bytes = b""  # the ServerMessage, as sent
+        # each view encoded once per state version (key: a seat, None for spectators), and the
+        # spectators' update once per version and decision
+        self._views: dict[int | None, bytes] = {}
+        self._views_version = -1
+        self._spectator: tuple[int, Decision | None, bytes] | None = None
         self.game_over: pb.GameOver | None = None
         self.game_over_bytes: bytes = b""
         self.record_path: Path | None = None
@@ -206,7 +211,8 @@ class MatchRuntime:
             match_id=self.id, state_version=self.match.version, seat=seat, kind=d.kind,
             prompt=d.prompt, deadline_unix_ms=deadline,
         )
-        body = self.wire.decision_body(head, self.match.state, seat, d.moves)
+        body = self.wire.decision_body(head, self.match.state, seat, d.moves,
+                                       self.view_bytes(seat))
         self.decision_proto = None
         self._decision_body = body
         self.decision_bytes = server_decision(body)
@@ -219,22 +225,38 @@ class MatchRuntime:
             return self.decision_proto
         return None
 
+    def view_bytes(self, seat: int | None) -> bytes:
+        """The game's View of ``seat`` (None: a spectator's) at the current state version,
+        encoded once per version and seat: the Decision, GetView and the spectators' update
+        share it. Keyed by the seat, dropped when the version moves on."""
+        version = self.match.version
+        if self._views_version != version:
+            self._views = {}
+            self._views_version = version
+        view = self._views.get(seat)
+        if view is None:
+            view = self._views[seat] = self.game.view_bytes(self.match.state, seat)
+        return view
+
     def view_for(self, seat: int | None) -> pb.View:
         dp = self.decision_for(seat) if seat is not None else None
         if dp is not None:
             return dp.view
-        return self.wire.view(self.match.state, seat)
+        return self.wire.view_message(self.view_bytes(seat))
 
-    def spectator_update(self) -> pb.WatchMessage:
+    def spectator_update(self) -> bytes:
+        """The encoded WatchMessage update for spectators: the public view, who is to act and
+        the kind of decision; built once per state version and decision."""
         d = self.decision
-        return pb.WatchMessage(
-            update=pb.SpectatorUpdate(
-                state_version=self.match.version,
-                view=self.wire.view(self.match.state, None),
-                current_seat=d.seat if d is not None else -1,
-                decision_kind=d.kind if d is not None else "",
-            )
-        )
+        version = self.match.version
+        cached = self._spectator
+        if cached is not None and cached[0] == version and cached[1] is d:
+            return cached[2]
+        data = self.wire.spectator_update(version, self.view_bytes(None),
+                                          d.seat if d is not None else -1,
+                                          d.kind if d is not None else "")
+        self._spectator = (version, d, data)
+        return data
 
     # ------------------------------------------------------------------ streams
     def attach(self, stream: Stream) -> None:
@@ -337,7 +359,7 @@ class MatchRuntime:
             await self.finish()
             return
         if self.streams.watchers:
-            self.streams.to_watchers(self.spectator_update().SerializeToString())
+            self.streams.to_watchers(self.spectator_update())
 
     def _broadcast_events(self, events: list[Event], version: int, timeout: bool) -> None:
         streams = self.streams.event_streams()
@@ -466,7 +488,7 @@ class MatchRuntime:
         self.match.moves = []
         self.streams.to_every_seat(self.game_over_bytes, CLOSE)
         if self.streams.watchers:
-            final = self.spectator_update().SerializeToString()
+            final = self.spectator_update()
             data = pb.WatchMessage(game_over=self.game_over).SerializeToString()
             self.streams.to_watchers(final, data, CLOSE)
         self.ctx.finished(self)

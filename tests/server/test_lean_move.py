@@ -80,3 +80,47 @@ def test_runtime_decides_once_per_move_and_only_for_the_seat_to_act(server):
     assert moves > 10 and all(r.accepted for log in logs for r in log.results)
     # each accepted move: one decision for the version it made, checked and sent alike
     assert len(counting.calls) == moves
+
+
+def test_cached_views_are_each_seats_own_at_the_current_version(server):
+    """Views are encoded once per state version and seat (MatchRuntime.view_bytes): GetView
+    answers each seat with its own view of the state as it is now, never another seat's, a
+    spectator's or an older version's."""
+    async def run():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            mid, tokens = await create(stub, seats=3, seed=4)
+            rt = server.service.matches[mid]
+            game = rt.game
+            built: list[int | None] = []
+
+            class CountingViews(CountingGame):
+                def view_bytes(self, state, seat):
+                    built.append(seat)
+                    return game.view_bytes(state, seat)
+
+            rt.game = CountingViews(game)
+            rng = random.Random(8)
+            for _ in range(12):
+                for s, t in enumerate(tokens):
+                    got = await stub.GetView(pb.GetViewRequest(match_id=mid), metadata=md(t))
+                    assert got.state_version == rt.match.version
+                    assert got.view.batavia == game.view(rt.match.state, s), s
+                # asked again at the same version: served from the encodings made above
+                before = len(built)
+                for t in tokens:
+                    await stub.GetView(pb.GetViewRequest(match_id=mid), metadata=md(t))
+                assert len(built) == before
+                d = rt.decision
+                mv = rng.choice(list(
+                    (await stub.GetLegalMoves(pb.GetLegalMovesRequest(match_id=mid),
+                                              metadata=md(tokens[d.seat]))).legal_moves))
+                res = await stub.SubmitMove(pb.SubmitMoveRequest(
+                    match_id=mid, state_version=rt.match.version, move=mv),
+                    metadata=md(tokens[d.seat]))
+                assert res.accepted
+            # the spectators' view is the public one, cached apart from every seat's
+            assert rt.wire.view_message(rt.view_bytes(None)).batavia == game.view(
+                rt.match.state, None)
+
+    asyncio.run(run())
