@@ -352,7 +352,8 @@ class RefereeService:
             if first.WhichOneof("msg") != "join":
                 raise errors.malformed("send Join first on a Play stream")
             rt, seat = self._seat(context, first.join.match_id)
-            stream = Stream(seat, events=first.join.events)
+            stream = Stream(seat, events=first.join.events,
+                            combine=first.join.combine_decision)
             rt.attach(stream)
             rt.log.info("seat_joined", seat=seat, peer=context.peer())
             reader = asyncio.ensure_future(self._play_reader(request_iterator, context, rt, stream))

@@ -31,6 +31,8 @@ def _field(number: int, payload: bytes) -> bytes:
 _DECISION_VIEW = pb.Decision.DESCRIPTOR.fields_by_name["view"].number
 _DECISION_MOVES = pb.Decision.DESCRIPTOR.fields_by_name["legal_moves"].number
 _SERVER_DECISION = pb.ServerMessage.DESCRIPTOR.fields_by_name["decision"].number
+_SERVER_MOVE_RESULT = pb.ServerMessage.DESCRIPTOR.fields_by_name["move_result"].number
+_RESULT_NEXT = pb.MoveResult.DESCRIPTOR.fields_by_name["next"].number
 _UPDATE_VIEW = pb.SpectatorUpdate.DESCRIPTOR.fields_by_name["view"].number
 _WATCH_UPDATE = pb.WatchMessage.DESCRIPTOR.fields_by_name["update"].number
 
@@ -38,6 +40,14 @@ _WATCH_UPDATE = pb.WatchMessage.DESCRIPTOR.fields_by_name["update"].number
 def server_decision(body: bytes) -> bytes:
     """The ServerMessage carrying the encoded Decision ``body``."""
     return _field(_SERVER_DECISION, body)
+
+
+def server_move_result(result: pb.MoveResult, next_body: bytes) -> bytes:
+    """The ServerMessage carrying ``result`` with the encoded Decision ``next_body`` as its
+    ``next`` (Join.combine_decision); ``next`` is MoveResult's last field, so appending it keeps
+    the encoding in field order."""
+    return _field(_SERVER_MOVE_RESULT,
+                  result.SerializeToString() + _field(_RESULT_NEXT, next_body))
 
 
 class GameWire:
