@@ -8,6 +8,7 @@ import random
 from typing import Any
 
 import grpc
+import pytest
 
 from referee.core import registry
 from referee.core.match import Match
@@ -275,3 +276,27 @@ def test_a_refused_move_gets_no_next(server):
                 assert not msg.move_result.HasField("next")
                 assert msg.move_result.reason == pb.MALFORMED
     assert refused > 10
+
+
+def test_play_frames_over_the_size_limit_end_the_stream(make_server, tmp_path):
+    """Play checks each frame's size itself (no wrapping generator on its move path): a first
+    frame or a later one over --max-message-bytes ends the stream, RESOURCE_EXHAUSTED."""
+    srv = make_server(tmp_path / "small", max_message_bytes=4096)
+
+    async def run():
+        async with grpc.aio.insecure_channel(srv.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            mid, tokens = await create(stub, seats=3, seed=1)
+            big = pb.ClientMessage(submit=pb.Submit(request_id="x" * 8000))
+            for first in (big, pb.ClientMessage(join=pb.Join(match_id=mid))):
+                call = stub.Play(metadata=md(tokens[0]))
+                await call.write(first)
+                if first is not big:
+                    await call.write(big)
+                with pytest.raises(grpc.aio.AioRpcError) as ei:
+                    while (await call.read()) is not grpc.aio.EOF:
+                        pass
+                assert ei.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert "a frame of" in (ei.value.details() or "")
+
+    asyncio.run(run())
