@@ -7,12 +7,11 @@ answer the second decision."""
 from __future__ import annotations
 
 import asyncio
-import os
 
 import pytest
 
 from referee.v1 import referee_pb2, referee_pb2_grpc
-from tests.client.fake_referee import BID, PASS, serving
+from tests.client.fake_referee import BID, PASS, run_bot_against
 
 from .toolchains import KITS
 
@@ -51,16 +50,7 @@ class CombiningReferee(referee_pb2_grpc.RefereeServicer):
 def test_kit_asks_for_combined_decisions_and_answers_them(kit):
     fake = CombiningReferee()
 
-    async def run() -> tuple[int, bytes]:
-        async with serving(fake) as address:
-            proc = await asyncio.create_subprocess_exec(
-                *KITS[kit](), "--address", address, "--match", "m1",
-                env={**os.environ, "REFEREE_TOKEN": "seat-token"},
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-            out, _ = await asyncio.wait_for(proc.communicate(), 120)
-            return proc.returncode or 0, out
-
-    code, out = asyncio.run(run())
+    code, out = asyncio.run(run_bot_against(KITS[kit](), fake))
     text = out.decode(errors="replace")
     assert fake.join is not None and fake.join.combine_decision, text
     assert [s.state_version for s in fake.submits] == [7, 8], text
