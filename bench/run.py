@@ -18,8 +18,8 @@ gRPC (loopback, against a real ``referee serve`` subprocess with its default set
                    decode, validate, apply, commit to SQLite, acknowledge, broadcast events to
                    the streams that asked for them (Join.events), build and push the next seat's view and every legal move. The last move of a
                    match (answered by GameOver) gives no sample.
-    Combined moves (``grpc.combined``): the same move phase again on the same referee, every
-    seat joining with ``Join.combine_decision``: when a seat acts again its next Decision
+    Combined moves (``grpc.combined``): the same move phase again on a fresh referee of its
+    own (on ``--address``'s, when given), every seat joining with ``Join.combine_decision``: when a seat acts again its next Decision
     comes inside the MoveResult (one message instead of two). ``grpc.combined.move_per_s``,
     ``server_cpu_ms_per_move`` and ``server_messages_per_move`` against the plain phase's.
     Echo: the same number of concurrent streams (``--concurrency``) over the same client
@@ -400,11 +400,6 @@ def main(argv: list[str] | None = None) -> int:
                                       warmup=args.warmup, game=args.game, seats=args.seats,
                                       payload_bytes=0, progress=progress, task=t_moves)
                     memory["rss_mb_after_moves"] = server.rss_mb()
-                    combined = run_phase("moves", server, clients=args.clients,
-                                         concurrency=args.concurrency,
-                                         seconds=args.grpc_seconds, warmup=args.warmup,
-                                         game=args.game, seats=args.seats, payload_bytes=0,
-                                         progress=progress, task=t_combined, combine=True)
                     memory["matches_held_after_moves"] = moves.get("matches_started")
                     payload = int(moves.get("mean_decision_bytes") or 1024)
                     echo = run_phase("echo", server, clients=args.clients,
@@ -413,6 +408,19 @@ def main(argv: list[str] | None = None) -> int:
                                      payload_bytes=payload, progress=progress, task=t_echo)
                 finally:
                     server.stop()
+                # On a referee of its own, as fresh as the plain phase's (finished matches held
+                # by the first one would make its cyclic GC walk them during this phase).
+                (Path(tmp) / "combined").mkdir()
+                second = RefereeServer(Path(tmp) / "combined", args.address, args.admin_token)
+                second.start()
+                try:
+                    combined = run_phase("moves", second, clients=args.clients,
+                                         concurrency=args.concurrency,
+                                         seconds=args.grpc_seconds, warmup=args.warmup,
+                                         game=args.game, seats=args.seats, payload_bytes=0,
+                                         progress=progress, task=t_combined, combine=True)
+                finally:
+                    second.stop()
                 if server.proc is not None and args.idle_matches:
                     # On a fresh referee of its own: in the one above, memory freed by finished
                     # matches is reused (RSS would understate a match), and idle matches held
