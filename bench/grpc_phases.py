@@ -46,6 +46,7 @@ class WorkerArgs:
     t_end: float
     seed: int
     payload_bytes: int = 0
+    combine: bool = False  # moves: Join.combine_decision (the next Decision in the MoveResult)
 
 
 def worker_main(args: WorkerArgs, counter, results) -> None:
@@ -101,7 +102,24 @@ async def _worker(a: WorkerArgs, counter) -> dict[str, Any]:
 
             async def seat(token: str, match_id: str, sent: dict[int, float]) -> None:
                 call = stub.Play(metadata=(("authorization", f"Bearer {token}"),))
-                await call.write(pb.ClientMessage(join=pb.Join(match_id=match_id)))
+                await call.write(pb.ClientMessage(join=pb.Join(match_id=match_id,
+                                                               combine_decision=a.combine)))
+
+                async def decide(d, now: float) -> bool:
+                    """Answer the Decision ``d``; False when time is up."""
+                    t0 = sent.pop(d.state_version - 1, None)
+                    if t0 is not None and t0 >= a.t_measure:
+                        samples.append(now - t0)
+                    stats["decisions"] += 1
+                    stats["decision_bytes"] += d.ByteSize()
+                    if now >= a.t_end:
+                        return False
+                    move = d.legal_moves[rng.randrange(len(d.legal_moves))]
+                    sent[d.state_version] = clock()
+                    await call.write(pb.ClientMessage(submit=pb.Submit(
+                        state_version=d.state_version, move=move)))
+                    return True
+
                 try:
                     while True:
                         msg = await call.read()
@@ -112,21 +130,14 @@ async def _worker(a: WorkerArgs, counter) -> dict[str, Any]:
                         if now >= a.t_measure:
                             stats["messages"] += 1
                         if which == "decision":
-                            d = msg.decision
-                            t0 = sent.pop(d.state_version - 1, None)
-                            if t0 is not None and t0 >= a.t_measure:
-                                samples.append(now - t0)
-                            stats["decisions"] += 1
-                            stats["decision_bytes"] += d.ByteSize()
-                            if now >= a.t_end:
+                            if not await decide(msg.decision, now):
                                 return
-                            move = d.legal_moves[rng.randrange(len(d.legal_moves))]
-                            sent[d.state_version] = clock()
-                            await call.write(pb.ClientMessage(submit=pb.Submit(
-                                state_version=d.state_version, move=move)))
                         elif which == "move_result":
-                            if msg.move_result.accepted:
+                            r = msg.move_result
+                            if r.accepted:
                                 tick(now)
+                                if r.HasField("next") and not await decide(r.next, now):
+                                    return
                             else:
                                 stats["errors"] += 1
                         elif which == "game_over":
@@ -212,7 +223,7 @@ class RefereeServer(LocalReferee):
 
 def run_phase(kind: str, server: RefereeServer, *, clients: int, concurrency: int,
               seconds: float, warmup: float, game: str, seats: int, payload_bytes: int,
-              progress, task) -> dict[str, Any]:
+              progress, task, combine: bool = False) -> dict[str, Any]:
     ctx = mp.get_context("spawn")  # never fork a process that has gRPC state
     counter = ctx.Value("q", 0)
     results = ctx.Queue()
@@ -226,7 +237,8 @@ def run_phase(kind: str, server: RefereeServer, *, clients: int, concurrency: in
         if not streams:
             continue
         wa = WorkerArgs(kind, server.address, server.admin_token, game, seats, streams,
-                        t_start, t_measure, t_end, seed=1000 + i, payload_bytes=payload_bytes)
+                        t_start, t_measure, t_end, seed=1000 + i, payload_bytes=payload_bytes,
+                        combine=combine)
         p = ctx.Process(target=worker_main, args=(wa, counter, results), daemon=True)
         p.start()
         procs.append(p)

@@ -18,6 +18,10 @@ gRPC (loopback, against a real ``referee serve`` subprocess with its default set
                    decode, validate, apply, commit to SQLite, acknowledge, broadcast events to
                    the streams that asked for them (Join.events), build and push the next seat's view and every legal move. The last move of a
                    match (answered by GameOver) gives no sample.
+    Combined moves (``grpc.combined``): the same move phase again on a fresh referee of its
+    own (on ``--address``'s, when given), every seat joining with ``Join.combine_decision``: when a seat acts again its next Decision
+    comes inside the MoveResult (one message instead of two). ``grpc.combined.move_per_s``,
+    ``server_cpu_ms_per_move`` and ``server_messages_per_move`` against the plain phase's.
     Echo: the same number of concurrent streams (``--concurrency``) over the same client
     processes, each ping-ponging one ``EchoMessage`` at a time on the ``Echo`` bidi stream,
     with a payload as large as the mean Decision seen in the move phase (so the bytes on the
@@ -132,6 +136,33 @@ from bench.memory import engine_state_bytes, idle_match_cost  # noqa: E402
 RESULTS = ROOT / "bench" / "results.json"
 TARGET_DECISIONS_PER_S = 25_000
 TARGET_MOVE_ECHO_RATIO = 2 / 3
+
+
+# ============================================================================ goals
+def floor_ratios(g: dict[str, Any]) -> dict[str, float]:
+    """The per-move goals of issue 22 against the zero-work floor of the same run: server CPU
+    per move over the floor's CPU per relay (goal <= 2) and moves per second over the floor's
+    relays per second (goal >= 0.5), for plain Play streams and for combine_decision ones."""
+    fl = g.get("floor") or {}
+    cpu, relay = fl.get("server_cpu_ms_per_relay"), fl.get("relay_per_s")
+    out: dict[str, float] = {}
+    for name, part in (("", g), ("combined.", g.get("combined") or {})):
+        if cpu and part.get("server_cpu_ms_per_move"):
+            out[f"grpc.{name}server_cpu_to_floor_relay"] = round(
+                part["server_cpu_ms_per_move"] / cpu, 3)
+        if relay and part.get("move_per_s"):
+            out[f"grpc.{name}move_to_floor_relay"] = round(part["move_per_s"] / relay, 3)
+    return out
+
+
+def floor_targets(g: dict[str, Any]) -> dict[str, bool | None]:
+    r = floor_ratios(g)
+    cpu, rate = r.get("grpc.server_cpu_to_floor_relay"), r.get("grpc.move_to_floor_relay")
+    return {
+        "grpc.server_cpu_ms_per_move <= 2x grpc.floor.server_cpu_ms_per_relay":
+            cpu <= 2 if cpu is not None else None,
+        "grpc.move_per_s >= 0.5 grpc.floor_relay_per_s": rate >= 0.5 if rate is not None else None,
+    }
 
 
 # ============================================================================ machine
@@ -342,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_grpc:
             phase_total = args.warmup + args.grpc_seconds
             t_moves = progress.add_task(f"gRPC moves ({args.game})", total=phase_total, rate="")
+            t_combined = progress.add_task("gRPC moves, combine_decision", total=phase_total,
+                                           rate="")
             t_echo = progress.add_task("gRPC echo", total=phase_total, rate="")
             if args.load_matches:
                 t_load = progress.add_task(f"gRPC load ({args.load_matches} matches)",
@@ -388,6 +421,19 @@ def main(argv: list[str] | None = None) -> int:
                                      payload_bytes=payload, progress=progress, task=t_echo)
                 finally:
                     server.stop()
+                # On a referee of its own, as fresh as the plain phase's (finished matches held
+                # by the first one would make its cyclic GC walk them during this phase).
+                (Path(tmp) / "combined").mkdir()
+                second = RefereeServer(Path(tmp) / "combined", args.address, args.admin_token)
+                second.start()
+                try:
+                    combined = run_phase("moves", second, clients=args.clients,
+                                         concurrency=args.concurrency,
+                                         seconds=args.grpc_seconds, warmup=args.warmup,
+                                         game=args.game, seats=args.seats, payload_bytes=0,
+                                         progress=progress, task=t_combined, combine=True)
+                finally:
+                    second.stop()
                 if server.proc is not None and args.idle_matches:
                     # On a fresh referee of its own: in the one above, memory freed by finished
                     # matches is reused (RSS would understate a match), and idle matches held
@@ -418,6 +464,14 @@ def main(argv: list[str] | None = None) -> int:
                 if echo["per_s"] else None,
                 "server_cpu_ms_per_move": round(moves["server_cpu_ms_per_op"], 4),
                 "server_cpu_ms_per_echo": round(echo["server_cpu_ms_per_op"], 4),
+                "combined": {
+                    "move_per_s": round(combined["per_s"], 1),
+                    "move_p50_ms": round(combined["p50_ms"], 3),
+                    "move_p99_ms": round(combined["p99_ms"], 3),
+                    "server_cpu_ms_per_move": round(combined["server_cpu_ms_per_op"], 4),
+                    "server_messages_per_move": round(combined["server_messages_per_move"], 3),
+                    "phase": combined,
+                },
                 "memory": memory,
                 "moves_phase": moves,
                 "echo_phase": echo,
@@ -509,6 +563,7 @@ def main(argv: list[str] | None = None) -> int:
         "grpc.move_per_s >= 2/3 grpc.echo_per_s": (
             g["move_to_echo_ratio"] >= TARGET_MOVE_ECHO_RATIO if g.get("move_to_echo_ratio")
             else None),
+        **floor_targets(g),
         **session_bench.target(results),
         **league_bench.target(results),
         **fairness_bench.target(results),
@@ -520,9 +575,14 @@ def main(argv: list[str] | None = None) -> int:
         flat[f"engine.{name}.decisions_per_s"] = e["decisions_per_s"]
         flat[f"engine.{name}.games_per_s"] = e["games_per_s"]
         flat[f"engine.{name}.decisions_per_cpu_s"] = e["decisions_per_cpu_s"]
-    for key in ("move_per_s", "move_p99_ms", "echo_per_s", "echo_p99_ms", "move_to_echo_ratio"):
+    for key in ("move_per_s", "move_p99_ms", "echo_per_s", "echo_p99_ms", "move_to_echo_ratio",
+                "server_cpu_ms_per_move"):
         if key in g:
             flat[f"grpc.{key}"] = g[key]
+    for key in ("move_per_s", "move_p99_ms", "server_cpu_ms_per_move",
+                "server_messages_per_move"):
+        if key in g.get("combined", {}):
+            flat[f"grpc.combined.{key}"] = g["combined"][key]
     if "joins4000" in g:
         flat["grpc.joins4000.joined"] = g["joins4000"]["joined"]
     for key in ("moves_per_s", "p99_ms", "rss_mb_peak"):
@@ -531,6 +591,8 @@ def main(argv: list[str] | None = None) -> int:
     if "floor" in g:
         for key in ("echo_per_s", "relay_per_s", "relay_to_echo_ratio"):
             flat[f"grpc.floor_{key}"] = g["floor"][key]
+        flat["grpc.floor.server_cpu_ms_per_relay"] = g["floor"]["server_cpu_ms_per_relay"]
+        flat.update(floor_ratios(g))
     for name, e in results["engine"].items():
         if e.get("state_kb_mean") is not None:
             flat[f"memory.{name}.state_kb_mean"] = e["state_kb_mean"]
@@ -576,6 +638,11 @@ def main(argv: list[str] | None = None) -> int:
                       f"{mp_['server_messages_per_move']:.1f} server msgs/move")
         table.add_row("grpc.move_p50_ms / p99_ms", f"{g['move_p50_ms']:.2f} / {g['move_p99_ms']:.2f}",
                       "Submit -> next Decision of the match")
+        c = g["combined"]
+        table.add_row("grpc.combined.move_per_s", f"{c['move_per_s']:,.0f}",
+                      f"Join.combine_decision; server CPU {c['server_cpu_ms_per_move']:.3f} "
+                      f"ms/move; {c['server_messages_per_move']:.2f} server msgs/move; p50 / p99 "
+                      f"{c['move_p50_ms']:.2f} / {c['move_p99_ms']:.2f} ms")
         table.add_row("grpc.echo_per_s", f"{g['echo_per_s']:,.0f}",
                       f"{g['concurrency']} streams, {g['echo_payload_bytes']} B payload; server "
                       f"CPU {ep['server_cpu_util']:.0%}, clients {ep['client_cpu_util']:.0%}")

@@ -288,6 +288,9 @@ Outcome play_once(pb::Referee::Stub& stub, SeatPlay& p, bool& joined, grpc::Stat
   auto stream = stub.Play(&ctx);
   pb::ClientMessage join;
   join.mutable_join()->set_match_id(p.match);
+  // When this seat acts again right after its own move, the referee sends that next Decision
+  // inside the move's MoveResult (`next`) instead of a message of its own.
+  join.mutable_join()->set_combine_decision(true);
   stream->Write(join);
 
   std::set<uint64_t> answered;  // versions answered on this stream
@@ -312,6 +315,12 @@ Outcome play_once(pb::Referee::Stub& stub, SeatPlay& p, bool& joined, grpc::Stat
     }
     send(d, answer);
   };
+  auto take = [&](const pb::Decision& d) {  // a Decision, or one inside a MoveResult
+    if (answered.count(d.state_version()) || d.legal_moves_size() == 0) return;
+    answered.insert(d.state_version());
+    pending = d, attempts = 0;
+    submit(pending);
+  };
   pb::ServerMessage msg;
   while (stream->Read(&msg)) {
     switch (msg.msg_case()) {
@@ -321,17 +330,15 @@ Outcome play_once(pb::Referee::Stub& stub, SeatPlay& p, bool& joined, grpc::Stat
                               ",\"seat\":" + std::to_string(msg.welcome().seat()) +
                               ",\"game\":" + quote(msg.welcome().game()));
         break;
-      case pb::ServerMessage::kDecision: {
-        const auto& d = msg.decision();
-        if (answered.count(d.state_version()) || d.legal_moves_size() == 0) break;
-        answered.insert(d.state_version());
-        pending = d, attempts = 0;
-        submit(pending);
+      case pb::ServerMessage::kDecision:
+        take(msg.decision());
         break;
-      }
       case pb::ServerMessage::kMoveResult: {
         const auto& r = msg.move_result();
-        if (r.accepted()) break;
+        if (r.accepted()) {
+          if (r.has_next()) take(r.next());  // this seat acts again: its next Decision
+          break;
+        }
         // A refused move leaves the decision pending (it is not pushed again). A late or
         // out-of-turn answer (STALE_STATE, NOT_YOUR_TURN) needs nothing: a newer decision comes.
         bool own = r.reason() == pb::ILLEGAL_MOVE || r.reason() == pb::MALFORMED ||

@@ -249,7 +249,10 @@ func playOnce(ctx context.Context, conn *grpc.ClientConn, p *seatPlay, joined fu
 	if err != nil {
 		return err
 	}
-	join := &pb.ClientMessage{Msg: &pb.ClientMessage_Join{Join: &pb.Join{MatchId: p.match}}}
+	// CombineDecision: when this seat acts again right after its own move, the referee sends
+	// that next Decision inside the move's MoveResult (Next) instead of a message of its own.
+	join := &pb.ClientMessage{Msg: &pb.ClientMessage_Join{Join: &pb.Join{MatchId: p.match,
+		CombineDecision: true}}}
 	if err := stream.Send(join); err != nil {
 		return err
 	}
@@ -270,6 +273,13 @@ func playOnce(ctx context.Context, conn *grpc.ClientConn, p *seatPlay, joined fu
 		}
 		return send(d, move, note)
 	}
+	take := func(d *pb.Decision) error { // a Decision, or one inside a MoveResult
+		if answered[d.StateVersion] || len(d.LegalMoves) == 0 {
+			return nil
+		}
+		answered[d.StateVersion], pending, attempts = true, d, 0
+		return submit(d)
+	}
 	for {
 		msg, err := stream.Recv()
 		if err == io.EOF {
@@ -286,17 +296,17 @@ func playOnce(ctx context.Context, conn *grpc.ClientConn, p *seatPlay, joined fu
 			joined()
 			logf("info", "joined", map[string]interface{}{"match": p.match, "seat": m.Welcome.Seat, "game": m.Welcome.Game})
 		case *pb.ServerMessage_Decision:
-			d := m.Decision
-			if answered[d.StateVersion] || len(d.LegalMoves) == 0 {
-				continue
-			}
-			answered[d.StateVersion], pending, attempts = true, d, 0
-			if err := submit(d); err != nil {
+			if err := take(m.Decision); err != nil {
 				return err
 			}
 		case *pb.ServerMessage_MoveResult:
 			r := m.MoveResult
 			if r.Accepted {
+				if r.Next != nil { // this seat acts again: its next Decision
+					if err := take(r.Next); err != nil {
+						return err
+					}
+				}
 				continue
 			}
 			// A refused move leaves the decision pending (it is not pushed again). A late or

@@ -48,7 +48,6 @@ function playOnce(client, args, random, reconnect, stats) {
   return new Promise((resolve) => {
     const call = client.Play(bearer(args.token));
     let finished = false;
-    const answered = new Set();
     const answering = answerer(call, { choose: (d) => choose(d, random), onRefused, log,
                                        tag: 'n', stats, fallback: args.fallback });
     call.on('data', (msg) => {
@@ -56,12 +55,7 @@ function playOnce(client, args, random, reconnect, stats) {
         reconnect.up();
         log('info', 'joined', { match: args.match, seat: msg.welcome.seat || 0, game: msg.welcome.game });
       } else if (msg.decision) {
-        const d = msg.decision;
-        const version = String(d.state_version || '0');
-        if (answered.has(version)) return;
-        answered.add(version);
-        if ((d.legal_moves || []).length === 0) return;
-        answering.decide(d);
+        answering.take(msg.decision);
       } else if (msg.move_result) {
         answering.result(msg.move_result);
       } else if (msg.game_over) {
@@ -80,7 +74,9 @@ function playOnce(client, args, random, reconnect, stats) {
     call.on('end', () => {
       if (!finished) resolve({ done: false, err: { code: grpc.status.UNAVAILABLE, details: 'stream closed' } });
     });
-    call.write({ join: { match_id: args.match } });
+    // combine_decision: when this seat acts again right after its own move, its next Decision
+    // comes inside that move's MoveResult (answering.result takes it)
+    call.write({ join: { match_id: args.match, combine_decision: true } });
   });
 }
 

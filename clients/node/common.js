@@ -157,8 +157,10 @@ function cleanNote(note) {
   return out;
 }
 
-// The answering side of one Play stream: `decide(d)` answers a new decision with what
-// `choose(d)` returns ({move, note}); `result(r)` handles a MoveResult: a refused move is logged
+// The answering side of one Play stream: `take(d)` answers a decision with what `choose(d)`
+// returns ({move, note}), unless the stream answered its version already (a re-push);
+// `result(r)` handles a MoveResult: an accepted one may carry this seat's next Decision
+// (`next`, Join.combine_decision), which is taken like any other; a refused move is logged
 // ("move rejected", with the referee's reason and message), counted in `stats.refused`, given
 // to `onRefused(refusal)`, and the decision answered again, at most REASKS times. With
 // `fallback` ('first_legal') an answer not among legal_moves, and the last refused one, are
@@ -168,6 +170,7 @@ function answerer(call, { choose, onRefused, log, tag, stats, fields = {}, fallb
   let pending = null;  // the decision being answered
   let sent = null;     // the last answer to it (null once refused and not answered again)
   let attempts = 0;
+  const answered = new Set();  // versions answered on this stream
   const substitute = (why) => {
     stats.fallbacks = (stats.fallbacks || 0) + 1;
     log('error', `${why}; playing the first legal move instead (--fallback first_legal)`,
@@ -190,13 +193,19 @@ function answerer(call, { choose, onRefused, log, tag, stats, fields = {}, fallb
       : move, note);
   };
   return {
-    decide(d) {
+    take(d) {
+      const version = String(d.state_version || '0');
+      if (answered.has(version) || (d.legal_moves || []).length === 0) return;
+      answered.add(version);
       pending = d;
       attempts = 0;
       submit();
     },
     result(r) {
-      if (r.accepted) return;
+      if (r.accepted) {
+        if (r.next) this.take(r.next);  // this seat acts again: its next Decision
+        return;
+      }
       const reason = r.reason || 'REASON_UNSPECIFIED';
       if (!OWN_REFUSALS.has(reason) || !pending || sent === null
           || String(r.state_version || '0') !== String(pending.state_version || '0')) {

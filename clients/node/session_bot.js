@@ -83,7 +83,6 @@ function matchSeed(seed, match, seat) {
 function playSeat(client, a, seat, args) {
   return new Promise((resolve) => {
     const call = client.Play(bearer(a.seat_token));
-    const answered = new Set();
     let finished = false;
     const fields = { match: a.match_id, seat: a.seat || 0 };
     const answering = answerer(call, { choose: (d) => choose(d, seat.random), onRefused, log,
@@ -95,11 +94,7 @@ function playSeat(client, a, seat, args) {
         seat.joined();
         log('info', 'joined', { ...fields, game: msg.welcome.game });
       } else if (msg.decision) {
-        const d = msg.decision;
-        const version = String(d.state_version || '0');
-        if (answered.has(version) || (d.legal_moves || []).length === 0) return;
-        answered.add(version);
-        answering.decide(d);
+        answering.take(msg.decision);
       } else if (msg.move_result) {
         answering.result(msg.move_result);
       } else if (msg.game_over) {
@@ -127,7 +122,7 @@ function playSeat(client, a, seat, args) {
     call.on('end', () => {
       if (!finished) resolve({ done: false, err: { code: grpc.status.UNAVAILABLE } });
     });
-    call.write({ join: { match_id: a.match_id } });
+    call.write({ join: { match_id: a.match_id, combine_decision: true } });  // as bot.js
   });
 }
 

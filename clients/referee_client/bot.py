@@ -229,6 +229,7 @@ class PlayStats:
     """What happened on the stream; returned by :func:`play` alongside the GameOver."""
 
     decisions: int = 0
+    combined: int = 0  # of those, decisions that came inside a MoveResult (combine_decision)
     submitted: int = 0
     rejected: int = 0  # answers the referee did not accept (stale ones included)
     refused: int = 0  # of those, the bot's moves the referee refused (illegal, malformed)
@@ -254,6 +255,7 @@ async def play(
     fallback: str | None = None,
     channel_options: tuple = (),
     channel: grpc.aio.Channel | None = None,
+    combine_decision: bool = True,
 ) -> tuple[referee_pb2.GameOver, PlayStats]:
     """Play one seat to the end of the match (asyncio version of :func:`run_bot`).
 
@@ -272,7 +274,13 @@ async def play(
     :attr:`PlayStats.fallbacks`. Off by default: the referee sees what the bot answered.
 
     ``channel``: play on this channel (one HTTP/2 connection shared with a bot session, see
-    :mod:`.session`) instead of opening one; it is left open."""
+    :mod:`.session`) instead of opening one; it is left open.
+
+    ``combine_decision`` (on by default): join with ``Join.combine_decision``, so that when the
+    bot acts again right after its own move the referee sends the next Decision inside that
+    move's MoveResult (one message instead of two). The bot sees no difference: ``choose`` is
+    called with that Decision as with any other, and ``on_move_result`` gets the MoveResult
+    without it."""
     if fallback is not None and fallback not in FALLBACKS:
         raise ValueError(f"fallback must be one of {', '.join(FALLBACKS)} or None, "
                          f"not {fallback!r}")
@@ -290,10 +298,10 @@ async def play(
             call = stub.Play(metadata=metadata)
             await call.write(
                 referee_pb2.ClientMessage(
-                    join=referee_pb2.Join(match_id=match_id, events=bot.wants_events())
+                    join=referee_pb2.Join(match_id=match_id, events=bot.wants_events(),
+                                          combine_decision=combine_decision)
                 )
             )
-            answered: set[int] = set()  # versions answered on THIS stream
             answering = _Answering(call, stats)
             seat = -1
             while True:
@@ -317,16 +325,15 @@ async def play(
                     retry.up()
                     bot.on_welcome(msg.welcome)
                 elif which == "decision":
-                    decision = msg.decision
                     retry.failing_since = None
-                    if decision.state_version in answered:
-                        continue  # a re-push of a decision already answered on this stream
-                    answering.start(decision)
-                    stats.decisions += 1
-                    answered.add(decision.state_version)
-                    await answering.submit(*await _answer(bot, decision, fallback, blog, stats))
+                    await answering.take(msg.decision, bot, fallback, blog)
                 elif which == "move_result":
                     result = msg.move_result
+                    nxt = None
+                    if result.HasField("next"):  # combine_decision: the seat acts again
+                        nxt = result.next  # kept by the reference when cleared below
+                        stats.combined += 1
+                        result.ClearField("next")  # the bot sees the MoveResult it always did
                     if not result.accepted:
                         stats.rejected += 1
                         # STALE_STATE / NOT_YOUR_TURN mean a newer decision is on its way;
@@ -346,6 +353,8 @@ async def play(
                                          message=result.message,
                                          state_version=result.state_version)
                     bot.on_move_result(result)
+                    if nxt is not None:
+                        await answering.take(nxt, bot, fallback, blog)
                 elif which == "event":
                     bot.on_event(msg.event)
                 elif which == "game_over":
@@ -399,9 +408,21 @@ class _Answering:
         self.pending: referee_pb2.Decision | None = None
         self.sent: referee_pb2.Move | None = None
         self.attempts = 0
+        self.answered: set[int] = set()  # versions answered on THIS stream
 
     def start(self, decision: referee_pb2.Decision) -> None:
         self.pending, self.sent, self.attempts = decision, None, 0
+
+    async def take(self, decision: referee_pb2.Decision, bot: Bot, fallback: str | None,
+                   blog) -> None:
+        """Answer ``decision`` (a Decision message, or one inside a MoveResult), unless this
+        stream answered its version already (a re-push)."""
+        if decision.state_version in self.answered:
+            return
+        self.start(decision)
+        self.stats.decisions += 1
+        self.answered.add(decision.state_version)
+        await self.submit(*await _answer(bot, decision, fallback, blog, self.stats))
 
     async def submit(self, move: referee_pb2.Move, note: str = "") -> None:
         assert self.pending is not None
@@ -504,14 +525,17 @@ def run_bot(
     backoff: Backoff | None = None,
     strict: bool = False,
     fallback: str | None = None,
+    combine_decision: bool = True,
 ) -> referee_pb2.GameOver:
     """Play ``bot`` in the seat of ``token`` until the match ends; return the ``GameOver``.
 
-    Blocking wrapper around :func:`play` (which see: refused moves, ``strict``, ``fallback``).
+    Blocking wrapper around :func:`play` (which see: refused moves, ``strict``, ``fallback``,
+    ``combine_decision``).
     Raises :class:`BotError` when the referee refuses the token or match, or stays unreachable
     for ``backoff.give_up_after``."""
     game_over, _ = asyncio.run(play(bot, address, match_id, token, tls=tls, backoff=backoff,
-                                    strict=strict, fallback=fallback))
+                                    strict=strict, fallback=fallback,
+                                    combine_decision=combine_decision))
     return game_over
 
 

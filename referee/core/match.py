@@ -101,6 +101,9 @@ class Match:
     timeout_rng: Rng | None = None  # /1: the one RANDOM_LEGAL stream, advanced per timeout
     timeout_streams: Streams | None = None  # /2: keyed by (seat, that seat's timeout number)
     start: dict[str, Any] | None = None  # where it started, when not at set-up (``start_doc``)
+    # the decision of the current version, asked of the game once: (version, decision). The
+    # state changes only by a move or a forfeit, and each moves the version on.
+    _decided: tuple[int, Decision | None] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def create(
@@ -141,9 +144,16 @@ class Match:
 
     # ------------------------------------------------------------------ queries
     def decision(self) -> Decision | None:
+        """The pending decision, asked of the game once per state version: the Decision a seat
+        is sent, the check of its Submit and the spectators' update all use the same one."""
         if self.forfeited is not None:
             return None
-        return self.game.decision(self.state)
+        decided = self._decided
+        if decided is not None and decided[0] == self.version:
+            return decided[1]
+        d = self.game.decision(self.state)
+        self._decided = (self.version, d)
+        return d
 
     def result(self) -> Result | None:
         if self.forfeited is not None:
@@ -152,7 +162,7 @@ class Match:
 
     @property
     def over(self) -> bool:
-        return self.forfeited is not None or self.game.decision(self.state) is None
+        return self.decision() is None
 
     # ------------------------------------------------------------------ moves
     def check(self, seat: int, move: Any, expected_version: int | None) -> Decision:

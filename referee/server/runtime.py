@@ -25,9 +25,21 @@ from . import errors, records
 from .clock import MatchClock, StartGate, now_ms
 from .store import Store
 from .streams import CLOSE, MatchStreams, Stream
-from .wire import GameWire, check_note, match_event, opt_str, refusal, server_decision
+from .wire import (
+    GameWire,
+    check_note,
+    match_event,
+    opt_str,
+    refusal,
+    server_decision,
+    server_move_result,
+)
 
 log = structlog.get_logger("referee.match")
+
+#: An accepted move's answer still to send: the mover's stream (which joined with
+#: combine_decision) and the ServerMessage of its MoveResult
+Answer = tuple[Stream, pb.ServerMessage]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +95,11 @@ class MatchRuntime:
         self.decision_proto: pb.Decision | None = None  # parsed on demand from the body
         self._decision_body: bytes = b""
         self.decision_bytes: bytes = b""  # the ServerMessage, as sent
+        # each view encoded once per state version (key: a seat, None for spectators), and the
+        # spectators' update once per version and decision
+        self._views: dict[int | None, bytes] = {}
+        self._views_version = -1
+        self._spectator: tuple[int, Decision | None, bytes] | None = None
         self.game_over: pb.GameOver | None = None
         self.game_over_bytes: bytes = b""
         self.record_path: Path | None = None
@@ -153,10 +170,12 @@ class MatchRuntime:
         )
 
     # ------------------------------------------------------------------ decisions
-    def issue_decision(self) -> None:
+    def issue_decision(self, answer: Answer | None = None) -> bool:
         """Compute and cache the pending decision (one view + one legal-move list), start its
         clock and push it to the acting seat; or, while the match waits for its seats to join,
-        hold it back (untimed, unsent) until the start gate opens."""
+        hold it back (untimed, unsent) until the start gate opens. ``answer``: the accepted
+        MoveResult of a stream that joined with combine_decision; True when the Decision went
+        out inside it (the same seat acts again), else the caller still owes it."""
         self.clock.cancel()
         d = self.match.decision()
         self.decision = d
@@ -165,7 +184,7 @@ class MatchRuntime:
             self.decision_proto = None
             self.decision_bytes = b""
             self.gate.cancel()
-            return
+            return False
         if not self.gate.open and d.seat not in self.abandoned \
                 and not self.gate.check(self._present()):
             self.held = True
@@ -174,8 +193,8 @@ class MatchRuntime:
             self.decision_proto = None
             self.decision_bytes = b""
             self.gate.arm(self._open_gate)
-            return
-        self._send_decision(d)
+            return False
+        return self._send_decision(d, answer)
 
     def _present(self) -> list[bool]:
         """Each seat that has joined or been abandoned (nobody to wait for)."""
@@ -196,7 +215,7 @@ class MatchRuntime:
         self.log.info("clocks_started", seat=d.seat, waited_ms=now_ms() - self.created_ms)
         self._send_decision(d)
 
-    def _send_decision(self, d: Decision) -> None:
+    def _send_decision(self, d: Decision, answer: Answer | None = None) -> bool:
         seat = d.seat
         deadline = self.clock.start(seat, self.match.version, seat in self.abandoned)
         # Encoded once, straight from encodings (the view's and each move's), and the same bytes
@@ -206,11 +225,22 @@ class MatchRuntime:
             match_id=self.id, state_version=self.match.version, seat=seat, kind=d.kind,
             prompt=d.prompt, deadline_unix_ms=deadline,
         )
-        body = self.wire.decision_body(head, self.match.state, seat, d.moves)
+        body = self.wire.decision_body(head, self.match.state, seat, d.moves,
+                                       self.view_bytes(seat))
         self.decision_proto = None
         self._decision_body = body
         self.decision_bytes = server_decision(body)
+        if answer is not None and answer[0].seat == seat:
+            # the mover acts again and asked for combine_decision: one message, the MoveResult
+            # carrying this Decision; the seat's other streams (if any) get it as usual
+            mover = answer[0]
+            mover.put(server_move_result(answer[1].move_result, body))
+            for st in self.streams.by_seat[seat]:
+                if st is not mover:
+                    st.put(self.decision_bytes)
+            return True
         self.streams.to_seat(seat, self.decision_bytes)
+        return False
 
     def decision_for(self, seat: int) -> pb.Decision | None:
         if self.decision is not None and self.decision.seat == seat and not self.held:
@@ -219,22 +249,38 @@ class MatchRuntime:
             return self.decision_proto
         return None
 
+    def view_bytes(self, seat: int | None) -> bytes:
+        """The game's View of ``seat`` (None: a spectator's) at the current state version,
+        encoded once per version and seat: the Decision, GetView and the spectators' update
+        share it. Keyed by the seat, dropped when the version moves on."""
+        version = self.match.version
+        if self._views_version != version:
+            self._views = {}
+            self._views_version = version
+        view = self._views.get(seat)
+        if view is None:
+            view = self._views[seat] = self.game.view_bytes(self.match.state, seat)
+        return view
+
     def view_for(self, seat: int | None) -> pb.View:
         dp = self.decision_for(seat) if seat is not None else None
         if dp is not None:
             return dp.view
-        return self.wire.view(self.match.state, seat)
+        return self.wire.view_message(self.view_bytes(seat))
 
-    def spectator_update(self) -> pb.WatchMessage:
+    def spectator_update(self) -> bytes:
+        """The encoded WatchMessage update for spectators: the public view, who is to act and
+        the kind of decision; built once per state version and decision."""
         d = self.decision
-        return pb.WatchMessage(
-            update=pb.SpectatorUpdate(
-                state_version=self.match.version,
-                view=self.wire.view(self.match.state, None),
-                current_seat=d.seat if d is not None else -1,
-                decision_kind=d.kind if d is not None else "",
-            )
-        )
+        version = self.match.version
+        cached = self._spectator
+        if cached is not None and cached[0] == version and cached[1] is d:
+            return cached[2]
+        data = self.wire.spectator_update(version, self.view_bytes(None),
+                                          d.seat if d is not None else -1,
+                                          d.kind if d is not None else "")
+        self._spectator = (version, d, data)
+        return data
 
     # ------------------------------------------------------------------ streams
     def attach(self, stream: Stream) -> None:
@@ -302,6 +348,11 @@ class MatchRuntime:
             result.accepted = True
             result.state_version = self.match.version
             result.request_id = request_id
+            if stream is not None and stream.combine:
+                # Join.combine_decision: the MoveResult goes after the move's events, carrying
+                # the next Decision when this seat acts again (see _send_decision)
+                await self._after_move(entry, events, (stream, sm))
+                return result
             if stream is not None:
                 stream.put(sm)
             await self._after_move(entry, events)
@@ -327,17 +378,20 @@ class MatchRuntime:
             timeout=entry.timeout or None, policy=entry.policy,
         )
 
-    async def _after_move(self, entry: MoveEntry | None, events: list[Event]) -> None:
+    async def _after_move(self, entry: MoveEntry | None, events: list[Event],
+                          answer: Answer | None = None) -> None:
         version = self.match.version
         timeout = bool(entry and entry.timeout)
         if events:
             self._broadcast_events(events, version, timeout)
-        self.issue_decision()
+        if not self.issue_decision(answer) and answer is not None:
+            # another seat acts next (or nobody): the mover's MoveResult goes out plain
+            answer[0].put(answer[1])
         if self.decision is None:
             await self.finish()
             return
         if self.streams.watchers:
-            self.streams.to_watchers(self.spectator_update().SerializeToString())
+            self.streams.to_watchers(self.spectator_update())
 
     def _broadcast_events(self, events: list[Event], version: int, timeout: bool) -> None:
         streams = self.streams.event_streams()
@@ -466,7 +520,7 @@ class MatchRuntime:
         self.match.moves = []
         self.streams.to_every_seat(self.game_over_bytes, CLOSE)
         if self.streams.watchers:
-            final = self.spectator_update().SerializeToString()
+            final = self.spectator_update()
             data = pb.WatchMessage(game_over=self.game_over).SerializeToString()
             self.streams.to_watchers(final, data, CLOSE)
         self.ctx.finished(self)

@@ -437,14 +437,19 @@ class RefereeService:
                 data = await request_iterator.__anext__()
             except StopAsyncIteration:
                 return
+            limit = self.max_message_bytes
+            if len(data) > limit:
+                raise frame_too_big("Play", len(data))
             first = self.parse(pb.ClientMessage, data, "Play", context)
             if first.WhichOneof("msg") != "join":
                 raise errors.malformed("send Join first on a Play stream")
             rt, seat = self._seat(context, first.join.match_id)
-            stream = Stream(seat, events=first.join.events)
+            stream = Stream(seat, events=first.join.events,
+                            combine=first.join.combine_decision)
             rt.attach(stream)
             rt.log.info("seat_joined", seat=seat, peer=self.limiter.client(context))
-            reader = asyncio.ensure_future(self._play_reader(request_iterator, context, rt, stream))
+            reader = asyncio.ensure_future(self._play_reader(request_iterator, context, rt, stream,
+                                                             limit))
             async with contextlib.aclosing(drain(stream.queue)) as items:
                 async for item in items:
                     yield item
@@ -455,7 +460,11 @@ class RefereeService:
                 rt.detach(stream)
                 rt.log.info("seat_left", seat=stream.seat)
 
-    async def _play_reader(self, request_iterator, context, rt: MatchRuntime, stream: Stream):
+    async def _play_reader(self, request_iterator, context, rt: MatchRuntime, stream: Stream,
+                           limit: int):
+        """The frames of a Play stream after its Join, each answered on the stream; a frame
+        over ``limit`` bytes ends it (checked here rather than by a wrapping generator, which
+        cost every frame of the move path a step through one more async generator)."""
         token = bearer(context.invocation_metadata())
         key = token_hash(token) if token else self.limiter.client(context)  # a known seat's
         seat = stream.seat
@@ -465,6 +474,8 @@ class RefereeService:
         malformed = 0
         try:
             async for data in request_iterator:
+                if len(data) > limit:
+                    raise frame_too_big("Play", len(data))
                 if not allow(key):
                     stream.put(_rate_exceeded_on_stream())
                     return
@@ -757,17 +768,18 @@ def _guard_unary(service: RefereeService, rpc: str, fn: Callable, request_type: 
 
 
 def _guard_stream(service: RefereeService, rpc: str, fn: Callable,
-                  request_type: Any = None) -> Callable:
+                  request_type: Any = None, capped: bool = True) -> Callable:
     """The same for a server-streaming handler (an async generator). With ``request_type`` the
     single request is parsed here (Watch); without, ``fn`` gets the raw request frames and
-    parses them itself (Play, Echo, Session)."""
+    parses them itself (Play, Echo, Session), each capped at --max-message-bytes here, or, with
+    ``capped`` False, by ``fn`` itself (Play, on its move path)."""
     parse = service.parse
 
     async def handler(request, context):
         try:
             if request_type is not None:
                 request = parse(request_type, request, rpc, context)
-            else:
+            elif capped:
                 request = _capped_frames(request, service.max_message_bytes, rpc)
             async with contextlib.aclosing(fn(request, context)) as items:
                 async for item in items:
@@ -785,9 +797,13 @@ async def _capped_frames(frames, limit: int, rpc: str):
     UploadBot and PublishStandings): a bigger one ends the stream, RESOURCE_EXHAUSTED."""
     async for data in frames:
         if len(data) > limit:
-            raise errors.exhausted(f"{rpc}: a frame of {len(data)} bytes is more than this "
-                                   "referee takes")
+            raise frame_too_big(rpc, len(data))
         yield data
+
+
+def frame_too_big(rpc: str, size: int) -> RefereeError:
+    """A stream's frame over --max-message-bytes: it ends the stream, RESOURCE_EXHAUSTED."""
+    return errors.exhausted(f"{rpc}: a frame of {size} bytes is more than this referee takes")
 
 
 def _guard_client_stream(service: RefereeService, rpc: str, fn: Callable) -> Callable:
@@ -822,7 +838,7 @@ def generic_handler(service: RefereeService) -> grpc.GenericRpcHandler:
         "GetRecord": unary("GetRecord", pb.GetRecordRequest),
         "AbandonSeat": unary("AbandonSeat", pb.AbandonSeatRequest),
         "Play": grpc.stream_stream_rpc_method_handler(
-            _guard_stream(service, "Play", service.Play), None, _ser),
+            _guard_stream(service, "Play", service.Play, capped=False), None, _ser),
         "Watch": grpc.unary_stream_rpc_method_handler(
             _guard_stream(service, "Watch", service.Watch, pb.WatchRequest), None, _ser),
         "RegisterBot": unary("RegisterBot", pb.RegisterBotRequest),

@@ -54,11 +54,13 @@ async def drain(queue: asyncio.Queue) -> AsyncGenerator[Any, None]:
 class Stream:
     """One connected Play or Watch stream: an outbound queue of messages (or bytes)."""
 
-    __slots__ = ("dropped", "events", "queue", "seat")
+    __slots__ = ("combine", "dropped", "events", "queue", "seat")
 
-    def __init__(self, seat: int | None, events: bool = True):
+    def __init__(self, seat: int | None, events: bool = True, combine: bool = False):
         self.seat = seat
         self.events = events  # push MatchEvents (Play: Join.events; Watch: always)
+        # Join.combine_decision: the seat's next Decision rides in the MoveResult of its move
+        self.combine = combine
         self.queue: asyncio.Queue = asyncio.Queue()
         self.dropped = False
 

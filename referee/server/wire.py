@@ -31,11 +31,23 @@ def _field(number: int, payload: bytes) -> bytes:
 _DECISION_VIEW = pb.Decision.DESCRIPTOR.fields_by_name["view"].number
 _DECISION_MOVES = pb.Decision.DESCRIPTOR.fields_by_name["legal_moves"].number
 _SERVER_DECISION = pb.ServerMessage.DESCRIPTOR.fields_by_name["decision"].number
+_SERVER_MOVE_RESULT = pb.ServerMessage.DESCRIPTOR.fields_by_name["move_result"].number
+_RESULT_NEXT = pb.MoveResult.DESCRIPTOR.fields_by_name["next"].number
+_UPDATE_VIEW = pb.SpectatorUpdate.DESCRIPTOR.fields_by_name["view"].number
+_WATCH_UPDATE = pb.WatchMessage.DESCRIPTOR.fields_by_name["update"].number
 
 
 def server_decision(body: bytes) -> bytes:
     """The ServerMessage carrying the encoded Decision ``body``."""
     return _field(_SERVER_DECISION, body)
+
+
+def server_move_result(result: pb.MoveResult, next_body: bytes) -> bytes:
+    """The ServerMessage carrying ``result`` with the encoded Decision ``next_body`` as its
+    ``next`` (Join.combine_decision); ``next`` is MoveResult's last field, so appending it keeps
+    the encoding in field order."""
+    return _field(_SERVER_MOVE_RESULT,
+                  result.SerializeToString() + _field(_RESULT_NEXT, next_body))
 
 
 class GameWire:
@@ -49,13 +61,16 @@ class GameWire:
         self._move_fields: dict[Any, bytes] = {}
         self._view_field = pb.View.DESCRIPTOR.fields_by_name[self.field].number
 
-    def decision_body(self, head: pb.Decision, state: Any, seat: int, moves: Any) -> bytes:
-        """The encoded Decision: ``head`` (its scalar fields) + the seat's view + every legal
-        move, assembled from encodings (each move's is cached) instead of building and copying
+    def decision_body(self, head: pb.Decision, state: Any, seat: int, moves: Any,
+                      view: bytes | None = None) -> bytes:
+        """The encoded Decision: ``head`` (its scalar fields) + the seat's view (``view``, the
+        game's encoded View when the caller has it, else built here) + every legal move,
+        assembled from encodings (each move's is cached) instead of building and copying
         messages. Parses to the message built field by field (tests/server/test_wire.py)."""
         cache = self._move_fields
-        parts = [head.SerializeToString(), _field(_DECISION_VIEW, _field(
-            self._view_field, self.game.view_bytes(state, seat)))]
+        if view is None:
+            view = self.game.view_bytes(state, seat)
+        parts = [head.SerializeToString(), _field(_DECISION_VIEW, _field(self._view_field, view))]
         for m in moves:
             enc = cache.get(m)
             if enc is None:
@@ -74,6 +89,21 @@ class GameWire:
         wrapped = pb.View()
         getattr(wrapped, self.field).CopyFrom(self.game.view(state, seat))
         return wrapped
+
+    def view_message(self, view: bytes) -> pb.View:
+        """The envelope View holding the game's encoded View ``view``."""
+        return pb.View.FromString(_field(self._view_field, view))
+
+    def spectator_update(self, version: int, view: bytes, seat: int, kind: str) -> bytes:
+        """The encoded WatchMessage carrying a SpectatorUpdate (``view``: the game's encoded
+        public View), in field order, so a spectator stream's bytes are built once per state
+        version and queued to every watcher."""
+        body = b"".join((
+            pb.SpectatorUpdate(state_version=version).SerializeToString(),
+            _field(_UPDATE_VIEW, _field(self._view_field, view)),
+            pb.SpectatorUpdate(current_seat=seat, decision_kind=kind).SerializeToString(),
+        ))
+        return _field(_WATCH_UPDATE, body)
 
     def unwrap(self, move: pb.Move) -> Any:
         which = move.WhichOneof("game")

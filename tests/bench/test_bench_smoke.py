@@ -31,6 +31,10 @@ def test_bench_writes_results(tmp_path):
                 "grpc.move_to_echo_ratio", "tournament.matches_per_s",
                 "tournament.ratio_to_engine_games_per_s", "grpc.floor_echo_per_s",
                 "grpc.floor_relay_per_s", "grpc.floor_relay_to_echo_ratio",
+                "grpc.server_cpu_ms_per_move", "grpc.floor.server_cpu_ms_per_relay",
+                "grpc.server_cpu_to_floor_relay", "grpc.move_to_floor_relay",
+                "grpc.combined.move_per_s", "grpc.combined.server_cpu_ms_per_move",
+                "grpc.combined.server_cpu_to_floor_relay",
                 "memory.batavia.state_kb_mean", "memory.goa.state_kb_mean",
                 "memory.santa_maria.state_kb_mean", "memory.referee.rss_mb_start",
                 "memory.referee.rss_mb_after_moves", "tournament.persistent.matches_per_s",
@@ -45,6 +49,9 @@ def test_bench_writes_results(tmp_path):
     if shutil.which("nginx") or os.access("/usr/sbin/nginx", os.X_OK):  # bench/cluster.py
         for key in ("moves_per_s", "plain_moves_per_s", "proxy_cpu_ms_per_move"):
             assert summary[f"cluster.{key}"] > 0, key
+    # combined decisions: fewer messages per move than plain streams (Batavia: about 1.5 vs 2)
+    assert 1 <= summary["grpc.combined.server_messages_per_move"] < results["grpc"][
+        "moves_phase"]["server_messages_per_move"]
     for game in ("batavia", "goa", "santa_maria"):  # None while the game has no sampler
         assert f"sim.{game}.samples_per_s" in summary
         # the search bot against greedy: one seed, seats rotated

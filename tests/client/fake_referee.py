@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import AsyncIterator, Callable
 
 import grpc
@@ -69,3 +70,15 @@ async def serving(fake: FakeReferee) -> AsyncIterator[str]:
         yield f"127.0.0.1:{port}"
     finally:
         await server.stop(None)
+
+
+async def run_bot_against(argv: list[str], fake) -> tuple[int, bytes]:
+    """Run the bot command ``argv`` against ``fake`` (served here) for match "m1", its seat
+    token in $REFEREE_TOKEN; its exit status and output."""
+    async with serving(fake) as address:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, "--address", address, "--match", "m1",
+            env={**os.environ, "REFEREE_TOKEN": "seat-token"},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        out, _ = await asyncio.wait_for(proc.communicate(), 120)
+        return proc.returncode or 0, out

@@ -8,13 +8,12 @@ cleaning (control characters dropped, at most 512 bytes of UTF-8, cut between ch
 from __future__ import annotations
 
 import asyncio
-import os
 
 import pytest
 from referee_client import NOTE_LIMIT, REASKS, clean_note
 from referee_tournament.play import refusal_line
 
-from tests.client.fake_referee import PASS, RULE, FakeReferee, refuse_all, serving
+from tests.client.fake_referee import PASS, RULE, FakeReferee, refuse_all, run_bot_against
 
 from .toolchains import KITS
 
@@ -23,21 +22,11 @@ from .toolchains import KITS
 KIND = "batavia.auction\x07\x1b[1m\u0085" + "é" * 300
 
 
-async def _run(argv: list[str], fake: FakeReferee) -> tuple[int, bytes]:
-    async with serving(fake) as address:
-        proc = await asyncio.create_subprocess_exec(
-            *argv, "--address", address, "--match", "m1",
-            env={**os.environ, "REFEREE_TOKEN": "seat-token"},
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-        out, _ = await asyncio.wait_for(proc.communicate(), 120)
-        return proc.returncode or 0, out
-
-
 @pytest.mark.parametrize("kit", list(KITS))
 def test_kit_sends_its_move_as_it_is_and_asks_again_a_bounded_number_of_times(kit):
     argv = KITS[kit]()
     fake = FakeReferee(refuse_all, kind=KIND, quiet_s=3.0)
-    code, out = asyncio.run(_run(argv, fake))
+    code, out = asyncio.run(run_bot_against(argv, fake))
     text = out.decode(errors="replace")
     assert code == 0, text
     assert len(fake.submits) == 1 + REASKS, text  # then it stopped answering
@@ -58,7 +47,7 @@ def test_kit_plays_a_substitute_only_with_the_fallback_option_and_reports_it(kit
     first legal move once (an incident in its log), and then leaves the decision alone."""
     argv = [*KITS[kit](), "--fallback", "first_legal"]
     fake = FakeReferee(refuse_all, quiet_s=3.0)
-    code, out = asyncio.run(_run(argv, fake))
+    code, out = asyncio.run(run_bot_against(argv, fake))
     text = out.decode(errors="replace")
     assert code == 0, text
     assert len(fake.submits) == 2 + REASKS, text

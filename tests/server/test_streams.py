@@ -250,10 +250,11 @@ def test_unexpected_exceptions_become_internal(server, monkeypatch):
             rt = server.service.matches[mid]
             idle = (rt.decision.seat + 1) % 3
 
-            def boom(self, state, seat):
+            def boom(self, view):
                 raise RuntimeError("bug in a view")
 
-            monkeypatch.setattr(wire.GameWire, "view", boom)
+            # GetView wraps the seat's encoded view (cached per version) in the envelope
+            monkeypatch.setattr(wire.GameWire, "view_message", boom)
             with pytest.raises(grpc.aio.AioRpcError) as ei:
                 await stub.GetView(pb.GetViewRequest(match_id=mid), metadata=md(tokens[idle]))
             assert ei.value.code() == grpc.StatusCode.INTERNAL

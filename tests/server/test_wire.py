@@ -49,3 +49,27 @@ def test_assembled_decisions_equal_field_by_field_ones(name):
             m.submit(d.seat, d.moves[rnd.randrange(len(d.moves))])
             step += 1
     assert checked > 30
+
+
+@pytest.mark.parametrize("name", sorted(registry.games()))
+def test_assembled_spectator_updates_equal_field_by_field_ones(name):
+    """Spectators' updates are assembled once per state version from the encoded public view
+    (GameWire.spectator_update): they parse to the WatchMessage built field by field."""
+    game = registry.get(name)
+    wire = GameWire(game)
+    m = Match.create(game, {}, game.spec.min_seats, 3)
+    rnd = random.Random(3)
+    for _ in range(40):
+        d = m.decision()
+        if d is None:
+            break
+        expected = pb.WatchMessage(update=pb.SpectatorUpdate(
+            state_version=m.version, view=wire.view(m.state, None), current_seat=d.seat,
+            decision_kind=d.kind))
+        data = wire.spectator_update(m.version, game.view_bytes(m.state, None), d.seat, d.kind)
+        assert pb.WatchMessage.FromString(data) == expected
+        m.submit(d.seat, d.moves[rnd.randrange(len(d.moves))])
+    over = pb.WatchMessage(update=pb.SpectatorUpdate(
+        state_version=m.version, view=wire.view(m.state, None), current_seat=-1))
+    data = wire.spectator_update(m.version, game.view_bytes(m.state, None), -1, "")
+    assert pb.WatchMessage.FromString(data) == over

@@ -234,19 +234,23 @@ export function playOnce(client: RefereeClient, p: SeatPlay,
       send(d, p.fallback && !isLegal(move, d)
         ? substitute(p, d, 'choose returned a move that is not among legal_moves') : move, note);
     };
+    const take = (d: Decision) => {  // a Decision, or one inside a MoveResult
+      const version = String(d.state_version ?? '0');
+      if (answered.has(version) || !(d.legal_moves ?? []).length) return;
+      answered.add(version);
+      pending = d;
+      attempts = 0;
+      submit(d);
+    };
     call.on('data', (msg: ServerMessage) => {
       if (msg.welcome) {
         onJoined();
         log('info', 'joined', { match: p.match, seat: msg.welcome.seat ?? 0, game: msg.welcome.game });
       } else if (msg.decision) {
-        const d = msg.decision;
-        const version = String(d.state_version ?? '0');
-        if (answered.has(version) || !(d.legal_moves ?? []).length) return;
-        answered.add(version);
-        pending = d;
-        attempts = 0;
-        submit(d);
-      } else if (msg.move_result && !msg.move_result.accepted) {
+        take(msg.decision);
+      } else if (msg.move_result?.accepted) {
+        if (msg.move_result.next) take(msg.move_result.next);  // this seat acts again
+      } else if (msg.move_result) {
         const r = msg.move_result;
         const reason = String(r.reason ?? 'REASON_UNSPECIFIED');
         // A refused move leaves the decision pending (it is not pushed again). A late or
@@ -294,7 +298,9 @@ export function playOnce(client: RefereeClient, p: SeatPlay,
       finish({ over: false, code: err.code, details: err.details, reason });
     });
     call.on('end', () => finish({ over: false, code: grpc.status.UNAVAILABLE, details: 'stream closed' }));
-    call.write({ join: { match_id: p.match } });
+    // combine_decision: when this seat acts again right after its own move, its next Decision
+    // comes inside that move's MoveResult (`next`) instead of a message of its own
+    call.write({ join: { match_id: p.match, combine_decision: true } });
   });
 }
 
