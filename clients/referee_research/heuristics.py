@@ -15,7 +15,13 @@ from collections.abc import Callable
 from referee_client.bot import Bot
 from referee_client.bots import BOTS, GREEDY_FOR_GAME
 
+from referee.core.contract import Decision
+from referee.core.rng import Rng
 from referee.sim import Simulation
+from referee.sim.model import Policy
+from referee.v1 import referee_pb2
+
+from .messages import decision_message
 
 ScoreEstimate = Callable[[Simulation], list[float]]
 
@@ -29,8 +35,40 @@ def _batavia(sim: Simulation) -> list[float]:
     return gold
 
 
+def _goa(sim: Simulation) -> list[float]:
+    """The final scoring's open parts as if the game ended now: each development column's row
+    VP, the colonies' VP, fulfilled Duty tiles and the face-down single plantations (hidden
+    hands, ducats and Missions are left out)."""
+    view = sim.view(None)
+    row_vp = list(view.board.row_vp)  # type: ignore[attr-defined]
+    colony_vp = list(view.colony_vp)  # type: ignore[attr-defined]
+    single = view.single_plantation_vp  # type: ignore[attr-defined]
+    vp = [0.0] * sim.seat_count
+    for player in view.players:  # type: ignore[attr-defined]
+        total = sum(row_vp[r - 1] for r in player.rows if 1 <= r <= len(row_vp))
+        if player.colonies and colony_vp:
+            total += colony_vp[min(len(player.colonies), len(colony_vp)) - 1]
+        total += player.duty_vp + single * player.single_plantations_face_down
+        vp[player.seat] = float(total)
+    return vp
+
+
+def _santa_maria(sim: Simulation) -> list[float]:
+    """Happiness points so far, plus coins and goods at the end's rate (3 coins a point; a good
+    sells for about 2 coins)."""
+    view = sim.view(None)
+    points = [0.0] * sim.seat_count
+    for player in view.players:  # type: ignore[attr-defined]
+        r = player.resources
+        goods = r.wood + r.wheat + r.sugar + r.gem + r.gold
+        points[player.seat] = player.points + (player.coins + 2 * goods) / 3
+    return points
+
+
 SCORE_ESTIMATES: dict[str, ScoreEstimate] = {
     "batavia": _batavia,
+    "goa": _goa,
+    "santa_maria": _santa_maria,
 }
 
 
@@ -48,3 +86,31 @@ def prior_bot(game: str, seed: int) -> Bot | None:
     """A fresh prior bot for one seat of a match of ``game``, or None for a game without one."""
     name = PRIORS.get(game)
     return None if name is None else BOTS[name](seed)
+
+
+def prior_policy(game: str, seat_count: int, rng: Rng, epsilon: float = 0.0) -> Policy | None:
+    """A rollout policy that plays every seat as the game's prior bot would, from that seat's
+    view of the (sampled) state, with a uniformly random move instead ``epsilon`` of the time;
+    None for a game without a prior bot. A decision with one legal move costs no view."""
+    bots: list[Bot] = []
+    for seat in range(seat_count):
+        bot = prior_bot(game, rng.next64())
+        if bot is None:
+            return None
+        bot.on_welcome(referee_pb2.Welcome(match_id="rollout", game=game, seat=seat,
+                                           seat_count=seat_count))
+        bots.append(bot)
+
+    def policy(sim: Simulation, d: Decision) -> object:
+        moves = d.moves
+        if len(moves) == 1:
+            return moves[0]
+        if epsilon and rng.below(1 << 20) < epsilon * (1 << 20):
+            return moves[rng.below(len(moves))]
+        answer = bots[d.seat].choose(decision_message(sim, d.seat, d.kind, list(moves), 0,
+                                                      d.prompt))
+        if not isinstance(answer, referee_pb2.Move):  # an async bot: no help in a rollout
+            return moves[rng.below(len(moves))]
+        return sim.move_from_proto(getattr(answer, game))
+
+    return policy

@@ -35,9 +35,10 @@ from typing import Any
 from google.protobuf.message import Message
 
 from referee.core import registry
-from referee.core.contract import Event, Result
+from referee.core.contract import Decision, Event, Result
 from referee.core.rng import Rng
 from referee.sim import Simulation
+from referee.sim.model import Policy
 
 from . import heuristics
 
@@ -72,8 +73,8 @@ class Budget:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """The search's knobs. ``rollout_depth``: moves played at random after the tree before the
-    score estimate stands in for the end (None: play to the end)."""
+    """The search's knobs. ``rollout_depth``: moves played after the tree before the score
+    estimate stands in for the end (None: play to the end)."""
 
     budget: Budget = field(default_factory=Budget)
     exploration: float = EXPLORATION
@@ -83,6 +84,37 @@ class Settings:
     #: :mod:`.heuristics`) when the most visited move is picked, as a share of the iterations
     #: run: the search overrides the reference bot only where it finds clearly better
     prior_weight: float = PRIOR_WEIGHT
+    #: how rollouts (and the tree's first visit of a node) choose moves: ``"random"`` (uniform)
+    #: or ``"prior"`` (every seat as the game's prior bot would, from its view of the sample;
+    #: :func:`heuristics.prior_policy`), which models greedy opponents as they play
+    rollout: str = "random"
+    #: with ``rollout="prior"``: the share of rollout moves drawn uniformly instead
+    epsilon: float = 0.0
+    #: choice nodes on a path below the root (None: no limit); 0 is flat Monte Carlo over the
+    #: root's moves, every later move by the rollout policy
+    tree_depth: int | None = None
+    #: progressive widening: a node with n visits has at most ``ceil(widening * sqrt(n + 1))``
+    #: children, the policy's move first (None: every legal move is tried)
+    widening: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.rollout not in ROLLOUTS:
+            raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, not {self.rollout!r}")
+        if not 0.0 <= self.epsilon <= 1.0:
+            raise ValueError(f"epsilon must be within [0, 1], not {self.epsilon}")
+        if self.widening is not None and self.widening <= 0:
+            raise ValueError(f"widening must be positive, not {self.widening}")
+
+
+#: The rollout policies a search can use (``Settings.rollout``).
+ROLLOUTS = ("random", "prior")
+
+#: The settings the bot plays with (its budget aside): flat Monte Carlo over the root's moves,
+#: the greedy move tried first and kept unless clearly beaten, a few more candidates by
+#: progressive widening, each scored by rollouts where every seat plays as its greedy bot for
+#: ``rollout_depth`` moves before the game's score estimate (docs/research/search-bot.md).
+STRONG = Settings(rollout="prior", tree_depth=0, widening=1.5, prior_weight=0.25,
+                  rollout_depth=24)
 
 
 class Node:
@@ -175,6 +207,8 @@ class Search:
         self.settings = settings or Settings()
         self.root = Node(seat)
         self.prior = prior
+        self._rollout_policy: Policy | None = None
+        self._policy_rng = Rng(0)
 
     def run(self, seed: int) -> SearchResult:
         settings = self.settings
@@ -183,6 +217,7 @@ class Search:
         if len(self.legal) == 1:
             return SearchResult(self.legal[0], {self.legal[0]: 0}, {}, 0, 0.0)
         rng = Rng(seed)
+        self._policy_rng = Rng(rng.next64())
         deadline = None if budget.seconds is None else start + budget.seconds
         done = 0
         while True:
@@ -195,14 +230,26 @@ class Search:
         return self._result(done, time.perf_counter() - start)
 
     # ------------------------------------------------------------------ one iteration
+    def _policy(self, sim: Simulation) -> Policy | None:
+        """The rollout policy of this search (made on its first determinization)."""
+        if self.settings.rollout != "prior":
+            return None
+        if self._rollout_policy is None:
+            self._rollout_policy = heuristics.prior_policy(
+                sim.game.spec.name, sim.seat_count, self._policy_rng, self.settings.epsilon)
+        return self._rollout_policy
+
     def _iterate(self, rng: Rng) -> None:
         sim = self.determinize(rng)
         game, state = sim.game, sim.state
-        c = self.settings.exploration
+        settings = self.settings
+        c = settings.exploration
+        policy = self._policy(sim)
         node = self.root
         path: list[Node] = []
         root_legal = set(self.legal)
         first = True
+        depth = 0
         while True:
             d = game.decision(state)
             if d is None:
@@ -216,9 +263,12 @@ class Search:
                 if d.seat != self.seat or not moves:
                     return
                 first = False
+                self.root.visits += 1
             if len(moves) == 1:  # forced: no choice to learn, no node
                 game.apply(state, d.seat, moves[0])
                 continue
+            if settings.tree_depth is not None and depth > settings.tree_depth:
+                break  # below the tree: the rollout policy plays on
             children = node.children
             untried = []
             best, best_ucb = None, -1.0
@@ -232,8 +282,10 @@ class Search:
                                                                  / child.visits)
                 if ucb > best_ucb:
                     best, best_ucb = child, ucb
-            if untried:
-                m = untried[rng.below(len(untried))]
+            widen = settings.widening is None or best is None or len(children) < math.ceil(
+                settings.widening * math.sqrt(node.visits + 1))
+            if untried and widen:
+                m = self._expansion(untried, sim, d, node is self.root, policy, rng)
                 child = Node(d.seat)
                 child.avail = 1
                 children[(d.seat, m)] = child
@@ -241,16 +293,29 @@ class Search:
                 path.append(child)
                 break
             assert best is not None
-            move = next(m for m in moves if children[(d.seat, m)] is best)
+            move = next(m for m in moves if children.get((d.seat, m)) is best)
             game.apply(state, d.seat, move)
             path.append(best)
             node = best
-        reward = self._rollout(sim, rng)
+            depth += 1
+        reward = self._rollout(sim, rng, policy)
         for n in path:
             n.visits += 1
             n.total += reward[n.seat]
 
-    def _rollout(self, sim: Simulation, rng: Rng) -> list[float]:
+    def _expansion(self, untried: list[Any], sim: Simulation, d: Decision, at_root: bool,
+                   policy: Policy | None, rng: Rng) -> Any:
+        """The move a node tries next: the prior's at the root, the rollout policy's below it,
+        while untried; otherwise one drawn at random."""
+        if at_root and self.prior in untried:
+            return self.prior
+        if not at_root and policy is not None:
+            m = policy(sim, d)
+            if m in untried:
+                return m
+        return untried[rng.below(len(untried))]
+
+    def _rollout(self, sim: Simulation, rng: Rng, policy: Policy | None) -> list[float]:
         game, state = sim.game, sim.state
         depth = self.settings.rollout_depth
         played = 0
@@ -260,9 +325,12 @@ class Search:
             if depth is not None and played >= depth:
                 estimate = heuristics.score_estimate(sim)
                 assert estimate is not None
-                return estimate_rewards(estimate, self.settings.margin_weight)
+                # an estimated rank is a coarse guess: the margin alone, which moves with
+                # every point, scores an unfinished game
+                return estimate_rewards(estimate, 1.0)
             moves = d.moves
-            game.apply(state, d.seat, moves[rng.below(len(moves))])
+            move = policy(sim, d) if policy is not None else moves[rng.below(len(moves))]
+            game.apply(state, d.seat, move)
             played += 1
         result = game.result(state)
         assert result is not None
@@ -310,6 +378,8 @@ def search(determinize: Determinizer, seat: int, legal: Sequence[Any], seed: int
 __all__ = [
     "EXPLORATION",
     "MARGIN_WEIGHT",
+    "ROLLOUTS",
+    "STRONG",
     "Budget",
     "Determinizer",
     "Search",

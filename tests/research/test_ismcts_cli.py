@@ -28,10 +28,24 @@ def test_duel_reports_a_win_rate_with_its_interval(tmp_path, capsys):
     assert "ismcts wins" in capsys.readouterr().out
 
 
+def test_duel_with_sprt_reports_its_test_and_time_per_move(tmp_path, capsys):
+    out = tmp_path / "duel.json"
+    assert cli.main(["duel", "goa", "--seats", "2", "--matches", "2", "--iterations", "2",
+                     "--rollout-depth", "6", "--sprt", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["sprt"]["p0"] == 0.5 and report["sprt"]["p1"] == 0.65
+    assert report["sprt"]["decision"] is None  # two matches cannot decide it
+    assert report["settings"]["rollout"] == "prior" and report["searched_moves"] > 0
+    assert report["seconds_per_move"] > 0
+    assert "SPRT undecided" in capsys.readouterr().out
+
+
 def test_duel_refuses_bad_usage(capsys):
     assert cli.main(["duel", "chess", "--seats", "2"]) == 2
     assert cli.main(["duel", "batavia", "--seats", "9"]) == 2
     assert cli.main(["duel", "batavia", "--seats", "3", "--iterations", "0"]) == 2
+    assert cli.main(["duel", "goa", "--seats", "2", "--sprt", "--sprt-delta", "0.6"]) == 2
+    assert cli.main(["duel", "goa", "--seats", "2", "--epsilon", "2"]) == 2
     err = capsys.readouterr().err
     assert "unknown game 'chess'" in err and "3 to 5 seats" in err
 
