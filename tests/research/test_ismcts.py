@@ -286,7 +286,7 @@ def test_widening_and_a_flat_tree_bound_the_nodes():
     """Progressive widening keeps the root to ceil(W * sqrt(n + 1)) children after n visits,
     and tree depth 0 grows no node below the root's moves."""
     game, state, options, history, d = next(
-        (p for p in deciding_positions("goa", 40, 38) if len(p[4].moves) >= 6))
+        p for p in deciding_positions("goa", 40, 38) if len(p[4].moves) >= 6)
     det = determinizer_for("goa", game, state, options, history, d.seat)
     settings = replace(QUICK_STRONG, budget=Budget(iterations=9, seconds=None), widening=1.0)
     search = ismcts.Search(det, d.seat, d.moves, settings, d.moves[0])
