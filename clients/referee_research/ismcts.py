@@ -96,6 +96,10 @@ class Settings:
     #: progressive widening: a node with n visits has at most ``ceil(widening * sqrt(n + 1))``
     #: children, the policy's move first (None: every legal move is tried)
     widening: float | None = None
+    #: common random numbers at the root: the root's move is chosen first, and its j-th visit
+    #: plays in the j-th determinization, drawn once and shared by every root move, so two
+    #: root moves are compared on the same hidden cards and the same future chance
+    paired: bool = False
 
     def __post_init__(self) -> None:
         if self.rollout not in ROLLOUTS:
@@ -106,6 +110,10 @@ class Settings:
             raise ValueError(f"widening must be positive, not {self.widening}")
 
 
+#: Spreads the indices of a paired search's determinizations over their seeds.
+_GOLDEN = 0x9E3779B97F4A7C15
+_MASK = (1 << 64) - 1
+
 #: The rollout policies a search can use (``Settings.rollout``).
 ROLLOUTS = ("random", "prior")
 
@@ -114,7 +122,7 @@ ROLLOUTS = ("random", "prior")
 #: progressive widening, each scored by rollouts where every seat plays as its greedy bot for
 #: ``rollout_depth`` moves before the game's score estimate (docs/research/search-bot.md).
 STRONG = Settings(rollout="prior", tree_depth=0, widening=1.5, prior_weight=0.25,
-                  rollout_depth=24)
+                  rollout_depth=24, paired=True)
 
 
 class Node:
@@ -209,6 +217,8 @@ class Search:
         self.prior = prior
         self._rollout_policy: Policy | None = None
         self._policy_rng = Rng(0)
+        self._world_seed = 0
+        self._worlds: dict[int, Simulation] = {}
 
     def run(self, seed: int) -> SearchResult:
         settings = self.settings
@@ -218,6 +228,7 @@ class Search:
             return SearchResult(self.legal[0], {self.legal[0]: 0}, {}, 0, 0.0)
         rng = Rng(seed)
         self._policy_rng = Rng(rng.next64())
+        self._world_seed = rng.next64()
         deadline = None if budget.seconds is None else start + budget.seconds
         done = 0
         while True:
@@ -239,18 +250,46 @@ class Search:
                 sim.game.spec.name, sim.seat_count, self._policy_rng, self.settings.epsilon)
         return self._rollout_policy
 
+    def _world(self, j: int) -> Simulation:
+        """A copy of the ``j``-th determinization of a paired search (drawn once, kept)."""
+        world = self._worlds.get(j)
+        if world is None:
+            world = self._worlds[j] = self.determinize(
+                Rng(self._world_seed ^ ((j * _GOLDEN) & _MASK)))
+        return world.clone()
+
     def _iterate(self, rng: Rng) -> None:
-        sim = self.determinize(rng)
-        game, state = sim.game, sim.state
         settings = self.settings
-        c = settings.exploration
-        policy = self._policy(sim)
         node = self.root
         path: list[Node] = []
-        root_legal = set(self.legal)
-        first = True
         depth = 0
-        while True:
+        expanded = False
+        if settings.paired:
+            # the root's move first, then the world: a root move's j-th visit is played in the
+            # j-th determinization, the same for every root move (common random numbers)
+            child, move, expanded = self._select(self.root, self.seat, self.legal, None, None,
+                                                 None, rng)
+            sim = self._world(child.visits)
+            game, state = sim.game, sim.state
+            d = game.decision(state)
+            if d is None or d.seat != self.seat or move not in d.moves:
+                if expanded:  # a world that does not fit: nothing learnt
+                    del self.root.children[(self.seat, move)]
+                return
+            self.root.visits += 1
+            policy = self._policy(sim)
+            game.apply(state, d.seat, move)
+            path.append(child)
+            node = child
+            depth = 1
+            first = False
+        else:
+            sim = self.determinize(rng)
+            game, state = sim.game, sim.state
+            policy = self._policy(sim)
+            first = True
+        root_legal = set(self.legal)
+        while not expanded:
             d = game.decision(state)
             if d is None:
                 break
@@ -269,47 +308,52 @@ class Search:
                 continue
             if settings.tree_depth is not None and depth > settings.tree_depth:
                 break  # below the tree: the rollout policy plays on
-            children = node.children
-            untried = []
-            best, best_ucb = None, -1.0
-            for m in moves:
-                child = children.get((d.seat, m))
-                if child is None:
-                    untried.append(m)
-                    continue
-                child.avail += 1
-                ucb = child.total / child.visits + c * math.sqrt(math.log(child.avail)
-                                                                 / child.visits)
-                if ucb > best_ucb:
-                    best, best_ucb = child, ucb
-            widen = settings.widening is None or best is None or len(children) < math.ceil(
-                settings.widening * math.sqrt(node.visits + 1))
-            if untried and widen:
-                m = self._expansion(untried, sim, d, node is self.root, policy, rng)
-                child = Node(d.seat)
-                child.avail = 1
-                children[(d.seat, m)] = child
-                game.apply(state, d.seat, m)
-                path.append(child)
-                break
-            assert best is not None
-            move = next(m for m in moves if children.get((d.seat, m)) is best)
+            node, move, expanded = self._select(node, d.seat, moves, sim, d, policy, rng)
             game.apply(state, d.seat, move)
-            path.append(best)
-            node = best
+            path.append(node)
             depth += 1
         reward = self._rollout(sim, rng, policy)
         for n in path:
             n.visits += 1
             n.total += reward[n.seat]
 
-    def _expansion(self, untried: list[Any], sim: Simulation, d: Decision, at_root: bool,
-                   policy: Policy | None, rng: Rng) -> Any:
+    def _select(self, node: Node, seat: int, moves: Sequence[Any], sim: Simulation | None,
+                d: Decision | None, policy: Policy | None, rng: Rng) -> tuple[Node, Any, bool]:
+        """The child of ``node`` to follow among ``moves`` (the ones legal here): a new one
+        while untried moves remain (within the widening limit), else the best by UCB1 with
+        availability counts. Returns it, its move, and whether it is new."""
+        c = self.settings.exploration
+        widening = self.settings.widening
+        children = node.children
+        untried = []
+        best, best_move, best_ucb = None, None, -1.0
+        for m in moves:
+            child = children.get((seat, m))
+            if child is None:
+                untried.append(m)
+                continue
+            child.avail += 1
+            ucb = child.total / child.visits + c * math.sqrt(math.log(child.avail)
+                                                             / child.visits)
+            if ucb > best_ucb:
+                best, best_move, best_ucb = child, m, ucb
+        if untried and (best is None or widening is None or len(children) < math.ceil(
+                widening * math.sqrt(node.visits + 1))):
+            m = self._expansion(untried, sim, d, node is self.root, policy, rng)
+            child = Node(seat)
+            child.avail = 1
+            children[(seat, m)] = child
+            return child, m, True
+        assert best is not None
+        return best, best_move, False
+
+    def _expansion(self, untried: list[Any], sim: Simulation | None, d: Decision | None,
+                   at_root: bool, policy: Policy | None, rng: Rng) -> Any:
         """The move a node tries next: the prior's at the root, the rollout policy's below it,
         while untried; otherwise one drawn at random."""
         if at_root and self.prior in untried:
             return self.prior
-        if not at_root and policy is not None:
+        if not at_root and policy is not None and sim is not None and d is not None:
             m = policy(sim, d)
             if m in untried:
                 return m

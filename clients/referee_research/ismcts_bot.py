@@ -174,6 +174,9 @@ def add_search_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--widening", type=float, default=STRONG.widening,
                    help="progressive widening: at most ceil(W*sqrt(visits+1)) children a node, "
                         f"the greedy move first (default {STRONG.widening})")
+    p.add_argument("--paired", action=argparse.BooleanOptionalAction, default=STRONG.paired,
+                   help="compare the root's moves on the same determinizations (common random "
+                        f"numbers; default {'on' if STRONG.paired else 'off'})")
     p.add_argument("--exploration", type=float, default=STRONG.exploration,
                    help=f"UCB1's exploration constant (default {STRONG.exploration})")
 
@@ -181,7 +184,7 @@ def add_search_flags(p: argparse.ArgumentParser) -> None:
 def search_knobs(args: argparse.Namespace) -> dict[str, Any]:
     """The Settings fields :func:`add_search_flags` sets."""
     return {"rollout": args.rollout, "epsilon": args.epsilon, "tree_depth": args.tree_depth,
-            "widening": args.widening, "exploration": args.exploration}
+            "widening": args.widening, "exploration": args.exploration, "paired": args.paired}
 
 
 def settings_from(args: argparse.Namespace) -> Settings:

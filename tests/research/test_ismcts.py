@@ -346,3 +346,25 @@ def test_the_strong_bot_beats_random_play_on_fixed_seeds():
         bots[seat] = ISMCTSBot(seed, settings)
         wins += first_share(play(sim, bots), seat)
     assert wins >= 5, f"the strong search won {wins} of 6 against random play"
+
+
+def test_a_paired_search_plays_every_root_move_in_the_same_worlds():
+    """Common random numbers: with ``paired`` the j-th visit of every root move is played in the
+    j-th determinization, so a search draws only as many worlds as its most visited root move
+    has visits (an unpaired one draws one a iteration), and each world is drawn from one seed."""
+    game, state, options, history, d = next(
+        p for p in deciding_positions("santa_maria", 40, 39) if len(p[4].moves) >= 4)
+    seeds: list[int] = []
+
+    def counting(rng):
+        seeds.append(rng.next64())
+        return determinizer_for("santa_maria", game, state, options, history, d.seat)(rng)
+
+    settings = replace(QUICK_STRONG, budget=Budget(iterations=10, seconds=None))
+    r = ismcts.search(counting, d.seat, d.moves, 5, settings, d.moves[0])
+    assert len(r.visits) >= 2
+    assert len(seeds) == max(r.visits.values()) < 10
+    assert len(set(seeds)) == len(seeds)
+    seeds.clear()
+    ismcts.search(counting, d.seat, d.moves, 5, replace(settings, paired=False), d.moves[0])
+    assert len(seeds) == 10
