@@ -135,7 +135,8 @@ class DuelReport:
         lo, hi = self.interval
         return {"game": self.game, "seats": self.seats, "iterations": self.iterations,
                 "settings": self.settings,
-                "matches": self.matches, "win_rate": round(self.win_rate, 4),
+                "matches": self.matches, "wins": self.wins,
+                "win_rate": round(self.win_rate, 4),
                 "interval": [round(lo, 4), round(hi, 4)], "baseline": round(self.baseline, 4),
                 "mean_score_margin": round(self.score_diff / self.matches, 2)
                 if self.matches else 0.0,

@@ -26,19 +26,33 @@ from .messages import decision_message
 ScoreEstimate = Callable[[Simulation], list[float]]
 
 
+#: Batavia: gold counted per bill of exchange and per card in hand (what they buy later).
+BATAVIA_BILL = 0.3
+BATAVIA_CARD = 0.4
+
+
 def _batavia(sim: Simulation) -> list[float]:
-    """Gold on the score track (the counting houses' majorities and seals pay at the end)."""
+    """Gold on the score track (the counting houses' majorities and seals pay at the end), plus
+    :data:`BATAVIA_BILL` per bill and :data:`BATAVIA_CARD` per card in hand."""
     view = sim.view(None)
     gold = [0.0] * sim.seat_count
     for player in view.players:  # type: ignore[attr-defined]
-        gold[player.seat] = float(player.gold)
+        gold[player.seat] = (player.gold + BATAVIA_BILL * player.bills
+                             + BATAVIA_CARD * player.hand_size)
     return gold
+
+
+#: Goa: VP counted per ship, colonist, spice sack and land held (means to progress).
+GOA_MEANS = 0.3
+#: Goa: VP counted per ducat held (what it buys later; bids are not free).
+GOA_DUCAT = 0.25
 
 
 def _goa(sim: Simulation) -> list[float]:
     """The final scoring's open parts as if the game ended now: each development column's row
     VP, the colonies' VP, fulfilled Duty tiles and the face-down single plantations (hidden
-    hands, ducats and Missions are left out)."""
+    hands and Missions are left out), plus :data:`GOA_MEANS` per means of progress and
+    :data:`GOA_DUCAT` per ducat (read from each seat's own view of the sampled state)."""
     view = sim.view(None)
     row_vp = list(view.board.row_vp)  # type: ignore[attr-defined]
     colony_vp = list(view.colony_vp)  # type: ignore[attr-defined]
@@ -49,7 +63,13 @@ def _goa(sim: Simulation) -> list[float]:
         if player.colonies and colony_vp:
             total += colony_vp[min(len(player.colonies), len(colony_vp)) - 1]
         total += player.duty_vp + single * player.single_plantations_face_down
-        vp[player.seat] = float(total)
+        # what buys the next steps, at a fraction of a VP each (a coarse guess), so that a
+        # rollout cut before a step still tells a richer position from a poorer one
+        sacks = sum(1 for land in player.lands for f in land.fields if f.spice)
+        vp[player.seat] = float(total) + GOA_MEANS * (player.ships + player.colonists + sacks
+                                                      + len(player.lands))
+    for seat in range(sim.seat_count):  # ducats are hidden: each seat's own view of the sample
+        vp[seat] += GOA_DUCAT * sim.view(seat).my_ducats  # type: ignore[attr-defined]
     return vp
 
 

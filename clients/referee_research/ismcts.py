@@ -100,6 +100,9 @@ class Settings:
     #: plays in the j-th determinization, drawn once and shared by every root move, so two
     #: root moves are compared on the same hidden cards and the same future chance
     paired: bool = False
+    #: with ``paired``: the mean reward, over shared worlds, by which a root move must beat
+    #: the prior's to be played instead (a paired search picks by that, not by visits)
+    prior_margin: float = 0.01
 
     def __post_init__(self) -> None:
         if self.rollout not in ROLLOUTS:
@@ -219,6 +222,7 @@ class Search:
         self._policy_rng = Rng(0)
         self._world_seed = 0
         self._worlds: dict[int, Simulation] = {}
+        self._paired: dict[Node, list[float]] = {}
 
     def run(self, seed: int) -> SearchResult:
         settings = self.settings
@@ -316,6 +320,8 @@ class Search:
         for n in path:
             n.visits += 1
             n.total += reward[n.seat]
+        if settings.paired and path:  # the root move's reward in world j = its visit j
+            self._paired.setdefault(path[0], []).append(reward[self.seat])
 
     def _select(self, node: Node, seat: int, moves: Sequence[Any], sim: Simulation | None,
                 d: Decision | None, policy: Policy | None, rng: Rng) -> tuple[Node, Any, bool]:
@@ -387,13 +393,37 @@ class Search:
             if seat == self.seat and m in self.legal:
                 visits[m] = visits.get(m, 0) + child.visits
                 values[m] = child.total / child.visits if child.visits else 0.0
-        # most visited (the prior's move with its virtual visits), then best value, then the
-        # decision's order (deterministic)
-        bonus = self.settings.prior_weight * iterations
         order = {m: i for i, m in enumerate(self.legal)}
-        move = max(self.legal, key=lambda m: (visits.get(m, 0) + (bonus if m == self.prior else 0),
-                                              values.get(m, 0.0), -order[m]))
+        prior_node = self.root.children.get((self.seat, self.prior))
+        if self.settings.paired and prior_node is not None:
+            move = self._paired_choice(prior_node)
+        else:
+            # most visited (the prior's move with its virtual visits), then best value, then
+            # the decision's order (deterministic)
+            bonus = self.settings.prior_weight * iterations
+            move = max(self.legal, key=lambda m: (
+                visits.get(m, 0) + (bonus if m == self.prior else 0), values.get(m, 0.0),
+                -order[m]))
         return SearchResult(move, visits, values, iterations, seconds)
+
+    def _paired_choice(self, prior_node: Node) -> Any:
+        """A paired search's move: the root move whose rewards beat the prior's by the most on
+        the worlds both were played in (at least two), if by more than ``prior_margin`` on
+        average; otherwise the prior's move."""
+        base = self._paired.get(prior_node, [])
+        best, best_gain = self.prior, self.settings.prior_margin
+        for m in self.legal:
+            node = self.root.children.get((self.seat, m))
+            if node is None or node is prior_node:
+                continue
+            mine = self._paired.get(node, [])
+            k = min(len(mine), len(base))
+            if k < 2:
+                continue
+            gain = sum(a - b for a, b in zip(mine[:k], base[:k], strict=True)) / k
+            if gain > best_gain:
+                best, best_gain = m, gain
+        return best
 
 
 def from_views(game: str, seat: int, view: Message | bytes, seat_count: int,

@@ -368,3 +368,23 @@ def test_a_paired_search_plays_every_root_move_in_the_same_worlds():
     seeds.clear()
     ismcts.search(counting, d.seat, d.moves, 5, replace(settings, paired=False), d.moves[0])
     assert len(seeds) == 10
+
+
+def test_a_paired_search_leaves_the_prior_only_for_a_clear_gain_on_shared_worlds():
+    """The paired choice: a root move replaces the prior's only if, on the worlds both were
+    played in (two at least), it gains more than ``prior_margin`` on average."""
+    search = ismcts.Search(lambda rng: pytest.fail("no world needed"), 0, ["p", "a", "b"],
+                           replace(QUICK_STRONG, prior_margin=0.05), prior="p")
+
+    def node(move, rewards):
+        n = ismcts.Node(0)
+        n.visits, n.total = len(rewards), sum(rewards)
+        search.root.children[(0, move)] = n
+        search._paired[n] = list(rewards)
+
+    node("p", [0.5, 0.2, 0.6])
+    node("a", [0.56, 0.26])  # +0.06 on the two shared worlds
+    node("b", [0.9])  # one world only: not enough
+    assert search._result(6, 0.0).move == "a"
+    search._paired[search.root.children[(0, "a")]] = [0.54, 0.24]  # +0.04: within the margin
+    assert search._result(6, 0.0).move == "p"
