@@ -103,12 +103,19 @@ class Settings:
     #: with ``paired``: the mean reward, over shared worlds, by which a root move must beat
     #: the prior's to be played instead (a paired search picks by that, not by visits)
     prior_margin: float = 0.01
+    #: with rollouts to the end (no ``rollout_depth``): a rollout still running after this many
+    #: moves stops the search, which then plays the prior's move. The search thus works only
+    #: where the game's end is near enough to be played out exactly (None: always)
+    horizon: int | None = None
+
 
     def __post_init__(self) -> None:
         if self.rollout not in ROLLOUTS:
             raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, not {self.rollout!r}")
         if not 0.0 <= self.epsilon <= 1.0:
             raise ValueError(f"epsilon must be within [0, 1], not {self.epsilon}")
+        if self.horizon is not None and self.horizon < 1:
+            raise ValueError(f"horizon must be at least 1, not {self.horizon}")
         if self.widening is not None and self.widening <= 0:
             raise ValueError(f"widening must be positive, not {self.widening}")
 
@@ -125,7 +132,11 @@ ROLLOUTS = ("random", "prior")
 #: progressive widening, each scored by rollouts where every seat plays as its greedy bot for
 #: ``rollout_depth`` moves before the game's score estimate (docs/research/search-bot.md).
 STRONG = Settings(rollout="prior", tree_depth=0, widening=1.5, prior_weight=0.25,
-                  rollout_depth=24, paired=True)
+                  rollout_depth=None, horizon=120, paired=True, prior_margin=0.02)
+
+
+class _BeyondHorizon(Exception):
+    """A rollout to the end ran past ``Settings.horizon`` moves."""
 
 
 class Node:
@@ -223,6 +234,8 @@ class Search:
         self._world_seed = 0
         self._worlds: dict[int, Simulation] = {}
         self._paired: dict[Node, list[float]] = {}
+        #: a rollout passed ``Settings.horizon``: the search stopped and keeps the prior's move
+        self.beyond = False
 
     def run(self, seed: int) -> SearchResult:
         settings = self.settings
@@ -236,8 +249,12 @@ class Search:
         deadline = None if budget.seconds is None else start + budget.seconds
         done = 0
         while True:
-            self._iterate(Rng(rng.next64()))
             done += 1
+            try:
+                self._iterate(Rng(rng.next64()))
+            except _BeyondHorizon:  # the end is further than the search looks: greedy's move
+                self.beyond = True
+                break
             if budget.iterations is not None and done >= budget.iterations:
                 break
             if deadline is not None and time.perf_counter() >= deadline:
@@ -371,7 +388,10 @@ class Search:
         played = 0
         if depth is not None and sim.game.spec.name not in heuristics.SCORE_ESTIMATES:
             depth = None  # nothing to stand in for the end: play to it
+        horizon = self.settings.horizon if depth is None else None
         while (d := game.decision(state)) is not None:
+            if horizon is not None and played >= horizon:
+                raise _BeyondHorizon
             if depth is not None and played >= depth:
                 estimate = heuristics.score_estimate(sim)
                 assert estimate is not None
@@ -395,7 +415,9 @@ class Search:
                 values[m] = child.total / child.visits if child.visits else 0.0
         order = {m: i for i, m in enumerate(self.legal)}
         prior_node = self.root.children.get((self.seat, self.prior))
-        if self.settings.paired and prior_node is not None:
+        if self.beyond and self.prior in order:
+            move = self.prior
+        elif self.settings.paired and prior_node is not None:
             move = self._paired_choice(prior_node)
         else:
             # most visited (the prior's move with its virtual visits), then best value, then

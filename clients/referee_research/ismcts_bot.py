@@ -177,6 +177,12 @@ def add_search_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--paired", action=argparse.BooleanOptionalAction, default=STRONG.paired,
                    help="compare the root's moves on the same determinizations (common random "
                         f"numbers; default {'on' if STRONG.paired else 'off'})")
+    p.add_argument("--horizon", type=int, default=STRONG.horizon, metavar="N",
+                   help="rollouts to the end: search only where greedy play ends the game "
+                        f"within N moves, else play the greedy move (default {STRONG.horizon})")
+    p.add_argument("--prior-margin", type=float, default=STRONG.prior_margin,
+                   help="paired: the mean reward gain over the greedy move, on shared worlds, "
+                        f"that another move needs to be played (default {STRONG.prior_margin})")
     p.add_argument("--exploration", type=float, default=STRONG.exploration,
                    help=f"UCB1's exploration constant (default {STRONG.exploration})")
 
@@ -184,7 +190,8 @@ def add_search_flags(p: argparse.ArgumentParser) -> None:
 def search_knobs(args: argparse.Namespace) -> dict[str, Any]:
     """The Settings fields :func:`add_search_flags` sets."""
     return {"rollout": args.rollout, "epsilon": args.epsilon, "tree_depth": args.tree_depth,
-            "widening": args.widening, "exploration": args.exploration, "paired": args.paired}
+            "widening": args.widening, "exploration": args.exploration, "paired": args.paired,
+            "horizon": args.horizon, "prior_margin": args.prior_margin}
 
 
 def settings_from(args: argparse.Namespace) -> Settings:

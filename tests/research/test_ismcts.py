@@ -388,3 +388,17 @@ def test_a_paired_search_leaves_the_prior_only_for_a_clear_gain_on_shared_worlds
     assert search._result(6, 0.0).move == "a"
     search._paired[search.root.children[(0, "a")]] = [0.54, 0.24]  # +0.04: within the margin
     assert search._result(6, 0.0).move == "p"
+
+
+def test_beyond_the_horizon_the_search_stops_and_keeps_the_prior():
+    """With rollouts to the end, a rollout still running after ``horizon`` moves stops the
+    search at once: the prior's move is played (here the opening of Goa, far from its end)."""
+    sim = Simulation.new("goa", 2, 8)
+    d = sim.decision()
+    prior = d.moves[-1]
+    settings = replace(ismcts.STRONG, budget=Budget(iterations=6, seconds=None), horizon=5)
+    search = ismcts.Search(lambda rng: sim.clone(), d.seat, d.moves, settings, prior)
+    r = search.run(3)
+    assert search.beyond and r.move == prior and r.iterations == 1
+    with pytest.raises(ValueError, match="horizon"):
+        Settings(horizon=0)
