@@ -103,9 +103,10 @@ class Settings:
     #: with ``paired``: the mean reward, over shared worlds, by which a root move must beat
     #: the prior's to be played instead (a paired search picks by that, not by visits)
     prior_margin: float = 0.01
-    #: with rollouts to the end (no ``rollout_depth``): a rollout still running after this many
-    #: moves stops the search, which then plays the prior's move. The search thus works only
-    #: where the game's end is near enough to be played out exactly (None: always)
+    #: with rollouts to the end (no ``rollout_depth``): a rollout that needs more than this many
+    #: moves (it is given up at twice as many) stops the search, which then plays the prior's
+    #: move. The search thus works only where the game's end is near enough to be played out
+    #: exactly (None: always); the bot skips the searches until the end may be that near
     horizon: int | None = None
 
 
@@ -136,7 +137,12 @@ STRONG = Settings(rollout="prior", tree_depth=0, widening=1.5, prior_weight=0.25
 
 
 class _BeyondHorizon(Exception):
-    """A rollout to the end ran past ``Settings.horizon`` moves."""
+    """A rollout to the end ran past ``Settings.horizon`` moves: ``moves`` after the root (at
+    least; exact when the rollout reached the end within twice the horizon)."""
+
+    def __init__(self, moves: int):
+        super().__init__(moves)
+        self.moves = moves
 
 
 class Node:
@@ -163,6 +169,8 @@ class SearchResult:
     values: dict[Any, float]
     iterations: int
     seconds: float
+    #: moves from here to the end of the greedy rollout that passed the horizon (0: none did)
+    beyond: int = 0
 
     @property
     def value(self) -> float:
@@ -234,8 +242,11 @@ class Search:
         self._world_seed = 0
         self._worlds: dict[int, Simulation] = {}
         self._paired: dict[Node, list[float]] = {}
-        #: a rollout passed ``Settings.horizon``: the search stopped and keeps the prior's move
+        #: a rollout passed ``Settings.horizon``: the search stopped and keeps the prior's move;
+        #: ``remaining``: how many moves that rollout took (or ran before it was given up, at
+        #: twice the horizon), which a bot can use to skip the searches until the end is near
         self.beyond = False
+        self.remaining = 0
 
     def run(self, seed: int) -> SearchResult:
         settings = self.settings
@@ -252,8 +263,9 @@ class Search:
             done += 1
             try:
                 self._iterate(Rng(rng.next64()))
-            except _BeyondHorizon:  # the end is further than the search looks: greedy's move
+            except _BeyondHorizon as far:  # the end is further than the search looks
                 self.beyond = True
+                self.remaining = far.moves
                 break
             if budget.iterations is not None and done >= budget.iterations:
                 break
@@ -390,8 +402,8 @@ class Search:
             depth = None  # nothing to stand in for the end: play to it
         horizon = self.settings.horizon if depth is None else None
         while (d := game.decision(state)) is not None:
-            if horizon is not None and played >= horizon:
-                raise _BeyondHorizon
+            if horizon is not None and played >= 2 * horizon:
+                raise _BeyondHorizon(played)
             if depth is not None and played >= depth:
                 estimate = heuristics.score_estimate(sim)
                 assert estimate is not None
@@ -402,6 +414,8 @@ class Search:
             move = policy(sim, d) if policy is not None else moves[rng.below(len(moves))]
             game.apply(state, d.seat, move)
             played += 1
+        if horizon is not None and played > horizon:  # the end measured, and too far
+            raise _BeyondHorizon(played)
         result = game.result(state)
         assert result is not None
         return rewards(result, self.settings.margin_weight)
@@ -426,7 +440,8 @@ class Search:
             move = max(self.legal, key=lambda m: (
                 visits.get(m, 0) + (bonus if m == self.prior else 0), values.get(m, 0.0),
                 -order[m]))
-        return SearchResult(move, visits, values, iterations, seconds)
+        return SearchResult(move, visits, values, iterations, seconds,
+                            self.remaining if self.beyond else 0)
 
     def _paired_choice(self, prior_node: Node) -> Any:
         """A paired search's move: the root move whose rewards beat the prior's by the most on

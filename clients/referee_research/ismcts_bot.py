@@ -65,12 +65,15 @@ class ISMCTSBot(Bot):
         self.use_prior = self.settings.prior_weight > 0
         self.prior: Bot | None = None
         self.searches = 0  # decisions searched (more than one legal move)
+        #: state version before which the end is too far for the horizon: the prior's move
+        self.skip_until = 0
         self.search_seconds = 0.0  # their wall time
 
     def on_welcome(self, welcome: referee_pb2.Welcome) -> None:
         self.game = registry.get(welcome.game)
         self.seat, self.seat_count = welcome.seat, welcome.seat_count
         self.options = self.game.spec.parse_options(dict(welcome.options))
+        self.skip_until = 0
         self.prior = heuristics.prior_bot(welcome.game, self.seed) if self.use_prior else None
         if self.prior is not None:
             self.prior.on_welcome(welcome)
@@ -96,6 +99,8 @@ class ISMCTSBot(Bot):
             answer = self.prior.choose(decision)
             if isinstance(answer, referee_pb2.Move) and answer in decision.legal_moves:
                 prior = legal[list(decision.legal_moves).index(answer)]
+                if decision.state_version < self.skip_until:  # the end is still far: greedy
+                    return answer
         try:
             result = ismcts.search(determinize, self.seat, legal, seed, self.settings, prior)
         except NotImplementedError as exc:  # the game's sampler has not been written
@@ -106,6 +111,9 @@ class ISMCTSBot(Bot):
             self.note(f"search failed: {exc!r}"[:200])
             return decision.legal_moves[legal.index(prior) if prior is not None else 0]
         self.last = result
+        horizon = self.settings.horizon
+        if result.beyond and horizon is not None:  # no search until the end may be near
+            self.skip_until = decision.state_version + result.beyond - horizon
         if result.iterations:
             self.searches += 1
             self.search_seconds += result.seconds

@@ -32,6 +32,7 @@ from referee.core import registry
 from referee.core.contract import Result
 from referee.core.rng import Rng
 from referee.sim import Simulation
+from referee.v1 import referee_pb2
 from tests.contract import hooks
 from tests.research.peek import peeking
 from tests.sim.test_forward_model import positions
@@ -402,3 +403,34 @@ def test_beyond_the_horizon_the_search_stops_and_keeps_the_prior():
     assert search.beyond and r.move == prior and r.iterations == 1
     with pytest.raises(ValueError, match="horizon"):
         Settings(horizon=0)
+
+
+def test_the_bot_plays_greedy_without_searching_while_the_end_is_beyond_its_horizon():
+    """One search that measured the end beyond the horizon spares the next ones: until the
+    state version it implies, the bot answers the greedy move and searches nothing."""
+    sim = Simulation.new("goa", 2, 9)
+    settings = replace(ismcts.STRONG, budget=Budget(iterations=3, seconds=None), horizon=20)
+    bot = ISMCTSBot(2, settings)
+    greedy = heuristics.prior_bot("goa", 2)
+    d = sim.decision()
+    welcome = referee_pb2.Welcome(match_id="m", game="goa", seat=d.seat, seat_count=2)
+    bot.on_welcome(welcome)
+    version = 0
+    while (d := sim.decision()).seat != bot.seat or len(d.moves) < 2:
+        sim.apply(d.moves[0], d.seat)
+        version += 1
+    bot.choose(decision_message(sim, d.seat, d.kind, list(d.moves), version))
+    assert bot.searches == 1 and bot.skip_until == version + 20  # given up at 40 moves
+    answered = 0
+    while True:
+        sim.apply(d.moves[0], d.seat)
+        version += 1
+        while (d := sim.decision()).seat != bot.seat or len(d.moves) < 2:
+            sim.apply(d.moves[0], d.seat)
+            version += 1
+        if version >= bot.skip_until:
+            break
+        message = decision_message(sim, d.seat, d.kind, list(d.moves), version)
+        assert bot.choose(message) == greedy.choose(message)
+        answered += 1
+    assert answered >= 2 and bot.searches == 1
