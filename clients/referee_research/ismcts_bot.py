@@ -114,7 +114,11 @@ class ISMCTSBot(Bot):
         horizon = self.settings.horizon
         if result.beyond and horizon is not None:  # no search until the end may be near
             self.skip_until = decision.state_version + result.beyond - horizon
-        if result.iterations:
+            self.searches += 1
+            self.search_seconds += result.seconds
+            self.note(f"greedy move: the end is {result.beyond} moves or more away (horizon "
+                      f"{horizon}); {result.seconds * 1000:.0f} ms")
+        elif result.iterations:
             self.searches += 1
             self.search_seconds += result.seconds
             self.note(result.note(_label))
