@@ -61,14 +61,16 @@ def test_bench_phase_reports_every_game():
 
 def test_the_bot_plays_a_seat_through_a_referee_with_notes(referee_server):  # noqa: F811
     """`python -m referee_research.ismcts_bot` in one seat, random bots in the others: the match
-    ends, and the record carries the search's notes on the bot's moves."""
+    ends, and the record carries the search's notes on the bot's moves (rollouts cut at 10
+    moves, so that it searches every decision: no horizon applies)."""
     with AdminClient(referee_server.address, referee_server.admin_token) as admin:
         created = admin.create_match("batavia", 3, seed=5)
         seats = sorted(created.seats, key=lambda s: s.seat)
         procs = []
         for s in seats:
             env = {**os.environ, "REFEREE_TOKEN": s.token}
-            command = ([sys.executable, "-m", "referee_research.ismcts_bot", "--iterations", "3"]
+            command = ([sys.executable, "-m", "referee_research.ismcts_bot", "--iterations", "3",
+                        "--rollout-depth", "10"]
                        if s.seat == 0 else
                        [sys.executable, "-m", "referee_client.cli", "random", "--seed", "1"])
             procs.append(subprocess.Popen(
