@@ -1,12 +1,13 @@
 """The search bot against the greedy bots (``make bench``; ``--ismcts-matches``, 0 skips it).
 
 ``ismcts.<game>.win_rate_vs_greedy``: the ISMCTS bot (``referee_research``, sampling from its
-seat's view) against the game's greedy bot in every other seat, in process, on duplicate seeds
+seat's view, with its own settings ``ismcts.STRONG``: greedy-guided rollouts, paired root
+evaluation) against the game's greedy bot in every other seat, in process, on duplicate seeds
 with the seats rotated (``referee_research.duel``), at the game's smallest table of two seats
 or more; with its 95% Wilson ``interval``, its ``matches`` and ``iterations`` per move. The bench
 keeps it short (a few matches, a small iteration budget): the figure is a smoke reading with a
-wide interval; docs/research/search-bot.md has the long runs. A game whose sampler is missing
-is reported as skipped."""
+wide interval; docs/research/search-bot.md and docs/research/ismcts-duels.json have the long
+runs. A game whose sampler is missing is reported as skipped."""
 from __future__ import annotations
 
 from typing import Any
@@ -51,7 +52,8 @@ def table_rows(results: dict[str, Any], table) -> None:
         lo, hi = r["interval"]
         table.add_row(f"ismcts.{name}.win_rate_vs_greedy", f"{r['win_rate']:.3f}",
                       f"95% [{lo:.2f}, {hi:.2f}] over {r['matches']} matches, {r['seats']} "
-                      f"seats, {r['iterations']} iterations/move (equal player "
+                      f"seats, {r['iterations']} iterations/move, "
+                      f"{r.get('seconds_per_move', 0.0):.2f} s/move (equal player "
                       f"{r['baseline']:.2f})")
 
 

@@ -19,6 +19,8 @@ from typing import Any
 
 from . import duel as duel_mod
 from . import ismcts_bot
+from .ismcts import STRONG, Settings
+from .ismcts_bot import add_search_flags, search_knobs
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,11 +40,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="matches to play, rounded up to whole seeds (default 200)")
     p.add_argument("--iterations", type=int, default=20,
                    help="search iterations per move (default 20)")
-    p.add_argument("--prior-weight", type=float, default=None,
+    p.add_argument("--prior-weight", type=float, default=STRONG.prior_weight,
                    help="virtual visits of the greedy bot's move, as a share of the iterations "
-                        "(default: the bot's)")
-    p.add_argument("--rollout-depth", type=int, metavar="N",
-                   help="stop rollouts after N moves where the game has a score estimate")
+                        f"(default {STRONG.prior_weight})")
+    p.add_argument("--rollout-depth", type=int, metavar="N", default=STRONG.rollout_depth,
+                   help="stop rollouts after N moves where the game has a score estimate "
+                        f"(default {STRONG.rollout_depth})")
+    add_search_flags(p)
+    p.add_argument("--sprt", action="store_true",
+                   help="stop as soon as Wald's SPRT decides between H0 (an equal player's "
+                        "win rate, 1/seats) and H1 (that plus --sprt-delta)")
+    p.add_argument("--sprt-delta", type=float, default=0.15,
+                   help="H1's win rate above an equal player's (default 0.15)")
+    p.add_argument("--sprt-alpha", type=float, default=0.05,
+                   help="SPRT: chance of accepting H1 when H0 holds (default 0.05)")
+    p.add_argument("--sprt-beta", type=float, default=0.05,
+                   help="SPRT: chance of accepting H0 when H1 holds (default 0.05)")
     p.add_argument("--first-seed", type=int, default=1, help="the first seed (default 1)")
     p.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     p.add_argument("--json", metavar="FILE",
@@ -72,9 +85,15 @@ def _duel(args: argparse.Namespace) -> int:
     if args.matches < 1 or args.iterations < 1 or args.jobs < 1:
         print("--matches, --iterations and --jobs must be at least 1", file=sys.stderr)
         return 2
-    knobs: dict[str, Any] = {"rollout_depth": args.rollout_depth}
-    if args.prior_weight is not None:
-        knobs["prior_weight"] = args.prior_weight
+    knobs: dict[str, Any] = {"rollout_depth": args.rollout_depth,
+                             "prior_weight": args.prior_weight, **search_knobs(args)}
+    try:
+        Settings(**knobs)
+        sprt = duel_mod.sprt_for(args.seats, args.sprt_delta, args.sprt_alpha,
+                                 args.sprt_beta) if args.sprt else None
+    except ValueError as exc:
+        print(f"bad settings: {exc}", file=sys.stderr)
+        return 2
     total = -(-args.matches // args.seats) * args.seats
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeElapsedColumn()) as progress:
@@ -89,7 +108,7 @@ def _duel(args: argparse.Namespace) -> int:
 
         report = duel_mod.duel(args.game, args.seats, args.matches, args.iterations,
                                jobs=args.jobs, first_seed=args.first_seed, progress=tick,
-                               **knobs)
+                               sprt=sprt, **knobs)
     print(report.line())
     if args.json:
         _write(args.json, report)

@@ -12,43 +12,24 @@ beside what an equal player would get (1/seats).
 from __future__ import annotations
 
 import inspect
-import json
 import math
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from referee_client.bot import Bot
 from referee_client.bots import BOTS, GREEDY_FOR_GAME
 
-from referee.core.contract import Event, Result
+from referee.core.contract import Result
 from referee.sim import Simulation
 from referee.v1 import referee_pb2
 
-from .ismcts import Budget, Settings
+from .ismcts import STRONG, Budget
 from .ismcts_bot import ISMCTSBot
+from .messages import decision_message, event_message
 
 #: Makes the bot of one seat of one match: (seat, seed) -> Bot.
 BotFactory = Callable[[int, int], Bot]
-
-
-def decision_message(sim: Simulation, seat: int, kind: str, moves: list[Any], version: int,
-                     prompt: str = "") -> referee_pb2.Decision:
-    """The Decision the referee would push to ``seat``: its view and every legal move."""
-    name = sim.game.spec.name
-    message = referee_pb2.Decision(match_id="duel", state_version=version, seat=seat, kind=kind,
-                                   prompt=prompt)
-    getattr(message.view, name).CopyFrom(sim.view(seat))
-    for m in moves:
-        getattr(message.legal_moves.add(), name).CopyFrom(sim.move_to_proto(m))
-    return message
-
-
-def event_message(event: Event, version: int) -> referee_pb2.MatchEvent:
-    """A public event as the referee sends it (``Join.events``)."""
-    return referee_pb2.MatchEvent(
-        state_version=version, seat=event.seat, kind=event.kind, text=event.text,
-        data_json=json.dumps(event.data, separators=(",", ":")) if event.data else "{}")
 
 
 def play(sim: Simulation, bots: list[Bot], options: Mapping[str, str] | None = None) -> Result:
@@ -115,14 +96,27 @@ class DuelReport:
     wins: float = 0.0
     score_diff: float = 0.0  # sum over matches of (its score - the best other seat's)
     per_seed: list[float] = field(default_factory=list)
+    sprt: Sprt | None = None
+    searches: int = 0  # decisions the bot searched (more than one legal move)
+    search_seconds: float = 0.0  # wall time of those searches
 
-    def add(self, result: Result, seat: int) -> float:
+    def add(self, result: Result, seat: int, searches: int = 0,
+            search_seconds: float = 0.0) -> float:
         share = first_share(result, seat)
         self.matches += 1
         self.wins += share
         others = [s for i, s in enumerate(result.scores) if i != seat]
         self.score_diff += result.scores[seat] - max(others, default=0)
+        self.searches += searches
+        self.search_seconds += search_seconds
+        if self.sprt is not None:
+            self.sprt.add(share)
         return share
+
+    @property
+    def seconds_per_move(self) -> float:
+        """Mean wall time of one searched decision (this machine, its load at the time)."""
+        return self.search_seconds / self.searches if self.searches else 0.0
 
     @property
     def win_rate(self) -> float:
@@ -141,16 +135,80 @@ class DuelReport:
         lo, hi = self.interval
         return {"game": self.game, "seats": self.seats, "iterations": self.iterations,
                 "settings": self.settings,
-                "matches": self.matches, "win_rate": round(self.win_rate, 4),
+                "matches": self.matches, "wins": self.wins,
+                "win_rate": round(self.win_rate, 4),
                 "interval": [round(lo, 4), round(hi, 4)], "baseline": round(self.baseline, 4),
                 "mean_score_margin": round(self.score_diff / self.matches, 2)
-                if self.matches else 0.0}
+                if self.matches else 0.0,
+                "searched_moves": self.searches,
+                "seconds_per_move": round(self.seconds_per_move, 4),
+                "sprt": None if self.sprt is None else self.sprt.as_dict()}
 
     def line(self) -> str:
         lo, hi = self.interval
-        return (f"{self.game} {self.seats} seats: ismcts wins {self.win_rate:.1%} of "
+        text = (f"{self.game} {self.seats} seats: ismcts wins {self.win_rate:.1%} of "
                 f"{self.matches} matches vs greedy (95% {lo:.1%}-{hi:.1%}; an equal player "
-                f"{self.baseline:.1%})")
+                f"{self.baseline:.1%}); {self.iterations} iterations a move, "
+                f"{self.seconds_per_move:.2f} s a searched move here")
+        if self.sprt is not None:
+            text += f"; SPRT {self.sprt.verdict()}"
+        return text
+
+
+@dataclass(slots=True)
+class Sprt:
+    """Wald's sequential probability ratio test on the bot's first-place shares: H0 its win
+    rate is ``p0`` (an equal player's, 1/seats) against H1 it is ``p1``, with error rates
+    ``alpha`` (accepting H1 when H0 holds) and ``beta``. A shared first place counts as that
+    fraction of a win. ``decision`` is "H1", "H0" or None while the evidence is short."""
+
+    p0: float
+    p1: float
+    alpha: float = 0.05
+    beta: float = 0.05
+    llr: float = 0.0
+    decision: str | None = None
+
+    def __post_init__(self) -> None:
+        if not 0 < self.p0 < self.p1 < 1:
+            raise ValueError(f"SPRT needs 0 < p0 < p1 < 1, not p0={self.p0}, p1={self.p1}")
+        if not (0 < self.alpha < 0.5 and 0 < self.beta < 0.5):
+            raise ValueError("SPRT error rates must be within (0, 0.5)")
+
+    @property
+    def upper(self) -> float:
+        """Accept H1 at or above this log-likelihood ratio."""
+        return math.log((1 - self.beta) / self.alpha)
+
+    @property
+    def lower(self) -> float:
+        """Accept H0 at or below this log-likelihood ratio."""
+        return math.log(self.beta / (1 - self.alpha))
+
+    def add(self, share: float) -> str | None:
+        """One match's share of first place; the decision once reached (then fixed)."""
+        if self.decision is None:
+            self.llr += (share * math.log(self.p1 / self.p0)
+                         + (1 - share) * math.log((1 - self.p1) / (1 - self.p0)))
+            if self.llr >= self.upper:
+                self.decision = "H1"
+            elif self.llr <= self.lower:
+                self.decision = "H0"
+        return self.decision
+
+    def verdict(self) -> str:
+        if self.decision == "H1":
+            return f"accepts H1 (win rate {self.p1:.2f}) over H0 ({self.p0:.2f})"
+        if self.decision == "H0":
+            return f"accepts H0 (win rate {self.p0:.2f}) over H1 ({self.p1:.2f})"
+        return (f"undecided (LLR {self.llr:.2f} within [{self.lower:.2f}, "
+                f"{self.upper:.2f}])")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"p0": round(self.p0, 4), "p1": round(self.p1, 4), "alpha": self.alpha,
+                "beta": self.beta, "llr": round(self.llr, 3),
+                "bounds": [round(self.lower, 3), round(self.upper, 3)],
+                "decision": self.decision}
 
 
 def greedy_factory(game: str) -> BotFactory:
@@ -161,8 +219,9 @@ def greedy_factory(game: str) -> BotFactory:
 
 def ismcts_factory(iterations: int | None, seconds: float | None = None,
                    **knobs: Any) -> BotFactory:
-    """The ISMCTS bot with this budget (and Settings knobs), seeded per match and seat."""
-    settings = Settings(budget=Budget(iterations=iterations, seconds=seconds), **knobs)
+    """The ISMCTS bot with this budget, seeded per match and seat: the bot's own settings
+    (:data:`~.ismcts.STRONG`) with these Settings knobs changed."""
+    settings = replace(STRONG, budget=Budget(iterations=iterations, seconds=seconds), **knobs)
     return lambda seat, seed: ISMCTSBot(seed * 8 + seat, settings)
 
 
@@ -182,44 +241,64 @@ def duel_match(game: str, seats: int, seed: int, seat: int, challenger: BotFacto
 
 
 def _run_one(job: tuple[str, int, int, int, int | None, float | None, dict[str, Any]]
-             ) -> tuple[int, int, Result]:
+             ) -> tuple[int, int, Result, int, float]:
     game, seats, seed, seat, iterations, seconds, knobs = job
-    result = duel_match(game, seats, seed, seat, ismcts_factory(iterations, seconds, **knobs),
-                        greedy_factory(game))
-    return seed, seat, result
+    bots: list[ISMCTSBot] = []
+    make = ismcts_factory(iterations, seconds, **knobs)
+
+    def challenger(s: int, sd: int) -> Bot:
+        bot = make(s, sd)
+        assert isinstance(bot, ISMCTSBot)
+        bots.append(bot)
+        return bot
+
+    result = duel_match(game, seats, seed, seat, challenger, greedy_factory(game))
+    return seed, seat, result, bots[0].searches, bots[0].search_seconds
 
 
 def duel(game: str, seats: int, matches: int, iterations: int | None,
          seconds: float | None = None, jobs: int = 1, first_seed: int = 1,
          progress: Callable[[DuelReport], None] | None = None,
-         **knobs: Any) -> DuelReport:
+         sprt: Sprt | None = None, **knobs: Any) -> DuelReport:
     """ISMCTS (``iterations`` per move) against greedy on ``game`` with ``seats`` seats, over
     ``matches`` matches rounded up to whole seeds (each seed played with the bot in every seat),
-    on ``jobs`` processes. ``progress`` is called after every match."""
-    report = DuelReport(game, seats, iterations, dict(knobs))
+    on ``jobs`` processes. With ``sprt`` the duel stops as soon as the test decides (which may
+    leave the last seed with fewer than every seat). ``progress`` is called after every
+    match."""
+    report = DuelReport(game, seats, iterations, dict(knobs), sprt=sprt)
     seeds = max(1, -(-matches // seats))
     work = [(game, seats, seed, seat, iterations, seconds, dict(knobs))
             for seed, seat in schedule(seeds, seats, first_seed)]
     if jobs <= 1:
-        outcomes: Iterator[tuple[int, int, Result]] = map(_run_one, work)
-        for _seed, seat, result in outcomes:
-            report.add(result, seat)
+        for job in work:
+            _seed, seat, result, searches, spent = _run_one(job)
+            report.add(result, seat, searches, spent)
             if progress:
                 progress(report)
+            if sprt is not None and sprt.decision is not None:
+                break
         return report
     import multiprocessing
 
-    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-        for _seed, seat, result in pool.imap_unordered(_run_one, work):
-            report.add(result, seat)
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:  # leaving it terminates it
+        for _seed, seat, result, searches, spent in pool.imap(_run_one, work):
+            report.add(result, seat, searches, spent)
             if progress:
                 progress(report)
+            if sprt is not None and sprt.decision is not None:
+                break
     return report
+
+
+def sprt_for(seats: int, delta: float = 0.15, alpha: float = 0.05, beta: float = 0.05) -> Sprt:
+    """The SPRT of a duel at ``seats`` seats: H0 an equal player's share, H1 ``delta`` above."""
+    return Sprt(1.0 / seats, 1.0 / seats + delta, alpha, beta)
 
 
 __all__ = [
     "BotFactory",
     "DuelReport",
+    "Sprt",
     "decision_message",
     "duel",
     "duel_match",
@@ -229,5 +308,6 @@ __all__ = [
     "ismcts_factory",
     "play",
     "schedule",
+    "sprt_for",
     "wilson",
 ]

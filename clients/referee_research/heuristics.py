@@ -15,22 +15,80 @@ from collections.abc import Callable
 from referee_client.bot import Bot
 from referee_client.bots import BOTS, GREEDY_FOR_GAME
 
+from referee.core.contract import Decision
+from referee.core.rng import Rng
 from referee.sim import Simulation
+from referee.sim.model import Policy
+from referee.v1 import referee_pb2
+
+from .messages import decision_message
 
 ScoreEstimate = Callable[[Simulation], list[float]]
 
 
+#: Batavia: gold counted per bill of exchange and per card in hand (what they buy later).
+BATAVIA_BILL = 0.3
+BATAVIA_CARD = 0.4
+
+
 def _batavia(sim: Simulation) -> list[float]:
-    """Gold on the score track (the counting houses' majorities and seals pay at the end)."""
+    """Gold on the score track (the counting houses' majorities and seals pay at the end), plus
+    :data:`BATAVIA_BILL` per bill and :data:`BATAVIA_CARD` per card in hand."""
     view = sim.view(None)
     gold = [0.0] * sim.seat_count
     for player in view.players:  # type: ignore[attr-defined]
-        gold[player.seat] = float(player.gold)
+        gold[player.seat] = (player.gold + BATAVIA_BILL * player.bills
+                             + BATAVIA_CARD * player.hand_size)
     return gold
+
+
+#: Goa: VP counted per ship, colonist, spice sack and land held (means to progress).
+GOA_MEANS = 0.3
+#: Goa: VP counted per ducat held (what it buys later; bids are not free).
+GOA_DUCAT = 0.25
+
+
+def _goa(sim: Simulation) -> list[float]:
+    """The final scoring's open parts as if the game ended now: each development column's row
+    VP, the colonies' VP, fulfilled Duty tiles and the face-down single plantations (hidden
+    hands and Missions are left out), plus :data:`GOA_MEANS` per means of progress and
+    :data:`GOA_DUCAT` per ducat (read from each seat's own view of the sampled state)."""
+    view = sim.view(None)
+    row_vp = list(view.board.row_vp)  # type: ignore[attr-defined]
+    colony_vp = list(view.colony_vp)  # type: ignore[attr-defined]
+    single = view.single_plantation_vp  # type: ignore[attr-defined]
+    vp = [0.0] * sim.seat_count
+    for player in view.players:  # type: ignore[attr-defined]
+        total = sum(row_vp[r - 1] for r in player.rows if 1 <= r <= len(row_vp))
+        if player.colonies and colony_vp:
+            total += colony_vp[min(len(player.colonies), len(colony_vp)) - 1]
+        total += player.duty_vp + single * player.single_plantations_face_down
+        # what buys the next steps, at a fraction of a VP each (a coarse guess), so that a
+        # rollout cut before a step still tells a richer position from a poorer one
+        sacks = sum(1 for land in player.lands for f in land.fields if f.spice)
+        vp[player.seat] = float(total) + GOA_MEANS * (player.ships + player.colonists + sacks
+                                                      + len(player.lands))
+    for seat in range(sim.seat_count):  # ducats are hidden: each seat's own view of the sample
+        vp[seat] += GOA_DUCAT * sim.view(seat).my_ducats  # type: ignore[attr-defined]
+    return vp
+
+
+def _santa_maria(sim: Simulation) -> list[float]:
+    """Happiness points so far, plus coins and goods at the end's rate (3 coins a point; a good
+    sells for about 2 coins)."""
+    view = sim.view(None)
+    points = [0.0] * sim.seat_count
+    for player in view.players:  # type: ignore[attr-defined]
+        r = player.resources
+        goods = r.wood + r.wheat + r.sugar + r.gem + r.gold
+        points[player.seat] = player.points + (player.coins + 2 * goods) / 3
+    return points
 
 
 SCORE_ESTIMATES: dict[str, ScoreEstimate] = {
     "batavia": _batavia,
+    "goa": _goa,
+    "santa_maria": _santa_maria,
 }
 
 
@@ -48,3 +106,31 @@ def prior_bot(game: str, seed: int) -> Bot | None:
     """A fresh prior bot for one seat of a match of ``game``, or None for a game without one."""
     name = PRIORS.get(game)
     return None if name is None else BOTS[name](seed)
+
+
+def prior_policy(game: str, seat_count: int, rng: Rng, epsilon: float = 0.0) -> Policy | None:
+    """A rollout policy that plays every seat as the game's prior bot would, from that seat's
+    view of the (sampled) state, with a uniformly random move instead ``epsilon`` of the time;
+    None for a game without a prior bot. A decision with one legal move costs no view."""
+    bots: list[Bot] = []
+    for seat in range(seat_count):
+        bot = prior_bot(game, rng.next64())
+        if bot is None:
+            return None
+        bot.on_welcome(referee_pb2.Welcome(match_id="rollout", game=game, seat=seat,
+                                           seat_count=seat_count))
+        bots.append(bot)
+
+    def policy(sim: Simulation, d: Decision) -> object:
+        moves = d.moves
+        if len(moves) == 1:
+            return moves[0]
+        if epsilon and rng.below(1 << 20) < epsilon * (1 << 20):
+            return moves[rng.below(len(moves))]
+        answer = bots[d.seat].choose(decision_message(sim, d.seat, d.kind, list(moves), 0,
+                                                      d.prompt))
+        if not isinstance(answer, referee_pb2.Move):  # an async bot: no help in a rollout
+            return moves[rng.below(len(moves))]
+        return sim.move_from_proto(getattr(answer, game))
+
+    return policy

@@ -35,9 +35,10 @@ from typing import Any
 from google.protobuf.message import Message
 
 from referee.core import registry
-from referee.core.contract import Event, Result
+from referee.core.contract import Decision, Event, Result
 from referee.core.rng import Rng
 from referee.sim import Simulation
+from referee.sim.model import Policy
 
 from . import heuristics
 
@@ -72,8 +73,8 @@ class Budget:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """The search's knobs. ``rollout_depth``: moves played at random after the tree before the
-    score estimate stands in for the end (None: play to the end)."""
+    """The search's knobs. ``rollout_depth``: moves played after the tree before the score
+    estimate stands in for the end (None: play to the end)."""
 
     budget: Budget = field(default_factory=Budget)
     exploration: float = EXPLORATION
@@ -83,6 +84,65 @@ class Settings:
     #: :mod:`.heuristics`) when the most visited move is picked, as a share of the iterations
     #: run: the search overrides the reference bot only where it finds clearly better
     prior_weight: float = PRIOR_WEIGHT
+    #: how rollouts (and the tree's first visit of a node) choose moves: ``"random"`` (uniform)
+    #: or ``"prior"`` (every seat as the game's prior bot would, from its view of the sample;
+    #: :func:`heuristics.prior_policy`), which models greedy opponents as they play
+    rollout: str = "random"
+    #: with ``rollout="prior"``: the share of rollout moves drawn uniformly instead
+    epsilon: float = 0.0
+    #: choice nodes on a path below the root (None: no limit); 0 is flat Monte Carlo over the
+    #: root's moves, every later move by the rollout policy
+    tree_depth: int | None = None
+    #: progressive widening: a node with n visits has at most ``ceil(widening * sqrt(n + 1))``
+    #: children, the policy's move first (None: every legal move is tried)
+    widening: float | None = None
+    #: common random numbers at the root: the root's move is chosen first, and its j-th visit
+    #: plays in the j-th determinization, drawn once and shared by every root move, so two
+    #: root moves are compared on the same hidden cards and the same future chance
+    paired: bool = False
+    #: with ``paired``: the mean reward, over shared worlds, by which a root move must beat
+    #: the prior's to be played instead (a paired search picks by that, not by visits)
+    prior_margin: float = 0.01
+    #: with rollouts to the end (no ``rollout_depth``): a rollout that needs more than this many
+    #: moves (it is given up at twice as many) stops the search, which then plays the prior's
+    #: move. The search thus works only where the game's end is near enough to be played out
+    #: exactly (None: always); the bot skips the searches until the end may be that near
+    horizon: int | None = None
+
+
+    def __post_init__(self) -> None:
+        if self.rollout not in ROLLOUTS:
+            raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, not {self.rollout!r}")
+        if not 0.0 <= self.epsilon <= 1.0:
+            raise ValueError(f"epsilon must be within [0, 1], not {self.epsilon}")
+        if self.horizon is not None and self.horizon < 1:
+            raise ValueError(f"horizon must be at least 1, not {self.horizon}")
+        if self.widening is not None and self.widening <= 0:
+            raise ValueError(f"widening must be positive, not {self.widening}")
+
+
+#: Spreads the indices of a paired search's determinizations over their seeds.
+_GOLDEN = 0x9E3779B97F4A7C15
+_MASK = (1 << 64) - 1
+
+#: The rollout policies a search can use (``Settings.rollout``).
+ROLLOUTS = ("random", "prior")
+
+#: The settings the bot plays with (its budget aside): flat Monte Carlo over the root's moves,
+#: the greedy move tried first and kept unless clearly beaten, a few more candidates by
+#: progressive widening, each scored by rollouts where every seat plays as its greedy bot for
+#: ``rollout_depth`` moves before the game's score estimate (docs/research/search-bot.md).
+STRONG = Settings(rollout="prior", tree_depth=0, widening=1.5, prior_weight=0.25,
+                  rollout_depth=None, horizon=120, paired=True, prior_margin=0.02)
+
+
+class _BeyondHorizon(Exception):
+    """A rollout to the end ran past ``Settings.horizon`` moves: ``moves`` after the root (at
+    least; exact when the rollout reached the end within twice the horizon)."""
+
+    def __init__(self, moves: int):
+        super().__init__(moves)
+        self.moves = moves
 
 
 class Node:
@@ -109,6 +169,8 @@ class SearchResult:
     values: dict[Any, float]
     iterations: int
     seconds: float
+    #: moves from here to the end of the greedy rollout that passed the horizon (0: none did)
+    beyond: int = 0
 
     @property
     def value(self) -> float:
@@ -175,6 +237,16 @@ class Search:
         self.settings = settings or Settings()
         self.root = Node(seat)
         self.prior = prior
+        self._rollout_policy: Policy | None = None
+        self._policy_rng = Rng(0)
+        self._world_seed = 0
+        self._worlds: dict[int, Simulation] = {}
+        self._paired: dict[Node, list[float]] = {}
+        #: a rollout passed ``Settings.horizon``: the search stopped and keeps the prior's move;
+        #: ``remaining``: how many moves that rollout took (or ran before it was given up, at
+        #: twice the horizon), which a bot can use to skip the searches until the end is near
+        self.beyond = False
+        self.remaining = 0
 
     def run(self, seed: int) -> SearchResult:
         settings = self.settings
@@ -183,11 +255,18 @@ class Search:
         if len(self.legal) == 1:
             return SearchResult(self.legal[0], {self.legal[0]: 0}, {}, 0, 0.0)
         rng = Rng(seed)
+        self._policy_rng = Rng(rng.next64())
+        self._world_seed = rng.next64()
         deadline = None if budget.seconds is None else start + budget.seconds
         done = 0
         while True:
-            self._iterate(Rng(rng.next64()))
             done += 1
+            try:
+                self._iterate(Rng(rng.next64()))
+            except _BeyondHorizon as far:  # the end is further than the search looks
+                self.beyond = True
+                self.remaining = far.moves
+                break
             if budget.iterations is not None and done >= budget.iterations:
                 break
             if deadline is not None and time.perf_counter() >= deadline:
@@ -195,15 +274,55 @@ class Search:
         return self._result(done, time.perf_counter() - start)
 
     # ------------------------------------------------------------------ one iteration
+    def _policy(self, sim: Simulation) -> Policy | None:
+        """The rollout policy of this search (made on its first determinization)."""
+        if self.settings.rollout != "prior":
+            return None
+        if self._rollout_policy is None:
+            self._rollout_policy = heuristics.prior_policy(
+                sim.game.spec.name, sim.seat_count, self._policy_rng, self.settings.epsilon)
+        return self._rollout_policy
+
+    def _world(self, j: int) -> Simulation:
+        """A copy of the ``j``-th determinization of a paired search (drawn once, kept)."""
+        world = self._worlds.get(j)
+        if world is None:
+            world = self._worlds[j] = self.determinize(
+                Rng(self._world_seed ^ ((j * _GOLDEN) & _MASK)))
+        return world.clone()
+
     def _iterate(self, rng: Rng) -> None:
-        sim = self.determinize(rng)
-        game, state = sim.game, sim.state
-        c = self.settings.exploration
+        settings = self.settings
         node = self.root
         path: list[Node] = []
+        depth = 0
+        expanded = False
+        if settings.paired:
+            # the root's move first, then the world: a root move's j-th visit is played in the
+            # j-th determinization, the same for every root move (common random numbers)
+            child, move, expanded = self._select(self.root, self.seat, self.legal, None, None,
+                                                 None, rng)
+            sim = self._world(child.visits)
+            game, state = sim.game, sim.state
+            d = game.decision(state)
+            if d is None or d.seat != self.seat or move not in d.moves:
+                if expanded:  # a world that does not fit: nothing learnt
+                    del self.root.children[(self.seat, move)]
+                return
+            self.root.visits += 1
+            policy = self._policy(sim)
+            game.apply(state, d.seat, move)
+            path.append(child)
+            node = child
+            depth = 1
+            first = False
+        else:
+            sim = self.determinize(rng)
+            game, state = sim.game, sim.state
+            policy = self._policy(sim)
+            first = True
         root_legal = set(self.legal)
-        first = True
-        while True:
+        while not expanded:
             d = game.decision(state)
             if d is None:
                 break
@@ -216,54 +335,87 @@ class Search:
                 if d.seat != self.seat or not moves:
                     return
                 first = False
+                self.root.visits += 1
             if len(moves) == 1:  # forced: no choice to learn, no node
                 game.apply(state, d.seat, moves[0])
                 continue
-            children = node.children
-            untried = []
-            best, best_ucb = None, -1.0
-            for m in moves:
-                child = children.get((d.seat, m))
-                if child is None:
-                    untried.append(m)
-                    continue
-                child.avail += 1
-                ucb = child.total / child.visits + c * math.sqrt(math.log(child.avail)
-                                                                 / child.visits)
-                if ucb > best_ucb:
-                    best, best_ucb = child, ucb
-            if untried:
-                m = untried[rng.below(len(untried))]
-                child = Node(d.seat)
-                child.avail = 1
-                children[(d.seat, m)] = child
-                game.apply(state, d.seat, m)
-                path.append(child)
-                break
-            assert best is not None
-            move = next(m for m in moves if children[(d.seat, m)] is best)
+            if settings.tree_depth is not None and depth > settings.tree_depth:
+                break  # below the tree: the rollout policy plays on
+            node, move, expanded = self._select(node, d.seat, moves, sim, d, policy, rng)
             game.apply(state, d.seat, move)
-            path.append(best)
-            node = best
-        reward = self._rollout(sim, rng)
+            path.append(node)
+            depth += 1
+        reward = self._rollout(sim, rng, policy)
         for n in path:
             n.visits += 1
             n.total += reward[n.seat]
+        if settings.paired and path:  # the root move's reward in world j = its visit j
+            self._paired.setdefault(path[0], []).append(reward[self.seat])
 
-    def _rollout(self, sim: Simulation, rng: Rng) -> list[float]:
+    def _select(self, node: Node, seat: int, moves: Sequence[Any], sim: Simulation | None,
+                d: Decision | None, policy: Policy | None, rng: Rng) -> tuple[Node, Any, bool]:
+        """The child of ``node`` to follow among ``moves`` (the ones legal here): a new one
+        while untried moves remain (within the widening limit), else the best by UCB1 with
+        availability counts. Returns it, its move, and whether it is new."""
+        c = self.settings.exploration
+        widening = self.settings.widening
+        children = node.children
+        untried = []
+        best, best_move, best_ucb = None, None, -1.0
+        for m in moves:
+            child = children.get((seat, m))
+            if child is None:
+                untried.append(m)
+                continue
+            child.avail += 1
+            ucb = child.total / child.visits + c * math.sqrt(math.log(child.avail)
+                                                             / child.visits)
+            if ucb > best_ucb:
+                best, best_move, best_ucb = child, m, ucb
+        if untried and (best is None or widening is None or len(children) < math.ceil(
+                widening * math.sqrt(node.visits + 1))):
+            m = self._expansion(untried, sim, d, node is self.root, policy, rng)
+            child = Node(seat)
+            child.avail = 1
+            children[(seat, m)] = child
+            return child, m, True
+        assert best is not None
+        return best, best_move, False
+
+    def _expansion(self, untried: list[Any], sim: Simulation | None, d: Decision | None,
+                   at_root: bool, policy: Policy | None, rng: Rng) -> Any:
+        """The move a node tries next: the prior's at the root, the rollout policy's below it,
+        while untried; otherwise one drawn at random."""
+        if at_root and self.prior in untried:
+            return self.prior
+        if not at_root and policy is not None and sim is not None and d is not None:
+            m = policy(sim, d)
+            if m in untried:
+                return m
+        return untried[rng.below(len(untried))]
+
+    def _rollout(self, sim: Simulation, rng: Rng, policy: Policy | None) -> list[float]:
         game, state = sim.game, sim.state
         depth = self.settings.rollout_depth
         played = 0
         if depth is not None and sim.game.spec.name not in heuristics.SCORE_ESTIMATES:
             depth = None  # nothing to stand in for the end: play to it
+        horizon = self.settings.horizon if depth is None else None
         while (d := game.decision(state)) is not None:
+            if horizon is not None and played >= 2 * horizon:
+                raise _BeyondHorizon(played)
             if depth is not None and played >= depth:
                 estimate = heuristics.score_estimate(sim)
                 assert estimate is not None
-                return estimate_rewards(estimate, self.settings.margin_weight)
+                # an estimated rank is a coarse guess: the margin alone, which moves with
+                # every point, scores an unfinished game
+                return estimate_rewards(estimate, 1.0)
             moves = d.moves
-            game.apply(state, d.seat, moves[rng.below(len(moves))])
+            move = policy(sim, d) if policy is not None else moves[rng.below(len(moves))]
+            game.apply(state, d.seat, move)
             played += 1
+        if horizon is not None and played > horizon:  # the end measured, and too far
+            raise _BeyondHorizon(played)
         result = game.result(state)
         assert result is not None
         return rewards(result, self.settings.margin_weight)
@@ -275,13 +427,40 @@ class Search:
             if seat == self.seat and m in self.legal:
                 visits[m] = visits.get(m, 0) + child.visits
                 values[m] = child.total / child.visits if child.visits else 0.0
-        # most visited (the prior's move with its virtual visits), then best value, then the
-        # decision's order (deterministic)
-        bonus = self.settings.prior_weight * iterations
         order = {m: i for i, m in enumerate(self.legal)}
-        move = max(self.legal, key=lambda m: (visits.get(m, 0) + (bonus if m == self.prior else 0),
-                                              values.get(m, 0.0), -order[m]))
-        return SearchResult(move, visits, values, iterations, seconds)
+        prior_node = self.root.children.get((self.seat, self.prior))
+        if self.beyond and self.prior in order:
+            move = self.prior
+        elif self.settings.paired and prior_node is not None:
+            move = self._paired_choice(prior_node)
+        else:
+            # most visited (the prior's move with its virtual visits), then best value, then
+            # the decision's order (deterministic)
+            bonus = self.settings.prior_weight * iterations
+            move = max(self.legal, key=lambda m: (
+                visits.get(m, 0) + (bonus if m == self.prior else 0), values.get(m, 0.0),
+                -order[m]))
+        return SearchResult(move, visits, values, iterations, seconds,
+                            self.remaining if self.beyond else 0)
+
+    def _paired_choice(self, prior_node: Node) -> Any:
+        """A paired search's move: the root move whose rewards beat the prior's by the most on
+        the worlds both were played in (at least two), if by more than ``prior_margin`` on
+        average; otherwise the prior's move."""
+        base = self._paired.get(prior_node, [])
+        best, best_gain = self.prior, self.settings.prior_margin
+        for m in self.legal:
+            node = self.root.children.get((self.seat, m))
+            if node is None or node is prior_node:
+                continue
+            mine = self._paired.get(node, [])
+            k = min(len(mine), len(base))
+            if k < 2:
+                continue
+            gain = sum(a - b for a, b in zip(mine[:k], base[:k], strict=True)) / k
+            if gain > best_gain:
+                best, best_gain = m, gain
+        return best
 
 
 def from_views(game: str, seat: int, view: Message | bytes, seat_count: int,
@@ -310,6 +489,8 @@ def search(determinize: Determinizer, seat: int, legal: Sequence[Any], seed: int
 __all__ = [
     "EXPLORATION",
     "MARGIN_WEIGHT",
+    "ROLLOUTS",
+    "STRONG",
     "Budget",
     "Determinizer",
     "Search",

@@ -14,6 +14,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from google.protobuf.message import Message
@@ -28,9 +29,12 @@ from referee.sim.convert import event_from_proto
 from referee.v1 import referee_pb2
 
 from . import heuristics, ismcts
-from .ismcts import Budget, Determinizer, Settings
+from .ismcts import STRONG, Budget, Determinizer, Settings
 
 log = logs.get_logger("referee_research.ismcts_bot")
+
+#: The bot's thinking time per move when neither --seconds nor --iterations is given.
+DEFAULT_SECONDS = 0.5
 
 #: Builds the determinizer of one decision: (game, seat, view, seat count, public events so far,
 #: options) -> Determinizer. The default is the game's sampler (:func:`ismcts.from_views`).
@@ -50,7 +54,7 @@ class ISMCTSBot(Bot):
     def __init__(self, seed: int | None = None, settings: Settings | None = None,
                  determinizer: DeterminizerFactory | None = None):
         self.seed = 0 if seed is None else seed
-        self.settings = settings or Settings()
+        self.settings = settings or replace(STRONG, budget=Budget(seconds=DEFAULT_SECONDS))
         self.determinizer = determinizer or ismcts.from_views
         self.history: list[Event] = []
         self.game: Game | None = None
@@ -60,11 +64,16 @@ class ISMCTSBot(Bot):
         self.last: ismcts.SearchResult | None = None
         self.use_prior = self.settings.prior_weight > 0
         self.prior: Bot | None = None
+        self.searches = 0  # decisions searched (more than one legal move)
+        #: state version before which the end is too far for the horizon: the prior's move
+        self.skip_until = 0
+        self.search_seconds = 0.0  # their wall time
 
     def on_welcome(self, welcome: referee_pb2.Welcome) -> None:
         self.game = registry.get(welcome.game)
         self.seat, self.seat_count = welcome.seat, welcome.seat_count
         self.options = self.game.spec.parse_options(dict(welcome.options))
+        self.skip_until = 0
         self.prior = heuristics.prior_bot(welcome.game, self.seed) if self.use_prior else None
         if self.prior is not None:
             self.prior.on_welcome(welcome)
@@ -90,6 +99,8 @@ class ISMCTSBot(Bot):
             answer = self.prior.choose(decision)
             if isinstance(answer, referee_pb2.Move) and answer in decision.legal_moves:
                 prior = legal[list(decision.legal_moves).index(answer)]
+                if decision.state_version < self.skip_until:  # the end is still far: greedy
+                    return answer
         try:
             result = ismcts.search(determinize, self.seat, legal, seed, self.settings, prior)
         except NotImplementedError as exc:  # the game's sampler has not been written
@@ -100,7 +111,16 @@ class ISMCTSBot(Bot):
             self.note(f"search failed: {exc!r}"[:200])
             return decision.legal_moves[legal.index(prior) if prior is not None else 0]
         self.last = result
-        if result.iterations:
+        horizon = self.settings.horizon
+        if result.beyond and horizon is not None:  # no search until the end may be near
+            self.skip_until = decision.state_version + result.beyond - horizon
+            self.searches += 1
+            self.search_seconds += result.seconds
+            self.note(f"greedy move: the end is {result.beyond} moves or more away (horizon "
+                      f"{horizon}); {result.seconds * 1000:.0f} ms")
+        elif result.iterations:
+            self.searches += 1
+            self.search_seconds += result.seconds
             self.note(result.note(_label))
         return decision.legal_moves[legal.index(result.move)]
 
@@ -139,20 +159,60 @@ def add_bot_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--iterations", type=int,
                    help="iterations per move (with --seconds: whichever ends first; alone: "
                         "reproducible play)")
-    p.add_argument("--rollout-depth", type=int, metavar="N",
-                   help="stop rollouts after N moves where the game has a score estimate")
+    p.add_argument("--rollout-depth", type=int, metavar="N", default=STRONG.rollout_depth,
+                   help="stop rollouts after N moves where the game has a score estimate "
+                        f"(default {STRONG.rollout_depth})")
+    p.add_argument("--prior-weight", type=float, default=STRONG.prior_weight,
+                   help="virtual visits of the greedy bot's move, as a share of the iterations "
+                        f"(default {STRONG.prior_weight})")
+    add_search_flags(p)
     p.add_argument("--give-up-after", type=float, default=120.0, metavar="S",
                    help="stop retrying after S seconds without reaching the referee")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                    help="log lines at this level and above (default info)")
 
 
+def add_search_flags(p: argparse.ArgumentParser) -> None:
+    """The search's knobs shared by ``ismcts`` and ``duel`` (defaults: :data:`STRONG`)."""
+    p.add_argument("--rollout", choices=ismcts.ROLLOUTS, default=STRONG.rollout,
+                   help="rollout policy: every seat as the game's greedy bot (prior) or uniform "
+                        f"(random) (default {STRONG.rollout})")
+    p.add_argument("--epsilon", type=float, default=STRONG.epsilon,
+                   help="with --rollout prior: the share of rollout moves drawn at random "
+                        f"(default {STRONG.epsilon})")
+    p.add_argument("--tree-depth", type=int, default=STRONG.tree_depth, metavar="N",
+                   help="choice nodes below the root (0: flat Monte Carlo over the root's "
+                        f"moves; default {STRONG.tree_depth})")
+    p.add_argument("--widening", type=float, default=STRONG.widening,
+                   help="progressive widening: at most ceil(W*sqrt(visits+1)) children a node, "
+                        f"the greedy move first (default {STRONG.widening})")
+    p.add_argument("--paired", action=argparse.BooleanOptionalAction, default=STRONG.paired,
+                   help="compare the root's moves on the same determinizations (common random "
+                        f"numbers; default {'on' if STRONG.paired else 'off'})")
+    p.add_argument("--horizon", type=int, default=STRONG.horizon, metavar="N",
+                   help="rollouts to the end: search only where greedy play ends the game "
+                        f"within N moves, else play the greedy move (default {STRONG.horizon})")
+    p.add_argument("--prior-margin", type=float, default=STRONG.prior_margin,
+                   help="paired: the mean reward gain over the greedy move, on shared worlds, "
+                        f"that another move needs to be played (default {STRONG.prior_margin})")
+    p.add_argument("--exploration", type=float, default=STRONG.exploration,
+                   help=f"UCB1's exploration constant (default {STRONG.exploration})")
+
+
+def search_knobs(args: argparse.Namespace) -> dict[str, Any]:
+    """The Settings fields :func:`add_search_flags` sets."""
+    return {"rollout": args.rollout, "epsilon": args.epsilon, "tree_depth": args.tree_depth,
+            "widening": args.widening, "exploration": args.exploration, "paired": args.paired,
+            "horizon": args.horizon, "prior_margin": args.prior_margin}
+
+
 def settings_from(args: argparse.Namespace) -> Settings:
     seconds = args.seconds
     if seconds is None and args.iterations is None:
-        seconds = 0.2
+        seconds = DEFAULT_SECONDS
     return Settings(budget=Budget(iterations=args.iterations, seconds=seconds),
-                    rollout_depth=args.rollout_depth)
+                    rollout_depth=args.rollout_depth, prior_weight=args.prior_weight,
+                    **search_knobs(args))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,10 +28,24 @@ def test_duel_reports_a_win_rate_with_its_interval(tmp_path, capsys):
     assert "ismcts wins" in capsys.readouterr().out
 
 
+def test_duel_with_sprt_reports_its_test_and_time_per_move(tmp_path, capsys):
+    out = tmp_path / "duel.json"
+    assert cli.main(["duel", "goa", "--seats", "2", "--matches", "2", "--iterations", "2",
+                     "--rollout-depth", "6", "--sprt", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["sprt"]["p0"] == 0.5 and report["sprt"]["p1"] == 0.65
+    assert report["sprt"]["decision"] is None  # two matches cannot decide it
+    assert report["settings"]["rollout"] == "prior" and report["searched_moves"] > 0
+    assert report["seconds_per_move"] > 0
+    assert "SPRT undecided" in capsys.readouterr().out
+
+
 def test_duel_refuses_bad_usage(capsys):
     assert cli.main(["duel", "chess", "--seats", "2"]) == 2
     assert cli.main(["duel", "batavia", "--seats", "9"]) == 2
     assert cli.main(["duel", "batavia", "--seats", "3", "--iterations", "0"]) == 2
+    assert cli.main(["duel", "goa", "--seats", "2", "--sprt", "--sprt-delta", "0.6"]) == 2
+    assert cli.main(["duel", "goa", "--seats", "2", "--epsilon", "2"]) == 2
     err = capsys.readouterr().err
     assert "unknown game 'chess'" in err and "3 to 5 seats" in err
 
@@ -47,14 +61,16 @@ def test_bench_phase_reports_every_game():
 
 def test_the_bot_plays_a_seat_through_a_referee_with_notes(referee_server):  # noqa: F811
     """`python -m referee_research.ismcts_bot` in one seat, random bots in the others: the match
-    ends, and the record carries the search's notes on the bot's moves."""
+    ends, and the record carries the search's notes on the bot's moves (rollouts cut at 10
+    moves, so that it searches every decision: no horizon applies)."""
     with AdminClient(referee_server.address, referee_server.admin_token) as admin:
         created = admin.create_match("batavia", 3, seed=5)
         seats = sorted(created.seats, key=lambda s: s.seat)
         procs = []
         for s in seats:
             env = {**os.environ, "REFEREE_TOKEN": s.token}
-            command = ([sys.executable, "-m", "referee_research.ismcts_bot", "--iterations", "3"]
+            command = ([sys.executable, "-m", "referee_research.ismcts_bot", "--iterations", "3",
+                        "--rollout-depth", "10"]
                        if s.seat == 0 else
                        [sys.executable, "-m", "referee_client.cli", "random", "--seed", "1"])
             procs.append(subprocess.Popen(
