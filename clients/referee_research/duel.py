@@ -19,6 +19,7 @@ from typing import Any
 
 from referee_client.bot import Bot
 from referee_client.bots import BOTS, GREEDY_FOR_GAME
+from referee_tournament.ratings import wilson
 
 from referee.core.contract import Result
 from referee.sim import Simulation
@@ -73,17 +74,6 @@ def first_share(result: Result, seat: int) -> float:
     return 1.0 / sum(1 for r in result.ranks if r == 1)
 
 
-def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson score interval of a proportion (95% by default); (0, 1) with no trial."""
-    if n == 0:
-        return 0.0, 1.0
-    p = wins / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 @dataclass(slots=True)
 class DuelReport:
     """One bot against the game's greedy bot: matches, its first-place shares, its scores."""
@@ -124,7 +114,7 @@ class DuelReport:
 
     @property
     def interval(self) -> tuple[float, float]:
-        return wilson(self.wins, self.matches)
+        return wilson(self.wins, self.matches, z=1.96)  # the z its published figures used
 
     @property
     def baseline(self) -> float:
