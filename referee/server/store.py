@@ -101,6 +101,13 @@ CREATE TABLE IF NOT EXISTS settings (  -- values every referee on the store shar
     name        TEXT PRIMARY KEY,
     value       TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS create_requests (  -- CreateMatchRequest.request_id: written in the
+    admin_hash      TEXT NOT NULL,            -- transaction of the match it created (SHA-256
+    request_id      TEXT NOT NULL,            -- hex of the admin token, never the token)
+    request_sha256  TEXT NOT NULL,            -- the request, request_id left out
+    match_id        TEXT NOT NULL,
+    PRIMARY KEY (admin_hash, request_id)
+);
 """
 
 
@@ -573,8 +580,22 @@ class Store(ABC):
                      " DO NOTHING", (name, default))
         return conn.execute("SELECT value FROM settings WHERE name=?", (name,)).fetchone()[0]
 
+    def created_by(self, admin_hash: str, request_id: str) -> tuple[str, str, int] | None:
+        """(request fingerprint, match id, seat count) of the match an admin's CreateMatch
+        with ``request_id`` created, or None (one primary-key lookup)."""
+        row = self.reader().execute(
+            "SELECT r.request_sha256, r.match_id, m.seats FROM create_requests r"
+            " JOIN matches m ON m.id = r.match_id WHERE r.admin_hash=? AND r.request_id=?",
+            (admin_hash, request_id)).fetchone()
+        return (row[0], row[1], row[2]) if row else None
+
     # ------------------------------------------------------------------ typed writes
-    def insert_match(self, row: MatchRow) -> asyncio.Future:
+    def insert_match(self, row: MatchRow,
+                     request: tuple[str, str, str] | None = None) -> asyncio.Future:
+        """A new match, its seat tokens' hashes and its lease; ``request`` (admin hash,
+        request id, request fingerprint: CreateMatch's idempotency) goes in the same
+        transaction, so a store never has one without the other, and a second match for the
+        same request fails whole (the primary key)."""
         values = (
             row.id, row.game, json.dumps(row.options, sort_keys=True), row.seats, str(row.seed),
             row.components_name, row.components_sha256, json.dumps(row.time_policy),
@@ -602,8 +623,17 @@ class Store(ABC):
             if self.owner:
                 c.execute("INSERT INTO leases (match_id, owner, epoch, expires_ms)"
                           " VALUES (?, ?, 1, ?)", lease)
+            if request is not None:
+                c.execute("INSERT INTO create_requests (admin_hash, request_id,"
+                          " request_sha256, match_id) VALUES (?,?,?,?)", (*request, row.id))
 
-        return self._submit(op, creates=row.id)
+        def failed(f: asyncio.Future) -> None:  # no match, no lease to keep
+            if f.cancelled() or f.exception() is not None:
+                self.epochs.pop(row.id, None)
+
+        fut = self._submit(op, creates=row.id)
+        fut.add_done_callback(failed)
+        return fut
 
 
     def insert_move(
