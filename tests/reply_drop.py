@@ -5,8 +5,10 @@ the reply (a connection cut at the worst moment). For the tests of CreateMatch's
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -76,3 +78,12 @@ class ReplyDroppingProxy:
         asyncio.run_coroutine_threadsafe(self._stop(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(5)
+
+
+def stored_matches(data_dir: Path) -> list[str]:
+    """The ids of the matches in a referee's SQLite store, oldest first."""
+    con = sqlite3.connect(Path(data_dir) / "referee.sqlite3")
+    try:
+        return [r[0] for r in con.execute("SELECT id FROM matches ORDER BY created_ms")]
+    finally:
+        con.close()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 
 import grpc
@@ -15,18 +14,14 @@ from referee_client.bot import Backoff
 from referee_client.connection import RefereeError
 from referee_client.unary import AdminClient
 
-from ..reply_drop import ReplyDroppingProxy
+from ..reply_drop import ReplyDroppingProxy, stored_matches
 from .conftest import bot_command, bot_env
 
 FAST = Backoff(initial=0.01, maximum=0.05)
 
 
 def matches(referee) -> list[str]:
-    con = sqlite3.connect(referee.data_dir / "referee.sqlite3")
-    try:
-        return [r[0] for r in con.execute("SELECT id FROM matches ORDER BY created_ms")]
-    finally:
-        con.close()
+    return stored_matches(referee.data_dir)
 
 
 def test_a_lost_reply_is_retried_into_the_same_match(referee_server):

@@ -9,16 +9,8 @@ import signal
 import sqlite3
 import subprocess
 
-from ..reply_drop import ReplyDroppingProxy
+from ..reply_drop import ReplyDroppingProxy, stored_matches
 from .conftest import RANDOM, cli_command, run_cli, write_toml
-
-
-def _referee_matches(referee) -> list[str]:
-    con = sqlite3.connect(referee.data_dir / "referee.sqlite3")
-    try:
-        return [r[0] for r in con.execute("SELECT id FROM matches ORDER BY created_ms")]
-    finally:
-        con.close()
 
 
 def test_a_runner_killed_before_the_reply_resumes_the_same_match(tmp_path):
@@ -60,7 +52,7 @@ def test_a_runner_killed_before_the_reply_resumes_the_same_match(tmp_path):
              "--admin-token-file", str(token)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         assert runner["proc"].wait(120) == -signal.SIGKILL
-        (first,) = _referee_matches(referee)  # made, and its reply never arrived
+        (first,) = stored_matches(referee.data_dir)  # made, and its reply never arrived
         again = run_cli("run", str(toml), "--no-progress", "--address", referee.address,
                         "--admin-token-file", str(token))
         assert again.returncode == 0, again.stderr[-3000:]
@@ -69,7 +61,7 @@ def test_a_runner_killed_before_the_reply_resumes_the_same_match(tmp_path):
         con = sqlite3.connect(out / "tournament.sqlite")
         ran = [r[0] for r in con.execute("SELECT match_id FROM matches ORDER BY idx")]
         con.close()
-        made = _referee_matches(referee)
+        made = stored_matches(referee.data_dir)
         assert len(made) == 3 and sorted(ran) == sorted(made) and ran[0] == first
     finally:
         proxy.close()
