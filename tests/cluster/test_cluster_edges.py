@@ -87,3 +87,29 @@ def test_the_spread_calls_limit_holds_for_the_cluster(make_cluster):
     out = asyncio.run(go())
     assert out[:5] == [("UNAUTHENTICATED", "UNAUTHENTICATED", "UNAUTHENTICATED")] * 5, out
     assert out[5:] == [("RESOURCE_EXHAUSTED",) * 3] * 11, out
+
+
+def test_a_refusal_from_the_owner_keeps_its_status_and_reason(cluster: ClusterHandle):
+    """A call naming another worker's match is passed to its owner; the owner's refusal comes
+    back as the owner sent it (status, message, reason trailer), unary calls and streams alike.
+    Each id is asked twice in a row, so round robin lands it on both workers."""
+
+    async def go():
+        async with grpc.aio.insecure_channel(cluster.address) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            out = []
+            for mid in ("w1-00", "w1-00", "w2-00", "w2-00"):
+                try:
+                    await stub.GetView(pb.GetViewRequest(match_id=mid))
+                except grpc.aio.AioRpcError as err:
+                    out.append((err.code(), reason(err)))
+                try:
+                    async for _ in stub.Watch(pb.WatchRequest(match_id=mid)):
+                        pass
+                except grpc.aio.AioRpcError as err:
+                    out.append((err.code(), reason(err)))
+            return out
+
+    out = asyncio.run(go())
+    assert out == [(grpc.StatusCode.UNAUTHENTICATED, "UNAUTHENTICATED"),
+                   (grpc.StatusCode.NOT_FOUND, "NOT_FOUND")] * 4, out
