@@ -11,7 +11,9 @@ Where the group commit runs depends on the durability:
   loop turn schedules a flush with ``loop.call_soon``; every write queued until that callback
   runs (the rest of the turn: other streams' moves, other matches' timers) joins the batch, which
   is committed on the loop thread. In WAL with synchronous=NORMAL a commit writes to the WAL
-  without an fsync, so it costs less than handing the batch to a thread and back would.
+  without an fsync, so it costs less than handing the batch to a thread and back would. The loop
+  never waits for another process's write lock: a busy file (or a batch to redo write by write)
+  sends the batch, and those queued after it, to a writer thread (see ``_flush``).
 * ``full`` (synchronous=FULL): on one writer thread, since every commit fsyncs and that must not
   block the loop; the thread takes everything waiting and resolves the futures with one
   ``call_soon_threadsafe`` per event loop and batch.
