@@ -418,6 +418,7 @@ def _serve_cluster(args: argparse.Namespace) -> int:
             port_file=args.port_file, unix_socket=args.unix_socket, http_port=args.http_port,
             tls_cert=args.tls_cert, tls_key=args.tls_key, log_level=args.log_level,
             nginx=args.nginx, proxy_workers=args.proxy_workers, lease_owner=args.lease_owner,
+            rate=args.rate, burst=args.burst,
         )
         return run(cfg)
     except StartupError as exc:

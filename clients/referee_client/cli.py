@@ -177,6 +177,11 @@ def build_parser(
     )
     p.add_argument("--seed", type=int, help="match seed (random if absent)")
     p.add_argument("--name", action="append", default=[], help="seat display name, repeatable")
+    p.add_argument("--request-id", metavar="ID",
+                   help="make the call idempotent under this id (up to 128 printable ASCII "
+                        "characters): the same command again prints the same match and "
+                        "tokens instead of creating another (default: a fresh id, so the "
+                        "command's own retries on UNAVAILABLE never create two)")
     s = p.add_argument_group(
         "start from a position", "Start where a recorded match stood after N moves instead of "
         "at the set-up; the game, seats and options default to the record's.")
@@ -334,7 +339,7 @@ def _create_match(args: argparse.Namespace) -> int:
             game or "batavia", seats, options=options, seed=args.seed, seat_names=args.name,
             time_policy=time_policy_proto(given) if given else None,
             start=start_position(record, args.start_move, args.redraw)
-            if record is not None else None,
+            if record is not None else None, request_id=args.request_id,
         )
     print(
         json.dumps(

@@ -12,6 +12,7 @@ referee's reason (``NOT_YOUR_TURN``, ``STALE_STATE``, ``ILLEGAL_MOVE``, ...).
 from __future__ import annotations
 
 import json
+import random
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -21,7 +22,7 @@ import grpc
 
 from referee.v1 import referee_pb2, referee_pb2_grpc
 
-from .bot import clean_note
+from .bot import Backoff, clean_note
 from .connection import RefereeError, TlsConfig, bearer, sync_channel
 
 #: ``TimePolicy.on_expiry`` values by their lower-case names (default_move, random_legal,
@@ -134,6 +135,11 @@ class SeatClient(_Client):
             time.sleep(poll_s)
 
 
+#: how often ``AdminClient.create_match`` sends its request again on UNAVAILABLE, and when
+CREATE_RETRIES = 6
+CREATE_BACKOFF = Backoff(initial=0.2, maximum=5.0)
+
+
 class AdminClient(_Client):
     """Calls needing the referee's admin token (``CreateMatch``; ``GetRecord`` of a running
     match) plus the open ones (``ListGames``)."""
@@ -162,14 +168,25 @@ class AdminClient(_Client):
         seat_names: Sequence[str] = (),
         time_policy: referee_pb2.TimePolicy | None = None,
         start: referee_pb2.StartPosition | None = None,
+        request_id: str | None = None,
+        retries: int = CREATE_RETRIES,
+        backoff: Backoff | None = None,
     ) -> referee_pb2.CreateMatchResponse:
         """Create a match; returns its id and one secret token per seat. ``start``: begin where
-        a recorded match stood after some moves (``start_position``) instead of the set-up."""
+        a recorded match stood after some moves (``start_position``) instead of the set-up.
+
+        The call is idempotent: it carries ``request_id`` (by default a fresh random one) and,
+        when the referee is UNAVAILABLE (restarting, or the connection broke before the
+        reply), is sent again with the same id up to ``retries`` times, after ``backoff``'s
+        delays; the referee answers a repeat with the first call's match and tokens, so a
+        lost reply never makes a second match. ``request_id=""`` sends none (and so does not
+        retry)."""
         request = referee_pb2.CreateMatchRequest(
             game=game,
             seats=seats,
             options={k: _option_text(v) for k, v in (options or {}).items()},
             seat_names=list(seat_names),
+            request_id=uuid.uuid4().hex if request_id is None else request_id,
         )
         if seed is not None:
             request.seed = seed
@@ -177,7 +194,16 @@ class AdminClient(_Client):
             request.time_policy.CopyFrom(time_policy)
         if start is not None:
             request.start.CopyFrom(start)
-        return self._call(self.stub.CreateMatch, request, self._metadata)
+        delays = (backoff or CREATE_BACKOFF).delays(random.Random())
+        left = retries if request.request_id else 0
+        while True:
+            try:
+                return self._call(self.stub.CreateMatch, request, self._metadata)
+            except RefereeError as err:
+                if err.code != grpc.StatusCode.UNAVAILABLE or left <= 0:
+                    raise
+            left -= 1
+            time.sleep(next(delays))
 
     def record(self, match_id: str) -> referee_pb2.GetRecordResponse:
         return self._call(

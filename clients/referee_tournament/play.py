@@ -68,6 +68,7 @@ class MatchJob:
     # per seat: the persistent entrant bound to it ("" = start a process for the seat)
     seat_bots: list[str] = field(default_factory=list)
     persistent_logs: dict[str, str] = field(default_factory=dict)  # entrant -> its log
+    request_id: str = ""  # CreateMatch's (the run's store keeps it: see store.mark_running)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -148,6 +149,23 @@ async def _spawn(bot: _Bot, argv: list[str], cwd: str | None, env: dict[str, str
         bot.log_path.write_text(bot.start_error + "\n")
 
 
+#: delays before CreateMatch is sent again when the referee is UNAVAILABLE (with a request_id
+#: only: the referee then answers a repeat with the match the first call made)
+CREATE_RETRY_S = (0.2, 0.5, 1.0, 2.0)
+
+
+async def _create(stub: Any, job: MatchJob, admin: Any) -> pb.CreateMatchResponse:
+    request = match_request(job)
+    for delay in (*(CREATE_RETRY_S if job.request_id else ()), None):
+        try:
+            return await stub.CreateMatch(request, metadata=admin, timeout=30)
+        except grpc.aio.AioRpcError as err:
+            if delay is None or err.code() != grpc.StatusCode.UNAVAILABLE:
+                raise
+        await asyncio.sleep(delay)
+    raise AssertionError("unreachable")  # the last attempt returned or raised
+
+
 def match_request(job: MatchJob) -> pb.CreateMatchRequest:
     """The CreateMatch request of ``job`` (game, options, seed, time policy, seat names and the
     persistent entrants bound to seats)."""
@@ -160,6 +178,7 @@ def match_request(job: MatchJob) -> pb.CreateMatchRequest:
         seat_bots=league.get("seat_bots") or job.seat_bots,
         league=league.get("name", ""), unlisted=bool(league.get("unlisted")),
         seat_bot_versions=league.get("seat_bot_versions") or [],
+        request_id=job.request_id,
     )
 
 
@@ -340,8 +359,7 @@ async def _play(job: MatchJob, log_dir: Path,
             match_id, tokens = existing[0], dict(existing[1])
         else:
             try:
-                created = await stub.CreateMatch(match_request(job), metadata=admin,
-                                                 timeout=30)
+                created = await _create(stub, job, admin)
             except grpc.aio.AioRpcError as err:
                 result["error"] = f"CreateMatch failed: {err.code().name}: {err.details()}"
                 result["referee_down"] = err.code() in (grpc.StatusCode.UNAVAILABLE,

@@ -554,10 +554,11 @@ class _MatchLoop:
     async def _play(self, spec: MatchSpec, endpoint: RefereeEndpoint | None) -> dict[str, Any]:
         """Play one match; a backend's failure fails that match only."""
         referee = endpoint.address if endpoint else "task-local"
-        self.store.mark_running(spec.index, referee)
+        request_id = self.store.mark_running(spec.index, referee)
         self.stats["running"] += 1
         self.progress.update(self.task, info=self._info())
         job = self.runner.job_for(spec, endpoint)
+        job.request_id = request_id
         self.log.info("match_start", idx=spec.index, seating=list(spec.seating),
                       referee=referee, group=spec.group)
         try:

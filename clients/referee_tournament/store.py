@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,9 +37,12 @@ CREATE TABLE IF NOT EXISTS matches (
   ranks TEXT,                     -- JSON list by seat
   outcome TEXT,                   -- JSON: per-seat bot outcomes, timeouts, errors
   record_path TEXT,
-  error TEXT
+  error TEXT,
+  request_id TEXT                 -- CreateMatch's request_id, stored before the call is sent
 );
 """
+#: columns a results folder of an older runner lacks, added when it is opened
+ADDED_COLUMNS = {"request_id": "TEXT"}
 
 
 @dataclass(slots=True)
@@ -69,6 +73,10 @@ class Store:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
+        have = {r[1] for r in self.db.execute("PRAGMA table_info(matches)")}
+        for col, decl in ADDED_COLUMNS.items():
+            if col not in have:
+                self.db.execute(f"ALTER TABLE matches ADD COLUMN {col} {decl}")
 
     def close(self) -> None:
         self.db.close()
@@ -125,12 +133,18 @@ class Store:
         return cur.rowcount
 
     # ------------------------------------------------------------------ updates
-    def mark_running(self, idx: int, referee: str) -> None:
+    def mark_running(self, idx: int, referee: str) -> str:
+        """The match is about to be created: its CreateMatch request_id, committed before the
+        call is sent. A match interrupted before (the runner killed, the referee gone) keeps
+        the one it had, so that creating it again on the same referee returns the match made
+        then (the referee's CreateMatch is idempotent) instead of a second one."""
         self.db.execute(
             "UPDATE matches SET status='running', attempts=attempts+1, referee=?, started=?, "
-            "error=NULL WHERE idx=?",
-            (referee, time.time(), idx),
+            "error=NULL, request_id=COALESCE(request_id, ?) WHERE idx=?",
+            (referee, time.time(), uuid.uuid4().hex, idx),
         )
+        return self.db.execute("SELECT request_id FROM matches WHERE idx=?",
+                               (idx,)).fetchone()[0]
 
     def mark_match_id(self, idx: int, match_id: str) -> None:
         self.db.execute("UPDATE matches SET match_id=? WHERE idx=?", (match_id, idx))
@@ -139,13 +153,14 @@ class Store:
         status = "done" if result.get("ranks") else "failed"
         self.db.execute(
             "UPDATE matches SET status=?, match_id=?, finished=?, seconds=?, scores=?, ranks=?, "
-            "outcome=?, record_path=?, error=? WHERE idx=?",
+            "outcome=?, record_path=?, error=?, request_id=CASE WHEN ?='failed' THEN NULL ELSE"
+            " request_id END WHERE idx=?",
             (
                 status, result.get("match_id"), time.time(), result.get("seconds"),
                 json.dumps(result.get("scores")) if result.get("scores") is not None else None,
                 json.dumps(result.get("ranks")) if result.get("ranks") else None,
                 json.dumps(result.get("outcome") or {}), result.get("record_path"),
-                result.get("error"), idx,
+                result.get("error"), status, idx,  # a failed match is played anew, if again
             ),
         )
 

@@ -22,6 +22,7 @@ no process outlives the cluster.
 """
 from __future__ import annotations
 
+import base64
 import contextlib
 import ctypes
 import errno
@@ -37,9 +38,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import grpc
 import structlog
 
-from . import shard
+from . import errors, shard
 from .startup import UNIX_PATH_MAX, StartupError, check_data_dir, check_port, check_tls
 
 log = structlog.get_logger("referee.cluster")
@@ -88,6 +90,10 @@ class ClusterConfig:
     proxy_workers: int = 1
     nginx: str | None = None  # the nginx binary (None: found on PATH or in /usr/sbin)
     lease_owner: str = ""  # the workers' names in the store's leases get their shard appended
+    # --rate / --burst: nginx holds them for the calls it spreads over the workers (see
+    # spread_limit); 0 = no limit
+    rate: float = 0.0
+    burst: float = 1.0
     shards: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -105,6 +111,45 @@ def _q(value: str | Path) -> str:
     """A value quoted for nginx's configuration syntax."""
     text = str(value)
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+#: what nginx answers a call over the limit: the workers' refusal (RESOURCE_EXHAUSTED, its
+#: reason trailer and rich status), as a gRPC trailers-only response
+LIMITED = "rate limit exceeded; slow down"
+
+
+def spread_limit(cfg: ClusterConfig) -> tuple[str, str]:
+    """The rate limit of the calls nginx spreads over the workers, round robin: the admin's
+    and the unauthenticated ones (a seat's or bot's call goes to the worker of its token's
+    shard, whose own limit holds it). Each worker keeps buckets of its own, so a client
+    spreading a burst over N workers would get N times the limit; nginx's limit_req, keyed by
+    the client's address in one zone that all its processes share, holds it for the cluster
+    as a whole. Returns the http-level and the location-level directives ("" when off)."""
+    if cfg.rate <= 0:
+        return "", ""
+    status = errors.exhausted(LIMITED).trailing_metadata()
+    details = next(v for k, v in status if k == "grpc-status-details-bin")
+    assert isinstance(details, bytes)
+    # nginx takes whole requests per minute; with nodelay it lets burst + 1 through at once
+    http = f"""    map $referee_shard $referee_spread_client {{
+        referee_any $binary_remote_addr;
+        default "";
+    }}
+    limit_req_zone $referee_spread_client zone=referee_spread:10m rate={max(1, round(cfg.rate * 60))}r/m;
+    limit_req_status 429;
+"""
+    where = f"""            limit_req zone=referee_spread burst={max(0, round(cfg.burst) - 1)} nodelay;
+            error_page 429 = @referee_limited;
+        }}
+        location @referee_limited {{
+            default_type application/grpc;
+            add_header grpc-status {grpc.StatusCode.RESOURCE_EXHAUSTED.value[0]} always;
+            add_header grpc-message {_q(LIMITED)} always;
+            add_header grpc-status-details-bin {base64.b64encode(details).decode()} always;
+            add_header {errors.REASON_KEY} RESOURCE_EXHAUSTED always;
+            return 204;
+"""
+    return http, where
 
 
 def nginx_conf(cfg: ClusterConfig) -> str:
@@ -131,6 +176,7 @@ def nginx_conf(cfg: ClusterConfig) -> str:
     if cfg.unix_socket:
         listen += f"        listen unix:{Path(cfg.unix_socket).absolute()} http2;\n"
     home = "|".join(HOME_CALLS)
+    limit_http, limit_here = spread_limit(cfg)
     return f"""# written by `referee serve --workers {cfg.workers}`; rewritten at every start
 {user}daemon off;
 master_process on;
@@ -159,7 +205,7 @@ http {{
         default referee_any;
 {routes}
     }}
-{upstreams}
+{limit_http}{upstreams}
     upstream referee_any {{
 {anyone}
         keepalive 64;
@@ -170,7 +216,7 @@ http {{
         }}
         location / {{
             grpc_pass grpc://$referee_shard;
-        }}
+{limit_here}        }}
     }}
 }}
 """

@@ -3,6 +3,7 @@ is created or stored, and a refusal is INVALID_ARGUMENT/MALFORMED naming the fau
 a prefix of a client's names and values is quoted)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 from collections.abc import Callable
@@ -21,6 +22,28 @@ from .errors import clip
 #: Longest option value and seat name accepted.
 MAX_OPTION_CHARS = 64
 MAX_NAME_CHARS = 200
+#: Longest CreateMatchRequest.request_id (printable ASCII)
+MAX_REQUEST_ID_CHARS = 128
+
+
+def request_id(request: pb.CreateMatchRequest) -> str:
+    """``request.request_id`` checked: "" (none) or 1-128 printable ASCII characters."""
+    rid = request.request_id
+    if len(rid) > MAX_REQUEST_ID_CHARS:
+        raise errors.malformed(f"request_id is at most {MAX_REQUEST_ID_CHARS} characters, "
+                               f"not {len(rid)}")
+    if rid and not (rid.isascii() and rid.isprintable()):
+        raise errors.malformed(f"request_id must be printable ASCII, not {clip(rid)}")
+    return rid
+
+
+def fingerprint(request: pb.CreateMatchRequest) -> str:
+    """What makes two CreateMatch requests "the same request": the SHA-256 of the request
+    without its request_id, serialized deterministically (so map order does not count)."""
+    bare = pb.CreateMatchRequest()
+    bare.CopyFrom(request)
+    bare.ClearField("request_id")
+    return hashlib.sha256(bare.SerializeToString(deterministic=True)).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

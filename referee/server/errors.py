@@ -103,6 +103,11 @@ def already_exists(message: str) -> RefereeError:
     return RefereeError(grpc.StatusCode.ALREADY_EXISTS, "ALREADY_EXISTS", message)
 
 
+def request_id_reused(message: str) -> RefereeError:
+    """CreateMatch: this admin used the request_id for a different request."""
+    return RefereeError(grpc.StatusCode.ALREADY_EXISTS, "REQUEST_ID_REUSED", message)
+
+
 def bad_invite(message: str) -> RefereeError:
     """RegisterBot into a league: no invite code, or one that is unknown, used up or expired."""
     return RefereeError(grpc.StatusCode.PERMISSION_DENIED, "BAD_INVITE", message)

@@ -95,7 +95,8 @@ class Forwarder:
             return await rpc(data, metadata=self.metadata(context),
                               timeout=context.time_remaining())
         except grpc.aio.AioRpcError as exc:
-            await context.abort(exc.code(), exc.details() or "", exc.trailing_metadata())
+            await context.abort(exc.code(), exc.details() or "",
+                                tuple(exc.trailing_metadata() or ()))
             raise  # pragma: no cover - abort raises
 
     async def stream(self, method: str, target: str, data: bytes, context) -> AsyncIterator[bytes]:
@@ -105,7 +106,8 @@ class Forwarder:
             async for item in call:
                 yield item
         except grpc.aio.AioRpcError as exc:
-            await context.abort(exc.code(), exc.details() or "", exc.trailing_metadata())
+            await context.abort(exc.code(), exc.details() or "",
+                                tuple(exc.trailing_metadata() or ()))
         finally:
             call.cancel()
 

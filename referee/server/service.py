@@ -23,7 +23,7 @@ from . import errors, shard
 from .archive import Limits
 from .auth import RateLimiter, bearer, same_hash, token_hash
 from .clock import DEFAULT_JOIN_MS, now_ms
-from .create import new_match, plan_match
+from .create import fingerprint, new_match, plan_match, request_id
 from .embargo import REASON as EMBARGOED
 from .embargo import Embargo, unfinished_twins
 from .errors import RefereeError, clip
@@ -372,6 +372,9 @@ class RefereeService:
     async def CreateMatch(self, request: pb.CreateMatchRequest, context) -> pb.CreateMatchResponse:
         if not self._admin(context):
             raise errors.permission_denied("creating a match needs the admin token")
+        rid = request_id(request)
+        if rid and (done := self._created(request, rid)) is not None:
+            return done  # a retry: the first call's reply
         plan = plan_match(request, self.sheet_for, self.sessions.check_seat_bots, self.join_ms)
         versions = self.leagues.check_match(request.league, plan.bots,
                                             request.seat_bot_versions)
@@ -379,7 +382,10 @@ class RefereeService:
         remote = [b if b and not self.leagues.hosted(b) else "" for b in plan.bots]
         match = new_match(plan)
         match_id = self._new_match_id()
-        tokens = self.sessions.seat_tokens(match_id, remote,
+        # with a request_id every seat token is derived (sessions.seat_token), so that a retry
+        # reaching any referee on the store can give the same reply (only hashes are stored)
+        tokens = [self.sessions.seat_token(match_id, s) for s in range(plan.seats)] if rid \
+            else self.sessions.seat_tokens(match_id, remote,
                                            [shard.token(self.shard) for _ in range(plan.seats)])
         hashes = [token_hash(t) for t in tokens]
         rt = MatchRuntime(
@@ -392,7 +398,7 @@ class RefereeService:
         bound = self.sessions.bind(match_id, remote, game=game, names=plan.names,
                                    policy=plan.policy,
                                    options={k: opt_str(v) for k, v in plan.options.items()})
-        await self.store.insert_match(
+        stored = self.store.insert_match(
             MatchRow(
                 id=match_id, game=game, options=plan.options, seats=plan.seats, seed=plan.seed,
                 components_name=plan.sheet.name, components_sha256=plan.sheet.sha256,
@@ -404,8 +410,18 @@ class RefereeService:
                 league=request.league, unlisted=request.unlisted, seat_bots=plan.bots,
                 seat_versions=versions,
                 start=match.start,
-            )
+            ),
+            (self.admin_hash, rid, fingerprint(request)) if rid else None,
         )
+        try:
+            await stored
+        except Exception:
+            self.sessions.cancel(bound)
+            # the same request_id committed meanwhile by another referee on the store (or a
+            # concurrent call here): the match that won is the answer
+            if rid and (done := self._created(request, rid)) is not None:
+                return done
+            raise
         if bound is not None:
             await bound.stored
         self._register(rt)
@@ -413,10 +429,24 @@ class RefereeService:
         self.sessions.activate(bound)
         log.info("match_created", match_id=match_id, game=game, seats=plan.seats,
                  options=plan.options)
-        return pb.CreateMatchResponse(
-            match_id=match_id,
-            seats=[pb.SeatToken(seat=s, token=t) for s, t in enumerate(tokens)],
-        )
+        return _created_reply(match_id, tokens)
+
+    def _created(self, request: pb.CreateMatchRequest,
+                 rid: str) -> pb.CreateMatchResponse | None:
+        """The reply to the CreateMatch with ``rid`` this admin already made, from the store
+        (whichever referee on it made the match), or None; ALREADY_EXISTS /
+        REQUEST_ID_REUSED when that call's request was another."""
+        found = self.store.created_by(self.admin_hash, rid)
+        if found is None:
+            return None
+        digest, match_id, seats = found
+        if digest != fingerprint(request):
+            raise errors.request_id_reused(
+                f"request_id {clip(rid)} was used for a different CreateMatch request "
+                f"(match {match_id}); use a fresh request_id for a new match")
+        log.info("match_create_repeated", match_id=match_id)
+        return _created_reply(match_id, [self.sessions.seat_token(match_id, s)
+                                         for s in range(seats)])
 
     def _new_match_id(self) -> str:
         """A match id neither live nor in the store."""
@@ -683,6 +713,11 @@ def league_fields(league: str, bots: list[str], versions: list[int]) -> dict[str
         if versions:
             out["seat_bot_versions"] = list(versions)
     return out
+
+
+def _created_reply(match_id: str, tokens: list[str]) -> pb.CreateMatchResponse:
+    return pb.CreateMatchResponse(
+        match_id=match_id, seats=[pb.SeatToken(seat=s, token=t) for s, t in enumerate(tokens)])
 
 
 def _rate_exceeded_on_stream() -> RefereeError:

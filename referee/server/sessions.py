@@ -281,6 +281,13 @@ class BotSessions:
         return Binding(match_id, [(s, b) for s, b in enumerate(bots) if b], info, created,
                        stored)
 
+    def cancel(self, binding: Binding | None) -> None:
+        """The match of ``binding`` was not created after all (its insert failed): its
+        assignments, stored ahead of it, are closed."""
+        if binding is not None:
+            self._write_later(lambda c: c.execute(
+                "UPDATE assignments SET status='done' WHERE match_id=?", (binding.match_id,)))
+
     def activate(self, binding: Binding | None) -> None:
         if binding is None:
             return

@@ -11,7 +11,9 @@ Where the group commit runs depends on the durability:
   loop turn schedules a flush with ``loop.call_soon``; every write queued until that callback
   runs (the rest of the turn: other streams' moves, other matches' timers) joins the batch, which
   is committed on the loop thread. In WAL with synchronous=NORMAL a commit writes to the WAL
-  without an fsync, so it costs less than handing the batch to a thread and back would.
+  without an fsync, so it costs less than handing the batch to a thread and back would. The loop
+  never waits for another process's write lock: a busy file (or a batch to redo write by write)
+  sends the batch, and those queued after it, to a writer thread (see ``_flush``).
 * ``full`` (synchronous=FULL): on one writer thread, since every commit fsyncs and that must not
   block the loop; the thread takes everything waiting and resolves the futures with one
   ``call_soon_threadsafe`` per event loop and batch.
@@ -101,6 +103,13 @@ CREATE TABLE IF NOT EXISTS settings (  -- values every referee on the store shar
     name        TEXT PRIMARY KEY,
     value       TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS create_requests (  -- CreateMatchRequest.request_id: written in the
+    admin_hash      TEXT NOT NULL,            -- transaction of the match it created (SHA-256
+    request_id      TEXT NOT NULL,            -- hex of the admin token, never the token)
+    request_sha256  TEXT NOT NULL,            -- the request, request_id left out
+    match_id        TEXT NOT NULL,
+    PRIMARY KEY (admin_hash, request_id)
+);
 """
 
 
@@ -180,6 +189,7 @@ class Store(ABC):
         self._flush_loop: asyncio.AbstractEventLoop | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # of the last write
         self._writer: DbConn | None = None
+        self._handed = 0  # writes the loop handed to the writer thread, not yet committed
         self.batches = 0  # group commits done (for tests and stats)
         self.ops = 0
         self._reader: DbConn | None = None
@@ -263,7 +273,7 @@ class Store(ABC):
     # ------------------------------------------------------------------ group commit
     def start(self) -> None:
         if self.on_loop:
-            self._writer = self._connect()
+            self._writer = self._connect_loop_writer()
             return
         self._thread = threading.Thread(target=self._run, name="referee-store", daemon=True)
         self._thread.start()
@@ -313,6 +323,9 @@ class Store(ABC):
                     conn.close()
                     conn = self._connect()
                 self._commit(conn, batch)
+                if self.on_loop:  # batches the loop handed over (see _flush): these are done
+                    with contextlib.suppress(RuntimeError):  # loop closed during shutdown
+                        batch[0][1].call_soon_threadsafe(self._handed_back, len(batch))
                 if stop:
                     return
         finally:
@@ -322,20 +335,7 @@ class Store(ABC):
         """One transaction for ``batch`` (items: operation, loop, future, the match whose
         lease it needs or "", the match it creates or ""); then the futures are resolved."""
         errors: list[BaseException | None] = [None] * len(batch)
-        try:
-            # BEGIN, the lease check and the writes go out together (PostgreSQL: one round
-            # trip); the check is read before COMMIT, which only a batch whose leases all hold
-            # reaches (they stay locked until then: lease_lock)
-            with self._pipeline(conn):
-                conn.execute(self.begin)
-                check = self._check_leases(conn, batch)
-                for fn, _loop, _fut, _fence, _new in batch:
-                    fn(conn)
-            if self._stale(check):
-                raise _Stale()  # redo one by one, without the stale matches' writes
-            conn.execute("COMMIT")
-        except BaseException:  # noqa: BLE001
-            _rollback(conn)
+        if not self._try_batch(conn, batch):
             # One bad operation must not fail the others of its group: redo them one by one.
             for i, item in enumerate(batch):
                 try:
@@ -350,6 +350,31 @@ class Store(ABC):
                 except BaseException as exc:  # noqa: BLE001 - reported to its waiter
                     _rollback(conn)
                     errors[i] = exc
+        self._settle(batch, errors)
+
+    def _try_batch(self, conn: DbConn, batch: list, begun: bool = False) -> bool:
+        """The whole batch in one transaction (begun already if ``begun``): whether it
+        committed (if not, it was rolled back)."""
+        try:
+            # BEGIN, the lease check and the writes go out together (PostgreSQL: one round
+            # trip); the check is read before COMMIT, which only a batch whose leases all hold
+            # reaches (they stay locked until then: lease_lock)
+            with self._pipeline(conn):
+                if not begun:
+                    conn.execute(self.begin)
+                check = self._check_leases(conn, batch)
+                for fn, _loop, _fut, _fence, _new in batch:
+                    fn(conn)
+            if self._stale(check):
+                raise _Stale()  # redo one by one, without the stale matches' writes
+            conn.execute("COMMIT")
+            return True
+        except BaseException:  # noqa: BLE001
+            _rollback(conn)
+            return False
+
+    def _settle(self, batch: list, errors: list[BaseException | None]) -> None:
+        """Count a committed batch and resolve its futures (each with its error, if any)."""
         self.batches += 1
         self.ops += len(batch)
         by_loop: dict[Any, list] = {}
@@ -427,13 +452,53 @@ class Store(ABC):
         return fut
 
     def _flush(self) -> None:
-        """Commit the writes queued during the loop turn that scheduled this (loop mode)."""
+        """Commit the writes queued during the loop turn that scheduled this (loop mode).
+
+        The loop never waits for the database: when another process holds the file's write
+        lock (``_begin_now`` fails at once) or the batch fails and must be redone one write at
+        a time, the batch goes to the writer thread, which may wait for the lock (the busy
+        timeout) while the loop serves everything else; until the thread is done, later
+        batches follow it there, so writes still commit in the order they were queued. Either
+        way a write's future resolves only once it is committed."""
         batch, self._pending = self._pending, []
         if not batch:
             return
         if self._writer is None or not self._usable(self._writer):
-            self._writer = self._connect()
-        self._commit(self._writer, batch)
+            self._writer = self._connect_loop_writer()
+        try:
+            began = not self._handed and self._begin_now(self._writer)
+        except Exception:  # noqa: BLE001 - the thread tries again and reports what fails
+            _rollback(self._writer)
+            began = False
+        if not began:
+            self._hand_over(batch)
+        elif self._try_batch(self._writer, batch, begun=True):
+            self._settle(batch, [None] * len(batch))
+        else:
+            self._hand_over(batch)
+
+    def _connect_loop_writer(self) -> DbConn:
+        """The connection of the group commit on the loop (see ``_begin_now``)."""
+        return self._connect()
+
+    def _begin_now(self, conn: DbConn) -> bool:
+        """Begin a write transaction on the loop's connection if that needs no wait; False
+        when the database is busy (another process writes): nothing was begun."""
+        conn.execute(self.begin)
+        return True
+
+    def _hand_over(self, batch: list) -> None:
+        """Commit ``batch`` on the writer thread (loop mode; started on first use)."""
+        self._handed += len(batch)
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="referee-store",
+                                            daemon=True)
+            self._thread.start()
+        for item in batch:
+            self._queue.put(item)
+
+    def _handed_back(self, n: int) -> None:
+        self._handed -= n
 
     def reader(self) -> DbConn:
         """The connection of the one-row lookups (on the caller's thread)."""
@@ -573,8 +638,22 @@ class Store(ABC):
                      " DO NOTHING", (name, default))
         return conn.execute("SELECT value FROM settings WHERE name=?", (name,)).fetchone()[0]
 
+    def created_by(self, admin_hash: str, request_id: str) -> tuple[str, str, int] | None:
+        """(request fingerprint, match id, seat count) of the match an admin's CreateMatch
+        with ``request_id`` created, or None (one primary-key lookup)."""
+        row = self.reader().execute(
+            "SELECT r.request_sha256, r.match_id, m.seats FROM create_requests r"
+            " JOIN matches m ON m.id = r.match_id WHERE r.admin_hash=? AND r.request_id=?",
+            (admin_hash, request_id)).fetchone()
+        return (row[0], row[1], row[2]) if row else None
+
     # ------------------------------------------------------------------ typed writes
-    def insert_match(self, row: MatchRow) -> asyncio.Future:
+    def insert_match(self, row: MatchRow,
+                     request: tuple[str, str, str] | None = None) -> asyncio.Future:
+        """A new match, its seat tokens' hashes and its lease; ``request`` (admin hash,
+        request id, request fingerprint: CreateMatch's idempotency) goes in the same
+        transaction, so a store never has one without the other, and a second match for the
+        same request fails whole (the primary key)."""
         values = (
             row.id, row.game, json.dumps(row.options, sort_keys=True), row.seats, str(row.seed),
             row.components_name, row.components_sha256, json.dumps(row.time_policy),
@@ -602,8 +681,17 @@ class Store(ABC):
             if self.owner:
                 c.execute("INSERT INTO leases (match_id, owner, epoch, expires_ms)"
                           " VALUES (?, ?, 1, ?)", lease)
+            if request is not None:
+                c.execute("INSERT INTO create_requests (admin_hash, request_id,"
+                          " request_sha256, match_id) VALUES (?,?,?,?)", (*request, row.id))
 
-        return self._submit(op, creates=row.id)
+        def failed(f: asyncio.Future) -> None:  # no match, no lease to keep
+            if f.cancelled() or f.exception() is not None:
+                self.epochs.pop(row.id, None)
+
+        fut = self._submit(op, creates=row.id)
+        fut.add_done_callback(failed)
+        return fut
 
 
     def insert_move(
@@ -773,6 +861,22 @@ class SqliteStore(Store):
         conn.execute(f"PRAGMA synchronous={'FULL' if self.durability == 'full' else 'NORMAL'}")
         conn.execute("PRAGMA busy_timeout=5000")
         return conn
+
+    def _connect_loop_writer(self) -> sqlite3.Connection:
+        # the loop must not wait in BEGIN IMMEDIATE for another process: it gets SQLITE_BUSY
+        # at once and hands the batch to the writer thread, whose connection waits instead
+        conn = self._connect()
+        conn.execute("PRAGMA busy_timeout=0")
+        return conn
+
+    def _begin_now(self, conn: sqlite3.Connection) -> bool:
+        try:
+            conn.execute(self.begin)
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                return False
+            raise
+        return True
 
     def columns(self, conn: DbConn, table: str) -> set[str]:
         return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}

@@ -1,0 +1,103 @@
+"""The SQLite store with several processes on one file (a cluster on the embedded store): while
+another process holds the file's write lock, the referee's event loop does not wait for it
+(BEGIN IMMEDIATE fails at once on the loop's connection and the batch goes to the writer thread,
+which waits); other calls are answered meanwhile, and the move is acknowledged only once it is
+committed, after the lock is released."""
+from __future__ import annotations
+
+import asyncio
+import random
+import sqlite3
+import subprocess
+import sys
+
+import grpc
+
+from referee.v1 import referee_pb2 as pb
+from referee.v1 import referee_pb2_grpc
+
+from .helpers import create, md
+
+HOLD = """
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+con.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+sys.stdin.readline()  # until the test says so
+con.execute("ROLLBACK")
+"""
+
+
+def test_the_loop_answers_while_another_process_holds_the_write_lock(make_server, tmp_path):
+    srv = make_server(tmp_path / "data")
+
+    async def start():
+        async with grpc.aio.insecure_channel(srv.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            mid, tokens = await create(stub, seats=3, seed=5)
+            seat = srv.service.matches[mid].decision.seat
+            d = await stub.GetLegalMoves(pb.GetLegalMovesRequest(match_id=mid),
+                                         metadata=md(tokens[seat]))
+            return mid, tokens, seat, d
+
+    mid, tokens, seat, d = asyncio.run(start())
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(srv.data_dir / "referee.sqlite3")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdin is not None
+    assert holder.stdout.readline().strip() == "locked"
+
+    async def go():
+        async with grpc.aio.insecure_channel(srv.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            move = asyncio.ensure_future(stub.SubmitMove(pb.SubmitMoveRequest(
+                match_id=mid, state_version=d.state_version,
+                move=random.Random(1).choice(list(d.legal_moves))), metadata=md(tokens[seat])))
+            await asyncio.sleep(0.5)  # the move reaches the store and waits for the lock
+            answers = [len((await stub.ListGames(pb.ListGamesRequest())).games)
+                       for _ in range(3)]
+            view = await stub.GetView(pb.GetViewRequest(match_id=mid),
+                                      metadata=md(tokens[(seat + 1) % 3]))
+            pending = not move.done()
+            holder.stdin.write("\n")
+            holder.stdin.flush()
+            return answers, view, pending, await move
+
+    try:
+        answers, view, pending, result = asyncio.run(go())
+    finally:
+        holder.kill()
+        holder.wait()
+    assert all(answers) and view.state_version >= 0
+    assert pending  # answered while the move waited for the file
+    assert result.accepted  # and the move committed once the lock was free
+    assert len(srv.service.store.load_moves(mid)) == 1
+
+
+def test_writes_handed_to_the_thread_keep_their_order(tmp_path):
+    """Writes queued while an earlier batch waits on the writer thread follow it there, so
+    they commit in the order they were queued; each is resolved once committed."""
+    from referee.server.store import SqliteStore
+
+    store = SqliteStore(tmp_path)
+    store.start()
+    other = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
+    order: list[int] = []
+
+    async def run():
+        other.execute("BEGIN IMMEDIATE")
+        futs = []
+        for k in range(6):  # one write per loop turn: six batches
+            futs.append(store.write(lambda c, k=k: order.append(k)))
+            await asyncio.sleep(0.01)
+            if k == 3:
+                assert not any(f.done() for f in futs)  # the file is locked: nothing committed
+                other.execute("ROLLBACK")
+        await asyncio.gather(*futs)
+        store.write(lambda c: order.append(6))  # back on the loop once the thread is done
+        await asyncio.sleep(0.2)
+        await store.write(lambda c: order.append(7))
+
+    asyncio.run(run())
+    store.close()
+    other.close()
+    assert order == list(range(8))
