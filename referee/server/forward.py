@@ -8,6 +8,13 @@ reason trailer) back, unchanged. CreateMatch binding bots (``seat_bots``) or a l
 home worker, which keeps the bots, their sessions and the leagues. Everything else is served
 where it lands. The owner sees the original client in CLIENT_HEADER (for its rate limits) and
 the original ``authorization``.
+
+On several hosts (``referee serve --advertise``, a "roaming" referee) the owner is not a fixed
+shard but whoever holds the match's lease in the shared store, which names its address: a call
+for a match this referee does not hold goes to that address while the lease is live, and is
+served here otherwise (the service then takes the match over, ``RefereeService.adopt``). A Play
+stream is handed on as a whole, found by its seat token. A forwarded call is never forwarded
+again (FORWARDED_HEADER), so two referees with different ideas of the owner cannot bounce it.
 """
 from __future__ import annotations
 
@@ -21,20 +28,25 @@ from referee.core import registry
 from referee.v1 import referee_pb2 as pb
 
 from . import shard
-from .auth import CLIENT_HEADER, peer_address
-from .service import SERVICE_NAME
+from .auth import CLIENT_HEADER, bearer, peer_address, token_hash
+from .errors import RefereeError
+from .service import SERVICE_NAME, RefereeService
 from .streams import CLOSE, Stream
 
+#: set on a call one referee hands to another: the receiver serves it, never hands it on
+FORWARDED_HEADER = "x-referee-forwarded"
 
-def _match(request: Any) -> str | None:
-    return shard.of_match(request.match_id)
+
+def _match(request: Any) -> str:
+    return request.match_id
 
 
 def _create(request: Any) -> str | None:
     return shard.HOME if (request.league or any(request.seat_bots)) else None
 
 
-#: the calls a worker may hand on: request type, and the shard the request names (None: here)
+#: the calls a worker may hand on: request type, and what names the owner: the match id
+#: (``_match``), or a shard (``_create``; None: here)
 ROUTED: dict[str, tuple[Any, Callable[[Any], str | None]]] = {
     "SubmitMove": (pb.SubmitMoveRequest, _match),
     "GetView": (pb.GetViewRequest, _match),
@@ -46,41 +58,79 @@ ROUTED: dict[str, tuple[Any, Callable[[Any], str | None]]] = {
 }
 
 _PASSED = ("authorization",)
+#: a dead peer is tried again soon after it comes back (gRPC's default backoff grows to 2 min)
+_CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 16 << 20),
+                    ("grpc.max_send_message_length", 16 << 20),
+                    ("grpc.initial_reconnect_backoff_ms", 200),
+                    ("grpc.min_reconnect_backoff_ms", 200),
+                    ("grpc.max_reconnect_backoff_ms", 2000)]
 
 
 class Forwarder:
-    """This worker's view of the others: ``peers`` maps each shard to its gRPC address."""
+    """This referee's view of the others. A worker of one machine's cluster: ``peers`` maps
+    each shard to its gRPC address, which owns that shard's matches. A host of several
+    (``service`` given: ``--advertise``): a match's owner is its lease's holder
+    (``RefereeService.holder_address``); ``peers`` may still name the home shard's address,
+    for the CreateMatch calls that bind bots or a league."""
 
-    def __init__(self, own: str, peers: dict[str, str], trust_proxy: bool = True):
+    def __init__(self, own: str, peers: dict[str, str], trust_proxy: bool = True,
+                 service: RefereeService | None = None):
         self.own = own
         self.peers = dict(peers)
         self.trust_proxy = trust_proxy
+        self.service = service
         self._channels: dict[str, grpc.aio.Channel] = {}
 
-    def target(self, method: str, data: bytes) -> str | None:
-        """The shard to hand the call to, or None to serve it here (a body that does not parse
-        is served here too: the local handler answers MALFORMED)."""
+    def address_of(self, match_id: str) -> str | None:
+        """The address of the referee to hand a call for ``match_id`` to, or None (here).
+        RefereeError (NOT_OWNER) when another referee holds it but gave no address."""
+        if self.service is not None:
+            return self.service.holder_address(match_id)
+        owner = shard.of_match(match_id)
+        return self.peers[owner] if owner and owner != self.own and owner in self.peers \
+            else None
+
+    def target(self, method: str, data: bytes, context=None) -> str | None:
+        """The address to hand the call to, or None to serve it here (a body that does not
+        parse is served here too: the local handler answers MALFORMED)."""
         route = ROUTED.get(method.rpartition("/")[2])
-        if route is None:
+        if route is None or _forwarded(context):
             return None
         request_type, pick = route
         try:
-            owner = pick(request_type.FromString(data))
+            request = request_type.FromString(data)
         except Exception:  # noqa: BLE001 - any parse failure: the local handler reports it
             return None
-        return owner if owner and owner != self.own and owner in self.peers else None
+        if pick is _match:
+            return self.address_of(request.match_id)
+        owner = pick(request)
+        return self.peers[owner] if owner and owner != self.own and owner in self.peers \
+            else None
 
-    def channel(self, target: str) -> grpc.aio.Channel:
-        ch = self._channels.get(target)
+    def seat_target(self, context) -> str | None:
+        """Where a Play stream goes (a host's): its seat token's match's holder, or None."""
+        if self.service is None or _forwarded(context):
+            return None
+        token = bearer(context.invocation_metadata())
+        if not token:
+            return None
+        h = token_hash(token)
+        if h in self.service.tokens:
+            return None
+        found = self.service.store.match_of_token(h)
+        return self.address_of(found[0]) if found is not None else None
+
+    def channel(self, address: str) -> grpc.aio.Channel:
+        ch = self._channels.get(address)
         if ch is None:
-            ch = self._channels[target] = grpc.aio.insecure_channel(
-                self.peers[target], options=[("grpc.max_receive_message_length", 16 << 20),
-                                             ("grpc.max_send_message_length", 16 << 20)])
+            ch = self._channels[address] = grpc.aio.insecure_channel(address,
+                                                                     options=_CHANNEL_OPTIONS)
         return ch
 
     def metadata(self, context) -> list[tuple[str, str]]:
         """What the owner is told: the caller's credentials and who the caller is."""
         md = [(k, v) for k, v in context.invocation_metadata() or () if k in _PASSED]
+        md.append((FORWARDED_HEADER, "1"))
         peer = context.peer() or ""
         client = None
         if self.trust_proxy and peer.startswith("unix:"):
@@ -109,12 +159,43 @@ class Forwarder:
         finally:
             call.cancel()
 
+    async def bidi(self, method: str, target: str, requests: AsyncIterator[bytes],
+                   context) -> AsyncIterator[bytes]:
+        """A bidirectional stream (Play) handed on whole: the caller's frames to the owner as
+        they come, the owner's messages and status back."""
+        rpc: Any = self.channel(target).stream_stream(method)
+        call = rpc(metadata=self.metadata(context), timeout=context.time_remaining())
+
+        async def pump() -> None:
+            try:
+                async for data in requests:
+                    await call.write(data)
+                await call.done_writing()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - either side is gone: the read below ends too
+                call.cancel()
+
+        task = asyncio.ensure_future(pump())
+        try:
+            while True:
+                item = await call.read()
+                if item is grpc.aio.EOF:
+                    break
+                yield item
+        except grpc.aio.AioRpcError as exc:
+            await context.abort(exc.code(), exc.details() or "", exc.trailing_metadata())
+        finally:
+            task.cancel()
+            call.cancel()
+
     def remote(self, match_id: str, game: str) -> RemoteMatch | None:
-        """What the web viewer's live feed needs of another worker's running match."""
-        owner = shard.of_match(match_id)
-        if owner is None or owner == self.own or owner not in self.peers:
+        """What the web viewer's live feed needs of another referee's running match."""
+        try:
+            address = self.address_of(match_id)
+        except RefereeError:
             return None
-        return RemoteMatch(self, owner, match_id, game)
+        return RemoteMatch(self, address, match_id, game) if address else None
 
     async def close(self) -> None:
         for ch in self._channels.values():
@@ -122,22 +203,40 @@ class Forwarder:
         self._channels.clear()
 
 
+def _forwarded(context) -> bool:
+    return context is not None and any(k == FORWARDED_HEADER
+                                       for k, _ in context.invocation_metadata() or ())
+
+
+async def _where(context, find: Callable[[], str | None]) -> str | None:
+    """``find()``, its RefereeError (NOT_OWNER) turned into the call's status."""
+    try:
+        return find()
+    except RefereeError as exc:
+        await context.abort(exc.code, exc.message, exc.trailing_metadata())
+        raise  # pragma: no cover - abort raises
+
+
 def routed(inner: grpc.GenericRpcHandler, fwd: Forwarder) -> grpc.GenericRpcHandler:
     """``inner`` (the Referee service's handlers) with the ROUTED calls handed to their owner
-    when another shard owns them."""
+    when another referee owns them (and, on a host of several, Play streams too)."""
 
     class Routed(grpc.GenericRpcHandler):
         def service(self, details):
             handler = inner.service(details)
             method = details.method
-            if handler is None or not method.startswith(f"/{SERVICE_NAME}/") \
-                    or method.rpartition("/")[2] not in ROUTED:
+            name = method.rpartition("/")[2]
+            if handler is None or not method.startswith(f"/{SERVICE_NAME}/"):
+                return handler
+            if name == "Play" and fwd.service is not None:
+                return _routed_play(handler, method, fwd)
+            if name not in ROUTED:
                 return handler
             if handler.unary_unary is not None:
                 local_unary = handler.unary_unary
 
                 async def unary(data: bytes, context):
-                    target = fwd.target(method, data)
+                    target = await _where(context, lambda: fwd.target(method, data, context))
                     if target is None:
                         return await local_unary(data, context)
                     return await fwd.unary(method, target, data, context)
@@ -147,7 +246,7 @@ def routed(inner: grpc.GenericRpcHandler, fwd: Forwarder) -> grpc.GenericRpcHand
             local_stream: Any = handler.unary_stream
 
             async def stream(data: bytes, context):
-                target = fwd.target(method, data)
+                target = await _where(context, lambda: fwd.target(method, data, context))
                 items: Any = (local_stream(data, context) if target is None
                               else fwd.stream(method, target, data, context))
                 async for item in items:
@@ -157,6 +256,21 @@ def routed(inner: grpc.GenericRpcHandler, fwd: Forwarder) -> grpc.GenericRpcHand
                 stream, None, handler.response_serializer)
 
     return Routed()
+
+
+def _routed_play(handler: Any, method: str, fwd: Forwarder) -> Any:
+    """A host's Play: handed whole to the referee holding its seat token's match, if another
+    does."""
+    local: Any = handler.stream_stream
+
+    async def play(requests, context):
+        target = await _where(context, lambda: fwd.seat_target(context))
+        items: Any = (local(requests, context) if target is None
+                      else fwd.bidi(method, target, requests, context))
+        async for item in items:
+            yield item
+
+    return grpc.stream_stream_rpc_method_handler(play, None, handler.response_serializer)
 
 
 class _NoClock:
@@ -174,7 +288,7 @@ class RemoteMatch:
 
     def __init__(self, fwd: Forwarder, owner: str, match_id: str, game: str):
         self.fwd = fwd
-        self.owner = owner
+        self.owner = owner  # its address
         self.id = match_id
         self.game = registry.get(game)
         self._tasks: dict[int, asyncio.Task] = {}
