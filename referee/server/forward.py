@@ -145,7 +145,8 @@ class Forwarder:
             return await rpc(data, metadata=self.metadata(context),
                               timeout=context.time_remaining())
         except grpc.aio.AioRpcError as exc:
-            await context.abort(exc.code(), exc.details() or "", exc.trailing_metadata())
+            await context.abort(exc.code(), exc.details() or "",
+                                _trailers(exc))
             raise  # pragma: no cover - abort raises
 
     async def stream(self, method: str, target: str, data: bytes, context) -> AsyncIterator[bytes]:
@@ -155,7 +156,8 @@ class Forwarder:
             async for item in call:
                 yield item
         except grpc.aio.AioRpcError as exc:
-            await context.abort(exc.code(), exc.details() or "", exc.trailing_metadata())
+            await context.abort(exc.code(), exc.details() or "",
+                                _trailers(exc))
         finally:
             call.cancel()
 
@@ -184,7 +186,8 @@ class Forwarder:
                     break
                 yield item
         except grpc.aio.AioRpcError as exc:
-            await context.abort(exc.code(), exc.details() or "", exc.trailing_metadata())
+            await context.abort(exc.code(), exc.details() or "",
+                                _trailers(exc))
         finally:
             task.cancel()
             call.cancel()
@@ -312,3 +315,8 @@ class RemoteMatch:
         task = self._tasks.pop(id(stream), None)
         if task is not None:
             task.cancel()
+
+
+def _trailers(exc: grpc.aio.AioRpcError) -> tuple:
+    """An answer's trailing metadata (its reason) as ``context.abort`` takes it: a tuple."""
+    return tuple(exc.trailing_metadata() or ())
