@@ -14,9 +14,12 @@ moves of Batavia (3 seats) and Goa.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -26,7 +29,6 @@ import grpc
 import pytest
 from referee_client import Backoff
 from referee_client.bot import play
-from referee_client.bots.random_bot import RandomBot
 
 from bench.cluster import terminate
 from referee.server import shard
@@ -120,7 +122,6 @@ class Proxy:
             [nginx, "-e", str(self.dir / "nginx.log"), "-p", str(self.dir), "-c", str(self.conf)],
             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 30
-        import socket
         while True:
             assert self.proc.poll() is None, (self.dir / "nginx.log").read_text()
             try:
@@ -132,8 +133,6 @@ class Proxy:
 
     def stop(self) -> None:
         terminate(self.proc, 10)
-        import os
-        import contextlib
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)  # its worker process
 
