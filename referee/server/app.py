@@ -18,6 +18,7 @@ from referee.core import registry
 from referee.core.components import ComponentSheet
 from referee.v1 import referee_pb2
 
+from . import shard
 from .archive import Limits
 from .auth import RateLimiter, new_token
 from .clock import DEFAULT_JOIN_MS
@@ -204,6 +205,9 @@ class RefereeServer:
                                        service=self.service if cfg.advertise else None)
             self.service.forwarder = self.forwarder  # the web viewer watches other workers
             handler = routed(handler, self.forwarder)
+            if cfg.advertise and shard.HOME in cfg.peers and cfg.shard != shard.HOME:
+                self.service.spawn(self.forwarder.hand_back_sessions(
+                    self.service.sessions, max(1.0, cfg.lease_ttl_s)))
         self.server.add_generic_rpc_handlers((handler,))
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)

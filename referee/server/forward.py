@@ -23,15 +23,18 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
+import structlog
 
 from referee.core import registry
 from referee.v1 import referee_pb2 as pb
 
-from . import shard
+from . import errors, shard
 from .auth import CLIENT_HEADER, bearer, peer_address, token_hash
 from .errors import RefereeError
 from .service import SERVICE_NAME, RefereeService
 from .streams import CLOSE, Stream
+
+log = structlog.get_logger("referee.server")
 
 #: set on a call one referee hands to another: the receiver serves it, never hands it on
 FORWARDED_HEADER = "x-referee-forwarded"
@@ -139,12 +142,24 @@ class Forwarder:
         md.append((CLIENT_HEADER, client if client is not None else peer_address(peer)))
         return md
 
-    async def unary(self, method: str, target: str, data: bytes, context) -> bytes:
+    def reachable(self, address: str) -> bool:
+        """Whether ``address`` may be up: not after its last connection attempt failed."""
+        return self.channel(address).get_state(try_to_connect=True) \
+            != grpc.ChannelConnectivity.TRANSIENT_FAILURE
+
+    async def unary(self, method: str, target: str, data: bytes, context,
+                    local: Callable | None = None) -> bytes:
+        """The call handed to ``target``; with ``local``, served by it instead when ``target``
+        cannot be reached (the call never left this referee)."""
+        if local is not None and not self.reachable(target):
+            return await local(data, context)
         rpc: Any = self.channel(target).unary_unary(method)
         try:
             return await rpc(data, metadata=self.metadata(context),
                               timeout=context.time_remaining())
         except grpc.aio.AioRpcError as exc:
+            if local is not None and _unreached(exc):
+                return await local(data, context)
             await context.abort(exc.code(), exc.details() or "",
                                 _trailers(exc))
             raise  # pragma: no cover - abort raises
@@ -192,6 +207,20 @@ class Forwarder:
             task.cancel()
             call.cancel()
 
+    async def hand_back_sessions(self, sessions: Any, every_s: float) -> None:
+        """On a host other than the home one (several hosts): the bot sessions the proxy sent
+        here while the home host was down are ended (UNAVAILABLE / NOT_OWNER) once it is
+        reachable again, so that their bots reconnect to it, where bound matches are created
+        (a CreateMatch binding bots is handed to the home host whenever it is up)."""
+        home = self.peers[shard.HOME]
+        while True:
+            await asyncio.sleep(every_s)
+            if sessions.conns and self.channel(home).get_state(try_to_connect=True) \
+                    == grpc.ChannelConnectivity.READY:
+                n = sessions.end_all(errors.not_owner(
+                    "the home referee is up again: reconnect (through the proxy)"))
+                log.info("sessions_handed_back", sessions=n, home=home)
+
     def remote(self, match_id: str, game: str) -> RemoteMatch | None:
         """What the web viewer's live feed needs of another referee's running match."""
         try:
@@ -238,11 +267,15 @@ def routed(inner: grpc.GenericRpcHandler, fwd: Forwarder) -> grpc.GenericRpcHand
             if handler.unary_unary is not None:
                 local_unary = handler.unary_unary
 
+                # a host's CreateMatch for the home one: served here while that one is down
+                fallback = local_unary if name == "CreateMatch" and fwd.service is not None \
+                    else None
+
                 async def unary(data: bytes, context):
                     target = await _where(context, lambda: fwd.target(method, data, context))
                     if target is None:
                         return await local_unary(data, context)
-                    return await fwd.unary(method, target, data, context)
+                    return await fwd.unary(method, target, data, context, fallback)
 
                 return grpc.unary_unary_rpc_method_handler(
                     unary, None, handler.response_serializer)
@@ -315,6 +348,12 @@ class RemoteMatch:
         task = self._tasks.pop(id(stream), None)
         if task is not None:
             task.cancel()
+
+
+def _unreached(exc: grpc.aio.AioRpcError) -> bool:
+    """Whether a call failed before it reached the other referee (no connection to it)."""
+    return exc.code() == grpc.StatusCode.UNAVAILABLE \
+        and "failed to connect" in (exc.details() or "").lower()
 
 
 def _trailers(exc: grpc.aio.AioRpcError) -> tuple:

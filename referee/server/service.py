@@ -31,6 +31,7 @@ from .leagues import MAX_STANDINGS, Leagues
 from .records import replay_log
 from .runtime import MatchRuntime, RuntimeContext
 from .sessions import BotSessions
+from .shard import HOME
 from .store import MatchRow, Store
 from .streams import Stream, drain, end_with
 from .wire import GameWire, opt_str, refusal
@@ -84,7 +85,10 @@ class RefereeService:
         self.ctx = RuntimeContext(store=store, records_dir=self.records_dir, wire=self.wire,
                                   spawn=self.spawn, finished=self.finished)
         # persistent bot sessions (RegisterBot, Session, CreateMatch.seat_bots)
-        self.sessions = BotSessions(store, self.data_dir, self.limiter, session_ack_s, shard)
+        # (on several hosts every bot token names the home shard, whichever host registered
+        # it: the proxy sends every bot's Session to one host, the home one while it is up)
+        self.sessions = BotSessions(store, self.data_dir, self.limiter, session_ack_s,
+                                    HOME if roaming else shard)
         # leagues: their bots' details and versions, invites, standings (leagues.py)
         self.leagues = Leagues(store, self.data_dir, self.sessions, self.limiter, upload_limits)
         # the largest request body taken, but for PublishStandings and UploadBot's chunks (the

@@ -596,6 +596,15 @@ class BotSessions:
         log.info("session_closed", bot=conn.bot, peer=conn.peer)
         self.dispatch(conn.bot)
 
+    def end_all(self, err: RefereeError) -> int:
+        """End every open session with ``err`` (their bots reconnect); how many."""
+        ended = [c for conns in self.conns.values() for c in conns]
+        for conn in ended:
+            conn.dropped = True
+            end_with(conn.queue, err)
+            self._drop(conn)
+        return len(ended)
+
     def close(self) -> None:
         for conns in self.conns.values():
             for c in conns:

@@ -29,6 +29,7 @@ import grpc
 import pytest
 from referee_client import Backoff
 from referee_client.bot import play
+from referee_client.bots.random_bot import RandomBot
 
 from bench.cluster import terminate
 from referee.server import shard
@@ -58,7 +59,8 @@ def _events(path: Path, name: str) -> list[dict]:
 class Host:
     """One referee of the recipe: `referee serve --shard wK --advertise 127.0.0.1:PORT`."""
 
-    def __init__(self, tmp: Path, name: str, shard_name: str, port: int, store_url: str):
+    def __init__(self, tmp: Path, name: str, shard_name: str, port: int, store_url: str,
+                 peers: str):
         self.name = name
         self.data = tmp / name
         self.data.mkdir(exist_ok=True)
@@ -68,12 +70,14 @@ class Host:
         self.port_file = tmp / f"{name}.port"
         self.address = f"127.0.0.1:{port}"
         self.argv = [sys.executable, "-m", "referee.cli", "serve", "--shard", shard_name,
-                     "--advertise", self.address, "--host", "127.0.0.1", "--port", str(port),
+                     "--advertise", self.address, "--peers", peers,
+                     "--host", "127.0.0.1", "--port", str(port),
                      "--store", store_url, "--lease-owner", name, "--lease-ttl", TTL,
                      "--data-dir", str(self.data), "--admin-token-file", str(token_file),
                      "--port-file", str(self.port_file), "--log-format", "json"]
         self.runs: list[Path] = []
         self.proc: subprocess.Popen | None = None
+        self.web = 0
 
     def start(self, *extra: str) -> None:
         self.port_file.unlink(missing_ok=True)
@@ -142,11 +146,14 @@ def recipe(tmp_path, pg_server):  # noqa: F811
     if _nginx() is None:
         pytest.skip("nginx is not installed (Debian: apt-get install nginx-light)")
     url = pg_server.new_database()
-    h1 = Host(tmp_path, "h1", "w1", free_port("127.0.0.1"), url)
-    h2 = Host(tmp_path, "h2", "w2", free_port("127.0.0.1"), url)
+    ports = [free_port("127.0.0.1") for _ in range(2)]
+    peers = f"w1=127.0.0.1:{ports[0]},w2=127.0.0.1:{ports[1]}"
+    h1 = Host(tmp_path, "h1", "w1", ports[0], url, peers)
+    h2 = Host(tmp_path, "h2", "w2", ports[1], url, peers)
     started: list = []
+    h1.web = free_port("127.0.0.1")  # the web viewer runs on h1
     try:
-        h1.start()
+        h1.start("--http-port", str(h1.web))
         started.append(h1)
         # another host: its own data directory, the first one's bot seat key
         shutil.copy(h1.data / "bot-seats.key", h2.data / "bot-seats.key")
@@ -195,6 +202,26 @@ async def _moves(stub, mid: str, tokens: list[str], n: int) -> int:
                 version = r.state_version
                 break
     return version
+
+
+def _web_follows(port: int, match_id: str) -> None:
+    """The viewer at ``port`` serves the running match's replay so far, then its live feed."""
+    import httpx
+
+    base = f"http://127.0.0.1:{port}/api/matches/{match_id}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            doc = httpx.get(base, timeout=10)
+            break
+        except httpx.HTTPError:
+            assert time.monotonic() < deadline, "the viewer did not answer"
+            time.sleep(0.2)
+    assert doc.status_code == 200, doc.text[:300]
+    assert doc.json()["frames"]
+    with httpx.stream("GET", f"{base}/live", timeout=10) as live:
+        first = next(line for line in live.iter_lines() if line.startswith("data:"))
+    assert json.loads(first[5:])["type"] == "update"
 
 
 def _check_records(made, bots, records) -> None:
@@ -269,7 +296,11 @@ def test_a_dead_hosts_matches_move_to_the_other_and_stay_there_when_it_returns(r
             assert _leases(url)[slow.match_id] == ("h2", h2.address)
 
             # h1 returns: it leaves the slow match with h2, and hands its calls on to it
-            await asyncio.get_running_loop().run_in_executor(None, h1.start)
+            await asyncio.get_running_loop().run_in_executor(None, h1.start, "--http-port",
+                                                             str(h1.web))
+            # its web viewer shows the slow match, run by h2: its moves so far from the
+            # store, then live through h2 (the lease's address)
+            _web_follows(h1.web, slow.match_id)
             # nginx tries a host it found down again --down-after (1 s) later: from then on
             # new matches spread over both hosts again
             after = []
@@ -294,5 +325,76 @@ def test_a_dead_hosts_matches_move_to_the_other_and_stay_there_when_it_returns(r
             assert slow.match_id not in resumed and not live & resumed
             # no write was ever fenced off: no match was run by two hosts at once
             assert not h1.events("match_lost") and not h2.events("match_lost")
+
+    asyncio.run(go())
+
+
+def test_a_bots_session_follows_the_home_host_across_its_death_and_return(recipe):
+    """A persistent bot (RegisterBot, Session: its token names the home shard w1) gets every
+    match bound to it: created through either host while both run (the other hands the
+    CreateMatch to the home host, where the bot's session is), on h2 while h1 is dead (the
+    proxy sends the session there too), and on h1 again once it is back (h2 ends the
+    sessions it took in, and they reconnect to h1)."""
+    from referee_client import session
+
+    h1, h2, proxy, _ = recipe
+    backoff = Backoff(initial=0.05, maximum=0.5, give_up_after=90)
+
+    async def go():
+        async with grpc.aio.insecure_channel(proxy.address) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            resp = await stub.RegisterBot(pb.RegisterBotRequest(name="alice"),
+                                          metadata=md(ADMIN))
+            assert shard.of_token(resp.bot_token) == shard.HOME
+            seen: list[str] = []
+
+            def factory(a):
+                seen.append(a.match_id)
+                return RandomBot(a.seat)
+
+            bot = asyncio.ensure_future(session(factory, proxy.address, resp.bot_token,
+                                                capacity=4, backoff=backoff))
+
+            async def bound(n: int, seed: int) -> list[str]:
+                ids = []
+                for k in range(n):
+                    r = await stub.CreateMatch(pb.CreateMatchRequest(
+                        game="goa", seats=2, seed=seed + k, seat_bots=["alice", "alice"]),
+                        metadata=md(ADMIN), timeout=30)
+                    ids.append(r.match_id)
+                return ids
+
+            async def played(ids: list[str]) -> None:
+                deadline = time.monotonic() + 120
+                for i in ids:
+                    while True:
+                        assert not bot.done(), bot
+                        try:
+                            if (await record(stub, i))["result"]:
+                                break
+                        except (grpc.aio.AioRpcError, AssertionError):
+                            pass
+                        assert time.monotonic() < deadline, (i, seen)
+                        await asyncio.sleep(0.1)
+                assert set(ids) <= set(seen)
+
+            first = await bound(2, 1)  # round robin: one lands on h2, which hands it to h1
+            assert {shard.of_match(i) for i in first} == {shard.HOME}
+            await played(first)
+            h1.kill()
+            during = await bound(2, 11)  # the home host is down: created on h2
+            assert {shard.of_match(i) for i in during} == {"w2"}
+            await played(during)
+            await asyncio.get_running_loop().run_in_executor(None, h1.start, "--http-port",
+                                                             str(h1.web))
+            deadline = time.monotonic() + 60
+            back: list[str] = []
+            while shard.HOME not in {shard.of_match(i) for i in back}:
+                assert time.monotonic() < deadline, back
+                back += await bound(1, 21 + len(back))
+                await asyncio.sleep(0.1)
+            await played(back)
+            bot.cancel()
+            assert h2.events("sessions_handed_back")
 
     asyncio.run(go())
