@@ -398,3 +398,55 @@ def test_a_bots_session_follows_the_home_host_across_its_death_and_return(recipe
             assert h2.events("sessions_handed_back")
 
     asyncio.run(go())
+
+
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "referee.cli", *args], capture_output=True,
+                          text=True, timeout=60, check=False, cwd=cwd)
+
+
+def test_proxy_config_prints_a_configuration_nginx_accepts(tmp_path):
+    nginx = _nginx()
+    if nginx is None:
+        pytest.skip("nginx is not installed (Debian: apt-get install nginx-light)")
+    out = _cli("proxy-config", "--shard", "w1=10.0.0.1:50051", "--shard", "w2=[fd00::2]:50051",
+               "--shard", "w3=db3.example.org:7000", "--listen", "127.0.0.1:50999",
+               "--dir", str(tmp_path / "px"))
+    assert out.returncode == 0, out.stderr
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(out.stdout)
+    # each shard's own host first, the others as its backups; anything else to any host
+    w1 = ("server 10.0.0.1:50051 max_fails=1 fail_timeout=2s;\n"
+          "        server [fd00::2]:50051 backup;\n"
+          "        server db3.example.org:7000 backup;")
+    assert w1 in out.stdout
+    assert "grpc_next_upstream error timeout;" in out.stdout
+    check = subprocess.run([nginx, "-t", "-q", "-e", str(tmp_path / "px" / "e.log"), "-p",
+                            str(tmp_path / "px"), "-c", str(conf)],
+                           capture_output=True, text=True, timeout=60, check=False)
+    # the names need not resolve here for the syntax; nginx resolves them at start
+    assert check.returncode == 0 or "host not found" in check.stderr, check.stderr
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--shard", "w2=10.0.0.2:50051"], "no --shard w1=HOST:PORT"),
+    (["--shard", "w1=10.0.0.1:50051", "--shard", "w1=10.0.0.2:50051"], "given twice"),
+    (["--shard", "w1=10.0.0.1:50051", "--shard", "w2=10.0.0.1:50051"], "already shard w1"),
+    (["--shard", "w1=10.0.0.1"], "expected HOST:PORT"),
+    (["--shard", "w1=10.0.0.1:99999"], "not a port number"),
+    (["--shard", "x1=10.0.0.1:5"], "a shard is w1"),
+    (["--shard", "10.0.0.1:5"], "expected SHARD=HOST:PORT"),
+    ([], "--shard"),
+])
+def test_proxy_config_says_what_is_wrong(tmp_path, args, said):
+    out = _cli("proxy-config", "--dir", str(tmp_path / "px"), *args)
+    assert out.returncode == 2 and said in out.stderr, out.stderr
+    assert not out.stdout
+
+
+def test_advertise_is_one_referee_per_host_not_a_cluster(tmp_path):
+    out = _cli("serve", "--workers", "2", "--advertise", "10.0.0.1:50051", "--data-dir",
+               str(tmp_path / "d"))
+    assert out.returncode == 2 and "not with --workers" in out.stderr, out.stderr
+    out = _cli("serve", "--advertise", "nowhere", "--data-dir", str(tmp_path / "d"))
+    assert out.returncode == 2 and "expected HOST:PORT" in out.stderr, out.stderr
