@@ -78,11 +78,11 @@ def _address_arg(text: str) -> str:
         raise argparse.ArgumentTypeError(f"expected HOST:PORT (IPv6: [ADDRESS]:PORT), "
                                          f"not {text!r}")
     try:
-        number = int(port)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: {port!r} is not a port number") from None
-    if not 1 <= number <= 65535:
-        raise argparse.ArgumentTypeError(f"{text!r}: {number} is not a port number (1 to 65535)")
+        number = _port_arg(port)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+    if number == 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a fixed port is needed here, not 0")
     return text
 
 
@@ -285,7 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "wK-…, tokens wK.…, resume only this shard's matches")
     cl.add_argument("--peers", type=_peers_arg, default={}, metavar="wK=ADDRESS,...",
                     help="(set by --workers) every worker's gRPC address, to hand calls for "
-                         "other shards' matches to their owner")
+                         "other shards' matches to their owner; with --advertise, only w1's is "
+                         "used: the home host, to which CreateMatch calls binding bots go")
     cl.add_argument("--web-host", default=None, metavar="HOST",
                     help="(set by --workers) the web viewer's address when not --host")
     mh = s.add_argument_group("many hosts: referees on several machines sharing a PostgreSQL "

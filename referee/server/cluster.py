@@ -193,6 +193,8 @@ http {{
     http2_max_concurrent_streams 100000;
 {extra}    # the client's address for the referees' rate limits; a client's own header is replaced
     grpc_set_header x-referee-client $remote_addr;
+    # only a referee says a call was handed on by another (referee.server.forward)
+    grpc_set_header x-referee-forwarded "";
     map $http_authorization $referee_shard {{
         default referee_any;
 {routes}

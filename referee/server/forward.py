@@ -160,8 +160,7 @@ class Forwarder:
         except grpc.aio.AioRpcError as exc:
             if local is not None and _unreached(exc):
                 return await local(data, context)
-            await context.abort(exc.code(), exc.details() or "",
-                                _trailers(exc))
+            await context.abort(exc.code(), exc.details() or "", _trailers(exc))
             raise  # pragma: no cover - abort raises
 
     async def stream(self, method: str, target: str, data: bytes, context) -> AsyncIterator[bytes]:
@@ -171,8 +170,7 @@ class Forwarder:
             async for item in call:
                 yield item
         except grpc.aio.AioRpcError as exc:
-            await context.abort(exc.code(), exc.details() or "",
-                                _trailers(exc))
+            await context.abort(exc.code(), exc.details() or "", _trailers(exc))
         finally:
             call.cancel()
 
@@ -201,8 +199,7 @@ class Forwarder:
                     break
                 yield item
         except grpc.aio.AioRpcError as exc:
-            await context.abort(exc.code(), exc.details() or "",
-                                _trailers(exc))
+            await context.abort(exc.code(), exc.details() or "", _trailers(exc))
         finally:
             task.cancel()
             call.cancel()
@@ -218,8 +215,9 @@ class Forwarder:
             if sessions.conns and self.channel(home).get_state(try_to_connect=True) \
                     == grpc.ChannelConnectivity.READY:
                 n = sessions.end_all(errors.not_owner(
-                    "the home referee is up again: reconnect (through the proxy)"))
-                log.info("sessions_handed_back", sessions=n, home=home)
+                    "the home referee is up again: reconnect (through the proxy)"), shard.HOME)
+                if n:
+                    log.info("sessions_handed_back", sessions=n, home=home)
 
     def remote(self, match_id: str, game: str) -> RemoteMatch | None:
         """What the web viewer's live feed needs of another referee's running match."""

@@ -38,22 +38,10 @@ from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 from tests.server.conftest import pg_server  # noqa: F401 - the session's PostgreSQL
 
-from .conftest import ADMIN, _nginx
+from .conftest import ADMIN, _nginx, log_events
 from .test_cluster import Acked, create, md, record
 
 TTL = "1"
-
-
-def _events(path: Path, name: str) -> list[dict]:
-    out = []
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            doc = json.loads(line)
-        except ValueError:
-            continue
-        if doc.get("event") == name:
-            out.append(doc)
-    return out
 
 
 class Host:
@@ -94,7 +82,7 @@ class Host:
 
     def events(self, name: str, run: int | None = None) -> list[dict]:
         logs = self.runs if run is None else [self.runs[run]]
-        return [e for log in logs for e in _events(log, name)]
+        return [e for log in logs for e in log_events(log, name)]
 
     def kill(self) -> None:
         assert self.proc is not None
