@@ -160,7 +160,7 @@ class Forwarder:
         except grpc.aio.AioRpcError as exc:
             if local is not None and _unreached(exc):
                 return await local(data, context)
-            await context.abort(exc.code(), exc.details() or "", _trailers(exc))
+            await context.abort(*_passed_on(exc))
             raise  # pragma: no cover - abort raises
 
     async def stream(self, method: str, target: str, data: bytes, context) -> AsyncIterator[bytes]:
@@ -170,7 +170,7 @@ class Forwarder:
             async for item in call:
                 yield item
         except grpc.aio.AioRpcError as exc:
-            await context.abort(exc.code(), exc.details() or "", _trailers(exc))
+            await context.abort(*_passed_on(exc))
         finally:
             call.cancel()
 
@@ -199,7 +199,7 @@ class Forwarder:
                     break
                 yield item
         except grpc.aio.AioRpcError as exc:
-            await context.abort(exc.code(), exc.details() or "", _trailers(exc))
+            await context.abort(*_passed_on(exc))
         finally:
             task.cancel()
             call.cancel()
@@ -354,6 +354,13 @@ def _unreached(exc: grpc.aio.AioRpcError) -> bool:
         and "failed to connect" in (exc.details() or "").lower()
 
 
-def _trailers(exc: grpc.aio.AioRpcError) -> tuple:
-    """An answer's trailing metadata (its reason) as ``context.abort`` takes it: a tuple."""
-    return tuple(exc.trailing_metadata() or ())
+def _passed_on(exc: grpc.aio.AioRpcError) -> tuple[grpc.StatusCode, str, tuple]:
+    """What the caller is told of a call the owner refused: its status, message and trailers
+    (``context.abort`` takes them as a tuple; aio gives Metadata), or, when the owner could not
+    be reached at all (restarting, or a dead host whose lease has not expired yet),
+    UNAVAILABLE / NOT_OWNER, which clients retry."""
+    if _unreached(exc):
+        err = errors.not_owner("the referee running this match cannot be reached now; call "
+                               "again (another takes it over once its lease expires)")
+        return err.code, err.message, err.trailing_metadata()
+    return exc.code(), exc.details() or "", tuple(exc.trailing_metadata() or ())

@@ -164,7 +164,8 @@ def _leases(url: str) -> dict[str, tuple[str, str]]:
 
 
 async def _served(stub, mid: str, token: str) -> pb.Decision:
-    """GetLegalMoves until served, retrying UNAVAILABLE as a client does."""
+    """GetLegalMoves until served, retrying UNAVAILABLE as a client does: the proxy's (its
+    reason unset) or a referee's that cannot reach the match's holder yet (NOT_OWNER)."""
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -172,6 +173,8 @@ async def _served(stub, mid: str, token: str) -> pb.Decision:
                                             metadata=md(token), timeout=10)
         except grpc.aio.AioRpcError as err:
             assert err.code() == grpc.StatusCode.UNAVAILABLE, err
+            assert dict(err.trailing_metadata() or ()).get("referee-reason") in (
+                None, "NOT_OWNER"), err
             assert time.monotonic() < deadline, "never served"
             await asyncio.sleep(0.1)
 
@@ -438,3 +441,23 @@ def test_advertise_is_one_referee_per_host_not_a_cluster(tmp_path):
     assert out.returncode == 2 and "not with --workers" in out.stderr, out.stderr
     out = _cli("serve", "--advertise", "nowhere", "--data-dir", str(tmp_path / "d"))
     assert out.returncode == 2 and "expected HOST:PORT" in out.stderr, out.stderr
+
+
+def test_a_refusal_is_passed_on_as_the_owner_gave_it_and_an_unreachable_owner_as_not_owner():
+    """What a referee that handed a call on tells its caller (forward._passed_on): the owner's
+    status, message and reason; and when the owner could not be reached at all (a dead host
+    whose lease has not expired yet), UNAVAILABLE with reason NOT_OWNER, which clients retry."""
+    from grpc.aio import AioRpcError, Metadata
+
+    from referee.server.forward import _passed_on
+
+    refused = AioRpcError(grpc.StatusCode.FAILED_PRECONDITION, Metadata(),
+                          Metadata(("referee-reason", "MATCH_OVER")), "match w1-00 is over")
+    assert _passed_on(refused) == (grpc.StatusCode.FAILED_PRECONDITION, "match w1-00 is over",
+                                   (("referee-reason", "MATCH_OVER"),))
+    gone = AioRpcError(grpc.StatusCode.UNAVAILABLE, Metadata(), Metadata(),
+                       "failed to connect to all addresses; last error: UNKNOWN: "
+                       "ipv4:127.0.0.1:9: Failed to connect to remote host: Connection refused")
+    code, _, trailers = _passed_on(gone)
+    assert code == grpc.StatusCode.UNAVAILABLE
+    assert ("referee-reason", "NOT_OWNER") in trailers
