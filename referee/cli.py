@@ -70,11 +70,36 @@ def _peers_arg(text: str) -> dict[str, str]:
     return peers
 
 
+def _address_arg(text: str) -> str:
+    """``HOST:PORT`` (``[V6]:PORT`` for an IPv6 address): where a referee or the proxy is
+    reached."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or host in ("[]",) or (":" in host and not host.startswith("[")):
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT (IPv6: [ADDRESS]:PORT), "
+                                         f"not {text!r}")
+    try:
+        number = _port_arg(port)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+    if number == 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a fixed port is needed here, not 0")
+    return text
+
+
+def _host_arg(text: str) -> tuple[str, str]:
+    """``wK=HOST:PORT``: a shard and the address of the referee that runs it."""
+    name, sep, address = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected SHARD=HOST:PORT (e.g. w1=10.0.0.1:50051), "
+                                         f"not {text!r}")
+    return _shard_arg(name), _address_arg(address)
+
+
 #: flags a cluster's supervisor sets for each worker itself; the others are passed on as given
 _CLUSTER_OWN = {"host", "port", "port_file", "unix_socket", "data_dir", "admin_token",
                 "admin_token_file", "http_port", "tls_cert", "tls_key", "log_level",
                 "log_format", "workers", "shard", "peers", "web_host", "command", "func", "nginx",
-                "proxy_workers", "lease_owner"}
+                "proxy_workers", "lease_owner", "advertise"}
 
 
 def _worker_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
@@ -260,9 +285,18 @@ def build_parser() -> argparse.ArgumentParser:
                          "wK-…, tokens wK.…, resume only this shard's matches")
     cl.add_argument("--peers", type=_peers_arg, default={}, metavar="wK=ADDRESS,...",
                     help="(set by --workers) every worker's gRPC address, to hand calls for "
-                         "other shards' matches to their owner")
+                         "other shards' matches to their owner; with --advertise, only w1's is "
+                         "used: the home host, to which CreateMatch calls binding bots go")
     cl.add_argument("--web-host", default=None, metavar="HOST",
                     help="(set by --workers) the web viewer's address when not --host")
+    mh = s.add_argument_group("many hosts: referees on several machines sharing a PostgreSQL "
+                              "store behind one proxy (docs/organizer/many-hosts.md)")
+    mh.add_argument("--advertise", type=_address_arg, default=None, metavar="HOST:PORT",
+                    help="the address the other referees reach this one at (written in the "
+                         "leases of its matches): with it this referee is one of several hosts "
+                         "(give it --shard wK, --store, --lease-owner): it hands each call for "
+                         "a match another live referee runs to that one, and takes over any "
+                         "match whose lease expired (a dead host's). Not with --workers")
     s.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
                    help="log level (default info; debug logs every move)")
     s.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
@@ -344,8 +378,75 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--components", metavar="GAME=FILE", type=_components_arg, action="append",
                    default=[], help="show an organizer's component sheet instead of the default")
     g.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    px = sub.add_parser(
+        "proxy-config",
+        help="print the nginx configuration of referees on several hosts",
+        description=(
+            "Print the nginx configuration that puts referees on several hosts behind one "
+            "address (docs/organizer/many-hosts.md): each referee runs `referee serve --shard wK "
+            "--advertise HOST:PORT --store postgresql://...`; nginx sends every call of a seat "
+            "or bot token wK.… to host wK, bot and league calls to w1, anything else to any "
+            "host, and a down host's calls to the others, which take its matches over. Run it "
+            "as `nginx -c FILE` (Debian: nginx-light). Creates --dir (nginx's pid, log and "
+            "temporary files) if missing; writes nothing else."
+        ),
+    )
+    px.add_argument("--shard", dest="hosts", type=_host_arg, action="append", default=[],
+                    metavar="wK=HOST:PORT", required=True,
+                    help="a referee: its shard and its address (its --advertise); once per "
+                         "host, w1 among them (it keeps the bots and leagues)")
+    px.add_argument("--listen", type=_address_arg, default="0.0.0.0:50051", metavar="HOST:PORT",
+                    help="where nginx listens for bots and clients (default 0.0.0.0:50051)")
+    px.add_argument("--dir", default="./referee-proxy", metavar="DIR",
+                    help="nginx's pid, error log and temporary files (default ./referee-proxy)")
+    px.add_argument("--down-after", type=int, default=2, metavar="SECONDS",
+                    help="a host that does not accept a connection within this long is down, "
+                         "and is tried again this much later (default 2)")
+    px.add_argument("--proxy-workers", type=int, default=1, metavar="N",
+                    help="nginx worker processes (default 1)")
+    px.add_argument("--tls-cert", metavar="PEM", help="serve clients over TLS with this "
+                    "certificate chain (needs --tls-key)")
+    px.add_argument("--tls-key", metavar="PEM", help="the PEM private key of --tls-cert")
     sheet_cli.add_parser(sub)
     return p
+
+
+def cmd_proxy_config(args: argparse.Namespace) -> int:
+    import os
+
+    from referee.server import shard
+    from referee.server.cluster import hosts_conf
+    from referee.server.startup import StartupError, check_tls
+
+    hosts: dict[str, str] = {}
+    for name, address in args.hosts:
+        if name in hosts:
+            raise UsageError(f"--shard {name} is given twice")
+        if address in hosts.values():
+            raise UsageError(f"--shard {name}={address}: that address is already shard "
+                             f"{next(s for s, a in hosts.items() if a == address)}")
+        hosts[name] = address
+    if shard.HOME not in hosts:
+        raise UsageError(f"no --shard {shard.HOME}=HOST:PORT: the home shard {shard.HOME} keeps "
+                         "the bots and leagues, so one host must run it")
+    if args.down_after < 1 or args.proxy_workers < 1:
+        raise UsageError("--down-after and --proxy-workers are at least 1")
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise UsageError("--tls-cert and --tls-key go together")
+    try:
+        check_tls(args.tls_cert, args.tls_key)
+    except StartupError as exc:
+        raise UsageError(str(exc)) from None
+    folder = Path(args.dir).absolute()
+    try:
+        (folder / "tmp").mkdir(parents=True, exist_ok=True)
+        os.chmod(folder, 0o700)
+    except OSError as exc:
+        raise UsageError(f"--dir {args.dir}: {exc}") from None
+    sys.stdout.write(hosts_conf(hosts, args.listen, folder, tls_cert=args.tls_cert,
+                                tls_key=args.tls_key, proxy_workers=args.proxy_workers,
+                                fail_s=args.down_after))
+    return 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -372,6 +473,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except StoreUrlError as exc:
         print(f"referee serve: {exc}", file=sys.stderr)
         return 2
+    if args.advertise and args.workers > 1:
+        print("referee serve: --advertise is for one referee per host, not with --workers",
+              file=sys.stderr)
+        return 2
     logs.configure(args.log_level, args.log_format)
     if args.workers > 1:
         return _serve_cluster(args)
@@ -386,7 +491,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_connection_age_s=args.max_connection_age, keepalive_time_s=args.keepalive_time,
         keepalive_timeout_s=args.keepalive_timeout, max_pending_calls=args.max_pending_calls,
         http_port=args.http_port, join_ms=args.join_ms, shard=args.shard, peers=args.peers,
-        web_host=args.web_host,
+        web_host=args.web_host, advertise=args.advertise or "",
         upload_limits=Limits(max_received=args.upload_max_bytes,
                              max_unpacked=args.upload_max_unpacked,
                              max_files=args.upload_max_files, max_path=args.upload_max_path),
@@ -586,6 +691,8 @@ def _run(args: argparse.Namespace) -> int:
         return cmd_sim_serve(args)
     if args.command == "sheet":
         return sheet_cli.cmd_sheet(args)
+    if args.command == "proxy-config":
+        return cmd_proxy_config(args)
     return 2
 
 

@@ -18,6 +18,7 @@ from referee.core import registry
 from referee.core.components import ComponentSheet
 from referee.v1 import referee_pb2
 
+from . import shard
 from .archive import Limits
 from .auth import RateLimiter, new_token
 from .clock import DEFAULT_JOIN_MS
@@ -87,6 +88,9 @@ class ServerConfig:
     shard: str | None = None
     peers: dict[str, str] = field(default_factory=dict)
     web_host: str | None = None  # the web viewer's address when not `host` (a cluster's)
+    # one of several hosts on a shared store (docs/organizer/many-hosts.md): the address the
+    # other referees reach this one at, written in its leases; "" = not a host of several
+    advertise: str = ""
 
 
 def resolve_admin_token(config: ServerConfig, data_dir: Path) -> str:
@@ -185,21 +189,25 @@ class RefereeServer:
             RateLimiter(cfg.rate, cfg.burst, trust_proxy=cfg.shard is not None),
             keep_finished_s=cfg.keep_finished_s, session_ack_s=cfg.session_ack_s, join_ms=cfg.join_ms,
             max_message_bytes=cfg.max_message_bytes, upload_limits=cfg.upload_limits,
-            shard=cfg.shard,
+            shard=cfg.shard, roaming=bool(cfg.advertise),
         )
         owner = cfg.lease_owner or f"{socket.gethostname()}:{data_dir.resolve()}"
         ttl_ms = max(1, int(cfg.lease_ttl_s * 1000))
-        self.store.enable_leases(owner, ttl_ms, self.service.drop)
+        self.store.enable_leases(owner, ttl_ms, self.service.drop, cfg.advertise)
         resumed = self.service.resume_all()
         # renewed three times a lease's life: one late round does not lose a match
         self.service.spawn(self.service.keep_leases(cfg.lease_ttl_s / 3))
         limit = int(cfg.max_message_bytes)
         self.server = grpc.aio.server(options=server_options(cfg))
         handler = generic_handler(self.service)
-        if cfg.shard is not None:
-            self.forwarder = Forwarder(cfg.shard, cfg.peers)
+        if cfg.shard is not None or cfg.advertise:
+            self.forwarder = Forwarder(cfg.shard or "", cfg.peers,
+                                       service=self.service if cfg.advertise else None)
             self.service.forwarder = self.forwarder  # the web viewer watches other workers
             handler = routed(handler, self.forwarder)
+            if cfg.advertise and shard.HOME in cfg.peers and cfg.shard != shard.HOME:
+                self.service.spawn(self.forwarder.hand_back_sessions(
+                    self.service.sessions, max(1.0, cfg.lease_ttl_s)))
         self.server.add_generic_rpc_handlers((handler,))
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
@@ -223,7 +231,7 @@ class RefereeServer:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         log.info(
             "serving", host=cfg.host, port=self.port, data_dir=str(data_dir.resolve()),
-            store=self.store.describe(), shard=cfg.shard,
+            store=self.store.describe(), shard=cfg.shard, advertise=cfg.advertise or None,
             unix_socket=cfg.unix_socket, resumed=resumed, games=hosted, durability=cfg.durability,
             tls=bool(cfg.tls_cert),
             max_message_bytes=limit, max_connection_idle_s=cfg.max_connection_idle_s,

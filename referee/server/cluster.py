@@ -154,33 +154,72 @@ def spread_limit(cfg: ClusterConfig) -> tuple[str, str]:
 
 def nginx_conf(cfg: ClusterConfig) -> str:
     """The proxy's whole configuration."""
-    d = cfg.dir
+    host = cfg.host if ":" not in cfg.host or cfg.host.startswith("[") else f"[{cfg.host}]"
+    listens = [f"{host}:{cfg.port}"]
+    if cfg.unix_socket:
+        listens.append(f"unix:{Path(cfg.unix_socket).absolute()}")
+    return proxy_conf(
+        f"`referee serve --workers {cfg.workers}`; rewritten at every start", cfg.dir,
+        upstreams={s: [f"unix:{cfg.socket(s)} max_fails=0"] for s in cfg.shards},
+        anyone=[f"unix:{cfg.socket(s)} max_fails=1 fail_timeout=1s" for s in cfg.shards],
+        listens=listens, tls_cert=cfg.tls_cert, tls_key=cfg.tls_key,
+        proxy_workers=cfg.proxy_workers, limit=spread_limit(cfg))
+
+
+def hosts_conf(hosts: dict[str, str], listen: str, folder: Path, *, tls_cert: str | None = None,
+               tls_key: str | None = None, proxy_workers: int = 1, fail_s: int = 2) -> str:
+    """The proxy of several hosts (``referee proxy-config``): ``hosts`` maps each shard to its
+    referee's address. A shard's calls go to its host, and to the others (``backup``) while
+    that one is down; the others take its matches over through the store's leases. nginx moves
+    a call on to the next server only when it could not pass it on (``error timeout``: a gRPC
+    call is a POST, which nginx never sends twice once a server may have received it)."""
+    names = list(hosts)
+    upstreams = {s: [f"{hosts[s]} max_fails=1 fail_timeout={fail_s}s",
+                     *(f"{hosts[o]} backup" for o in names if o != s)] for s in names}
+    return proxy_conf(
+        "`referee proxy-config " + " ".join(f"--shard {s}={a}" for s, a in hosts.items())
+        + f" --listen {listen}`", folder, upstreams=upstreams,
+        anyone=[f"{hosts[s]} max_fails=1 fail_timeout={fail_s}s" for s in names],
+        listens=[listen], tls_cert=tls_cert, tls_key=tls_key, proxy_workers=proxy_workers,
+        extra=(f"    # a host that does not answer within {fail_s} s is down: the next one "
+               "gets the call\n"
+               f"    grpc_connect_timeout {fail_s}s;\n"
+               "    grpc_next_upstream error timeout;\n"))
+
+
+def proxy_conf(written_by: str, folder: Path, *, upstreams: dict[str, list[str]],
+               anyone: list[str], listens: list[str], tls_cert: str | None, tls_key: str | None,
+               proxy_workers: int, extra: str = "",
+               limit: tuple[str, str] = ("", "")) -> str:
+    """An nginx configuration routing by the shard in ``authorization``: ``upstreams`` maps
+    each shard to its ``server`` lines, ``anyone`` the servers of the calls any referee may
+    take; pid, log and temporary files in ``folder``."""
+    d = folder
     user = ""
     if os.geteuid() == 0:  # nginx would drop its workers to nobody, who cannot reach the sockets
         import pwd
         user = f"user {pwd.getpwuid(os.geteuid()).pw_name};\n"
-    routes = "\n".join(f'        "~^[Bb]earer\\s+{s}\\." referee_{s};' for s in cfg.shards)
-    upstreams = "\n".join(
-        f"    upstream referee_{s} {{ server unix:{cfg.socket(s)} max_fails=0; keepalive 64; }}"
-        for s in cfg.shards)
-    anyone = "\n".join(f"        server unix:{cfg.socket(s)} max_fails=1 fail_timeout=1s;"
-                       for s in cfg.shards)
+    routes = "\n".join(f'        "~^[Bb]earer\\s+{s}\\." referee_{s};' for s in upstreams)
+    blocks = "\n".join(
+        f"    upstream referee_{s} {{\n"
+        + "".join(f"        server {line};\n" for line in lines)
+        + "        keepalive 64;\n    }"
+        for s, lines in upstreams.items())
+    servers = "".join(f"        server {line};\n" for line in anyone)
     tls = ""
     ssl = ""
-    if cfg.tls_cert and cfg.tls_key:
+    if tls_cert and tls_key:
         ssl = " ssl"
-        tls = (f"        ssl_certificate {_q(Path(cfg.tls_cert).absolute())};\n"
-               f"        ssl_certificate_key {_q(Path(cfg.tls_key).absolute())};\n")
-    host = cfg.host if ":" not in cfg.host or cfg.host.startswith("[") else f"[{cfg.host}]"
-    listen = f"        listen {host}:{cfg.port}{ssl} http2;\n"
-    if cfg.unix_socket:
-        listen += f"        listen unix:{Path(cfg.unix_socket).absolute()} http2;\n"
+        tls = (f"        ssl_certificate {_q(Path(tls_cert).absolute())};\n"
+               f"        ssl_certificate_key {_q(Path(tls_key).absolute())};\n")
+    listen = "".join(f"        listen {a}{'' if a.startswith('unix:') else ssl} http2;\n"
+                     for a in listens)
     home = "|".join(HOME_CALLS)
-    limit_http, limit_here = spread_limit(cfg)
-    return f"""# written by `referee serve --workers {cfg.workers}`; rewritten at every start
+    limit_http, limit_here = limit
+    return f"""# written by {written_by}
 {user}daemon off;
 master_process on;
-worker_processes {cfg.proxy_workers};
+worker_processes {proxy_workers};
 pid {d / "nginx.pid"};
 error_log {d / "nginx.log"} warn;
 events {{ worker_connections 16384; }}
@@ -191,7 +230,7 @@ http {{
     fastcgi_temp_path {d / "tmp"};
     uwsgi_temp_path {d / "tmp"};
     scgi_temp_path {d / "tmp"};
-    # the workers enforce the message limits; streams (Play, Watch, Session) may be quiet long
+    # the referees enforce the message limits; streams (Play, Watch, Session) may be quiet long
     client_max_body_size 0;
     client_body_timeout 1d;
     grpc_read_timeout 1d;
@@ -199,16 +238,17 @@ http {{
     keepalive_timeout 1d;
     keepalive_requests 100000000;
     http2_max_concurrent_streams 100000;
-    # the client's address for the workers' rate limits; a client's own header is replaced
+{extra}    # the client's address for the referees' rate limits; a client's own header is replaced
     grpc_set_header x-referee-client $remote_addr;
+    # only a referee says a call was handed on by another (referee.server.forward)
+    grpc_set_header x-referee-forwarded "";
     map $http_authorization $referee_shard {{
         default referee_any;
 {routes}
     }}
-{limit_http}{upstreams}
+{limit_http}{blocks}
     upstream referee_any {{
-{anyone}
-        keepalive 64;
+{servers}        keepalive 64;
     }}
     server {{
 {listen}{tls}        location ~ ^/referee\\.v1\\.Referee/({home})$ {{

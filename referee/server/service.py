@@ -31,6 +31,7 @@ from .leagues import MAX_STANDINGS, Leagues
 from .records import replay_log
 from .runtime import MatchRuntime, RuntimeContext
 from .sessions import BotSessions
+from .shard import HOME
 from .store import MatchRow, Store
 from .streams import Stream, drain, end_with
 from .wire import GameWire, opt_str, refusal
@@ -54,11 +55,15 @@ class RefereeService:
         max_message_bytes: int = 64 * 1024,
         upload_limits: Limits | None = None,
         shard: str | None = None,
+        roaming: bool = False,
     ):
         self.store = store
         # a cluster worker's shard (referee.server.shard): it makes the ids and tokens of its
         # matches and bots, and resumes only its own matches
         self.shard = shard
+        # one of several hosts (``--advertise``): it takes over any shard's match whose lease
+        # expired, and hands the calls for a match another live referee holds to that one
+        self.roaming = roaming
         self.forwarder: Any = None  # a cluster worker's (referee.server.forward.Forwarder)
         self.data_dir = Path(data_dir)
         self.records_dir = self.data_dir / "records"
@@ -80,7 +85,10 @@ class RefereeService:
         self.ctx = RuntimeContext(store=store, records_dir=self.records_dir, wire=self.wire,
                                   spawn=self.spawn, finished=self.finished)
         # persistent bot sessions (RegisterBot, Session, CreateMatch.seat_bots)
-        self.sessions = BotSessions(store, self.data_dir, self.limiter, session_ack_s, shard)
+        # (on several hosts every bot token names the home shard, whichever host registered
+        # it: the proxy sends every bot's Session to one host, the home one while it is up)
+        self.sessions = BotSessions(store, self.data_dir, self.limiter, session_ack_s,
+                                    HOME if roaming else shard)
         # leagues: their bots' details and versions, invites, standings (leagues.py)
         self.leagues = Leagues(store, self.data_dir, self.sessions, self.limiter, upload_limits)
         # the largest request body taken, but for PublishStandings and UploadBot's chunks (the
@@ -228,8 +236,8 @@ class RefereeService:
         start-up. UNAVAILABLE / NOT_OWNER while another referee holds it; False for anything
         else (an unknown token or match, a match that is over)."""
         if not self.store.owner or not match_id or match_id in self.matches \
-                or not self.owns(match_id):  # a cluster worker never takes another shard's
-            return False
+                or not (self.roaming or self.owns(match_id)):
+            return False  # a worker of one machine's cluster never takes another shard's
         if token_h is not None:
             found = self.store.match_of_token(token_h)
             if found is None or found[0] != match_id:
@@ -289,8 +297,10 @@ class RefereeService:
         whose lease is free or was this referee's (see ``adopt``); another referee sharing the
         store runs the others."""
         resumed = 0
+        # a host (roaming) also takes back what it had taken over from another shard
+        mine = set(self.store.held_leases()) if self.roaming else set()
         for row in self.store.load_matches():
-            if row.status != "running" or not self.owns(row.id):
+            if row.status != "running" or not (self.owns(row.id) or row.id in mine):
                 continue  # over: the store and its record file answer for it
             if self.store.owner and self.store.try_lease(row.id) is None:
                 continue  # held by another referee on the store
@@ -312,6 +322,23 @@ class RefereeService:
                               and self.store.match_status(mid) != "running")
         self.store.release_leases(keep=self.matches)  # matches of a previous run not resumed
         return resumed
+
+    def holder_address(self, match_id: str) -> str | None:
+        """Where to hand a call for ``match_id`` (a host's, ``roaming``): the address of the
+        other referee whose live lease holds it, or None to serve it here (held here, free or
+        expired: ``adopt`` takes it; over or unknown: the handler answers)."""
+        if match_id in self.matches or not match_id:
+            return None
+        lease = self.store.lease_holder(match_id)
+        if lease is None:
+            return None
+        owner, expires_ms, address = lease
+        if not owner or owner == self.store.owner or expires_ms < now_ms():
+            return None
+        if not address:
+            raise errors.not_owner(f"match {match_id} is run by another referee on this store; "
+                                   "call again through the proxy (or that referee)")
+        return address
 
     def owns(self, match_id: str) -> bool:
         """Whether this referee owns the match: always, unless it is a cluster worker, which

@@ -91,6 +91,7 @@ class Conn:
     capacity: int
     peer: str = ""
     token_hash: str = ""  # of the bot token it was opened with
+    shard: str | None = None  # the shard its bot token names (referee.server.shard)
     queue: asyncio.Queue = field(default_factory=asyncio.Queue)
     active: set[tuple[str, int]] = field(default_factory=set)
     dropped: bool = False  # it read too slowly, or its token was replaced: only its closing
@@ -529,7 +530,8 @@ class BotSessions:
             cap = first.hello.capacity or 1
             if cap > MAX_CAPACITY:
                 raise errors.malformed(f"capacity is at most {MAX_CAPACITY}, not {cap}")
-            conn = Conn(bot, cap, context.peer() or "", h)
+            conn = Conn(bot, cap, context.peer() or "", h,
+                        shard.of_token(bearer(context.invocation_metadata()) or ""))
             self.conns.setdefault(bot, []).append(conn)
             conn.put(pb.SessionServerMessage(welcome=pb.SessionWelcome(
                 bot_name=bot, capacity=cap, pending=len(self.by_bot.get(bot, ())))))
@@ -602,6 +604,16 @@ class BotSessions:
         conn.active.clear()
         log.info("session_closed", bot=conn.bot, peer=conn.peer)
         self.dispatch(conn.bot)
+
+    def end_all(self, err: RefereeError, token_shard: str) -> int:
+        """End every open session opened with a bot token of ``token_shard`` with ``err``
+        (their bots reconnect); how many."""
+        ended = [c for conns in self.conns.values() for c in conns if c.shard == token_shard]
+        for conn in ended:
+            conn.dropped = True
+            end_with(conn.queue, err)
+            self._drop(conn)
+        return len(ended)
 
     def close(self) -> None:
         for conns in self.conns.values():

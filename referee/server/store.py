@@ -87,7 +87,8 @@ CREATE TABLE IF NOT EXISTS leases (  -- which referee runs each running match (s
     match_id    TEXT PRIMARY KEY,
     owner       TEXT NOT NULL,     -- the referee's --lease-owner; '' = released
     epoch       INTEGER NOT NULL,  -- +1 at every acquisition: a stale holder's writes fail
-    expires_ms  INTEGER NOT NULL   -- renewed by its owner; past it, another may take over
+    expires_ms  INTEGER NOT NULL,  -- renewed by its owner; past it, another may take over
+    address     TEXT               -- where other referees reach its owner (--advertise), or NULL
 );
 CREATE INDEX IF NOT EXISTS leases_owner ON leases (owner);
 CREATE TABLE IF NOT EXISTS seat_tokens (  -- a seat token's match, for a referee that does not
@@ -196,6 +197,7 @@ class Store(ABC):
         # leases (enable_leases): this referee's name, the epoch of each match it holds, and
         # what to call when a write finds a match taken over (on the event loop)
         self.owner = ""
+        self.address = ""  # the owner's --advertise address, written in its leases
         self.lease_ttl_ms = 0
         self.epochs: dict[str, int] = {}
         self._ending: set[str] = set()  # matches whose finish is being committed
@@ -513,12 +515,16 @@ class Store(ABC):
         return self._submit(fn)
 
     # ------------------------------------------------------------------ leases
-    def enable_leases(self, owner: str, ttl_ms: int, on_lost: Callable[[str], None]) -> None:
+    def enable_leases(self, owner: str, ttl_ms: int, on_lost: Callable[[str], None],
+                      address: str = "") -> None:
         """From now on every write for a match checks, in its transaction, that this referee
         (``owner``) still holds the match's lease at the epoch it acquired; a write that finds
         it taken over fails with UNAVAILABLE / NOT_OWNER and ``on_lost(match_id)`` is called
-        on the loop. Without this (a bare store in tests) writes are not fenced."""
+        on the loop. Without this (a bare store in tests) writes are not fenced. ``address``
+        (``--advertise``) goes in every lease this referee takes: the other referees hand it
+        the calls for its matches."""
         self.owner = owner
+        self.address = address
         self.lease_ttl_ms = ttl_ms
         self.on_lost = on_lost
 
@@ -545,9 +551,10 @@ class Store(ABC):
             conn.execute("INSERT INTO leases (match_id, owner, epoch, expires_ms)"
                          " VALUES (?, '', 0, 0) ON CONFLICT (match_id) DO NOTHING", (match_id,))
             took = conn.execute(
-                "UPDATE leases SET owner=?, epoch=epoch+1, expires_ms=? WHERE match_id=?"
-                " AND (owner=? OR owner='' OR expires_ms<?)",
-                (self.owner, now + self.lease_ttl_ms, match_id, self.owner, now)).rowcount
+                "UPDATE leases SET owner=?, epoch=epoch+1, expires_ms=?, address=?"
+                " WHERE match_id=? AND (owner=? OR owner='' OR expires_ms<?)",
+                (self.owner, now + self.lease_ttl_ms, self.address or None, match_id,
+                 self.owner, now)).rowcount
             epoch = conn.execute("SELECT epoch FROM leases WHERE match_id=?",
                                  (match_id,)).fetchone()[0] if took else None
             conn.execute("COMMIT")
@@ -558,11 +565,18 @@ class Store(ABC):
             self.epochs[match_id] = epoch
         return epoch
 
-    def lease_holder(self, match_id: str) -> tuple[str, int] | None:
-        """(owner, expires_ms) of a match's lease, or None."""
-        row = self.reader().execute("SELECT owner, expires_ms FROM leases WHERE match_id=?",
-                                   (match_id,)).fetchone()
-        return (row[0], row[1]) if row else None
+    def lease_holder(self, match_id: str) -> tuple[str, int, str] | None:
+        """(owner, expires_ms, address: "" if not advertised) of a match's lease, or None."""
+        row = self.reader().execute("SELECT owner, expires_ms, address FROM leases"
+                                    " WHERE match_id=?", (match_id,)).fetchone()
+        return (row[0], row[1], row[2] or "") if row else None
+
+    def held_leases(self) -> list[str]:
+        """The matches whose lease is under this referee's name (live or expired)."""
+        if not self.owner:
+            return []
+        return [r[0] for r in self.reader().execute(
+            "SELECT match_id FROM leases WHERE owner=?", (self.owner,)).fetchall()]
 
     def renew_leases(self) -> asyncio.Future:
         """Extend every lease this referee holds, in one statement of the next group commit,
@@ -666,7 +680,7 @@ class Store(ABC):
         seats = [(h, row.id, s) for s, h in enumerate(row.token_hashes)]
         if self.owner:
             self.epochs[row.id] = 1
-        lease = (row.id, self.owner, now_ms() + self.lease_ttl_ms)
+        lease = (row.id, self.owner, now_ms() + self.lease_ttl_ms, self.address or None)
 
         def op(c: DbConn) -> None:
             c.execute(
@@ -679,8 +693,8 @@ class Store(ABC):
             c.executemany("INSERT INTO seat_tokens (token_hash, match_id, seat) VALUES (?,?,?)"
                           " ON CONFLICT (token_hash) DO NOTHING", seats)
             if self.owner:
-                c.execute("INSERT INTO leases (match_id, owner, epoch, expires_ms)"
-                          " VALUES (?, ?, 1, ?)", lease)
+                c.execute("INSERT INTO leases (match_id, owner, epoch, expires_ms, address)"
+                          " VALUES (?, ?, 1, ?, ?)", lease)
             if request is not None:
                 c.execute("INSERT INTO create_requests (admin_hash, request_id,"
                           " request_sha256, match_id) VALUES (?,?,?,?)", (*request, row.id))
@@ -895,6 +909,7 @@ ADDED_COLUMNS = {
                 "unlisted": "INTEGER", "seat_bots_json": "TEXT", "seat_versions_json": "TEXT",
                 "start_json": "TEXT"},
     "moves": {"note": "TEXT"},
+    "leases": {"address": "TEXT"},
 }
 #: Indexes on added columns: created once the columns are there.
 INDEXES = """CREATE INDEX IF NOT EXISTS matches_league ON matches (league, created_ms);

@@ -34,6 +34,19 @@ def running(pid: int) -> bool:
     return stat.rpartition(")")[2].split()[0] != "Z"
 
 
+def log_events(path: Path, name: str) -> list[dict]:
+    """The lines of a JSON log (``--log-format json``) whose event is ``name``."""
+    out = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        if doc.get("event") == name:
+            out.append(doc)
+    return out
+
+
 class ClusterHandle:
     """One ``referee serve --workers N`` process and what it logs."""
 
@@ -68,15 +81,7 @@ class ClusterHandle:
         return f"127.0.0.1:{self.port}"
 
     def events(self, name: str) -> list[dict]:
-        out = []
-        for line in self.log_path.read_text(errors="replace").splitlines():
-            try:
-                doc = json.loads(line)
-            except ValueError:
-                continue
-            if doc.get("event") == name:
-                out.append(doc)
-        return out
+        return log_events(self.log_path, name)
 
     def pid(self, child: str) -> int:
         """The current pid of ``w1``, ``w2``, … or ``nginx``."""

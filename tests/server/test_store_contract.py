@@ -234,6 +234,35 @@ def test_leases_fence_a_stale_holder(store_url, tmp_path):
     c.close()
 
 
+def test_a_lease_names_its_holders_advertised_address(store_url, tmp_path):
+    """Several hosts (docs/organizer/many-hosts.md): a lease says where its holder is reached
+    (``--advertise``), from the match's creation and after a take-over, so that the other
+    referees hand it the calls for the match; a referee that advertises nothing leaves it
+    empty. ``held_leases`` lists what is leased under this referee's name (resumed at start)."""
+    a, b = open_store(store_url, tmp_path), open_store(store_url, tmp_path)
+    a.enable_leases("A", 200, lambda mid: None, "10.0.0.1:50051")
+    b.enable_leases("B", 200, lambda mid: None)
+    a.start()
+    b.start()
+
+    async def run():
+        await a.insert_match(row("m1"))
+        assert b.lease_holder("m1") == ("A", a.lease_holder("m1")[1], "10.0.0.1:50051")
+        assert a.held_leases() == ["m1"] and b.held_leases() == []
+        await asyncio.sleep(0.3)  # A does not renew: B takes m1 over, advertising nothing
+        assert b.try_lease("m1") == 2
+        assert a.lease_holder("m1")[::2] == ("B", "")
+        assert b.held_leases() == ["m1"]
+        a.address = "10.0.0.9:50051"  # (a restarted A on another address)
+        await asyncio.sleep(0.3)
+        assert a.try_lease("m1") == 3
+        assert b.lease_holder("m1")[::2] == ("A", "10.0.0.9:50051")
+
+    asyncio.run(run())
+    a.close()
+    b.close()
+
+
 def test_a_match_that_ends_is_not_taken_for_lost(store_url, tmp_path):
     """A finish deletes the match's lease: the writes of its batch, and a renewal queued before
     the finish is acknowledged, must not take that for a take-over."""
