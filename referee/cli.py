@@ -86,6 +86,16 @@ def _address_arg(text: str) -> str:
     return text
 
 
+def _ip_arg(text: str) -> str:
+    """An IP address (``--trusted-proxy``): the peer address a proxy's calls come from."""
+    import ipaddress
+    try:
+        return str(ipaddress.ip_address(text.strip("[]")))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an IP address such as 10.0.0.7 or ::1, "
+                                         f"not {text!r}") from None
+
+
 def _host_arg(text: str) -> tuple[str, str]:
     """``wK=HOST:PORT``: a shard and the address of the referee that runs it."""
     name, sep, address = text.partition("=")
@@ -297,6 +307,12 @@ def build_parser() -> argparse.ArgumentParser:
                          "(give it --shard wK, --store, --lease-owner): it hands each call for "
                          "a match another live referee runs to that one, and takes over any "
                          "match whose lease expired (a dead host's). Not with --workers")
+    mh.add_argument("--trusted-proxy", dest="trusted_proxies", action="append", default=[],
+                    type=_ip_arg, metavar="IP", help="a host whose calls name their client in the "
+                    "x-referee-client header nginx writes (the proxy's address, and the other "
+                    "referees' since they hand calls on): rate limits then key on the real "
+                    "client instead of the proxy. Once per address; a header from any other "
+                    "peer is ignored, since a client could forge it")
     s.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
                    help="log level (default info; debug logs every move)")
     s.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
@@ -404,6 +420,13 @@ def build_parser() -> argparse.ArgumentParser:
                          "and is tried again this much later (default 2)")
     px.add_argument("--proxy-workers", type=int, default=1, metavar="N",
                     help="nginx worker processes (default 1)")
+    px.add_argument("--rate", type=float, default=0.0, metavar="PER_SECOND",
+                    help="nginx's own limit, per client address, on the calls it spreads over "
+                         "the hosts (admin and unauthenticated), so that spreading a burst over "
+                         "N hosts gains nothing (default 0: none; each referee's --rate still "
+                         "holds)")
+    px.add_argument("--burst", type=float, default=1.0, metavar="N",
+                    help="the burst size of --rate (default 1)")
     px.add_argument("--tls-cert", metavar="PEM", help="serve clients over TLS with this "
                     "certificate chain (needs --tls-key)")
     px.add_argument("--tls-key", metavar="PEM", help="the PEM private key of --tls-cert")
@@ -431,6 +454,8 @@ def cmd_proxy_config(args: argparse.Namespace) -> int:
                          "the bots and leagues, so one host must run it")
     if args.down_after < 1 or args.proxy_workers < 1:
         raise UsageError("--down-after and --proxy-workers are at least 1")
+    if args.rate < 0 or args.burst < 1:
+        raise UsageError("--rate is at least 0 and --burst at least 1")
     if bool(args.tls_cert) != bool(args.tls_key):
         raise UsageError("--tls-cert and --tls-key go together")
     try:
@@ -445,7 +470,7 @@ def cmd_proxy_config(args: argparse.Namespace) -> int:
         raise UsageError(f"--dir {args.dir}: {exc}") from None
     sys.stdout.write(hosts_conf(hosts, args.listen, folder, tls_cert=args.tls_cert,
                                 tls_key=args.tls_key, proxy_workers=args.proxy_workers,
-                                fail_s=args.down_after))
+                                fail_s=args.down_after, rate=args.rate, burst=args.burst))
     return 0
 
 
@@ -492,6 +517,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         keepalive_timeout_s=args.keepalive_timeout, max_pending_calls=args.max_pending_calls,
         http_port=args.http_port, join_ms=args.join_ms, shard=args.shard, peers=args.peers,
         web_host=args.web_host, advertise=args.advertise or "",
+        trusted_proxies=tuple(args.trusted_proxies),
         upload_limits=Limits(max_received=args.upload_max_bytes,
                              max_unpacked=args.upload_max_unpacked,
                              max_files=args.upload_max_files, max_path=args.upload_max_path),

@@ -20,7 +20,7 @@ from referee.v1 import referee_pb2
 
 from . import shard
 from .archive import Limits
-from .auth import RateLimiter, new_token
+from .auth import RateLimiter, new_token, proxy_peers
 from .clock import DEFAULT_JOIN_MS
 from .forward import Forwarder, routed
 from .leagues import MAX_STANDINGS
@@ -91,6 +91,8 @@ class ServerConfig:
     # one of several hosts on a shared store (docs/organizer/many-hosts.md): the address the
     # other referees reach this one at, written in its leases; "" = not a host of several
     advertise: str = ""
+    # addresses whose calls may name their client in auth.CLIENT_HEADER (--trusted-proxy)
+    trusted_proxies: tuple[str, ...] = ()
 
 
 def resolve_admin_token(config: ServerConfig, data_dir: Path) -> str:
@@ -186,7 +188,8 @@ class RefereeServer:
         self.store.start()
         self.service = RefereeService(
             self.store, data_dir, admin, cfg.components,
-            RateLimiter(cfg.rate, cfg.burst, trust_proxy=cfg.shard is not None),
+            RateLimiter(cfg.rate, cfg.burst, trust_proxy=cfg.shard is not None,
+                        proxies=proxy_peers(cfg.trusted_proxies)),
             keep_finished_s=cfg.keep_finished_s, session_ack_s=cfg.session_ack_s, join_ms=cfg.join_ms,
             max_message_bytes=cfg.max_message_bytes, upload_limits=cfg.upload_limits,
             shard=cfg.shard, roaming=bool(cfg.advertise),
@@ -202,7 +205,8 @@ class RefereeServer:
         handler = generic_handler(self.service)
         if cfg.shard is not None or cfg.advertise:
             self.forwarder = Forwarder(cfg.shard or "", cfg.peers,
-                                       service=self.service if cfg.advertise else None)
+                                       service=self.service if cfg.advertise else None,
+                                       proxies=proxy_peers(cfg.trusted_proxies))
             self.service.forwarder = self.forwarder  # the web viewer watches other workers
             handler = routed(handler, self.forwarder)
             if cfg.advertise and shard.HOME in cfg.peers and cfg.shard != shard.HOME:

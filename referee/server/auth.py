@@ -5,6 +5,7 @@ import hashlib
 import hmac
 import secrets
 import time
+from collections.abc import Iterable
 
 
 def new_token() -> str:
@@ -51,14 +52,30 @@ def peer_address(peer: str | None) -> str:
 CLIENT_HEADER = "x-referee-client"
 
 
-def client_address(context, trust_proxy: bool) -> str:
-    """Whom a call comes from, as the rate limits key it: the peer's address, or, on a cluster
-    worker (``trust_proxy``) for a call that came over a Unix socket (only the proxy and the
-    other workers reach a worker's socket, in its 0700 cluster folder), the address the proxy
-    wrote in CLIENT_HEADER. A header on any other connection is ignored: a client could forge
-    it."""
+def trusted_peer(peer: str | None, trust_proxy: bool, proxies: frozenset[str]) -> bool:
+    """Whether a call from ``peer`` may name its client in CLIENT_HEADER: on a cluster worker
+    (``trust_proxy``) a call over a Unix socket (only the proxy and the other workers reach a
+    worker's socket, in its 0700 cluster folder); on a host of several, a call from one of the
+    addresses given with ``--trusted-proxy`` (``proxies``, as :func:`peer_address` writes them:
+    the proxy's and the other referees' hosts)."""
+    if not peer:
+        return False
+    if trust_proxy and peer.startswith("unix:"):
+        return True
+    return bool(proxies) and peer_address(peer) in proxies
+
+
+def proxy_peers(hosts: Iterable[str]) -> frozenset[str]:
+    """``--trusted-proxy`` addresses (``10.0.0.7``, ``::1``) as gRPC peers name them."""
+    return frozenset(f"ipv6:[{h.strip('[]')}]" if ":" in h else f"ipv4:{h}" for h in hosts)
+
+
+def client_address(context, trust_proxy: bool, proxies: frozenset[str] = frozenset()) -> str:
+    """Whom a call comes from, as the rate limits key it: the peer's address, or, for a call
+    from a trusted proxy (:func:`trusted_peer`), the address the proxy wrote in CLIENT_HEADER.
+    A header on any other connection is ignored: a client could forge it."""
     peer = context.peer()
-    if trust_proxy and peer and peer.startswith("unix:"):
+    if trusted_peer(peer, trust_proxy, proxies):
         for key, value in context.invocation_metadata() or ():
             if key == CLIENT_HEADER:
                 if isinstance(value, bytes):
@@ -71,18 +88,20 @@ class RateLimiter:
     """Token buckets keyed by peer or token: ``rate`` requests per second, bursts of ``burst``.
     ``rate <= 0`` disables limiting. ``trust_proxy``: see ``client_address``."""
 
-    __slots__ = ("_buckets", "_last_sweep", "burst", "rate", "trust_proxy")
+    __slots__ = ("_buckets", "_last_sweep", "burst", "proxies", "rate", "trust_proxy")
 
-    def __init__(self, rate: float, burst: float, trust_proxy: bool = False):
+    def __init__(self, rate: float, burst: float, trust_proxy: bool = False,
+                 proxies: frozenset[str] = frozenset()):
         self.rate = rate
         self.burst = max(burst, 1.0)
         self.trust_proxy = trust_proxy
+        self.proxies = proxies
         self._buckets: dict[str, list[float]] = {}
         self._last_sweep = time.monotonic()
 
     def client(self, context) -> str:
         """The key of a call's client (``client_address``)."""
-        return client_address(context, self.trust_proxy)
+        return client_address(context, self.trust_proxy, self.proxies)
 
     def allow(self, key: str, cost: float = 1.0) -> bool:
         if self.rate <= 0:

@@ -118,14 +118,16 @@ def _q(value: str | Path) -> str:
 LIMITED = "rate limit exceeded; slow down"
 
 
-def spread_limit(cfg: ClusterConfig) -> tuple[str, str]:
+def spread_limit(rate: float, burst: float) -> tuple[str, str]:
     """The rate limit of the calls nginx spreads over the workers, round robin: the admin's
     and the unauthenticated ones (a seat's or bot's call goes to the worker of its token's
     shard, whose own limit holds it). Each worker keeps buckets of its own, so a client
     spreading a burst over N workers would get N times the limit; nginx's limit_req, keyed by
     the client's address in one zone that all its processes share, holds it for the cluster
-    as a whole. Returns the http-level and the location-level directives ("" when off)."""
-    if cfg.rate <= 0:
+    as a whole; in front of several hosts (``referee proxy-config --rate``) likewise. Each
+    referee behind it keys its own limits on the client address nginx writes in
+    ``x-referee-client`` only when it trusts the proxy (``--trusted-proxy``). Returns the http-level and the location-level directives ("" when off)."""
+    if rate <= 0:
         return "", ""
     status = errors.exhausted(LIMITED).trailing_metadata()
     details = next(v for k, v in status if k == "grpc-status-details-bin")
@@ -135,10 +137,10 @@ def spread_limit(cfg: ClusterConfig) -> tuple[str, str]:
         referee_any $binary_remote_addr;
         default "";
     }}
-    limit_req_zone $referee_spread_client zone=referee_spread:10m rate={max(1, round(cfg.rate * 60))}r/m;
+    limit_req_zone $referee_spread_client zone=referee_spread:10m rate={max(1, round(rate * 60))}r/m;
     limit_req_status 429;
 """
-    where = f"""            limit_req zone=referee_spread burst={max(0, round(cfg.burst) - 1)} nodelay;
+    where = f"""            limit_req zone=referee_spread burst={max(0, round(burst) - 1)} nodelay;
             error_page 429 = @referee_limited;
         }}
         location @referee_limited {{
@@ -163,11 +165,12 @@ def nginx_conf(cfg: ClusterConfig) -> str:
         upstreams={s: [f"unix:{cfg.socket(s)} max_fails=0"] for s in cfg.shards},
         anyone=[f"unix:{cfg.socket(s)} max_fails=1 fail_timeout=1s" for s in cfg.shards],
         listens=listens, tls_cert=cfg.tls_cert, tls_key=cfg.tls_key,
-        proxy_workers=cfg.proxy_workers, limit=spread_limit(cfg))
+        proxy_workers=cfg.proxy_workers, limit=spread_limit(cfg.rate, cfg.burst))
 
 
 def hosts_conf(hosts: dict[str, str], listen: str, folder: Path, *, tls_cert: str | None = None,
-               tls_key: str | None = None, proxy_workers: int = 1, fail_s: int = 2) -> str:
+               tls_key: str | None = None, proxy_workers: int = 1, fail_s: int = 2,
+               rate: float = 0.0, burst: float = 1.0) -> str:
     """The proxy of several hosts (``referee proxy-config``): ``hosts`` maps each shard to its
     referee's address. A shard's calls go to its host, and to the others (``backup``) while
     that one is down; the others take its matches over through the store's leases. nginx moves
@@ -184,7 +187,8 @@ def hosts_conf(hosts: dict[str, str], listen: str, folder: Path, *, tls_cert: st
         extra=(f"    # a host that does not answer within {fail_s} s is down: the next one "
                "gets the call\n"
                f"    grpc_connect_timeout {fail_s}s;\n"
-               "    grpc_next_upstream error timeout;\n"))
+               "    grpc_next_upstream error timeout;\n"),
+        limit=spread_limit(rate, burst))
 
 
 def proxy_conf(written_by: str, folder: Path, *, upstreams: dict[str, list[str]],

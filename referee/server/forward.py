@@ -29,7 +29,7 @@ from referee.core import registry
 from referee.v1 import referee_pb2 as pb
 
 from . import errors, shard
-from .auth import CLIENT_HEADER, bearer, peer_address, token_hash
+from .auth import CLIENT_HEADER, bearer, peer_address, token_hash, trusted_peer
 from .errors import RefereeError
 from .service import SERVICE_NAME, RefereeService
 from .streams import CLOSE, Stream
@@ -77,10 +77,11 @@ class Forwarder:
     for the CreateMatch calls that bind bots or a league."""
 
     def __init__(self, own: str, peers: dict[str, str], trust_proxy: bool = True,
-                 service: RefereeService | None = None):
+                 service: RefereeService | None = None, proxies: frozenset[str] = frozenset()):
         self.own = own
         self.peers = dict(peers)
         self.trust_proxy = trust_proxy
+        self.proxies = proxies
         self.service = service
         self._channels: dict[str, grpc.aio.Channel] = {}
 
@@ -136,7 +137,7 @@ class Forwarder:
         md.append((FORWARDED_HEADER, "1"))
         peer = context.peer() or ""
         client = None
-        if self.trust_proxy and peer.startswith("unix:"):
+        if trusted_peer(peer, self.trust_proxy, self.proxies):
             client = next((v for k, v in context.invocation_metadata() or ()
                            if k == CLIENT_HEADER), None)
         md.append((CLIENT_HEADER, client if client is not None else peer_address(peer)))

@@ -419,6 +419,30 @@ def test_proxy_config_prints_a_configuration_nginx_accepts(tmp_path):
     assert check.returncode == 0 or "host not found" in check.stderr, check.stderr
 
 
+def test_proxy_config_rate_holds_the_spread_calls_in_nginx(tmp_path):
+    """`--rate`: nginx itself limits the calls it spreads over the hosts, per client address,
+    and answers a refusal as a referee would (RESOURCE_EXHAUSTED and its reason trailer)."""
+    nginx = _nginx()
+    if nginx is None:
+        pytest.skip("nginx is not installed (Debian: apt-get install nginx-light)")
+    out = _cli("proxy-config", "--shard", "w1=127.0.0.1:50051", "--shard", "w2=127.0.0.1:50052",
+               "--listen", "127.0.0.1:50999", "--rate", "5", "--burst", "3",
+               "--dir", str(tmp_path / "px"))
+    assert out.returncode == 0, out.stderr
+    assert "limit_req_zone $referee_spread_client zone=referee_spread:10m rate=300r/m;" \
+        in out.stdout
+    assert "limit_req zone=referee_spread burst=2 nodelay;" in out.stdout
+    assert "add_header referee-reason RESOURCE_EXHAUSTED always;" in out.stdout
+    without = _cli("proxy-config", "--shard", "w1=127.0.0.1:50051", "--dir", str(tmp_path / "px"))
+    assert "limit_req" not in without.stdout
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(out.stdout)
+    check = subprocess.run([nginx, "-t", "-q", "-e", str(tmp_path / "px" / "e.log"), "-p",
+                            str(tmp_path / "px"), "-c", str(conf)],
+                           capture_output=True, text=True, timeout=60, check=False)
+    assert check.returncode == 0, check.stderr
+
+
 @pytest.mark.parametrize(("args", "said"), [
     (["--shard", "w2=10.0.0.2:50051"], "no --shard w1=HOST:PORT"),
     (["--shard", "w1=10.0.0.1:50051", "--shard", "w1=10.0.0.2:50051"], "given twice"),
@@ -428,6 +452,7 @@ def test_proxy_config_prints_a_configuration_nginx_accepts(tmp_path):
     (["--shard", "x1=10.0.0.1:5"], "a shard is w1"),
     (["--shard", "10.0.0.1:5"], "expected SHARD=HOST:PORT"),
     ([], "--shard"),
+    (["--shard", "w1=10.0.0.1:5", "--rate", "-1"], "--rate is at least 0"),
 ])
 def test_proxy_config_says_what_is_wrong(tmp_path, args, said):
     out = _cli("proxy-config", "--dir", str(tmp_path / "px"), *args)
@@ -441,6 +466,8 @@ def test_advertise_is_one_referee_per_host_not_a_cluster(tmp_path):
     assert out.returncode == 2 and "not with --workers" in out.stderr, out.stderr
     out = _cli("serve", "--advertise", "nowhere", "--data-dir", str(tmp_path / "d"))
     assert out.returncode == 2 and "expected HOST:PORT" in out.stderr, out.stderr
+    out = _cli("serve", "--trusted-proxy", "nginx.local", "--data-dir", str(tmp_path / "d"))
+    assert out.returncode == 2 and "expected an IP address" in out.stderr, out.stderr
 
 
 def test_a_refusal_is_passed_on_as_the_owner_gave_it_and_an_unreachable_owner_as_not_owner():

@@ -424,6 +424,33 @@ def test_tokenless_rate_limit_holds_per_peer_address_not_per_connection(make_ser
     assert codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) == 7
 
 
+def test_a_trusted_proxy_names_its_clients_and_no_other_peer_can(make_server, tmp_path):
+    """Issue 22, many hosts: behind nginx every call comes from the proxy's address, so the
+    token-less limits would hold all clients together. A referee started with
+    `--trusted-proxy 127.0.0.1` keys them on the client nginx names in x-referee-client (two
+    clients, a burst of 2 each: no refusal); a referee without it ignores the header, which
+    any client could forge (the same four calls share one burst of 2)."""
+    trusted = make_server(tmp_path / "a", rate=0.001, burst=2, trusted_proxies=("127.0.0.1",))
+
+    async def go(target):
+        codes = []
+        async with grpc.aio.insecure_channel(target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            for client in ("10.9.0.1", "10.9.0.2"):
+                for _ in range(2):
+                    with pytest.raises(grpc.aio.AioRpcError) as ei:
+                        await stub.GetView(pb.GetViewRequest(match_id="x"),
+                                           metadata=(("x-referee-client", client),))
+                    codes.append(ei.value.code())
+        return codes
+
+    assert run(go(trusted.target)) == [grpc.StatusCode.UNAUTHENTICATED] * 4
+    plain = make_server(tmp_path / "b", rate=0.001, burst=2)
+    codes = run(go(plain.target))
+    assert codes.count(grpc.StatusCode.UNAUTHENTICATED) == 2
+    assert codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) == 2
+
+
 # ------------------------------------------------------------------ many joins at once
 def test_two_thousand_play_streams_opened_at_once_all_join(server):
     """Issue 9, item 6: gRPC core's pending-call queue (1,000, refusing at random up to 3,000 by
