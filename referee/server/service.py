@@ -471,9 +471,16 @@ class RefereeService:
         assert seat is not None  # a Play stream's
         allow = self.limiter.allow
         parse = pb.ClientMessage.FromString
+        play = rt.play
+        lock = rt.lock
         malformed = 0
         try:
             async for data in request_iterator:
+                if lock.locked():
+                    # a move still being committed is answered first (rt.play holds the lock
+                    # until its answer is out): every frame's answer in the frames' order
+                    async with lock:
+                        pass
                 if len(data) > limit:
                     raise frame_too_big("Play", len(data))
                 if not allow(key):
@@ -481,7 +488,10 @@ class RefereeService:
                     return
                 try:
                     msg = parse(data)
+                    which = msg.WhichOneof("msg")
                 except Exception:  # noqa: BLE001 - any parser error: the frame is not a message
+                    msg = which = None
+                if msg is None:
                     malformed += 1
                     # the first one per stream at warning; the rest would only repeat it
                     (log.warning if malformed == 1 else log.debug)(
@@ -489,16 +499,15 @@ class RefereeService:
                         size=len(data), count=malformed)
                     stream.put(_refused(rt, "MALFORMED", errors.not_a(pb.ClientMessage)))
                     continue
-                which = msg.WhichOneof("msg")
                 if which == "submit":
                     sub = msg.submit
                     try:
-                        # shielded: a stream cut mid-commit (a bot or a proxy gone) must not
-                        # leave a played move without its next decision
-                        res = await asyncio.shield(rt.submit(
-                            seat, sub.move, sub.state_version, sub.request_id, stream, sub.note
-                        ))
-                        if not res.accepted:
+                        # no await on the commit: its callback answers the move (a stream cut
+                        # meanwhile, a bot or a proxy gone, cannot leave a played move without
+                        # its next decision)
+                        res = await play(seat, sub.move, sub.state_version, sub.request_id,
+                                         stream, sub.note)
+                        if res is not None:
                             stream.put(pb.ServerMessage(move_result=res))
                     except RefereeError as exc:
                         stream.put(_refused(rt, exc.reason, exc.message, sub.request_id))
@@ -528,8 +537,9 @@ class RefereeService:
 
     async def SubmitMove(self, request: pb.SubmitMoveRequest, context) -> pb.MoveResult:
         rt, seat = self._seat(context, request.match_id)
-        result = await asyncio.shield(rt.submit(  # as in Play: a cut call ends the move too
-            seat, request.move, request.state_version, request.request_id, None, request.note))
+        # as in Play: a cut call does not stop the move (rt.submit waits for it, shielded)
+        result = await rt.submit(seat, request.move, request.state_version, request.request_id,
+                                 None, request.note)
         if not result.accepted:
             raise errors.precondition(pb.Reason.Name(result.reason), result.message)
         return result
