@@ -32,7 +32,7 @@ from .records import replay_log
 from .runtime import MatchRuntime, RuntimeContext
 from .sessions import BotSessions
 from .store import MatchRow, Store
-from .streams import Stream, drain, end_with
+from .streams import CLOSE, Stream, drain, end_with
 from .wire import GameWire, opt_str, refusal
 
 log = structlog.get_logger("referee.server")
@@ -428,7 +428,10 @@ class RefereeService:
     async def Play(self, request_iterator, context) -> AsyncIterator[Any]:
         """Frames arrive as raw bytes (see generic_handler). A first frame that is not a Join
         ends the stream with INVALID_ARGUMENT/MALFORMED; after the Join every frame gets an
-        answer on the stream, a malformed one a MoveResult with reason MALFORMED."""
+        answer on the stream, a malformed one a MoveResult with reason MALFORMED. Registered
+        without _guard_stream, whose work it does itself, and draining its queue inline (as
+        ``streams.drain`` does): each message sent passes through one async generator, not
+        three."""
         stream: Stream | None = None
         rt: MatchRuntime | None = None
         reader: asyncio.Task | None = None
@@ -450,9 +453,21 @@ class RefereeService:
             rt.log.info("seat_joined", seat=seat, peer=self.limiter.client(context))
             reader = asyncio.ensure_future(self._play_reader(request_iterator, context, rt, stream,
                                                              limit))
-            async with contextlib.aclosing(drain(stream.queue)) as items:
-                async for item in items:
-                    yield item
+            queue = stream.queue
+            get, get_nowait, qsize = queue.get, queue.get_nowait, queue.qsize
+            while True:
+                item = get_nowait() if qsize() else await get()
+                if item is CLOSE:
+                    return
+                if item.__class__ is RefereeError:
+                    raise item
+                yield item
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - turned into a status by _abort
+            if reader is not None:
+                reader.cancel()  # before the abort, which its read would see
+            await _abort(context, "Play", exc)
         finally:
             if reader is not None:
                 reader.cancel()
@@ -778,18 +793,18 @@ def _guard_unary(service: RefereeService, rpc: str, fn: Callable, request_type: 
 
 
 def _guard_stream(service: RefereeService, rpc: str, fn: Callable,
-                  request_type: Any = None, capped: bool = True) -> Callable:
+                  request_type: Any = None) -> Callable:
     """The same for a server-streaming handler (an async generator). With ``request_type`` the
     single request is parsed here (Watch); without, ``fn`` gets the raw request frames and
-    parses them itself (Play, Echo, Session), each capped at --max-message-bytes here, or, with
-    ``capped`` False, by ``fn`` itself (Play, on its move path)."""
+    parses them itself (Echo, Session), each capped at --max-message-bytes here. (Play guards
+    itself, on its move path.)"""
     parse = service.parse
 
     async def handler(request, context):
         try:
             if request_type is not None:
                 request = parse(request_type, request, rpc, context)
-            elif capped:
+            else:
                 request = _capped_frames(request, service.max_message_bytes, rpc)
             async with contextlib.aclosing(fn(request, context)) as items:
                 async for item in items:
@@ -847,8 +862,7 @@ def generic_handler(service: RefereeService) -> grpc.GenericRpcHandler:
         "GetLegalMoves": unary("GetLegalMoves", pb.GetLegalMovesRequest),
         "GetRecord": unary("GetRecord", pb.GetRecordRequest),
         "AbandonSeat": unary("AbandonSeat", pb.AbandonSeatRequest),
-        "Play": grpc.stream_stream_rpc_method_handler(
-            _guard_stream(service, "Play", service.Play, capped=False), None, _ser),
+        "Play": grpc.stream_stream_rpc_method_handler(service.Play, None, _ser),  # own guard
         "Watch": grpc.unary_stream_rpc_method_handler(
             _guard_stream(service, "Watch", service.Watch, pb.WatchRequest), None, _ser),
         "RegisterBot": unary("RegisterBot", pb.RegisterBotRequest),
