@@ -501,11 +501,11 @@ class RefereeService:
                 if not allow(key):
                     stream.put(_rate_exceeded_on_stream())
                     return
+                msg: pb.ClientMessage | None
                 try:
                     msg = parse(data)
-                    which = msg.WhichOneof("msg")
                 except Exception:  # noqa: BLE001 - any parser error: the frame is not a message
-                    msg = which = None
+                    msg = None
                 if msg is None:
                     malformed += 1
                     # the first one per stream at warning; the rest would only repeat it
@@ -514,6 +514,7 @@ class RefereeService:
                         size=len(data), count=malformed)
                     stream.put(_refused(rt, "MALFORMED", errors.not_a(pb.ClientMessage)))
                     continue
+                which = msg.WhichOneof("msg")
                 if which == "submit":
                     sub = msg.submit
                     try:
