@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bench.grpc_phases import _cpu_seconds_of, _percentile
+from bench.grpc_phases import _cpu_split_of, _percentile
 
 SERVICE = "referee.bench.Floor"
 ECHO_METHOD = f"/{SERVICE}/Echo"
@@ -207,8 +207,9 @@ class StubServer:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.is_alive()
 
-    def cpu_seconds(self) -> float:
-        return _cpu_seconds_of(self.proc.pid)
+    def cpu_split(self) -> tuple[float, float]:
+        """(user, system) CPU seconds of the stub process."""
+        return _cpu_split_of(self.proc.pid)
 
     def stop(self) -> None:
         if self.proc is None:
@@ -414,14 +415,14 @@ def _phase(kind: str, server: StubServer, *, clients: int, concurrency: int, sea
         t_end = t_measure + seconds
         start.value = t_start
         go.set()
-        cpu: dict[str, float] = {}
+        cpu: dict[str, tuple[float, float]] = {}  # (user, system) seconds
         while True:
             drain()
             now = time.monotonic()
             if "measure" not in cpu and now >= t_measure:
-                cpu["measure"] = server.cpu_seconds()
+                cpu["measure"] = server.cpu_split()
             if "end" not in cpu and now >= t_end:
-                cpu["end"] = server.cpu_seconds()
+                cpu["end"] = server.cpu_split()
             if len(outs) == len(procs) and "end" in cpu:
                 break
             if now > t_end + 30:
@@ -445,7 +446,8 @@ def _phase(kind: str, server: StubServer, *, clients: int, concurrency: int, sea
                 p.join(5)
     samples = [s for o in outs for s in o["samples"]]
     count = sum(o["count"] for o in outs)
-    server_cpu = cpu["end"] - cpu["measure"]
+    cpu_sys = cpu["end"][1] - cpu["measure"][1]
+    server_cpu = cpu["end"][0] - cpu["measure"][0] + cpu_sys
     client_cpu = sum(o["cpu_window_s"] for o in outs)
     out: dict[str, Any] = {
         "per_s": count / seconds,
@@ -457,6 +459,7 @@ def _phase(kind: str, server: StubServer, *, clients: int, concurrency: int, sea
         "latency_samples": len(samples),
         "server_cpu_util": server_cpu / seconds,
         "server_cpu_ms_per_op": server_cpu / count * 1000 if count else float("nan"),
+        "server_cpu_sys_ms_per_op": cpu_sys / count * 1000 if count else float("nan"),
         # over the measured window only (bench/run.py's phases include start-up)
         "client_cpu_util": client_cpu / seconds,
         "client_cpu_ms_per_op": client_cpu / count * 1000 if count else float("nan"),
@@ -506,6 +509,7 @@ def measure_floor(*, clients: int, concurrency: int, seats: int, seconds: float,
         "relay_p99_ms": round(relay["p99_ms"], 3),
         "server_cpu_ms_per_echo": round(echo["server_cpu_ms_per_op"], 4),
         "server_cpu_ms_per_relay": round(relay["server_cpu_ms_per_op"], 4),
+        "server_cpu_sys_ms_per_relay": round(relay["server_cpu_sys_ms_per_op"], 4),
         "client_cpu_ms_per_echo": round(echo["client_cpu_ms_per_op"], 4),
         "client_cpu_ms_per_relay": round(relay["client_cpu_ms_per_op"], 4),
         "echo_phase": echo,

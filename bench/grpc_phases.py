@@ -29,8 +29,15 @@ def _percentile(samples: list[float], q: float) -> float:
 
 def _cpu_seconds_of(pid: int) -> float:
     """utime + stime of a process, from /proc (Linux)."""
+    return sum(_cpu_split_of(pid))
+
+
+def _cpu_split_of(pid: int) -> tuple[float, float]:
+    """(utime, stime) of a process in seconds, from /proc (Linux): the kernel's share (stime)
+    is mostly the sockets' work, the same for the referee as for the floor's stub per message."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 @dataclass
@@ -213,12 +220,26 @@ class RefereeServer(LocalReferee):
         return round(kb / 1024, 1) if kb is not None else None
 
     def cpu_seconds(self) -> float:
+        return sum(self.cpu_split())
+
+    def cpu_split(self) -> tuple[float, float]:
+        """(user, system) CPU seconds of the referee process."""
         if self.proc is None:
-            return float("nan")  # an external referee: its CPU use is not ours to see
-        return _cpu_seconds_of(self.proc.pid)
+            return float("nan"), float("nan")  # an external referee: not ours to see
+        return _cpu_split_of(self.proc.pid)
 
     def stop(self, grace: float = 15.0) -> bool:
         return super().stop(grace)
+
+
+def _server_cpu(server: Any) -> tuple[float, float]:
+    """(all, system) CPU seconds of the server under test; system is NaN for one that tells
+    only its total (``bench.cluster.ClusterServer``)."""
+    split = getattr(server, "cpu_split", None)
+    if split is None:
+        return server.cpu_seconds(), float("nan")
+    user, system = split()
+    return user + system, system
 
 
 def run_phase(kind: str, server: RefereeServer, *, clients: int, concurrency: int,
@@ -242,8 +263,8 @@ def run_phase(kind: str, server: RefereeServer, *, clients: int, concurrency: in
         p = ctx.Process(target=worker_main, args=(wa, counter, results), daemon=True)
         p.start()
         procs.append(p)
-    server_cpu0: float | None = None
-    server_cpu1: float | None = None
+    server_cpu0: tuple[float, float] | None = None  # (all, system) seconds
+    server_cpu1: tuple[float, float] | None = None
     outs: list[dict[str, Any]] = []
     while True:
         # Drain results while waiting: a child cannot exit before its queued data is read.
@@ -254,9 +275,9 @@ def run_phase(kind: str, server: RefereeServer, *, clients: int, concurrency: in
                 break
         now = time.monotonic()
         if server_cpu0 is None and now >= t_measure:
-            server_cpu0 = server.cpu_seconds()
+            server_cpu0 = _server_cpu(server)
         if server_cpu1 is None and now >= t_end:
-            server_cpu1 = server.cpu_seconds()
+            server_cpu1 = _server_cpu(server)
         measured = max(0.0, min(now, t_end) - t_measure)
         rate = counter.value / measured if measured > 0.2 else 0.0
         label = "warming up" if now < t_measure else f"{rate:,.0f} {kind}/s"
@@ -277,6 +298,8 @@ def run_phase(kind: str, server: RefereeServer, *, clients: int, concurrency: in
     samples = [s for o in outs for s in o["samples"]]
     count = sum(o["count"] for o in outs)
     decisions = sum(o.get("decisions", 0) for o in outs)
+    server_cpu, cpu_sys = ((b - a for a, b in zip(server_cpu0, server_cpu1, strict=True))
+                           if server_cpu0 and server_cpu1 else (0.0, 0.0))
     out = {
         "per_s": count / seconds,
         "count": count,
@@ -285,11 +308,11 @@ def run_phase(kind: str, server: RefereeServer, *, clients: int, concurrency: in
         "p99_ms": _percentile(samples, 0.99) * 1000,
         "mean_ms": (statistics.fmean(samples) * 1000) if samples else float("nan"),
         "latency_samples": len(samples),
-        "server_cpu_util": ((server_cpu1 or 0) - (server_cpu0 or 0)) / seconds,
+        "server_cpu_util": server_cpu / seconds,
         # Server CPU per operation: the cost that sets the ceiling on a dedicated core,
-        # whatever else runs on the machine.
-        "server_cpu_ms_per_op": (((server_cpu1 or 0) - (server_cpu0 or 0)) / count * 1000)
-        if count else float("nan"),
+        # whatever else runs on the machine; and its part in the kernel (system time)
+        "server_cpu_ms_per_op": server_cpu / count * 1000 if count else float("nan"),
+        "server_cpu_sys_ms_per_op": cpu_sys / count * 1000 if count else float("nan"),
         "client_cpu_util": sum(o["cpu_s"] for o in outs) / (spawn_allowance + warmup + seconds),
     }
     if kind == "moves":

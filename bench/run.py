@@ -463,6 +463,7 @@ def main(argv: list[str] | None = None) -> int:
                 "move_to_echo_ratio": round(moves["per_s"] / echo["per_s"], 3)
                 if echo["per_s"] else None,
                 "server_cpu_ms_per_move": round(moves["server_cpu_ms_per_op"], 4),
+                "server_cpu_sys_ms_per_move": round(moves["server_cpu_sys_ms_per_op"], 4),
                 "server_cpu_ms_per_echo": round(echo["server_cpu_ms_per_op"], 4),
                 "combined": {
                     "move_per_s": round(combined["per_s"], 1),
@@ -576,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
         flat[f"engine.{name}.games_per_s"] = e["games_per_s"]
         flat[f"engine.{name}.decisions_per_cpu_s"] = e["decisions_per_cpu_s"]
     for key in ("move_per_s", "move_p99_ms", "echo_per_s", "echo_p99_ms", "move_to_echo_ratio",
-                "server_cpu_ms_per_move"):
+                "server_cpu_ms_per_move", "server_cpu_sys_ms_per_move"):
         if key in g:
             flat[f"grpc.{key}"] = g[key]
     for key in ("move_per_s", "move_p99_ms", "server_cpu_ms_per_move",
@@ -592,6 +593,7 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("echo_per_s", "relay_per_s", "relay_to_echo_ratio"):
             flat[f"grpc.floor_{key}"] = g["floor"][key]
         flat["grpc.floor.server_cpu_ms_per_relay"] = g["floor"]["server_cpu_ms_per_relay"]
+        flat["grpc.floor.server_cpu_sys_ms_per_relay"] = g["floor"]["server_cpu_sys_ms_per_relay"]
         flat.update(floor_ratios(g))
     for name, e in results["engine"].items():
         if e.get("state_kb_mean") is not None:

@@ -10,6 +10,7 @@ decision are built and serialised ONCE and the same bytes are queued to every st
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -314,17 +315,39 @@ class MatchRuntime:
         self, seat: int, move: pb.Move, version: int, request_id: str, stream: Stream | None,
         note: str = "",
     ) -> pb.MoveResult:
-        """Validate, apply, commit, then acknowledge. Raises RefereeError(MALFORMED) for a move
-        that cannot be one (or a note that is not one: see ``check_note``); returns a rejected
-        MoveResult for a move that is not legal now. The note is stored and recorded with the
-        move and sent to nobody while the match is live."""
+        """``play``, then wait for the commit (SubmitMove): the accepted MoveResult once the
+        move is committed and announced; a refused one at once. Raises as ``play`` does, and
+        with the commit's error if the store fails. A caller cancelled meanwhile does not stop
+        the move: its commit and announcement run on without it."""
+        done: asyncio.Future = asyncio.get_running_loop().create_future()
+        refused = await self.play(seat, move, version, request_id, stream, note, done)
+        if refused is not None:
+            return refused
+        return await asyncio.shield(done)
+
+    async def play(
+        self, seat: int, move: pb.Move, version: int, request_id: str, stream: Stream | None,
+        note: str = "", done: asyncio.Future | None = None,
+    ) -> pb.MoveResult | None:
+        """Validate and apply under the match's lock and queue the commit; None when the move
+        was applied. Nothing here waits for the commit (no task, future or await per move on
+        the Play path): the lock stays held until the store's commit calls back, which
+        acknowledges the move (on ``stream``, or in ``done``) and announces it, so a second
+        frame waits its turn and every answer keeps its order; a stream cut meanwhile cannot
+        stop a played move half-way. Raises RefereeError(MALFORMED) for a move that cannot be
+        one (or a note that is not one: see ``check_note``); returns a rejected MoveResult,
+        nothing changed, for a move that is not legal now. The note is stored and recorded
+        with the move and sent to nobody while the match is live."""
+        lock = self.lock
+        await lock.acquire()  # no suspension when the lock is free: the usual case
+        queued = False
         try:
-            native = self.wire.unwrap(move)
-            note = check_note(note)
-        except errors.RefereeError:
-            self.rejections[seat] += 1
-            raise
-        async with self.lock:
+            try:
+                native = self.wire.unwrap(move)
+                note = check_note(note)
+            except errors.RefereeError:
+                self.rejections[seat] += 1
+                raise
             if self.broken:
                 raise errors.precondition("MATCH_OVER", f"match is unavailable: {self.broken}")
             if self.game_over is not None:
@@ -342,44 +365,126 @@ class MatchRuntime:
                 self.log.debug("move_rejected", seat=seat, reason=exc.code, message=exc.message)
                 return self.reject(exc.code, exc.message, request_id)
             self.clock.charge(seat, elapsed)
-            await self._commit(entry)
-            sm = pb.ServerMessage()
-            result = sm.move_result
-            result.accepted = True
-            result.state_version = self.match.version
-            result.request_id = request_id
-            if stream is not None and stream.combine:
-                # Join.combine_decision: the MoveResult goes after the move's events, carrying
-                # the next Decision when this seat acts again (see _send_decision)
-                await self._after_move(entry, events, (stream, sm))
-                return result
-            if stream is not None:
-                stream.put(sm)
-            await self._after_move(entry, events)
-            return result
+            stored, rejected = self._store(entry)
+            stored.add_done_callback(
+                lambda fut: self._committed(fut, entry, events, rejected, request_id, stream,
+                                            done))
+            queued = True
+            return None
+        finally:
+            if not queued:  # refused or raised: nothing changed, nothing to wait for
+                lock.release()
 
-    async def _commit(self, entry: MoveEntry) -> None:
+    def _store(self, entry: MoveEntry) -> tuple[asyncio.Future, list[int] | None]:
+        """Queue the move's commit (with the refusal counts when they changed)."""
         self.clock.cancel()
         rejected = None
         if self.rejections != self._rejections_stored:
             rejected = list(self.rejections)
         try:
-            await self.ctx.store.insert_move(self.id, records.move_row(entry), rejected)
-            if rejected is not None:
-                self._rejections_stored = rejected
-        except Exception as exc:
-            # The state moved on but the move is not on disk: never acknowledge it, and take
-            # the match offline rather than diverge from the log.
+            fut = self.ctx.store.insert_move(self.id, records.move_row(entry), rejected)
+        except Exception as exc:  # noqa: BLE001 - a failed commit, answered as one
+            fut = asyncio.get_running_loop().create_future()
+            fut.set_exception(exc)
+        return fut, rejected
+
+    def _stored(self, fut: asyncio.Future, entry: MoveEntry, rejected: list[int] | None) -> None:
+        """After the commit of ``entry``: raises its error, after taking the match offline (the
+        state moved on but the move is not on disk: it is never acknowledged, and the match
+        must not diverge from its log)."""
+        exc = asyncio.CancelledError() if fut.cancelled() else fut.exception()
+        if exc is not None:
             self.broken = f"store failure at move {entry.n}"
             self.log.error("store_failed", move=entry.n, seat=entry.seat, error=repr(exc))
-            raise
+            raise exc
+        if rejected is not None:
+            self._rejections_stored = rejected
         self.log.debug(
             "move", seat=entry.seat, move=entry.n, elapsed_ms=entry.elapsed_ms,
             timeout=entry.timeout or None, policy=entry.policy,
         )
 
+    def _committed(self, fut: asyncio.Future, entry: MoveEntry, events: list[Event],
+                   rejected: list[int] | None, request_id: str, stream: Stream | None,
+                   done: asyncio.Future | None) -> None:
+        """The store's callback for a move ``play`` applied (on the loop): acknowledge it
+        (its MoveResult on ``stream``, or in ``done``), announce it, release the lock; a
+        failed commit is answered with its error instead. The MoveResult goes out before the
+        move's events and next Decision, or after the events and carrying the Decision with
+        Join.combine_decision when the same seat acts again (see _send_decision)."""
+        finishing = False
+        result: pb.MoveResult | None = None
+        try:
+            self._stored(fut, entry, rejected)
+            sm = pb.ServerMessage()
+            result = sm.move_result
+            result.accepted = True
+            result.state_version = self.match.version
+            result.request_id = request_id
+            answer: Answer | None = None
+            if stream is not None:
+                if stream.combine:
+                    answer = (stream, sm)
+                else:
+                    stream.put(sm)
+            finishing = self._announce(entry, events, answer)
+            if finishing:
+                self.ctx.spawn(self._finish_move(result, request_id, stream, done))
+            elif done is not None and not done.done():
+                done.set_result(result)
+        except BaseException as exc:  # noqa: BLE001 - answered, and the lock released
+            self._move_failed(exc, request_id, stream, done, logged=result is None)
+        finally:
+            if not finishing:
+                self.lock.release()
+
+    async def _finish_move(self, result: pb.MoveResult, request_id: str, stream: Stream | None,
+                           done: asyncio.Future | None) -> None:
+        """The match ended with this move: finish it, still under the move's lock."""
+        try:
+            await self.finish()
+            if done is not None and not done.done():
+                done.set_result(result)
+        except BaseException as exc:  # noqa: BLE001 - answered as the move's failure
+            self._move_failed(exc, request_id, stream, done)
+        finally:
+            self.lock.release()
+
+    def _move_failed(self, exc: BaseException, request_id: str, stream: Stream | None,
+                     done: asyncio.Future | None, logged: bool = False) -> None:
+        """A move whose commit or announcement failed: its stream gets a refusal (the
+        RefereeError's reason, else an internal error, logged unless ``logged``), its waiter
+        the error."""
+        if done is not None:
+            if not done.done():
+                done.set_exception(exc)
+            return
+        if stream is None:
+            return
+        if isinstance(exc, errors.RefereeError):
+            stream.put(pb.ServerMessage(move_result=refusal(
+                exc.reason, exc.message, self.match.version, request_id)))
+            return
+        if not logged:
+            self.log.error("internal_error", rpc="Play", error=repr(exc))
+        stream.put(pb.ServerMessage(move_result=refusal(
+            "REASON_UNSPECIFIED", "internal error", self.match.version, request_id)))
+
+    async def _commit(self, entry: MoveEntry) -> None:
+        fut, rejected = self._store(entry)
+        with contextlib.suppress(Exception):
+            await fut
+        self._stored(fut, entry, rejected)
+
     async def _after_move(self, entry: MoveEntry | None, events: list[Event],
                           answer: Answer | None = None) -> None:
+        if self._announce(entry, events, answer):
+            await self.finish()
+
+    def _announce(self, entry: MoveEntry | None, events: list[Event],
+                  answer: Answer | None = None) -> bool:
+        """A move is committed: its events, the next decision (and the spectators' update) go
+        out; True when the match is over and must finish."""
         version = self.match.version
         timeout = bool(entry and entry.timeout)
         if events:
@@ -388,10 +493,10 @@ class MatchRuntime:
             # another seat acts next (or nobody): the mover's MoveResult goes out plain
             answer[0].put(answer[1])
         if self.decision is None:
-            await self.finish()
-            return
+            return True
         if self.streams.watchers:
             self.streams.to_watchers(self.spectator_update())
+        return False
 
     def _broadcast_events(self, events: list[Event], version: int, timeout: bool) -> None:
         streams = self.streams.event_streams()

@@ -33,7 +33,7 @@ from .runtime import MatchRuntime, RuntimeContext
 from .sessions import BotSessions
 from .shard import HOME
 from .store import MatchRow, Store
-from .streams import Stream, drain, end_with
+from .streams import CLOSE, Stream, drain, end_with
 from .wire import GameWire, opt_str, refusal
 
 log = structlog.get_logger("referee.server")
@@ -485,7 +485,10 @@ class RefereeService:
     async def Play(self, request_iterator, context) -> AsyncIterator[Any]:
         """Frames arrive as raw bytes (see generic_handler). A first frame that is not a Join
         ends the stream with INVALID_ARGUMENT/MALFORMED; after the Join every frame gets an
-        answer on the stream, a malformed one a MoveResult with reason MALFORMED."""
+        answer on the stream, a malformed one a MoveResult with reason MALFORMED. Registered
+        without _guard_stream, whose work it does itself, and draining its queue inline (as
+        ``streams.drain`` does): each message sent passes through one async generator, not
+        three."""
         stream: Stream | None = None
         rt: MatchRuntime | None = None
         reader: asyncio.Task | None = None
@@ -507,9 +510,21 @@ class RefereeService:
             rt.log.info("seat_joined", seat=seat, peer=self.limiter.client(context))
             reader = asyncio.ensure_future(self._play_reader(request_iterator, context, rt, stream,
                                                              limit))
-            async with contextlib.aclosing(drain(stream.queue)) as items:
-                async for item in items:
-                    yield item
+            queue = stream.queue
+            get, get_nowait, qsize = queue.get, queue.get_nowait, queue.qsize
+            while True:
+                item = get_nowait() if qsize() else await get()
+                if item is CLOSE:
+                    return
+                if item.__class__ is RefereeError:
+                    raise item
+                yield item
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - turned into a status by _abort
+            if reader is not None:
+                reader.cancel()  # before the abort, which its read would see
+            await _abort(context, "Play", exc)
         finally:
             if reader is not None:
                 reader.cancel()
@@ -528,17 +543,27 @@ class RefereeService:
         assert seat is not None  # a Play stream's
         allow = self.limiter.allow
         parse = pb.ClientMessage.FromString
+        play = rt.play
+        lock = rt.lock
         malformed = 0
         try:
             async for data in request_iterator:
+                if lock.locked():
+                    # a move still being committed is answered first (rt.play holds the lock
+                    # until its answer is out): every frame's answer in the frames' order
+                    async with lock:
+                        pass
                 if len(data) > limit:
                     raise frame_too_big("Play", len(data))
                 if not allow(key):
                     stream.put(_rate_exceeded_on_stream())
                     return
+                msg: pb.ClientMessage | None
                 try:
                     msg = parse(data)
                 except Exception:  # noqa: BLE001 - any parser error: the frame is not a message
+                    msg = None
+                if msg is None:
                     malformed += 1
                     # the first one per stream at warning; the rest would only repeat it
                     (log.warning if malformed == 1 else log.debug)(
@@ -550,12 +575,12 @@ class RefereeService:
                 if which == "submit":
                     sub = msg.submit
                     try:
-                        # shielded: a stream cut mid-commit (a bot or a proxy gone) must not
-                        # leave a played move without its next decision
-                        res = await asyncio.shield(rt.submit(
-                            seat, sub.move, sub.state_version, sub.request_id, stream, sub.note
-                        ))
-                        if not res.accepted:
+                        # no await on the commit: its callback answers the move (a stream cut
+                        # meanwhile, a bot or a proxy gone, cannot leave a played move without
+                        # its next decision)
+                        res = await play(seat, sub.move, sub.state_version, sub.request_id,
+                                         stream, sub.note)
+                        if res is not None:
                             stream.put(pb.ServerMessage(move_result=res))
                     except RefereeError as exc:
                         stream.put(_refused(rt, exc.reason, exc.message, sub.request_id))
@@ -585,8 +610,9 @@ class RefereeService:
 
     async def SubmitMove(self, request: pb.SubmitMoveRequest, context) -> pb.MoveResult:
         rt, seat = self._seat(context, request.match_id)
-        result = await asyncio.shield(rt.submit(  # as in Play: a cut call ends the move too
-            seat, request.move, request.state_version, request.request_id, None, request.note))
+        # as in Play: a cut call does not stop the move (rt.submit waits for it, shielded)
+        result = await rt.submit(seat, request.move, request.state_version, request.request_id,
+                                 None, request.note)
         if not result.accepted:
             raise errors.precondition(pb.Reason.Name(result.reason), result.message)
         return result
@@ -830,18 +856,18 @@ def _guard_unary(service: RefereeService, rpc: str, fn: Callable, request_type: 
 
 
 def _guard_stream(service: RefereeService, rpc: str, fn: Callable,
-                  request_type: Any = None, capped: bool = True) -> Callable:
+                  request_type: Any = None) -> Callable:
     """The same for a server-streaming handler (an async generator). With ``request_type`` the
     single request is parsed here (Watch); without, ``fn`` gets the raw request frames and
-    parses them itself (Play, Echo, Session), each capped at --max-message-bytes here, or, with
-    ``capped`` False, by ``fn`` itself (Play, on its move path)."""
+    parses them itself (Echo, Session), each capped at --max-message-bytes here. (Play guards
+    itself, on its move path.)"""
     parse = service.parse
 
     async def handler(request, context):
         try:
             if request_type is not None:
                 request = parse(request_type, request, rpc, context)
-            elif capped:
+            else:
                 request = _capped_frames(request, service.max_message_bytes, rpc)
             async with contextlib.aclosing(fn(request, context)) as items:
                 async for item in items:
@@ -899,8 +925,7 @@ def generic_handler(service: RefereeService) -> grpc.GenericRpcHandler:
         "GetLegalMoves": unary("GetLegalMoves", pb.GetLegalMovesRequest),
         "GetRecord": unary("GetRecord", pb.GetRecordRequest),
         "AbandonSeat": unary("AbandonSeat", pb.AbandonSeatRequest),
-        "Play": grpc.stream_stream_rpc_method_handler(
-            _guard_stream(service, "Play", service.Play, capped=False), None, _ser),
+        "Play": grpc.stream_stream_rpc_method_handler(service.Play, None, _ser),  # own guard
         "Watch": grpc.unary_stream_rpc_method_handler(
             _guard_stream(service, "Watch", service.Watch, pb.WatchRequest), None, _ser),
         "RegisterBot": unary("RegisterBot", pb.RegisterBotRequest),

@@ -72,22 +72,26 @@ class Stream:
 class MatchStreams:
     """The streams of one match: each seat's Play streams and the Watch streams."""
 
-    __slots__ = ("by_seat", "watchers")
+    __slots__ = ("by_seat", "listeners", "watchers")
 
     def __init__(self, seat_count: int):
         self.by_seat: dict[int, list[Stream]] = {s: [] for s in range(seat_count)}
         self.watchers: list[Stream] = []
+        self.listeners = 0  # seats' streams that asked for events: none, and a move skips them
 
     def add(self, stream: Stream) -> None:
         if stream.seat is None:
             self.watchers.append(stream)
         else:
             self.by_seat[stream.seat].append(stream)
+            self.listeners += stream.events
 
     def remove(self, stream: Stream) -> None:
         lst = self.by_seat.get(stream.seat) if stream.seat is not None else self.watchers
         if lst is not None and stream in lst:
             lst.remove(stream)
+            if stream.seat is not None:
+                self.listeners -= stream.events
 
     def to_seat(self, seat: int, item: Any) -> None:
         for st in self.by_seat[seat]:
@@ -100,6 +104,8 @@ class MatchStreams:
 
     def event_streams(self) -> list[Stream]:
         """The seats' streams that asked for events."""
+        if not self.listeners:
+            return []
         return [st for lst in self.by_seat.values() for st in lst if st.events]
 
     def to_every_seat(self, *items: Any) -> None:

@@ -12,8 +12,12 @@ from referee.v1 import referee_pb2 as pb
 
 from . import errors
 
+_BYTES = [bytes((i,)) for i in range(0x80)]
+
 
 def _varint(n: int) -> bytes:
+    if n < 0x80:  # a tag, and most lengths: one byte
+        return _BYTES[n]
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)

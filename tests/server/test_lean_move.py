@@ -16,6 +16,7 @@ from referee.v1 import goa_pb2, referee_pb2_grpc
 from referee.v1 import referee_pb2 as pb
 
 from .helpers import create, md, play_match
+from .test_error_paths import raw_stream
 
 
 class CountingGame:
@@ -300,3 +301,89 @@ def test_play_frames_over_the_size_limit_end_the_stream(make_server, tmp_path):
                 assert "a frame of" in (ei.value.details() or "")
 
     asyncio.run(run())
+
+
+def test_an_accepted_move_costs_the_referee_no_task(server):
+    """Play's move path waits for no commit (MatchRuntime.play: the store's callback answers
+    the move): a whole match costs the referee's loop a few tasks per stream (its handler, its
+    reader, the match's end), none per move."""
+    created: list[int] = []
+
+    async def count_tasks() -> None:
+        loop = asyncio.get_running_loop()
+
+        def factory(loop, coro, **kw):
+            created.append(1)
+            return asyncio.Task(coro, loop=loop, **kw)
+
+        loop.set_task_factory(factory)
+
+    server.call(count_tasks())
+
+    async def run():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            mid, tokens = await create(referee_pb2_grpc.RefereeStub(ch), seats=3, seed=41)
+            return await play_match(server.target, mid, tokens, seed=41)
+
+    logs = asyncio.run(run())
+    moves = sum(len(log.results) for log in logs)
+    assert moves > 60 and all(r.accepted for log in logs for r in log.results)
+    assert all(log.game_over is not None for log in logs)
+    assert len(created) < moves // 4, (len(created), moves)
+
+
+def test_frames_sent_while_a_move_commits_are_answered_after_it(server):
+    """A seat that does not wait (its move, then a frame that is not a message, an empty one,
+    a re-Join) gets the answers in the order of its frames, though the move's commit is still
+    under way when the others are read: the move's MoveResult first."""
+    async def slow_store() -> None:
+        store = server.service.store
+        insert = store.insert_move
+        loop = asyncio.get_running_loop()
+
+        def slow_insert(*args, **kw):
+            later = loop.create_future()
+
+            def done(fut):
+                if fut.exception() is not None:
+                    loop.call_later(0.3, later.set_exception, fut.exception())
+                else:
+                    loop.call_later(0.3, later.set_result, None)
+
+            insert(*args, **kw).add_done_callback(done)
+            return later
+
+        store.insert_move = slow_insert
+
+    server.call(slow_store())
+
+    async def run():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            mid, tokens = await create(stub, seats=3, seed=42)
+            rt = server.service.matches[mid]
+            seat = rt.decision.seat
+            call = raw_stream(ch, "Play", pb.ServerMessage)(metadata=md(tokens[seat]))
+            await call.write(pb.ClientMessage(join=pb.Join(match_id=mid)).SerializeToString())
+            assert (await call.read()).WhichOneof("msg") == "welcome"
+            d = (await call.read()).decision
+            move = pb.ClientMessage(submit=pb.Submit(
+                state_version=d.state_version, move=d.legal_moves[0], request_id="m"))
+            for frame in (move.SerializeToString(), b"\xff\xff\xff",
+                          pb.ClientMessage().SerializeToString(),
+                          pb.ClientMessage(join=pb.Join(match_id="other")).SerializeToString()):
+                await call.write(frame)
+            answers = []
+            while len(answers) < 4:
+                msg = await call.read()
+                if msg.WhichOneof("msg") == "move_result":
+                    answers.append(msg.move_result)
+            call.cancel()
+            return answers
+
+    first, garbage, empty, rejoin = asyncio.run(run())
+    assert first.accepted and first.request_id == "m"
+    assert [r.accepted for r in (garbage, empty, rejoin)] == [False, False, False]
+    assert "not a" in garbage.message
+    assert "empty" in empty.message
+    assert "joined to" in rejoin.message
