@@ -329,6 +329,52 @@ class BotSessions:
             log.info("assignments_restored", open=len(self.open), closed=len(stale))
         return len(self.open)
 
+    def pull(self, runs_here: Callable[[str], bool]) -> int:
+        """Several hosts on one store: bring in the open assignments of the bots connected
+        here that another referee stored (a host serves a CreateMatch binding bots itself
+        while the home host is unreachable, and its bots' sessions may already be back on the
+        home host), and close those held here of matches that another referee ran to their
+        end. ``runs_here``: whether a match is live on this referee (its own assignments are
+        kept by ``match_over``). Returns how many were brought in."""
+        if not self.conns:
+            return 0
+        bots = sorted(self.conns)
+        marks = ",".join("?" * len(bots))
+        with self.store.connection() as conn:
+            rows = conn.execute(
+                "SELECT a.match_id, a.seat, a.bot, a.info_json, a.created_ms, m.status"
+                " FROM assignments a JOIN matches m ON m.id = a.match_id"
+                f" WHERE a.status='open' AND a.bot IN ({marks})"
+                " ORDER BY a.created_ms, a.match_id, a.seat", bots).fetchall()
+        live = {(r[0], r[1]) for r in rows if r[5] == "running"}
+        ended = {k[0] for k, a in self.open.items()
+                 if a.bot in self.conns and k not in live and not runs_here(k[0])}
+        for match_id in sorted(ended):
+            self.match_over(match_id)
+        added: set[str] = set()
+        n = 0
+        for match_id, seat, bot, info, created, status in rows:
+            if status != "running" or (match_id, seat) in self.open or runs_here(match_id):
+                continue
+            # another referee's session may have sent it already: a re-send to the bot
+            self._add(Assign(match_id, seat, bot, json.loads(info), created, sent=1))
+            added.add(bot)
+            n += 1
+        for bot in sorted(added):
+            self.dispatch(bot)
+        if n:
+            log.info("assignments_pulled", assignments=n, bots=len(added))
+        return n
+
+    async def pull_every(self, every_s: float, runs_here: Callable[[str], bool]) -> None:
+        """:meth:`pull` every ``every_s`` seconds (the home host of several)."""
+        while True:
+            await asyncio.sleep(every_s)
+            try:
+                self.pull(runs_here)
+            except Exception:  # a store hiccup: try again next round
+                log.warning("assignments_pull_failed", exc_info=True)
+
     def forget(self, match_id: str) -> None:
         """A match another referee took over: its assignments leave this one's memory (they
         stay open in the store, for the referee that runs it now)."""

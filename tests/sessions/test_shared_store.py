@@ -69,3 +69,47 @@ def test_a_league_opened_on_one_referee_is_found_by_another(make_server, tmp_pat
                 pb.GetLeagueRequest(name="autumn"))
 
     assert asyncio.run(go()).title == "Autumn"
+
+
+def test_a_bound_match_another_referee_created_reaches_the_session_here_by_pull(
+        make_server, tmp_path):  # noqa: F811
+    """Several hosts: a host serves a CreateMatch binding bots itself while the home host is
+    unreachable, and the bot's session may already be back on the home host. The home host's
+    `BotSessions.pull` (run every lease_ttl/3 on a roaming home host) brings that assignment
+    in and sends it as a re-send; once the other referee ran the match to its end, the next
+    pull lets it go (the session's room comes back)."""
+    data = tmp_path / "data"
+    a = make_server(data, lease_owner="A")
+    b = make_server(data, lease_owner="B")
+
+    async def pull():
+        return a.service.sessions.pull(lambda m: m in a.service.matches)
+
+    async def held():
+        return sorted(a.service.sessions.open)
+
+    async def finished(mid):
+        await b.service.store.write(lambda c: c.execute(
+            "UPDATE matches SET status='finished' WHERE id=?", (mid,)))
+
+    async def go():
+        async with grpc.aio.insecure_channel(a.target) as ach, \
+                grpc.aio.insecure_channel(b.target) as bch:
+            token = await register(referee_pb2_grpc.RefereeStub(ach), "roamer")
+            session = RawSession(ach, token)
+            await session.hello()
+            mid, _ = await create_bound(referee_pb2_grpc.RefereeStub(bch), ["roamer", "", ""])
+            await session.nothing_for(0.5)  # B stored it; A does not know of it
+            assert a.call(pull()) == 1
+            got = await session.assignment()
+            assert (got.match_id, got.seat, got.resent) == (mid, 0, True)
+            await session.ack(got)
+            assert a.call(pull()) == 0  # held already: nothing twice
+            assert a.call(held()) == [(mid, 0)]
+            b.call(finished(mid))  # as if B had played it to its end
+            assert a.call(pull()) == 0
+            assert a.call(held()) == []
+            session.close()
+
+    asyncio.run(go())
+
