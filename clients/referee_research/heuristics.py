@@ -21,7 +21,7 @@ from referee.sim import Simulation
 from referee.sim.model import Policy
 from referee.v1 import referee_pb2
 
-from .messages import decision_message
+from .messages import built_decision_message, encoder
 
 ScoreEstimate = Callable[[Simulation], list[float]]
 
@@ -108,10 +108,16 @@ def prior_bot(game: str, seed: int) -> Bot | None:
     return None if name is None else BOTS[name](seed)
 
 
-def prior_policy(game: str, seat_count: int, rng: Rng, epsilon: float = 0.0) -> Policy | None:
+def prior_policy(game: str, seat_count: int, rng: Rng, epsilon: float = 0.0,
+                 encoded: bool = True) -> Policy | None:
     """A rollout policy that plays every seat as the game's prior bot would, from that seat's
     view of the (sampled) state, with a uniformly random move instead ``epsilon`` of the time;
-    None for a game without a prior bot. A decision with one legal move costs no view."""
+    None for a game without a prior bot. A decision with one legal move costs no view.
+
+    The bot is handed the Decision the referee would send, assembled from encodings
+    (:class:`.messages.DecisionEncoder`: the game's encoded View, each move's encoding kept);
+    ``encoded=False`` builds it field by field instead (the first, slower way, kept for the
+    tests: both give the bot the same message, hence the same choices)."""
     bots: list[Bot] = []
     for seat in range(seat_count):
         bot = prior_bot(game, rng.next64())
@@ -127,10 +133,17 @@ def prior_policy(game: str, seat_count: int, rng: Rng, epsilon: float = 0.0) -> 
             return moves[0]
         if epsilon and rng.below(1 << 20) < epsilon * (1 << 20):
             return moves[rng.below(len(moves))]
-        answer = bots[d.seat].choose(decision_message(sim, d.seat, d.kind, list(moves), 0,
+        if encoded:
+            enc = encoder(sim.game)
+            answer = bots[d.seat].choose(enc.decision(sim, d.seat, d.kind, list(moves), 0,
                                                       d.prompt))
+        else:
+            answer = bots[d.seat].choose(built_decision_message(sim, d.seat, d.kind,
+                                                                list(moves), 0, d.prompt))
         if not isinstance(answer, referee_pb2.Move):  # an async bot: no help in a rollout
             return moves[rng.below(len(moves))]
+        if encoded:
+            return enc.move(answer)
         return sim.move_from_proto(getattr(answer, game))
 
     return policy
