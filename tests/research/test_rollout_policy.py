@@ -15,8 +15,8 @@ from referee_research import heuristics, ismcts, messages
 from referee_research.ismcts import Budget
 
 from referee.core import registry
-from referee.core.rng import Rng
 from referee.core.contract import Decision
+from referee.core.rng import Rng
 from referee.sim import Simulation
 from tests.contract import hooks
 from tests.research.test_ismcts import deciding_positions, determinizer_for
