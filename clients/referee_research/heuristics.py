@@ -98,6 +98,14 @@ def score_estimate(sim: Simulation) -> list[float] | None:
     return None if estimate is None else estimate(sim)
 
 
+#: Games whose paired searches keep the prior's move at pace with the other root moves
+#: (``ismcts.Settings.prior_pace``; docs/research/search-bot.md, *Batavia*): in Batavia's end
+#: game a rollout's result hardly depends on the world drawn, the greedy move often looks worse
+#: at once and UCB stopped playing it after one visit, so the paired choice, which needs two
+#: shared worlds, never left it. The others keep the settings their duels were measured with.
+PRIOR_PACE: dict[str, bool] = {"batavia": True}
+
+
 #: The reference bot (``referee_client.bots.BOTS``) whose move is the prior, per game.
 PRIORS: dict[str, str] = dict(GREEDY_FOR_GAME)
 

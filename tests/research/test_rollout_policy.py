@@ -95,3 +95,43 @@ def test_an_answer_outside_the_table_is_decoded():
     built = messages.built_decision_message(sim, d.seat, d.kind, list(d.moves), 0)
     fresh = messages.DecisionEncoder(sim.game)
     assert [fresh.move(m) for m in built.legal_moves] == list(d.moves)
+
+
+def _batavia_end_game_decision() -> tuple[Simulation, Decision, object]:
+    """Batavia, 3 seats, seed 1, every seat greedy: the first decision of seat 0 within the last
+    120 moves where greedy draws cards though a card could be played (its prior's move and
+    the state, the end game of docs/research/search-bot.md's Batavia diagnosis)."""
+    sim = Simulation.new("batavia", 3, 1)
+    policy = heuristics.prior_policy("batavia", 3, Rng(5))
+    assert policy is not None
+    line = [sim.clone()]
+    while (d := sim.decision()) is not None:
+        sim.apply(policy(sim, d), d.seat)
+        line.append(sim.clone())
+    for state in line[-120:]:
+        d = state.decision()
+        if d is None or d.seat != 0 or len(d.moves) < 2:
+            continue
+        prior = policy(state, d)
+        names = {type(m).__name__ for m in d.moves}
+        if type(prior).__name__ == "DrawCards" and "PlayCard" in names:
+            return state, d, prior
+    pytest.fail("no such decision in the game")
+
+
+def test_with_the_prior_at_pace_a_paired_search_can_leave_a_greedy_move_that_looks_worse():
+    """Batavia's end game: the greedy move looks worse at its first visit, so UCB left it at one
+    visit and the paired choice (two shared worlds at least) kept it; at pace (Batavia's
+    setting, ``heuristics.PRIOR_PACE``) it is played in every world the others are, and the
+    search leaves it for a move that gains on those worlds."""
+    state, d, prior = _batavia_end_game_decision()
+    det = ismcts.from_views("batavia", 0, state.view(0), 3)
+    settings = replace(ismcts.STRONG, budget=Budget(iterations=12, seconds=None))
+    unpaced = ismcts.Search(det, 0, d.moves, replace(settings, prior_pace=False), prior)
+    assert unpaced.run(1).move == prior
+    assert unpaced.root.children[(0, prior)].visits == 1
+    paced = ismcts.Search(det, 0, d.moves, settings, prior)  # None: the game's choice
+    r = paced.run(1)
+    assert r.move != prior and r.values[r.move] > r.values[prior] + settings.prior_margin
+    prior_visits = paced.root.children[(0, prior)].visits
+    assert prior_visits >= max(r.visits.values()) - 1
