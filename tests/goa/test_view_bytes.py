@@ -8,14 +8,10 @@ import random
 from referee.games.goa import GAME
 from referee.games.goa.board import GRID_CELLS
 from referee.games.goa.state import Land
-from referee.v1 import goa_pb2 as pb
+from tests.contract.encoded_views import check_a_random_game, check_no_stale_fragment
 
 from .helpers import new_game
 from .hooks import OPTION_SETS
-
-
-def _same(state, seat: int | None) -> bool:
-    return pb.View.FromString(GAME.view_bytes(state, seat)) == GAME.view(state, seat)
 
 
 def test_the_encoded_view_parses_to_the_built_one():
@@ -24,15 +20,7 @@ def test_the_encoded_view_parses_to_the_built_one():
     checked = 0
     for g in range(len(OPTION_SETS)):
         state = new_game(2 + g % 3, seed=800 + g, **OPTION_SETS[g % len(OPTION_SETS)])
-        rnd = random.Random(g)
-        while True:
-            d = GAME.decision(state)
-            for seat in [None, *range(state.n)]:
-                assert _same(state, seat), (g, seat)
-                checked += 1
-            if d is None:
-                break
-            GAME.apply(state, d.seat, rnd.choice(d.moves))
+        checked += check_a_random_game(GAME, state, random.Random(g))
     assert checked > 2000
 
 
@@ -73,14 +61,4 @@ def test_no_change_is_served_from_a_stale_fragment():
         GAME.apply(base, d.seat, rnd.choice(d.moves))
     tile = next(t for t in base.grid if t >= 0)
     base.lands[0].append(Land(False, tile, [1, 2], [-1, 0]))  # a land whose spices change
-    covered = 0
-    for what, _change in _mutations(base):
-        state = GAME.clone(base)
-        GAME.view_bytes(state, 0)  # the fragments of this state, cached
-        change = dict(_mutations(state))[what]
-        before = GAME.view(state, 0)
-        change()
-        assert GAME.view(state, 0) != before, f"{what}: the change does not show in the View"
-        assert _same(state, 0), f"{what}: a stale fragment"
-        covered += 1
-    assert covered == 17
+    assert len(check_no_stale_fragment(GAME, base, _mutations)) == 17

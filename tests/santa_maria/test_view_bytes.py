@@ -9,7 +9,7 @@ import random
 from referee.games.santa_maria import rules as R
 from referee.games.santa_maria.game import SantaMariaGame
 from referee.games.santa_maria.state import Player
-from referee.v1 import santa_maria_pb2 as pb
+from tests.contract.encoded_views import check_a_random_game, check_no_stale_fragment
 
 from .helpers import new_state
 from .hooks import OPTION_SETS
@@ -17,26 +17,13 @@ from .hooks import OPTION_SETS
 GAME = SantaMariaGame()
 
 
-def _same(state: R.State, seat: int | None) -> bool:
-    return pb.View.FromString(GAME.view_bytes(state, seat)) == GAME.view(state, seat)
-
-
 def test_the_encoded_view_parses_to_the_built_one():
     """Random games at every seat count and option set, every seat and a spectator at every
     decision and at the end."""
     checked = 0
     for g in range(10):
-        options = OPTION_SETS[g % len(OPTION_SETS)]
-        state = new_state(1 + g % 4, seed=700 + g, **options)
-        rnd = random.Random(g)
-        while True:
-            d = R.decision(state)
-            for seat in [None, *range(state.n)]:
-                assert _same(state, seat), (g, seat)
-                checked += 1
-            if d is None:
-                break
-            R.apply(state, d.seat, rnd.choice(d.moves))
+        state = new_state(1 + g % 4, seed=700 + g, **OPTION_SETS[g % len(OPTION_SETS)])
+        checked += check_a_random_game(GAME, state, random.Random(g))
     assert checked > 3000
 
 
@@ -72,22 +59,13 @@ def _mutations(state: R.State):
 def test_no_change_is_served_from_a_stale_fragment():
     """Each change to a seat's holdings or the board, made after the View was encoded (its
     fragments cached), shows in the next encoding as in the View built anew."""
-    covered = set()
     base = new_state(2, seed=11, setup="advanced")  # its draft lots stay in the View
     rnd = random.Random(3)
     for _ in range(10):  # into the first year
         d = R.decision(base)
         R.apply(base, d.seat, rnd.choice(d.moves))
     assert R.decision(base) is not None
-    for what, _change in _mutations(base):
-        state = GAME.clone(base)
-        GAME.view_bytes(state, 0)  # the fragments of this state, cached
-        change = dict(_mutations(state))[what]
-        before = GAME.view(state, 0)
-        change()
-        assert GAME.view(state, 0) != before, f"{what}: the change does not show in the View"
-        assert _same(state, 0), f"{what}: a stale fragment"
-        covered.add(what)
+    covered = check_no_stale_fragment(GAME, base, _mutations)
     shown = {f.name for f in dataclasses.fields(Player)} - {"occ", "bld", "blocked",
                                                             "conq_stamp"}
     assert shown <= covered

@@ -206,6 +206,7 @@ def _player_key(state: State, s: int, visible: bool) -> tuple:
 # their encodings are cached per rules and keyed by what they show. A few thousand entries keep
 # the hits and cap the memory at a few MB.
 _CACHE_LIMIT = 8_192
+_RULES_LIMIT = 16
 _FRAGMENTS: dict[int, tuple[Rules, dict[tuple, bytes]]] = {}
 
 
@@ -217,6 +218,8 @@ def build_view_bytes(state: State, seat: int | None) -> bytes:
     rules = state.rules
     entry = _FRAGMENTS.get(id(rules))
     if entry is None or entry[0] is not rules:
+        if len(_FRAGMENTS) >= _RULES_LIMIT:  # a sheet per match: keep a few rules' caches
+            _FRAGMENTS.clear()
         entry = _FRAGMENTS[id(rules)] = (rules, {})
     cache = entry[1]
     if len(cache) >= _CACHE_LIMIT:
