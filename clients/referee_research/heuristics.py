@@ -21,7 +21,7 @@ from referee.sim import Simulation
 from referee.sim.model import Policy
 from referee.v1 import referee_pb2
 
-from .messages import decision_message
+from .messages import built_decision_message, encoder
 
 ScoreEstimate = Callable[[Simulation], list[float]]
 
@@ -98,6 +98,14 @@ def score_estimate(sim: Simulation) -> list[float] | None:
     return None if estimate is None else estimate(sim)
 
 
+#: Games whose paired searches keep the prior's move at pace with the other root moves
+#: (``ismcts.Settings.prior_pace``; docs/research/search-bot.md, *Batavia*): in Batavia's end
+#: game a rollout's result hardly depends on the world drawn, the greedy move often looks worse
+#: at once and UCB stopped playing it after one visit, so the paired choice, which needs two
+#: shared worlds, never left it. The others keep the settings their duels were measured with.
+PRIOR_PACE: dict[str, bool] = {"batavia": True}
+
+
 #: The reference bot (``referee_client.bots.BOTS``) whose move is the prior, per game.
 PRIORS: dict[str, str] = dict(GREEDY_FOR_GAME)
 
@@ -108,10 +116,16 @@ def prior_bot(game: str, seed: int) -> Bot | None:
     return None if name is None else BOTS[name](seed)
 
 
-def prior_policy(game: str, seat_count: int, rng: Rng, epsilon: float = 0.0) -> Policy | None:
+def prior_policy(game: str, seat_count: int, rng: Rng, epsilon: float = 0.0,
+                 encoded: bool = True) -> Policy | None:
     """A rollout policy that plays every seat as the game's prior bot would, from that seat's
     view of the (sampled) state, with a uniformly random move instead ``epsilon`` of the time;
-    None for a game without a prior bot. A decision with one legal move costs no view."""
+    None for a game without a prior bot. A decision with one legal move costs no view.
+
+    The bot is handed the Decision the referee would send, assembled from encodings
+    (:class:`.messages.DecisionEncoder`: the game's encoded View, each move's encoding kept);
+    ``encoded=False`` builds it field by field instead (the first, slower way, kept for the
+    tests: both give the bot the same message, hence the same choices)."""
     bots: list[Bot] = []
     for seat in range(seat_count):
         bot = prior_bot(game, rng.next64())
@@ -127,10 +141,17 @@ def prior_policy(game: str, seat_count: int, rng: Rng, epsilon: float = 0.0) -> 
             return moves[0]
         if epsilon and rng.below(1 << 20) < epsilon * (1 << 20):
             return moves[rng.below(len(moves))]
-        answer = bots[d.seat].choose(decision_message(sim, d.seat, d.kind, list(moves), 0,
+        if encoded:
+            enc = encoder(sim.game)
+            answer = bots[d.seat].choose(enc.decision(sim, d.seat, d.kind, list(moves), 0,
                                                       d.prompt))
+        else:
+            answer = bots[d.seat].choose(built_decision_message(sim, d.seat, d.kind,
+                                                                list(moves), 0, d.prompt))
         if not isinstance(answer, referee_pb2.Move):  # an async bot: no help in a rollout
             return moves[rng.below(len(moves))]
+        if encoded:
+            return enc.move(answer)
         return sim.move_from_proto(getattr(answer, game))
 
     return policy

@@ -108,7 +108,12 @@ class Settings:
     #: move. The search thus works only where the game's end is near enough to be played out
     #: exactly (None: always); the bot skips the searches until the end may be that near
     horizon: int | None = None
-
+    #: with ``paired``: the prior's move keeps pace with the others, played again whenever
+    #: another root move has more visits, so every world a candidate is played in is one the
+    #: prior's move was played in too (without it UCB may leave the prior's move at one visit
+    #: when it looks worse, and the paired choice, which needs two shared worlds, keeps it).
+    #: None: the game's choice (``heuristics.PRIOR_PACE``)
+    prior_pace: bool | None = None
 
     def __post_init__(self) -> None:
         if self.rollout not in ROLLOUTS:
@@ -241,6 +246,7 @@ class Search:
         self._policy_rng = Rng(0)
         self._world_seed = 0
         self._worlds: dict[int, Simulation] = {}
+        self._pace = settings.prior_pace if settings is not None else None
         self._paired: dict[Node, list[float]] = {}
         #: a rollout passed ``Settings.horizon``: the search stopped and keeps the prior's move;
         #: ``remaining``: how many moves that rollout took (or ran before it was given up, at
@@ -289,6 +295,8 @@ class Search:
         if world is None:
             world = self._worlds[j] = self.determinize(
                 Rng(self._world_seed ^ ((j * _GOLDEN) & _MASK)))
+            if self._pace is None:
+                self._pace = heuristics.PRIOR_PACE.get(world.game.spec.name, False)
         return world.clone()
 
     def _iterate(self, rng: Rng) -> None:
@@ -300,8 +308,12 @@ class Search:
         if settings.paired:
             # the root's move first, then the world: a root move's j-th visit is played in the
             # j-th determinization, the same for every root move (common random numbers)
-            child, move, expanded = self._select(self.root, self.seat, self.legal, None, None,
-                                                 None, rng)
+            paced = self._paced_prior() if self._pace else None
+            if paced is not None:
+                child, move, expanded = paced, self.prior, False
+            else:
+                child, move, expanded = self._select(self.root, self.seat, self.legal, None,
+                                                     None, None, rng)
             sim = self._world(child.visits)
             game, state = sim.game, sim.state
             d = game.decision(state)
@@ -351,6 +363,15 @@ class Search:
             n.total += reward[n.seat]
         if settings.paired and path:  # the root move's reward in world j = its visit j
             self._paired.setdefault(path[0], []).append(reward[self.seat])
+
+    def _paced_prior(self) -> Node | None:
+        """The prior's root node when another root move has been visited more often."""
+        prior = self.root.children.get((self.seat, self.prior))
+        if prior is None:
+            return None
+        if any(c.visits > prior.visits for c in self.root.children.values()):
+            return prior
+        return None
 
     def _select(self, node: Node, seat: int, moves: Sequence[Any], sim: Simulation | None,
                 d: Decision | None, policy: Policy | None, rng: Rng) -> tuple[Node, Any, bool]:

@@ -195,6 +195,10 @@ def add_search_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prior-margin", type=float, default=STRONG.prior_margin,
                    help="paired: the mean reward gain over the greedy move, on shared worlds, "
                         f"that another move needs to be played (default {STRONG.prior_margin})")
+    p.add_argument("--prior-pace", action=argparse.BooleanOptionalAction, default=None,
+                   help="paired: play the greedy move again whenever another root move has "
+                        "more visits, so they share every world (default: the game's choice, "
+                        "on for Batavia)")
     p.add_argument("--exploration", type=float, default=STRONG.exploration,
                    help=f"UCB1's exploration constant (default {STRONG.exploration})")
 
@@ -203,7 +207,8 @@ def search_knobs(args: argparse.Namespace) -> dict[str, Any]:
     """The Settings fields :func:`add_search_flags` sets."""
     return {"rollout": args.rollout, "epsilon": args.epsilon, "tree_depth": args.tree_depth,
             "widening": args.widening, "exploration": args.exploration, "paired": args.paired,
-            "horizon": args.horizon, "prior_margin": args.prior_margin}
+            "horizon": args.horizon, "prior_margin": args.prior_margin,
+            "prior_pace": args.prior_pace}
 
 
 def settings_from(args: argparse.Namespace) -> Settings:

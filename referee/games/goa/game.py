@@ -171,6 +171,9 @@ class GoaGame(SheetGame[State, moves.Move]):
         return state_digest(state)
 
     # ---- the forward model
+    def view_bytes(self, state: State, seat: int | None) -> bytes:
+        return views.build_view_bytes(state, seat)
+
     def clone(self, state: State) -> State:
         return clone_state(state)
 

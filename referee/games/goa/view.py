@@ -3,10 +3,17 @@ and Expedition hand; of others only what the table shows (ship and colonist card
 lands, tiles). Never the Expedition deck's order, other hands, others' ducats (until the final
 scoring), the B tiles not yet laid out, face-down Bonanza tiles, or the RNG.
 
+Speed: the encoded View (``build_view_bytes``, what the referee sends and the search's rollouts
+hand the greedy bot) caches the encodings of the parts that repeat from move to move (the grid,
+each seat's holdings, the colony supply), keyed by what they show; concatenated encodings of a
+message merge, so it parses to exactly ``build_view`` (tests/goa/test_view_bytes.py).
+
 protoc's stubs type enum fields as their enum class; the enum numbers this module writes as ints
 carry ``type: ignore[arg-type]``.
 """
 from __future__ import annotations
+
+from typing import Any
 
 from referee.v1 import goa_pb2 as pb
 
@@ -138,11 +145,7 @@ def _pending(state: State, kind: str) -> pb.Pending | None:
     return out
 
 
-def build_view(state: State, seat: int | None) -> pb.View:
-    rules = state.rules
-    n = state.n
-    over = state.phase == OVER
-    d = None if over else decision(state)
+def _grid(rules: Rules, state: State) -> list[pb.Square]:
     token_at = {cell: k for k, cell in enumerate(state.tokens) if cell >= 0}
     grid = []
     for g in range(GRID_SQUARES):
@@ -156,25 +159,109 @@ def build_view(state: State, seat: int | None) -> pb.View:
             sq.token_seat = state.token_seats[k]
             sq.token_number = k + 1
         grid.append(sq)
-    players = []
-    for s in range(n):
-        players.append(
-            pb.PlayerPublic(
-                seat=s,
-                ships=state.ships[s],
-                colonists=state.colonists[s],
-                extra_action_cards=state.extra_cards[s],
-                hand_size=len(state.hands[s]),
-                rows=[x + 1 for x in state.rows[s]],
-                lands=[_land(rules, i, land) for i, land in enumerate(state.lands[s])],
-                tiles=[_kept_tile(rules, t, s == seat or over) for t in state.kept[s]],
-                red_tiles_used=list(state.red_used[s]),
-                single_plantations_face_down=state.singles_down[s],
-                duty_vp=duty_vp(state, s),
-                colonies=[c + 1 for c in range(N_COLONIES) if state.colonies[s][c] >= 0],  # type: ignore[misc]
-                passed_extra_actions=state.phase == EXTRA and state.extra_passed[s],
-            )
-        )
+    return grid
+
+
+def _grid_key(state: State) -> tuple:
+    """What :func:`_grid` reads of the state."""
+    return (tuple(state.grid), tuple(b >= 0 for b in state.bonanza), tuple(state.tokens),
+            tuple(state.token_seats))
+
+
+def _colony_supply(rules: Rules, state: State) -> list[pb.ColonyTileInfo]:
+    return [colony_tile_info(rules, ct) for sup in state.colony_supply for ct in sup]
+
+
+def _player(rules: Rules, state: State, s: int, visible: bool) -> pb.PlayerPublic:
+    """Seat ``s``'s public holdings (its Mission tiles face up if ``visible``)."""
+    return pb.PlayerPublic(
+        seat=s,
+        ships=state.ships[s],
+        colonists=state.colonists[s],
+        extra_action_cards=state.extra_cards[s],
+        hand_size=len(state.hands[s]),
+        rows=[x + 1 for x in state.rows[s]],
+        lands=[_land(rules, i, land) for i, land in enumerate(state.lands[s])],
+        tiles=[_kept_tile(rules, t, visible) for t in state.kept[s]],
+        red_tiles_used=list(state.red_used[s]),
+        single_plantations_face_down=state.singles_down[s],
+        duty_vp=duty_vp(state, s),
+        colonies=[c + 1 for c in range(N_COLONIES) if state.colonies[s][c] >= 0],  # type: ignore[misc]
+        passed_extra_actions=state.phase == EXTRA and state.extra_passed[s],
+    )
+
+
+def _player_key(state: State, s: int, visible: bool) -> tuple:
+    """What :func:`_player` reads of the state."""
+    return (s, state.ships[s], state.colonists[s], state.extra_cards[s], len(state.hands[s]),
+            tuple(state.rows[s]),
+            tuple((land.colony, land.tile, tuple(land.takes), tuple(land.spices))
+                  for land in state.lands[s]),
+            tuple(state.kept[s]), visible, tuple(state.red_used[s]), state.singles_down[s],
+            duty_vp(state, s), tuple(state.colonies[s]),
+            state.phase == EXTRA and state.extra_passed[s])
+
+
+# The grid, each seat's holdings and the colony supply change now and then, not at every move:
+# their encodings are cached per rules and keyed by what they show. A few thousand entries keep
+# the hits and cap the memory at a few MB.
+_CACHE_LIMIT = 8_192
+_RULES_LIMIT = 16
+_FRAGMENTS: dict[int, tuple[Rules, dict[tuple, bytes]]] = {}
+
+
+def build_view_bytes(state: State, seat: int | None) -> bytes:
+    """The encoded View: its other fields built as :func:`build_view` does, then the grid, each
+    seat's holdings and the colony supply from caches of their encodings. Concatenated
+    encodings of a message merge (a repeated field appends), so it parses to exactly
+    ``build_view(state, seat)``."""
+    rules = state.rules
+    entry = _FRAGMENTS.get(id(rules))
+    if entry is None or entry[0] is not rules:
+        if len(_FRAGMENTS) >= _RULES_LIMIT:  # a sheet per match: keep a few rules' caches
+            _FRAGMENTS.clear()
+        entry = _FRAGMENTS[id(rules)] = (rules, {})
+    cache = entry[1]
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    over = state.phase == OVER
+    out = [_build(state, seat, False).SerializeToString()]
+    key: tuple = ("grid", *_grid_key(state))
+    frag = cache.get(key)
+    if frag is None:
+        frag = cache[key] = pb.View(grid=_grid(rules, state)).SerializeToString()
+    out.append(frag)
+    for s in range(state.n):
+        visible = s == seat or over
+        key = ("player", *_player_key(state, s, visible))
+        frag = cache.get(key)
+        if frag is None:
+            frag = cache[key] = pb.View(
+                players=[_player(rules, state, s, visible)]).SerializeToString()
+        out.append(frag)
+    key = ("colony_supply", *(tuple(sup) for sup in state.colony_supply))
+    frag = cache.get(key)
+    if frag is None:
+        frag = cache[key] = pb.View(
+            colony_supply=_colony_supply(rules, state)).SerializeToString()
+    out.append(frag)
+    return b"".join(out)
+
+
+def build_view(state: State, seat: int | None) -> pb.View:
+    return _build(state, seat, True)
+
+
+def _build(state: State, seat: int | None, with_parts: bool) -> pb.View:
+    """The View; without the grid, the players and the colony supply unless ``with_parts``."""
+    rules = state.rules
+    n = state.n
+    over = state.phase == OVER
+    d = None if over else decision(state)
+    parts: dict[str, Any] = {}
+    if with_parts:
+        parts = {"grid": _grid(rules, state), "colony_supply": _colony_supply(rules, state),
+                 "players": [_player(rules, state, s, s == seat or over) for s in range(n)]}
     view = pb.View(
         seat=-1 if seat is None else seat,
         seat_count=n,
@@ -185,15 +272,12 @@ def build_view(state: State, seat: int | None) -> pb.View:
         first_player=state.first,
         current_seat=d.seat if d is not None else -1,
         decision_kind=d.kind if d is not None else "",
-        grid=grid,
-        players=players,
         box=[tile_info(rules, t) for t in state.box] if boxed_tiles_seen(state) else [],
         box_count=len(state.box),
         b_tiles_left=len(state.stacks.get("B", ())),
         expedition_deck_size=len(state.deck),
         expedition_discard=[card_info(rules, c) for c in state.discard],
         extra_action_supply=state.extra_supply,
-        colony_supply=[colony_tile_info(rules, ct) for sup in state.colony_supply for ct in sup],
         progress_bonus=list(state.first_bonus),
         board=_board_cached(rules),
         colony_need=list(rules.colony_need),
@@ -201,6 +285,7 @@ def build_view(state: State, seat: int | None) -> pb.View:
         expedition_set_vp=list(rules.set_vp),
         most_ducats_vp=rules.most_ducats_vp,
         single_plantation_vp=rules.single_vp,
+        **parts,
     )
     if state.flag_cell >= 0:
         view.flag_cell.CopyFrom(_cell(state.flag_cell))

@@ -109,6 +109,9 @@ class SantaMariaGame(SheetGame[rules.State, moves.Move]):
     def check_sheet(self, sheet: ComponentSheet) -> None:
         check_consistency(sheet)
 
+    def view_bytes(self, state: rules.State, seat: int | None) -> bytes:
+        return views.build_view_bytes(state, seat)
+
     def clone(self, state: rules.State) -> rules.State:
         return sim.clone_state(state)
 

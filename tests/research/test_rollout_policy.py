@@ -1,0 +1,137 @@
+"""The search's greedy rollout policy, assembled from encodings (issue 21, item 3: faster
+rollouts with the same choices): the Decision it hands the greedy bot is the message the
+referee's field-by-field construction gives, so at random positions of every game and seat count
+the policy picks exactly what the SDK's greedy bot picks from that seat's view, and a search with
+a fixed seed gives the same SearchResult either way."""
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+from referee_research import heuristics, ismcts, messages
+from referee_research.ismcts import Budget
+
+from referee.core import registry
+from referee.core.contract import Decision
+from referee.core.rng import Rng
+from referee.sim import Simulation
+from tests.contract import hooks
+from tests.research.test_ismcts import deciding_positions, determinizer_for
+
+GAMES = sorted(registry.games())
+
+
+def per_seat_count(name: str, count: int, seed: int) -> Iterator[tuple[Simulation, Decision]]:
+    """``count`` positions with a choice, of random games of ``name`` at each seat count (its
+    tests' option sets in turn); each yielded state is played on after the consumer's turn."""
+    spec = registry.get(name).spec
+    option_sets = getattr(hooks.for_game(name), "OPTION_SETS", [{}])
+    rnd = random.Random(seed)
+    for seats in range(spec.min_seats, spec.max_seats + 1):
+        found, k = 0, 0
+        while found < count:
+            sim = Simulation.new(name, seats, seed + 100 * seats + k,
+                                 option_sets[k % len(option_sets)])
+            k += 1
+            every = rnd.randint(3, 11)
+            step = 0
+            while found < count and (d := sim.decision()) is not None:
+                if step % every == 0 and len(d.moves) > 1:
+                    yield sim, d
+                    found += 1
+                sim.apply(d.moves[rnd.randrange(len(d.moves))], d.seat)
+                step += 1
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_encoded_decision_is_the_built_one_and_greedy_chooses_alike(name):
+    """At 40 random positions per game and seat count (its option sets in turn), the encoded
+    Decision equals the one built field by field, and the rollout policy answers the move the
+    SDK's greedy bot answers from the built Decision of that seat."""
+    spec = registry.get(name).spec
+    seat_counts = set()
+    for sim, d in per_seat_count(name, 40, 91):
+        game = sim.game
+        seat_counts.add(sim.seat_count)
+        built = messages.built_decision_message(sim, d.seat, d.kind, list(d.moves), 0, d.prompt)
+        encoded = messages.decision_message(sim, d.seat, d.kind, list(d.moves), 0, d.prompt)
+        assert encoded == built
+        greedy = heuristics.prior_bot(name, 17)
+        assert greedy is not None
+        answer = greedy.choose(built)
+        policy = heuristics.prior_policy(name, sim.seat_count, Rng(17))
+        assert policy is not None
+        assert policy(sim, d) == sim.move_from_proto(getattr(answer, name))
+        # the answer maps back through the encoder's table to the engine move
+        assert messages.encoder(game).move(answer) == sim.move_from_proto(getattr(answer, name))
+    assert seat_counts == set(range(spec.min_seats, spec.max_seats + 1))
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_a_search_gives_the_same_result_with_either_decision(name, monkeypatch):
+    """The bot's settings with a fixed seed: the same move, visits, values and horizon verdict
+    whether the rollouts hand the greedy bot encoded or built Decisions."""
+    settings = replace(ismcts.STRONG, budget=Budget(iterations=6, seconds=None), horizon=400)
+    original = heuristics.prior_policy
+    for game, state, options, history, d in deciding_positions(name, 2, 53):
+        results = []
+        for encoded in (True, False):
+            monkeypatch.setattr(heuristics, "prior_policy",
+                                functools.partial(original, encoded=encoded))
+            det = determinizer_for(name, game, state, options, history, d.seat)
+            r = ismcts.search(det, d.seat, d.moves, 29, settings, d.moves[0])
+            results.append((r.move, r.visits, r.values, r.iterations, r.beyond))
+        assert results[0] == results[1]
+        assert results[0][3] >= 1
+
+
+def test_an_answer_outside_the_table_is_decoded():
+    """A move the encoder has not seen maps back through the game's own decoding."""
+    sim = Simulation.new("goa", 2, 4)
+    d = sim.decision()
+    built = messages.built_decision_message(sim, d.seat, d.kind, list(d.moves), 0)
+    fresh = messages.DecisionEncoder(sim.game)
+    assert [fresh.move(m) for m in built.legal_moves] == list(d.moves)
+
+
+def _batavia_end_game_decision() -> tuple[Simulation, Decision, object]:
+    """Batavia, 3 seats, seed 1, every seat greedy: the first decision of seat 0 within the last
+    120 moves where greedy draws cards though a card could be played (its prior's move and
+    the state, the end game of docs/research/search-bot.md's Batavia diagnosis)."""
+    sim = Simulation.new("batavia", 3, 1)
+    policy = heuristics.prior_policy("batavia", 3, Rng(5))
+    assert policy is not None
+    line = [sim.clone()]
+    while (d := sim.decision()) is not None:
+        sim.apply(policy(sim, d), d.seat)
+        line.append(sim.clone())
+    for state in line[-120:]:
+        d = state.decision()
+        if d is None or d.seat != 0 or len(d.moves) < 2:
+            continue
+        prior = policy(state, d)
+        names = {type(m).__name__ for m in d.moves}
+        if type(prior).__name__ == "DrawCards" and "PlayCard" in names:
+            return state, d, prior
+    pytest.fail("no such decision in the game")
+
+
+def test_with_the_prior_at_pace_a_paired_search_can_leave_a_greedy_move_that_looks_worse():
+    """Batavia's end game: the greedy move looks worse at its first visit, so UCB left it at one
+    visit and the paired choice (two shared worlds at least) kept it; at pace (Batavia's
+    setting, ``heuristics.PRIOR_PACE``) it is played in every world the others are, and the
+    search leaves it for a move that gains on those worlds."""
+    state, d, prior = _batavia_end_game_decision()
+    det = ismcts.from_views("batavia", 0, state.view(0), 3)
+    settings = replace(ismcts.STRONG, budget=Budget(iterations=12, seconds=None))
+    unpaced = ismcts.Search(det, 0, d.moves, replace(settings, prior_pace=False), prior)
+    assert unpaced.run(1).move == prior
+    assert unpaced.root.children[(0, prior)].visits == 1
+    paced = ismcts.Search(det, 0, d.moves, settings, prior)  # None: the game's choice
+    r = paced.run(1)
+    assert r.move != prior and r.values[r.move] > r.values[prior] + settings.prior_margin
+    prior_visits = paced.root.children[(0, prior)].visits
+    assert prior_visits >= max(r.visits.values()) - 1
