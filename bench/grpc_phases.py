@@ -56,11 +56,14 @@ class WorkerArgs:
     combine: bool = False  # moves: Join.combine_decision (the next Decision in the MoveResult)
 
 
-def worker_main(args: WorkerArgs, counter, results) -> None:
-    """Entry point of one client process (spawned)."""
+def worker_main(args: WorkerArgs, counter, results, ready=None, go=None) -> None:
+    """Entry point of one client process (spawned). With ``ready`` and ``go`` (shared values):
+    once connected it counts itself in ``ready`` and waits for the parent to write the common
+    start time in ``go``, to which its phase times are moved, so that a slow start (a loaded
+    machine importing grpc) shortens no phase."""
     cpu0 = sum(os.times()[:2])
     try:
-        out = asyncio.run(_worker(args, counter))
+        out = asyncio.run(_worker(args, counter, ready, go))
         out["error"] = ""
     except Exception as exc:  # noqa: BLE001 - reported to the parent
         out = {"error": f"{type(exc).__name__}: {exc}", "samples": [], "count": 0}
@@ -68,7 +71,12 @@ def worker_main(args: WorkerArgs, counter, results) -> None:
     results.put(out)
 
 
-async def _worker(a: WorkerArgs, counter) -> dict[str, Any]:
+def _wait_for_start(go) -> None:
+    while go.value <= 0:
+        time.sleep(0.01)
+
+
+async def _worker(a: WorkerArgs, counter, ready=None, go=None) -> dict[str, Any]:
     import grpc
 
     from referee.v1 import referee_pb2 as pb
@@ -79,6 +87,12 @@ async def _worker(a: WorkerArgs, counter) -> dict[str, Any]:
     )
     stub = referee_pb2_grpc.RefereeStub(channel)
     await channel.channel_ready()
+    if ready is not None and go is not None:
+        with ready.get_lock():
+            ready.value += 1
+        await asyncio.to_thread(_wait_for_start, go)
+        shift = go.value - a.t_start
+        a.t_start, a.t_measure, a.t_end = a.t_start + shift, a.t_measure + shift, a.t_end + shift
     rng = random.Random(a.seed)
     samples: list[float] = []
     stats = {"count": 0, "decision_bytes": 0, "decisions": 0, "matches": 0, "errors": 0,
@@ -248,8 +262,8 @@ def run_phase(kind: str, server: RefereeServer, *, clients: int, concurrency: in
     ctx = mp.get_context("spawn")  # never fork a process that has gRPC state
     counter = ctx.Value("q", 0)
     results = ctx.Queue()
-    spawn_allowance = 2.5  # spawned interpreters import grpc before t_start
-    t_start = time.monotonic() + spawn_allowance
+    ready, go = ctx.Value("q", 0), ctx.Value("d", 0.0)
+    spawned = t_start = time.monotonic()  # t_start moves to when every client is connected
     t_measure = t_start + warmup
     t_end = t_measure + seconds
     per = [concurrency // clients + (1 if i < concurrency % clients else 0) for i in range(clients)]
@@ -260,9 +274,21 @@ def run_phase(kind: str, server: RefereeServer, *, clients: int, concurrency: in
         wa = WorkerArgs(kind, server.address, server.admin_token, game, seats, streams,
                         t_start, t_measure, t_end, seed=1000 + i, payload_bytes=payload_bytes,
                         combine=combine)
-        p = ctx.Process(target=worker_main, args=(wa, counter, results), daemon=True)
+        p = ctx.Process(target=worker_main, args=(wa, counter, results, ready, go), daemon=True)
         p.start()
         procs.append(p)
+    # spawned interpreters import grpc and connect first: the phase starts when all have
+    started = time.monotonic()
+    while ready.value < len(procs):
+        if time.monotonic() - started > 120 or not all(p.is_alive() for p in procs):
+            for p in procs:
+                p.kill()
+            raise SystemExit(f"bench: {kind} clients did not start\nserver log: {server.log_path}")
+        progress.update(task, completed=0.0, rate="starting clients")
+        time.sleep(0.05)
+    shift = time.monotonic() + 0.05 - t_start
+    t_start, t_measure, t_end = t_start + shift, t_measure + shift, t_end + shift
+    go.value = t_start
     server_cpu0: tuple[float, float] | None = None  # (all, system) seconds
     server_cpu1: tuple[float, float] | None = None
     outs: list[dict[str, Any]] = []
@@ -313,7 +339,7 @@ def run_phase(kind: str, server: RefereeServer, *, clients: int, concurrency: in
         # whatever else runs on the machine; and its part in the kernel (system time)
         "server_cpu_ms_per_op": server_cpu / count * 1000 if count else float("nan"),
         "server_cpu_sys_ms_per_op": cpu_sys / count * 1000 if count else float("nan"),
-        "client_cpu_util": sum(o["cpu_s"] for o in outs) / (spawn_allowance + warmup + seconds),
+        "client_cpu_util": sum(o["cpu_s"] for o in outs) / (t_end - spawned),
     }
     if kind == "moves":
         out["matches_started"] = sum(o.get("matches", 0) for o in outs)

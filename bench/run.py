@@ -650,7 +650,9 @@ def main(argv: list[str] | None = None) -> int:
                       f"CPU {ep['server_cpu_util']:.0%}, clients {ep['client_cpu_util']:.0%}")
         table.add_row("grpc.echo_p50_ms / p99_ms", f"{g['echo_p50_ms']:.2f} / {g['echo_p99_ms']:.2f}",
                       "write -> echo back")
-        table.add_row("move / echo throughput", f"{g['move_to_echo_ratio']:.2f}", "target >= 0.67")
+        ratio = g["move_to_echo_ratio"]
+        table.add_row("move / echo throughput", "n/a" if ratio is None else f"{ratio:.2f}",
+                      "target >= 0.67")
         table.add_row("server CPU ms per move / echo",
                       f"{g['server_cpu_ms_per_move']:.3f} / {g['server_cpu_ms_per_echo']:.3f}",
                       "what bounds throughput on a dedicated core")
