@@ -312,7 +312,10 @@ class RemoteMatch:
     """Another worker's running match as the web viewer's live feed (``referee.web.live``) sees
     a runtime: ``watch`` opens a Watch on its owner and puts what arrives (serialised
     WatchMessages, then CLOSE) on the feed's stream; ``detach`` ends it. The clocks come in
-    the owner's updates (``SpectatorUpdate.clock``)."""
+    the owner's updates (``SpectatorUpdate.clock``), timed by the owner's clock (``remote``:
+    the feed allows for its difference from this one's)."""
+
+    remote = True
 
     def __init__(self, fwd: Forwarder, owner: str, match_id: str, game: str):
         self.fwd = fwd

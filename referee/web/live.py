@@ -55,11 +55,13 @@ class Feed:
         self.stream = Stream(None)
         self.last: dict[str, Any] | None = None  # latest update, sent to a newcomer at once
         self.over: dict[str, Any] | None = None
-        # the public clocks of the latest update (None once over), and the match's referee's
-        # clock minus this one's as of that update (its send time; 0 for a local match, give
-        # or take a millisecond): a page allows for it as for its own clock's
+        # the public clocks of the latest update (None once over), and, for a match another
+        # referee runs, that referee's clock minus this one's as of that update (from its send
+        # time, so it includes the update's delay on the way): a page allows for it as for
+        # its own server's clock. 0 for a match of this referee: the same clock.
         self.clock: dict[str, Any] | None = None
         self.skew_ms = 0
+        self.remote = bool(getattr(rt, "remote", False))
         rt.watch(self.stream)
         self.task = asyncio.ensure_future(self._pump())
 
@@ -131,7 +133,7 @@ class Feed:
                         update = msg.update
                         self.clock = clock_json(update.clock) \
                             if update.HasField("clock") else None
-                        if update.sent_unix_ms:
+                        if self.remote and update.sent_unix_ms:
                             self.skew_ms = update.sent_unix_ms - now_ms()
                     elif which == "game_over":
                         self.over = {"type": "game_over", "summary": msg.game_over.summary,

@@ -13,15 +13,11 @@ import sqlite3
 import subprocess
 import textwrap
 
-import grpc
 from referee_tournament.procs import LocalReferee
-
-from referee.v1 import referee_pb2 as pb
-from referee.v1 import referee_pb2_grpc as pb_grpc
 
 from ..reply_drop import ReplyDroppingProxy, stored_matches
 from ..tournament.conftest import cli_command
-from .helpers import session_bot, stop_all
+from .helpers import remote_league, stop_all
 
 LEAGUE = "resend"
 
@@ -68,17 +64,7 @@ def test_a_runner_killed_before_the_reply_plays_and_rates_that_match_once(tmp_pa
     proxy = ReplyDroppingProxy(ref.address,
                                on_drop=lambda: os.killpg(runner["proc"].pid, signal.SIGKILL))
     try:
-        admin = (("authorization", f"Bearer {ref.admin_token}"),)
-        with grpc.insecure_channel(ref.address) as ch:
-            stub = pb_grpc.RefereeStub(ch)
-            stub.OpenLeague(pb.OpenLeagueRequest(league=pb.League(
-                name=LEAGUE, games=["santa_maria"], registration=pb.REGISTRATION_CLOSED)),
-                metadata=admin, timeout=30)
-            for i in range(2):
-                token = stub.RegisterBot(pb.RegisterBotRequest(
-                    name=f"r{i}", league=LEAGUE, kind=pb.BOT_KIND_REMOTE), metadata=admin,
-                    timeout=30).bot_token
-                procs.append(session_bot(ref.address, token, env))
+        remote_league(ref.address, ref.admin_token, LEAGUE, ["r0", "r1"], env, procs)
         runner["proc"] = serve(proxy.address, 1)
         assert runner["proc"].wait(120) == -signal.SIGKILL
         (first,) = stored_matches(ref.data_dir)  # made, and its reply never arrived

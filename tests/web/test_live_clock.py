@@ -19,6 +19,8 @@ CLOCK = pb.PublicClock(move_ms=20_000, bank_ms=5_000, strikes=1, seat=1,
 class Remote:
     """Another referee's match as the feed sees it: whatever its Watch sends."""
 
+    remote = True
+
     def __init__(self) -> None:
         self.id = "w2-abc"
         self.game = registry.get("goa")
