@@ -119,6 +119,25 @@ def session_bot(address: str, bot_token: str, env: dict[str, str]) -> subprocess
         stderr=subprocess.DEVNULL, start_new_session=True, cwd=os.getcwd())
 
 
+def remote_league_toml(path: Path, league: str, address: str, schedule: str = "") -> None:
+    """The league file of :func:`remote_league`'s league: one match at a time, polled every
+    0.2 s; ``schedule``: more lines of its ``[schedule]`` table."""
+    path.write_text(textwrap.dedent(f"""
+        [league]
+        name = "{league}"
+        registration = "closed"
+        [referee]
+        address = "{address}"
+        [[games]]
+        name = "santa_maria"
+        seats = 2
+        [schedule]
+        concurrency = 1
+        matches_per_minute = 600
+        poll_s = 0.2
+    """) + schedule)
+
+
 def remote_league(address: str, admin_token: str, league: str, bots: list[str],
                   env: dict[str, str], procs: list[subprocess.Popen]) -> None:
     """Open a league of Santa Maria (2 seats, registration closed) on the referee at

@@ -11,33 +11,14 @@ import os
 import signal
 import sqlite3
 import subprocess
-import textwrap
 
 from referee_tournament.procs import LocalReferee
 
 from ..reply_drop import ReplyDroppingProxy, stored_matches
 from ..tournament.conftest import cli_command
-from .helpers import remote_league, stop_all
+from .helpers import remote_league, remote_league_toml, stop_all
 
 LEAGUE = "resend"
-
-
-def _league_toml(path, address: str, max_matches: int) -> None:
-    path.write_text(textwrap.dedent(f"""
-        [league]
-        name = "{LEAGUE}"
-        registration = "closed"
-        [referee]
-        address = "{address}"
-        [[games]]
-        name = "santa_maria"
-        seats = 2
-        [schedule]
-        concurrency = 1
-        matches_per_minute = 600
-        poll_s = 0.2
-        max_matches = {max_matches}
-    """))
 
 
 def test_a_runner_killed_before_the_reply_plays_and_rates_that_match_once(tmp_path):
@@ -50,7 +31,7 @@ def test_a_runner_killed_before_the_reply_plays_and_rates_that_match_once(tmp_pa
     toml = tmp_path / "league.toml"
 
     def serve(address: str, max_matches: int) -> subprocess.Popen:
-        _league_toml(toml, address, max_matches)
+        remote_league_toml(toml, LEAGUE, address, f"max_matches = {max_matches}\n")
         p = subprocess.Popen([*cli_command(), "league", "serve", str(toml), "--out", str(out)],
                              env=env, stdout=subprocess.DEVNULL,
                              stderr=open(tmp_path / "serve.log", "a"),  # noqa: SIM115

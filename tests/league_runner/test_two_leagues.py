@@ -9,7 +9,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import textwrap
 import time
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
 from ..tournament.conftest import cli_command
-from .helpers import remote_league, stop_all
+from .helpers import remote_league, remote_league_toml, stop_all
 
 
 def _rows(db: Path) -> list[tuple]:
@@ -57,20 +56,7 @@ def test_two_leagues_share_a_referee_and_pause_resume_stop(tmp_path):
         files, dbs, serves = {}, {}, {}
         for lg in ("north", "south"):
             files[lg] = tmp_path / f"{lg}.toml"
-            files[lg].write_text(textwrap.dedent(f"""
-                [league]
-                name = "{lg}"
-                registration = "closed"
-                [referee]
-                address = "{ref.address}"
-                [[games]]
-                name = "santa_maria"
-                seats = 2
-                [schedule]
-                concurrency = 1
-                matches_per_minute = 600
-                poll_s = 0.2
-            """))
+            remote_league_toml(files[lg], lg, ref.address)
             remote_league(ref.address, ref.admin_token, lg, [f"{lg}-0", f"{lg}-1"], env,
                           procs)
             dbs[lg] = tmp_path / lg / "league.sqlite"
