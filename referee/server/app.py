@@ -212,9 +212,9 @@ class RefereeServer:
             if cfg.advertise and shard.HOME in cfg.peers and cfg.shard != shard.HOME:
                 self.service.spawn(self.forwarder.hand_back_sessions(
                     self.service.sessions, max(1.0, cfg.lease_ttl_s)))
-            if cfg.advertise and cfg.shard == shard.HOME:
-                # a match bound to a bot but created on another host (this one was
-                # unreachable) reaches the bot's session here
+            if cfg.advertise:
+                # a match bound to a bot but created on another host (the home host was
+                # unreachable) reaches the bot's session here, on whichever host it is
                 matches = self.service.matches
                 self.service.spawn(self.service.sessions.pull_every(
                     max(0.5, cfg.lease_ttl_s / 3), lambda m: m in matches))

@@ -58,6 +58,14 @@ class MatchClock:
                 "seat": self.seat, "deadline_ms": self.deadline_ms,
                 "bank_left_ms": list(self.bank_left), "strikes_used": list(self.strikes_used)}
 
+    def public_proto(self) -> pb.PublicClock:
+        """:meth:`public_json` as Watch sends it (``SpectatorUpdate.clock``), so that a viewer
+        served by another worker or host than the match's draws the same clocks."""
+        p = self.policy
+        return pb.PublicClock(move_ms=p.move_ms, bank_ms=p.bank_ms, strikes=p.strikes,
+                              seat=self.seat, deadline_unix_ms=self.deadline_ms,
+                              bank_left_ms=self.bank_left, strikes_used=self.strikes_used)
+
     def restore(self, moves: Iterable[MoveEntry]) -> None:
         """Bank, strikes and the allowances already used, from the recorded moves (after a
         restart): a seat with a move in the log has had its first decision."""

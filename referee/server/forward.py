@@ -308,18 +308,14 @@ def _routed_play(handler: Any, method: str, fwd: Forwarder) -> Any:
     return grpc.stream_stream_rpc_method_handler(play, None, handler.response_serializer)
 
 
-class _NoClock:
-    @staticmethod
-    def public_json() -> None:
-        return None  # the owner's clock: the page shows none rather than a stale one
-
-
 class RemoteMatch:
     """Another worker's running match as the web viewer's live feed (``referee.web.live``) sees
     a runtime: ``watch`` opens a Watch on its owner and puts what arrives (serialised
-    WatchMessages, then CLOSE) on the feed's stream; ``detach`` ends it."""
+    WatchMessages, then CLOSE) on the feed's stream; ``detach`` ends it. The clocks come in
+    the owner's updates (``SpectatorUpdate.clock``), timed by the owner's clock (``remote``:
+    the feed allows for its difference from this one's)."""
 
-    clock = _NoClock()
+    remote = True
 
     def __init__(self, fwd: Forwarder, owner: str, match_id: str, game: str):
         self.fwd = fwd

@@ -100,7 +100,7 @@ class MatchRuntime:
         # spectators' update once per version and decision
         self._views: dict[int | None, bytes] = {}
         self._views_version = -1
-        self._spectator: tuple[int, Decision | None, bytes] | None = None
+        self._spectator: tuple[tuple[int, int, int, bool], Decision | None, bytes] | None = None
         self.game_over: pb.GameOver | None = None
         self.game_over_bytes: bytes = b""
         self.record_path: Path | None = None
@@ -215,6 +215,8 @@ class MatchRuntime:
         self.held = False
         self.log.info("clocks_started", seat=d.seat, waited_ms=now_ms() - self.created_ms)
         self._send_decision(d)
+        if self.streams.watchers:  # the spectators see the clocks start
+            self.streams.to_watchers(self.spectator_update())
 
     def _send_decision(self, d: Decision, answer: Answer | None = None) -> bool:
         seat = d.seat
@@ -270,18 +272,26 @@ class MatchRuntime:
         return self.wire.view_message(self.view_bytes(seat))
 
     def spectator_update(self) -> bytes:
-        """The encoded WatchMessage update for spectators: the public view, who is to act and
-        the kind of decision; built once per state version and decision."""
+        """The encoded WatchMessage update for spectators: the public view, who is to act, the
+        kind of decision and the public clocks (unset once the match is over), built once per
+        state version, decision and clock start; then the send time, fresh on every call (a
+        viewer on another worker or host allows with it for the difference between its clock
+        and this referee's). The send time is a second ``update`` field appended to the cached
+        bytes: a protobuf parser merges the two into one SpectatorUpdate."""
         d = self.decision
-        version = self.match.version
+        clock = self.clock
+        key = (self.match.version, clock.seat, clock.deadline_ms, self.game_over is None)
         cached = self._spectator
-        if cached is not None and cached[0] == version and cached[1] is d:
-            return cached[2]
-        data = self.wire.spectator_update(version, self.view_bytes(None),
-                                          d.seat if d is not None else -1,
-                                          d.kind if d is not None else "")
-        self._spectator = (version, d, data)
-        return data
+        if cached is None or cached[0] != key or cached[1] is not d:
+            data = self.wire.spectator_update(key[0], self.view_bytes(None),
+                                              d.seat if d is not None else -1,
+                                              d.kind if d is not None else "")
+            if self.game_over is None:
+                data += pb.WatchMessage(update=pb.SpectatorUpdate(
+                    clock=clock.public_proto())).SerializeToString()
+            self._spectator = cached = (key, d, data)
+        return cached[2] + pb.WatchMessage(update=pb.SpectatorUpdate(
+            sent_unix_ms=now_ms())).SerializeToString()
 
     # ------------------------------------------------------------------ streams
     def attach(self, stream: Stream) -> None:

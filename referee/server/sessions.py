@@ -301,27 +301,40 @@ class BotSessions:
         self.open[a.key] = a
         self.by_bot.setdefault(a.bot, []).append(a)
 
+    def _stored_open(self, bots: list[str] | None = None) -> list[tuple[Any, ...]]:
+        """The open assignments in the store (of ``bots`` only, if given), oldest first:
+        (match id, seat, bot, info, created ms, its match's status or None)."""
+        where = ""
+        if bots is not None:
+            where = f" AND a.bot IN ({','.join('?' * len(bots))})"
+        with self.store.connection() as conn:
+            return conn.execute(
+                "SELECT a.match_id, a.seat, a.bot, a.info_json, a.created_ms, m.status"
+                " FROM assignments a LEFT JOIN matches m ON m.id = a.match_id"
+                f" WHERE a.status='open'{where} ORDER BY a.created_ms, a.match_id, a.seat",
+                bots or ()).fetchall()
+
+    def _take_in(self, match_id: str, seat: int, bot: str, info: str, created: int) -> None:
+        """An open assignment read from the store, held here from now on. It may have been
+        sent already (by this referee before a restart, or by another one on the store): the
+        bot gets it marked as a re-send."""
+        self._add(Assign(match_id, seat, bot, json.loads(info), created, sent=1))
+
     def restore(self, is_live: Callable[[str], bool],
                 is_over: Callable[[str], bool] | None = None) -> int:
         """After a restart (or a take-over): the open assignments of matches that are live
         again (sent when their bot reconnects); those of matches that are over (``is_over``;
         by default every match not live here) are closed, the others (run by another referee
         on the store) left as they are."""
-        with self.store.connection() as conn:
-            rows = conn.execute(
-                "SELECT match_id, seat, bot, info_json, created_ms FROM assignments"
-                " WHERE status='open' ORDER BY created_ms, match_id, seat").fetchall()
         stale: list[tuple[str, int]] = []
-        for match_id, seat, bot, info, created in rows:
+        for match_id, seat, bot, info, created, _ in self._stored_open():
             if (match_id, seat) in self.open:
                 continue
             if not is_live(match_id):
                 if is_over is None or is_over(match_id):
                     stale.append((match_id, seat))
                 continue
-            # it may have been sent before the restart: a bot must treat it as a re-send
-            a = Assign(match_id, seat, bot, json.loads(info), created, sent=1)
-            self._add(a)
+            self._take_in(match_id, seat, bot, info, created)
         if stale:
             self._write_later(lambda c: c.executemany(
                 "UPDATE assignments SET status='done' WHERE match_id=? AND seat=?", stale))
@@ -331,33 +344,31 @@ class BotSessions:
 
     def pull(self, runs_here: Callable[[str], bool]) -> int:
         """Several hosts on one store: bring in the open assignments of the bots connected
-        here that another referee stored (a host serves a CreateMatch binding bots itself
-        while the home host is unreachable, and its bots' sessions may already be back on the
-        home host), and close those held here of matches that another referee ran to their
-        end. ``runs_here``: whether a match is live on this referee (its own assignments are
-        kept by ``match_over``). Returns how many were brought in."""
-        if not self.conns:
+        here that another referee stored, and close those held here of matches that another
+        referee ran to their end. Every host holding bot sessions runs it: a host serves a
+        CreateMatch binding bots itself while the home host is unreachable, and the bots'
+        sessions may be on another host (the proxy spreads them over the others while the
+        home host is down) or back on the home host. ``runs_here``: whether a match is live on
+        this referee (its own assignments are kept by ``match_over``). An assignment held here
+        is never brought in again. Returns how many were brought in."""
+        # the bots connected here, and those of assignments held here for matches another
+        # referee runs (brought in while their bot was here: let go once the match is over)
+        elsewhere = {a.bot for k, a in self.open.items() if not runs_here(k[0])}
+        bots = sorted(set(self.conns) | elsewhere)
+        if not bots:
             return 0
-        bots = sorted(self.conns)
-        marks = ",".join("?" * len(bots))
-        with self.store.connection() as conn:
-            rows = conn.execute(
-                "SELECT a.match_id, a.seat, a.bot, a.info_json, a.created_ms, m.status"
-                " FROM assignments a JOIN matches m ON m.id = a.match_id"
-                f" WHERE a.status='open' AND a.bot IN ({marks})"
-                " ORDER BY a.created_ms, a.match_id, a.seat", bots).fetchall()
+        rows = self._stored_open(bots)
         live = {(r[0], r[1]) for r in rows if r[5] == "running"}
-        ended = {k[0] for k, a in self.open.items()
-                 if a.bot in self.conns and k not in live and not runs_here(k[0])}
+        ended = {k[0] for k in self.open if k not in live and not runs_here(k[0])}
         for match_id in sorted(ended):
             self.match_over(match_id)
         added: set[str] = set()
         n = 0
         for match_id, seat, bot, info, created, status in rows:
-            if status != "running" or (match_id, seat) in self.open or runs_here(match_id):
+            if (status != "running" or bot not in self.conns or (match_id, seat) in self.open
+                    or runs_here(match_id)):
                 continue
-            # another referee's session may have sent it already: a re-send to the bot
-            self._add(Assign(match_id, seat, bot, json.loads(info), created, sent=1))
+            self._take_in(match_id, seat, bot, info, created)
             added.add(bot)
             n += 1
         for bot in sorted(added):
@@ -367,7 +378,7 @@ class BotSessions:
         return n
 
     async def pull_every(self, every_s: float, runs_here: Callable[[str], bool]) -> None:
-        """:meth:`pull` every ``every_s`` seconds (the home host of several)."""
+        """:meth:`pull` every ``every_s`` seconds (each host of several)."""
         while True:
             await asyncio.sleep(every_s)
             try:

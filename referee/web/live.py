@@ -55,13 +55,20 @@ class Feed:
         self.stream = Stream(None)
         self.last: dict[str, Any] | None = None  # latest update, sent to a newcomer at once
         self.over: dict[str, Any] | None = None
+        # the public clocks of the latest update (None once over), and, for a match another
+        # referee runs, that referee's clock minus this one's as of that update (from its send
+        # time, so it includes the update's delay on the way): a page allows for it as for
+        # its own server's clock. 0 for a match of this referee: the same clock.
+        self.clock: dict[str, Any] | None = None
+        self.skew_ms = 0
+        self.remote = bool(getattr(rt, "remote", False))
         rt.watch(self.stream)
         self.task = asyncio.ensure_future(self._pump())
 
     def add(self, viewer: Viewer) -> None:
         self.viewers.add(viewer)
         if self.last is not None:
-            viewer.put(self.last)
+            viewer.put(self._clocked(self.last))
         if self.over is not None:
             viewer.put(self.over)
             viewer.put(None)
@@ -76,6 +83,10 @@ class Feed:
             del self.hub.feeds[self.rt.id]
         self.rt.detach(self.stream)
         self.task.cancel()
+
+    def _clocked(self, out: dict[str, Any]) -> dict[str, Any]:
+        """``out`` with the clocks as they stand, and the match's referee's time now."""
+        return {**out, "clock": self.clock, "now_ms": now_ms() + self.skew_ms}
 
     def _send(self, msg: dict[str, Any] | None) -> None:
         for v in list(self.viewers):
@@ -120,6 +131,10 @@ class Feed:
                         events.append(ev)
                     elif which == "update":
                         update = msg.update
+                        self.clock = clock_json(update.clock) \
+                            if update.HasField("clock") else None
+                        if self.remote and update.sent_unix_ms:
+                            self.skew_ms = update.sent_unix_ms - now_ms()
                     elif which == "game_over":
                         self.over = {"type": "game_over", "summary": msg.game_over.summary,
                                      "winners": list(msg.game_over.winners)}
@@ -130,8 +145,9 @@ class Feed:
                                    current_seat=update.current_seat,
                                    decision_kind=update.decision_kind,
                                    view=view_json(getattr(update.view, self.field)))
-                    # the clocks as they stand now (public, like a chess clock's faces)
-                    out.update(clock=self.rt.clock.public_json(), now_ms=now_ms())
+                    # the clocks as they stand now (public, like a chess clock's faces), from
+                    # the update: the same for a match of this referee and of another one
+                    out = self._clocked(out)
                     if update is not None:
                         self.last = {**out, "events": []}
                     self._send(out)
@@ -147,6 +163,14 @@ class Feed:
             if self.hub.feeds.get(self.rt.id) is self:
                 del self.hub.feeds[self.rt.id]
             self.rt.detach(self.stream)
+
+
+def clock_json(c: pb.PublicClock) -> dict[str, Any]:
+    """A SpectatorUpdate's clocks as the page draws them (the keys of the local
+    ``MatchClock.public_json``)."""
+    return {"move_ms": c.move_ms, "bank_ms": c.bank_ms, "strikes": c.strikes, "seat": c.seat,
+            "deadline_ms": c.deadline_unix_ms, "bank_left_ms": list(c.bank_left_ms),
+            "strikes_used": list(c.strikes_used)}
 
 
 class LiveHub:

@@ -289,18 +289,23 @@ def test_bot_sessions_get_matches_created_through_any_worker(cluster: ClusterHan
 
 
 def test_the_web_viewer_lists_the_matches_of_every_worker(make_cluster):
-    """One viewer (run by the home worker) lists every worker's matches, live ones included."""
+    """One viewer (run by the home worker) lists every worker's matches, live ones included,
+    and shows the clocks of another worker's running match (they come in its Watch updates)."""
     import httpx
 
     from referee.server.cluster import free_port
 
     port = free_port("127.0.0.1")
     c = make_cluster("--http-port", str(port))
+    # the clocks start 1 ms after creation (join_ms) and nobody moves within 10 minutes
+    policy = pb.TimePolicy(move_ms=600_000, bank_ms=9_000, join_ms=1)
 
     async def go():
         async with grpc.aio.insecure_channel(c.address) as ch:
             stub = referee_pb2_grpc.RefereeStub(ch)
-            return [await create(stub, "goa", 2, s) for s in range(4)]
+            return [await stub.CreateMatch(pb.CreateMatchRequest(
+                game="goa", seats=2, seed=s, time_policy=policy), metadata=md(ADMIN))
+                for s in range(4)]
 
     made = asyncio.run(go())
     assert {shard.of_match(m.match_id) for m in made} == {"w1", "w2"}
@@ -324,8 +329,17 @@ def test_the_web_viewer_lists_the_matches_of_every_worker(make_cluster):
     assert doc.json()["frames"]
     with httpx.stream("GET", f"http://127.0.0.1:{port}/api/matches/{other.match_id}/live",
                       timeout=10) as live:
-        first = next(line for line in live.iter_lines() if line.startswith("data:"))
-    assert json.loads(first[5:])["type"] == "update"
+        first = json.loads(next(line for line in live.iter_lines()
+                                if line.startswith("data:"))[5:])
+    assert first["type"] == "update"
+    # its clocks as its owner runs them: the policy, the seat to act and its deadline, in the
+    # owner's time (now_ms), so that the page counts down as it does for a local match
+    clock = first["clock"]
+    assert clock is not None, "no clocks for another worker's match"
+    assert (clock["move_ms"], clock["bank_ms"], clock["bank_left_ms"]) == (600_000, 9_000,
+                                                                         [9_000, 9_000])
+    assert clock["seat"] == first["current_seat"] >= 0 and clock["deadline_ms"] > 0
+    assert first["now_ms"] > 0
 
 
 def test_each_worker_holds_its_matches_leases_under_its_own_name(cluster: ClusterHandle):

@@ -119,6 +119,47 @@ def session_bot(address: str, bot_token: str, env: dict[str, str]) -> subprocess
         stderr=subprocess.DEVNULL, start_new_session=True, cwd=os.getcwd())
 
 
+def remote_league_toml(path: Path, league: str, address: str, schedule: str = "") -> None:
+    """The league file of :func:`remote_league`'s league: one match at a time, polled every
+    0.2 s; ``schedule``: more lines of its ``[schedule]`` table."""
+    path.write_text(textwrap.dedent(f"""
+        [league]
+        name = "{league}"
+        registration = "closed"
+        [referee]
+        address = "{address}"
+        [[games]]
+        name = "santa_maria"
+        seats = 2
+        [schedule]
+        concurrency = 1
+        matches_per_minute = 600
+        poll_s = 0.2
+    """) + schedule)
+
+
+def remote_league(address: str, admin_token: str, league: str, bots: list[str],
+                  env: dict[str, str], procs: list[subprocess.Popen]) -> None:
+    """Open a league of Santa Maria (2 seats, registration closed) on the referee at
+    ``address`` and register ``bots`` in it as remote bots, each played by a session bot
+    (added to ``procs``)."""
+    import grpc
+
+    from referee.v1 import referee_pb2_grpc as pb_grpc
+
+    admin = (("authorization", f"Bearer {admin_token}"),)
+    with grpc.insecure_channel(address) as ch:
+        stub = pb_grpc.RefereeStub(ch)
+        stub.OpenLeague(pb.OpenLeagueRequest(league=pb.League(
+            name=league, games=["santa_maria"], registration=pb.REGISTRATION_CLOSED)),
+            metadata=admin, timeout=30)
+        for name in bots:
+            token = stub.RegisterBot(pb.RegisterBotRequest(
+                name=name, league=league, kind=pb.BOT_KIND_REMOTE), metadata=admin,
+                timeout=30).bot_token
+            procs.append(session_bot(address, token, env))
+
+
 def stop_all(procs: list[subprocess.Popen]) -> None:
     """Kill every process group a test started (bots, league runners) and reap them."""
     for p in procs:

@@ -9,7 +9,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import textwrap
 import time
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
 from ..tournament.conftest import cli_command
-from .helpers import session_bot, stop_all
+from .helpers import remote_league, remote_league_toml, stop_all
 
 
 def _rows(db: Path) -> list[tuple]:
@@ -54,41 +53,19 @@ def test_two_leagues_share_a_referee_and_pause_resume_stop(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "REFEREE_ADMIN_TOKEN"}
     env["REFEREE_ADMIN_TOKEN"] = ref.admin_token  # the runner's own environment only
     try:
-        admin = (("authorization", f"Bearer {ref.admin_token}"),)
         files, dbs, serves = {}, {}, {}
-        with grpc.insecure_channel(ref.address) as ch:
-            stub = pb_grpc.RefereeStub(ch)
-            for lg in ("north", "south"):
-                files[lg] = tmp_path / f"{lg}.toml"
-                files[lg].write_text(textwrap.dedent(f"""
-                    [league]
-                    name = "{lg}"
-                    registration = "closed"
-                    [referee]
-                    address = "{ref.address}"
-                    [[games]]
-                    name = "santa_maria"
-                    seats = 2
-                    [schedule]
-                    concurrency = 1
-                    matches_per_minute = 600
-                    poll_s = 0.2
-                """))
-                stub.OpenLeague(pb.OpenLeagueRequest(league=pb.League(
-                    name=lg, games=["santa_maria"], registration=pb.REGISTRATION_CLOSED)),
-                    metadata=admin, timeout=30)
-                for i in range(2):
-                    token = stub.RegisterBot(pb.RegisterBotRequest(
-                        name=f"{lg}-{i}", league=lg, kind=pb.BOT_KIND_REMOTE), metadata=admin,
-                        timeout=30).bot_token
-                    procs.append(session_bot(ref.address, token, env))
-                dbs[lg] = tmp_path / lg / "league.sqlite"
-                serves[lg] = subprocess.Popen(
-                    [*cli_command(), "league", "serve", str(files[lg]), "--out",
-                     str(tmp_path / lg)], env=env, stdout=subprocess.DEVNULL,
-                    stderr=open(tmp_path / f"{lg}.log", "w"),  # noqa: SIM115
-                    start_new_session=True)
-                procs.append(serves[lg])
+        for lg in ("north", "south"):
+            files[lg] = tmp_path / f"{lg}.toml"
+            remote_league_toml(files[lg], lg, ref.address)
+            remote_league(ref.address, ref.admin_token, lg, [f"{lg}-0", f"{lg}-1"], env,
+                          procs)
+            dbs[lg] = tmp_path / lg / "league.sqlite"
+            serves[lg] = subprocess.Popen(
+                [*cli_command(), "league", "serve", str(files[lg]), "--out",
+                 str(tmp_path / lg)], env=env, stdout=subprocess.DEVNULL,
+                stderr=open(tmp_path / f"{lg}.log", "w"),  # noqa: SIM115
+                start_new_session=True)
+            procs.append(serves[lg])
 
         def cli(action: str, lg: str) -> str:
             got = subprocess.run([*cli_command(), "league", action, str(files[lg])],

@@ -231,6 +231,27 @@ def test_a_single_python_file_needs_no_manifest(tmp_path):
 
 # ---------------------------------------------------------------- store and standings
 
+def test_a_league_database_from_before_request_ids_gains_the_column(tmp_path):
+    """A match an older runner was creating has no request_id: the restarted runner cannot ask
+    for it again, and marks it lost (as before)."""
+    import sqlite3
+
+    path = tmp_path / "league.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE matches (idx INTEGER PRIMARY KEY, match_id TEXT, game TEXT NOT"
+                " NULL, seating TEXT NOT NULL, seed TEXT NOT NULL, status TEXT NOT NULL, started"
+                " REAL NOT NULL, finished REAL, scores TEXT, ranks TEXT, outcome TEXT,"
+                " record_path TEXT, error TEXT, hosted_tokens TEXT)")  # as it was
+    con.execute("INSERT INTO matches (idx, game, seating, seed, status, started)"
+                " VALUES (1, 'batavia', '[\"a\", \"b\"]', '5', 'creating', 0)")
+    con.commit()
+    con.close()
+    s = LeagueStore(path)
+    assert [(c.idx, c.request_id) for c in s.creating()] == [(1, "")]
+    assert len(s.intend(2, "batavia", ["b", "a"], 6)) == 32  # new ones get one
+    s.close()
+
+
 def _result(mid, ranks, outcome=None):
     return {"match_id": mid, "scores": [10 - r for r in ranks], "ranks": ranks,
             "outcome": outcome or {"seats": []}}
@@ -249,12 +270,15 @@ def test_the_store_keeps_finished_results_and_ratings_across_a_reopen(tmp_path):
     s.finish(1, _result("m1", [1, 2]), [Rating("a", 27.0, 8.0, 1, 1.0),
                                         Rating("b@1", 23.0, 8.0, 1, 0.0)],
              [("b@1", "crash", "ValueError: boom")], {"b@1": 1})
-    s.intend(3, "batavia", ["a", "b@1"], 9)  # killed before CreateMatch answered
+    rid = s.intend(3, "batavia", ["a", "b@1"], 9)  # killed before CreateMatch answered
     s.close()
     s = LeagueStore(path)  # what a restarted runner (after kill -9) reads
-    assert s.lose_creating() == [3]
+    # the match being created, with the request_id its CreateMatch was sent with
+    assert [(c.idx, c.seating, c.seed, c.request_id) for c in s.creating()] == [
+        (3, ["a", "b@1"], 9, rid)] and len(rid) == 32
     assert [r.idx for r in s.running()] == [2]
-    assert s.count("lost") == 1 and s.count() == 3
+    s.lose(3, "refused")
+    assert s.creating() == [] and s.count("lost") == 1 and s.count() == 3
     assert s.ratings()["a"].mu == 27.0 and s.ratings()["b@1"].matches == 1
     assert s.streaks() == {"b@1": 1}
     assert s.db.execute("SELECT hosted_tokens FROM matches WHERE idx=1").fetchone() == (None,)

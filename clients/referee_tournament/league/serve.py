@@ -25,7 +25,9 @@ settings updated; its stored state is kept), the run folder's database is opened
 A hosted version whose bot crashes before its first move in ``hosted.crash_limit`` matches in
 a row is marked FAILED with the error line (the bot plays its older READY version, if any).
 SIGINT / SIGTERM stop the runner at once: its hosted bots end, its matches go on at the
-referee and a restarted runner follows them to their end.
+referee and a restarted runner follows them to their end. A match it was creating (its
+CreateMatch sent, no reply yet) it sends again with the stored request_id: the referee answers
+with the match the first call made, or makes it now.
 """
 from __future__ import annotations
 
@@ -394,16 +396,31 @@ class LeagueRunner:
                                 "smoke check passed: " + detail if verdict_ok else detail)
 
     # ------------------------------------------------------------------ matches
+    def _launch(self, idx: int, game: LeagueGame, seating: list[str], seed: int,
+                resume: Running | None = None, resend: str = "") -> None:
+        """Play a match in a task of its own: a new one, one left running by a previous run
+        (``resume``), or one it left being created (``resend``: its stored request_id)."""
+        for k in set(seating):
+            bot = split_key(k)[0]
+            self.busy[bot] = self.busy.get(bot, 0) + 1
+        task = asyncio.create_task(self._play(idx, game, seating, seed, resume, resend))
+        self.tasks[task] = idx
+
     async def _play(self, idx: int, game: LeagueGame, seating: list[str], seed: int,
-                    resume: Running | None = None) -> None:
+                    resume: Running | None = None, resend: str = "") -> None:
         try:
-            await self._play_match(idx, game, seating, seed, resume)
+            await self._play_match(idx, game, seating, seed, resume, resend)
         finally:
             for k in set(seating):
                 self.busy[split_key(k)[0]] -= 1
 
+    def _lose(self, idx: int, error: str) -> None:
+        self.store.lose(idx, error)
+        self.dirty = True
+        self.log.warning("match_lost", idx=idx, error=error)
+
     async def _play_match(self, idx: int, game: LeagueGame, seating: list[str], seed: int,
-                          resume: Running | None) -> None:
+                          resume: Running | None, resend: str = "") -> None:
         commands: dict[int, tuple[list[str], str]] = {}
         start_errors: dict[int, str] = {}
         for s, k in enumerate(seating):
@@ -413,7 +430,7 @@ class LeagueRunner:
             try:
                 commands[s] = await self._hosted_command(bot, version)
             except (hosted.FetchError, hosted.BadArchive) as exc:
-                if resume is None:  # no match yet: none is created
+                if resume is None and not resend:  # no match yet: none is created
                     self._error(f"{k}: {exc}")
                     if isinstance(exc, hosted.BadArchive):
                         await self._set_version(bot, version, pb.VERSION_FAILED, str(exc))
@@ -433,12 +450,23 @@ class LeagueRunner:
 
         existing = (resume.match_id, tokens) if resume else None
         if resume is None:
-            self.store.intend(idx, game.name, seating, seed)
+            # stored before the call is sent: the same call again (after a restart, or while
+            # the referee is unreachable) gets the match the first one made, never a second
+            job.request_id = resend or self.store.intend(idx, game.name, seating, seed)
         while True:
             result = await play_match(job, existing=existing, on_tokens=keep)
             if result.get("match_id") is None:  # CreateMatch refused or failed: nothing kept
-                self.store.forget(idx)
-                self._error(result.get("error") or "CreateMatch failed")
+                error = result.get("error") or "CreateMatch failed"
+                if result.get("referee_down"):  # it may have made the match: ask again
+                    self._error(error)
+                    await asyncio.sleep(5 * self.cfg.schedule.poll_s)
+                    continue
+                if resend:
+                    self._lose(idx, "sent again after the runner restarted, CreateMatch was "
+                               f"refused: {error}")
+                else:
+                    self.store.forget(idx)
+                    self._error(error)
                 return
             if not result.get("referee_down"):
                 break
@@ -517,16 +545,17 @@ class LeagueRunner:
                 table = balanced(table, self._seat_counts(game.name, game.seats), self.rng)
             idx = self.next_idx
             self.next_idx += 1
-            seed = match_seed(cfg.name, sch.seed, idx)
-            for k in set(table):
-                bot = split_key(k)[0]
-                self.busy[bot] = self.busy.get(bot, 0) + 1
-            task = asyncio.create_task(self._play(idx, game, table, seed))
-            self.tasks[task] = idx
+            self._launch(idx, game, table, match_seed(cfg.name, sch.seed, idx))
             self.started += 1
             self.last_start = time.monotonic()
             if self.first_start is None:
                 self.first_start = self.last_start
+
+    def _game(self, name: str, seating: list[str]) -> LeagueGame:
+        """The league's game ``name`` (as its file says now), or one with its default options
+        for a game the file no longer has."""
+        return next((g for g in self.cfg.games if g.name == name),
+                    LeagueGame(name, len(seating)))
 
     def _seat_counts(self, game: str, seats: int) -> dict[str, list[int]]:
         counts: dict[str, list[int]] = {}
@@ -561,19 +590,19 @@ class LeagueRunner:
         try:
             await self._check_games()
             await self._open()
-            for i in self.store.lose_creating():
-                self.log.warning("match_lost", idx=i, error="the runner stopped while creating "
-                                 "it; if the referee created it, its time policy plays its "
-                                 "hosted seats and it is not rated")
+            for c in self.store.creating():  # left by a run stopped before CreateMatch answered
+                if not c.request_id:
+                    self._lose(c.idx, "the runner stopped while creating it (a league database "
+                               "from before request ids: it cannot be asked for again); if the "
+                               "referee created it, its time policy plays its hosted seats and "
+                               "it is not rated")
+                    continue
+                # the same call again: the referee answers with the match the first one made
+                self._launch(c.idx, self._game(c.game, c.seating), c.seating, c.seed,
+                             resend=c.request_id)
+                self.log.info("match_resend", idx=c.idx)
             for r in self.store.running():  # left by a previous run: follow them to the end
-                game = next((g for g in self.cfg.games if g.name == r.game), None)
-                if game is None:
-                    game = LeagueGame(r.game, len(r.seating))
-                for k in set(r.seating):
-                    bot = split_key(k)[0]
-                    self.busy[bot] = self.busy.get(bot, 0) + 1
-                task = asyncio.create_task(self._play(r.idx, game, r.seating, r.seed, r))
-                self.tasks[task] = r.idx
+                self._launch(r.idx, self._game(r.game, r.seating), r.seating, r.seed, r)
                 self.log.info("match_resume", idx=r.idx, match_id=r.match_id)
             stopping = False
             while True:

@@ -1,8 +1,10 @@
 """The league's own database (``league.sqlite`` in its run folder).
 
 Every match the league created (``matches``: ``creating`` from just before ``CreateMatch``,
-``running`` once its id and seat tokens are known, until its record is complete, then done or
-failed; ``lost`` when the runner stopped between the two), every rating (``ratings``, one row per bot **version**: a remote bot is its version
+with the call's ``request_id``, ``running`` once its id and seat tokens are known, until its
+record is complete, then done or failed; a runner stopped between the two sends the same
+CreateMatch again when it restarts, and the referee answers with the match the first call
+made, if it made one; ``lost`` when that cannot be done), every rating (``ratings``, one row per bot **version**: a remote bot is its version
 0), each rating change (``history``), the incidents of hosted and remote bots (``incidents``),
 the consecutive start crashes of each hosted version (``crash_streaks``) and the league file
 (``meta``). A finished match, the ratings it changed, their history and its incidents are
@@ -21,6 +23,7 @@ import json
 import os
 import sqlite3
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +47,8 @@ CREATE TABLE IF NOT EXISTS matches (
   outcome TEXT,                   -- JSON: each seat's incidents, as a tournament's
   record_path TEXT,
   error TEXT,
-  hosted_tokens TEXT              -- JSON {seat: token} while running; NULL once over
+  hosted_tokens TEXT,             -- JSON {seat: token} while running; NULL once over
+  request_id TEXT                 -- CreateMatch's, stored before the call is sent
 );
 CREATE TABLE IF NOT EXISTS ratings (
   key TEXT PRIMARY KEY,
@@ -95,6 +99,15 @@ class Running:
     hosted_tokens: dict[int, str]
 
 
+@dataclass
+class Creating:
+    idx: int
+    game: str
+    seating: list[str]
+    seed: int
+    request_id: str  # "" in a database from before request ids
+
+
 class LeagueStore:
     def __init__(self, path: Path):
         path = Path(path)
@@ -104,6 +117,9 @@ class LeagueStore:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.executescript(SCHEMA)
+        columns = {r[1] for r in self.db.execute("PRAGMA table_info(matches)")}
+        if "request_id" not in columns:  # a database from before request ids
+            self.db.execute("ALTER TABLE matches ADD COLUMN request_id TEXT")
 
     def close(self) -> None:
         self.db.close()
@@ -120,12 +136,16 @@ class LeagueStore:
     def next_index(self) -> int:
         return (self.db.execute("SELECT MAX(idx) FROM matches").fetchone()[0] or 0) + 1
 
-    def intend(self, idx: int, game: str, seating: list[str], seed: int) -> None:
-        """A match about to be created (committed before ``CreateMatch`` is sent)."""
+    def intend(self, idx: int, game: str, seating: list[str], seed: int) -> str:
+        """A match about to be created, committed before ``CreateMatch`` is sent, with the
+        call's request_id (returned): sent again with it, the call gets the match the first
+        one made (the referee's CreateMatch is idempotent) instead of a second one."""
+        rid = uuid.uuid4().hex
         self.db.execute(
-            "INSERT INTO matches (idx, game, seating, seed, status, started)"
-            " VALUES (?,?,?,?,'creating',?)",
-            (idx, game, json.dumps(seating), str(seed), time.time()))
+            "INSERT INTO matches (idx, game, seating, seed, status, started, request_id)"
+            " VALUES (?,?,?,?,'creating',?,?)",
+            (idx, game, json.dumps(seating), str(seed), time.time(), rid))
+        return rid
 
     def forget(self, idx: int) -> None:
         """A match the referee refused to create."""
@@ -137,14 +157,19 @@ class LeagueStore:
             "UPDATE matches SET match_id=?, status='running', hosted_tokens=? WHERE idx=?",
             (match_id, json.dumps({str(k): v for k, v in seat_tokens.items()}), idx))
 
-    def lose_creating(self) -> list[int]:
-        """Matches a runner stopped while creating (it never learnt their id or tokens; the
-        referee may have created them, and its time policy plays their hosted seats): marked
-        ``lost``, never rated."""
-        lost = [i for (i,) in self.db.execute("SELECT idx FROM matches WHERE status='creating'")]
-        self.db.execute("UPDATE matches SET status='lost', error=? WHERE status='creating'",
-                        ("the league runner stopped while creating this match",))
-        return lost
+    def creating(self) -> list[Creating]:
+        """The matches a runner stopped while creating (it never learnt their id or tokens)."""
+        return [Creating(idx, game, json.loads(seating), int(seed), rid or "")
+                for idx, game, seating, seed, rid in self.db.execute(
+                    "SELECT idx, game, seating, seed, request_id FROM matches"
+                    " WHERE status='creating' ORDER BY idx")]
+
+    def lose(self, idx: int, error: str) -> None:
+        """A match being created that cannot be created again (no request_id stored, or the
+        referee refused the same call again): ``lost``, never rated. If the referee made it,
+        its time policy plays its hosted seats."""
+        self.db.execute("UPDATE matches SET status='lost', error=? WHERE idx=?"
+                        " AND status='creating'", (error[:300], idx))
 
     def running(self) -> list[Running]:
         return [Running(idx, mid, game, json.loads(seating), int(seed), started,
