@@ -3,11 +3,14 @@ of others only what the table shows (hand sizes, bills, laid cards, tiles). Neve
 order, face-down stall tiles or the RNG.
 
 Speed: building protobuf messages field by field costs microseconds per message, and a view has
-about fifty. The parts that repeat from move to move (a stall space, a player's public holdings, a
-counting house) are therefore encoded once and cached as bytes; the view is the concatenation of
-those encodings parsed once. Concatenated encodings of the same message type merge (repeated fields
+about fifty. Every part is therefore encoded once and cached as bytes, keyed by exactly what it
+shows: the row of stalls (built on a miss from single stalls' encodings), each player's public
+holdings, the counting houses, the scalars, each company count (discards, the cards played this
+turn, the viewer's hand) and the pending decision's part (its step's ``view_key``); the view is
+the concatenation of those encodings. Concatenated encodings of the same message type merge (repeated fields
 append, scalars take the last value), so the result is exactly the message built field by field —
-``test_fragment_view_equals_direct_build`` checks this against :func:`build_view_direct`.
+``test_fragment_view_equals_direct_build`` and tests/batavia/test_view_bytes.py check this
+against :func:`build_view_direct`, and that no change is served from a stale fragment.
 
 protoc's stubs type enum fields as their enum class; the enum numbers this module writes as ints
 carry ``type: ignore[arg-type]``.
@@ -31,10 +34,7 @@ from .view_parts import counts, stall_tile
 
 # Fragments repeat within a match (a player's holdings change only when they act), rarely
 # across matches: a few thousand entries keep the hits, and cap the memory at a few MB.
-_CACHE_LIMIT = 8_192
-_stall_cache: dict[tuple, bytes] = {}
-_player_cache: dict[tuple, bytes] = {}
-_house_cache: dict[tuple, bytes] = {}
+_CACHE_LIMIT = 16_384
 
 
 def _stall(space: int, tile: int, revealed: int) -> pb.Stall:
@@ -122,40 +122,100 @@ def build_view(state: State, seat: int | None) -> pb.View:
 
 
 def build_view_bytes(state: State, seat: int | None) -> bytes:
-    """The encoded view: cached fragments concatenated (see the module docstring)."""
+    """The encoded view: cached fragments concatenated (see the module docstring). Every part
+    is keyed by exactly what it shows, so a change to any of it is a new key, never a stale
+    fragment (tests/batavia/test_view_bytes.py)."""
     over = state.phase == OVER
+    cache = _fragments
+    if len(cache) > _CACHE_LIMIT:
+        cache.clear()
     holders = [seal_holder(state, c) for c in range(N_COMPANIES)]
-    parts: list[bytes] = []
-    # the whole row of stalls changes only when a tile is taken or revealed: one cache entry
-    tkey = (tuple(state.track), state.revealed)
-    frag = _stall_cache.get(tkey)
+    # the whole row of stalls changes only when a tile is taken or revealed: one entry, built
+    # on a miss from the fragments of single stalls
+    key: tuple = (_STALLS, state.revealed, *state.track)
+    frag = cache.get(key)
     if frag is None:
-        frag = pb.View(
-            stalls=[_stall(sp, t, state.revealed) for sp, t in enumerate(state.track, start=1)]
-        ).SerializeToString()
-        if len(_stall_cache) > _CACHE_LIMIT:
-            _stall_cache.clear()
-        _stall_cache[tkey] = frag
-    parts.append(frag)
+        frag = cache[key] = _stall_row(state.track, state.revealed)
+    parts = [frag]
     for s in range(state.n):
         key = _player_key(state, s, holders, over)
-        frag = _player_cache.get(key)
+        frag = cache.get(key)
         if frag is None:
-            frag = pb.View(players=[_player(key)]).SerializeToString()
-            if len(_player_cache) > _CACHE_LIMIT:
-                _player_cache.clear()
-            _player_cache[key] = frag
+            frag = cache[key] = pb.View(players=[_player(key)]).SerializeToString()
         parts.append(frag)
-    hkey = tuple(state.crate_owner)
-    frag = _house_cache.get(hkey)
+    key = (_HOUSES, *state.crate_owner)
+    frag = cache.get(key)
     if frag is None:
-        frag = pb.View(counting_houses=_houses(state)).SerializeToString()
-        if len(_house_cache) > _CACHE_LIMIT:
-            _house_cache.clear()
-        _house_cache[hkey] = frag
+        frag = cache[key] = pb.View(counting_houses=_houses(state)).SerializeToString()
     parts.append(frag)
-    parts.append(_scalars(state, seat).SerializeToString())
+    # the scalars, one fragment keyed by their values; the company counts and the pending
+    # decision's part one each
+    total = face_up_total(state)
+    key = (
+        _SCALARS, -1 if seat is None else seat, state.n, state.phase, state.round,
+        state.first_player, state.current if not over else -1, len(state.draw_pile),
+        min(total, state.rules.cannon_max), total, pirate_threshold(state),
+        state.arrival_holder, state.arrival_holder >= 0 and not over,
+    )
+    frag = cache.get(key)
+    if frag is None:
+        frag = cache[key] = _scalars_only(key)
+    parts.append(frag)
+    parts.append(_counts_fragment(_DISCARDS, state.discards))
+    parts.append(_counts_fragment(_PLAYED, state.played))
+    if seat is not None:
+        parts.append(_counts_fragment(_MY_HAND, state.hands[seat]))
+    if not over:
+        step = STEPS[state.phase]
+        key = (_PENDING, state.phase, *step.view_key(state))
+        frag = cache.get(key)
+        if frag is None:
+            view = pb.View()
+            step.pending_view(state, view)
+            frag = cache[key] = view.SerializeToString()
+        parts.append(frag)
     return b"".join(parts)
+
+
+# tags of the fragment kinds in the cache's keys (a player's key starts with its seat, >= 0)
+_STALLS, _HOUSES, _SCALARS, _PENDING = -1, -2, -3, -4
+_DISCARDS, _PLAYED, _MY_HAND = "discards", "played_this_turn", "my_hand"
+_fragments: dict[tuple, bytes] = {}
+# one stall's fragment by (space, tile, face up): at most 35 x 36 x 2 entries, never cleared
+_single_stalls: dict[tuple[int, int, bool], bytes] = {}
+
+
+def _stall_row(track: list[int], revealed: int) -> bytes:
+    out = []
+    for space, tile in enumerate(track, start=1):
+        skey = (space, tile, tile >= 0 and space <= revealed)
+        frag = _single_stalls.get(skey)
+        if frag is None:
+            frag = _single_stalls[skey] = pb.View(
+                stalls=[_stall(space, tile, revealed)]).SerializeToString()
+        out.append(frag)
+    return b"".join(out)
+
+
+def _scalars_only(key: tuple) -> bytes:
+    (_, seat, n, phase, round_, first, current, pile, cannon, total, threshold, arrival,
+     final_round) = key
+    return pb.View(
+        seat=seat, seat_count=n, phase=phase, round=round_, first_player=first,
+        current_seat=current, draw_pile_size=pile, cannon=cannon, face_up_total=total,
+        pirate_threshold=threshold, arrival_holder=arrival, final_round=final_round,
+    ).SerializeToString()
+
+
+def _counts_fragment(field: str, values: list[int]) -> bytes:
+    """``field`` (a CompanyCounts of the View) set to ``values``, encoded."""
+    key = (field, *values)
+    frag = _fragments.get(key)
+    if frag is None:
+        view = pb.View()
+        getattr(view, field).CopyFrom(counts(values))
+        frag = _fragments[key] = view.SerializeToString()
+    return frag
 
 
 def build_view_direct(state: State, seat: int | None) -> pb.View:
