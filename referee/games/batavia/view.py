@@ -5,9 +5,9 @@ order, face-down stall tiles or the RNG.
 Speed: building protobuf messages field by field costs microseconds per message, and a view has
 about fifty. Every part is therefore encoded once and cached as bytes, keyed by exactly what it
 shows: the row of stalls (built on a miss from single stalls' encodings), each player's public
-holdings, the counting houses, the scalars, each company count (discards, the cards played this
-turn, the viewer's hand) and the pending decision's part (its step's ``view_key``); the view is
-the concatenation of those encodings. Concatenated encodings of the same message type merge (repeated fields
+holdings, the counting houses, each company count (discards, the cards played this turn, the
+viewer's hand) and the pending decision's part (its step's ``view_key``); only the scalars, which
+change with nearly every move, are encoded each time. The view is the concatenation. Concatenated encodings of the same message type merge (repeated fields
 append, scalars take the last value), so the result is exactly the message built field by field —
 ``test_fragment_view_equals_direct_build`` and tests/batavia/test_view_bytes.py check this
 against :func:`build_view_direct`, and that no change is served from a stale fragment.
@@ -34,7 +34,7 @@ from .view_parts import counts, stall_tile
 
 # Fragments repeat within a match (a player's holdings change only when they act), rarely
 # across matches: a few thousand entries keep the hits, and cap the memory at a few MB.
-_CACHE_LIMIT = 16_384
+_CACHE_LIMIT = 8_192
 
 
 def _stall(space: int, tile: int, revealed: int) -> pb.Stall:
@@ -47,7 +47,9 @@ def _stall(space: int, tile: int, revealed: int) -> pb.Stall:
     return pb.Stall(space=space, state=pb.FACE_DOWN)
 
 
-def _player_key(state: State, s: int, holders: list[int], over: bool) -> tuple:
+def _player_key(state: State, s: int, seals: tuple[int, ...], over: bool) -> tuple:
+    """What :func:`_player` shows of seat ``s`` (``seals``: the companies whose seal it holds,
+    1-based)."""
     return (
         s,
         state.merchant[s],
@@ -55,7 +57,7 @@ def _player_key(state: State, s: int, holders: list[int], over: bool) -> tuple:
         state.bills[s],
         state.final[s]["total"] if over else state.gold[s],
         tuple(state.face_up[s]),
-        tuple(c + 1 for c in range(N_COMPANIES) if holders[c] == s),
+        seals,
         tuple(state.tiles[s]),
         state.crates_left[s],
         state.arrival_holder == s,
@@ -73,11 +75,26 @@ def _player(key: tuple) -> pb.PlayerPublic:
         gold=gold,
         face_up=counts(face_up),
         seals=seals,
-        tiles=[stall_tile(t) for t in tiles],
+        tiles=[_TILES[t] for t in tiles],
         crates_left=crates,
         has_arrival_tile=arrival,
         in_auction=in_auction,
     )
+
+
+#: each stall tile as a kept tile shows it
+_TILES = [stall_tile(t) for t in range(N_COMPANIES * N_GOODS)]
+
+
+def _seals(state: State) -> list[tuple[int, ...]]:
+    """Per seat, the companies (1-based) whose seal it holds: a strict majority of the
+    company's face-up cards (``seal_holder``, computed for all companies at once)."""
+    out: list[list[int]] = [[] for _ in range(state.n)]
+    for c, column in enumerate(zip(*state.face_up), start=1):
+        most = max(column)
+        if most and column.count(most) == 1:
+            out[column.index(most)].append(c)
+    return [tuple(x) for x in out]
 
 
 def _houses(state: State) -> list[pb.CountingHouse]:
@@ -126,63 +143,69 @@ def build_view_bytes(state: State, seat: int | None) -> bytes:
     is keyed by exactly what it shows, so a change to any of it is a new key, never a stale
     fragment (tests/batavia/test_view_bytes.py)."""
     over = state.phase == OVER
-    cache = _fragments
-    if len(cache) > _CACHE_LIMIT:
-        cache.clear()
-    holders = [seal_holder(state, c) for c in range(N_COMPANIES)]
+    seals = _seals(state)
     # the whole row of stalls changes only when a tile is taken or revealed: one entry, built
     # on a miss from the fragments of single stalls
-    key: tuple = (_STALLS, state.revealed, *state.track)
-    frag = cache.get(key)
+    key: tuple = (state.revealed, *state.track)
+    frag = _rows.get(key)
     if frag is None:
-        frag = cache[key] = _stall_row(state.track, state.revealed)
+        frag = _put(_rows, key, _stall_row(state.track, state.revealed))
     parts = [frag]
     for s in range(state.n):
-        key = _player_key(state, s, holders, over)
-        frag = cache.get(key)
+        key = _player_key(state, s, seals[s], over)
+        frag = _players.get(key)
         if frag is None:
-            frag = cache[key] = pb.View(players=[_player(key)]).SerializeToString()
+            frag = _put(_players, key, pb.View(players=[_player(key)]).SerializeToString())
         parts.append(frag)
-    key = (_HOUSES, *state.crate_owner)
-    frag = cache.get(key)
+    key = tuple(state.crate_owner)
+    frag = _houses_cache.get(key)
     if frag is None:
-        frag = cache[key] = pb.View(counting_houses=_houses(state)).SerializeToString()
+        frag = _put(_houses_cache, key, pb.View(counting_houses=_houses(state)).SerializeToString())
     parts.append(frag)
-    # the scalars, one fragment keyed by their values; the company counts and the pending
-    # decision's part one each
+    # the scalars change with nearly every move: built each time, not cached
     total = face_up_total(state)
-    key = (
-        _SCALARS, -1 if seat is None else seat, state.n, state.phase, state.round,
-        state.first_player, state.current if not over else -1, len(state.draw_pile),
-        min(total, state.rules.cannon_max), total, pirate_threshold(state),
-        state.arrival_holder, state.arrival_holder >= 0 and not over,
-    )
-    frag = cache.get(key)
-    if frag is None:
-        frag = cache[key] = _scalars_only(key)
-    parts.append(frag)
+    parts.append(pb.View(
+        seat=-1 if seat is None else seat, seat_count=state.n,
+        phase=state.phase,  # type: ignore[arg-type]
+        round=state.round, first_player=state.first_player,
+        current_seat=state.current if not over else -1, draw_pile_size=len(state.draw_pile),
+        cannon=min(total, state.rules.cannon_max), face_up_total=total,
+        pirate_threshold=pirate_threshold(state), arrival_holder=state.arrival_holder,
+        final_round=state.arrival_holder >= 0 and not over,
+    ).SerializeToString())
     parts.append(_counts_fragment(_DISCARDS, state.discards))
     parts.append(_counts_fragment(_PLAYED, state.played))
     if seat is not None:
         parts.append(_counts_fragment(_MY_HAND, state.hands[seat]))
     if not over:
         step = STEPS[state.phase]
-        key = (_PENDING, state.phase, *step.view_key(state))
-        frag = cache.get(key)
+        key = (state.phase, *step.view_key(state))
+        frag = _pending.get(key)
         if frag is None:
             view = pb.View()
             step.pending_view(state, view)
-            frag = cache[key] = view.SerializeToString()
+            frag = _put(_pending, key, view.SerializeToString())
         parts.append(frag)
     return b"".join(parts)
 
 
-# tags of the fragment kinds in the cache's keys (a player's key starts with its seat, >= 0)
-_STALLS, _HOUSES, _SCALARS, _PENDING = -1, -2, -3, -4
-_DISCARDS, _PLAYED, _MY_HAND = "discards", "played_this_turn", "my_hand"
-_fragments: dict[tuple, bytes] = {}
+# Each kind of fragment has its cache: a kind that changes often (a seat's holdings) does not
+# push out one that repeats (a company count, the row of stalls).
+_rows: dict[tuple, bytes] = {}
+_players: dict[tuple, bytes] = {}
+_houses_cache: dict[tuple, bytes] = {}
+_counts: dict[tuple, bytes] = {}
+_pending: dict[tuple, bytes] = {}
 # one stall's fragment by (space, tile, face up): at most 35 x 36 x 2 entries, never cleared
 _single_stalls: dict[tuple[int, int, bool], bytes] = {}
+_DISCARDS, _PLAYED, _MY_HAND = "discards", "played_this_turn", "my_hand"
+
+
+def _put(cache: dict[tuple, bytes], key: tuple, frag: bytes) -> bytes:
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    cache[key] = frag
+    return frag
 
 
 def _stall_row(track: list[int], revealed: int) -> bytes:
@@ -197,24 +220,14 @@ def _stall_row(track: list[int], revealed: int) -> bytes:
     return b"".join(out)
 
 
-def _scalars_only(key: tuple) -> bytes:
-    (_, seat, n, phase, round_, first, current, pile, cannon, total, threshold, arrival,
-     final_round) = key
-    return pb.View(
-        seat=seat, seat_count=n, phase=phase, round=round_, first_player=first,
-        current_seat=current, draw_pile_size=pile, cannon=cannon, face_up_total=total,
-        pirate_threshold=threshold, arrival_holder=arrival, final_round=final_round,
-    ).SerializeToString()
-
-
 def _counts_fragment(field: str, values: list[int]) -> bytes:
     """``field`` (a CompanyCounts of the View) set to ``values``, encoded."""
     key = (field, *values)
-    frag = _fragments.get(key)
+    frag = _counts.get(key)
     if frag is None:
         view = pb.View()
         getattr(view, field).CopyFrom(counts(values))
-        frag = _fragments[key] = view.SerializeToString()
+        frag = _put(_counts, key, view.SerializeToString())
     return frag
 
 
@@ -224,7 +237,9 @@ def build_view_direct(state: State, seat: int | None) -> pb.View:
     holders = [seal_holder(state, c) for c in range(N_COMPANIES)]
     view = pb.View(
         stalls=[_stall(sp, t, state.revealed) for sp, t in enumerate(state.track, start=1)],
-        players=[_player(_player_key(state, s, holders, over)) for s in range(state.n)],
+        players=[_player(_player_key(
+            state, s, tuple(c + 1 for c in range(N_COMPANIES) if holders[c] == s), over))
+            for s in range(state.n)],
         counting_houses=_houses(state),
     )
     view.MergeFrom(_scalars(state, seat))
