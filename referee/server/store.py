@@ -158,6 +158,24 @@ class MoveRow:
 
 _STOP = object()
 
+# A move's JSON text by the identity of its dict: the engine's move dicts are shared, immutable
+# values (``referee.core.match.move_json``), so each is encoded once, not once per move played.
+# The entry keeps its dict alive, so an id is never reused while it is here.
+_MOVE_TEXT: dict[int, tuple[dict[str, Any], str]] = {}
+_MOVE_TEXT_LIMIT = 4_096
+
+
+def _move_text(move: dict[str, Any]) -> str:
+    hit = _MOVE_TEXT.get(id(move))
+    if hit is not None and hit[0] is move:
+        return hit[1]
+    text = json.dumps(move, separators=(",", ":"))
+    if len(_MOVE_TEXT) >= _MOVE_TEXT_LIMIT:
+        _MOVE_TEXT.clear()
+    _MOVE_TEXT[id(move)] = (move, text)
+    return text
+
+
 #: What a write operation gets: a DB-API connection whose ``execute`` / ``executemany`` take
 #: ``?`` placeholders, whatever the backend (the PostgreSQL store adapts them).
 DbConn = Any
@@ -714,7 +732,7 @@ class Store(ABC):
         """One move; ``rejected`` (the per-seat count of refused moves, when it changed since
         the last write) rides in the same transaction, so counting refusals costs no commit."""
         values = (
-            match_id, m.n, m.seat, m.version_before, json.dumps(m.move, separators=(",", ":")),
+            match_id, m.n, m.seat, m.version_before, _move_text(m.move),
             m.state_hash, m.elapsed_ms, int(m.timeout), m.policy, m.note or None,
         )
         counts = (json.dumps(rejected), match_id) if rejected is not None else None

@@ -47,6 +47,11 @@ class Auction(Pending[State, Any, pb.View]):
     def hash_form(self) -> tuple:
         return (AUCTION,)
 
+    def view_key(self, state: State) -> tuple:
+        """What ``pending_view`` shows (the View caches its encoding under this key)."""
+        return (state.die, *state.lot, state.high_bid, state.high_bidder, state.auctioneer,
+                state.current)
+
     def pending_view(self, state: State, view: pb.View) -> None:
         """The lot, the die, the high bid and who acts."""
         view.auction.CopyFrom(

@@ -162,6 +162,10 @@ class Actions(Pending[State, Any, pb.View]):
     def hash_form(self) -> tuple:
         return (ACTIONS,)
 
+    def view_key(self, state: State) -> tuple:
+        """``pending_view`` shows nothing."""
+        return ()
+
     def default_move(self, state: State, d: Decision):
         """Draw; with cards already laid, the first merchant move offered (or, if none yet, the
         first card offered)."""
@@ -196,6 +200,10 @@ class TileExchange(Pending[State, Any, pb.View]):
 
     def hash_form(self) -> tuple:
         return (EXCHANGE,)
+
+    def view_key(self, state: State) -> tuple:
+        """What ``pending_view`` shows (the View caches its encoding under this key)."""
+        return (state.pending_tile,)
 
     def pending_view(self, state: State, view: pb.View) -> None:
         """The stall tile just taken, waiting to be exchanged or kept."""

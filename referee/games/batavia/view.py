@@ -3,11 +3,14 @@ of others only what the table shows (hand sizes, bills, laid cards, tiles). Neve
 order, face-down stall tiles or the RNG.
 
 Speed: building protobuf messages field by field costs microseconds per message, and a view has
-about fifty. The parts that repeat from move to move (a stall space, a player's public holdings, a
-counting house) are therefore encoded once and cached as bytes; the view is the concatenation of
-those encodings parsed once. Concatenated encodings of the same message type merge (repeated fields
+about fifty. Every part is therefore encoded once and cached as bytes, keyed by exactly what it
+shows: the row of stalls (built on a miss from single stalls' encodings), each player's public
+holdings, the counting houses, each company count (discards, the cards played this turn, the
+viewer's hand) and the pending decision's part (its step's ``view_key``); only the scalars, which
+change with nearly every move, are encoded each time. The view is the concatenation. Concatenated encodings of the same message type merge (repeated fields
 append, scalars take the last value), so the result is exactly the message built field by field —
-``test_fragment_view_equals_direct_build`` checks this against :func:`build_view_direct`.
+``test_fragment_view_equals_direct_build`` and tests/batavia/test_view_bytes.py check this
+against :func:`build_view_direct`, and that no change is served from a stale fragment.
 
 protoc's stubs type enum fields as their enum class; the enum numbers this module writes as ints
 carry ``type: ignore[arg-type]``.
@@ -32,9 +35,6 @@ from .view_parts import counts, stall_tile
 # Fragments repeat within a match (a player's holdings change only when they act), rarely
 # across matches: a few thousand entries keep the hits, and cap the memory at a few MB.
 _CACHE_LIMIT = 8_192
-_stall_cache: dict[tuple, bytes] = {}
-_player_cache: dict[tuple, bytes] = {}
-_house_cache: dict[tuple, bytes] = {}
 
 
 def _stall(space: int, tile: int, revealed: int) -> pb.Stall:
@@ -47,7 +47,9 @@ def _stall(space: int, tile: int, revealed: int) -> pb.Stall:
     return pb.Stall(space=space, state=pb.FACE_DOWN)
 
 
-def _player_key(state: State, s: int, holders: list[int], over: bool) -> tuple:
+def _player_key(state: State, s: int, seals: tuple[int, ...], over: bool) -> tuple:
+    """What :func:`_player` shows of seat ``s`` (``seals``: the companies whose seal it holds,
+    1-based)."""
     return (
         s,
         state.merchant[s],
@@ -55,7 +57,7 @@ def _player_key(state: State, s: int, holders: list[int], over: bool) -> tuple:
         state.bills[s],
         state.final[s]["total"] if over else state.gold[s],
         tuple(state.face_up[s]),
-        tuple(c + 1 for c in range(N_COMPANIES) if holders[c] == s),
+        seals,
         tuple(state.tiles[s]),
         state.crates_left[s],
         state.arrival_holder == s,
@@ -73,11 +75,26 @@ def _player(key: tuple) -> pb.PlayerPublic:
         gold=gold,
         face_up=counts(face_up),
         seals=seals,
-        tiles=[stall_tile(t) for t in tiles],
+        tiles=[_TILES[t] for t in tiles],
         crates_left=crates,
         has_arrival_tile=arrival,
         in_auction=in_auction,
     )
+
+
+#: each stall tile as a kept tile shows it
+_TILES = [stall_tile(t) for t in range(N_COMPANIES * N_GOODS)]
+
+
+def _seals(state: State) -> list[tuple[int, ...]]:
+    """Per seat, the companies (1-based) whose seal it holds: a strict majority of the
+    company's face-up cards (``seal_holder``, computed for all companies at once)."""
+    out: list[list[int]] = [[] for _ in range(state.n)]
+    for c, column in enumerate(zip(*state.face_up), start=1):
+        most = max(column)
+        if most and column.count(most) == 1:
+            out[column.index(most)].append(c)
+    return [tuple(x) for x in out]
 
 
 def _houses(state: State) -> list[pb.CountingHouse]:
@@ -122,40 +139,96 @@ def build_view(state: State, seat: int | None) -> pb.View:
 
 
 def build_view_bytes(state: State, seat: int | None) -> bytes:
-    """The encoded view: cached fragments concatenated (see the module docstring)."""
+    """The encoded view: cached fragments concatenated (see the module docstring). Every part
+    is keyed by exactly what it shows, so a change to any of it is a new key, never a stale
+    fragment (tests/batavia/test_view_bytes.py)."""
     over = state.phase == OVER
-    holders = [seal_holder(state, c) for c in range(N_COMPANIES)]
-    parts: list[bytes] = []
-    # the whole row of stalls changes only when a tile is taken or revealed: one cache entry
-    tkey = (tuple(state.track), state.revealed)
-    frag = _stall_cache.get(tkey)
+    seals = _seals(state)
+    # the whole row of stalls changes only when a tile is taken or revealed: one entry, built
+    # on a miss from the fragments of single stalls
+    key: tuple = (state.revealed, *state.track)
+    frag = _rows.get(key)
     if frag is None:
-        frag = pb.View(
-            stalls=[_stall(sp, t, state.revealed) for sp, t in enumerate(state.track, start=1)]
-        ).SerializeToString()
-        if len(_stall_cache) > _CACHE_LIMIT:
-            _stall_cache.clear()
-        _stall_cache[tkey] = frag
-    parts.append(frag)
+        frag = _put(_rows, key, _stall_row(state.track, state.revealed))
+    parts = [frag]
     for s in range(state.n):
-        key = _player_key(state, s, holders, over)
-        frag = _player_cache.get(key)
+        key = _player_key(state, s, seals[s], over)
+        frag = _players.get(key)
         if frag is None:
-            frag = pb.View(players=[_player(key)]).SerializeToString()
-            if len(_player_cache) > _CACHE_LIMIT:
-                _player_cache.clear()
-            _player_cache[key] = frag
+            frag = _put(_players, key, pb.View(players=[_player(key)]).SerializeToString())
         parts.append(frag)
-    hkey = tuple(state.crate_owner)
-    frag = _house_cache.get(hkey)
+    key = tuple(state.crate_owner)
+    frag = _houses_cache.get(key)
     if frag is None:
-        frag = pb.View(counting_houses=_houses(state)).SerializeToString()
-        if len(_house_cache) > _CACHE_LIMIT:
-            _house_cache.clear()
-        _house_cache[hkey] = frag
+        frag = _put(_houses_cache, key, pb.View(counting_houses=_houses(state)).SerializeToString())
     parts.append(frag)
-    parts.append(_scalars(state, seat).SerializeToString())
+    # the scalars change with nearly every move: built each time, not cached
+    total = face_up_total(state)
+    parts.append(pb.View(
+        seat=-1 if seat is None else seat, seat_count=state.n,
+        phase=state.phase,  # type: ignore[arg-type]
+        round=state.round, first_player=state.first_player,
+        current_seat=state.current if not over else -1, draw_pile_size=len(state.draw_pile),
+        cannon=min(total, state.rules.cannon_max), face_up_total=total,
+        pirate_threshold=pirate_threshold(state), arrival_holder=state.arrival_holder,
+        final_round=state.arrival_holder >= 0 and not over,
+    ).SerializeToString())
+    parts.append(_counts_fragment(_DISCARDS, state.discards))
+    parts.append(_counts_fragment(_PLAYED, state.played))
+    if seat is not None:
+        parts.append(_counts_fragment(_MY_HAND, state.hands[seat]))
+    if not over:
+        step = STEPS[state.phase]
+        key = (state.phase, *step.view_key(state))
+        frag = _pending.get(key)
+        if frag is None:
+            view = pb.View()
+            step.pending_view(state, view)
+            frag = _put(_pending, key, view.SerializeToString())
+        parts.append(frag)
     return b"".join(parts)
+
+
+# Each kind of fragment has its cache: a kind that changes often (a seat's holdings) does not
+# push out one that repeats (a company count, the row of stalls).
+_rows: dict[tuple, bytes] = {}
+_players: dict[tuple, bytes] = {}
+_houses_cache: dict[tuple, bytes] = {}
+_counts: dict[tuple, bytes] = {}
+_pending: dict[tuple, bytes] = {}
+# one stall's fragment by (space, tile, face up): at most 35 x 36 x 2 entries, never cleared
+_single_stalls: dict[tuple[int, int, bool], bytes] = {}
+_DISCARDS, _PLAYED, _MY_HAND = "discards", "played_this_turn", "my_hand"
+
+
+def _put(cache: dict[tuple, bytes], key: tuple, frag: bytes) -> bytes:
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    cache[key] = frag
+    return frag
+
+
+def _stall_row(track: list[int], revealed: int) -> bytes:
+    out = []
+    for space, tile in enumerate(track, start=1):
+        skey = (space, tile, tile >= 0 and space <= revealed)
+        frag = _single_stalls.get(skey)
+        if frag is None:
+            frag = _single_stalls[skey] = pb.View(
+                stalls=[_stall(space, tile, revealed)]).SerializeToString()
+        out.append(frag)
+    return b"".join(out)
+
+
+def _counts_fragment(field: str, values: list[int]) -> bytes:
+    """``field`` (a CompanyCounts of the View) set to ``values``, encoded."""
+    key = (field, *values)
+    frag = _counts.get(key)
+    if frag is None:
+        view = pb.View()
+        getattr(view, field).CopyFrom(counts(values))
+        frag = _put(_counts, key, view.SerializeToString())
+    return frag
 
 
 def build_view_direct(state: State, seat: int | None) -> pb.View:
@@ -164,7 +237,9 @@ def build_view_direct(state: State, seat: int | None) -> pb.View:
     holders = [seal_holder(state, c) for c in range(N_COMPANIES)]
     view = pb.View(
         stalls=[_stall(sp, t, state.revealed) for sp, t in enumerate(state.track, start=1)],
-        players=[_player(_player_key(state, s, holders, over)) for s in range(state.n)],
+        players=[_player(_player_key(
+            state, s, tuple(c + 1 for c in range(N_COMPANIES) if holders[c] == s), over))
+            for s in range(state.n)],
         counting_houses=_houses(state),
     )
     view.MergeFrom(_scalars(state, seat))
