@@ -28,6 +28,15 @@ from .store import ADDED_COLUMNS, INDEXES, SCHEMA, Store
 
 #: the key of the advisory lock held while the schema is created or migrated
 SCHEMA_LOCK = 0x72656665  # "refe"
+#: A referee's own transactions are one pipeline or a few statements in a row: one left idle
+#: inside a transaction for this long belongs to a stalled process (SIGSTOP, a paused VM, a
+#: debugger), and the server ends its session so that its row locks (the lease row it read FOR
+#: SHARE) cannot hold up the take-over of its matches by another referee. The stalled referee
+#: finds its connection gone when it wakes, and its writes fail as fenced-off writes do.
+STALLED_TRANSACTION_MS = 3000
+#: The longest any statement waits for a lock before it fails (and is answered as a store
+#: failure) instead of hanging the referee: a backstop behind STALLED_TRANSACTION_MS.
+LOCK_TIMEOUT_MS = 15000
 
 
 @lru_cache(maxsize=512)
@@ -85,6 +94,8 @@ class PostgresStore(Store):
         # waits for the server's fsync (on, or whatever the server's configuration says)
         if self.durability == "normal":
             raw.execute("SET synchronous_commit = off")
+        raw.execute(f"SET idle_in_transaction_session_timeout = {STALLED_TRANSACTION_MS}")
+        raw.execute(f"SET lock_timeout = {LOCK_TIMEOUT_MS}")
         return PgConn(raw)
 
     def _pipeline(self, conn: PgConn) -> contextlib.AbstractContextManager:
