@@ -39,8 +39,10 @@ run: setup
 serve: setup
 	$(VENV)/bin/referee serve
 
+# Two workers; --dist worksteal lets a worker that runs out take half of the other's queue, and
+# tests/conftest.py starts the longest modules first, so the run does not end on one long test.
 test: setup packages
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -n 2 --dist worksteal -q
 
 # The Debian packages the tests use (tests/debian-packages.txt: Chromium for the browser tests,
 # bubblewrap, openssl, Node.js) and each kit's (clients/*/debian-packages.txt), installed when

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench.pgserver import skip_reason
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -20,7 +22,8 @@ def test_bench_writes_results(tmp_path):
          "--tournament-concurrency", "2", "--idle-matches", "20",
          "--persistent-matches", "4", "--league-matches", "4", "--fairness-pairs", "2",
          "--sim-seconds", "0.2", "--ismcts-matches", "1", "--ismcts-iterations", "1",
-         "--cluster-matches", "8", "--output", str(out_file)],
+         "--cluster-matches", "8", "--load-matches", "8", "--store-seconds", "0.5",
+         "--store-matches", "4", "--output", str(out_file)],
         capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -46,6 +49,14 @@ def test_bench_writes_results(tmp_path):
                 *(f"sim.{g}.{k}" for g in ("batavia", "goa", "santa_maria")
                   for k in ("clones_per_s", "deepcopy_clones_per_s"))):
         assert summary[key] > 0, key
+    # the load and store phases ran, small (their sizes above; their figures are `make bench`'s)
+    for key in ("grpc.load8.moves_per_s", "grpc.joins4000.joined",
+                *(f"store.sqlite.{d}.moves_per_s" for d in ("normal", "full"))):
+        assert summary[key] > 0, key
+    if not skip_reason():  # a throw-away PostgreSQL cluster (bench/pgserver.py)
+        for key in ("store.postgresql.normal.moves_per_s", "store.postgresql.full.moves_per_s",
+                    "store.postgresql.grpc_moves_per_s"):
+            assert summary[key] > 0, key
     if shutil.which("nginx") or os.access("/usr/sbin/nginx", os.X_OK):  # bench/cluster.py
         for key in ("moves_per_s", "plain_moves_per_s", "proxy_cpu_ms_per_move"):
             assert summary[f"cluster.{key}"] > 0, key

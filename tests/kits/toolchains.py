@@ -12,12 +12,13 @@ compile), so later sessions reuse them.
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -168,12 +169,20 @@ def cpp_bot() -> list[str]:
     return [str(CLIENTS / "cpp" / "bin" / "bot")]
 
 
+def _once(build: Callable[[], list[str]]) -> Callable[[], list[str]]:
+    """``build`` run once per test process (its argv kept): the sources do not change during a
+    session, and a no-op ``make`` still costs seconds on a loaded machine at each kit test. A
+    build that skipped or failed is tried again by the next test."""
+    cached = functools.cache(build)
+    return lambda: list(cached())
+
+
 KITS = {
     "python": python_bot,
-    "node": node_bot,
-    "typescript": typescript_bot,
-    "go": go_bot,
-    "cpp": cpp_bot,
+    "node": _once(node_bot),
+    "typescript": _once(typescript_bot),
+    "go": _once(go_bot),
+    "cpp": _once(cpp_bot),
 }
 
 

@@ -15,6 +15,17 @@ from referee.server import RefereeServer, ServerConfig, logs
 ADMIN = "test-admin-token"
 
 
+async def _drain() -> None:
+    """Cancel the loop's other tasks and wait until they have ended; close its async
+    generators."""
+    me = asyncio.current_task()
+    tasks = [t for t in asyncio.all_tasks() if t is not me]
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.get_running_loop().shutdown_asyncgens()
+
+
 class ServerHandle:
     def __init__(self, data_dir: Path, **overrides):
         self.data_dir = data_dir
@@ -41,10 +52,17 @@ class ServerHandle:
             self.server = None
 
     def close(self) -> None:
-        self.stop()
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
-        self.loop.close()
+        """Stop the server, then let every task still on the loop (a stream's handler, a
+        callback grpc scheduled while stopping) finish or cancel before the loop closes: closing
+        it under them raised "Event loop is closed" at teardown on a loaded machine."""
+        try:
+            self.stop()
+        finally:
+            self.call(_drain(), timeout=60)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(60)
+            if not self.thread.is_alive():
+                self.loop.close()
 
     @property
     def target(self) -> str:

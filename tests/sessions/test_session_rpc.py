@@ -256,7 +256,9 @@ def test_an_unanswered_assignment_times_out_and_the_match_still_ends(make_server
             ta = await register(stub, "alice")
             s = RawSession(ch, ta)
             await s.hello()
-            policy = pb.TimePolicy(move_ms=20, on_expiry=pb.RANDOM_LEGAL)
+            # join_ms: the clocks start 2 s after creation, not the referee's default 30 s
+            # (nobody will join: the seats are never acknowledged)
+            policy = pb.TimePolicy(move_ms=20, join_ms=2000, on_expiry=pb.RANDOM_LEGAL)
             match_id, _ = await create_bound(stub, ["alice", "alice", "alice"], policy=policy)
             # every seat of the one match (capacity counts matches); never answered
             got = {(await s.assignment()).seat for _ in range(3)}

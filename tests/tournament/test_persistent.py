@@ -96,6 +96,7 @@ def test_a_persistent_entrant_that_dies_is_restarted_and_loses_no_match(tmp_path
         move_ms = 30
         bank_ms = 3000                  # steady's start-up; crashy spends it once
         grace_ms = 0
+        join_timeout_s = 10             # crashy's seats given up on, then played (default 30)
         [run]
         concurrency = 2
         """)

@@ -1,0 +1,45 @@
+"""Suite-wide settings: the order in which pytest-xdist hands out the test modules.
+
+`make test` runs ``pytest -n 2 --dist worksteal``: each worker starts on half of the collected
+tests, and a worker that runs out takes half of what the other has not started. The run then
+ends when the last long test ends; so the modules whose tests take longest (measured with
+``--durations``; see "Tests" in docs/ARCHITECTURE.md) are collected first, and the short ones
+fill in at the end. Only the order changes: every module keeps its tests together (its
+module-scoped fixtures are set up once), and a module missing from or extra to the list below
+runs all the same, in the usual place.
+"""
+from __future__ import annotations
+
+import pytest
+
+#: Modules to start first, longest first (seconds under `-n 2` on a 2-core machine).
+LONG_FIRST = (
+    "tests/kits/test_kit_combine.py",  # the first C++ kit build on a clean checkout
+    "tests/bench/test_bench_smoke.py",
+    "tests/kits/test_kits.py",
+    "tests/tournament/test_persistent.py",
+    "tests/tournament/test_ray.py",  # Ray installed (when missing) and started
+    "tests/client/test_sdk_install.py",  # a venv and grpcio/protobuf from PyPI
+    "tests/cluster/test_many_hosts.py",
+    "tests/contract/test_any_move.py",
+    "tests/client/test_greedy_santa_maria_strength.py",
+    "tests/client/test_greedy_goa_strength.py",
+    "tests/tournament/test_fail_fast.py",
+    "tests/web/test_viewer_browser.py",
+    "tests/tournament/test_ladder.py",
+    "tests/tournament/test_end_to_end.py",
+    "tests/batavia/test_properties.py",
+    "tests/goa/test_view_bytes.py",
+)
+
+
+def _rank(item: pytest.Item) -> int:
+    path = item.nodeid.split("::", 1)[0]
+    try:
+        return LONG_FIRST.index(path)
+    except ValueError:
+        return len(LONG_FIRST)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=_rank)  # stable: every module's tests stay in their order
