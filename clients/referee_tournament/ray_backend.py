@@ -38,8 +38,7 @@ class RayBackend:
             if address:
                 ray.init(address=address, log_to_driver=False)
             else:
-                ray.init(num_cpus=num_cpus or 2, include_dashboard=False, log_to_driver=False,
-                         configure_logging=False)
+                start_local_ray(ray, num_cpus or 2)
                 self._owns = True
         self._remote = ray.remote(num_cpus=1, max_retries=0)(play_match_sync)
 
@@ -54,3 +53,23 @@ class RayBackend:
     async def close(self) -> None:
         if self._owns:
             await asyncio.to_thread(self.ray.shutdown)
+
+
+#: Ray waits a fixed 30 s for its raylet to register at start-up, which a loaded machine (a
+#: build or a test suite beside it) can miss; a local instance is started again this many times
+START_ATTEMPTS = 3
+
+
+def start_local_ray(ray: Any, num_cpus: int) -> None:
+    """Start a local Ray instance of ``num_cpus`` for this process, trying again after Ray's
+    "timed out during startup" (its raylet slow to register), at most ``START_ATTEMPTS`` times."""
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
+                     configure_logging=False)
+            return
+        except Exception as exc:  # Ray raises a bare Exception for this
+            if "timed out during startup" not in str(exc) or attempt == START_ATTEMPTS:
+                raise
+            ray.shutdown()
+

@@ -16,6 +16,7 @@ import sys
 
 import pytest
 from referee_tournament.config import parse
+from referee_tournament.ray_backend import START_ATTEMPTS, start_local_ray
 from referee_tournament.runner import Runner
 
 from .conftest import GREEDY, RANDOM
@@ -40,7 +41,7 @@ def _import_or_install_ray():
 @pytest.fixture(scope="module")
 def local_ray():
     ray = _import_or_install_ray()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    start_local_ray(ray, 2)  # Ray's own start-up wait is 30 s: tried again on a loaded machine
     yield ray
     ray.shutdown()
 
@@ -75,3 +76,33 @@ def test_ray_task_with_its_own_referee(tmp_path, quiet_console, local_ray):
     data = asyncio.run(Runner(cfg, console=quiet_console, progress=False, max_matches=2).run())
     assert data["status"] == {"done": 2, "pending": 1}
     assert all(m["referee"] == "task-local" for m in data["matches"] if m["status"] == "done")
+
+
+class _SlowRay:
+    """Ray's module as far as ``start_local_ray`` uses it, its raylet missing Ray's start-up
+    wait ``fails`` times."""
+
+    def __init__(self, fails: int, message: str = "The current node timed out during startup."):
+        self.fails, self.message, self.inits, self.shutdowns = fails, message, 0, 0
+
+    def init(self, **kwargs):
+        self.inits += 1
+        if self.inits <= self.fails:
+            raise Exception(self.message)  # what Ray raises
+
+    def shutdown(self):
+        self.shutdowns += 1
+
+
+def test_a_local_ray_slow_to_start_is_started_again():
+    ray = _SlowRay(fails=START_ATTEMPTS - 1)
+    start_local_ray(ray, 2)
+    assert (ray.inits, ray.shutdowns) == (START_ATTEMPTS, START_ATTEMPTS - 1)
+    never = _SlowRay(fails=START_ATTEMPTS)
+    with pytest.raises(Exception, match="timed out during startup"):
+        start_local_ray(never, 2)
+    other = _SlowRay(fails=1, message="some other failure")  # not retried
+    with pytest.raises(Exception, match="some other failure"):
+        start_local_ray(other, 2)
+    assert other.inits == 1
+
