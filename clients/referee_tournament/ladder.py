@@ -43,7 +43,7 @@ from .config import TournamentConfig
 from .formats import MatchSpec
 from .report import did_not_play
 from .runner import RunError, Runner, report_meta
-from .store import Row
+from .store import Row, add_columns
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS ladder_ratings (
@@ -90,9 +90,8 @@ class LadderStore:
         self.db = sqlite3.connect(path, isolation_level=None, timeout=30)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.executescript(SCHEMA)
-        cols = {r[1] for r in self.db.execute("PRAGMA table_info(ladder_matches)")}
-        if "outcome" not in cols:  # a ladder folder from before the report kept outcomes
-            self.db.execute("ALTER TABLE ladder_matches ADD COLUMN outcome TEXT")
+        # a ladder folder from before the report kept outcomes
+        add_columns(self.db, "ladder_matches", {"outcome": "TEXT"})
 
     def keep_config(self, cfg: TournamentConfig) -> None:
         """The tournament file in the folder, as a tournament's store keeps it, so that

@@ -72,4 +72,3 @@ def start_local_ray(ray: Any, num_cpus: int) -> None:
             if "timed out during startup" not in str(exc) or attempt == START_ATTEMPTS:
                 raise
             ray.shutdown()
-

@@ -45,6 +45,15 @@ CREATE TABLE IF NOT EXISTS matches (
 ADDED_COLUMNS = {"request_id": "TEXT"}
 
 
+def add_columns(db: sqlite3.Connection, table: str, columns: dict[str, str]) -> None:
+    """Add to ``table`` those of ``columns`` (name: declaration) it lacks: a database written
+    by an older version of the runner, opened by this one."""
+    have = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+    for col, decl in columns.items():
+        if col not in have:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {col} {decl}")
+
+
 @dataclass(slots=True)
 class Row:
     idx: int
@@ -73,10 +82,7 @@ class Store:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
-        have = {r[1] for r in self.db.execute("PRAGMA table_info(matches)")}
-        for col, decl in ADDED_COLUMNS.items():
-            if col not in have:
-                self.db.execute(f"ALTER TABLE matches ADD COLUMN {col} {decl}")
+        add_columns(self.db, "matches", ADDED_COLUMNS)
 
     def close(self) -> None:
         self.db.close()

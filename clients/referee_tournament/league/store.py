@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ladder import Rating
-from ..store import Row
+from ..store import Row, add_columns
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -117,9 +117,7 @@ class LeagueStore:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.executescript(SCHEMA)
-        columns = {r[1] for r in self.db.execute("PRAGMA table_info(matches)")}
-        if "request_id" not in columns:  # a database from before request ids
-            self.db.execute("ALTER TABLE matches ADD COLUMN request_id TEXT")
+        add_columns(self.db, "matches", {"request_id": "TEXT"})  # from before request ids
 
     def close(self) -> None:
         self.db.close()
