@@ -49,18 +49,11 @@ class MatchClock:
         self.seat = -1  # whose decision is timed (-1: none)
         self.deadline_ms = 0  # its deadline (unix ms; 0: none), as its Decision says
 
-    def public_json(self) -> dict[str, object]:
+    def public_proto(self) -> pb.PublicClock:
         """The clock as everyone at the table may see it (a chess clock is public): the time
         policy's limits, whose decision runs and its deadline, each seat's bank left and
-        strikes used. For the web viewer's clocks."""
-        p = self.policy
-        return {"move_ms": p.move_ms, "bank_ms": p.bank_ms, "strikes": p.strikes,
-                "seat": self.seat, "deadline_ms": self.deadline_ms,
-                "bank_left_ms": list(self.bank_left), "strikes_used": list(self.strikes_used)}
-
-    def public_proto(self) -> pb.PublicClock:
-        """:meth:`public_json` as Watch sends it (``SpectatorUpdate.clock``), so that a viewer
-        served by another worker or host than the match's draws the same clocks."""
+        strikes used. Watch sends it (``SpectatorUpdate.clock``); the web viewer draws it
+        (:func:`clock_json`), whichever worker or host runs the match."""
         p = self.policy
         return pb.PublicClock(move_ms=p.move_ms, bank_ms=p.bank_ms, strikes=p.strikes,
                               seat=self.seat, deadline_unix_ms=self.deadline_ms,
@@ -198,3 +191,10 @@ class StartGate:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
+
+
+def clock_json(c: pb.PublicClock) -> dict[str, object]:
+    """Public clocks as the web viewer's pages draw them."""
+    return {"move_ms": c.move_ms, "bank_ms": c.bank_ms, "strikes": c.strikes, "seat": c.seat,
+            "deadline_ms": c.deadline_unix_ms, "bank_left_ms": list(c.bank_left_ms),
+            "strikes_used": list(c.strikes_used)}

@@ -13,7 +13,7 @@ import contextlib
 import json
 from typing import Any
 
-from referee.server.clock import now_ms
+from referee.server.clock import clock_json, now_ms
 from referee.server.streams import CLOSE, Stream
 from referee.v1 import referee_pb2 as pb
 
@@ -163,14 +163,6 @@ class Feed:
             if self.hub.feeds.get(self.rt.id) is self:
                 del self.hub.feeds[self.rt.id]
             self.rt.detach(self.stream)
-
-
-def clock_json(c: pb.PublicClock) -> dict[str, Any]:
-    """A SpectatorUpdate's clocks as the page draws them (the keys of the local
-    ``MatchClock.public_json``)."""
-    return {"move_ms": c.move_ms, "bank_ms": c.bank_ms, "strikes": c.strikes, "seat": c.seat,
-            "deadline_ms": c.deadline_unix_ms, "bank_left_ms": list(c.bank_left_ms),
-            "strikes_used": list(c.strikes_used)}
 
 
 class LiveHub:

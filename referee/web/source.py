@@ -16,7 +16,7 @@ from referee.core import registry
 from referee.core.match import ReplayError
 from referee.server import shard
 from referee.server.auth import same_hash, token_hash
-from referee.server.clock import now_ms
+from referee.server.clock import clock_json, now_ms
 from referee.server.records import replay_log
 
 from . import frames as F
@@ -57,7 +57,7 @@ class MatchSource:
             "current_seat": d.seat if d is not None and not over else -1,
             "result": result,
             # public, like a chess clock's faces; now_ms lets a page allow for its own clock
-            "clock": rt.clock.public_json() if not over else None, "now_ms": now_ms(),
+            "clock": clock_json(rt.clock.public_proto()) if not over else None, "now_ms": now_ms(),
             "league": rt.league_fields.get("league", ""),
             "bots": list(rt.league_fields.get("seat_bots", ())),
             "bot_versions": list(rt.league_fields.get("seat_bot_versions", ())),
