@@ -87,13 +87,13 @@ _TILES = [stall_tile(t) for t in range(N_COMPANIES * N_GOODS)]
 
 
 def _seals(state: State) -> list[tuple[int, ...]]:
-    """Per seat, the companies (1-based) whose seal it holds: a strict majority of the
-    company's face-up cards (``seal_holder``, computed for all companies at once)."""
+    """Per seat, the companies (1-based) whose seal it holds (``seal_holder``, once per
+    company for all seats)."""
     out: list[list[int]] = [[] for _ in range(state.n)]
-    for c, column in enumerate(zip(*state.face_up), start=1):
-        most = max(column)
-        if most and column.count(most) == 1:
-            out[column.index(most)].append(c)
+    for c in range(N_COMPANIES):
+        holder = seal_holder(state, c)
+        if holder >= 0:
+            out[holder].append(c + 1)
     return [tuple(x) for x in out]
 
 
@@ -108,10 +108,11 @@ def _houses(state: State) -> list[pb.CountingHouse]:
 
 
 def _scalars(state: State, seat: int | None) -> pb.View:
-    """Everything but stalls, players and counting houses."""
+    """The view's own fields, which change with nearly every move: everything but stalls,
+    players, counting houses, company counts and the pending decision's part."""
     over = state.phase == OVER
     total = face_up_total(state)
-    view = pb.View(
+    return pb.View(
         seat=-1 if seat is None else seat,
         seat_count=state.n,
         phase=state.phase,  # type: ignore[arg-type]
@@ -119,19 +120,12 @@ def _scalars(state: State, seat: int | None) -> pb.View:
         first_player=state.first_player,
         current_seat=state.current if not over else -1,
         draw_pile_size=len(state.draw_pile),
-        discards=counts(state.discards),
         cannon=min(total, state.rules.cannon_max),
         face_up_total=total,
         pirate_threshold=pirate_threshold(state),
-        played_this_turn=counts(state.played),
         arrival_holder=state.arrival_holder,
         final_round=state.arrival_holder >= 0 and not over,
     )
-    if not over:
-        STEPS[state.phase].pending_view(state, view)
-    if seat is not None:
-        view.my_hand.CopyFrom(counts(state.hands[seat]))
-    return view
 
 
 def build_view(state: State, seat: int | None) -> pb.View:
@@ -163,16 +157,7 @@ def build_view_bytes(state: State, seat: int | None) -> bytes:
         frag = _put(_houses_cache, key, pb.View(counting_houses=_houses(state)).SerializeToString())
     parts.append(frag)
     # the scalars change with nearly every move: built each time, not cached
-    total = face_up_total(state)
-    parts.append(pb.View(
-        seat=-1 if seat is None else seat, seat_count=state.n,
-        phase=state.phase,  # type: ignore[arg-type]
-        round=state.round, first_player=state.first_player,
-        current_seat=state.current if not over else -1, draw_pile_size=len(state.draw_pile),
-        cannon=min(total, state.rules.cannon_max), face_up_total=total,
-        pirate_threshold=pirate_threshold(state), arrival_holder=state.arrival_holder,
-        final_round=state.arrival_holder >= 0 and not over,
-    ).SerializeToString())
+    parts.append(_scalars(state, seat).SerializeToString())
     parts.append(_counts_fragment(_DISCARDS, state.discards))
     parts.append(_counts_fragment(_PLAYED, state.played))
     if seat is not None:
@@ -243,4 +228,10 @@ def build_view_direct(state: State, seat: int | None) -> pb.View:
         counting_houses=_houses(state),
     )
     view.MergeFrom(_scalars(state, seat))
+    view.discards.CopyFrom(counts(state.discards))
+    view.played_this_turn.CopyFrom(counts(state.played))
+    if not over:
+        STEPS[state.phase].pending_view(state, view)
+    if seat is not None:
+        view.my_hand.CopyFrom(counts(state.hands[seat]))
     return view
