@@ -442,6 +442,7 @@ _REFUSED = frozenset(
         referee_pb2.MALFORMED,
         referee_pb2.WRONG_GAME,
         referee_pb2.REASON_UNSPECIFIED,
+        referee_pb2.INTERNAL,
     }
 )
 

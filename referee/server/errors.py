@@ -122,6 +122,17 @@ def precondition(reason: str, message: str) -> RefereeError:
     return RefereeError(grpc.StatusCode.FAILED_PRECONDITION, reason, message)
 
 
+def store_unavailable(message: str) -> RefereeError:
+    """The store cannot commit or read now (database away, disk full, file not writable):
+    nothing changed; call again, the referee recovers by itself once the store is back."""
+    return RefereeError(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", message)
+
+
+def internal(message: str = "internal error") -> RefereeError:
+    """A failure of the referee's own (a bug, logged): nothing the caller sent caused it."""
+    return RefereeError(grpc.StatusCode.INTERNAL, "INTERNAL", message)
+
+
 def not_owner(message: str) -> RefereeError:
     """The match is run by another referee process sharing the store (its lease was taken
     over): call again, and the one that runs it answers (behind a proxy the call is routed

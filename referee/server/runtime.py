@@ -478,7 +478,7 @@ class MatchRuntime:
         if not logged:
             self.log.error("internal_error", rpc="Play", error=repr(exc))
         stream.put(pb.ServerMessage(move_result=refusal(
-            "REASON_UNSPECIFIED", "internal error", self.match.version, request_id)))
+            "INTERNAL", "internal error", self.match.version, request_id)))
 
     async def _commit(self, entry: MoveEntry) -> None:
         fut, rejected = self._store(entry)

@@ -586,7 +586,7 @@ class RefereeService:
                         stream.put(_refused(rt, exc.reason, exc.message, sub.request_id))
                     except Exception as exc:
                         rt.log.exception("internal_error", rpc="Play", seat=seat, error=repr(exc))
-                        stream.put(_refused(rt, "REASON_UNSPECIFIED", "internal error",
+                        stream.put(_refused(rt, "INTERNAL", "internal error",
                                             sub.request_id))
                 elif which == "join":
                     if msg.join.match_id != rt.id:
