@@ -13,16 +13,20 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import stat
 from pathlib import Path
 
 import grpc
+import jsonschema
 import pytest
 
 from referee.cli import main as cli_main
 from referee.core import registry
 from referee.core.provenance import engine_version, rules_version
+from referee.schema import record_schema
 from referee.server import signing
+from referee.server.startup import StartupError
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 
@@ -86,6 +90,7 @@ def test_a_finished_record_is_signed_and_verifies(played, capsys):
     assert rec["rules_version"] == rules_version(registry.get("batavia"))
     assert rec["rules_version"].startswith("sha256:") and rec["components"]["sha256"]
     assert len(rec["seed_salt"]) == 64
+    jsonschema.validate(rec, record_schema())  # the published schema describes it
     code, out = _verify(capsys, str(played.path))
     assert code == 0, out
     assert out.startswith(f"OK {len(rec['moves'])} moves")
@@ -329,3 +334,19 @@ def test_no_seed_or_salt_reaches_a_seat_or_spectator_before_the_end(server):
     for f in frames + watched:
         for secret in (salt.encode(), bytes.fromhex(salt), str(seed).encode()):
             assert secret not in f
+
+
+def test_referees_on_one_store_sign_with_one_key(store_url, make_server, tmp_path):
+    """Issue 31 item 7: every referee sharing a store signs with the same key (a record
+    verifies with the one key whichever host finished it): a referee whose data directory has
+    another record-signing.key refuses to start and says which file to copy."""
+    if not store_url:
+        pytest.skip("one SQLite store means one data directory, hence one key file")
+    a = make_server(tmp_path / "a", store_url=store_url, lease_owner="A")
+    (tmp_path / "b").mkdir()
+    shutil.copy(tmp_path / "a" / "bot-seats.key", tmp_path / "b" / "bot-seats.key")
+    with pytest.raises(StartupError, match=r"record-signing\.key"):
+        make_server(tmp_path / "b", store_url=store_url, lease_owner="B")
+    shutil.copy(tmp_path / "a" / "record-signing.key", tmp_path / "b" / "record-signing.key")
+    b = make_server(tmp_path / "b", store_url=store_url, lease_owner="B")
+    assert b.service.signer.key_id == a.service.signer.key_id
