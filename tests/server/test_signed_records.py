@@ -55,7 +55,11 @@ def played(tmp_path_factory):
             mid, tokens = await create(stub, seats=3, seed=424242, names=["ann", "bob", "cy"])
         logs = await play_match(server.target, mid, tokens, seed=3)
         async with grpc.aio.insecure_channel(server.target) as ch:
-            key = await referee_pb2_grpc.RefereeStub(ch).GetSigningKey(pb.GetSigningKeyRequest())
+            try:
+                key = await referee_pb2_grpc.RefereeStub(ch).GetSigningKey(
+                    pb.GetSigningKeyRequest())
+            except grpc.aio.AioRpcError:  # each test that needs it says so
+                key = pb.SigningKey()
         return mid, logs, key
 
     try:
