@@ -703,10 +703,10 @@ def cmd_replay_verify(args: argparse.Namespace) -> int:
     # the seed: the one the referee committed to before the first move
     commitment = provenance.check_commitment(record)
     if commitment == "absent":
-        if "signature" in record:
-            check("commitment", "a signed record without a seed commitment", "")
-        else:
-            say("commitment: NONE the record has no seed commitment")
+        # (a signed one: its match was created by a referee before commitments, and finished
+        # after; the signature says the member was not taken off)
+        say("commitment: NONE the record has no seed commitment (its match was created by a "
+            "referee before seed commitments)")
     else:
         check("commitment", commitment, "the salt and seed hash to the seats' commitment")
     if record.get("engine_version") not in (None, provenance.engine_version()):

@@ -354,3 +354,46 @@ def test_referees_on_one_store_sign_with_one_key(store_url, make_server, tmp_pat
     shutil.copy(tmp_path / "a" / "record-signing.key", tmp_path / "b" / "record-signing.key")
     b = make_server(tmp_path / "b", store_url=store_url, lease_owner="B")
     assert b.service.signer.key_id == a.service.signer.key_id
+
+
+def test_a_signed_record_without_a_commitment_says_none(played, tmp_path, capsys):
+    """Issue 31 item 7: a match created before seed commitments and finished after is signed
+    without one; verify says so and passes (the signature shows nothing was taken off)."""
+    doc = {k: v for k, v in played.record.items()
+           if k not in ("seed_salt", "seed_commitment", "signature")}
+    path = tmp_path / "old-match.json"
+    path.write_text(json.dumps(signing.load_signer(played.server.data_dir).sign(doc)))
+    code, out = _verify(capsys, str(path), "--data-dir", str(played.server.data_dir))
+    assert code == 0, out
+    assert "commitment: NONE" in out and "signature: OK" in out
+
+
+def test_the_commitment_survives_a_restart_and_every_rejoin(make_server, tmp_path):
+    """Issue 31 item 7: the salt is kept with the match in the store: a seat that joins again,
+    on the same referee or on the referee restarted from its store, gets the same commitment,
+    and the record reveals the salt that hashes to it."""
+    srv = make_server(tmp_path / "data")
+
+    async def welcome(token: str) -> str:
+        async with grpc.aio.insecure_channel(srv.target) as ch:
+            call = referee_pb2_grpc.RefereeStub(ch).Play(metadata=md(token))
+            await call.write(pb.ClientMessage(join=pb.Join(match_id=mid)))
+            msg = await call.read()
+            call.cancel()
+            return msg.welcome.seed_commitment
+
+    async def new():
+        async with grpc.aio.insecure_channel(srv.target) as ch:
+            return await create(referee_pb2_grpc.RefereeStub(ch), seats=3, seed=5150)
+
+    mid, tokens = asyncio.run(new())
+    first = [asyncio.run(welcome(t)) for t in tokens]
+    assert len(set(first)) == 1 and len(first[0]) == 64
+    assert asyncio.run(welcome(tokens[1])) == first[0]  # a re-join
+    srv.stop()
+    srv.start()
+    assert asyncio.run(welcome(tokens[2])) == first[0]  # resumed from the store
+    asyncio.run(play_match(srv.target, mid, tokens, seed=8))
+    record = json.loads((srv.data_dir / "records" / f"{mid}.json").read_text())
+    assert record["seed_commitment"] == first[0]
+    assert signing.check_signature(record, srv.service.signer.public_raw) is None
