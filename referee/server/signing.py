@@ -98,8 +98,11 @@ def load_signer(data_dir: str | Path) -> RecordSigner:
             os.link(tmp, path)  # never over a key another process made meanwhile
         except FileExistsError:
             pass
+        except OSError:  # a file system without hard links: a rename, if still none
+            if not path.exists():
+                os.replace(tmp, path)
         finally:
-            tmp.unlink()
+            tmp.unlink(missing_ok=True)
     try:
         key = serialization.load_pem_private_key(path.read_bytes(), password=None)
     except (OSError, ValueError, TypeError) as exc:
