@@ -325,18 +325,36 @@ def build_parser() -> argparse.ArgumentParser:
     rsub = r.add_subparsers(dest="replay_command", metavar="ACTION", required=True)
     v = rsub.add_parser(
         "verify",
-        help="re-simulate a record and check every state hash",
+        help="check a record's signature and seed commitment, and re-simulate it",
         description=(
-            "Re-simulate a game record (JSON from GetRecord or <data-dir>/records/) from its seed "
-            "and moves with the game's rules, checking the initial state hash, every per-move "
-            "state hash and the result. Prints `OK <n> moves` and exits 0, or prints the first "
-            "mismatch and exits 1."
+            "Check a game record (JSON from GetRecord or <data-dir>/records/): its Ed25519 "
+            "signature over every field (against the referee's public key: --public-key, "
+            "--referee, --data-dir, or the data directory the file is in), its seed commitment "
+            "(the revealed salt and seed hash to what the seats' Welcome carried), a bot's "
+            "receipts if given, and its replay from the seed with the game's rules (the initial "
+            "state hash, every per-move state hash and the result). One line per check; "
+            "`OK <n> moves ...` and exit 0 when all pass, else `FAIL <checks>` and exit 1. A "
+            "record from before signed records says UNSIGNED and is checked by its replay."
         ),
     )
     v.add_argument("file", metavar="FILE", help="the record JSON file ('-' for stdin)")
     v.add_argument("--components", metavar="FILE",
                    help="the organizer's component sheet the match was played with, if it was "
                         "not the game's default")
+    v.add_argument("--public-key", metavar="FILE",
+                   help="the referee's public key (the PEM, raw, hex or base64 key of "
+                        "/api/signing-key, or a data directory's record-signing.key)")
+    v.add_argument("--referee", metavar="HOST:PORT",
+                   help="fetch the public key from this referee (GetSigningKey, plain gRPC)")
+    v.add_argument("--data-dir", metavar="DIR",
+                   help="check the signature with this data directory's record-signing.key "
+                        "(default: the data directory the record file is in, if it is)")
+    v.add_argument("--require-signature", action="store_true",
+                   help="fail on an unsigned record (default: an unsigned record, from a "
+                        "referee before signed records, is checked by its replay alone)")
+    v.add_argument("--receipts", metavar="FILE",
+                   help="a bot's receipts (the SDK's Receipts JSON): check the record against "
+                        "the state hashes the referee acknowledged to it")
 
     h = rsub.add_parser(
         "html",
@@ -588,9 +606,38 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _signing_key(args: argparse.Namespace, record_file: str) -> tuple[bytes | None, str]:
+    """The public key to check a signature with, and where it came from: --public-key FILE,
+    --referee HOST:PORT (GetSigningKey), --data-dir DIR, else the data directory the record
+    file sits in (``<data-dir>/records/<match>.json``). (None, why) when there is none; raises
+    OSError/ValueError for a key that cannot be read."""
+    from referee.server import signing
+
+    if args.public_key:
+        with open(args.public_key, "rb") as f:
+            return signing.public_key_from(f.read()), args.public_key
+    if args.referee:
+        return signing.fetch_public_key(args.referee), f"the referee at {args.referee}"
+    data_dir = Path(args.data_dir) if args.data_dir else None
+    if data_dir is None and record_file != "-":
+        here = Path(record_file).resolve().parent
+        if here.name == "records" and (here.parent / signing.KEY_FILE).exists():
+            data_dir = here.parent
+    if data_dir is None:
+        return None, ("no key to check it with: pass --public-key FILE, --referee HOST:PORT "
+                      "or --data-dir DIR")
+    path = data_dir / signing.KEY_FILE
+    with open(path, "rb") as f:
+        return signing.public_key_from(f.read()), str(path)
+
+
 def cmd_replay_verify(args: argparse.Namespace) -> int:
-    from referee.core import registry
+    """Every check of a record: first the verdict, ``OK <n> moves ...`` when all passed, else
+    ``FAIL`` naming the failed checks; then one indented line per check (``<check>:
+    OK|FAIL|MISMATCH|UNSIGNED|NONE ...``) and notes."""
+    from referee.core import provenance, registry
     from referee.core.match import ReplayError, replay
+    from referee.server import signing
 
     try:
         if args.file == "-":
@@ -599,7 +646,7 @@ def cmd_replay_verify(args: argparse.Namespace) -> int:
             with open(args.file, encoding="utf-8") as f:
                 text = f.read()
         record = json.loads(text)
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         print(f"FAIL cannot read record: {exc}")
         return 1
     if not isinstance(record, dict):
@@ -617,17 +664,90 @@ def cmd_replay_verify(args: argparse.Namespace) -> int:
         except (ValueError, OSError) as exc:
             print(f"FAIL --components: {exc}")
             return 1
+    failed: list[str] = []
+    lines: list[str] = []
+    say = lines.append
+
+    def check(name: str, problem: str | None, ok: str, word: str = "FAIL") -> None:
+        if problem is None:
+            say(f"{name}: OK {ok}")
+        else:
+            failed.append(name)
+            say(f"{name}: {word} {problem}")
+
+    # the signature: every field of the record, as the referee wrote it
+    if "signature" not in record:
+        # a finished record of a referee that signs carries these: without a signature, it
+        # was taken off (an unfinished record, GetRecord of a running match, is not signed yet)
+        signed_only = [k for k in ("seed_commitment", "engine_version", "rules_version")
+                       if k in record]
+        if signed_only and record.get("finished_unix_ms"):
+            check("signature", f"none, but the record carries {', '.join(signed_only)}, which "
+                  "a finished record has only when signed: the signature was removed", "")
+        elif args.require_signature:
+            check("signature", "none: the record is unsigned (--require-signature)", "")
+        else:
+            say("signature: UNSIGNED the record has no signature (from a referee before signed "
+                "records, or a running match's); nothing says who wrote it, only its replay "
+                "is checked")
+    else:
+        try:
+            key, source = _signing_key(args, args.file)
+        except (OSError, ValueError) as exc:
+            key, source = None, f"cannot read the public key: {exc}"
+        if key is None:
+            check("signature", source, "")
+        else:
+            check("signature", signing.check_signature(record, key),
+                  f"ed25519, key {signing.key_id(key)} ({source}): no field was changed")
+    # the seed: the one the referee committed to before the first move
+    commitment = provenance.check_commitment(record)
+    if commitment == "absent":
+        # (a signed one: its match was created by a referee before commitments, and finished
+        # after; the signature says the member was not taken off)
+        say("commitment: NONE the record has no seed commitment (its match was created by a "
+            "referee before seed commitments)")
+    else:
+        check("commitment", commitment, "the salt and seed hash to the seats' commitment")
+    if record.get("engine_version") not in (None, provenance.engine_version()):
+        say(f"note: recorded by engine {str(record['engine_version'])[:40]}, this is "
+              f"{provenance.engine_version()}")
+    if record.get("rules_version") not in (None, provenance.rules_version(game)):
+        say(f"note: recorded under rules {str(record['rules_version'])[:24]}…, this referee "
+              f"has {provenance.rules_version(game)[:24]}… (the replay says whether they play "
+              "alike)")
+    # a bot's receipts: the state hashes the referee acknowledged to it
+    if args.receipts:
+        try:
+            with open(args.receipts, encoding="utf-8") as f:
+                receipts = json.load(f)
+            if not isinstance(receipts, dict):
+                raise ValueError("receipts are a JSON object")
+            problems = provenance.check_receipts(record, receipts)
+            count = len(receipts.get("state_hashes") or {})
+        except (OSError, ValueError) as exc:
+            problems, count = [f"cannot read the receipts: {exc}"], 0
+        check("receipts", "; ".join(problems[:5]) if problems else None,
+              f"{count} receipts match the record's state hashes")
+    # the moves: replayed from the seed, to every recorded state hash and the result
+    m = None
     try:
         m = replay(game, record, sheet)
     except ReplayError as exc:
-        print(f"MISMATCH {exc}")
-        return 1
+        check("replay", str(exc), "", word="MISMATCH")
     except Exception as exc:  # noqa: BLE001 - a damaged record, not a crash
-        print(f"MISMATCH the record cannot be replayed: {type(exc).__name__}: {exc}")
+        check("replay", f"the record cannot be replayed: {type(exc).__name__}: {exc}", "",
+              word="MISMATCH")
+    if m is not None:
+        check("replay", None, f"{len(m.moves)} moves to every recorded state hash")
+    if failed or m is None:
+        print(f"FAIL {', '.join(failed)}")
+        print("\n".join(f"  {line}" for line in lines))
         return 1
     result = m.result()
     summary = f" ({result.summary})" if result and result.summary else ""
     print(f"OK {len(m.moves)} moves, {record.get('game')} seed {record.get('seed')}{summary}")
+    print("\n".join(f"  {line}" for line in lines))
     return 0
 
 

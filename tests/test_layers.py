@@ -48,7 +48,8 @@ LAYERS = (
     # the referee process: gRPC service, runtimes, store, and the web viewer it starts
     _layer("server", ("referee.server", "referee.web"), ("core", "protocol"),
            ("grpc", "grpc_health", "grpc_reflection", "grpc_status", "google.rpc", "structlog",
-            "starlette", "uvicorn", "jinja2", "jsonschema", "psycopg", *PROTOBUF)),
+            "starlette", "uvicorn", "jinja2", "jsonschema", "psycopg", "cryptography",
+            *PROTOBUF)),
     # the forward model for researchers and search bots: engines without a referee, and the
     # local Simulator service that gives other languages the same engines
     _layer("sim", ("referee.sim",), ("core", "protocol"),

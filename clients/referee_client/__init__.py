@@ -10,6 +10,9 @@ Speaks only the wire protocol (``referee.v1.*_pb2`` generated from ``proto/refer
 * :func:`register_entrant`, :func:`upload_bot` — join a league as an entrant (invite code, no
   admin token) and upload a hosted bot's archive (:mod:`referee_client.league`).
 * :class:`SeatClient`, :class:`AdminClient`, :func:`watch` — blocking unary helpers.
+* :class:`Receipts`, :func:`check_record` — what the referee acknowledged (the Welcome's seed
+  commitment, each accepted move's state hash; kept in :attr:`PlayStats.receipts`), checked
+  against the published record.
 * :func:`aio_channel`, :func:`sync_channel`, :func:`bearer`, :class:`TlsConfig` — connections.
 * ``referee_client.bots`` — reference bots (``random``, ``greedy-batavia``); command line
   ``referee-bot``.
@@ -29,6 +32,7 @@ from .bot import (
 )
 from .connection import RefereeError, TlsConfig, aio_channel, bearer, sync_channel
 from .league import register_entrant, upload_bot
+from .receipts import Receipts, check_record
 from .session import SessionStats, register_bot, run_session, session
 from .unary import AdminClient, SeatClient, watch
 
@@ -40,6 +44,7 @@ __all__ = [
     "Bot",
     "BotError",
     "PlayStats",
+    "Receipts",
     "RefereeError",
     "Refusal",
     "SeatClient",
@@ -48,6 +53,7 @@ __all__ = [
     "WrongGame",
     "aio_channel",
     "bearer",
+    "check_record",
     "clean_note",
     "play",
     "register_bot",

@@ -35,7 +35,7 @@ import re
 import time
 import unicodedata
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import grpc
 
@@ -43,6 +43,7 @@ from referee.v1 import referee_pb2, referee_pb2_grpc
 
 from .connection import RefereeError, TlsConfig, aio_channel, bearer, reason_of
 from .logs import get_logger
+from .receipts import Receipts
 
 log = get_logger("referee_client")
 
@@ -237,6 +238,9 @@ class PlayStats:
     reconnects: int = 0
     fallbacks: int = 0  # substitute moves played for the bot (only with fallback=)
     notes: int = 0  # answers sent with a note
+    # the Welcome's seed commitment and each accepted move's state hash: check the record
+    # against them once it is out (receipts.check_record, `referee replay verify --receipts`)
+    receipts: Receipts = field(default_factory=Receipts)
 
 
 def _is_legal(move: referee_pb2.Move, legal: list[referee_pb2.Move]) -> bool:
@@ -323,6 +327,8 @@ async def play(
                     else:
                         blog.info("joined", game=msg.welcome.game, seats=msg.welcome.seat_count)
                     retry.up()
+                    stats.receipts.welcome(msg.welcome.match_id, seat,
+                                           msg.welcome.seed_commitment)
                     bot.on_welcome(msg.welcome)
                 elif which == "decision":
                     retry.failing_since = None
@@ -334,7 +340,9 @@ async def play(
                         nxt = result.next  # kept by the reference when cleared below
                         stats.combined += 1
                         result.ClearField("next")  # the bot sees the MoveResult it always did
-                    if not result.accepted:
+                    if result.accepted:
+                        stats.receipts.accepted(result.state_version, result.state_hash)
+                    else:
                         stats.rejected += 1
                         # STALE_STATE / NOT_YOUR_TURN mean a newer decision is on its way;
                         # nothing to do. A refused move leaves the decision pending and is not

@@ -12,6 +12,7 @@ from google.protobuf import json_format
 from referee.core.components import ComponentSheet
 from referee.core.contract import Game
 from referee.core.match import Match, MoveEntry, replay
+from referee.core.provenance import engine_version, rules_version, seed_commitment
 from referee.v1 import referee_pb2 as pb
 
 from .store import MatchRow, MoveRow
@@ -19,10 +20,20 @@ from .store import MatchRow, MoveRow
 
 def record(match: Match, match_id: str, names: list[str], policy: pb.TimePolicy,
            created_ms: int, finished_ms: int | None, rejected: list[int],
-           abandoned: dict[int, str]) -> dict[str, Any]:
+           abandoned: dict[int, str], seed_salt: str = "") -> dict[str, Any]:
     """The record document (format ``match.record_format``) of ``match``, finished or not, with
-    the seats the host abandoned (AbandonSeat) and its reason for each."""
+    the seats the host abandoned (AbandonSeat) and its reason for each, and where it comes
+    from (``referee.core.provenance``): the engine's version, the game's rules version (its
+    RULINGS.md digest; the component sheet's digest is ``components.sha256``), and the seed's
+    salt and commitment (a match created before commitments has neither). The server signs
+    the finished record (``signing.RecordSigner.sign``)."""
+    extra: dict[str, Any] = {"engine_version": engine_version(),
+                             "rules_version": rules_version(match.game)}
+    if seed_salt:
+        extra["seed_salt"] = seed_salt
+        extra["seed_commitment"] = seed_commitment(seed_salt, match.seed)
     return match.record(
+        **extra,
         match_id=match_id,
         seat_names=list(names),
         time_policy=json_format.MessageToDict(

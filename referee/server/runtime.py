@@ -20,6 +20,7 @@ import structlog
 
 from referee.core.contract import Decision, Event, Game, IllegalMove
 from referee.core.match import Match, MoveEntry, result_json
+from referee.core.provenance import seed_commitment
 from referee.v1 import referee_pb2 as pb
 
 from . import errors, records
@@ -53,6 +54,8 @@ class RuntimeContext:
     wire: Callable[[Game], GameWire]  # the shared envelope codec of a game
     spawn: Callable[[Awaitable], None]  # run a background task (a time-policy expiry)
     finished: Callable[[MatchRuntime], None]  # the match is over and committed
+    # signs a finished record (signing.RecordSigner.sign), once per match; None: unsigned
+    sign: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 class MatchRuntime:
@@ -66,6 +69,7 @@ class MatchRuntime:
         policy: pb.TimePolicy,
         token_hashes: list[str],
         created_ms: int,
+        seed_salt: str = "",
     ):
         self.ctx = ctx
         self.id = match_id
@@ -76,6 +80,10 @@ class MatchRuntime:
         self.policy = policy
         self.token_hashes = token_hashes
         self.created_ms = created_ms
+        # the salt of the seed commitment every seat's Welcome carries (kept in the store,
+        # revealed by the finished record only; "" for a match from a store without one)
+        self.seed_salt = seed_salt
+        self.seed_commitment = seed_commitment(seed_salt, match.seed) if seed_salt else ""
         # a league match's record also names its league and the bot (and version) of each
         # seat (CreateMatch.league, seat_bots, seat_bot_versions); set by the service
         self.league_fields: dict[str, Any] = {}
@@ -167,6 +175,7 @@ class MatchRuntime:
                 seat_names=self.names,
                 options={k: opt_str(v) for k, v in self.match.options.items()},
                 time_policy=self.policy,
+                seed_commitment=self.seed_commitment,
             )
         )
 
@@ -431,6 +440,9 @@ class MatchRuntime:
             result.accepted = True
             result.state_version = self.match.version
             result.request_id = request_id
+            # the receipt: the state hash the record stores for this version (computed by
+            # Match.submit already; this costs the field)
+            result.state_hash = entry.state_hash
             answer: Answer | None = None
             if stream is not None:
                 if stream.combine:
@@ -600,7 +612,8 @@ class MatchRuntime:
     # ------------------------------------------------------------------ the end
     def record(self) -> dict[str, Any]:
         doc = records.record(self.match, self.id, self.names, self.policy, self.created_ms,
-                             self.finished_ms, self.rejections, self.abandoned)
+                             self.finished_ms, self.rejections, self.abandoned,
+                             self.seed_salt)
         doc.update(self.league_fields)
         return doc
 
@@ -614,6 +627,8 @@ class MatchRuntime:
         result = self.match.result()
         self.record_path = records.record_path(self.ctx.records_dir, self.id)
         record = self.record()
+        if self.ctx.sign is not None:  # once per match, over every field of its record
+            record = self.ctx.sign(record)
         await self.ctx.store.finish_match(
             self.id,
             status="finished",

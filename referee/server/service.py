@@ -17,9 +17,10 @@ from referee.core import registry
 from referee.core.components import ComponentSheet
 from referee.core.contract import Game
 from referee.core.match import ReplayError
+from referee.core.provenance import new_salt
 from referee.v1 import referee_pb2 as pb
 
-from . import errors, shard
+from . import errors, shard, signing
 from .archive import Limits
 from .auth import RateLimiter, bearer, same_hash, token_hash
 from .clock import DEFAULT_JOIN_MS, now_ms
@@ -82,13 +83,21 @@ class RefereeService:
         self.unavailable: dict[str, str] = {}  # running in the store, but failed to resume
         self._wires: dict[str, GameWire] = {}
         self._tasks: set[asyncio.Task] = set()
+        # the key finished records are signed with (made on the first start, 0600), one for
+        # every referee on the store (signing.check_shared; docs/organizer/records.md)
+        self.signer = signing.load_signer(self.data_dir)
+        self.signing_key = pb.SigningKey(algorithm=signing.ALGORITHM,
+                                         public_key=self.signer.public_raw,
+                                         key_id=self.signer.key_id)
         self.ctx = RuntimeContext(store=store, records_dir=self.records_dir, wire=self.wire,
-                                  spawn=self.spawn, finished=self.finished)
+                                  spawn=self.spawn, finished=self.finished,
+                                  sign=self.signer.sign)
         # persistent bot sessions (RegisterBot, Session, CreateMatch.seat_bots)
         # (on several hosts every bot token names the home shard, whichever host registered
         # it: the proxy sends every bot's Session to one host, the home one while it is up)
         self.sessions = BotSessions(store, self.data_dir, self.limiter, session_ack_s,
                                     HOME if roaming else shard)
+        signing.check_shared(self.signer, store)  # after the bot-seats.key check, like it
         # leagues: their bots' details and versions, invites, standings (leagues.py)
         self.leagues = Leagues(store, self.data_dir, self.sessions, self.limiter, upload_limits)
         # the largest request body taken, but for PublishStandings and UploadBot's chunks (the
@@ -363,7 +372,7 @@ class RefereeService:
         policy = json_format.ParseDict(row.time_policy, pb.TimePolicy())
         rt = MatchRuntime(
             self.ctx, row.id, m, names=row.names, policy=policy, token_hashes=row.token_hashes,
-            created_ms=row.created_ms,
+            created_ms=row.created_ms, seed_salt=row.seed_salt,
         )
         rt.league_fields = league_fields(row.league, row.seat_bots or [], row.seat_versions or [])
         rt.unlisted = row.unlisted
@@ -418,6 +427,7 @@ class RefereeService:
         rt = MatchRuntime(
             self.ctx, match_id, match, names=plan.names, policy=plan.policy,
             token_hashes=hashes, created_ms=now_ms(),
+            seed_salt=new_salt(),  # the Welcome's seed commitment; revealed by the record
         )
         rt.league_fields = league_fields(request.league, plan.bots, versions)
         rt.unlisted = request.unlisted
@@ -436,7 +446,7 @@ class RefereeService:
                 reveal_policy=plan.reveal_policy, record_format=match.record_format,
                 league=request.league, unlisted=request.unlisted, seat_bots=plan.bots,
                 seat_versions=versions,
-                start=match.start,
+                start=match.start, seed_salt=rt.seed_salt,
             ),
             (self.admin_hash, rid, fingerprint(request)) if rid else None,
         )
@@ -678,6 +688,11 @@ class RefereeService:
         return pb.GetRecordResponse(
             record_json=json.dumps(rt.record(), sort_keys=True), complete=False
         )
+
+    async def GetSigningKey(self, request: pb.GetSigningKeyRequest, context) -> pb.SigningKey:
+        """The public key finished records are signed with (no token: it is public)."""
+        self._limit(context, None)
+        return self.signing_key
 
     async def AbandonSeat(self, request: pb.AbandonSeatRequest, context) -> pb.AbandonSeatResponse:
         if not self._admin(context):
@@ -925,6 +940,7 @@ def generic_handler(service: RefereeService) -> grpc.GenericRpcHandler:
         "GetLegalMoves": unary("GetLegalMoves", pb.GetLegalMovesRequest),
         "GetRecord": unary("GetRecord", pb.GetRecordRequest),
         "AbandonSeat": unary("AbandonSeat", pb.AbandonSeatRequest),
+        "GetSigningKey": unary("GetSigningKey", pb.GetSigningKeyRequest),
         "Play": grpc.stream_stream_rpc_method_handler(service.Play, None, _ser),  # own guard
         "Watch": grpc.unary_stream_rpc_method_handler(
             _guard_stream(service, "Watch", service.Watch, pb.WatchRequest), None, _ser),

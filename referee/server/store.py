@@ -68,7 +68,9 @@ CREATE TABLE IF NOT EXISTS matches (
     unlisted          INTEGER,         -- 1: kept out of the match list and league pages
     seat_bots_json    TEXT,            -- the bot bound to each seat, e.g. ["a", "", "b"]
     seat_versions_json TEXT,           -- the version of each bound bot, e.g. [3, 0, 0]
-    start_json        TEXT             -- where it started (a record's "start"), NULL: set-up
+    start_json        TEXT,            -- where it started (a record's "start"), NULL: set-up
+    seed_salt         TEXT             -- the salt of its seed commitment (hex; NULL: older
+                                       -- stores), secret until the match is over
 );
 CREATE TABLE IF NOT EXISTS moves (
     match_id        TEXT NOT NULL,
@@ -141,6 +143,7 @@ class MatchRow:
     seat_bots: list[str] | None = None  # CreateMatchRequest.seat_bots
     seat_versions: list[int] | None = None  # CreateMatchRequest.seat_bot_versions
     start: dict[str, Any] | None = None  # CreateMatchRequest.start as its record keeps it
+    seed_salt: str = ""  # its seed commitment's salt (referee.core.provenance); "": none
 
 
 @dataclass(slots=True)
@@ -694,6 +697,7 @@ class Store(ABC):
             json.dumps(row.seat_bots) if row.seat_bots else None,
             json.dumps(row.seat_versions) if row.seat_versions else None,
             json.dumps(row.start, sort_keys=True) if row.start is not None else None,
+            row.seed_salt or None,
         )
         seats = [(h, row.id, s) for s, h in enumerate(row.token_hashes)]
         if self.owner:
@@ -705,7 +709,8 @@ class Store(ABC):
                 "INSERT INTO matches (id, game, options_json, seats, seed, components_name,"
                 " components_sha256, time_policy_json, token_hashes_json, names_json, status,"
                 " created_ms, reveal_policy, record_format, league, unlisted, seat_bots_json,"
-                " seat_versions_json, start_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " seat_versions_json, start_json, seed_salt)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 values,
             )
             c.executemany("INSERT INTO seat_tokens (token_hash, match_id, seat) VALUES (?,?,?)"
@@ -816,7 +821,7 @@ class Store(ABC):
                 " time_policy_json, token_hashes_json, names_json, status, created_ms,"
                 " finished_ms, forfeited, result_json, rejected_json, abandoned_json,"
                 " joined_json, reveal_policy, record_format, league, unlisted, seat_bots_json,"
-                " seat_versions_json, start_json FROM matches"
+                " seat_versions_json, start_json, seed_salt FROM matches"
                 + (" WHERE status=?" if status else " WHERE id=?" if match_id else "")
             )
             args = (status,) if status else (match_id,) if match_id else ()
@@ -837,6 +842,7 @@ class Store(ABC):
                 seat_bots=json.loads(r[22]) if r[22] else None,
                 seat_versions=json.loads(r[23]) if r[23] else None,
                 start=json.loads(r[24]) if r[24] else None,
+                seed_salt=r[25] or "",
             )
             for r in rows
         ]
@@ -925,7 +931,7 @@ ADDED_COLUMNS = {
     "matches": {"rejected_json": "TEXT", "abandoned_json": "TEXT", "joined_json": "TEXT",
                 "reveal_policy": "TEXT", "record_format": "TEXT", "league": "TEXT",
                 "unlisted": "INTEGER", "seat_bots_json": "TEXT", "seat_versions_json": "TEXT",
-                "start_json": "TEXT"},
+                "start_json": "TEXT", "seed_salt": "TEXT"},
     "moves": {"note": "TEXT"},
     "leases": {"address": "TEXT"},
 }

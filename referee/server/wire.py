@@ -48,8 +48,8 @@ def server_decision(body: bytes) -> bytes:
 
 def server_move_result(result: pb.MoveResult, next_body: bytes) -> bytes:
     """The ServerMessage carrying ``result`` with the encoded Decision ``next_body`` as its
-    ``next`` (Join.combine_decision); ``next`` is MoveResult's last field, so appending it keeps
-    the encoding in field order."""
+    ``next`` (Join.combine_decision), appended to the result's encoding: a parser takes fields
+    in any order (``state_hash``, field 7, then comes before ``next``, field 6)."""
     return _field(_SERVER_MOVE_RESULT,
                   result.SerializeToString() + _field(_RESULT_NEXT, next_body))
 

@@ -219,6 +219,15 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
         return JSONResponse({"seat": seat, "notes": source.seat_notes(meta["id"], seat, since)},
                             headers={"Cache-Control": "no-store"})
 
+    async def signing_key(request: Request) -> Response:
+        """The public key finished records are signed with (as GetSigningKey answers): who
+        checks a record needs it (``referee replay verify --public-key``;
+        docs/organizer/records.md)."""
+        signer = getattr(source.service, "signer", None)
+        if signer is None:
+            raise HTTPException(404, "this referee signs no records")
+        return JSONResponse(signer.public_json())
+
     async def favicon(request: Request) -> Response:
         return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml")
 
@@ -241,6 +250,7 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
         Route("/favicon.ico", favicon),
         Route("/matches/{match_id}", match_page),
         Route("/matches/{match_id}/record.json", record),
+        Route("/api/signing-key", signing_key),
         *league_routes(service, source),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]

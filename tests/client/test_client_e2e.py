@@ -60,7 +60,9 @@ def tokens_of(created) -> list[str]:
 def run_verify(record_json: str, tmp_path: Path) -> subprocess.CompletedProcess:
     path = tmp_path / "record.json"
     path.write_text(record_json)
-    return subprocess.run([*referee_command(), "replay", "verify", str(path)],
+    # a signed record, checked with the key in the referee's data directory (referee_server's)
+    return subprocess.run([*referee_command(), "replay", "verify", str(path),
+                           "--data-dir", str(tmp_path / "data")],
                           check=False, capture_output=True, text=True, cwd=ROOT, timeout=60)
 
 

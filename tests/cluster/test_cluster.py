@@ -15,12 +15,12 @@ import time
 
 import grpc
 import pytest
-from referee_client import Backoff
+from referee_client import Backoff, check_record
 from referee_client.bot import play
 from referee_client.bots.random_bot import RandomBot
 
 from bench.cluster import descendants
-from referee.server import shard
+from referee.server import shard, signing
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 
@@ -105,12 +105,25 @@ def test_every_game_plays_to_the_end_through_the_proxy(cluster: ClusterHandle):
             for w in watchers:
                 kinds = await asyncio.wait_for(w, 60)
                 assert kinds[-1] == "game_over"
+            # issue 31 item 7: the workers sign with one key, which any of them serves; each
+            # seat's receipts (the Welcome's commitment, each move's state hash) check out
+            keys = {(await stub.GetSigningKey(pb.GetSigningKeyRequest())).public_key
+                    for _ in range(2)}
+            assert len(keys) == 1
+            receipts = {}
+            for (m, s), (_over, stats) in zip(seats, overs, strict=True):
+                receipts[(m.match_id, s.seat)] = stats.receipts
             for m in made:
                 for _ in range(2):  # round robin: once from each worker
                     rec = await record(stub, m.match_id)
                     assert rec["match_id"] == m.match_id and rec["result"] and rec["moves"]
                     assert [e["n"] for e in rec["moves"]] == list(
                         range(1, len(rec["moves"]) + 1))
+                    assert signing.check_signature(rec, next(iter(keys))) is None
+                for (mid, _seat), got in receipts.items():
+                    if mid == m.match_id:
+                        assert got.seed_commitment == rec["seed_commitment"]
+                        assert check_record(rec, got) == []
 
     asyncio.run(go())
 

@@ -1,8 +1,8 @@
 """The many-host recipe (issue 22 item 2, docs/organizer/many-hosts.md), run as written: a
 PostgreSQL store (bench/pgserver.py), two referees as two "hosts" on two loopback ports
 (`referee serve --shard wK --advertise ADDR --store URL --lease-owner hK --lease-ttl 1`, each
-with a data directory of its own and the first one's bot-seats.key), and nginx in front with the
-configuration `referee proxy-config` prints. Unchanged SDK bots play through nginx.
+with a data directory of its own and the first one's bot-seats.key and record-signing.key), and
+nginx in front with the configuration `referee proxy-config` prints. Unchanged SDK bots play through nginx.
 
 Host h1 is killed with -9 mid-match: nginx sends its shard's calls to h2, which takes its
 matches over once their leases expire; the bots finish every match, every acknowledged move is
@@ -143,8 +143,9 @@ def recipe(tmp_path, pg_server):  # noqa: F811
     try:
         h1.start("--http-port", str(h1.web))
         started.append(h1)
-        # another host: its own data directory, the first one's bot seat key
+        # another host: its own data directory, the first one's bot seat and signing keys
         shutil.copy(h1.data / "bot-seats.key", h2.data / "bot-seats.key")
+        shutil.copy(h1.data / "record-signing.key", h2.data / "record-signing.key")
         h2.start()
         started.append(h2)
         proxy = Proxy(tmp_path, {"w1": h1, "w2": h2})

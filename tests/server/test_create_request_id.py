@@ -95,6 +95,7 @@ def test_a_retry_reaching_another_referee_on_the_store(store_url, make_server, t
         data_b = tmp_path / "b"
         data_b.mkdir()
         shutil.copy(data_a / "bot-seats.key", data_b / "bot-seats.key")
+        shutil.copy(data_a / "record-signing.key", data_b / "record-signing.key")
     b = make_server(data_b, store_url=store_url, lease_owner="b")
     first = asyncio.run(call(a.target, request()))
     assert asyncio.run(call(b.target, request())) == first

@@ -202,8 +202,10 @@ def test_without_the_flag_the_stream_is_what_it_always_was(server):
                 continue
             r = pb.ServerMessage.FromString(data).move_result
             assert not r.HasField("next")
+            assert len(r.state_hash) == 64  # the receipt (issue 31 item 7)
             plain = pb.ServerMessage(move_result=pb.MoveResult(
-                accepted=True, state_version=r.state_version, request_id=r.request_id))
+                accepted=True, state_version=r.state_version, request_id=r.request_id,
+                state_hash=r.state_hash))
             assert data == plain.SerializeToString()  # byte for byte
             if kinds[k + 1] == "decision" and pb.ServerMessage.FromString(
                     frames[k + 1]).decision.state_version == r.state_version:

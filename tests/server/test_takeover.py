@@ -73,6 +73,7 @@ def pair(tmp_path: Path, store_url: str) -> tuple[Referee, Referee]:
     data_b = tmp_path / "b"  # "another host": its own data directory, the same seat key
     data_b.mkdir()
     shutil.copy(data_a / "bot-seats.key", data_b / "bot-seats.key")
+    shutil.copy(data_a / "record-signing.key", data_b / "record-signing.key")
     return a, Referee(tmp_path, "B", data_b, store_url)
 
 
@@ -218,6 +219,7 @@ def test_a_twin_run_by_another_referee_embargoes_a_finished_match(store_url, mak
     if store_url:
         (tmp_path / "b").mkdir()
         shutil.copy(tmp_path / "a" / "bot-seats.key", tmp_path / "b" / "bot-seats.key")
+        shutil.copy(tmp_path / "a" / "record-signing.key", tmp_path / "b" / "record-signing.key")
     b = make_server(tmp_path / ("b" if store_url else "a"), store_url=store_url,
                     lease_owner="B")
 

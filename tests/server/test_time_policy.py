@@ -114,7 +114,8 @@ def test_strikes_then_forfeit(server, tmp_path, capsys):
     assert all(e["timeout"] and e["policy"] == "DEFAULT_MOVE" for e in record["moves"])
     path = tmp_path / "r.json"
     path.write_text(json.dumps(record))
-    assert cli_main(["replay", "verify", str(path)]) == 0
+    # a signed record: checked with the data directory's key
+    assert cli_main(["replay", "verify", str(path), "--data-dir", str(server.data_dir)]) == 0
 
 
 def test_bank_absorbs_a_slow_move(server):

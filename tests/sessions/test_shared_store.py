@@ -46,6 +46,7 @@ def test_referees_with_different_bot_seat_keys_refuse_to_share_a_store(
         make_server(tmp_path / "b", store_url=store_url, lease_owner="B")
     (tmp_path / "c").mkdir()
     shutil.copy(tmp_path / "a" / "bot-seats.key", tmp_path / "c" / "bot-seats.key")
+    shutil.copy(tmp_path / "a" / "record-signing.key", tmp_path / "c" / "record-signing.key")
     make_server(tmp_path / "c", store_url=store_url, lease_owner="C")  # the same key: fine
 
 

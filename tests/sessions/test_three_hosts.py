@@ -55,6 +55,7 @@ def test_a_match_bound_on_one_host_reaches_the_bots_session_on_a_third(store_url
             if store_url and hosts:
                 data.mkdir()
                 shutil.copy(tmp_path / "w2" / "bot-seats.key", data / "bot-seats.key")
+                shutil.copy(tmp_path / "w2" / "record-signing.key", data / "record-signing.key")
             h = Host(data, ports[s], store_url=store_url, shard=s, advertise=peers[s],
                      peers=peers, lease_owner=f"host-{s}", lease_ttl_s=0.6)
             h.start()

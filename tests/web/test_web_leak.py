@@ -4,7 +4,8 @@ The pages draw only what referee.web.frames.public_view returns (replays) and th
 updates of the Watch stream (live). Re-randomising everything a spectator cannot see (hands, deck
 order, face-down tiles, secret ducats, face-down ships, the RNG; the games' own leak-test
 helpers) must leave that JSON identical. And no page or API answer about a running match carries
-its seed (which decides every future card and tile) or a seat token."""
+its seed (which decides every future card and tile), its seed commitment's salt or a seat
+token."""
 from __future__ import annotations
 
 import json
@@ -69,8 +70,10 @@ def test_pages_of_a_running_match_carry_no_seed_or_token(web):
                 bodies.append(line)
                 break
     assert json.loads(bodies[3])["match"]["state"] == "running"
+    salt = rt.seed_salt  # the seed commitment's (issue 31 item 7): secret until the end too
+    assert len(salt) == 64
     for body in bodies:
-        assert str(seed) not in body
+        assert str(seed) not in body and salt not in body
         for t in tokens:
             assert t not in body
 
