@@ -169,7 +169,12 @@ def web_api_page() -> str:
              "127.0.0.1 unless told otherwise). The table is written from the viewer's routes "
              "and their docstrings (`referee/web/app.py`) at each build of the site. Spectators "
              "need no token and see only public information; a route under `/api/` answers an "
-             "error as JSON `{\"error\": \"...\", \"status\": N}`. Every response carries a "
+             "error as JSON `{\"error\": \"...\", \"status\": N}`, with `\"reason\"` (the "
+             "referee's reason name) where the refusal has one: `MALFORMED` for a value that "
+             "does not parse (a number in the address is ASCII digits within its bounds; a "
+             "body is a JSON object of the documented members, its strings valid Unicode "
+             "without control characters, its numbers JSON integers). Bad input never gives "
+             "a 5xx. Every response carries a "
              "Content-Security-Policy (scripts, styles and connections from the viewer's origin "
              "only, no framing), `X-Content-Type-Options: nosniff` and "
              "`X-Frame-Options: DENY`."), "",
