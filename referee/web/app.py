@@ -252,6 +252,7 @@ def create_app(service: Any, hub: LiveHub | None = None,
         *league_routes(service, source),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
+    routes = params.checked_paths(routes)
     middleware = [Middleware(SecurityHeaders)]
     if trusted_proxies:
         # uvicorn's own, told exactly whom to trust (the server turns uvicorn's default off:

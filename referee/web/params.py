@@ -14,25 +14,32 @@ Every route reads its input through here, so one rule holds everywhere and a bad
   the hashes refuse) and holds no control character (a newline and a tab only where a text
   may have lines);
 * a number member is a JSON integer (``true`` is not one, though Python's bool is an int)
-  within its bounds.
+  within its bounds;
+* a path parameter (the app's routes pass through :func:`checked_paths`) is a text of at most
+  ``MAX_SEGMENT`` characters without control characters: PostgreSQL refuses a NUL in a
+  query's text, which a name looked up in the store would otherwise carry there.
 
 The errors are ``RefereeError`` (``errors.malformed``): the league routes answer them with
 their ``refusal``, and the app's handler does the same for every other route.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
 
 from referee.server import errors
 from referee.server.auth import client_key
 
 MAX_JSON_BODY = 16 * 1024
+MAX_SEGMENT = 256  # characters of a path parameter (a match id, a league's or a bot's name)
 _DIGITS = re.compile(r"[0-9]+")
 T = TypeVar("T")
 
@@ -130,6 +137,23 @@ async def json_object(request: Request, members: Iterable[str]) -> Body:
         raise errors.malformed(f"unknown member {_shown(unknown[0])}; the body has "
                                f"{', '.join(sorted(known))}")
     return Body(doc)
+
+
+def checked_paths(routes: Iterable[BaseRoute]) -> list[BaseRoute]:
+    """``routes`` with each Route's path parameters checked (``check_text``) before its
+    endpoint runs (the endpoint's docstring, which the API reference is written from, kept);
+    a Mount (the static files) as it is."""
+
+    def wrap(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable:
+        @functools.wraps(endpoint)
+        async def checked(request: Request) -> Response:
+            for name, value in request.path_params.items():
+                check_text(value, name, max_len=MAX_SEGMENT)
+            return await endpoint(request)
+        return checked
+
+    return [Route(r.path, wrap(r.endpoint), methods=sorted(r.methods or ()) or None, name=r.name)
+            if isinstance(r, Route) else r for r in routes]
 
 
 def client(request: Request) -> str:

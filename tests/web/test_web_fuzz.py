@@ -1,7 +1,8 @@
 """Any request gives a 4xx at worst, never a 500 (issue 31, item 5): every route of the web app,
 with fuzzed path parameters, query parameters, JSON bodies and credentials, against the real
 app over a real referee service (a league with bots, versions, finished matches and standings,
-as the league page tests build it). Each 4xx under /api/ is the documented JSON error,
+as the league page tests build it), on each store (PostgreSQL refuses a NUL that SQLite
+takes). Each 4xx under /api/ is the documented JSON error,
 ``{"error": "...", "status": N}`` (league routes add ``"reason"``; docs/organizer/league-web.md,
 *JSON API*).
 
@@ -29,16 +30,17 @@ from hypothesis import strategies as st
 from starlette.routing import Route
 
 from referee.web.app import create_app
-from tests.server.conftest import ADMIN
+from tests.server.conftest import ADMIN, pg_server  # noqa: F401 - the PostgreSQL fixture
 
 from .conftest import WebHandle
 from .league_fixture import build_sync
 
 #: (path template, its parameters, its methods) of every route, read from the app (the service
 #: is only used by the handlers, so None builds the same table)
-ROUTES = sorted((r.path, tuple(sorted(r.param_convertors)), method)
-                for r in create_app(None).routes if isinstance(r, Route)
-                for method in sorted(r.methods or {"GET"}))
+ROUTES = sorted([(r.path, tuple(sorted(r.param_convertors)), method)
+                 for r in create_app(None).routes if isinstance(r, Route)
+                 for method in sorted(r.methods or {"GET"})]
+                + [("/static/{path}", ("path",), "GET")])  # the Mount of the static files
 PATHS = {p for p, _, _ in ROUTES}
 
 #: stand-ins the test replaces with the fixture's values (a finished match's id, a valid
@@ -132,9 +134,12 @@ def calls(draw, path: str, names: tuple[str, ...], method: str) -> Call:
     return Call(method, path, params, query, body, auth)
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    h = WebHandle(tmp_path_factory.mktemp("fuzz") / "data", http_port=0)
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def site(request, tmp_path_factory):
+    """The referee on each store: PostgreSQL refuses what SQLite takes (a NUL in a string)."""
+    url = request.getfixturevalue("pg_server").new_database() \
+        if request.param == "postgresql" else ""
+    h = WebHandle(tmp_path_factory.mktemp("fuzz") / "data", http_port=0, store_url=url)
     h.start()
     try:
         lg = build_sync(h)
@@ -190,7 +195,7 @@ def check(site, call: Call) -> httpx.Response:
     return resp
 
 
-#: found from outside on the code before this change (and each a 500 there)
+#: found from outside on the code before this change (each a 500 there), then by this fuzz
 FOUND = [
     Call("GET", "/api/matches", query={"limit": "²"}),
     Call("GET", "/", query={"limit": "²"}),
@@ -208,13 +213,17 @@ FOUND = [
          body=b'{"uses": true}', auth=ADMIN_AUTH),
     Call("POST", "/api/leagues/{name}/admin/state", {"name": "spring"},
          body=b"[" * 5000, auth=ADMIN_AUTH),
+    # a NUL in a name looked up in the store: PostgreSQL refuses the query
+    Call("GET", "/api/leagues/{name}/standings", {"name": "\x00"}),
+    Call("GET", "/leagues/{name}", {"name": "\x00"}),
 ]
 
 
 @pytest.mark.parametrize("call", FOUND, ids=lambda c: f"{c.method} {c.path}")
 def test_the_inputs_found_from_outside_are_refused_with_a_4xx(site, call):
     """Issue 31 item 5: Unicode digits in a number, a lone surrogate in a registration, a bool
-    for a count and JSON nested past the recursion limit are 400s with the documented error."""
+    for a count, JSON nested past the recursion limit and a NUL in a path are 400s with the
+    documented error, on either store."""
     resp = check(site, call)
     assert resp.status_code == 400, (call, resp.text[:200])
 
