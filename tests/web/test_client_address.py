@@ -65,11 +65,24 @@ BAD_INVITE_GRPC = (grpc.StatusCode.PERMISSION_DENIED, "BAD_INVITE")
 SPENT_GRPC = (grpc.StatusCode.RESOURCE_EXHAUSTED, "RESOURCE_EXHAUSTED")
 
 
-def test_forged_forwarded_for_buys_no_fresh_budget(web):
+@pytest.mark.parametrize("uvicorn_env", [None, "*"])
+def test_forged_forwarded_for_buys_no_fresh_budget(tmp_path, monkeypatch, uvicorn_env):
     """Issue 31 item 3: without --trusted-proxy, X-Forwarded-For from a local client is
     ignored: each forged address is the same client, and the budget runs out after the burst
     (before: uvicorn believed the header from 127.0.0.1, so every forged address had a fresh
-    budget and every invite code was checked)."""
+    budget and every invite code was checked). uvicorn's own handling is off, so its
+    $FORWARDED_ALLOW_IPS in the referee's environment changes nothing either."""
+    if uvicorn_env is not None:
+        monkeypatch.setenv("FORWARDED_ALLOW_IPS", uvicorn_env)
+    web = WebHandle(tmp_path / "data", http_port=0)
+    web.start()
+    try:
+        _forge(web)
+    finally:
+        web.close()
+
+
+def _forge(web: WebHandle) -> None:
     _league(web)
     got = [_web(web, f"203.0.113.{i}") for i in range(REGISTER_BURST)]
     assert got == [BAD_INVITE_WEB] * REGISTER_BURST
