@@ -213,6 +213,8 @@ FOUND = [
          body=b'{"uses": true}', auth=ADMIN_AUTH),
     Call("POST", "/api/leagues/{name}/admin/state", {"name": "spring"},
          body=b"[" * 5000, auth=ADMIN_AUTH),
+    # a refusal quoting a lone surrogate must still encode as UTF-8
+    Call("POST", "/api/leagues/{name}/register", {"name": "spring"}, body=b'{"\\ud800": 1}'),
     # a NUL in a name looked up in the store: PostgreSQL refuses the query
     Call("GET", "/api/leagues/{name}/standings", {"name": "\x00"}),
     Call("GET", "/leagues/{name}", {"name": "\x00"}),
