@@ -208,6 +208,9 @@ class Leagues:
     def league(self, name: str) -> LeagueRow:
         row = self.leagues.get(name)
         if row is None:
+            if not BOT_NAME_RE.match(name):  # no league has it (open_league checks the name);
+                # and PostgreSQL would refuse the lookup of a name with a NUL (issue 31 item 5)
+                raise errors.not_found(f"no league {clip(name)}")
             # opened through another referee on the store? one primary-key lookup
             found = self.store.reader().execute(LEAGUE_SELECT + " WHERE name=?",
                                                 (name,)).fetchone()
