@@ -307,12 +307,14 @@ def build_parser() -> argparse.ArgumentParser:
                          "(give it --shard wK, --store, --lease-owner): it hands each call for "
                          "a match another live referee runs to that one, and takes over any "
                          "match whose lease expired (a dead host's). Not with --workers")
-    mh.add_argument("--trusted-proxy", dest="trusted_proxies", action="append", default=[],
-                    type=_ip_arg, metavar="IP", help="a host whose calls name their client in the "
-                    "x-referee-client header nginx writes (the proxy's address, and the other "
-                    "referees' since they hand calls on): rate limits then key on the real "
-                    "client instead of the proxy. Once per address; a header from any other "
-                    "peer is ignored, since a client could forge it")
+    s.add_argument("--trusted-proxy", dest="trusted_proxies", action="append", default=[],
+                   type=_ip_arg, metavar="IP", help="a host whose calls name their client: gRPC "
+                   "calls in the x-referee-client header nginx writes (the proxy's address, and "
+                   "the other referees' since they hand calls on), web requests (--http-port) "
+                   "in X-Forwarded-For (an HTTP reverse proxy's address): rate limits and the "
+                   "registration budget then key on the real client instead of the proxy. Once "
+                   "per address; by default no peer is trusted, and a header from any other "
+                   "peer is ignored, since a client could forge it")
     s.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
                    help="log level (default info; debug logs every move)")
     s.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",

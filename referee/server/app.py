@@ -251,7 +251,7 @@ class RefereeServer:
             from referee.web import WebServer  # only with --http-port: no cost otherwise
 
             web_host = cfg.web_host or cfg.host
-            self.web = WebServer(self.service, web_host, cfg.http_port)
+            self.web = WebServer(self.service, web_host, cfg.http_port, cfg.trusted_proxies)
             try:
                 self.http_port = await self.web.start()
             except OSError as exc:  # the port was taken since check_config, or uvicorn failed

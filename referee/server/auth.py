@@ -1,8 +1,10 @@
 """Tokens and per-peer rate limits."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
+import ipaddress
 import secrets
 import time
 from collections.abc import Iterable
@@ -70,18 +72,39 @@ def proxy_peers(hosts: Iterable[str]) -> frozenset[str]:
     return frozenset(f"ipv6:[{h.strip('[]')}]" if ":" in h else f"ipv4:{h}" for h in hosts)
 
 
+@functools.lru_cache(maxsize=4096)
+def client_key(address: str) -> str:
+    """The one key of a client's address whichever transport saw it, so that a budget keyed by
+    it is one budget over gRPC and the web (issue 31, item 3: registration's): gRPC's peer
+    ``ipv4:10.0.0.7:51234`` or ``ipv4:10.0.0.7``, a trusted proxy's CLIENT_HEADER (nginx's
+    ``$remote_addr``, or the ``ipv4:…`` another referee hands on), the web's ``10.0.0.7``: all
+    ``10.0.0.7``; ``ipv6:[::1]:5`` and ``::1``: ``::1``; an IPv4-mapped IPv6 address (a
+    dual-stack socket's) its IPv4 form. What is no IP address (a Unix socket's peer, ``?``)
+    stays as it is, cut to 80 characters. Cached: a token-less call asks it each time."""
+    text = address
+    if text.startswith(("ipv4:", "ipv6:")):
+        text = peer_address(text)[5:]
+    try:
+        ip = ipaddress.ip_address(text.strip("[]"))
+    except ValueError:
+        return address[:80]
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    return str(mapped or ip)
+
+
 def client_address(context, trust_proxy: bool, proxies: frozenset[str] = frozenset()) -> str:
-    """Whom a call comes from, as the rate limits key it: the peer's address, or, for a call
-    from a trusted proxy (:func:`trusted_peer`), the address the proxy wrote in CLIENT_HEADER.
-    A header on any other connection is ignored: a client could forge it."""
+    """Whom a call comes from, as the rate limits key it (:func:`client_key`, the same key as
+    the web's for the same address): the peer's address, or, for a call from a trusted proxy
+    (:func:`trusted_peer`), the address the proxy wrote in CLIENT_HEADER. A header on any other
+    connection is ignored: a client could forge it."""
     peer = context.peer()
     if trusted_peer(peer, trust_proxy, proxies):
         for key, value in context.invocation_metadata() or ():
             if key == CLIENT_HEADER:
                 if isinstance(value, bytes):
                     value = value.decode("utf-8", "replace")
-                return "client:" + value[:64]
-    return peer_address(peer)
+                return client_key(value[:64])
+    return client_key(peer_address(peer))
 
 
 class RateLimiter:

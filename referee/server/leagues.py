@@ -37,7 +37,7 @@ from referee.v1 import referee_pb2 as pb
 
 from . import errors
 from .archive import ArchiveError, Limits, check_archive
-from .auth import RateLimiter, new_token, peer_address, token_hash
+from .auth import RateLimiter, client_key, new_token, token_hash
 from .clock import now_ms
 from .errors import clip
 from .sessions import BOT_NAME_RE, BotSessions
@@ -98,7 +98,8 @@ MAX_REASON = 200
 MAX_STANDINGS = 4 * 1024 * 1024
 MAX_CHUNK = 1024 * 1024  # UploadBotChunk.data
 ARCHIVE_CHUNK = 256 * 1024  # BotArchiveChunk.data sent
-#: Registrations without the admin token, per client address: a burst, then one a minute.
+#: Registrations without the admin token, per client address (``auth.client_key``: one budget
+#: whether the client registers over gRPC or on the web): a burst, then one a minute.
 REGISTER_RATE = 1 / 60
 REGISTER_BURST = 20
 
@@ -207,6 +208,9 @@ class Leagues:
     def league(self, name: str) -> LeagueRow:
         row = self.leagues.get(name)
         if row is None:
+            if not BOT_NAME_RE.match(name):  # no league has it (open_league checks the name);
+                # and PostgreSQL would refuse the lookup of a name with a NUL (issue 31 item 5)
+                raise errors.not_found(f"no league {clip(name)}")
             # opened through another referee on the store? one primary-key lookup
             found = self.store.reader().execute(LEAGUE_SELECT + " WHERE name=?",
                                                 (name,)).fetchone()
@@ -442,8 +446,10 @@ class Leagues:
 
     async def register(self, request: pb.RegisterBotRequest, *, admin: bool,
                        peer: str) -> pb.RegisterBotResponse:
-        """RegisterBot with ``league`` set (the admin's, or an entrant's)."""
-        if not admin and not self.register_limiter.allow(peer_address(peer)):
+        """RegisterBot with ``league`` set (the admin's, or an entrant's). ``peer``: who asks,
+        as its transport determined it (trusted proxies included); every transport draws on
+        the one budget of its ``client_key``."""
+        if not admin and not self.register_limiter.allow(client_key(peer)):
             raise errors.exhausted("too many registrations from this address; try later")
         row = self.league(request.league)
         meta = self._meta(request)

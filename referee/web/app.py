@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +38,13 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+from referee.server.errors import RefereeError
 
 from . import frames as F
-from .leagues import league_routes
+from . import params
+from .leagues import HTTP_STATUS, league_routes, refusal
 from .live import LiveHub
 from .render import RENDERERS, templates
 from .source import MatchSource, NotFound, parse_cursor, public_record
@@ -83,15 +88,15 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-def _version(text: str | None) -> int | None:
-    if text is None or text == "":
-        return None
-    if not text.isdigit() or len(text) > 9:
-        raise HTTPException(400, f"malformed version {text[:40]!r}: expected a number ≥ 0")
-    return int(text)
+def _version(text: str | None, what: str = "version") -> int | None:
+    """A state version (or a move count) from the address: None when absent."""
+    return params.whole(text, what)
 
 
-def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
+def create_app(service: Any, hub: LiveHub | None = None,
+               trusted_proxies: Sequence[str] = ()) -> Starlette:
+    """The app over ``service``. ``trusted_proxies``: the addresses (``--trusted-proxy``) whose
+    ``X-Forwarded-For`` names the client; from any other peer the header is ignored."""
     source = MatchSource(service)
     hub = hub or LiveHub()
 
@@ -206,16 +211,15 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
         token = _bearer(request)
         limiter = getattr(source.service, "limiter", None)
         seat = await source.token_seat(meta["id"], token) if token else None
-        client = request.client.host if request.client else "?"
         if limiter is not None and not limiter.allow(
-                f"web-notes:{meta['id']}:{seat}" if seat is not None else client):
+                f"web-notes:{meta['id']}:{seat}" if seat is not None else params.client(request)):
             raise HTTPException(429, "rate limit exceeded; slow down")
         if token is None:
             raise HTTPException(401, "a seat's notes need its token "
                                      "(Authorization: Bearer <seat token>)")
         if seat is None:
             raise HTTPException(403, "this is not a seat token of this match")
-        since = _version(request.query_params.get("since")) or 0
+        since = _version(request.query_params.get("since"), "since") or 0
         return JSONResponse({"seat": seat, "notes": source.seat_notes(meta["id"], seat, since)},
                             headers={"Cache-Control": "no-store"})
 
@@ -232,7 +236,11 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
         return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml")
 
     async def error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, HTTPException)  # the one class it is registered for
+        if isinstance(exc, RefereeError):  # a refusal from params or the service
+            if request.url.path.startswith("/api/"):
+                return refusal(exc)  # the league routes' form: with its reason
+            exc = HTTPException(HTTP_STATUS.get(exc.code, 500), exc.message)
+        assert isinstance(exc, HTTPException)  # the other class it is registered for
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": exc.detail, "status": exc.status_code},
                                 status_code=exc.status_code)
@@ -254,8 +262,15 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
         *league_routes(service, source),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: error},
-                    middleware=[Middleware(SecurityHeaders)])
+    routes = params.checked_paths(routes)
+    middleware = [Middleware(SecurityHeaders)]
+    if trusted_proxies:
+        # uvicorn's own, told exactly whom to trust (the server turns uvicorn's default off:
+        # it trusts 127.0.0.1, so any local client could forge its address)
+        middleware.insert(0, Middleware(ProxyHeadersMiddleware,
+                                        trusted_hosts=list(trusted_proxies)))
+    app = Starlette(routes=routes, middleware=middleware,
+                    exception_handlers={HTTPException: error, RefereeError: error})
     app.state.hub = hub
     app.state.source = source
     return app
@@ -267,12 +282,11 @@ def _viewer(text: str | None, seats: int) -> int | str | None:
         return None
     if text == "reveal":
         return text
-    if not text.isdigit() or len(text) > 3:
-        raise HTTPException(400, f"malformed seat {text[:40]!r}: expected a seat number or "
-                                 "'reveal'")
-    if int(text) >= seats:
-        raise HTTPException(404, f"no seat {int(text)} in a {seats}-seat match")
-    return int(text)
+    seat = params.whole(text, "seat (a seat number or 'reveal')", hi=999)
+    assert seat is not None  # text is not empty
+    if seat >= seats:
+        raise HTTPException(404, f"no seat {seat} in a {seats}-seat match")
+    return seat
 
 
 #: Match list paging: a page's default and largest size.
@@ -284,15 +298,9 @@ def _list_query(request: Request) -> dict[str, Any]:
     q = request.query_params
     out: dict[str, Any] = {}
     for key in ("game", "league", "bot"):
-        value = q.get(key, "")
-        if len(value) > 64:
-            raise HTTPException(400, f"{key} is at most 64 characters")
-        out[key] = value
-    limit = q.get("limit", "")
-    if limit and (not limit.isdigit() or not 1 <= int(limit[:4]) <= MAX_PAGE_SIZE
-                  or len(limit) > 4):
-        raise HTTPException(400, f"limit is a number from 1 to {MAX_PAGE_SIZE}")
-    out["limit"] = int(limit) if limit else PAGE_SIZE
+        out[key] = params.check_text(q.get(key, ""), key, max_len=64)
+    out["limit"] = params.whole(q.get("limit"), "limit", lo=1, hi=MAX_PAGE_SIZE,
+                                default=PAGE_SIZE)
     for key, name in (("cursor", "after"), ("before", "before")):
         text = q.get(key)
         if text:
@@ -330,12 +338,15 @@ class _Server(uvicorn.Server):
 class WebServer:
     """uvicorn serving the web app as a task on the running event loop (the gRPC server's)."""
 
-    def __init__(self, service: Any, host: str, port: int):
+    def __init__(self, service: Any, host: str, port: int, trusted_proxies: Sequence[str] = ()):
         self.hub = LiveHub()
-        self.app = create_app(service, self.hub)
+        self.app = create_app(service, self.hub, trusted_proxies)
         config = uvicorn.Config(
             self.app, host=host, port=port, log_config=None, access_log=False,
             lifespan="off", timeout_graceful_shutdown=1, ws="none",
+            # the app itself honours X-Forwarded-For, from --trusted-proxy addresses only;
+            # uvicorn's own would believe any client on 127.0.0.1 (or $FORWARDED_ALLOW_IPS)
+            proxy_headers=False,
         )
         self.server = _Server(config)
         self.task: asyncio.Task | None = None

@@ -16,7 +16,6 @@ and show matches only as links (their pages say what may be seen of them).
 """
 from __future__ import annotations
 
-import json
 import math
 from html import escape
 from typing import Any
@@ -30,8 +29,10 @@ from starlette.routing import Route
 from referee.server import errors
 from referee.server.auth import same_hash, token_hash
 from referee.server.errors import RefereeError
+from referee.server.leagues import MAX_BOT_DESCRIPTION, MAX_OWNER, MAX_REASON
 from referee.v1 import referee_pb2 as pb
 
+from . import params
 from .render import templates
 from .source import MatchSource
 
@@ -40,9 +41,8 @@ HTTP_STATUS = {
     grpc.StatusCode.INVALID_ARGUMENT: 400, grpc.StatusCode.UNAUTHENTICATED: 401,
     grpc.StatusCode.PERMISSION_DENIED: 403, grpc.StatusCode.NOT_FOUND: 404,
     grpc.StatusCode.ALREADY_EXISTS: 409, grpc.StatusCode.FAILED_PRECONDITION: 409,
-    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429, grpc.StatusCode.UNAVAILABLE: 503,
 }
-MAX_JSON_BODY = 16 * 1024
 NO_STORE = {"Cache-Control": "no-store"}
 RECENT = 10
 
@@ -57,29 +57,20 @@ def _http(exc: RefereeError) -> HTTPException:
     return HTTPException(HTTP_STATUS.get(exc.code, 500), exc.message)
 
 
-def _client(request: Request) -> str:
-    return f"web:{request.client.host}" if request.client else "web:?"
-
-
 def _bearer(request: Request) -> str | None:
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     token = token.strip()
     return token if scheme.lower() == "bearer" and 0 < len(token) <= 256 else None
 
 
-async def _json_body(request: Request) -> dict[str, Any]:
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_JSON_BODY:
-            raise errors.malformed(f"a request body is at most {MAX_JSON_BODY} bytes")
-    try:
-        doc = json.loads(body or b"{}")
-    except ValueError:
-        raise errors.malformed("the body is not JSON") from None
-    if not isinstance(doc, dict):
-        raise errors.malformed("the body is a JSON object")
-    return doc
+#: the members of the bodies the POST routes take (params.json_object refuses any other)
+REGISTER_MEMBERS = ("name", "owner", "kind", "description", "invite_code")
+KINDS = {"remote": pb.BOT_KIND_REMOTE, "hosted": pb.BOT_KIND_HOSTED}
+BOT_STATUSES = {"active": pb.BOT_ACTIVE, "disabled": pb.BOT_DISABLED, "removed": pb.BOT_REMOVED,
+                "pending": pb.BOT_PENDING}
+LEAGUE_STATES = {"running": pb.LEAGUE_RUNNING, "paused": pb.LEAGUE_PAUSED,
+                 "stopped": pb.LEAGUE_STOPPED}
+MAX_MESSAGE = 500  # a bot status's message, as SetBotStatus keeps it
 
 
 def history_svg(history: list[dict[str, Any]], width: int = 640, height: int = 180) -> str:
@@ -209,17 +200,13 @@ def league_routes(service: Any, source: MatchSource) -> list[Route]:
         """POST JSON `{"name", "owner", "kind": "remote"|"hosted", "description", "invite_code"}`: registers a bot as RegisterBot does without the admin token; answers `{"name", "bot_token"}` once (never stored, never shown again)."""
         name = request.path_params["name"]
         try:
-            body = await _json_body(request)
-            kind = {"remote": pb.BOT_KIND_REMOTE, "hosted": pb.BOT_KIND_HOSTED}.get(
-                str(body.get("kind", "remote")))
-            if kind is None:
-                raise errors.malformed("kind is remote or hosted")
-            fields = {k: body.get(k, "") for k in ("name", "owner", "description",
-                                                   "invite_code")}
-            if not all(isinstance(v, str) for v in fields.values()):
-                raise errors.malformed("name, owner, description and invite_code are strings")
-            req = pb.RegisterBotRequest(league=name, kind=kind, **fields)
-            resp = await leagues().register(req, admin=False, peer=_client(request))
+            body = await params.json_object(request, REGISTER_MEMBERS)
+            req = pb.RegisterBotRequest(
+                league=name, kind=body.choice("kind", KINDS, "remote"),
+                name=body.text("name", max_len=64), owner=body.text("owner", max_len=MAX_OWNER),
+                description=body.text("description", max_len=MAX_BOT_DESCRIPTION, lines=True),
+                invite_code=body.text("invite_code", max_len=256))
+            resp = await leagues().register(req, admin=False, peer=params.client(request))
         except RefereeError as exc:
             return refusal(exc)
         return JSONResponse({"name": resp.name, "bot_token": resp.bot_token}, headers=NO_STORE)
@@ -231,7 +218,8 @@ def league_routes(service: Any, source: MatchSource) -> list[Route]:
             lg = leagues()
             token = _bearer(request)
             h = token_hash(token) if token else None
-            if not service.limiter.allow(h if h in service.sessions.bots else _client(request)):
+            if not service.limiter.allow(h if h in service.sessions.bots
+                                         else params.client(request)):
                 raise errors.exhausted("rate limit exceeded; slow down")
             owner = service.sessions.bots.get(h) if h else None
             if owner is None or owner in service.sessions.blocked:
@@ -242,7 +230,7 @@ def league_routes(service: Any, source: MatchSource) -> list[Route]:
             filename = request.headers.get("x-filename", "")[:255]
             cap = lg.limits.max_received
             declared = request.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > cap:
+            if params.is_digits(declared) and int(declared) > cap:
                 raise errors.bad_archive(f"the archive is larger than {cap} bytes")
             data = bytearray()
             async for chunk in request.stream():
@@ -260,7 +248,7 @@ def league_routes(service: Any, source: MatchSource) -> list[Route]:
     def admin_only(request: Request) -> None:
         token = _bearer(request)
         h = token_hash(token) if token else None
-        if not service.limiter.allow(h if h == service.admin_hash else _client(request)):
+        if not service.limiter.allow(h if h == service.admin_hash else params.client(request)):
             raise errors.exhausted("rate limit exceeded; slow down")
         if h is None:
             raise errors.unauthenticated("the organizer's calls need the admin token "
@@ -285,17 +273,14 @@ def league_routes(service: Any, source: MatchSource) -> list[Route]:
         name, bot = request.path_params["name"], request.path_params["bot"]
         try:
             admin_only(request)
-            body = await _json_body(request)
-            status = {"active": pb.BOT_ACTIVE, "disabled": pb.BOT_DISABLED,
-                      "removed": pb.BOT_REMOVED, "pending": pb.BOT_PENDING}.get(
-                str(body.get("status")))
-            if status is None:
-                raise errors.malformed("status is active, disabled, removed or pending")
+            body = await params.json_object(request, ("status", "message"))
+            status = body.choice("status", BOT_STATUSES)
+            message = body.text("message", max_len=MAX_MESSAGE, lines=True)
             row = leagues().bot(bot)
             if row.league != name:
                 raise errors.not_found(f"no bot {bot[:64]} in league {name[:64]}")
             await leagues().set_status(pb.SetBotStatusRequest(
-                bot=bot, status=status, message=str(body.get("message", ""))[:500]))
+                bot=bot, status=status, message=message))
         except RefereeError as exc:
             return refusal(exc)
         return JSONResponse(leagues().bot_summary(leagues().bot(bot)), headers=NO_STORE)
@@ -305,13 +290,11 @@ def league_routes(service: Any, source: MatchSource) -> list[Route]:
         name = request.path_params["name"]
         try:
             admin_only(request)
-            body = await _json_body(request)
-            state = {"running": pb.LEAGUE_RUNNING, "paused": pb.LEAGUE_PAUSED,
-                     "stopped": pb.LEAGUE_STOPPED}.get(str(body.get("state")))
-            if state is None:
-                raise errors.malformed("state is running, paused or stopped")
+            body = await params.json_object(request, ("state", "reason"))
+            state = body.choice("state", LEAGUE_STATES)
+            reason = body.text("reason", max_len=MAX_REASON, lines=True)
             await leagues().set_state(pb.SetLeagueStateRequest(
-                name=name, state=state, reason=str(body.get("reason", ""))))
+                name=name, state=state, reason=reason))
         except RefereeError as exc:
             return refusal(exc)
         return JSONResponse(leagues().league_json(name), headers=NO_STORE)
@@ -321,11 +304,8 @@ def league_routes(service: Any, source: MatchSource) -> list[Route]:
         name = request.path_params["name"]
         try:
             admin_only(request)
-            body = await _json_body(request)
-            uses, valid = body.get("uses", 1), body.get("valid_s", 0)
-            if not (isinstance(uses, int) and isinstance(valid, int)
-                    and 0 <= uses < 1 << 31 and 0 <= valid < 1 << 31):
-                raise errors.malformed("uses and valid_s are whole numbers ≥ 0")
+            body = await params.json_object(request, ("uses", "valid_s"))
+            uses, valid = body.whole("uses", default=1), body.whole("valid_s")
             resp = await leagues().create_invite(pb.CreateInviteRequest(
                 league=name, uses=uses, valid_s=valid))
         except RefereeError as exc:

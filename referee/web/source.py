@@ -20,6 +20,7 @@ from referee.server.clock import clock_json, now_ms
 from referee.server.records import replay_log
 
 from . import frames as F
+from . import params
 
 REPLAY_CACHE = 16  # replays (frames of one match) kept in memory
 ROWS_TTL_S = 1.0  # how long the list of stored matches is reused
@@ -358,6 +359,6 @@ def _cursor(meta: dict[str, Any]) -> str:
 def parse_cursor(text: str) -> tuple[int, str] | None:
     """The key of a cursor from ``_cursor``; None if it is not one."""
     ms, sep, match_id = text.partition("-")
-    if not sep or not ms.isdigit() or len(ms) > 15 or not _plausible_id(match_id):
+    if not sep or not params.is_digits(ms) or len(ms) > 15 or not _plausible_id(match_id):
         return None
     return (int(ms), match_id)
