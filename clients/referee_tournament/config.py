@@ -26,7 +26,7 @@ BACKENDS = ("local", "ray")
 PLACEHOLDERS = ("address", "match", "token", "seat", "seed", "python", "name", "game")
 #: a persistent entrant's command (started once, plays every match it is assigned)
 PERSISTENT_PLACEHOLDERS = ("address", "bot_token", "capacity", "python", "name", "game")
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}")  # fullmatch: no trailing newline
 
 
 class ConfigError(ValueError):
@@ -286,7 +286,7 @@ def parse(data: dict[str, Any], base_dir: str | Path = ".", file: str | Path | N
 def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
     _unknown(data, {"name", "seed", "output", "game", "entrants", "format", "time", "run"}, "")
     name = _str(data, "name", "", "tournament")
-    if not _NAME_RE.match(name):
+    if not _NAME_RE.fullmatch(name):
         raise ConfigError("name", "use letters, digits, '.', '_', '+' or '-' (max 64)")
     seed = _int(data, "seed", "", 1, lo=0, hi=2**63 - 1)
     output = _str(data, "output", "", None)
@@ -317,7 +317,7 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
         ename = _str(e, "name", p, None)
         if ename is None:
             raise ConfigError(f"{p}name", "missing")
-        if not _NAME_RE.match(ename):
+        if not _NAME_RE.fullmatch(ename):
             raise ConfigError(f"{p}name", "use letters, digits, '.', '_', '+' or '-' (max 64)")
         if any(x.name == ename for x in entrants):
             raise ConfigError(f"{p}name", f"duplicate entrant name {ename!r}")

@@ -208,7 +208,7 @@ class Leagues:
     def league(self, name: str) -> LeagueRow:
         row = self.leagues.get(name)
         if row is None:
-            if not BOT_NAME_RE.match(name):  # no league has it (open_league checks the name);
+            if not BOT_NAME_RE.fullmatch(name):  # no league has it (open_league checks the name);
                 # and PostgreSQL would refuse the lookup of a name with a NUL (issue 31 item 5)
                 raise errors.not_found(f"no league {clip(name)}")
             # opened through another referee on the store? one primary-key lookup
@@ -352,7 +352,7 @@ class Leagues:
     # ------------------------------------------------------------------ leagues
     async def open_league(self, request: pb.OpenLeagueRequest) -> pb.League:
         want = request.league
-        if not BOT_NAME_RE.match(want.name):
+        if not BOT_NAME_RE.fullmatch(want.name):
             raise errors.malformed("a league name is 1-64 letters, digits, '.', '_', '+' or "
                                    "'-', starting with a letter or digit")
         if len(want.title) > MAX_TITLE or len(want.description) > MAX_DESCRIPTION:
@@ -438,7 +438,7 @@ class Leagues:
         if any(ord(ch) < 32 and ch not in "\n\t" for ch in request.owner + request.description):
             raise errors.malformed("owner and description hold no control characters")
         _enum(pb.BotKind, request.kind, "kind")
-        if not BOT_NAME_RE.match(request.name):
+        if not BOT_NAME_RE.fullmatch(request.name):
             raise errors.malformed("a bot name is 1-64 letters, digits, '.', '_', '+' or '-', "
                                    "starting with a letter or digit")
         return {"league": request.league, "kind": request.kind, "owner": request.owner,

@@ -80,7 +80,8 @@ BOT_COLUMNS = {"league": "TEXT", "kind": "INTEGER NOT NULL DEFAULT 0",
                "status": "INTEGER NOT NULL DEFAULT 2", "message": "TEXT", "owner": "TEXT",
                "description": "TEXT"}
 REMOVED = 4  # referee.v1.BotStatus.BOT_REMOVED: its token opens nothing
-BOT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+#: A bot name, matched with fullmatch (a "$" anchor let "alpha\n", a look-alike of "alpha", through)
+BOT_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}")
 
 
 @dataclass(eq=False)
@@ -227,7 +228,7 @@ class BotSessions:
                        created_ms: int | None = None) -> pb.RegisterBotResponse:
         """A new token for ``name``; ``meta`` sets league columns of its row (BOT_COLUMNS),
         ``also`` runs in the same transaction (an invite's use)."""
-        if not BOT_NAME_RE.match(name):
+        if not BOT_NAME_RE.fullmatch(name):
             raise errors.malformed("a bot name is 1-64 letters, digits, '.', '_', '+' or '-', "
                                    "starting with a letter or digit")
         token = shard.token(self.shard)

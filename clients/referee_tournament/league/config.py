@@ -21,7 +21,7 @@ REGISTRATIONS = ("invite", "open", "closed")
 ROTATIONS = ("shuffle", "balanced")
 PAIRINGS = ("rating", "random")
 RATING_MODELS = ("plackett_luce",)
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}")  # fullmatch: no trailing newline
 _TIME_KEYS = ("move_ms", "bank_ms", "grace_ms", "strikes", "join_ms", "first_move_ms")
 
 
@@ -140,7 +140,7 @@ def parse(raw: dict[str, Any], *, base_dir: str = ".", source: str = "") -> Leag
     lg = _table(raw, "league")
     _unknown(lg, "league", ("name", "title", "description", "registration", "approval"))
     name = lg.get("name")
-    if not isinstance(name, str) or not _NAME_RE.match(name):
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
         raise ConfigError("league.name", "expected 1-64 letters, digits, '.', '_', '+', '-'")
     approval = lg.get("approval", False)
     if not isinstance(approval, bool):
