@@ -253,6 +253,18 @@ def build_parser() -> argparse.ArgumentParser:
                     help="most files and folders in an archive (default 1000)")
     up.add_argument("--upload-max-path", type=int, default=200, metavar="N",
                     help="longest path in an archive, in characters (default 200)")
+    up.add_argument("--upload-versions-per-day", type=int, default=5, metavar="N",
+                    help="most versions one bot may upload in any 24 hours (default 5; 0: no "
+                         "limit); more are refused with RESOURCE_EXHAUSTED, reason UPLOAD_QUOTA")
+    up.add_argument("--upload-max-stored-bytes", type=int, default=50 * 1024 * 1024,
+                    metavar="N",
+                    help="most bytes of stored archives one bot may keep, after pruning "
+                         "(default 50 MiB; 0: no limit); an upload past it is refused "
+                         "(UPLOAD_QUOTA)")
+    up.add_argument("--upload-keep-versions", type=int, default=5, metavar="N",
+                    help="versions of a bot whose archives are kept: older ones are pruned, "
+                         "except the current ready one, pending ones and any a running match "
+                         "plays (default 5; 0: keep all)")
     s.add_argument("--max-connection-idle", type=float, default=300.0, metavar="SECONDS",
                    help="close a connection that has had no call for this long (default 300; "
                         "0 never): a peer that only opens connections cannot hold them, and a "
@@ -520,7 +532,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         trusted_proxies=tuple(args.trusted_proxies),
         upload_limits=Limits(max_received=args.upload_max_bytes,
                              max_unpacked=args.upload_max_unpacked,
-                             max_files=args.upload_max_files, max_path=args.upload_max_path),
+                             max_files=args.upload_max_files, max_path=args.upload_max_path,
+                             versions_per_day=args.upload_versions_per_day,
+                             max_stored_bytes=args.upload_max_stored_bytes,
+                             keep_versions=args.upload_keep_versions),
     )
     try:
         asyncio.run(serve(config))
