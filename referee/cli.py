@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -489,9 +490,13 @@ def cmd_proxy_config(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from referee.server import ServerConfig, logs, serve
     from referee.server.archive import Limits
-    from referee.server.startup import StartupError
+    from referee.server.startup import PRIVATE_UMASK, StartupError
     from referee.server.stores import StoreUrlError, store_url
 
+    # everything the referee (and a cluster's workers and nginx, its children) writes from
+    # here on is its user's alone: the explicit modes where files are made, and this for the
+    # files libraries make (issue 31, item 6)
+    os.umask(PRIVATE_UMASK)
     if args.admin_token_file:  # before logging is set up: a refusal is this one line
         try:
             args.admin_token = Path(args.admin_token_file).read_text(encoding="utf-8").strip()
@@ -551,12 +556,12 @@ def _serve_cluster(args: argparse.Namespace) -> int:
     from referee.server import ServerConfig
     from referee.server.app import resolve_admin_token
     from referee.server.cluster import ClusterConfig, run
-    from referee.server.startup import StartupError, check_data_dir
+    from referee.server.startup import StartupError, check_data_dir, make_private
 
     try:
         check_data_dir(args.data_dir)
         data = Path(args.data_dir)
-        data.mkdir(parents=True, exist_ok=True)
+        make_private(data)
         admin = resolve_admin_token(ServerConfig(admin_token=args.admin_token), data)
         cfg = ClusterConfig(
             workers=args.workers, host=args.host, port=args.port, data_dir=args.data_dir,
