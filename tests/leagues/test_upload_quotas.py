@@ -112,11 +112,12 @@ def test_the_stored_bytes_limit_is_named_and_nothing_is_stored(make_server):
     _run(run())
 
 
-def test_pruning_keeps_the_newest_the_current_the_pending_and_those_in_use(make_server):
+def test_pruning_keeps_the_newest_the_current_the_pending_and_those_in_use(make_server,
+                                                                          store_url):
     """Issue 31 item 4: with --upload-keep-versions 2 an upload prunes older versions (archive
     deleted, row kept and marked), never the current ready one, a pending one or one a running
     match is bound to; GetBotArchive names a pruned version; numbering goes on after a
-    restart, which keeps what was pruned pruned."""
+    restart, which keeps what was pruned pruned (SQLite and PostgreSQL stores)."""
     limits = Limits(versions_per_day=0, keep_versions=2)
 
     async def set_version(stub, version, status):
@@ -127,7 +128,7 @@ def test_pruning_keeps_the_newest_the_current_the_pending_and_those_in_use(make_
         return sorted(int(p.name.split(".")[0])
                       for p in (server.data_dir / "bots" / "host").glob("*.tar.gz"))
 
-    server = make_server(upload_limits=limits)
+    server = make_server(upload_limits=limits, store_url=store_url)
     data_dir = server.data_dir
 
     async def run():
@@ -152,8 +153,7 @@ def test_pruning_keeps_the_newest_the_current_the_pending_and_those_in_use(make_
             # kept: 1 (current ready), 3 (in a running match), 4 and 5 (the newest two);
             # pruned: 2
             assert files(server) == [1, 3, 4, 5]
-            assert db_rows(server, "SELECT version FROM bot_versions WHERE pruned_ms IS NOT"
-                           " NULL") == [(2,)]
+            assert server.service.leagues.bots["host"].pruned == {2}
             code, _, text = await error_of(_collect(stub.GetBotArchive(
                 pb.GetBotArchiveRequest(bot="host", version=2), metadata=md(ADMIN))))
             assert code == grpc.StatusCode.NOT_FOUND and "pruned" in text
@@ -164,7 +164,7 @@ def test_pruning_keeps_the_newest_the_current_the_pending_and_those_in_use(make_
 
     _run(run())
     server.stop()
-    again = make_server(data_dir, upload_limits=limits)
+    again = make_server(data_dir, upload_limits=limits, store_url=store_url)
 
     async def after():
         async with grpc.aio.insecure_channel(again.target) as ch:
