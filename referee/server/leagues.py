@@ -29,9 +29,11 @@ bound bots, and hands it the RPCs below.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -191,12 +193,19 @@ class Leagues:
     # ------------------------------------------------------------------ loading
     def _clean_incoming(self) -> None:
         """Make the private folders of uploads (0700) and remove what an interrupted upload
-        left there; delete the archives of pruned versions a crash left behind."""
+        left there (the spooled bytes are anonymous files, gone with their process; a packed
+        archive not yet renamed into place is a named one, removed once an hour old: the
+        workers of a cluster share the folder, and one that restarts must not take the file
+        of an upload the home worker is keeping); delete the archives of pruned versions a
+        crash left behind."""
         self.incoming.mkdir(mode=0o700, parents=True, exist_ok=True)
         for folder in (self.archive_dir, self.incoming):
             os.chmod(folder, 0o700)
+        stale = time.time() - 3600
         for leftover in self.incoming.iterdir():
-            leftover.unlink(missing_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                if leftover.stat().st_mtime < stale:
+                    leftover.unlink()
         for bot in self.bots.values():
             for number in bot.pruned:
                 self.archive_path(bot.name, number).unlink(missing_ok=True)
