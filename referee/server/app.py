@@ -179,10 +179,7 @@ class RefereeServer:
     async def _start(self) -> int:
         cfg = self.config
         data_dir = Path(cfg.data_dir)
-        tightened = make_private(data_dir)  # 0700, files in it 0600 (issue 31, item 6)
-        if tightened:
-            log.warning("data_dir_tightened", paths=tightened,
-                        note="group or others could read these; now only this user can")
+        make_private(data_dir)  # 0700, files in it 0600 (issue 31, item 6)
         admin = resolve_admin_token(cfg, data_dir)
         # Import every game now: the first CreateMatch must not stall the event loop (and every
         # stream on it) for the imports, and a game that fails to import shows at start-up.

@@ -15,6 +15,8 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import structlog
+
 if TYPE_CHECKING:
     from .app import ServerConfig
 
@@ -127,7 +129,7 @@ def make_private(data_dir: str | Path) -> list[str]:
     """Create the data directory 0700, or tighten an existing one: the directory to 0700 and
     each file (0600) and folder (0700) directly in it that its group or others could read (a
     data directory from before issue 31, item 6: the store holds every running match's seed).
-    Sockets and links are left alone. Returns what was tightened, for a warning."""
+    Sockets and links are left alone. What was tightened is logged (a warning) and returned."""
     path = Path(data_dir)
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     tightened = []
@@ -142,6 +144,10 @@ def make_private(data_dir: str | Path) -> list[str]:
         if st.st_mode & 0o077:
             os.chmod(entry, stat.S_IMODE(st.st_mode) & want)
             tightened.append(f"{entry} ({stat.S_IMODE(st.st_mode):04o})")
+    if tightened:
+        structlog.get_logger("referee.server").warning(
+            "data_dir_tightened", paths=tightened,
+            note="group or others could read these; now only this user can")
     return tightened
 
 

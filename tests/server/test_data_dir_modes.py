@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import grpc
+from structlog.testing import capture_logs
 
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
@@ -78,10 +79,14 @@ def test_a_readable_data_directory_from_before_is_tightened(make_server, tmp_pat
         if (data / name).exists():
             os.chmod(data / name, 0o644)
     os.chmod(data / "records", 0o755)
-    make_server(data)
+    with capture_logs() as logs:
+        make_server(data)
     modes = {p: m for p, m in _modes(data).items() if "/" not in p}
     assert _loose(modes) == {}, modes
     assert modes["."] == 0o700 and modes["referee.sqlite3"] == 0o600
+    (warning,) = [x for x in logs if x["event"] == "data_dir_tightened"]
+    assert warning["log_level"] == "warning"
+    assert f"{data / 'referee.sqlite3'} (0644)" in warning["paths"], warning
 
 
 def _serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
