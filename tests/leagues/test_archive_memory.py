@@ -150,3 +150,16 @@ def test_other_zip_methods_and_sparse_tar_members_are_refused(tmp_path):
         tf.addfile(info)
     with pytest.raises(ArchiveError, match="sparse"):
         check_archive("b.tar.gz", raw.getvalue(), Limits(), tmp_path)
+
+
+def test_an_oversized_tar_metadata_header_is_refused_before_it_is_read(tmp_path):
+    """Issue 31 item 4: tarfile reads a pax header (or a GNU long name) whole into memory, so
+    one over 64 KiB is refused from its size, before its content is read."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w:gz", format=tarfile.PAX_FORMAT) as tf:
+        info = tarfile.TarInfo("bot.py")
+        info.pax_headers = {"comment": "x" * (200 * 1024)}
+        info.size = len(BOT)
+        tf.addfile(info, io.BytesIO(BOT))
+    with pytest.raises(ArchiveError, match="metadata header .* at most 65536 are read"):
+        check_archive("b.tar.gz", raw.getvalue(), Limits(), tmp_path)

@@ -128,7 +128,7 @@ def test_pruning_keeps_the_newest_the_current_the_pending_and_those_in_use(make_
         return sorted(int(p.name.split(".")[0])
                       for p in (server.data_dir / "bots" / "host").glob("*.tar.gz"))
 
-    server = make_server(upload_limits=limits, store_url=store_url)
+    server = make_server(upload_limits=limits, store_url=store_url, http_port=0)
     data_dir = server.data_dir
 
     async def run():
@@ -163,6 +163,8 @@ def test_pruning_keeps_the_newest_the_current_the_pending_and_those_in_use(make_
             await set_version(stub, 5, pb.VERSION_FAILED)
 
     _run(run())
+    page = httpx.get(f"http://127.0.0.1:{server.server.http_port}/bots/host", timeout=60).text
+    assert page.count("(archive pruned)") == 1  # the bot's page says so too
     server.stop()
     again = make_server(data_dir, upload_limits=limits, store_url=store_url)
 
