@@ -161,5 +161,5 @@ def test_an_oversized_tar_metadata_header_is_refused_before_it_is_read(tmp_path)
         info.pax_headers = {"comment": "x" * (200 * 1024)}
         info.size = len(BOT)
         tf.addfile(info, io.BytesIO(BOT))
-    with pytest.raises(ArchiveError, match="metadata header .* at most 65536 are read"):
+    with pytest.raises(ArchiveError, match=r"metadata header .* at most 65536 are read"):
         check_archive("b.tar.gz", raw.getvalue(), Limits(), tmp_path)
