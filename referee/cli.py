@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -253,6 +254,18 @@ def build_parser() -> argparse.ArgumentParser:
                     help="most files and folders in an archive (default 1000)")
     up.add_argument("--upload-max-path", type=int, default=200, metavar="N",
                     help="longest path in an archive, in characters (default 200)")
+    up.add_argument("--upload-versions-per-day", type=int, default=5, metavar="N",
+                    help="most versions one bot may upload in any 24 hours (default 5; 0: no "
+                         "limit); more are refused with RESOURCE_EXHAUSTED, reason UPLOAD_QUOTA")
+    up.add_argument("--upload-max-stored-bytes", type=int, default=50 * 1024 * 1024,
+                    metavar="N",
+                    help="most bytes of stored archives one bot may keep, after pruning "
+                         "(default 50 MiB; 0: no limit); an upload past it is refused "
+                         "(UPLOAD_QUOTA)")
+    up.add_argument("--upload-keep-versions", type=int, default=5, metavar="N",
+                    help="versions of a bot whose archives are kept: older ones are pruned, "
+                         "except the current ready one, pending ones and any a running match "
+                         "plays (default 5; 0: keep all)")
     s.add_argument("--max-connection-idle", type=float, default=300.0, metavar="SECONDS",
                    help="close a connection that has had no call for this long (default 300; "
                         "0 never): a peer that only opens connections cannot hold them, and a "
@@ -497,9 +510,13 @@ def cmd_proxy_config(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from referee.server import ServerConfig, logs, serve
     from referee.server.archive import Limits
-    from referee.server.startup import StartupError
+    from referee.server.startup import PRIVATE_UMASK, StartupError
     from referee.server.stores import StoreUrlError, store_url
 
+    # everything the referee (and a cluster's workers and nginx, its children) writes from
+    # here on is its user's alone: the explicit modes where files are made, and this for the
+    # files libraries make (issue 31, item 6)
+    os.umask(PRIVATE_UMASK)
     if args.admin_token_file:  # before logging is set up: a refusal is this one line
         try:
             args.admin_token = Path(args.admin_token_file).read_text(encoding="utf-8").strip()
@@ -540,7 +557,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         trusted_proxies=tuple(args.trusted_proxies),
         upload_limits=Limits(max_received=args.upload_max_bytes,
                              max_unpacked=args.upload_max_unpacked,
-                             max_files=args.upload_max_files, max_path=args.upload_max_path),
+                             max_files=args.upload_max_files, max_path=args.upload_max_path,
+                             versions_per_day=args.upload_versions_per_day,
+                             max_stored_bytes=args.upload_max_stored_bytes,
+                             keep_versions=args.upload_keep_versions),
     )
     try:
         asyncio.run(serve(config))
@@ -556,12 +576,12 @@ def _serve_cluster(args: argparse.Namespace) -> int:
     from referee.server import ServerConfig
     from referee.server.app import resolve_admin_token
     from referee.server.cluster import ClusterConfig, run
-    from referee.server.startup import StartupError, check_data_dir
+    from referee.server.startup import StartupError, check_data_dir, make_private
 
     try:
         check_data_dir(args.data_dir)
         data = Path(args.data_dir)
-        data.mkdir(parents=True, exist_ok=True)
+        make_private(data)
         admin = resolve_admin_token(ServerConfig(admin_token=args.admin_token), data)
         cfg = ClusterConfig(
             workers=args.workers, host=args.host, port=args.port, data_dir=args.data_dir,

@@ -16,7 +16,9 @@ Refusals raise :class:`~referee_client.connection.RefereeError` with the referee
 ``BAD_INVITE`` (no, a wrong, a used-up or an expired invite code), ``ALREADY_EXISTS`` (the name
 is taken), ``NOT_FOUND`` (no such league), ``LEAGUE_STOPPED``, ``BAD_ARCHIVE`` (the upload
 failed the referee's checks; the message names the first problem), ``NOT_HOSTED`` (a remote
-bot has nothing to upload).
+bot has nothing to upload), ``UPLOAD_QUOTA`` (RESOURCE_EXHAUSTED: the bot's versions a day or
+its stored bytes are at the organizer's limit; the message names it, and when the daily count
+frees up).
 """
 from __future__ import annotations
 

@@ -179,6 +179,7 @@ UPLOAD_REFUSALS = {
     "NOT_HOSTED": "this bot is a remote one: it plays over its session, nothing to upload",
     "UNAUTHENTICATED": "the bot token was not accepted ({details})",
     "RESOURCE_EXHAUSTED": "too many uploads: try again later ({details})",
+    "UPLOAD_QUOTA": "the league's upload limit is reached, nothing was stored: {details}",
 }
 
 

@@ -43,7 +43,7 @@ from .config import TournamentConfig
 from .formats import MatchSpec
 from .report import did_not_play
 from .runner import RunError, Runner, report_meta
-from .store import Row, add_columns
+from .store import Row, add_columns, private_db
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS ladder_ratings (
@@ -87,7 +87,7 @@ class Rating:
 
 class LadderStore:
     def __init__(self, path: Path):
-        self.db = sqlite3.connect(path, isolation_level=None, timeout=30)
+        self.db = sqlite3.connect(private_db(path), isolation_level=None, timeout=30)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.executescript(SCHEMA)
         # a ladder folder from before the report kept outcomes

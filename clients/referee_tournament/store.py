@@ -8,7 +8,9 @@ stopped) go back to ``pending``; ``done`` rows are never replayed.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
 import time
 import uuid
 from dataclasses import dataclass
@@ -75,9 +77,23 @@ class Row:
     finished: float | None
 
 
+def private_db(path: str | Path) -> Path:
+    """A runner's SQLite file made its user's alone before SQLite opens it (issue 31, item 6):
+    created 0600 (SQLite gives its -wal and -shm files the same mode), or, left readable by an
+    older runner, tightened with them. The schedule holds the seeds of matches not yet played,
+    a league's store the seat tokens of running ones."""
+    path = Path(path)
+    if not path.exists():
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        if p.exists() and p.stat().st_mode & 0o077:
+            os.chmod(p, stat.S_IMODE(p.stat().st_mode) & 0o600)
+    return path
+
+
 class Store:
     def __init__(self, path: Path):
-        self.path = Path(path)
+        self.path = private_db(path)
         self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")

@@ -25,7 +25,7 @@ from .clock import DEFAULT_JOIN_MS
 from .forward import Forwarder, routed
 from .leagues import MAX_STANDINGS
 from .service import SERVICE_NAME, RefereeService, generic_handler
-from .startup import StartupError, bind_failure, check_config, check_port
+from .startup import StartupError, bind_failure, check_config, check_port, make_private
 from .store import Store
 from .stores import is_store_error, open_store
 
@@ -179,7 +179,7 @@ class RefereeServer:
     async def _start(self) -> int:
         cfg = self.config
         data_dir = Path(cfg.data_dir)
-        data_dir.mkdir(parents=True, exist_ok=True)
+        make_private(data_dir)  # 0700, files in it 0600 (issue 31, item 6)
         admin = resolve_admin_token(cfg, data_dir)
         # Import every game now: the first CreateMatch must not stall the event loop (and every
         # stream on it) for the imports, and a game that fails to import shows at start-up.

@@ -138,3 +138,10 @@ def not_owner(message: str) -> RefereeError:
     over): call again, and the one that runs it answers (behind a proxy the call is routed
     there; a bot's SDK retries UNAVAILABLE)."""
     return RefereeError(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER", message)
+
+
+def upload_quota(message: str) -> RefereeError:
+    """UploadBot (and the web's upload): a limit the organizer set on a bot's versions (its
+    daily count, its stored bytes) is reached; the message names the limit, its value and when
+    the count frees up (issue 31, item 4)."""
+    return RefereeError(grpc.StatusCode.RESOURCE_EXHAUSTED, "UPLOAD_QUOTA", message)

@@ -11,7 +11,16 @@ matches; this module keeps what it and the web pages share.
 * **Archives** of hosted bots are checked by :mod:`referee.server.archive` and kept as files,
   ``<data-dir>/bots/<bot>/<version>.tar.gz`` (written and fsynced before the version's row is
   committed): up to 16 MiB each, they would otherwise pass through the one writer thread that
-  commits every move, and grow the WAL by that much per upload.
+  commits every move, and grow the WAL by that much per upload. An upload is spooled to an
+  anonymous file in ``<data-dir>/bots/.incoming/`` as it arrives and checked from there, never
+  joined in memory (issue 31, item 4).
+* **Quotas and pruning** (``Limits``: ``referee serve --upload-versions-per-day``,
+  ``--upload-max-stored-bytes``, ``--upload-keep-versions``): a bot uploads at most so many
+  versions in any 24 hours and keeps at most so many bytes of archives; refusals are
+  RESOURCE_EXHAUSTED with reason ``UPLOAD_QUOTA`` naming the limit, its value and when the
+  count frees up. Once a version is kept, older ones beyond the newest ``keep_versions`` are
+  pruned (their archive deleted, their row kept and marked), except the current ready one, any
+  pending one (the league runner has yet to check it) and any a running match is bound to.
 * Everything is also held in memory (a few rows per bot), which the RPCs and the web pages read.
 
 Knows no game and no match: :class:`RefereeService` asks it to check a CreateMatch's league and
@@ -20,12 +29,16 @@ bound bots, and hands it the RPCs below.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import tempfile
+import time
 from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import structlog
 from jsonschema import Draft202012Validator
@@ -77,6 +90,8 @@ CREATE TABLE IF NOT EXISTS bot_versions (
     status       INTEGER NOT NULL,    -- referee.v1.VersionStatus
     message      TEXT NOT NULL,
     uploaded_ms  INTEGER NOT NULL,
+    stored_bytes INTEGER,             -- bytes of the stored .tar.gz (NULL: an older row)
+    pruned_ms    INTEGER,             -- when its archive was deleted (the keep policy)
     PRIMARY KEY (bot, version)
 );
 CREATE TABLE IF NOT EXISTS standings (
@@ -85,6 +100,9 @@ CREATE TABLE IF NOT EXISTS standings (
     published_ms  INTEGER NOT NULL
 );
 """
+
+#: Columns an older store's bot_versions lacks (issue 31, item 4).
+VERSION_COLUMNS = {"stored_bytes": "INTEGER", "pruned_ms": "INTEGER"}
 
 LEAGUE_SELECT = ("SELECT name, title, description, games_json, registration, approval, state,"
                  " reason, settings_json, created_ms, updated_ms FROM leagues")
@@ -98,6 +116,7 @@ MAX_REASON = 200
 MAX_STANDINGS = 4 * 1024 * 1024
 MAX_CHUNK = 1024 * 1024  # UploadBotChunk.data
 ARCHIVE_CHUNK = 256 * 1024  # BotArchiveChunk.data sent
+DAY_MS = 24 * 3600 * 1000  # the window of the daily upload count
 #: Registrations without the admin token, per client address (``auth.client_key``: one budget
 #: whether the client registers over gRPC or on the web): a burst, then one a minute.
 REGISTER_RATE = 1 / 60
@@ -123,6 +142,8 @@ class BotRow:
     registered_ms: int
     versions: list[pb.BotVersion] = field(default_factory=list)
     commands: dict[int, list[str]] = field(default_factory=dict)
+    stored: dict[int, int] = field(default_factory=dict)  # version -> bytes of its archive
+    pruned: set[int] = field(default_factory=set)  # versions whose archive was deleted
 
     @property
     def current_version(self) -> int:
@@ -160,6 +181,7 @@ class Leagues:
         self.limits = limits or Limits()
         self.register_limiter = register_limiter or RateLimiter(REGISTER_RATE, REGISTER_BURST)
         self.archive_dir = Path(data_dir) / "bots"
+        self.incoming = self.archive_dir / ".incoming"  # uploads being received and checked
         self.validator = Draft202012Validator(standings_schema())
         self.leagues: dict[str, LeagueRow] = {}
         self.bots: dict[str, BotRow] = {}  # league bots (those registered with a league)
@@ -167,10 +189,30 @@ class Leagues:
         self.standings: dict[str, Standings] = {}
         self._upload_locks: dict[str, asyncio.Lock] = {}
         self._load()
+        self._clean_incoming()
 
     # ------------------------------------------------------------------ loading
+    def _clean_incoming(self) -> None:
+        """Make the private folders of uploads (0700) and remove what an interrupted upload
+        left there (the spooled bytes are anonymous files, gone with their process; a packed
+        archive not yet renamed into place is a named one, removed once an hour old: the
+        workers of a cluster share the folder, and one that restarts must not take the file
+        of an upload the home worker is keeping); delete the archives of pruned versions a
+        crash left behind."""
+        self.incoming.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for folder in (self.archive_dir, self.incoming):
+            os.chmod(folder, 0o700)
+        stale = time.time() - 3600
+        for leftover in self.incoming.iterdir():
+            with contextlib.suppress(FileNotFoundError):
+                if leftover.stat().st_mtime < stale:
+                    leftover.unlink()
+        for bot in self.bots.values():
+            for number in bot.pruned:
+                self.archive_path(bot.name, number).unlink(missing_ok=True)
+
     def _load(self) -> None:
-        self.store.ensure_schema(SCHEMA)
+        self.store.ensure_schema(SCHEMA, {"bot_versions": VERSION_COLUMNS})
         with self.store.connection() as conn:
             for r in conn.execute(LEAGUE_SELECT):
                 self._learn_league(r)
@@ -184,7 +226,8 @@ class Leagues:
                                          desc or "", created)
             for row in conn.execute(
                     "SELECT bot, version, sha256, size, files, runtime, command_json, status,"
-                    " message, uploaded_ms FROM bot_versions ORDER BY bot, version"):
+                    " message, uploaded_ms, stored_bytes, pruned_ms FROM bot_versions"
+                    " ORDER BY bot, version"):
                 bot = self.bots.get(row[0])
                 if bot is None:
                     continue
@@ -192,6 +235,13 @@ class Leagues:
                     bot=row[0], version=row[1], sha256=row[2], size=row[3], files=row[4],
                     runtime=row[5], status=row[7], message=row[8], uploaded_unix_ms=row[9]))
                 bot.commands[row[1]] = json.loads(row[6])
+                if row[11] is not None:
+                    bot.pruned.add(row[1])
+                elif row[10] is not None:
+                    bot.stored[row[1]] = row[10]
+                else:  # a row from before stored_bytes: its file says
+                    path = self.archive_path(row[0], row[1])
+                    bot.stored[row[1]] = path.stat().st_size if path.exists() else 0
             for league, text, published in conn.execute(
                     "SELECT league, json, published_ms FROM standings"):
                 self.standings[league] = Standings(text, json.loads(text), published)
@@ -290,7 +340,8 @@ class Leagues:
                 "version": v.version, "status": pb.VersionStatus.Name(v.status)
                 .removeprefix("VERSION_").lower(), "message": v.message, "sha256": v.sha256,
                 "size": v.size, "files": v.files, "runtime": v.runtime,
-                "uploaded_unix_ms": v.uploaded_unix_ms} for v in reversed(row.versions)],
+                "uploaded_unix_ms": v.uploaded_unix_ms, "pruned": v.version in row.pruned}
+                for v in reversed(row.versions)],
             "rank": rank, "standing": entry,
             "head_to_head": [h for h in doc.get("head_to_head", ()) if h["bot"] == name],
         }
@@ -492,6 +543,7 @@ class Leagues:
                          meta["description"], ts)
         if old is not None:  # the admin re-registered it: its versions stay its own
             row_bot.versions, row_bot.commands = old.versions, old.commands
+            row_bot.stored, row_bot.pruned = old.stored, old.pruned
         self.bots[request.name] = row_bot
         log.info("league_bot_registered", bot=request.name, league=request.league,
                  kind=pb.BotKind.Name(request.kind), status=pb.BotStatus.Name(status),
@@ -559,14 +611,15 @@ class Leagues:
 
     # ------------------------------------------------------------------ uploads
     async def upload(self, request_iterator, context) -> pb.BotVersion:
-        """UploadBot: the token's own bot (a hosted, not removed one); chunks read up to the
-        cap on bytes received, then the archive checked off the event loop."""
+        """UploadBot: the token's own bot (a hosted, not removed one); its daily count checked
+        before anything is received, then the chunks spooled to a file up to the cap on bytes
+        received, and the archive checked from it off the event loop."""
         try:
             data = await request_iterator.__anext__()
         except StopAsyncIteration:
             raise errors.malformed("send an UploadBotChunk with the header first") from None
         name = self.sessions.bot_of_token(context)
-        self.uploader(name)
+        row = self.uploader(name)
         first = _chunk(data)
         if first.WhichOneof("part") != "header":
             raise errors.malformed("the first UploadBotChunk carries the header")
@@ -576,21 +629,32 @@ class Leagues:
             raise errors.bad_archive(f"the archive is larger than {cap} bytes ({header.size} announced)")
         if not header.filename or len(header.filename) > 255:
             raise errors.malformed("header.filename is 1-255 characters")
-        buf = bytearray()
-        async for data in request_iterator:
-            if not self.limiter.allow(f"upload:{name}"):
-                raise errors.exhausted("rate limit exceeded; slow down")
-            if len(data) > MAX_CHUNK + 64:
-                raise errors.malformed(f"chunks carry at most {MAX_CHUNK} bytes")
-            msg = _chunk(data)
-            if msg.WhichOneof("part") != "data":
-                raise errors.malformed("only the first UploadBotChunk carries a header")
-            if len(buf) + len(msg.data) > cap:
-                raise errors.bad_archive(f"the archive is larger than {cap} bytes")
-            buf += msg.data
-        if header.size and len(buf) != header.size:
-            raise errors.bad_archive(f"{len(buf)} bytes received, the header announced {header.size}")
-        return await self.keep_upload(name, header.filename, bytes(buf))
+        self.check_daily(row)
+        with self.spool() as spool:
+            received = 0
+            async for data in request_iterator:
+                if not self.limiter.allow(f"upload:{name}"):
+                    raise errors.exhausted("rate limit exceeded; slow down")
+                if len(data) > MAX_CHUNK + 64:
+                    raise errors.malformed(f"chunks carry at most {MAX_CHUNK} bytes")
+                msg = _chunk(data)
+                if msg.WhichOneof("part") != "data":
+                    raise errors.malformed("only the first UploadBotChunk carries a header")
+                received += len(msg.data)
+                if received > cap:
+                    raise errors.bad_archive(f"the archive is larger than {cap} bytes")
+                # into the page cache, no fsync: a chunk (at most 1 MiB) costs the loop a copy
+                spool.write(msg.data)
+            if header.size and received != header.size:
+                raise errors.bad_archive(f"{received} bytes received, the header announced "
+                                         f"{header.size}")
+            return await self.keep_upload(name, header.filename, spool)
+
+    def spool(self) -> IO[bytes]:
+        """An anonymous file in the data directory's private upload folder (never /tmp, which
+        may be a small tmpfs in memory) for an upload's bytes as they arrive; gone when closed,
+        or when the process dies."""
+        return tempfile.TemporaryFile(dir=self.incoming)
 
     def uploader(self, name: str) -> BotRow:
         """The league bot ``name`` (a token's own) if it may upload: a hosted one."""
@@ -600,38 +664,119 @@ class Leagues:
                                       "(a remote bot plays over its Session; nothing to upload)")
         return row
 
-    async def keep_upload(self, name: str, filename: str, data: bytes) -> pb.BotVersion:
-        """Check an uploaded archive of bot ``name`` (off the event loop) and keep it as its
-        next version; BAD_ARCHIVE, and nothing stored, if it is refused. UploadBot and the
-        web's upload form both end here."""
+    def check_daily(self, row: BotRow) -> None:
+        """UPLOAD_QUOTA if the bot has uploaded ``versions_per_day`` versions in the last 24
+        hours (kept ones: a refused upload does not count), saying when the next one may come."""
+        per_day = self.limits.versions_per_day
+        if per_day <= 0:
+            return
+        now = now_ms()
+        recent = sorted(v.uploaded_unix_ms for v in row.versions
+                        if v.uploaded_unix_ms > now - DAY_MS)
+        if len(recent) < per_day:
+            return
+        # the count falls below the limit when the oldest upload that keeps it there leaves
+        # the 24-hour window
+        free = recent[len(recent) - per_day] + DAY_MS
+        raise errors.upload_quota(
+            f"bot {row.name} uploaded {len(recent)} versions in the last 24 hours: the limit is "
+            f"{per_day} a day (--upload-versions-per-day); the next upload is possible at "
+            f"{_utc(free)} (in {_minutes(free - now)})")
+
+    def in_use(self, bot: str) -> set[int]:
+        """The versions of ``bot`` bound to a running match (a league's or a smoke check's),
+        from the store: on several hosts the match may run on another one."""
+        used: set[int] = set()
+        for bots_json, versions_json in self.store.reader().execute(
+                "SELECT seat_bots_json, seat_versions_json FROM matches WHERE status=?"
+                " AND seat_versions_json IS NOT NULL", ("running",)):
+            bots, versions = json.loads(bots_json or "[]"), json.loads(versions_json)
+            used.update(v for b, v in zip(bots, versions, strict=False) if b == bot and v)
+        return used
+
+    def prune_plan(self, row: BotRow, new: int) -> list[int]:
+        """The versions the keep policy prunes once version ``new`` is kept: all but the
+        newest ``keep_versions`` (0: none pruned), the current ready one, the pending ones
+        (not yet checked by the league runner) and those a running match is bound to."""
+        keep_n = self.limits.keep_versions
+        live = [v for v in row.versions if v.version not in row.pruned]
+        if keep_n <= 0 or len(live) + 1 <= keep_n:
+            return []
+        newest = sorted([new, *(v.version for v in live)], reverse=True)[:keep_n]
+        keep = set(newest) | {row.current_version} | self.in_use(row.name)
+        keep |= {v.version for v in live if v.status == pb.VERSION_PENDING}
+        return [v.version for v in live if v.version not in keep]
+
+    def check_stored(self, row: BotRow, prune: list[int], new_bytes: int) -> None:
+        """UPLOAD_QUOTA if the bot's archives kept after this upload (and the pruning it
+        brings) would hold more than ``max_stored_bytes``."""
+        limit = self.limits.max_stored_bytes
+        if limit <= 0:
+            return
+        kept = {n: b for n, b in row.stored.items() if n not in row.pruned and n not in prune}
+        total = sum(kept.values()) + new_bytes
+        if total > limit:
+            raise errors.upload_quota(
+                f"bot {row.name} would keep {total} bytes of archives (this one {new_bytes}, "
+                f"versions {_numbers(kept)} {sum(kept.values())}): the limit is {limit} bytes "
+                "(--upload-max-stored-bytes); the current, pending and playing versions are "
+                "kept, older ones pruned")
+
+    async def keep_upload(self, name: str, filename: str,
+                          source: bytes | IO[bytes]) -> pb.BotVersion:
+        """Check an uploaded archive of bot ``name`` (its bytes, or the file it was spooled
+        to; off the event loop) and keep it as its next version, pruning what the keep policy
+        lets go; BAD_ARCHIVE or UPLOAD_QUOTA, and nothing stored, if it is refused. UploadBot
+        and the web's upload form both end here."""
         row = self.uploader(name)
-        if len(data) > self.limits.max_received:
-            raise errors.bad_archive(f"the archive is larger than {self.limits.max_received} bytes")
+        self.check_daily(row)
         try:
-            checked = await asyncio.to_thread(check_archive, filename, data, self.limits)
+            checked = await asyncio.to_thread(check_archive, filename, source, self.limits,
+                                              self.incoming)
         except ArchiveError as exc:
             log.info("upload_refused", bot=name, error=str(exc)[:200])
             raise errors.bad_archive(str(exc)) from None
         lock = self._upload_locks.setdefault(name, asyncio.Lock())
-        async with lock:
-            number = max((v.version for v in row.versions), default=0) + 1
-            path = self.archive_path(name, number)
-            await asyncio.to_thread(_write_file, path, checked.tar_gz)
-            ts = now_ms()
-            version = pb.BotVersion(bot=name, version=number, sha256=checked.sha256,
-                                    size=checked.size, files=checked.files,
-                                    runtime=checked.runtime, status=pb.VERSION_PENDING,
-                                    uploaded_unix_ms=ts)
-            values = (name, number, checked.sha256, checked.size, checked.files,
-                      checked.runtime, json.dumps(checked.command), pb.VERSION_PENDING, "", ts)
-            await self.store.write(lambda c: c.execute(
-                "INSERT INTO bot_versions (bot, version, sha256, size, files, runtime,"
-                " command_json, status, message, uploaded_ms) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                values))
-            row.versions.append(version)
-            row.commands[number] = checked.command
+        try:
+            async with lock:
+                self.check_daily(row)  # again: another upload may have been kept meanwhile
+                number = max((v.version for v in row.versions), default=0) + 1
+                prune = self.prune_plan(row, number)
+                self.check_stored(row, prune, checked.stored)
+                path = self.archive_path(name, number)
+                await asyncio.to_thread(_place, checked.path, path)
+                ts = now_ms()
+                version = pb.BotVersion(bot=name, version=number, sha256=checked.sha256,
+                                        size=checked.size, files=checked.files,
+                                        runtime=checked.runtime, status=pb.VERSION_PENDING,
+                                        uploaded_unix_ms=ts)
+                values = (name, number, checked.sha256, checked.size, checked.files,
+                          checked.runtime, json.dumps(checked.command), pb.VERSION_PENDING, "",
+                          ts, checked.stored)
+
+                def op(c: DbConn) -> None:
+                    c.execute("INSERT INTO bot_versions (bot, version, sha256, size, files,"
+                              " runtime, command_json, status, message, uploaded_ms,"
+                              " stored_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?)", values)
+                    for old in prune:
+                        c.execute("UPDATE bot_versions SET pruned_ms=? WHERE bot=? AND"
+                                  " version=?", (ts, name, old))
+
+                await self.store.write(op)
+                row.versions.append(version)
+                row.commands[number] = checked.command
+                row.stored[number] = checked.stored
+                for old in prune:
+                    row.pruned.add(old)
+                    row.stored.pop(old, None)
+                # the rows say pruned before the files go: a crash in between leaves files
+                # that the next start deletes, never a row without its file
+                await asyncio.to_thread(_remove, [self.archive_path(name, n) for n in prune])
+        finally:
+            checked.discard()
         log.info("bot_uploaded", bot=name, version=number, size=checked.size,
-                 files=checked.files, runtime=checked.runtime)
+                 stored=checked.stored, files=checked.files, runtime=checked.runtime,
+                 pruned=prune)
         return version
 
     def archive_path(self, bot: str, version: int) -> Path:
@@ -646,6 +791,9 @@ class Leagues:
             raise errors.not_found(f"bot {request.bot} has no version {request.version}"
                                    if request.version else
                                    f"bot {request.bot} has no ready version")
+        if number in row.pruned:
+            raise errors.not_found(f"version {number} of bot {request.bot} was pruned (its "
+                                   "archive is deleted; the referee keeps the newest ones)")
         data = await asyncio.to_thread(self.archive_path(request.bot, number).read_bytes)
         first = True
         for i in range(0, max(len(data), 1), ARCHIVE_CHUNK):
@@ -694,15 +842,28 @@ def _chunk(data: bytes) -> pb.UploadBotChunk:
         raise errors.malformed(errors.not_a(pb.UploadBotChunk)) from None
 
 
-def _write_file(path: Path, data: bytes) -> None:
-    """Written, fsynced and renamed into place: a version's row is committed only after."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
+def _place(tmp: Path, path: Path) -> None:
+    """A checked archive fsynced and renamed into place (its folder 0700): a version's row is
+    committed only after."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with open(tmp, "rb") as f:
         os.fsync(f.fileno())
     os.replace(tmp, path)
 
 
+def _remove(paths: list[Path]) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
 
+
+def _utc(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _minutes(ms: int) -> str:
+    minutes = max(1, -(-ms // 60_000))
+    return f"{minutes} min" if minutes < 120 else f"{minutes // 60} h {minutes % 60} min"
+
+
+def _numbers(kept: dict[int, int]) -> str:
+    return ", ".join(str(n) for n in sorted(kept)) or "none"

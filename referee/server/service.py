@@ -68,7 +68,7 @@ class RefereeService:
         self.forwarder: Any = None  # a cluster worker's (referee.server.forward.Forwarder)
         self.data_dir = Path(data_dir)
         self.records_dir = self.data_dir / "records"
-        self.records_dir.mkdir(parents=True, exist_ok=True)
+        self.records_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.admin_hash = token_hash(admin_token)
         self.components = dict(components or {})
         self.limiter = limiter or RateLimiter(0, 1)

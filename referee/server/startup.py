@@ -15,6 +15,8 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import structlog
+
 if TYPE_CHECKING:
     from .app import ServerConfig
 
@@ -95,6 +97,12 @@ def check_data_dir(data_dir: str) -> None:
     if path.exists():
         if not path.is_dir():
             raise StartupError(f"{flag} is a file, not a directory")
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & 0o022:
+            # another user could swap the store, the keys or an archive under the referee
+            raise StartupError(f"{flag} is writable by {_who(mode)} (mode {mode:04o}): the "
+                               f"referee keeps seeds and keys there; make it private (chmod "
+                               f"700 {data_dir}) or use another directory")
         if not os.access(path, os.W_OK | os.X_OK):
             raise StartupError(f"{flag} is not writable")
         db = path / "referee.sqlite3"
@@ -106,6 +114,41 @@ def check_data_dir(data_dir: str) -> None:
         raise StartupError(f"{flag} cannot be created: {parent} is a file, not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise StartupError(f"{flag} cannot be created: {parent} is not writable")
+
+
+def _who(mode: int) -> str:
+    return " and ".join(w for w, bit in (("its group", 0o020), ("others", 0o002)) if mode & bit)
+
+
+#: umask of ``referee serve``: whatever it writes (the store and its -wal/-shm files, records,
+#: archives, logs, keys) is its user's alone, including files a library creates
+PRIVATE_UMASK = 0o077
+
+
+def make_private(data_dir: str | Path) -> list[str]:
+    """Create the data directory 0700, or tighten an existing one: the directory to 0700 and
+    each file (0600) and folder (0700) directly in it that its group or others could read (a
+    data directory from before issue 31, item 6: the store holds every running match's seed).
+    Sockets and links are left alone. What was tightened is logged (a warning) and returned."""
+    path = Path(data_dir)
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tightened = []
+    for entry in [path, *path.iterdir()]:
+        st = entry.lstat()
+        if stat.S_ISDIR(st.st_mode):
+            want = 0o700
+        elif stat.S_ISREG(st.st_mode):
+            want = 0o600
+        else:
+            continue
+        if st.st_mode & 0o077:
+            os.chmod(entry, stat.S_IMODE(st.st_mode) & want)
+            tightened.append(f"{entry} ({stat.S_IMODE(st.st_mode):04o})")
+    if tightened:
+        structlog.get_logger("referee.server").warning(
+            "data_dir_tightened", paths=tightened,
+            note="group or others could read these; now only this user can")
+    return tightened
 
 
 def check_unix_socket(path: str) -> None:

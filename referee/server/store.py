@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import queue
 import sqlite3
 import threading
@@ -889,7 +890,11 @@ class SqliteStore(Store):
     def __init__(self, data_dir: str | Path, durability: str = "normal"):
         super().__init__(durability, on_loop=durability == "normal")
         self.path = Path(data_dir) / "referee.sqlite3"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not self.path.exists():
+            # created 0600 before SQLite opens it: it holds every running match's seed, and
+            # SQLite gives the -wal and -shm files the database file's mode (issue 31, item 6)
+            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
         self.ensure_schema(SCHEMA, ADDED_COLUMNS, INDEXES)
         self._backfill_seat_tokens()
 

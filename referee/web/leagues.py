@@ -212,7 +212,7 @@ def league_routes(service: Any, source: MatchSource) -> list[Route]:
         return JSONResponse({"name": resp.name, "bot_token": resp.bot_token}, headers=NO_STORE)
 
     async def api_upload(request: Request) -> Response:
-        """POST the archive as the body (its file name in `X-Filename`) with the bot's own token as `Authorization: Bearer`: a new version, as UploadBot; refusals name the first problem (reason BAD_ARCHIVE)."""
+        """POST the archive as the body (its file name in `X-Filename`) with the bot's own token as `Authorization: Bearer`: a new version, as UploadBot; refusals name the first problem (reason BAD_ARCHIVE) or the quota reached (429, reason UPLOAD_QUOTA)."""
         name = request.path_params["name"]
         try:
             lg = leagues()
@@ -226,18 +226,22 @@ def league_routes(service: Any, source: MatchSource) -> list[Route]:
                 raise errors.unauthenticated("an upload needs the bot's token (Authorization: Bearer)")
             if owner != name:
                 raise errors.permission_denied("this token belongs to another bot")
-            lg.uploader(name)
+            uploader = lg.uploader(name)
             filename = request.headers.get("x-filename", "")[:255]
             cap = lg.limits.max_received
             declared = request.headers.get("content-length", "")
             if params.is_digits(declared) and int(declared) > cap:
                 raise errors.bad_archive(f"the archive is larger than {cap} bytes")
-            data = bytearray()
-            async for chunk in request.stream():
-                data += chunk
-                if len(data) > cap:
-                    raise errors.bad_archive(f"the archive is larger than {cap} bytes")
-            version = await lg.keep_upload(name, filename, bytes(data))
+            lg.check_daily(uploader)  # before receiving anything
+            # spooled to a file as it arrives, never joined in memory (issue 31, item 4)
+            with lg.spool() as spool:
+                received = 0
+                async for chunk in request.stream():
+                    received += len(chunk)
+                    if received > cap:
+                        raise errors.bad_archive(f"the archive is larger than {cap} bytes")
+                    spool.write(chunk)
+                version = await lg.keep_upload(name, filename, spool)
         except RefereeError as exc:
             return refusal(exc)
         return JSONResponse({"version": version.version, "sha256": version.sha256,

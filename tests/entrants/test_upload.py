@@ -190,3 +190,19 @@ def test_from_a_terminal_the_upload_shows_a_progress_bar(server, tmp_path, monke
     code, out, err = upload(server, monkeypatch, capsys, hosted, folder)
     assert code == 0 and "uploaded hal version 1" in out, err
     assert len(advanced) == 3 and sum(advanced) > 600_000
+
+
+def test_past_the_daily_count_the_quota_refusal_is_shown(server, tmp_path, monkeypatch, capsys,
+                                                         hosted):
+    """Issue 31 item 4: `referee-bot upload` goes through the same UploadBot checks; the 6th
+    version of a day is refused (exit 1) with the referee's message naming the limit."""
+    single = tmp_path / "solo.py"
+    for i in range(5):
+        single.write_text(f"print({i})\n")
+        code, _, err = upload(server, monkeypatch, capsys, hosted, single)
+        assert code == 0, err
+    code, _, err = upload(server, monkeypatch, capsys, hosted, single)
+    assert code == 1
+    assert "the league's upload limit is reached, nothing was stored" in err, err
+    assert "5 a day (--upload-versions-per-day)" in err, err
+    assert len(bots(server)["hal"].versions) == 5

@@ -20,7 +20,6 @@ created 0600.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import time
 import uuid
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ladder import Rating
-from ..store import Row, add_columns
+from ..store import Row, add_columns, private_db
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -110,10 +109,7 @@ class Creating:
 
 class LeagueStore:
     def __init__(self, path: Path):
-        path = Path(path)
-        if not path.exists():
-            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-        self.db = sqlite3.connect(path, isolation_level=None, timeout=30)
+        self.db = sqlite3.connect(private_db(path), isolation_level=None, timeout=30)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.executescript(SCHEMA)
