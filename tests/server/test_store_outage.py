@@ -278,3 +278,81 @@ def test_a_full_disk_mid_match_loses_nothing_and_needs_no_referee_restart(
                            lambda: os.remove(fillers[0])),
              timeout=RECOVERY_S * 5)
     assert srv.server.store.available
+
+
+@pytest.mark.parametrize("on_expiry", [pb.FORFEIT, pb.RANDOM_LEGAL])
+def test_the_time_policy_waits_for_the_store(make_server, tmp_path, own_pg, on_expiry):
+    """issue 31 item 1: a decision that runs out of time while the database is away is neither
+    forfeited (FORFEIT) nor played for its seat (RANDOM_LEGAL) and no strike counts: once the
+    store is back its seat's move is accepted. (Before: the forfeit or the time-policy move
+    happened in memory though it could not be stored, and the match went offline.)"""
+    url = own_pg.new_database()
+    srv = make_server(tmp_path / "data", store_url=url)
+    policy = pb.TimePolicy(move_ms=2000, grace_ms=200, on_expiry=on_expiry)
+
+    async def go_on() -> None:
+        async with grpc.aio.insecure_channel(srv.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            mid, tokens = await create(stub, seats=3, seed=12, policy=policy)
+            go = asyncio.Event()
+            go.set()
+            bots = [Bot(mid, t, random.Random(i), go) for i, t in enumerate(tokens)]
+            runs = [asyncio.ensure_future(b.run(stub)) for b in bots]
+            try:
+                def acked() -> int:
+                    return sum(len(b.acked) for b in bots)
+
+                await _until(lambda: acked() >= 3, "three moves")
+                go.clear()
+                await _until(lambda: any(b.waiting for b in bots)
+                             and not any(b.pending for b in bots), "the bots to pause")
+                rt = srv.service.matches[mid]
+                version = rt.match.version
+                await asyncio.to_thread(own_pg.halt, "fast")
+                await asyncio.sleep(5)  # past the decision's 2.2 s: it expires in the outage
+                assert rt.match.version == version and rt.match.forfeited is None
+                assert rt.game_over is None and not rt.broken
+                await asyncio.to_thread(own_pg.resume)
+                go.set()
+                await _until(lambda: acked() > version, "the seat's own move to be accepted")
+                assert rt.match.forfeited is None and rt.game_over is None
+                assert rt.clock.strikes_used == [0, 0, 0]
+                assert not any(m.timeout for m in rt.match.moves)
+            finally:
+                for r in runs:
+                    r.cancel()
+                await asyncio.gather(*runs, return_exceptions=True)
+            assert not [r for b in bots for r in b.other_refusals]
+
+    srv.call(go_on(), timeout=RECOVERY_S * 3)
+
+
+def test_the_store_reader_survives_a_postgresql_restart(own_pg):
+    """issue 31 item 1: a read while the database is away fails with STORE_UNAVAILABLE (not a
+    psycopg error, answered INTERNAL); after its return the read connection, closed by the
+    server, is opened again: the first read after a restart answers."""
+    from referee.server.errors import RefereeError
+    from referee.server.pgstore import PostgresStore
+
+    store = PostgresStore(own_pg.new_database())
+    try:
+        assert store.match_status("nope") is None
+        own_pg.halt("fast")
+        own_pg.resume()
+        assert store.match_status("nope") is None  # the first read after the restart
+        own_pg.halt("fast")
+        with pytest.raises(RefereeError) as err:
+            store.match_status("nope")
+        assert err.value.reason == "STORE_UNAVAILABLE"
+        own_pg.resume()
+        deadline = time.monotonic() + RECOVERY_S
+        while True:  # within the reader's backoff (2 s at most)
+            try:
+                assert store.match_status("nope") is None
+                break
+            except RefereeError as exc:
+                assert exc.reason == "STORE_UNAVAILABLE"
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+    finally:
+        store.close()
