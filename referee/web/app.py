@@ -24,6 +24,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,9 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from referee.server.errors import RefereeError
+from referee.server.store import store_outage, unavailable
 
 from . import frames as F
 from .leagues import league_routes
@@ -231,6 +236,25 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
             request, "error.html", {"status": exc.status_code, "detail": exc.detail},
             status_code=exc.status_code)
 
+    async def store_away(request: Request, exc: Exception) -> Response:
+        """A page or an API call that needs the store while it is away (issue 31 item 1): 503
+        with the documented error and reason STORE_UNAVAILABLE, to retry; anything else that
+        reaches here is a bug (500)."""
+        if not store_outage(exc):
+            raise exc
+        away = unavailable(service.store.kind)
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": away.message, "status": 503, "reason": away.reason},
+                                status_code=503, headers={"Retry-After": "2"})
+        return templates.TemplateResponse(
+            request, "error.html", {"status": 503, "detail": away.message},
+            status_code=503, headers={"Retry-After": "2"})
+
+    handlers: dict[Any, Any] = {HTTPException: error, RefereeError: store_away,
+                                sqlite3.Error: store_away}
+    if "psycopg" in sys.modules:  # a PostgreSQL store: its errors too
+        handlers[sys.modules["psycopg"].Error] = store_away
+
     routes = [
         Route("/", index),
         Route("/api/matches", api_list),
@@ -244,7 +268,7 @@ def create_app(service: Any, hub: LiveHub | None = None) -> Starlette:
         *league_routes(service, source),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: error},
+    app = Starlette(routes=routes, exception_handlers=handlers,
                     middleware=[Middleware(SecurityHeaders)])
     app.state.hub = hub
     app.state.source = source

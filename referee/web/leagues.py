@@ -41,6 +41,7 @@ HTTP_STATUS = {
     grpc.StatusCode.PERMISSION_DENIED: 403, grpc.StatusCode.NOT_FOUND: 404,
     grpc.StatusCode.ALREADY_EXISTS: 409, grpc.StatusCode.FAILED_PRECONDITION: 409,
     grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
+    grpc.StatusCode.UNAVAILABLE: 503,  # STORE_UNAVAILABLE: the store is away, retry
 }
 MAX_JSON_BODY = 16 * 1024
 NO_STORE = {"Cache-Control": "no-store"}

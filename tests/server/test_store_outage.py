@@ -21,6 +21,8 @@ import random
 import subprocess
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -134,7 +136,29 @@ async def _create_soon(stub) -> str:
             await asyncio.sleep(0.2)
 
 
-async def _outage_match(srv, outage, recover) -> None:
+def _get(url: str) -> tuple[int, dict]:
+    """GET ``url``: (HTTP status, its JSON)."""
+    try:
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+async def _get_until(url: str, status: int) -> dict:
+    """GET ``url`` (in a thread: the web server runs on this loop) until it answers
+    ``status``; its JSON."""
+    deadline = time.monotonic() + RECOVERY_S
+    while True:
+        got, body = await asyncio.to_thread(_get, url)
+        if got == status:
+            return body
+        assert got in (200, 503), (got, body)  # never a 500
+        assert time.monotonic() < deadline, f"{url} never answered {status}"
+        await asyncio.sleep(0.2)
+
+
+async def _outage_match(srv, outage, recover, web: str = "") -> None:
     """A 3-seat match played by Bots; after a few moves ``outage()`` (in a thread), a
     CreateMatch and a move refused, ``recover()``, then the same move and a new match
     accepted, and the match played to its end."""
@@ -160,6 +184,9 @@ async def _outage_match(srv, outage, recover) -> None:
 
             await asyncio.to_thread(outage)
             await _create_refused(stub)
+            if web:  # the viewer's list: 503 with the reason (its rows are cached for 1 s)
+                body = await _get_until(web, 503)
+                assert body["reason"] == "STORE_UNAVAILABLE" and "retry" in body["error"]
             go.set()
             await _until(lambda: sum(len(b.unavailable) for b in bots) >= 2,
                          "a move refused twice with STORE_UNAVAILABLE")
@@ -174,6 +201,8 @@ async def _outage_match(srv, outage, recover) -> None:
             await asyncio.to_thread(recover)
             await _until(lambda: acked() > before, "the move to be accepted again")
             await _create_soon(stub)
+            if web:
+                await _get_until(web, 200)
             await asyncio.wait_for(asyncio.gather(*runs), RECOVERY_S * 3)
         finally:
             for r in runs:
@@ -219,8 +248,9 @@ def test_a_postgresql_restart_mid_match_loses_nothing_and_needs_no_referee_resta
     STORE_UNAVAILABLE meanwhile (the move not played), the same referee accepts the move and
     CreateMatch after, the match finishes with every acknowledged move stored."""
     url = own_pg.new_database()
-    srv = make_server(tmp_path / "data", store_url=url)
-    srv.call(_outage_match(srv, lambda: own_pg.halt("fast"), own_pg.resume),
+    srv = make_server(tmp_path / "data", store_url=url, http_port=0)
+    web = f"http://127.0.0.1:{srv.server.http_port}/api/matches"
+    srv.call(_outage_match(srv, lambda: own_pg.halt("fast"), own_pg.resume, web),
              timeout=RECOVERY_S * 5)
     assert srv.server.store.available
 
