@@ -386,3 +386,33 @@ def test_the_store_reader_survives_a_postgresql_restart(own_pg):
                 time.sleep(0.1)
     finally:
         store.close()
+
+
+def _immutable(paths: list[Path], on: bool) -> None:
+    """``chattr +i`` / ``-i``: files that not even root may write (the tests run as root, for
+    whom a chmod changes nothing)."""
+    for p in paths:
+        subprocess.run(["chattr", "+i" if on else "-i", str(p)], check=True,
+                       capture_output=True)
+
+
+def test_an_unwritable_store_file_mid_match_loses_nothing(make_server, tmp_path):
+    """issue 31 item 1: the SQLite store's files become unwritable mid-match (a real
+    condition: chattr +i on the database and its WAL, so every write fails with EPERM,
+    SQLITE_IOERR), then writable again: the same shape as the PostgreSQL restart."""
+    probe = tmp_path / "probe"
+    probe.write_text("x")
+    if subprocess.run(["chattr", "+i", str(probe)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i does not work here (not root, or a file system without it)")
+    _immutable([probe], False)
+    data = tmp_path / "data"
+    srv = make_server(data)
+    files = [data / "referee.sqlite3", data / "referee.sqlite3-wal"]
+    try:
+        srv.call(_outage_match(srv, lambda: _immutable(files, True),
+                               lambda: _immutable(files, False)),
+                 timeout=RECOVERY_S * 5)
+    finally:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            _immutable(files, False)
+    assert srv.server.store.available
