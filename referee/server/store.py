@@ -544,7 +544,9 @@ class Store(ABC):
         if count:
             self.batches += 1
             self.ops += len(batch)
-        away = next((e for e in errors if e is not None and store_outage(e)), None)
+        # (the per-move path: a batch without errors costs one any() and one attribute here)
+        away = next((e for e in errors if e is not None and store_outage(e)), None) \
+            if any(errors) else None
         if away is not None:
             self._down(away)
             answer = unavailable(self.kind)
