@@ -24,7 +24,7 @@ from referee.v1 import referee_pb2 as pb
 
 from . import errors, records
 from .clock import MatchClock, StartGate, now_ms
-from .store import Backoff, Store, store_outage
+from .store import Backoff, Store, store_outage, unavailable
 from .streams import CLOSE, MatchStreams, Stream
 from .wire import (
     GameWire,
@@ -646,6 +646,8 @@ class MatchRuntime:
                 return False, False
             self.log.info("seat_abandoned", seat=seat, reason=reason)
             if self.clock.on_expiry_value() == pb.FORFEIT:
+                if not await self.ctx.store.probe():  # no forfeit while the store is away
+                    raise unavailable(self.ctx.store.kind)
                 # for the record: the final commit stores it with the forfeit
                 self.abandoned = {**self.abandoned, seat: reason}
                 await self._forfeit(seat, f"seat {seat} forfeits: {reason}",

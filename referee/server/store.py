@@ -591,11 +591,19 @@ class Store(ABC):
         log.info("store_recovered", store=self.describe(), down_s=round(down_s, 1))
 
     async def probe(self) -> bool:
-        """Whether a write transaction commits now (an empty one, through the group commit and
-        its connection, which it opens again if lost): what a match whose time policy waits for
-        the store asks. It does not end an outage by itself (``_light``)."""
+        """Whether a write commits now (one row of ``settings`` rewritten, through the group
+        commit and its connection, which it opens again if lost; an empty transaction would
+        commit on a full disk or an unwritable file): asked before a forfeit and by a match
+        whose time policy waits for the store. It does not end an outage by itself
+        (``_light``: a rewritten row may fit where a new one does not)."""
+        stamp = str(now_ms())
+
+        def op(c: DbConn) -> None:
+            c.execute("INSERT INTO settings (name, value) VALUES ('store_probe', ?)"
+                      " ON CONFLICT (name) DO UPDATE SET value=excluded.value", (stamp,))
+
         try:
-            await self._submit(_light(lambda c: None))
+            await self._submit(_light(op))
         except Exception:  # noqa: BLE001 - still away
             return False
         return True
@@ -810,7 +818,7 @@ class Store(ABC):
                 if mine.get(match_id) != epoch and self.epochs.get(match_id) == epoch:
                     self._lost(match_id)
 
-        return self._submit(op)
+        return self._submit(_light(op))  # rewrites rows: says little of a full disk
 
     def release_leases(self, keep: Iterable[str] = ()) -> None:
         """Give up the leases held under this referee's name (all but ``keep``): at a clean

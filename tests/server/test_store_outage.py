@@ -34,6 +34,7 @@ from referee.core.match import move_json
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 
+from .conftest import ADMIN
 from .helpers import create, md, reason_of
 
 #: how long the referee may take to find the store back (generous: the machine is loaded; the
@@ -416,3 +417,50 @@ def test_an_unwritable_store_file_mid_match_loses_nothing(make_server, tmp_path)
         with contextlib.suppress(subprocess.CalledProcessError):
             _immutable(files, False)
     assert srv.server.store.available
+
+
+@pytest.mark.parametrize("on_expiry", [pb.FORFEIT, pb.RANDOM_LEGAL])
+def test_abandon_seat_while_the_store_is_unwritable_changes_nothing(make_server, tmp_path,
+                                                                     on_expiry):
+    """issue 31 item 1: AbandonSeat while the store cannot be written (chattr +i on the
+    SQLite files) is refused UNAVAILABLE / STORE_UNAVAILABLE and changes nothing (no forfeit,
+    no abandoned seat); once the files are writable again it works."""
+    probe = tmp_path / "probe"
+    probe.write_text("x")
+    if subprocess.run(["chattr", "+i", str(probe)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i does not work here (not root, or a file system without it)")
+    _immutable([probe], False)
+    data = tmp_path / "data"
+    srv = make_server(data)
+    files = [data / "referee.sqlite3", data / "referee.sqlite3-wal"]
+
+    async def go() -> None:
+        async with grpc.aio.insecure_channel(srv.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            mid, _tokens = await create(stub, seats=3, seed=13, policy=pb.TimePolicy(
+                move_ms=60_000, on_expiry=on_expiry))
+            rt = srv.service.matches[mid]
+            request = pb.AbandonSeatRequest(match_id=mid, seat=1, reason="gone")
+            _immutable(files, True)
+            try:
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    await stub.AbandonSeat(request, metadata=md(ADMIN))
+                assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+                assert reason_of(err.value) == "STORE_UNAVAILABLE"
+                assert rt.abandoned == {} and rt.match.forfeited is None
+                assert rt.game_over is None
+            finally:
+                _immutable(files, False)
+            deadline = time.monotonic() + RECOVERY_S
+            while True:
+                try:
+                    resp = await stub.AbandonSeat(request, metadata=md(ADMIN))
+                    break
+                except grpc.aio.AioRpcError as exc:
+                    assert reason_of(exc) == "STORE_UNAVAILABLE"
+                    assert time.monotonic() < deadline
+                    await asyncio.sleep(0.2)
+            assert resp.abandoned
+            assert resp.forfeited == (on_expiry == pb.FORFEIT)
+
+    srv.call(go(), timeout=RECOVERY_S * 3)
