@@ -368,6 +368,12 @@ class MatchRuntime:
                 # final for the match (AbandonSeat): the time policy plays this seat, never its bot
                 return self.reject("SEAT_ABANDONED", "the host abandoned this seat "
                                    "(AbandonSeat); the time policy plays its decisions", request_id)
+            store = self.ctx.store
+            if not store.available and not await store.probe():
+                # the store is known to be away: refused before it is applied, so that no
+                # replay is needed to take it back (``_unplay``: ~25 ms for a 190-move match)
+                self._retime()
+                raise unavailable(store.kind)
             elapsed = self.clock.elapsed_ms()
             try:
                 entry, events = self.match.submit(seat, native, version, elapsed_ms=elapsed,

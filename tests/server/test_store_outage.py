@@ -159,10 +159,12 @@ async def _get_until(url: str, status: int) -> dict:
         await asyncio.sleep(0.2)
 
 
-async def _outage_match(srv, outage, recover, web: str = "") -> None:
+async def _outage_match(srv, outage, recover, web: str = "", create_first: bool = False) -> None:
     """A 3-seat match played by Bots; after a few moves ``outage()`` (in a thread), a
     CreateMatch and a move refused, ``recover()``, then the same move and a new match
-    accepted, and the match played to its end."""
+    accepted, and the match played to its end. With ``create_first`` the referee learns of the
+    outage from CreateMatch, so the move is refused before it is applied; otherwise from the
+    move's own commit, so the move is applied, then taken back."""
     async with grpc.aio.insecure_channel(srv.target) as ch:
         stub = referee_pb2_grpc.RefereeStub(ch)
         mid, tokens = await create(stub, seats=3, seed=11)
@@ -183,8 +185,10 @@ async def _outage_match(srv, outage, recover, web: str = "") -> None:
             version = rt.match.version
             assert version == before  # one version per move (no forfeit in this match)
 
+            match_before = rt.match
             await asyncio.to_thread(outage)
-            await _create_refused(stub)
+            if create_first:
+                await _create_refused(stub)
             if web:  # the viewer's list: 503 with the reason (its rows are cached for 1 s)
                 body = await _get_until(web, 503)
                 assert body["reason"] == "STORE_UNAVAILABLE" and "retry" in body["error"]
@@ -198,6 +202,10 @@ async def _outage_match(srv, outage, recover, web: str = "") -> None:
             refused = next(r for b in bots for r in b.unavailable)
             assert refused.state_version == version
             assert "retry" in refused.message
+            # applied then taken back (replayed without it), or refused before it was applied
+            assert (rt.match is match_before) == create_first
+            if not create_first:
+                await _create_refused(stub)
 
             await asyncio.to_thread(recover)
             await _until(lambda: acked() > before, "the move to be accepted again")
@@ -249,7 +257,8 @@ def test_a_postgresql_restart_mid_match_loses_nothing_and_needs_no_referee_resta
     STORE_UNAVAILABLE meanwhile (the move not played), the same referee accepts the move and
     CreateMatch after, the match finishes with every acknowledged move stored."""
     url = own_pg.new_database()
-    srv = make_server(tmp_path / "data", store_url=url, http_port=0)
+    # long leases: no renewal fails first in the outage (the move's own commit is to find it)
+    srv = make_server(tmp_path / "data", store_url=url, http_port=0, lease_ttl_s=600)
     web = f"http://127.0.0.1:{srv.server.http_port}/api/matches"
     srv.call(_outage_match(srv, lambda: own_pg.halt("fast"), own_pg.resume, web),
              timeout=RECOVERY_S * 5)
@@ -306,7 +315,7 @@ def test_a_full_disk_mid_match_loses_nothing_and_needs_no_referee_restart(
     db = data / "referee.sqlite3"
     fillers: list[Path] = []
     srv.call(_outage_match(srv, lambda: fillers.append(_fill(small_disk, db)),
-                           lambda: os.remove(fillers[0])),
+                           lambda: os.remove(fillers[0]), create_first=True),
              timeout=RECOVERY_S * 5)
     assert srv.server.store.available
 
@@ -407,7 +416,7 @@ def test_an_unwritable_store_file_mid_match_loses_nothing(make_server, tmp_path)
         pytest.skip("chattr +i does not work here (not root, or a file system without it)")
     _immutable([probe], False)
     data = tmp_path / "data"
-    srv = make_server(data)
+    srv = make_server(data, lease_ttl_s=600)  # no renewal finds the outage first
     files = [data / "referee.sqlite3", data / "referee.sqlite3-wal"]
     try:
         srv.call(_outage_match(srv, lambda: _immutable(files, True),
