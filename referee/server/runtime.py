@@ -650,10 +650,11 @@ class MatchRuntime:
                 return False, False
             if unless_joined and self.joined[seat]:
                 return False, False
+            forfeit = self.clock.on_expiry_value() == pb.FORFEIT
+            if forfeit and not await self.ctx.store.probe():
+                raise unavailable(self.ctx.store.kind)  # no forfeit while the store is away
             self.log.info("seat_abandoned", seat=seat, reason=reason)
-            if self.clock.on_expiry_value() == pb.FORFEIT:
-                if not await self.ctx.store.probe():  # no forfeit while the store is away
-                    raise unavailable(self.ctx.store.kind)
+            if forfeit:
                 # for the record: the final commit stores it with the forfeit
                 self.abandoned = {**self.abandoned, seat: reason}
                 await self._forfeit(seat, f"seat {seat} forfeits: {reason}",

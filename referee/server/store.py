@@ -1163,6 +1163,12 @@ class _Reader:
     def _run(self, how: str, sql: str, params: Any) -> Any:
         store = self.store
         head = sql.lstrip()[:8].upper()
+        if self.conn is None and head.startswith(("COMMIT", "ROLLBACK")):
+            # the transaction's connection was dropped (the store went away): nothing to roll
+            # back, nothing committed
+            if head.startswith("COMMIT"):
+                raise unavailable(store.kind)
+            return None
         for attempt in (0, 1):
             try:
                 conn = self.conn
