@@ -61,11 +61,20 @@ class PgServer:
     def start(self) -> None:
         self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", USER, "-A", "trust",
                   "-E", "UTF8", "--locale=C", "--no-sync")
+        self.resume()
+
+    def resume(self) -> None:
+        """Start the server on the cluster made by ``start`` (again, after ``halt``)."""
         options = f"-k {self.socket_dir} -c listen_addresses='' -c max_connections=200"
         if not self.fsync:
             options += " -c fsync=off -c full_page_writes=off"
         self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options, "-w",
                   "-l", str(self.dir / "server.log"), "start")
+
+    def halt(self, mode: str = "fast") -> None:
+        """Stop the server, keeping the cluster (``pg_ctl stop -m MODE``): a database outage,
+        which ``resume`` ends (tests/server/test_store_outage.py)."""
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")
 
     def stop(self) -> None:
         try:

@@ -32,8 +32,8 @@ class MatchClock:
     A seat's first timed decision gets ``first_move_ms`` on top of its move time (the
     start-up allowance, ``allowance_due``); what it spends past both comes off its bank."""
 
-    __slots__ = ("allowance_due", "bank_left", "deadline_ms", "extra_ms", "issued_at",
-                 "on_expiry", "policy", "running", "seat", "strikes_used", "timer")
+    __slots__ = ("allowance_due", "bank_left", "charged", "deadline_ms", "extra_ms",
+                 "issued_at", "on_expiry", "policy", "running", "seat", "strikes_used", "timer")
 
     def __init__(self, policy: pb.TimePolicy, seat_count: int,
                  on_expiry: Callable[[int], None]):
@@ -48,6 +48,7 @@ class MatchClock:
         self.timer: asyncio.TimerHandle | None = None
         self.seat = -1  # whose decision is timed (-1: none)
         self.deadline_ms = 0  # its deadline (unix ms; 0: none), as its Decision says
+        self.charged = (-1, 0)  # the last charge's seat and that seat's bank before it
 
     def public_proto(self) -> pb.PublicClock:
         """The clock as everyone at the table may see it (a chess clock is public): the time
@@ -133,8 +134,45 @@ class MatchClock:
         allowance, on its first decision) comes off the bank."""
         p = self.policy
         limit = p.move_ms + self.extra_ms
+        self.charged = (seat, self.bank_left[seat])
         if p.move_ms and elapsed > limit:
             self.bank_left[seat] = max(0, self.bank_left[seat] - (elapsed - limit))
+
+    def uncharge(self) -> None:
+        """Give back the last ``charge``: its move could not be stored, so it was not played."""
+        seat, bank = self.charged
+        if seat >= 0:
+            self.bank_left[seat] = bank
+        self.charged = (-1, 0)
+
+    def snapshot(self) -> tuple[list[int], list[int]]:
+        """The seats' banks and strikes, to put back with ``rollback`` (a time-policy move or
+        forfeit that the store could not commit is not played)."""
+        return list(self.bank_left), list(self.strikes_used)
+
+    def rollback(self, snap: tuple[list[int], list[int]]) -> None:
+        self.bank_left, self.strikes_used = list(snap[0]), list(snap[1])
+
+    def restart(self, version: int) -> int:
+        """Time the pending decision (of ``self.seat``, at ``version``) afresh from now, with
+        its start-up allowance and the seat's bank as they are: after the store was away, so
+        that no seat runs out of time, or is forfeited, because its move could not be stored
+        (docs/organizer/referee.md, "When the store is away"). Its new deadline (unix ms; 0:
+        none)."""
+        self.cancel()
+        seat, p = self.seat, self.policy
+        if seat < 0:
+            return 0
+        self.issued_at = time.monotonic()
+        self.running = True
+        deadline = 0
+        if p.move_ms:
+            allowed = p.move_ms + self.extra_ms + self.bank_left[seat]
+            deadline = now_ms() + allowed
+            self.timer = asyncio.get_running_loop().call_later(
+                (allowed + p.grace_ms) / 1000.0, self._expired, version)
+        self.deadline_ms = deadline
+        return deadline
 
     def strike(self, seat: int) -> bool:
         """``seat`` ran out of time: a strike, and its bank is gone. True if it forfeits."""

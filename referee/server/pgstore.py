@@ -37,6 +37,9 @@ STALLED_TRANSACTION_MS = 3000
 #: The longest any statement waits for a lock before it fails (and is answered as a store
 #: failure) instead of hanging the referee: a backstop behind STALLED_TRANSACTION_MS.
 LOCK_TIMEOUT_MS = 15000
+#: How long opening a connection may take (libpq's connect_timeout, unless the URL sets one):
+#: readers connect on the event loop, which must not hang on a database host that is away.
+CONNECT_TIMEOUT_S = 3
 
 
 @lru_cache(maxsize=512)
@@ -87,15 +90,21 @@ class PostgresStore(Store):
     def _connect(self) -> PgConn:
         # no server-side prepared statements: after a failed pipeline psycopg's cache of them
         # can name one the server dropped ("prepared statement _pg3_0 does not exist")
-        raw = psycopg.connect(self.url, autocommit=True, prepare_threshold=None)
+        timeout: dict[str, Any] = ({} if "connect_timeout" in self.url
+                                   else {"connect_timeout": CONNECT_TIMEOUT_S})
+        raw = psycopg.connect(self.url, autocommit=True, prepare_threshold=None, **timeout)
         # durability as with SQLite: "normal" survives a crash of the referee (the server has
         # the commit) but not of the database server's machine (synchronous_commit=off: the
         # WAL is flushed within a few hundred ms, not before the commit returns); "full"
         # waits for the server's fsync (on, or whatever the server's configuration says)
-        if self.durability == "normal":
-            raw.execute("SET synchronous_commit = off")
-        raw.execute(f"SET idle_in_transaction_session_timeout = {STALLED_TRANSACTION_MS}")
-        raw.execute(f"SET lock_timeout = {LOCK_TIMEOUT_MS}")
+        try:
+            if self.durability == "normal":
+                raw.execute("SET synchronous_commit = off")
+            raw.execute(f"SET idle_in_transaction_session_timeout = {STALLED_TRANSACTION_MS}")
+            raw.execute(f"SET lock_timeout = {LOCK_TIMEOUT_MS}")
+        except BaseException:  # the server went away between connect and set-up
+            raw.close()
+            raise
         return PgConn(raw)
 
     def _pipeline(self, conn: PgConn) -> contextlib.AbstractContextManager:

@@ -100,6 +100,29 @@ def replay_log(game: Game, row: MatchRow, moves: list, sheet: ComponentSheet) ->
     }
     if row.start is not None:  # it started at a position of another record
         doc["start"] = row.start
+    return _replayed(game, doc, sheet, moves)
+
+
+def rewind(match: Match) -> Match:
+    """``match`` as it stood before its last move, replayed from its own log without that move
+    (checking every state hash, as ``replay_log``): what a move the store could not commit
+    leaves. A rare path (the store was away), so the per-move path keeps no copy of a state to
+    go back to."""
+    moves = match.moves[:-1]
+    doc: dict[str, Any] = {
+        "format": match.record_format, "game": match.game.spec.name, "options": match.options,
+        "seats": match.seat_count, "seed": match.seed,
+        "components": {"sha256": match.components.sha256},
+        "moves": [{"n": mv.n, "seat": mv.seat, "version_before": mv.version_before,
+                   "move": mv.move, "state_hash": mv.state_hash} for mv in moves],
+    }
+    if match.start is not None:
+        doc["start"] = match.start
+    return _replayed(match.game, doc, match.components, moves)
+
+
+def _replayed(game: Game, doc: dict[str, Any], sheet: ComponentSheet, moves: list) -> Match:
+    """``replay`` of ``doc``, given back what a record does not replay (see ``replay_log``)."""
     m = replay(game, doc, sheet)
     for entry, mv in zip(m.moves, moves, strict=True):
         entry.elapsed_ms, entry.timeout, entry.policy = mv.elapsed_ms, mv.timeout, mv.policy

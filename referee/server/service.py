@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from .records import replay_log
 from .runtime import MatchRuntime, RuntimeContext
 from .sessions import BotSessions
 from .shard import HOME
-from .store import MatchRow, Store
+from .store import MatchRow, Store, store_outage, unavailable
 from .streams import CLOSE, Stream, drain, end_with
 from .wire import GameWire, opt_str, refusal
 
@@ -298,7 +299,9 @@ class RefereeService:
             try:
                 await self.store.renew_leases()
             except Exception as exc:  # noqa: BLE001 - the next round tries again
-                log.warning("lease_renewal_failed", error=repr(exc))
+                # the store away: it logged the outage once; no warning every round
+                (log.debug if store_outage(exc) else log.warning)(
+                    "lease_renewal_failed", error=repr(exc))
 
     # ------------------------------------------------------------------ startup
     def resume_all(self) -> int:
@@ -595,6 +598,10 @@ class RefereeService:
                     except RefereeError as exc:
                         stream.put(_refused(rt, exc.reason, exc.message, sub.request_id))
                     except Exception as exc:
+                        if store_outage(exc):
+                            away = unavailable(_store_kind(exc))
+                            stream.put(_refused(rt, away.reason, away.message, sub.request_id))
+                            continue
                         rt.log.exception("internal_error", rpc="Play", seat=seat, error=repr(exc))
                         stream.put(_refused(rt, "INTERNAL", "internal error",
                                             sub.request_id))
@@ -840,6 +847,11 @@ def _internal_md():
         .trailing_metadata()
 
 
+def _store_kind(exc: BaseException) -> str:
+    """Which store an error of its being away came from, for the refusal's message."""
+    return "sqlite" if isinstance(exc, sqlite3.Error) else "postgresql"
+
+
 def _ser(message: Any) -> bytes:
     # Broadcast messages are serialised once and queued as bytes to every stream.
     return message if isinstance(message, bytes) else message.SerializeToString()
@@ -850,6 +862,9 @@ async def _abort(context, rpc: str, exc: Exception) -> None:
     anything else INTERNAL (logged with its traceback: that one is a bug)."""
     if isinstance(exc, RefereeError):
         await context.abort(exc.code, exc.message, exc.trailing_metadata())
+    if store_outage(exc):  # the store is away (logged once by the store): retry, not a bug
+        away = unavailable(_store_kind(exc))
+        await context.abort(away.code, away.message, away.trailing_metadata())
     log.exception("internal_error", rpc=rpc, error=repr(exc))  # noqa: LOG004 - called in except
     await context.abort(grpc.StatusCode.INTERNAL, "internal error", _internal_md())
 

@@ -48,7 +48,7 @@ from . import errors, shard
 from .auth import RateLimiter, bearer, token_hash
 from .clock import now_ms
 from .errors import RefereeError, clip
-from .store import DbConn, Store
+from .store import DbConn, Store, store_outage
 from .streams import CLOSE, drain, end_with, put_bounded
 
 log = structlog.get_logger("referee.sessions")
@@ -702,5 +702,7 @@ def _load_key(path: Path) -> bytes:
 
 
 def _log_failure(fut: asyncio.Future) -> None:
-    if not fut.cancelled() and fut.exception() is not None:
-        log.error("session_store_write_failed", error=repr(fut.exception()))
+    if not fut.cancelled() and (exc := fut.exception()) is not None:
+        # the store away: it logged the outage once (no error line per write meanwhile)
+        (log.debug if store_outage(exc) else log.error)(
+            "session_store_write_failed", error=repr(exc))

@@ -20,22 +20,35 @@ Where the group commit runs depends on the durability:
 
 Reads use their own connections on the caller's thread: the whole log at startup, and one
 primary-key lookup (``match_status``) for a match that is no longer held in memory.
+
+Outages (docs/organizer/referee.md, "When the store is away"): a database that stops or
+restarts, a full disk, a file that cannot be written. No connection's failure kills the writer
+thread or stays with a reader: a lost connection is opened again on the next use, at most every
+0.1 s doubling to 2 s while it keeps failing (:class:`Backoff`); meanwhile every write or read
+that needs the store fails at once with UNAVAILABLE / STORE_UNAVAILABLE (``store_outage`` says
+which errors are the store's being away rather than a bug), nothing of it committed. The outage
+is logged once (``store_unavailable``, warning) and its end once (``store_recovered``, info).
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import os
 import queue
 import sqlite3
+import sys
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import structlog
 
 from referee.core.match import LEGACY_RECORD_FORMAT, RECORD_FORMAT
 
@@ -162,6 +175,82 @@ class MoveRow:
 
 _STOP = object()
 
+log = structlog.get_logger("referee.store")
+
+#: SQLite's primary result codes that mean the file cannot be written or read now (a full disk,
+#: a file or folder made read-only or removed, an I/O error, a lock held past the busy timeout):
+#: the store is away, not the referee at fault
+_SQLITE_AWAY = frozenset({
+    sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN,
+    sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_PERM, sqlite3.SQLITE_NOLFS,
+})
+#: errno values of a file the store writes (a finished match's record) that mean the same
+_OS_AWAY = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM,
+                      errno.EIO})
+
+
+def store_outage(exc: BaseException) -> bool:
+    """Whether ``exc`` means the store is away (unreachable, restarting, full, not writable)
+    rather than a bug: a refusal with STORE_UNAVAILABLE, to be tried again, instead of INTERNAL.
+    PostgreSQL: psycopg's OperationalError (connection lost or refused, server shutting down or
+    starting, disk full, lock timeout) and InterfaceError (a closed connection); SQLite: the
+    result codes of ``_SQLITE_AWAY``; a file the store writes: the errno values of
+    ``_OS_AWAY``. An integrity or syntax error is not one."""
+    if isinstance(exc, errors.RefereeError):
+        return exc.reason == "STORE_UNAVAILABLE"
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        return code is not None and (code & 0xFF) in _SQLITE_AWAY
+    if isinstance(exc, OSError):
+        return exc.errno in _OS_AWAY
+    psycopg = sys.modules.get("psycopg")  # imported only for a PostgreSQL store
+    return psycopg is not None and isinstance(exc, (psycopg.OperationalError,
+                                                    psycopg.InterfaceError))
+
+
+def unavailable(kind: str) -> errors.RefereeError:
+    """The answer to a call the store cannot serve now. It names no host, path or database
+    error (those are in the referee's log): only that the store is away and to retry."""
+    return errors.store_unavailable(
+        f"the match store ({kind}) is unreachable or cannot write now; nothing was changed: "
+        "retry shortly, the referee recovers by itself when the store is back")
+
+
+class Backoff:
+    """When a failed connection may be tried again: at once the first time, then after 0.1 s,
+    doubling to at most 2 s while it keeps failing, so that a store that is away is not
+    hammered and one that is back is found within 2 s of the next call."""
+
+    FIRST_S = 0.1
+    CAP_S = 2.0
+
+    __slots__ = ("delay", "next_at")
+
+    def __init__(self) -> None:
+        self.delay = 0.0
+        self.next_at = 0.0
+
+    def ready(self) -> bool:
+        return time.monotonic() >= self.next_at
+
+    def failed(self) -> float:
+        """One more failure: the delay until the next try (seconds)."""
+        self.delay = min(self.CAP_S, self.delay * 2 if self.delay else self.FIRST_S)
+        self.next_at = time.monotonic() + self.delay
+        return self.delay
+
+    def ok(self) -> None:
+        self.delay = 0.0
+        self.next_at = 0.0
+
+
+def _light(fn: Callable[[Any], object]) -> Callable[[Any], object]:
+    """Mark a write whose success says nothing about the store's health (a lease renewal, a
+    probe): it may succeed on a full disk, where adding a row fails, so it does not end an
+    outage (see ``Store._settle``)."""
+    fn._referee_light = True  # type: ignore[attr-defined]
+    return fn
+
 # A move's JSON text by the identity of its dict: the engine's move dicts are shared, immutable
 # values (``referee.core.match.move_json``), so each is encoded once, not once per move played.
 # The entry keeps its dict alive, so an id is never reused while it is here.
@@ -224,6 +313,13 @@ class Store(ABC):
         self.epochs: dict[str, int] = {}
         self._ending: set[str] = set()  # matches whose finish is being committed
         self.on_lost: Callable[[str], None] | None = None
+        # outages (see the module's docstring): whether the last write that tells found the
+        # store usable, since when it has not, and when connections may be tried again
+        self.available = True
+        self._down_since = 0.0
+        self._health = threading.Lock()
+        self._writer_backoff = Backoff()
+        self._reader_backoff = Backoff()
 
     # ------------------------------------------------------------------ backend hooks
     @abstractmethod
@@ -325,7 +421,10 @@ class Store(ABC):
             self._reader = None
 
     def _run(self) -> None:
-        conn = self._connect()
+        """The writer thread: commits what is queued, one batch at a time, until close. It
+        never dies on a store error: a connection that cannot be opened or was lost fails the
+        batch (STORE_UNAVAILABLE) and is opened again for a later one (``_writer_conn``)."""
+        conn: DbConn | None = None
         q = self._queue
         try:
             while True:
@@ -343,38 +442,82 @@ class Store(ABC):
                         stop = True
                         break
                     batch.append(nxt)
-                if not self._usable(conn):
-                    conn.close()
-                    conn = self._connect()
-                self._commit(conn, batch)
-                if self.on_loop:  # batches the loop handed over (see _flush): these are done
-                    with contextlib.suppress(RuntimeError):  # loop closed during shutdown
-                        batch[0][1].call_soon_threadsafe(self._handed_back, len(batch))
+                try:
+                    conn = self._commit(conn, batch)
+                except BaseException as exc:  # a bug here must not stop the thread
+                    log.exception("store_writer_error", error=repr(exc))
+                    self._settle(batch, [exc] * len(batch), count=False)
+                finally:
+                    if self.on_loop:  # batches the loop handed over (see _flush): done
+                        with contextlib.suppress(RuntimeError):  # loop closed at shutdown
+                            batch[0][1].call_soon_threadsafe(self._handed_back, len(batch))
                 if stop:
                     return
         finally:
-            conn.close()
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    conn.close()
 
-    def _commit(self, conn: DbConn, batch: list) -> None:
+    def _writer_conn(self, conn: DbConn | None) -> DbConn | None:
+        """The writer thread's connection: ``conn`` while it works, else a new one, unless the
+        last attempt failed too recently (``Backoff``); None when there is none to use now."""
+        if conn is not None:
+            if self._usable(conn):
+                return conn
+            with contextlib.suppress(Exception):
+                conn.close()
+        if not self._writer_backoff.ready():
+            return None
+        try:
+            conn = self._connect()
+        except Exception as exc:  # the store is away: this batch fails
+            if not store_outage(exc):
+                raise
+            self._writer_backoff.failed()
+            self._down(exc)
+            return None
+        self._writer_backoff.ok()
+        return conn
+
+    def _commit(self, conn: DbConn | None, batch: list) -> DbConn | None:
         """One transaction for ``batch`` (items: operation, loop, future, the match whose
-        lease it needs or "", the match it creates or ""); then the futures are resolved."""
+        lease it needs or "", the match it creates or ""); then the futures are resolved.
+        Returns the connection to use next (a new one if ``conn`` was lost; None if none could
+        be opened: the batch failed with STORE_UNAVAILABLE)."""
+        conn = self._writer_conn(conn)
+        if conn is None:
+            self._settle(batch, [unavailable(self.kind)] * len(batch), count=False)
+            return None
+        if self._try_batch(conn, batch):
+            self._settle(batch, [None] * len(batch))
+            return conn
+        if not self._usable(conn):
+            # the connection died (a restarted database closes it): once more on a new one,
+            # so that the first write after the database is back does not fail for nothing
+            conn = self._writer_conn(conn)
+            if conn is None:
+                self._settle(batch, [unavailable(self.kind)] * len(batch), count=False)
+                return None
+            if self._try_batch(conn, batch):
+                self._settle(batch, [None] * len(batch))
+                return conn
         errors: list[BaseException | None] = [None] * len(batch)
-        if not self._try_batch(conn, batch):
-            # One bad operation must not fail the others of its group: redo them one by one.
-            for i, item in enumerate(batch):
-                try:
-                    conn.execute(self.begin)
-                    stale = self._stale(self._check_leases(conn, [item]))
-                    if stale:
-                        errors[i] = stale[item[3]]
-                        _rollback(conn)
-                        continue
-                    item[0](conn)
-                    conn.execute("COMMIT")
-                except BaseException as exc:  # noqa: BLE001 - reported to its waiter
+        # One bad operation must not fail the others of its group: redo them one by one.
+        for i, item in enumerate(batch):
+            try:
+                conn.execute(self.begin)
+                stale = self._stale(self._check_leases(conn, [item]))
+                if stale:
+                    errors[i] = stale[item[3]]
                     _rollback(conn)
-                    errors[i] = exc
+                    continue
+                item[0](conn)
+                conn.execute("COMMIT")
+            except BaseException as exc:  # noqa: BLE001 - reported to its waiter
+                _rollback(conn)
+                errors[i] = exc
         self._settle(batch, errors)
+        return conn
 
     def _try_batch(self, conn: DbConn, batch: list, begun: bool = False) -> bool:
         """The whole batch in one transaction (begun already if ``begun``): whether it
@@ -397,10 +540,25 @@ class Store(ABC):
             _rollback(conn)
             return False
 
-    def _settle(self, batch: list, errors: list[BaseException | None]) -> None:
-        """Count a committed batch and resolve its futures (each with its error, if any)."""
-        self.batches += 1
-        self.ops += len(batch)
+    def _settle(self, batch: list, errors: list[BaseException | None],
+                count: bool = True) -> None:
+        """Count a committed batch and resolve its futures (each with its error, if any; an
+        error of the store's being away becomes STORE_UNAVAILABLE). Marks the outage's start
+        (any such error) or end (a write that is not light committed)."""
+        if count:
+            self.batches += 1
+            self.ops += len(batch)
+        # (the per-move path: a batch without errors costs one any() and one attribute here)
+        away = next((e for e in errors if e is not None and store_outage(e)), None) \
+            if any(errors) else None
+        if away is not None:
+            self._down(away)
+            answer = unavailable(self.kind)
+            errors = [answer if e is not None and store_outage(e) else e for e in errors]
+        elif not self.available and any(
+                e is None and not getattr(item[0], "_referee_light", False)
+                for item, e in zip(batch, errors)):
+            self._up()
         by_loop: dict[Any, list] = {}
         for (_fn, loop, fut, _fence, _new), err in zip(batch, errors):
             if fut is not None:
@@ -413,6 +571,46 @@ class Store(ABC):
                 loop.call_soon_threadsafe(_resolve, futs)
             except RuntimeError:  # loop closed during shutdown
                 pass
+
+    def _down(self, exc: BaseException) -> None:
+        """The store is away: logged once per outage, at warning, with what failed."""
+        with self._health:
+            if not self.available:
+                log.debug("store_still_unavailable", store=self.kind, error=repr(exc)[:300])
+                return
+            self.available = False
+            self._down_since = time.monotonic()
+        log.warning("store_unavailable", store=self.describe(), error=repr(exc)[:300],
+                    hint="calls that need the store are refused with STORE_UNAVAILABLE "
+                         "until it is back; the referee retries by itself")
+
+    def _up(self) -> None:
+        """A write committed after an outage: its end, logged once at info."""
+        with self._health:
+            if self.available:
+                return
+            self.available = True
+            down_s = time.monotonic() - self._down_since
+        self._reader_backoff.ok()
+        log.info("store_recovered", store=self.describe(), down_s=round(down_s, 1))
+
+    async def probe(self) -> bool:
+        """Whether a write commits now (one row of ``settings`` rewritten, through the group
+        commit and its connection, which it opens again if lost; an empty transaction would
+        commit on a full disk or an unwritable file): asked before a forfeit and by a match
+        whose time policy waits for the store. It does not end an outage by itself
+        (``_light``: a rewritten row may fit where a new one does not)."""
+        stamp = str(now_ms())
+
+        def op(c: DbConn) -> None:
+            c.execute("INSERT INTO settings (name, value) VALUES ('store_probe', ?)"
+                      " ON CONFLICT (name) DO UPDATE SET value=excluded.value", (stamp,))
+
+        try:
+            await self._submit(_light(op))
+        except Exception:  # noqa: BLE001 - still away
+            return False
+        return True
 
     def _check_leases(self, conn: DbConn, batch: list) -> tuple[list[str], list[Any]]:
         """Fencing, for a whole batch in its transaction: the query of the leases its writes
@@ -487,8 +685,13 @@ class Store(ABC):
         batch, self._pending = self._pending, []
         if not batch:
             return
-        if self._writer is None or not self._usable(self._writer):
-            self._writer = self._connect_loop_writer()
+        try:
+            if self._writer is None or not self._usable(self._writer):
+                self._writer = self._connect_loop_writer()
+        except Exception:  # noqa: BLE001 - the thread tries again (backoff) and reports it
+            self._writer = None
+            self._hand_over(batch)
+            return
         try:
             began = not self._handed and self._begin_now(self._writer)
         except Exception:  # noqa: BLE001 - the thread tries again and reports what fails
@@ -525,9 +728,11 @@ class Store(ABC):
         self._handed -= n
 
     def reader(self) -> DbConn:
-        """The connection of the one-row lookups (on the caller's thread)."""
-        if self._reader is None or not self._usable(self._reader):
-            self._reader = self._connect()
+        """The connection of the one-row lookups (on the caller's thread), which survives an
+        outage (``_Reader``): a lost connection is opened again, and a call while the store
+        is away fails with STORE_UNAVAILABLE."""
+        if self._reader is None:
+            self._reader = _Reader(self)
         return self._reader
 
     # ------------------------------------------------------------------ writes (awaitable)
@@ -617,7 +822,7 @@ class Store(ABC):
                 if mine.get(match_id) != epoch and self.epochs.get(match_id) == epoch:
                     self._lost(match_id)
 
-        return self._submit(op)
+        return self._submit(_light(op))  # rewrites rows: says little of a full disk
 
     def release_leases(self, keep: Iterable[str] = ()) -> None:
         """Give up the leases held under this referee's name (all but ``keep``): at a clean
@@ -943,6 +1148,77 @@ ADDED_COLUMNS = {
 #: Indexes on added columns: created once the columns are there.
 INDEXES = """CREATE INDEX IF NOT EXISTS matches_league ON matches (league, created_ms);
 CREATE INDEX IF NOT EXISTS matches_seed ON matches (game, seed);"""
+
+
+class _Reader:
+    """The store's read connection with the face of a DB-API one (``execute``,
+    ``executemany``, ``close``). A statement that fails because the store is away drops the
+    connection; outside a transaction it is tried once more on a new connection (a database
+    that restarted closed the old one, and the first read after its return must not fail for
+    that), else it fails with STORE_UNAVAILABLE. A new connection is tried at most as often as
+    ``Store._reader_backoff`` allows while the store stays away."""
+
+    __slots__ = ("conn", "in_tx", "store")
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.conn: DbConn | None = None
+        self.in_tx = False  # between this connection's BEGIN and its COMMIT / ROLLBACK
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        return self._run("execute", sql, params)
+
+    def executemany(self, sql: str, rows: Any) -> Any:
+        return self._run("executemany", sql, list(rows))
+
+    def _run(self, how: str, sql: str, params: Any) -> Any:
+        store = self.store
+        head = sql.lstrip()[:8].upper()
+        if self.conn is None and head.startswith(("COMMIT", "ROLLBACK")):
+            # the transaction's connection was dropped (the store went away): nothing to roll
+            # back, nothing committed
+            if head.startswith("COMMIT"):
+                raise unavailable(store.kind)
+            return None
+        for attempt in (0, 1):
+            try:
+                conn = self.conn
+                if conn is None or not store._usable(conn):
+                    self.close()
+                    if not store._reader_backoff.ready():
+                        raise unavailable(store.kind)
+                    try:
+                        conn = self.conn = store._connect()
+                    except Exception as exc:
+                        if store_outage(exc):
+                            store._reader_backoff.failed()
+                        raise
+                    store._reader_backoff.ok()
+                cur = getattr(conn, how)(sql, params)
+            except Exception as exc:
+                if not store_outage(exc):
+                    raise
+                retry = attempt == 0 and not self.in_tx and self.conn is not None \
+                    and not head.startswith(("COMMIT", "ROLLBACK"))
+                self.close()
+                if retry:
+                    continue
+                if isinstance(exc, errors.RefereeError):
+                    raise
+                store._down(exc)
+                raise unavailable(store.kind) from exc
+            if head.startswith("BEGIN"):
+                self.in_tx = True
+            elif head.startswith(("COMMIT", "ROLLBACK")):
+                self.in_tx = False
+            return cur
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def close(self) -> None:
+        conn, self.conn, self.in_tx = self.conn, None, False
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.close()
 
 
 class _Stale(Exception):

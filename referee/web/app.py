@@ -24,6 +24,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sqlite3
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from referee.server.errors import RefereeError
+from referee.server.store import store_outage, unavailable
 
 from . import frames as F
 from . import params
@@ -248,6 +251,27 @@ def create_app(service: Any, hub: LiveHub | None = None,
             request, "error.html", {"status": exc.status_code, "detail": exc.detail},
             status_code=exc.status_code)
 
+    async def store_away(request: Request, exc: Exception) -> Response:
+        """A page or an API call that needs the store while it is away (issue 31 item 1): 503
+        with the documented error and reason STORE_UNAVAILABLE, to retry; anything else that
+        reaches here is a bug (500), but a refusal, answered as :func:`error` does."""
+        if not store_outage(exc):
+            if isinstance(exc, RefereeError):
+                return await error(request, exc)
+            raise exc
+        away = unavailable(service.store.kind)
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": away.message, "status": 503, "reason": away.reason},
+                                status_code=503, headers={"Retry-After": "2"})
+        return templates.TemplateResponse(
+            request, "error.html", {"status": 503, "detail": away.message},
+            status_code=503, headers={"Retry-After": "2"})
+
+    handlers: dict[Any, Any] = {HTTPException: error, RefereeError: store_away,
+                                sqlite3.Error: store_away}
+    if "psycopg" in sys.modules:  # a PostgreSQL store: its errors too
+        handlers[sys.modules["psycopg"].Error] = store_away
+
     routes = [
         Route("/", index),
         Route("/api/matches", api_list),
@@ -269,8 +293,7 @@ def create_app(service: Any, hub: LiveHub | None = None,
         # it trusts 127.0.0.1, so any local client could forge its address)
         middleware.insert(0, Middleware(ProxyHeadersMiddleware,
                                         trusted_hosts=list(trusted_proxies)))
-    app = Starlette(routes=routes, middleware=middleware,
-                    exception_handlers={HTTPException: error, RefereeError: error})
+    app = Starlette(routes=routes, middleware=middleware, exception_handlers=handlers)
     app.state.hub = hub
     app.state.source = source
     return app
