@@ -18,6 +18,7 @@ from referee.v1 import referee_pb2 as pb
 
 from . import errors
 from .errors import clip
+from .wire import check_text
 
 #: Longest option value and seat name accepted.
 MAX_OPTION_CHARS = 64
@@ -173,8 +174,7 @@ def _names(given: Any, seats: int) -> list[str]:
     names = list(given)
     if len(names) > seats:
         raise errors.malformed(f"{len(names)} seat names for {seats} seats")
-    if any(len(n) > MAX_NAME_CHARS for n in names):
-        raise errors.malformed(f"seat names are at most {MAX_NAME_CHARS} characters")
+    names = [check_text(n, "a seat name", max_len=MAX_NAME_CHARS) for n in names]
     return names + [f"seat {s}" for s in range(len(names), seats)]
 
 

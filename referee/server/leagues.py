@@ -55,6 +55,7 @@ from .clock import now_ms
 from .errors import clip
 from .sessions import BOT_NAME_RE, BotSessions
 from .store import DbConn, Store
+from .wire import check_text
 
 log = structlog.get_logger("referee.leagues")
 
@@ -406,9 +407,9 @@ class Leagues:
         if not BOT_NAME_RE.fullmatch(want.name):
             raise errors.malformed("a league name is 1-64 letters, digits, '.', '_', '+' or "
                                    "'-', starting with a letter or digit")
-        if len(want.title) > MAX_TITLE or len(want.description) > MAX_DESCRIPTION:
-            raise errors.malformed(f"a league's title is at most {MAX_TITLE} characters, its "
-                                   f"description {MAX_DESCRIPTION}")
+        check_text(want.title, "a league's title", max_len=MAX_TITLE)
+        check_text(want.description, "a league's description", max_len=MAX_DESCRIPTION,
+                   lines=True)
         known = registry.games()
         for g in want.games:
             if g not in known:
@@ -453,7 +454,7 @@ class Leagues:
     async def set_state(self, request: pb.SetLeagueStateRequest) -> pb.League:
         row = self.league(request.name)
         _enum(pb.LeagueState, request.state, "state", allow_zero=False)
-        reason = request.reason[:MAX_REASON]
+        reason = check_text(request.reason[:MAX_REASON], "reason", max_len=MAX_REASON)
         ts = now_ms()
         await self.store.write(lambda c: c.execute(
             "UPDATE leagues SET state=?, reason=?, updated_ms=? WHERE name=?",
@@ -482,12 +483,8 @@ class Leagues:
 
     # ------------------------------------------------------------------ registration
     def _meta(self, request: pb.RegisterBotRequest) -> dict[str, Any]:
-        if len(request.owner) > MAX_OWNER:
-            raise errors.malformed(f"owner is at most {MAX_OWNER} characters")
-        if len(request.description) > MAX_BOT_DESCRIPTION:
-            raise errors.malformed(f"description is at most {MAX_BOT_DESCRIPTION} characters")
-        if any(ord(ch) < 32 and ch not in "\n\t" for ch in request.owner + request.description):
-            raise errors.malformed("owner and description hold no control characters")
+        check_text(request.owner, "owner", max_len=MAX_OWNER)
+        check_text(request.description, "description", max_len=MAX_BOT_DESCRIPTION, lines=True)
         _enum(pb.BotKind, request.kind, "kind")
         if not BOT_NAME_RE.fullmatch(request.name):
             raise errors.malformed("a bot name is 1-64 letters, digits, '.', '_', '+' or '-', "
@@ -576,7 +573,7 @@ class Leagues:
         row = self.bot(request.bot)
         _enum(pb.BotStatus, request.status, "status")
         _enum(pb.VersionStatus, request.version_status, "version_status")
-        message = request.message[:500]
+        message = check_text(request.message[:500], "message", max_len=500, lines=True)
         version: pb.BotVersion | None = None
         if request.version_status:
             version = next((v for v in row.versions if v.version == request.version), None)

@@ -36,7 +36,7 @@ from .sessions import BotSessions
 from .shard import HOME
 from .store import MatchRow, Store, store_outage, unavailable
 from .streams import CLOSE, Stream, drain, end_with
-from .wire import GameWire, opt_str, refusal
+from .wire import GameWire, check_text, opt_str, refusal
 
 log = structlog.get_logger("referee.server")
 
@@ -708,7 +708,9 @@ class RefereeService:
         if not 0 <= request.seat < rt.match.seat_count:
             raise errors.malformed(f"no seat {request.seat} in a {rt.match.seat_count}-seat match")
         abandoned, forfeited = await rt.abandon(
-            request.seat, request.reason[:200] or "abandoned by the host", request.unless_joined
+            request.seat,
+            check_text(request.reason[:200], "reason", max_len=200) or "abandoned by the host",
+            request.unless_joined
         )
         return pb.AbandonSeatResponse(abandoned=abandoned, forfeited=forfeited)
 

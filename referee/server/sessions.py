@@ -186,6 +186,8 @@ class BotSessions:
                                    "(one per seat, \"\" for a seat without a bot)")
         known = set(self.bots.values())
         for n in names:
+            if n and not BOT_NAME_RE.fullmatch(n):  # no bot has it: not looked up in the store
+                raise errors.malformed(f"seat_bots holds {clip(n)}, which is no bot name")
             if n and n not in known and not self._refresh_name(n):
                 raise errors.not_found(f"no registered bot {n!r} (RegisterBot first)")
         return names

@@ -5,6 +5,7 @@ the few messages more than one handler builds (a refusal, an event, an option va
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
 
 from referee.core.contract import Event, Game, MalformedMove
@@ -141,6 +142,25 @@ def check_note(note: str) -> str:
         if "\ud800" <= c <= "\udfff":
             raise errors.malformed(f"note holds a lone surrogate at {i}: not UTF-8")
     return note
+
+
+def check_text(value: str, what: str, *, max_len: int, lines: bool = False) -> str:
+    """``value`` if it is a text a page may show and protobuf and the store may take: at most
+    ``max_len`` characters, encodable as UTF-8, no control character (but a newline or a tab
+    when ``lines``); else RefereeError MALFORMED saying why. The one check of every text a
+    client sends that is stored or shown (the web's and gRPC's alike): PostgreSQL cannot store
+    a NUL in text, and a control character in a name misleads a page or a log."""
+    if len(value) > max_len:
+        raise errors.malformed(f"{what} is at most {max_len} characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise errors.malformed(f"{what} is not valid Unicode (a lone surrogate)") from None
+    allowed = "\n\t" if lines else ""
+    if not value.isprintable() and any(
+            unicodedata.category(ch) == "Cc" and ch not in allowed for ch in value):
+        raise errors.malformed(f"{what} holds a control character")
+    return value
 
 
 def refusal(reason: str, message: str, version: int, request_id: str = "",

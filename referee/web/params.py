@@ -27,7 +27,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-import unicodedata
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -37,6 +36,7 @@ from starlette.routing import BaseRoute, Route
 
 from referee.server import errors
 from referee.server.auth import client_key
+from referee.server.wire import check_text
 
 MAX_JSON_BODY = 16 * 1024
 MAX_SEGMENT = 256  # characters of a path parameter (a match id, a league's or a bot's name)
@@ -64,23 +64,6 @@ def whole(text: str | None, what: str, *, lo: int = 0, hi: int = 10**9 - 1,
         raise errors.malformed(f"malformed {what} {_shown(text)}: expected a whole number "
                                f"from {lo} to {hi}")
     return int(text)
-
-
-def check_text(value: str, what: str, *, max_len: int, lines: bool = False) -> str:
-    """``value`` if it is a text a page may show and protobuf and the store may take: at most
-    ``max_len`` characters, encodable as UTF-8, no control character (but a newline or a tab
-    when ``lines``)."""
-    if len(value) > max_len:
-        raise errors.malformed(f"{what} is at most {max_len} characters")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise errors.malformed(f"{what} is not valid Unicode (a lone surrogate)") from None
-    allowed = "\n\t" if lines else ""
-    if not value.isprintable() and any(
-            unicodedata.category(ch) == "Cc" and ch not in allowed for ch in value):
-        raise errors.malformed(f"{what} holds a control character")
-    return value
 
 
 class Body:
