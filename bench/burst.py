@@ -35,6 +35,7 @@ class _Seat:
     last_version: int = -1
     error: str = ""
     welcome_s: float = -1.0  # from the stream's start to its Welcome
+    welcome_at: float = 0.0  # when (time.monotonic)
 
 
 @dataclass
@@ -106,7 +107,8 @@ async def play_burst(address: str, admin_token: str, *, matches: int = 300, seat
                         return
                     which = msg.WhichOneof("msg")
                     if which == "welcome":
-                        st.welcome_s = clock() - opened
+                        st.welcome_at = clock()
+                        st.welcome_s = st.welcome_at - opened
                     elif which == "decision":
                         await answer(msg.decision)
                     elif which == "move_result":
@@ -132,6 +134,17 @@ async def play_burst(address: str, admin_token: str, *, matches: int = 300, seat
 
         tasks = [asyncio.ensure_future(play_seat(k, st)) for k, st in enumerate(all_seats)]
         started = clock()
+        probe_done: list[float] = []
+
+        async def probe() -> None:
+            """Once the burst's streams are on their way, one unary call on a fresh channel:
+            when it is answered (not held back until the streams before it have started)."""
+            await asyncio.sleep(0.5)
+            async with grpc.aio.insecure_channel(address) as ch:
+                await referee_pb2_grpc.RefereeStub(ch).ListGames(pb.ListGamesRequest())
+            probe_done.append(clock())
+
+        probing = asyncio.ensure_future(probe())
         while True:
             await asyncio.sleep(0.5)
             now = clock()
@@ -152,9 +165,9 @@ async def play_burst(address: str, admin_token: str, *, matches: int = 300, seat
                   "to_act_open": m.to_act >= 0 and m.seats[m.to_act].open,
                   "idle_s": round(clock() - m.moved_at, 1),
                   "errors": [s.error for s in m.seats if s.error]} for m in stuck[:10]]
-        for t in tasks:
+        for t in [*tasks, probing]:
             t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, probing, return_exceptions=True)
     finally:
         for c in chans:
             await c.close()
@@ -172,6 +185,12 @@ async def play_burst(address: str, admin_token: str, *, matches: int = 300, seat
         # how long the slowest stream waited for its Welcome (its call accepted and joined)
         "welcome_s_max": round(max((s.welcome_s for s in all_seats), default=0.0), 1),
         "never_welcomed": sum(s.welcome_s < 0 for s in all_seats),
+        # the unary call made 0.5 s into the burst: how long it took, and how many of the
+        # burst's streams were still waiting for their Welcome when it was answered (an
+        # answer held back until the streams queued before it have started: about none)
+        "probe_s": round(probe_done[0] - started - 0.5, 2) if probe_done else None,
+        "waiting_at_probe": sum(not s.welcome_at or s.welcome_at > probe_done[0]
+                                for s in all_seats) if probe_done else None,
         "stuck": where,
     }
 

@@ -58,7 +58,8 @@ Burst (``bench/burst.py``; ``--burst-matches``, 0 skips it)
     ``grpc.burst300``: 300 four-seat Batavia matches created at once, then all 1,200 seats
     joined at once by one process over ``--burst-channels`` (32) channels and played to the end
     (issue 31 item 8): ``finished``, ``unfinished`` (must be 0), moves per second over the
-    burst, the slowest stream's wait for its Welcome (``welcome_s_max``).
+    burst, the slowest stream's wait for its Welcome (``welcome_s_max``), and how long a
+    ListGames made meanwhile on a fresh channel took (``probe_s``).
 
 A phase with ``unfinished`` above 0 makes ``bench.run`` print FAILED and exit 1 (the results
 are written first).
@@ -617,7 +618,7 @@ def main(argv: list[str] | None = None) -> int:
     for key in ("moves_per_s", "p99_ms", "rss_mb_peak", "unfinished"):
         if f"load{args.load_matches}" in g:
             flat[f"grpc.load{args.load_matches}.{key}"] = g[f"load{args.load_matches}"][key]
-    for key in ("finished", "unfinished", "moves_per_s", "welcome_s_max"):
+    for key in ("finished", "unfinished", "moves_per_s", "welcome_s_max", "probe_s"):
         if f"burst{args.burst_matches}" in g:
             flat[f"grpc.burst{args.burst_matches}.{key}"] = g[f"burst{args.burst_matches}"][key]
     if "floor" in g:
@@ -701,7 +702,8 @@ def main(argv: list[str] | None = None) -> int:
                       f"created at once, {burst['matches'] * burst['seats']:,} Play streams "
                       f"from one process over {burst['channels']} channels; "
                       f"{burst['moves_per_s']:,.0f} moves/s, slowest Welcome "
-                      f"{burst['welcome_s_max']} s; streams {burst['streams']}")
+                      f"{burst['welcome_s_max']} s, a ListGames meanwhile {burst['probe_s']} s; "
+                      f"streams {burst['streams']}")
     if g and "joins4000" in g:
         j = g["joins4000"]
         table.add_row("grpc.joins4000.joined", f"{j['joined']:,} of {j['streams']:,}",

@@ -25,7 +25,7 @@ from .auth import RateLimiter, new_token, proxy_peers
 from .clock import DEFAULT_JOIN_MS
 from .forward import Forwarder, routed
 from .leagues import MAX_STANDINGS
-from .service import SERVICE_NAME, RefereeService, generic_handler
+from .service import SERVICE_NAME, RefereeService, generic_handler, registered_handlers
 from .startup import StartupError, bind_failure, check_config, check_port
 from .store import Store
 from .stores import is_store_error, open_store
@@ -230,7 +230,9 @@ class RefereeServer:
                 matches = self.service.matches
                 self.service.spawn(self.service.sessions.pull_every(
                     max(0.5, cfg.lease_ttl_s / 3), lambda m: m in matches))
-        self.server.add_generic_rpc_handlers((handler,))
+        # registered methods, not one generic handler: one queue of calls not yet started per
+        # method, so a burst of Play streams holds no other call back (registered_handlers)
+        self.server.add_registered_method_handlers(SERVICE_NAME, registered_handlers(handler))
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         names = (
