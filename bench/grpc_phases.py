@@ -54,6 +54,9 @@ class WorkerArgs:
     seed: int
     payload_bytes: int = 0
     combine: bool = False  # moves: Join.combine_decision (the next Decision in the MoveResult)
+    # moves: the matches started before t_end are played to their end (up to finish_s more
+    # seconds) instead of being cut off, and those that never end are counted (the load phase)
+    finish_s: float = 0.0
 
 
 def worker_main(args: WorkerArgs, counter, results, ready=None, go=None) -> None:
@@ -95,14 +98,14 @@ async def _worker(a: WorkerArgs, counter, ready=None, go=None) -> dict[str, Any]
         a.t_start, a.t_measure, a.t_end = a.t_start + shift, a.t_measure + shift, a.t_end + shift
     rng = random.Random(a.seed)
     samples: list[float] = []
-    stats = {"count": 0, "decision_bytes": 0, "decisions": 0, "matches": 0, "errors": 0,
-             "messages": 0}
+    stats = {"count": 0, "decision_bytes": 0, "decisions": 0, "matches": 0, "finished": 0,
+             "errors": 0, "messages": 0}
     clock = time.monotonic
     pending_count = 0
 
     def tick(now: float) -> None:
         nonlocal pending_count
-        if now >= a.t_measure:
+        if a.t_measure <= now < a.t_end:
             stats["count"] += 1
             pending_count += 1
             if pending_count >= 50:
@@ -121,7 +124,8 @@ async def _worker(a: WorkerArgs, counter, ready=None, go=None) -> dict[str, Any]
             stats["matches"] += 1
             sent: dict[int, float] = {}
 
-            async def seat(token: str, match_id: str, sent: dict[int, float]) -> None:
+            async def seat(token: str, match_id: str, sent: dict[int, float]) -> bool:
+                """Play one seat; True once its GameOver came."""
                 call = stub.Play(metadata=(("authorization", f"Bearer {token}"),))
                 await call.write(pb.ClientMessage(join=pb.Join(match_id=match_id,
                                                                combine_decision=a.combine)))
@@ -129,11 +133,11 @@ async def _worker(a: WorkerArgs, counter, ready=None, go=None) -> dict[str, Any]
                 async def decide(d, now: float) -> bool:
                     """Answer the Decision ``d``; False when time is up."""
                     t0 = sent.pop(d.state_version - 1, None)
-                    if t0 is not None and t0 >= a.t_measure:
+                    if t0 is not None and a.t_measure <= t0 < a.t_end:
                         samples.append(now - t0)
                     stats["decisions"] += 1
                     stats["decision_bytes"] += d.ByteSize()
-                    if now >= a.t_end:
+                    if now >= a.t_end and not a.finish_s:
                         return False
                     move = d.legal_moves[rng.randrange(len(d.legal_moves))]
                     sent[d.state_version] = clock()
@@ -145,30 +149,32 @@ async def _worker(a: WorkerArgs, counter, ready=None, go=None) -> dict[str, Any]
                     while True:
                         msg = await call.read()
                         if msg is grpc.aio.EOF:
-                            return
+                            return False
                         which = msg.WhichOneof("msg")
                         now = clock()
-                        if now >= a.t_measure:
+                        if a.t_measure <= now < a.t_end:
                             stats["messages"] += 1
                         if which == "decision":
                             if not await decide(msg.decision, now):
-                                return
+                                return False
                         elif which == "move_result":
                             r = msg.move_result
                             if r.accepted:
                                 tick(now)
                                 if r.HasField("next") and not await decide(r.next, now):
-                                    return
+                                    return False
                             else:
                                 stats["errors"] += 1
                         elif which == "game_over":
-                            return
-                        if clock() >= a.t_end:
-                            return
+                            return True
+                        if clock() >= a.t_end and not a.finish_s:
+                            return False
                 finally:
                     call.cancel()
 
-            await asyncio.gather(*(seat(s.token, created.match_id, sent) for s in created.seats))
+            over = await asyncio.gather(*(seat(s.token, created.match_id, sent)
+                                          for s in created.seats))
+            stats["finished"] += any(over)
 
     async def echo_stream() -> None:
         payload = secrets.token_bytes(a.payload_bytes)
@@ -193,8 +199,9 @@ async def _worker(a: WorkerArgs, counter, ready=None, go=None) -> dict[str, Any]
     job = play_matches if a.kind == "moves" else echo_stream
     jobs = asyncio.gather(*(job() for _ in range(a.streams)))
     try:
-        # Seats that are not to act when time is up would wait forever: cut them off.
-        await asyncio.wait_for(jobs, timeout=max(0.0, a.t_end - clock()) + 1.0)
+        # Seats that are not to act when time is up would wait forever: cut them off (with
+        # finish_s, once the matches started have had that long to end).
+        await asyncio.wait_for(jobs, timeout=max(0.0, a.t_end - clock()) + 1.0 + a.finish_s)
     except TimeoutError:
         pass
     with counter.get_lock():
@@ -258,7 +265,10 @@ def _server_cpu(server: Any) -> tuple[float, float]:
 
 def run_phase(kind: str, server: RefereeServer, *, clients: int, concurrency: int,
               seconds: float, warmup: float, game: str, seats: int, payload_bytes: int,
-              progress, task, combine: bool = False) -> dict[str, Any]:
+              progress, task, combine: bool = False, finish_s: float = 0.0) -> dict[str, Any]:
+    """One timed phase over ``clients`` spawned client processes. ``finish_s`` (moves): the
+    matches started before the end are played on to their end, up to that many seconds more,
+    and the result counts those that did not end (``unfinished``)."""
     ctx = mp.get_context("spawn")  # never fork a process that has gRPC state
     counter = ctx.Value("q", 0)
     results = ctx.Queue()
@@ -273,7 +283,7 @@ def run_phase(kind: str, server: RefereeServer, *, clients: int, concurrency: in
             continue
         wa = WorkerArgs(kind, server.address, server.admin_token, game, seats, streams,
                         t_start, t_measure, t_end, seed=1000 + i, payload_bytes=payload_bytes,
-                        combine=combine)
+                        combine=combine, finish_s=finish_s)
         p = ctx.Process(target=worker_main, args=(wa, counter, results, ready, go), daemon=True)
         p.start()
         procs.append(p)
@@ -311,7 +321,7 @@ def run_phase(kind: str, server: RefereeServer, *, clients: int, concurrency: in
                         rate=label)
         if now >= t_end + 0.05 and len(outs) == len(procs):
             break
-        if now > t_end + 30:
+        if now > t_end + finish_s + 30:
             for p in procs:
                 p.kill()
             raise SystemExit(f"bench: {kind} clients did not finish")
@@ -343,6 +353,9 @@ def run_phase(kind: str, server: RefereeServer, *, clients: int, concurrency: in
     }
     if kind == "moves":
         out["matches_started"] = sum(o.get("matches", 0) for o in outs)
+        if finish_s:
+            out["matches_finished"] = sum(o.get("finished", 0) for o in outs)
+            out["unfinished"] = out["matches_started"] - out["matches_finished"]
         out["rejected"] = sum(o.get("errors", 0) for o in outs)
         out["server_messages_per_move"] = (
             sum(o.get("messages", 0) for o in outs) / count if count else 0

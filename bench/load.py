@@ -2,7 +2,10 @@
 
 ``grpc.load300``: ``matches`` (default 300) Batavia matches of 4 random bots each run at the
 same time against a fresh referee process (each finished match is replaced by a new one, so the
-count stays constant), spread over the client processes. Reported: accepted moves per second,
+count stays constant), spread over the client processes. When the measured time is up no match
+is started any more and those under way are played to their end (up to ``FINISH_S``):
+``unfinished`` counts the started matches that never ended, which must be 0 (``bench.run``
+fails loudly otherwise; issue 31 item 8). Reported: accepted moves per second,
 the move latency (a bot's Submit to the next Decision of that match, as in the move phase)
 p50/p99, the referee's CPU per move and its resident set size at start, after the phase and
 at its peak while the phase ran. Under load the p99 is set by queueing in the referee's one
@@ -19,6 +22,10 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+#: How long the matches under way when the load phase ends have to finish (a Batavia match of
+#: random bots is a few seconds of play; a stalled one never ends)
+FINISH_S = 120.0
 
 
 def measure_load(*, matches: int = 300, clients: int = 2, seats: int = 4, seconds: float = 15.0,
@@ -42,7 +49,7 @@ def measure_load(*, matches: int = 300, clients: int = 2, seats: int = 4, second
             t0 = time.monotonic()
             phase = run_phase("moves", server, clients=clients, concurrency=matches,
                               seconds=seconds, warmup=warmup, game="batavia", seats=seats,
-                              payload_bytes=0, progress=progress, task=task)
+                              payload_bytes=0, progress=progress, task=task, finish_s=FINISH_S)
             wall = time.monotonic() - t0
             rss_after = server.rss_mb()
         finally:
@@ -61,6 +68,8 @@ def measure_load(*, matches: int = 300, clients: int = 2, seats: int = 4, second
         "rss_mb_after": rss_after,
         "rss_mb_peak": max(peak[0], rss_after or 0.0),
         "matches_started": phase.get("matches_started"),
+        "matches_finished": phase.get("matches_finished"),
+        "unfinished": phase.get("unfinished"),
         "rejected": phase.get("rejected"),
         "latency_samples": phase["latency_samples"],
         "seconds": seconds,

@@ -49,8 +49,20 @@ Tournament (``--tournament-matches`` Batavia matches through ``referee-tournamen
 Load (``bench/load.py``; ``--load-matches``, 0 skips it)
     ``grpc.load300``: 300 Batavia matches of 4 random bots at once on a fresh referee:
     ``moves_per_s``, move latency ``p50_ms`` / ``p99_ms`` (Submit to the next Decision), server
-    CPU per move and the referee's RSS at start, after and at its peak. ``grpc.joins4000``:
-    1,000 matches x 4 seats opening their Play streams at once, how many joined.
+    CPU per move and the referee's RSS at start, after and at its peak; ``unfinished``: the
+    matches it started that never ended (those under way at the end are played out), which must
+    be 0. ``grpc.joins4000``: 1,000 matches x 4 seats opening their Play streams at once, how
+    many joined.
+
+Burst (``bench/burst.py``; ``--burst-matches``, 0 skips it)
+    ``grpc.burst300``: 300 four-seat Batavia matches created at once, then all 1,200 seats
+    joined at once by one process over ``--burst-channels`` (32) channels and played to the end
+    (issue 31 item 8): ``finished``, ``unfinished`` (must be 0), moves per second over the
+    burst, the slowest stream's wait for its Welcome (``welcome_s_max``), and how long a
+    ListGames made meanwhile on a fresh channel took (``probe_s``).
+
+A phase with ``unfinished`` above 0 makes ``bench.run`` print FAILED and exit 1 (the results
+are written first).
 
 Persistent sessions (``bench/sessions.py``; ``--persistent-matches``)
     ``tournament.persistent.matches_per_s``: the gRPC phases' game and seats through the
@@ -324,6 +336,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--load-matches", type=int, default=300, metavar="N",
                         help="Batavia matches at once in the load phase, bench/load.py "
                              "(default 300; 0 skips it)")
+    parser.add_argument("--burst-matches", type=int, default=300, metavar="N",
+                        help="Batavia matches created at once and all their seats joined at "
+                             "once by one process, bench/burst.py (default 300; 0 skips it)")
+    parser.add_argument("--burst-channels", type=int, default=32, metavar="N",
+                        help="channels of the burst phase's one client process (default 32)")
     parser.add_argument("--cluster-matches", type=int, default=300, metavar="N",
                         help="Batavia matches at once against `referee serve --workers 2` "
                              "behind nginx and against one plain referee, bench/cluster.py "
@@ -379,6 +396,9 @@ def main(argv: list[str] | None = None) -> int:
             if args.load_matches:
                 t_load = progress.add_task(f"gRPC load ({args.load_matches} matches)",
                                            total=5.0 + args.grpc_seconds, rate="")
+            if args.burst_matches and not args.address:
+                t_burst = progress.add_task(f"gRPC burst ({args.burst_matches} matches)",
+                                            total=args.burst_matches, rate="")
             if not args.skip_floor:
                 t_floor = progress.add_task("gRPC floor (stub server)", total=2 * phase_total,
                                             rate="")
@@ -484,6 +504,15 @@ def main(argv: list[str] | None = None) -> int:
                     matches=args.load_matches, clients=args.clients, seats=args.seats,
                     seconds=args.grpc_seconds, warmup=5.0, progress=progress, task=t_load)
                 results["grpc"]["joins4000"] = measure_joins(matches=1000, seats=4)
+            if args.burst_matches and not args.address:
+                from bench.burst import measure_burst
+
+                def burst_progress(done: int, total: int) -> None:
+                    progress.update(t_burst, completed=done, rate=f"{done} ended")
+
+                results["grpc"][f"burst{args.burst_matches}"] = measure_burst(
+                    matches=args.burst_matches, seats=args.seats, channels=args.burst_channels,
+                    progress=burst_progress)
             if not args.skip_floor:
                 # The protocol's own ceiling for move/echo: the message pattern of a move
                 # (1 in, 2 out) against an echo (1 in, 1 out) on a stub doing no work.
@@ -586,9 +615,12 @@ def main(argv: list[str] | None = None) -> int:
             flat[f"grpc.combined.{key}"] = g["combined"][key]
     if "joins4000" in g:
         flat["grpc.joins4000.joined"] = g["joins4000"]["joined"]
-    for key in ("moves_per_s", "p99_ms", "rss_mb_peak"):
+    for key in ("moves_per_s", "p99_ms", "rss_mb_peak", "unfinished"):
         if f"load{args.load_matches}" in g:
             flat[f"grpc.load{args.load_matches}.{key}"] = g[f"load{args.load_matches}"][key]
+    for key in ("finished", "unfinished", "moves_per_s", "welcome_s_max", "probe_s"):
+        if f"burst{args.burst_matches}" in g:
+            flat[f"grpc.burst{args.burst_matches}.{key}"] = g[f"burst{args.burst_matches}"][key]
     if "floor" in g:
         for key in ("echo_per_s", "relay_per_s", "relay_to_echo_ratio"):
             flat[f"grpc.floor_{key}"] = g["floor"][key]
@@ -663,6 +695,15 @@ def main(argv: list[str] | None = None) -> int:
                       f"{load['matches']} Batavia matches at once x {load['seats']} random bots; "
                       f"p50 {load['p50_ms']:.1f} ms; server CPU {load['server_cpu_ms_per_move']:.3f}"
                       f" ms/move; RSS {load['rss_mb_start']} -> peak {load['rss_mb_peak']} MB")
+    burst = g.get(f"burst{args.burst_matches}") if g else None
+    if burst:
+        table.add_row(f"grpc.burst{burst['matches']}.unfinished",
+                      f"{burst['unfinished']} of {burst['matches']}",
+                      f"created at once, {burst['matches'] * burst['seats']:,} Play streams "
+                      f"from one process over {burst['channels']} channels; "
+                      f"{burst['moves_per_s']:,.0f} moves/s, slowest Welcome "
+                      f"{burst['welcome_s_max']} s, a ListGames meanwhile {burst['probe_s']} s; "
+                      f"streams {burst['streams']}")
     if g and "joins4000" in g:
         j = g["joins4000"]
         table.add_row("grpc.joins4000.joined", f"{j['joined']:,} of {j['streams']:,}",
@@ -730,7 +771,17 @@ def main(argv: list[str] | None = None) -> int:
         mark = "[green]met[/]" if ok else ("[red]NOT met[/]" if ok is False else "n/a")
         console.print(f"  {target}: {mark}")
     console.print(f"wrote {Path(args.output).resolve().relative_to(ROOT) if Path(args.output).resolve().is_relative_to(ROOT) else args.output}")
-    return 0
+    stalled = unfinished_matches(flat)
+    for key, count in stalled.items():
+        console.print(f"[bold red]FAILED: {key} = {count}: matches the phase started never "
+                      "ended (a stall; see the phase's figures in the results file)[/]")
+    return 1 if stalled else 0
+
+
+def unfinished_matches(flat: dict[str, Any]) -> dict[str, Any]:
+    """The phases' ``*.unfinished`` figures that are not 0: every match a load or burst phase
+    starts must reach its end (issue 31 item 8)."""
+    return {k: v for k, v in flat.items() if k.endswith(".unfinished") and v != 0}
 
 
 if __name__ == "__main__":

@@ -283,6 +283,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="calls that may wait to be started at once (default 20000; gRPC's own "
                         "1000 refused some of 4000 Play streams opened together); beyond it new "
                         "calls fail and clients retry them")
+    s.add_argument("--max-call-wait", type=float, default=3600.0, metavar="SECONDS",
+                   help="how long an arrived call may wait to be started (default 3600): a "
+                        "burst of Play streams waits while the event loop is busy with moves "
+                        "(gRPC's own 30 s dropped the latecomers of 1,200 streams opened at once "
+                        "and their matches stalled)")
     s.add_argument("--http-port", type=_port_arg, default=None, metavar="PORT",
                    help="also serve the web viewer on this port (same host as gRPC, default "
                         "127.0.0.1; off by default; 0 picks a free port): the match list, live "
@@ -552,6 +557,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         keep_finished_s=args.keep_finished, max_connection_idle_s=args.max_connection_idle,
         max_connection_age_s=args.max_connection_age, keepalive_time_s=args.keepalive_time,
         keepalive_timeout_s=args.keepalive_timeout, max_pending_calls=args.max_pending_calls,
+        max_call_wait_s=args.max_call_wait,
         http_port=args.http_port, join_ms=args.join_ms, shard=args.shard, peers=args.peers,
         web_host=args.web_host, advertise=args.advertise or "",
         trusted_proxies=tuple(args.trusted_proxies),

@@ -21,6 +21,7 @@ LONG_FIRST = (
     "tests/tournament/test_ray.py",  # Ray installed (when missing) and started
     "tests/client/test_sdk_install.py",  # a venv and grpcio/protobuf from PyPI
     "tests/cluster/test_many_hosts.py",
+    "tests/server/test_burst.py",  # 600 matches joined at once, played out (about a minute)
     "tests/contract/test_any_move.py",
     "tests/client/test_greedy_santa_maria_strength.py",
     "tests/client/test_greedy_goa_strength.py",

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import signal
 import socket
@@ -24,7 +25,7 @@ from .auth import RateLimiter, new_token, proxy_peers
 from .clock import DEFAULT_JOIN_MS
 from .forward import Forwarder, routed
 from .leagues import MAX_STANDINGS
-from .service import SERVICE_NAME, RefereeService, generic_handler
+from .service import SERVICE_NAME, RefereeService, generic_handler, registered_handlers
 from .startup import StartupError, bind_failure, check_config, check_port, make_private
 from .store import Store
 from .stores import is_store_error, open_store
@@ -36,6 +37,8 @@ log = structlog.get_logger("referee.server")
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024
 DEFAULT_MAX_PENDING_CALLS = 20_000
+#: How long a call may wait to be started (see ServerConfig.max_call_wait_s)
+DEFAULT_MAX_CALL_WAIT_S = 3600.0
 #: The gRPC receive limit: PublishStandings' 4 MiB document and some room
 MAX_REQUEST_BYTES = MAX_STANDINGS + 64 * 1024
 
@@ -76,6 +79,13 @@ class ServerConfig:
     # defaults (1,000, refusing at random up to a hard 3,000) failed ~27% of 4,000 Play streams
     # opened at once with "Internal error from Core" and nothing in the log.
     max_pending_calls: int = DEFAULT_MAX_PENDING_CALLS
+    # How long an arrived call may wait for the server to start it. grpc.aio takes new calls
+    # one at a time, each a few event-loop turns, so while the loop is busy with moves a burst
+    # of Play streams waits in gRPC core's queue; core's own limit (30 s) then dropped the
+    # streams still waiting, which the referee never saw, and their matches stalled for good
+    # with the referee idle (issue 31 item 8: 300 matches x 4 seats at once). The queue is
+    # bounded by max_pending_calls; a call is dropped for waiting only after this long.
+    max_call_wait_s: float = DEFAULT_MAX_CALL_WAIT_S
     http_port: int | None = None  # the web viewer (referee.web) on this port; None = off
     session_ack_s: float = 30.0  # an unacknowledged bot assignment goes to another session
     # how long a match's first decision waits for every seat to join before its clock starts
@@ -132,6 +142,8 @@ def server_options(cfg: ServerConfig) -> list[tuple[str, int]]:
         # soft = hard: beyond the limit every new call is refused, none at random below it
         ("grpc.server.max_pending_requests", int(cfg.max_pending_calls)),
         ("grpc.server.max_pending_requests_hard_limit", int(cfg.max_pending_calls)),
+        # whole seconds (gRPC's unit), at least one
+        ("grpc.server_max_unrequested_time_in_server", max(1, math.ceil(cfg.max_call_wait_s))),
     ]
     if cfg.max_connection_idle_s > 0:
         opts.append(("grpc.max_connection_idle_ms", _ms(cfg.max_connection_idle_s)))
@@ -218,7 +230,9 @@ class RefereeServer:
                 matches = self.service.matches
                 self.service.spawn(self.service.sessions.pull_every(
                     max(0.5, cfg.lease_ttl_s / 3), lambda m: m in matches))
-        self.server.add_generic_rpc_handlers((handler,))
+        # registered methods, not one generic handler: one queue of calls not yet started per
+        # method, so a burst of Play streams holds no other call back (registered_handlers)
+        self.server.add_registered_method_handlers(SERVICE_NAME, registered_handlers(handler))
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         names = (
@@ -246,6 +260,7 @@ class RefereeServer:
             tls=bool(cfg.tls_cert),
             max_message_bytes=limit, max_connection_idle_s=cfg.max_connection_idle_s,
             max_connection_age_s=cfg.max_connection_age_s, max_pending_calls=cfg.max_pending_calls,
+            max_call_wait_s=cfg.max_call_wait_s,
         )
         if cfg.http_port is not None:
             from referee.web import WebServer  # only with --http-port: no cost otherwise

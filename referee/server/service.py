@@ -981,3 +981,31 @@ def generic_handler(service: RefereeService) -> grpc.GenericRpcHandler:
             pb.EchoMessage.SerializeToString),
     }
     return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
+
+
+#: The Referee service's methods, as referee.proto declares them
+METHODS: tuple[str, ...] = tuple(pb.DESCRIPTOR.services_by_name["Referee"].methods_by_name)
+
+
+class _Method(grpc.HandlerCallDetails):
+    """A method's name as a generic handler is asked about it (no call yet)."""
+
+    def __init__(self, name: str):
+        self.method = f"/{SERVICE_NAME}/{name}"
+        self.invocation_metadata = ()
+
+
+def registered_handlers(handler: grpc.GenericRpcHandler) -> dict[str, grpc.RpcMethodHandler]:
+    """Each Referee method's handler as ``handler`` (the generic one, or a cluster's routed
+    one, which choose by the method's name alone) gives it, for
+    ``grpc.aio.Server.add_registered_method_handlers``: gRPC core then queues each method's
+    calls not yet started apart, and grpc.aio asks for the next call of every method at once,
+    so a unary call (CreateMatch, GetRecord, ...) or a Watch is not started only after every
+    Play stream of a burst that arrived before it (issue 31 item 8: a fresh call waited 60 s
+    behind 2,400 streams opened at once, longer than the runner's 30 s deadlines)."""
+    out = {}
+    for name in METHODS:
+        method_handler = handler.service(_Method(name))
+        if method_handler is not None:
+            out[name] = method_handler
+    return out

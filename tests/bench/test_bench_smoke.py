@@ -22,7 +22,7 @@ def test_bench_writes_results(tmp_path):
          "--tournament-concurrency", "2", "--idle-matches", "20",
          "--persistent-matches", "4", "--league-matches", "4", "--fairness-pairs", "2",
          "--sim-seconds", "0.2", "--ismcts-matches", "1", "--ismcts-iterations", "1",
-         "--cluster-matches", "8", "--load-matches", "8", "--store-seconds", "0.5",
+         "--cluster-matches", "8", "--load-matches", "8", "--burst-matches", "8", "--store-seconds", "0.5",
          "--store-matches", "4", "--output", str(out_file)],
         capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
     )
@@ -53,6 +53,9 @@ def test_bench_writes_results(tmp_path):
     for key in ("grpc.load8.moves_per_s", "grpc.joins4000.joined",
                 *(f"store.sqlite.{d}.moves_per_s" for d in ("normal", "full"))):
         assert summary[key] > 0, key
+    # every match the load and burst phases start reaches its end (issue 31 item 8)
+    assert summary["grpc.load8.unfinished"] == 0
+    assert summary["grpc.burst8.unfinished"] == 0 and summary["grpc.burst8.finished"] == 8
     if not skip_reason():  # a throw-away PostgreSQL cluster (bench/pgserver.py)
         for key in ("store.postgresql.normal.moves_per_s", "store.postgresql.full.moves_per_s",
                     "store.postgresql.grpc_moves_per_s"):
@@ -80,3 +83,14 @@ def test_bench_writes_results(tmp_path):
         "engine.batavia.decisions_per_s"]
     assert results["machine"]["cpu_count"]
     assert "admin_token" not in json.dumps(results["settings"])
+
+
+def test_a_phase_with_unfinished_matches_fails_the_bench():
+    """Issue 31 item 8: any phase's ``*.unfinished`` above 0 is a failure `make bench` reports
+    (and exits 1 on); 0 and the other figures are not."""
+    from bench.run import unfinished_matches
+
+    flat = {"grpc.load300.unfinished": 0, "grpc.burst300.unfinished": 45,
+            "grpc.burst300.finished": 255, "grpc.move_per_s": 1000.0}
+    assert unfinished_matches(flat) == {"grpc.burst300.unfinished": 45}
+    assert unfinished_matches({"grpc.load300.unfinished": 0}) == {}
