@@ -46,9 +46,13 @@ from .logs import get_logger
 
 log = get_logger("referee_client")
 
-#: Status codes after which the bot reconnects instead of giving up. UNAVAILABLE is the
-#: common one (server down or restarting); the others appear when a server goes away in the
-#: middle of a stream.
+#: Status codes after which the bot reconnects (with backoff, up to ``Backoff.give_up_after``)
+#: instead of giving up; the same in every kit (docs/bot/protocol.md, "Reconnecting").
+#: UNAVAILABLE is the referee's own (restarting, NOT_OWNER, STORE_UNAVAILABLE). The others are
+#: what a stream cut by a dying referee or proxy ends with: nginx cannot send a status for an
+#: upstream that died after the response headers, it resets the stream (RST_STREAM code 2),
+#: which gRPC reports as INTERNAL (issue 31 item 2); UNKNOWN, CANCELLED, ABORTED,
+#: DEADLINE_EXCEEDED likewise. RESOURCE_EXHAUSTED: the stream's rate limit.
 RETRYABLE = frozenset(
     {
         grpc.StatusCode.UNAVAILABLE,
@@ -57,6 +61,7 @@ RETRYABLE = frozenset(
         grpc.StatusCode.INTERNAL,
         grpc.StatusCode.UNKNOWN,
         grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
     }
 )
 
