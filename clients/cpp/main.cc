@@ -87,6 +87,11 @@ void on_refused(const Refusal& refusal) { (void)refusal; }
 constexpr int kReasks = 2;
 // The most bytes of UTF-8 the referee takes in a note.
 constexpr size_t kNoteLimit = 512;
+// A move refused with STORE_UNAVAILABLE (the referee's database is away; nothing was played) is
+// sent again unchanged after a delay doubling from 100 ms to 2 s (jittered), while the
+// decision's deadline allows (60 s without one); then the time policy plays it. Safe: the move
+// carries the decision's state_version, so it is played at most once.
+constexpr int kStoreResendFirstMs = 100, kStoreResendMaxMs = 2000, kStoreResendLimitMs = 60000;
 
 // The note as the referee takes it: control characters other than newline and tab dropped
 // (C0, DEL, C1), and bytes that are not UTF-8; cut to kNoteLimit bytes at a character boundary.
@@ -298,15 +303,51 @@ Outcome play_once(pb::Referee::Stub& stub, SeatPlay& p, bool& joined, grpc::Stat
   pb::Move sent;                // the last answer to `pending`
   bool answering = false;       // `sent` awaits the referee's word
   int attempts = 0;             // answers sent to `pending`
-  auto send = [&](const pb::Decision& d, const Answer& answer) {
-    sent = answer.move, answering = true, ++attempts;
+  std::string sent_note;        // the note sent with `sent`
+  int store_delay_ms = kStoreResendFirstMs, resends = 0;  // STORE_UNAVAILABLE resends of `sent`
+  int64_t store_since_ms = 0;
+  auto now_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::system_clock::now().time_since_epoch()).count();
+  };
+  auto write = [&](const pb::Decision& d, const pb::Move& move, const std::string& note) {
     pb::ClientMessage msg;
     auto* sub = msg.mutable_submit();
     sub->set_state_version(d.state_version());
-    *sub->mutable_move() = answer.move;
-    sub->set_note(clean_note(answer.note));
-    sub->set_request_id("cpp" + std::to_string(d.state_version()) + "-" + std::to_string(attempts));
+    *sub->mutable_move() = move;
+    sub->set_note(clean_note(note));
+    sub->set_request_id("cpp" + std::to_string(d.state_version()) + "-" + std::to_string(attempts) +
+                        "-" + std::to_string(resends));
     stream->Write(msg);
+  };
+  auto send = [&](const pb::Decision& d, const Answer& answer) {
+    sent = answer.move, sent_note = answer.note, answering = true, ++attempts;
+    store_delay_ms = kStoreResendFirstMs, store_since_ms = 0;
+    write(d, sent, sent_note);
+  };
+  // STORE_UNAVAILABLE: the same move again after a short delay, bounded by the move clock
+  auto resend = [&](const pb::Decision& d, const std::string& message) {
+    int64_t now = now_ms();
+    if (store_since_ms == 0) store_since_ms = now;
+    int delay = store_delay_ms / 2 +
+                std::uniform_int_distribution<int>(0, store_delay_ms / 2)(p.rng);
+    store_delay_ms = std::min(store_delay_ms * 2, kStoreResendMaxMs);
+    bool late = d.deadline_unix_ms() ? now + delay >= d.deadline_unix_ms()
+                                     : now + delay - store_since_ms > kStoreResendLimitMs;
+    if (late) {
+      log("error", "the referee's store stayed unavailable until the move clock ran out; its "
+                   "time policy plays this decision",
+          p.fields("\"incident\":\"store_unavailable\",\"state_version\":" +
+                   std::to_string(d.state_version()) + ",\"message\":" + quote(message)));
+      answering = false;
+      return;
+    }
+    log("warning", "the referee's store is unavailable; sending the move again",
+        p.fields("\"state_version\":" + std::to_string(d.state_version()) +
+                 ",\"retry_in_ms\":" + std::to_string(delay)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+    ++resends;
+    write(d, sent, sent_note);
   };
   auto submit = [&](const pb::Decision& d) {
     Answer answer = choose(d, p.rng);
@@ -339,10 +380,16 @@ Outcome play_once(pb::Referee::Stub& stub, SeatPlay& p, bool& joined, grpc::Stat
           if (r.has_next()) take(r.next());  // this seat acts again: its next Decision
           break;
         }
+        if (r.reason() == pb::STORE_UNAVAILABLE && answering &&
+            r.state_version() == pending.state_version()) {
+          resend(pending, r.message());
+          break;
+        }
         // A refused move leaves the decision pending (it is not pushed again). A late or
         // out-of-turn answer (STALE_STATE, NOT_YOUR_TURN) needs nothing: a newer decision comes.
         bool own = r.reason() == pb::ILLEGAL_MOVE || r.reason() == pb::MALFORMED ||
-                   r.reason() == pb::WRONG_GAME || r.reason() == pb::REASON_UNSPECIFIED;
+                   r.reason() == pb::WRONG_GAME || r.reason() == pb::REASON_UNSPECIFIED ||
+                   r.reason() == pb::INTERNAL;
         if (!own || !answering || r.state_version() != pending.state_version()) {
           log("warning", "move not accepted",
               p.fields("\"reason\":" + quote(pb::Reason_Name(r.reason())) +
@@ -400,6 +447,10 @@ Outcome play_once(pb::Referee::Stub& stub, SeatPlay& p, bool& joined, grpc::Stat
   return Outcome::kBroken;
 }
 
+// The statuses after which a stream is opened again (docs/bot/protocol.md, "Reconnecting"):
+// UNAVAILABLE (a referee restarting, NOT_OWNER, STORE_UNAVAILABLE), what a stream cut by a dying
+// referee or proxy ends with (INTERNAL: nginx resets the stream, RST_STREAM code 2; UNKNOWN,
+// CANCELLED, ABORTED, DEADLINE_EXCEEDED), and RESOURCE_EXHAUSTED (the rate limit).
 bool retryable(grpc::StatusCode code) {
   switch (code) {
     case grpc::StatusCode::UNAVAILABLE: case grpc::StatusCode::CANCELLED:

@@ -118,7 +118,17 @@ func substitute(p *seatPlay, d *pb.Decision, why string) *pb.Move {
 
 // refusedReasons: the refusals of the bot's own move (not a late or out-of-turn one).
 var refusedReasons = map[pb.Reason]bool{pb.Reason_ILLEGAL_MOVE: true, pb.Reason_MALFORMED: true,
-	pb.Reason_WRONG_GAME: true, pb.Reason_REASON_UNSPECIFIED: true}
+	pb.Reason_WRONG_GAME: true, pb.Reason_REASON_UNSPECIFIED: true, pb.Reason_INTERNAL: true}
+
+// A move refused with STORE_UNAVAILABLE (the referee's database is away; nothing was played) is
+// sent again unchanged after a delay doubling from 100 ms to 2 s (jittered), while the
+// decision's deadline allows (60 s without one); then the time policy plays it. Safe: the move
+// carries the decision's state_version, so it is played at most once.
+const (
+	storeResendFirst = 100 * time.Millisecond
+	storeResendMax   = 2 * time.Second
+	storeResendLimit = 60 * time.Second
+)
 
 func logf(level, event string, fields map[string]interface{}) {
 	if fields == nil {
@@ -260,11 +270,47 @@ func playOnce(ctx context.Context, conn *grpc.ClientConn, p *seatPlay, joined fu
 	var pending *pb.Decision      // the decision we are answering
 	var sent *pb.Move             // the last answer to pending (nil once refused for good)
 	attempts := 0                 // answers sent to pending
-	send := func(d *pb.Decision, move *pb.Move, note string) error {
-		sent, attempts = move, attempts+1
+	sentNote := ""                // the note sent with it
+	storeDelay, storeSince, resends := storeResendFirst, time.Time{}, 0
+	write := func(d *pb.Decision, move *pb.Move, note string) error {
 		sub := &pb.Submit{StateVersion: d.StateVersion, Move: move, Note: cleanNote(note),
-			RequestId: fmt.Sprintf("go%d-%d", d.StateVersion, attempts)}
+			RequestId: fmt.Sprintf("go%d-%d-%d", d.StateVersion, attempts, resends)}
 		return stream.Send(&pb.ClientMessage{Msg: &pb.ClientMessage_Submit{Submit: sub}})
+	}
+	send := func(d *pb.Decision, move *pb.Move, note string) error {
+		sent, sentNote, attempts = move, note, attempts+1
+		storeDelay, storeSince = storeResendFirst, time.Time{}
+		return write(d, move, note)
+	}
+	// resend: STORE_UNAVAILABLE; the same move again after a short delay, bounded by the move clock
+	resend := func(d *pb.Decision, message string) error {
+		now := time.Now()
+		if storeSince.IsZero() {
+			storeSince = now
+		}
+		delay := storeDelay/2 + time.Duration(p.rng.Int63n(int64(storeDelay/2)+1))
+		if storeDelay *= 2; storeDelay > storeResendMax {
+			storeDelay = storeResendMax
+		}
+		late := now.Add(delay).Sub(storeSince) > storeResendLimit
+		if d.DeadlineUnixMs != 0 {
+			late = now.Add(delay).UnixMilli() >= d.DeadlineUnixMs
+		}
+		if late {
+			logf("error", "the referee's store stayed unavailable until the move clock ran out; its time policy plays this decision",
+				p.fields(map[string]interface{}{"incident": "store_unavailable", "state_version": d.StateVersion, "message": message}))
+			sent = nil
+			return nil
+		}
+		logf("warning", "the referee's store is unavailable; sending the move again",
+			p.fields(map[string]interface{}{"state_version": d.StateVersion, "retry_in_ms": delay.Milliseconds()}))
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		resends++
+		return write(d, sent, sentNote)
 	}
 	submit := func(d *pb.Decision) error {
 		move, note := choose(d, p.rng)
@@ -306,6 +352,12 @@ func playOnce(ctx context.Context, conn *grpc.ClientConn, p *seatPlay, joined fu
 					if err := take(r.Next); err != nil {
 						return err
 					}
+				}
+				continue
+			}
+			if r.Reason == pb.Reason_STORE_UNAVAILABLE && pending != nil && sent != nil && r.StateVersion == pending.StateVersion {
+				if err := resend(pending, r.Message); err != nil {
+					return err
 				}
 				continue
 			}
@@ -353,6 +405,10 @@ func playOnce(ctx context.Context, conn *grpc.ClientConn, p *seatPlay, joined fu
 	}
 }
 
+// retryable: the statuses after which a stream is opened again (docs/bot/protocol.md,
+// "Reconnecting"): UNAVAILABLE (a referee restarting, NOT_OWNER, STORE_UNAVAILABLE), what a
+// stream cut by a dying referee or proxy ends with (INTERNAL: nginx resets the stream,
+// RST_STREAM code 2; UNKNOWN, CANCELLED, ABORTED, DEADLINE_EXCEEDED), RESOURCE_EXHAUSTED.
 func retryable(code codes.Code) bool {
 	switch code {
 	case codes.Unavailable, codes.Canceled, codes.Aborted, codes.Internal, codes.Unknown,

@@ -85,7 +85,7 @@ async function main() {
   const random = rng(args.seed);
   const referee = loadReferee();
   const reconnect = new Reconnect(args.address, log,
-    { maxMs: 3000, giveUpMs: args.giveUpAfter * 1000 });
+    { maxMs: 2000, giveUpMs: args.giveUpAfter * 1000 });
   const stats = { refused: 0 };  // moves of this bot the referee refused
   for (;;) {
     const client = new referee.Referee(args.address, grpc.credentials.createInsecure(),

@@ -10,8 +10,13 @@ const protoLoader = require('@grpc/proto-loader');
 
 const PROTO_ROOT = process.env.REFEREE_PROTO_DIR || path.resolve(__dirname, '..', '..', 'proto');
 
+// The statuses after which a stream is opened again (docs/bot/protocol.md, "Reconnecting"):
+// UNAVAILABLE (a referee restarting, NOT_OWNER, STORE_UNAVAILABLE), and what a stream cut by a
+// dying referee or proxy ends with: INTERNAL (nginx resets the stream, RST_STREAM code 2),
+// UNKNOWN, CANCELLED, ABORTED, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED (the rate limit).
 const RETRYABLE = new Set([grpc.status.UNAVAILABLE, grpc.status.CANCELLED, grpc.status.ABORTED,
-  grpc.status.INTERNAL, grpc.status.UNKNOWN, grpc.status.DEADLINE_EXCEEDED]);
+  grpc.status.INTERNAL, grpc.status.UNKNOWN, grpc.status.DEADLINE_EXCEEDED,
+  grpc.status.RESOURCE_EXHAUSTED]);
 
 // Parse argv against `flags` ({'--flag': [key, convert]}), starting from `defaults`. A value
 // follows its flag or is glued to it with `=` (`--token=-abc`: a token may begin with `-`).
@@ -139,7 +144,14 @@ const REASKS = 2;
 // The most bytes of UTF-8 the referee takes in a move's note.
 const NOTE_LIMIT = 512;
 // The refusals of the bot's own move (not a late or out-of-turn one, which needs nothing).
-const OWN_REFUSALS = new Set(['ILLEGAL_MOVE', 'MALFORMED', 'WRONG_GAME', 'REASON_UNSPECIFIED']);
+const OWN_REFUSALS = new Set(['ILLEGAL_MOVE', 'MALFORMED', 'WRONG_GAME', 'REASON_UNSPECIFIED',
+  'INTERNAL']);
+// A move refused with STORE_UNAVAILABLE (the referee's database is away; nothing was played) is
+// sent again unchanged after a delay doubling from 100 ms to 2 s (jittered), while the
+// decision's deadline allows (60 s without one); then the time policy plays it. Safe: the move
+// carries the decision's state_version, so it is played at most once.
+const STORE_RESEND_MS = [100, 2000];
+const STORE_RESEND_LIMIT_MS = 60000;
 const NOTE_DROPS = /[\p{Cc}\p{Cs}]/u;
 
 // A note as the referee takes it: control characters other than newline and tab dropped (and
@@ -178,12 +190,48 @@ function answerer(call, { choose, onRefused, log, tag, stats, fields = {}, fallb
         kind: pending.kind });
     return pending.legal_moves[0];
   };
-  const send = (move, note) => {
+  let sentNote = '';
+  let storeDelay = STORE_RESEND_MS[0];
+  let storeSince = null;
+  let resends = 0;
+  const write = (move, note) => {
     const version = String(pending.state_version || '0');
-    sent = move;
-    attempts += 1;
     call.write({ submit: { state_version: version, move, note: cleanNote(note),
-                           request_id: `${tag}${version}-${attempts}` } });
+                           request_id: `${tag}${version}-${attempts}-${resends}` } });
+  };
+  const send = (move, note) => {
+    sent = move;
+    sentNote = note;
+    attempts += 1;
+    storeDelay = STORE_RESEND_MS[0];
+    storeSince = null;
+    write(move, note);
+  };
+  // STORE_UNAVAILABLE: the same move again after a short delay, bounded by the move clock
+  const resend = (r) => {
+    const now = Date.now();
+    if (storeSince === null) storeSince = now;
+    const delay = Math.round(storeDelay / 2 + Math.random() * storeDelay / 2);
+    storeDelay = Math.min(storeDelay * 2, STORE_RESEND_MS[1]);
+    const deadline = Number(pending.deadline_unix_ms || 0);
+    const late = deadline ? now + delay >= deadline : now + delay - storeSince > STORE_RESEND_LIMIT_MS;
+    const version = String(pending.state_version || '0');
+    if (late) {
+      log('error', "the referee's store stayed unavailable until the move clock ran out; its "
+        + 'time policy plays this decision', { ...fields, incident: 'store_unavailable',
+                                               state_version: version, message: r.message });
+      sent = null;
+      return;
+    }
+    log('warning', "the referee's store is unavailable; sending the move again",
+      { ...fields, state_version: version, retry_in_ms: delay });
+    const [move, note, decision] = [sent, sentNote, pending];
+    setTimeout(() => {
+      if (pending !== decision || sent !== move) return;  // a newer decision meanwhile
+      resends += 1;
+      stats.store_resends = (stats.store_resends || 0) + 1;
+      try { write(move, note); } catch (err) { /* the stream ended: the reconnect resends */ }
+    }, delay);
   };
   const submit = () => {
     const { move, note } = choose(pending);
@@ -207,6 +255,11 @@ function answerer(call, { choose, onRefused, log, tag, stats, fields = {}, fallb
         return;
       }
       const reason = r.reason || 'REASON_UNSPECIFIED';
+      if (reason === 'STORE_UNAVAILABLE' && pending && sent !== null
+          && String(r.state_version || '0') === String(pending.state_version || '0')) {
+        resend(r);
+        return;
+      }
       if (!OWN_REFUSALS.has(reason) || !pending || sent === null
           || String(r.state_version || '0') !== String(pending.state_version || '0')) {
         log('warning', 'move not accepted', { ...fields, reason, message: r.message });

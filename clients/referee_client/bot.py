@@ -47,9 +47,13 @@ from .receipts import Receipts
 
 log = get_logger("referee_client")
 
-#: Status codes after which the bot reconnects instead of giving up. UNAVAILABLE is the
-#: common one (server down or restarting); the others appear when a server goes away in the
-#: middle of a stream.
+#: Status codes after which the bot reconnects (with backoff, up to ``Backoff.give_up_after``)
+#: instead of giving up; the same in every kit (docs/bot/protocol.md, "Reconnecting").
+#: UNAVAILABLE is the referee's own (restarting, NOT_OWNER, STORE_UNAVAILABLE). The others are
+#: what a stream cut by a dying referee or proxy ends with: nginx cannot send a status for an
+#: upstream that died after the response headers, it resets the stream (RST_STREAM code 2),
+#: which gRPC reports as INTERNAL (issue 31 item 2); UNKNOWN, CANCELLED, ABORTED,
+#: DEADLINE_EXCEEDED likewise. RESOURCE_EXHAUSTED: the stream's rate limit.
 RETRYABLE = frozenset(
     {
         grpc.StatusCode.UNAVAILABLE,
@@ -58,6 +62,7 @@ RETRYABLE = frozenset(
         grpc.StatusCode.INTERNAL,
         grpc.StatusCode.UNKNOWN,
         grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
     }
 )
 
@@ -190,6 +195,15 @@ class Reconnect:
         return delay
 
 
+#: A move refused with STORE_UNAVAILABLE (the referee's database is away; nothing was played) is
+#: sent again, unchanged, after a delay doubling from STORE_RESEND_S[0] up to STORE_RESEND_S[1]
+#: seconds (jittered), for as long as the decision's move clock allows (its deadline_unix_ms,
+#: less one delay), or for STORE_RESEND_LIMIT_S seconds when the decision has no deadline;
+#: then the decision is left to the referee's time policy. A resend is safe: the move carries
+#: the decision's state_version, so it is played at most once (a second copy is STALE_STATE).
+STORE_RESEND_S = (0.1, 2.0)
+STORE_RESEND_LIMIT_S = 60.0
+
 #: After the referee refuses an answer, the SDK asks ``choose`` again for the same decision at
 #: most this many times (so at most 1 + REASKS answers per decision); then it stops answering
 #: that decision and the referee's time policy plays it.
@@ -237,6 +251,7 @@ class PlayStats:
     gave_up: int = 0  # decisions left to the time policy after 1 + REASKS refused answers
     reconnects: int = 0
     fallbacks: int = 0  # substitute moves played for the bot (only with fallback=)
+    store_resends: int = 0  # moves sent again after a STORE_UNAVAILABLE refusal
     notes: int = 0  # answers sent with a note
     # the Welcome's seed commitment and each accepted move's state hash: check the record
     # against them once it is out (receipts.check_record, `referee replay verify --receipts`)
@@ -348,7 +363,11 @@ async def play(
                         # nothing to do. A refused move leaves the decision pending and is not
                         # pushed again: the bot is asked again, a bounded number of times.
                         pending, sent = answering.pending, answering.sent
-                        if (result.reason in _REFUSED and pending is not None and sent is not None
+                        if (result.reason == referee_pb2.STORE_UNAVAILABLE and pending is not None
+                                and sent is not None
+                                and pending.state_version == result.state_version):
+                            await answering.resend_after_store_refusal(result, blog)
+                        elif (result.reason in _REFUSED and pending is not None and sent is not None
                                 and pending.state_version == result.state_version):
                             answering.sent = None
                             move = await _refused(bot, pending, sent, answering.attempts, result,
@@ -415,7 +434,11 @@ class _Answering:
         self.call, self.stats = call, stats
         self.pending: referee_pb2.Decision | None = None
         self.sent: referee_pb2.Move | None = None
+        self.note = ""
         self.attempts = 0
+        # the STORE_UNAVAILABLE resends of the answer sent: next delay, first refusal's time
+        self.store_delay: float = STORE_RESEND_S[0]
+        self.store_since: float | None = None
         self.answered: set[int] = set()  # versions answered on THIS stream
 
     def start(self, decision: referee_pb2.Decision) -> None:
@@ -434,12 +457,46 @@ class _Answering:
 
     async def submit(self, move: referee_pb2.Move, note: str = "") -> None:
         assert self.pending is not None
-        self.sent, self.attempts = move, self.attempts + 1
+        self.sent, self.note, self.attempts = move, note, self.attempts + 1
+        self.store_delay, self.store_since = STORE_RESEND_S[0], None
         self.stats.submitted += 1
         self.stats.notes += bool(note)
+        await self._write(move, note)
+
+    async def _write(self, move: referee_pb2.Move, note: str) -> None:
+        assert self.pending is not None
         await self.call.write(referee_pb2.ClientMessage(submit=referee_pb2.Submit(
             state_version=self.pending.state_version, move=move, note=note,
             request_id=uuid.uuid4().hex[:12])))
+
+    async def resend_after_store_refusal(self, result: referee_pb2.MoveResult, blog) -> None:
+        """The referee refused the move sent with STORE_UNAVAILABLE (its store cannot commit
+        now; nothing was played): send the same move again after a short, growing delay, while
+        the decision's move clock allows (see :data:`STORE_RESEND_S`). It is not the bot's
+        refusal: ``choose`` is not asked again and the attempt is not counted."""
+        assert self.pending is not None and self.sent is not None
+        now = time.monotonic()
+        if self.store_since is None:
+            self.store_since = now
+        delay = random.uniform(self.store_delay / 2, self.store_delay)
+        self.store_delay = min(self.store_delay * 2, STORE_RESEND_S[1])
+        deadline = self.pending.deadline_unix_ms
+        if deadline:
+            late = time.time() * 1000 + delay * 1000 >= deadline
+        else:
+            late = now + delay - self.store_since > STORE_RESEND_LIMIT_S
+        if late:
+            blog.error("the referee's store stayed unavailable until the move clock ran out; "
+                       "its time policy plays this decision", incident="store_unavailable",
+                       state_version=self.pending.state_version, message=result.message)
+            self.sent = None
+            return
+        blog.warning("the referee's store is unavailable; sending the move again",
+                     state_version=self.pending.state_version, message=result.message,
+                     retry_in_s=round(delay, 3))
+        await asyncio.sleep(delay)
+        self.stats.store_resends += 1
+        await self._write(self.sent, self.note)
 
 
 #: The refusals of the bot's own move (as opposed to a late or out-of-turn one): the decision

@@ -22,7 +22,7 @@ import grpc
 
 from referee.v1 import referee_pb2, referee_pb2_grpc
 
-from .bot import Backoff, clean_note
+from .bot import RETRYABLE, STORE_RESEND_LIMIT_S, STORE_RESEND_S, Backoff, clean_note
 from .connection import RefereeError, TlsConfig, bearer, sync_channel
 
 #: ``TimePolicy.on_expiry`` values by their lower-case names (default_move, random_legal,
@@ -101,22 +101,38 @@ class SeatClient(_Client):
         )
 
     def submit(self, state_version: int, move: referee_pb2.Move,
-               note: str = "") -> referee_pb2.MoveResult:
+               note: str = "", *, deadline_unix_ms: int = 0) -> referee_pb2.MoveResult:
         """Submit ``move`` for the decision at ``state_version``, with an optional ``note``
         (cleaned by :func:`~referee_client.bot.clean_note`). A rejected move raises
         RefereeError (FAILED_PRECONDITION with its reason) or comes back with
-        ``accepted=False``, depending on the referee; either way the match is unchanged."""
-        return self._call(
-            self.stub.SubmitMove,
-            referee_pb2.SubmitMoveRequest(
-                match_id=self.match_id,
-                state_version=state_version,
-                move=move,
-                request_id=uuid.uuid4().hex[:12],
-                note=clean_note(note),
-            ),
-            self._metadata,
-        )
+        ``accepted=False``, depending on the referee; either way the match is unchanged.
+
+        A call that ends with a status clients retry (:data:`~referee_client.bot.RETRYABLE`:
+        STORE_UNAVAILABLE, a referee restarting, a stream reset by a proxy whose referee died)
+        is sent again, the same move at the same ``state_version``, after a delay doubling from
+        0.1 to 2 s, until the decision's ``deadline_unix_ms`` (pass the Decision's) or for 60 s
+        without one; then the last error is raised. Safe: the state version lets the move be
+        played once at most; a resend answered STALE_STATE means an earlier copy was played
+        (or the time policy moved): read the view for where the match stands."""
+        request = referee_pb2.SubmitMoveRequest(
+            match_id=self.match_id, state_version=state_version, move=move,
+            request_id=uuid.uuid4().hex[:12], note=clean_note(note))
+        delays = Backoff(initial=STORE_RESEND_S[0], maximum=STORE_RESEND_S[1]).delays(
+            random.Random())
+        started = time.monotonic()
+        while True:
+            try:
+                return self._call(self.stub.SubmitMove, request, self._metadata)
+            except RefereeError as err:
+                if err.code not in RETRYABLE:
+                    raise
+                delay = next(delays)
+                if deadline_unix_ms:
+                    if time.time() * 1000 + delay * 1000 >= deadline_unix_ms:
+                        raise
+                elif time.monotonic() + delay - started > STORE_RESEND_LIMIT_S:
+                    raise
+                time.sleep(delay)
 
     def wait_for_decision(
         self, poll_s: float = 0.05, timeout_s: float | None = None

@@ -20,7 +20,8 @@ REASON_KEY = "referee-reason"
 MAX_MESSAGE_CHARS = 300
 
 #: The one mapping of reason names (the ``referee-reason`` trailer) to the protocol's Reason
-#: values (MoveResult.reason); a name outside the enum maps to REASON_UNSPECIFIED.
+#: values (MoveResult.reason). A refusal never carries REASON_UNSPECIFIED: a name outside the
+#: enum is a referee bug, which ``wire.refusal`` logs and sends as INTERNAL (issue 31 item 3).
 REASON_VALUES: dict[str, pb.Reason] = {
     name: cast("pb.Reason", pb.Reason.Value(name)) for name in pb.Reason.keys()}  # noqa: SIM118
 
@@ -77,6 +78,13 @@ class RefereeError(Exception):
 
 def malformed(message: str) -> RefereeError:
     return RefereeError(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED", message)
+
+
+def wrong_game(message: str) -> RefereeError:
+    """A move (or a request) of another game than the match's: a Goa move sent to a Batavia
+    match. INVALID_ARGUMENT like MALFORMED, with its own reason so a bot can tell that it
+    joined the wrong match from a bug in its move building (issue 31 item 4)."""
+    return RefereeError(grpc.StatusCode.INVALID_ARGUMENT, "WRONG_GAME", message)
 
 
 def unauthenticated(message: str = "missing or unknown token") -> RefereeError:

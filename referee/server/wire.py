@@ -8,10 +8,14 @@ import json
 import unicodedata
 from typing import Any
 
+import structlog
+
 from referee.core.contract import Event, Game, MalformedMove
 from referee.v1 import referee_pb2 as pb
 
 from . import errors
+
+_log = structlog.get_logger("referee.wire")
 
 _BYTES = [bytes((i,)) for i in range(0x80)]
 
@@ -115,7 +119,7 @@ class GameWire:
         if which is None:
             raise errors.malformed("empty move: set the field of the match's game")
         if which != self.field:
-            raise errors.malformed(f"this match plays {self.field}, not {which}")
+            raise errors.wrong_game(f"this match plays {self.field}, not {which}")
         try:
             return self.game.move_from_proto(getattr(move, which))
         except MalformedMove as exc:
@@ -164,11 +168,20 @@ def check_text(value: str, what: str, *, max_len: int, lines: bool = False) -> s
 
 
 def refusal(reason: str, message: str, version: int, request_id: str = "",
-            unknown: pb.Reason = pb.REASON_UNSPECIFIED) -> pb.MoveResult:
-    """The MoveResult of a refused move: ``reason`` by name (``unknown`` for a name outside
-    the Reason enum), at the match's ``version``."""
+            unknown: pb.Reason = pb.INTERNAL) -> pb.MoveResult:
+    """The MoveResult of a refused move: ``reason`` by name, at the match's ``version``.
+
+    A refusal always carries a machine-readable reason (issue 31 item 3): a name outside the
+    Reason enum is a referee bug (a RefereeError whose reason is not a move's refusal reason
+    reached a move's path), logged here as ``refusal_reason_unknown`` and sent as ``unknown``
+    (INTERNAL: the move was not played, the bot may send it again), never REASON_UNSPECIFIED.
+    """
+    value = errors.REASON_VALUES.get(reason)
+    if value is None or value == pb.REASON_UNSPECIFIED:
+        _log.error("refusal_reason_unknown", reason=reason, message=message[:200])
+        value = unknown
     return pb.MoveResult(
-        accepted=False, reason=errors.reason_value(reason, unknown), message=message,
+        accepted=False, reason=value, message=message,
         state_version=version, request_id=request_id,
     )
 

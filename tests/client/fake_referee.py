@@ -26,14 +26,30 @@ def legal_only(submit: referee_pb2.Submit) -> referee_pb2.MoveResult:
     return referee_pb2.MoveResult(accepted=False, reason=referee_pb2.ILLEGAL_MOVE, message=RULE)
 
 
+def store_away(times: int) -> Callable[[referee_pb2.Submit], referee_pb2.MoveResult]:
+    """A judge whose store is away for the first ``times`` submits (STORE_UNAVAILABLE, nothing
+    played), then accepts a legal move."""
+    seen = [0]
+
+    def judge(submit: referee_pb2.Submit) -> referee_pb2.MoveResult:
+        seen[0] += 1
+        if seen[0] <= times:
+            return referee_pb2.MoveResult(accepted=False, reason=referee_pb2.STORE_UNAVAILABLE,
+                                          message="the store cannot commit now; send it again")
+        return legal_only(submit)
+    return judge
+
+
 def refuse_all(submit: referee_pb2.Submit) -> referee_pb2.MoveResult:
     return referee_pb2.MoveResult(accepted=False, reason=referee_pb2.ILLEGAL_MOVE, message=RULE)
 
 
 class FakeReferee(referee_pb2_grpc.RefereeServicer):
     def __init__(self, judge: Callable[[referee_pb2.Submit], referee_pb2.MoveResult],
-                 settle_after: int = 10, kind: str = "batavia.auction", quiet_s: float = 1.0):
+                 settle_after: int = 10, kind: str = "batavia.auction", quiet_s: float = 1.0,
+                 deadline_unix_ms: int = 0):
         self.submits: list[referee_pb2.Submit] = []
+        self.deadline_unix_ms = deadline_unix_ms  # the pushed decision's move clock
         self.judge, self.settle_after, self.kind, self.quiet_s = judge, settle_after, kind, quiet_s
         self.quiet = asyncio.Event()  # set when the bot stopped answering (after a refusal)
 
@@ -43,7 +59,8 @@ class FakeReferee(referee_pb2_grpc.RefereeServicer):
         yield referee_pb2.ServerMessage(welcome=referee_pb2.Welcome(
             match_id="m1", game="batavia", seat=0, seat_count=2))
         yield referee_pb2.ServerMessage(decision=referee_pb2.Decision(
-            state_version=7, seat=0, kind=self.kind, legal_moves=[PASS, BID]))
+            state_version=7, seat=0, kind=self.kind, legal_moves=[PASS, BID],
+            deadline_unix_ms=self.deadline_unix_ms))
         while True:
             try:
                 msg = await asyncio.wait_for(anext(request_iterator), self.quiet_s)

@@ -11,7 +11,7 @@ from referee_client import REASKS, AdminClient, Backoff, Bot, play
 from referee_client.bots import RandomBot
 from referee_client.unary import time_policy_proto
 
-from referee.v1 import batavia_pb2, referee_pb2
+from referee.v1 import batavia_pb2, goa_pb2, referee_pb2
 
 
 class SometimesWrongBot(RandomBot):
@@ -139,3 +139,40 @@ def test_a_bot_refused_every_time_leaves_the_decision_to_the_time_policy(referee
     assert record["rejected_moves"] == [1 + REASKS, 0, 0]
     first = next(m for m in record["moves"] if m["seat"] == 0)
     assert first.get("timeout")
+
+
+class GoaInBatavia(RandomBot):
+    """Answers its first decision with a Goa move (a bot of another game), then legally."""
+
+    name = "goa-in-batavia"
+
+    def __init__(self, seed: int):
+        super().__init__(seed)
+        self.refusals: list = []
+
+    def choose(self, decision):
+        if not self.refusals:
+            return referee_pb2.Move(goa=goa_pb2.Move())
+        return super().choose(decision)
+
+    def on_refused(self, refusal) -> None:
+        self.refusals.append(refusal)
+
+
+def test_a_move_of_another_game_is_refused_wrong_game_through_the_sdk(referee_server):
+    """issue 31 item 4: a Goa move sent by an SDK bot to a Batavia match comes back as a
+    refusal WRONG_GAME (not MALFORMED); the bot is asked again and the match ends."""
+    with AdminClient(referee_server.address, referee_server.admin_token) as admin:
+        created = admin.create_match("batavia", 3, seed=4)
+    tokens = [s.token for s in sorted(created.seats, key=lambda s: s.seat)]
+    bots: list[Bot] = [GoaInBatavia(0), RandomBot(1), RandomBot(2)]
+
+    async def main():
+        return await asyncio.gather(*(
+            play(bot, referee_server.address, created.match_id, token)
+            for bot, token in zip(bots, tokens, strict=True)))
+
+    asyncio.run(asyncio.wait_for(main(), timeout=120))
+    refusals = bots[0].refusals  # type: ignore[attr-defined]
+    assert [(r.reason, r.attempt) for r in refusals] == [("WRONG_GAME", 1)]
+    assert "not goa" in refusals[0].message

@@ -4,13 +4,24 @@ refused move, and how a note is cleaned before it leaves."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 from referee_client import NOTE_LIMIT, REASKS, Bot, PlayStats, Refusal, clean_note, play
 
 from referee.v1 import referee_pb2
 
-from .fake_referee import BID, BID_999, PASS, RULE, FakeReferee, legal_only, refuse_all, serving
+from .fake_referee import (
+    BID,
+    BID_999,
+    PASS,
+    RULE,
+    FakeReferee,
+    legal_only,
+    refuse_all,
+    serving,
+    store_away,
+)
 
 
 def run_against(fake: FakeReferee, bot: Bot, **kwargs) -> PlayStats:
@@ -153,3 +164,43 @@ def test_the_fallback_substitutes_once_per_decision():
     stats = run_against(fake, Passer(), fallback="first_legal")
     assert [s.move for s in fake.submits] == [PASS] * (2 + REASKS)  # then it is left alone
     assert (stats.refused, stats.fallbacks, stats.gave_up) == (2 + REASKS, 1, 1)
+
+
+class Once(Bot):
+    """Bids 3 with a note; counts how often it is asked."""
+
+    def __init__(self):
+        self.asked = 0
+        self.refusals: list[Refusal] = []
+
+    def choose(self, decision):
+        self.asked += 1
+        self.note("thinking")
+        return BID
+
+    def on_refused(self, refusal: Refusal) -> None:
+        self.refusals.append(refusal)
+
+
+def test_a_store_unavailable_refusal_sends_the_same_move_again_after_a_backoff():
+    """issue 31 item 2: STORE_UNAVAILABLE (the referee's database is away, nothing played) is
+    not the bot's fault: the SDK sends the same move again (same state_version, move and note)
+    after a short delay, without asking the bot again, until the referee takes it."""
+    fake = FakeReferee(store_away(2), quiet_s=5)
+    bot = Once()
+    stats = run_against(fake, bot)
+    assert [(s.state_version, s.move, s.note) for s in fake.submits] == [(7, BID, "thinking")] * 3
+    assert len({s.request_id for s in fake.submits}) == 3
+    assert (bot.asked, bot.refusals, stats.store_resends, stats.refused) == (1, [], 2, 0)
+    assert not fake.quiet.is_set()  # accepted, not left to the time policy
+
+
+def test_store_unavailable_resends_stop_at_the_move_clock():
+    """issue 31 item 2: the resends are bounded by the decision's move clock: a decision whose
+    deadline has passed is left to the referee's time policy after the first refusal."""
+    fake = FakeReferee(store_away(100), deadline_unix_ms=int(time.time() * 1000) + 50)
+    bot = Once()
+    stats = run_against(fake, bot)
+    assert [s.move for s in fake.submits] == [BID]
+    assert fake.quiet.is_set()
+    assert (bot.asked, stats.store_resends, stats.refused) == (1, 0, 0)

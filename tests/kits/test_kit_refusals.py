@@ -13,7 +13,15 @@ import pytest
 from referee_client import NOTE_LIMIT, REASKS, clean_note
 from referee_tournament.play import refusal_line
 
-from tests.client.fake_referee import PASS, RULE, FakeReferee, refuse_all, run_bot_against
+from referee.v1 import referee_pb2
+from tests.client.fake_referee import (
+    PASS,
+    RULE,
+    FakeReferee,
+    legal_only,
+    refuse_all,
+    run_bot_against,
+)
 
 from .toolchains import KITS
 
@@ -53,3 +61,30 @@ def test_kit_plays_a_substitute_only_with_the_fallback_option_and_reports_it(kit
     assert len(fake.submits) == 2 + REASKS, text
     assert fake.submits[-1].move == PASS, text  # the first legal move
     assert text.count("playing the first legal move instead") == 1, text
+
+
+def _internal_once():
+    """A judge whose referee fails on the first answer (INTERNAL, nothing played), then takes
+    a legal one."""
+    seen = [0]
+
+    def judge(submit: referee_pb2.Submit) -> referee_pb2.MoveResult:
+        seen[0] += 1
+        if seen[0] == 1:
+            return referee_pb2.MoveResult(accepted=False, reason=referee_pb2.INTERNAL,
+                                          message="internal error")
+        return legal_only(submit)
+    return judge
+
+
+@pytest.mark.parametrize("kit", list(KITS))
+def test_kit_answers_again_after_an_internal_refusal(kit):
+    """issue 31 item 3: a move the referee failed on (reason INTERNAL, the move not played) is
+    answered again by every kit, as by the Python SDK, instead of left to the time policy."""
+    argv = KITS[kit]()
+    fake = FakeReferee(_internal_once(), quiet_s=5.0)
+    code, out = asyncio.run(run_bot_against(argv, fake))
+    text = out.decode(errors="replace")
+    assert code == 0, text
+    assert len(fake.submits) == 2, text
+    assert not fake.quiet.is_set(), text

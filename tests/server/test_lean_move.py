@@ -146,7 +146,7 @@ async def _seat_frames(ch, mid: str, token: str, rng: random.Random, *, combine:
             yield m
 
     def answer(d: pb.Decision) -> None:
-        if bad_first:  # a move of another game: refused as MALFORMED, the decision stays
+        if bad_first:  # a move of another game: refused as WRONG_GAME, the decision stays
             out.put_nowait(pb.ClientMessage(submit=pb.Submit(
                 state_version=d.state_version, move=pb.Move(goa=goa_pb2.Move()))))
         out.put_nowait(pb.ClientMessage(submit=pb.Submit(
@@ -266,7 +266,7 @@ def test_combined_stream_keeps_events_before_the_move_result(server):
 
 
 def test_a_refused_move_gets_no_next(server):
-    """A refused move (here one of another game: MALFORMED) is answered by a MoveResult
+    """A refused move (here one of another game: WRONG_GAME, issue 31 item 4) is answered by a MoveResult
     without ``next``, even on a combining stream; the decision stays pending and the legal
     answer sent after it is played."""
     _mid, per_seat = _play_raw(server, 3, 34, combine=True, bad_first=True)
@@ -277,7 +277,7 @@ def test_a_refused_move_gets_no_next(server):
             if msg.WhichOneof("msg") == "move_result" and not msg.move_result.accepted:
                 refused += 1
                 assert not msg.move_result.HasField("next")
-                assert msg.move_result.reason == pb.MALFORMED
+                assert msg.move_result.reason == pb.WRONG_GAME
     assert refused > 10
 
 

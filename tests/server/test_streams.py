@@ -14,7 +14,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from referee.core import registry
 from referee.core.match import Match
-from referee.v1 import batavia_pb2, referee_pb2_grpc
+from referee.v1 import batavia_pb2, goa_pb2, referee_pb2_grpc
 from referee.v1 import referee_pb2 as pb
 
 from .conftest import ADMIN
@@ -54,6 +54,9 @@ def test_play_stream_rejections_keep_stream_open(server):
                 (pb.Submit(state_version=d.state_version, move=pb.Move(
                     batavia=batavia_pb2.Move(bid=batavia_pb2.Bid(amount=999))), request_id="c"),
                  pb.ILLEGAL_MOVE),
+                # issue 31 item 4: a Goa move in a Batavia match is WRONG_GAME, not MALFORMED
+                (pb.Submit(state_version=d.state_version, move=pb.Move(goa=goa_pb2.Move()),
+                           request_id="d"), pb.WRONG_GAME),
             ]
             for sub, reason in bad:
                 await out.put(pb.ClientMessage(submit=sub))

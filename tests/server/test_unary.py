@@ -148,8 +148,9 @@ def test_unary_flow_and_every_rejection_leaves_state_unchanged(server):
                            "MALFORMED", "empty move")
             wrong = pb.Move()
             wrong.goa.SetInParent()
+            # issue 31 item 4: a move of another game is WRONG_GAME, not MALFORMED
             await rejected(sub(match_id=mid, state_version=v, move=wrong), tokens[s], IA,
-                           "MALFORMED", "not goa")
+                           "WRONG_GAME", "not goa")
             await rejected(sub(match_id=mid, state_version=v, move=pb.Move(
                 batavia=batavia_pb2.Move())), tokens[s], IA, "MALFORMED")
             await rejected(sub(match_id=mid, state_version=v, move=pb.Move(

@@ -72,7 +72,14 @@ export const REASKS = 2;
 export const NOTE_LIMIT = 512;
 const NOTE_DROPS = /[\p{Cc}\p{Cs}]/u;
 // The refusals of the bot's own move (not a late or out-of-turn one, which needs nothing).
-const OWN_REFUSALS = new Set(['ILLEGAL_MOVE', 'MALFORMED', 'WRONG_GAME', 'REASON_UNSPECIFIED']);
+const OWN_REFUSALS = new Set(['ILLEGAL_MOVE', 'MALFORMED', 'WRONG_GAME', 'REASON_UNSPECIFIED',
+  'INTERNAL']);
+// A move refused with STORE_UNAVAILABLE (the referee's database is away; nothing was played) is
+// sent again unchanged after a delay doubling from 100 ms to 2 s (jittered), while the
+// decision's deadline allows (60 s without one); then the time policy plays it. Safe: the move
+// carries the decision's state_version, so it is played at most once.
+const STORE_RESEND_MS = [100, 2000];
+const STORE_RESEND_LIMIT_MS = 60_000;
 
 /** A note as the referee takes it: control characters other than newline and tab dropped
  * (and lone surrogates), cut to NOTE_LIMIT bytes of UTF-8 at a character boundary. */
@@ -221,13 +228,48 @@ export function playOnce(client: RefereeClient, p: SeatPlay,
     let pending: Decision | undefined;   // the decision we are answering
     let sent: Move | undefined;          // the last answer to it (undefined once refused)
     let attempts = 0;                    // answers sent to `pending`
+    let sentNote: string | undefined;    // the note sent with `sent`
+    let storeDelay = STORE_RESEND_MS[0]; // STORE_UNAVAILABLE resends of `sent`: next delay,
+    let storeSince: number | null = null; // since when
+    let resends = 0;
+    const write = (d: Decision, move: Move, note?: string) => {
+      const msg: ClientMessage = { submit: {
+        state_version: d.state_version, move, note: cleanNote(note),
+        request_id: `ts${d.state_version}-${attempts}-${resends}` } };
+      call.write(msg);
+    };
     const send = (d: Decision, move: Move, note?: string) => {
       sent = move;
+      sentNote = note;
       attempts += 1;
-      const msg: ClientMessage = { submit: { state_version: d.state_version, move,
-                                             note: cleanNote(note),
-                                             request_id: `ts${d.state_version}-${attempts}` } };
-      call.write(msg);
+      storeDelay = STORE_RESEND_MS[0];
+      storeSince = null;
+      write(d, move, note);
+    };
+    // STORE_UNAVAILABLE: the same move again after a short delay, bounded by the move clock
+    const resend = (d: Decision, move: Move, message: string) => {
+      const now = Date.now();
+      storeSince ??= now;
+      const delay = Math.round(storeDelay / 2 + (Math.random() * storeDelay) / 2);
+      storeDelay = Math.min(storeDelay * 2, STORE_RESEND_MS[1]);
+      const deadline = Number(d.deadline_unix_ms ?? 0);
+      const late = deadline ? now + delay >= deadline
+        : now + delay - storeSince > STORE_RESEND_LIMIT_MS;
+      if (late) {
+        log('error', "the referee's store stayed unavailable until the move clock ran out; its "
+          + 'time policy plays this decision', fields(p, { incident: 'store_unavailable',
+            state_version: d.state_version, message }));
+        sent = undefined;
+        return;
+      }
+      log('warning', "the referee's store is unavailable; sending the move again",
+          fields(p, { state_version: d.state_version, retry_in_ms: delay }));
+      const note = sentNote;
+      setTimeout(() => {
+        if (done || pending !== d || sent !== move) return;  // ended, or a newer decision
+        resends += 1;
+        write(d, move, note);
+      }, delay);
     };
     const submit = (d: Decision) => {
       const { move, note } = choose(d, p.random);
@@ -253,6 +295,11 @@ export function playOnce(client: RefereeClient, p: SeatPlay,
       } else if (msg.move_result) {
         const r = msg.move_result;
         const reason = String(r.reason ?? 'REASON_UNSPECIFIED');
+        if (reason === 'STORE_UNAVAILABLE' && pending && sent !== undefined
+            && String(r.state_version ?? '0') === String(pending.state_version ?? '0')) {
+          resend(pending, sent, r.message ?? '');
+          return;
+        }
         // A refused move leaves the decision pending (it is not pushed again). A late or
         // out-of-turn answer (STALE_STATE, NOT_YOUR_TURN) needs nothing: a newer decision comes.
         if (!OWN_REFUSALS.has(reason) || !pending || sent === undefined

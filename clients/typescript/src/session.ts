@@ -24,7 +24,10 @@ import type {
   SessionServerMessage__Output as SessionServerMessage,
 } from './generated/referee/v1/SessionServerMessage';
 
-/** The gRPC codes worth reconnecting after. */
+/** The gRPC codes worth reconnecting after (docs/bot/protocol.md, "Reconnecting"): UNAVAILABLE
+ * (a referee restarting, NOT_OWNER, STORE_UNAVAILABLE) and what a stream cut by a dying referee
+ * or proxy ends with (INTERNAL: nginx resets the stream, RST_STREAM code 2; UNKNOWN, CANCELLED,
+ * ABORTED, DEADLINE_EXCEEDED), and RESOURCE_EXHAUSTED (the rate limit). */
 export const RETRYABLE = new Set([grpc.status.UNAVAILABLE, grpc.status.CANCELLED,
   grpc.status.ABORTED, grpc.status.INTERNAL, grpc.status.UNKNOWN, grpc.status.DEADLINE_EXCEEDED,
   grpc.status.RESOURCE_EXHAUSTED]);
