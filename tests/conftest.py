@@ -10,6 +10,8 @@ runs all the same, in the usual place.
 """
 from __future__ import annotations
 
+import os
+
 import pytest
 
 #: Modules to start first, longest first (seconds under `-n 2` on a 2-core machine).
@@ -44,3 +46,15 @@ def _rank(item: pytest.Item) -> int:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=_rank)  # stable: every module's tests stay in their order
+
+
+@pytest.fixture(autouse=True)
+def _umask_kept():
+    """Each test leaves the process's umask as it found it: ``referee serve`` sets 077 for its
+    own process (issue 31 item 6), and a test that runs it in-process (``cli_main(["serve",
+    ...])``) would otherwise make every later file of that test worker private, so that a
+    sandboxed bot of a later test could no longer read the files it was given."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    yield
+    os.umask(mask)
