@@ -143,6 +143,10 @@ class MatchRuntime:
         # to count)
         self.unsure: Unsure | None = None
         self._recovered: MoveEntry | None = None
+        # the time policy waiting for the store (``_when_store_back``): the state version it
+        # waits at and its backoff, and the version whose decision it timed afresh already
+        self._waiting: tuple[int, Backoff] | None = None
+        self._retimed = -1
 
     # ------------------------------------------------------------------ setup
     def restore_clocks(self) -> None:
@@ -525,13 +529,19 @@ class MatchRuntime:
 
     def _wait_for_store(self, version: int) -> None:
         """The time policy could not play (or forfeit) at ``version`` because the store is
-        away: once a commit goes through again, the decision is timed afresh (never played or
-        forfeited while the store is away)."""
+        away: once a write goes through again (``Store.probe``), the decision is timed afresh,
+        once per state version; after that the time policy tries again at once (never played
+        or forfeited while the store is away)."""
         self.clock.cancel()
         self.ctx.spawn(self._when_store_back(version))
 
     async def _when_store_back(self, version: int) -> None:
-        backoff = Backoff()
+        waiting = self._waiting
+        if waiting is None or waiting[0] != version:
+            # one backoff per state version: a probe that passes where the time policy's
+            # move still fails (see below) does not make its tries any more frequent
+            waiting = self._waiting = (version, Backoff())
+        backoff = waiting[1]
         while True:
             await asyncio.sleep(backoff.failed())
             if self.match.version != version or self.game_over is not None or self.broken:
@@ -545,9 +555,15 @@ class MatchRuntime:
             if self.match.version != version or self.game_over is not None or self.broken \
                     or self.held or self.decision is None:
                 return
-            if self.decision.seat in self.abandoned:
+            if self.decision.seat in self.abandoned or self._retimed == version:
+                # The seat has had a full move time since the store came back, and its
+                # time-policy move still could not be stored although the probe passed (a
+                # nearly full disk can take the probe's write and not the move's): no fresh
+                # time again, the time policy tries its move now (and waits again, with a
+                # growing delay, if it still fails)
                 self.clock.expire_now(version)
             else:
+                self._retimed = version
                 self._retime()
 
     async def _reconcile(self) -> bool:

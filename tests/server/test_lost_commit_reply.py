@@ -22,6 +22,7 @@ import grpc
 import psycopg
 import pytest
 
+from referee.server.clock import MatchClock
 from referee.server.pgstore import PostgresStore
 from referee.server.store import SqliteStore, unavailable
 from referee.v1 import referee_pb2 as pb
@@ -334,6 +335,50 @@ def test_a_decision_timed_afresh_is_sent_again_with_its_new_deadline(make_server
                 assert r.accepted, r
             finally:
                 watch.cancel()
+                for s in seats:
+                    await s.close()
+
+    srv.call(go(), timeout=WAIT_S * 2)
+
+
+def test_a_probe_that_passes_where_moves_fail_times_a_decision_afresh_once(
+        make_server, tmp_path, fault, monkeypatch):
+    """issue 31 item 1 (follow-up): while every move's write fails but the store's probe
+    passes (a nearly full disk can take a small write and not a move's), a decision that ran
+    out of time is timed afresh once, not again and again; the time policy then tries its move
+    at once, with a growing delay, and plays it as soon as the store takes it (one strike, as
+    without the outage). (Before: a fresh move time after every failed try, for as long as the
+    disk stayed so.)"""
+    srv = make_server(tmp_path / "data")
+    policy = pb.TimePolicy(move_ms=300, grace_ms=50, on_expiry=pb.RANDOM_LEGAL)
+
+    async def go() -> None:
+        async with grpc.aio.insecure_channel(srv.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            mid, tokens = await create(stub, seats=3, seed=11, policy=policy)
+            seats = [Seat(stub, mid, t) for t in tokens]
+            rt = srv.service.matches[mid]
+            restarts: list[int] = []
+            real_restart = MatchClock.restart
+
+            def restart(clock: MatchClock, version: int) -> int:
+                restarts.append(version)
+                return real_restart(clock, version)
+
+            monkeypatch.setattr(MatchClock, "restart", restart)
+            try:
+                seat, version, _d = await _decision(seats, rt)
+                fault.insert_fails = 10**9  # no move can be written; the probe can
+                await asyncio.sleep(4)  # nobody answers: many expiries of 0.35 s
+                assert rt.match.version == version and not rt.match.moves
+                assert restarts == [version]  # timed afresh once
+                assert rt.clock.strikes_used == [0, 0, 0]
+                fault.insert_fails = 0
+                await _until(lambda: rt.match.version == version + 1, "the time policy's move")
+                assert rt.match.moves[-1].timeout and rt.clock.strikes_used[seat] == 1
+                assert not rt.broken
+                _same_log(srv, rt, mid)
+            finally:
                 for s in seats:
                     await s.close()
 
