@@ -28,6 +28,8 @@ thread or stays with a reader: a lost connection is opened again on the next use
 that needs the store fails at once with UNAVAILABLE / STORE_UNAVAILABLE (``store_outage`` says
 which errors are the store's being away rather than a bug), nothing of it committed. The outage
 is logged once (``store_unavailable``, warning) and its end once (``store_recovered``, info).
+A batch whose COMMIT itself failed so may have been committed (its reply lost): it is never
+sent again, its writes fail with :class:`CommitUnknown`, and their caller asks the store.
 """
 from __future__ import annotations
 
