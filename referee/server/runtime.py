@@ -397,6 +397,12 @@ class MatchRuntime:
             except errors.RefereeError:
                 self.rejections[seat] += 1
                 raise
+            store = self.ctx.store
+            if self.unsure is not None and not await self._reconcile():
+                # the last move's commit may have gone through: nothing is accepted until the
+                # store says whether it did
+                self._retime()
+                raise unavailable(store.kind)
             if self.broken:
                 raise errors.precondition("MATCH_OVER", f"match is unavailable: {self.broken}")
             if self.game_over is not None:
@@ -405,14 +411,6 @@ class MatchRuntime:
                 # final for the match (AbandonSeat): the time policy plays this seat, never its bot
                 return self.reject("SEAT_ABANDONED", "the host abandoned this seat "
                                    "(AbandonSeat); the time policy plays its decisions", request_id)
-            store = self.ctx.store
-            if self.unsure is not None and not await self._reconcile():
-                # the last move's commit may have gone through: nothing is accepted until the
-                # store says whether it did
-                self._retime()
-                raise unavailable(store.kind)
-            if self.game_over is not None:  # its last move was found stored: it is over
-                return self.reject("MATCH_OVER", "the match is over", request_id)
             if not store.available and not await store.probe():
                 # the store is known to be away: refused before it is applied, so that no
                 # replay is needed to take it back (``_unplay``: ~25 ms for a 190-move match)
@@ -805,7 +803,7 @@ class MatchRuntime:
                 return False, False
             if self.unsure is not None and not await self._reconcile():
                 raise unavailable(self.ctx.store.kind)
-            if self.game_over is not None:  # its last move was found stored
+            if self.game_over is not None or self.broken:  # settled by the store
                 return False, False
             if unless_joined and self.joined[seat]:
                 return False, False

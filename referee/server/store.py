@@ -215,6 +215,14 @@ _UNAVAILABLE_TEXT = ("the match store ({}) is unreachable or cannot write now; n
                      "back")
 
 
+def _busy(exc: BaseException) -> bool:
+    """An SQLite COMMIT refused because another connection holds a lock: nothing was
+    committed and the transaction is still open (it is rolled back and redone)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(exc, sqlite3.Error) and code is not None \
+        and (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
 def unavailable(kind: str) -> errors.RefereeError:
     """The answer to a call the store cannot serve now. It names no host, path or database
     error (those are in the referee's log): only that the store is away and to retry."""
@@ -560,7 +568,8 @@ class Store(ABC):
                 conn.execute("COMMIT")
             except BaseException as exc:  # noqa: BLE001 - reported to its waiter
                 _rollback(conn)
-                errors[i] = CommitUnknown(self.kind) if store_outage(exc) else exc
+                errors[i] = CommitUnknown(self.kind) \
+                    if store_outage(exc) and not _busy(exc) else exc
         self._settle(batch, errors)
         return conn
 
@@ -586,7 +595,7 @@ class Store(ABC):
             conn.execute("COMMIT")
         except BaseException as exc:
             _rollback(conn)
-            if store_outage(exc):
+            if store_outage(exc) and not _busy(exc):
                 # the connection died or the disk filled as the COMMIT went out: the server
                 # may have committed the batch and its reply be what was lost
                 raise _CommitFailed(exc) from exc
