@@ -586,13 +586,13 @@ class MatchRuntime:
             return False
         self.unsure = None
         if not stored:
-            self.log.info("move_not_stored", seat=entry.seat, move=entry.n)
+            self.log.info("commit_not_stored", seat=entry.seat, move=entry.n)
             return True
         if stored != [(entry.n, entry.seat, entry.state_hash)]:
             self.broken = f"the store's log differs at move {entry.n}"
             self.log.error("store_log_differs", move=entry.n, stored=stored[:3])
             return True
-        self.log.info("move_stored_after_all", seat=entry.seat, move=entry.n)
+        self.log.info("commit_stored_after_all", seat=entry.seat, move=entry.n)
         self.match = unsure.played
         self._views_version = -1
         self._spectator = None
