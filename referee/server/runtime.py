@@ -855,7 +855,17 @@ class MatchRuntime:
         if self.ctx.sign is not None:  # once per match, over every field of its record
             record = self.ctx.sign(record)
         backoff = Backoff()
+        unknown = False  # the last try's COMMIT failed: it may have gone through
         while True:
+            if unknown:
+                # the store is the truth: a finish already stored is not written again (its
+                # lease is gone, so the write would be refused as if the match were lost)
+                status = self._stored_status()
+                if status == "finished":
+                    break
+                if status is None:  # cannot be read yet
+                    await asyncio.sleep(backoff.failed())
+                    continue
             try:
                 await self.ctx.store.finish_match(
                     self.id,
@@ -874,6 +884,7 @@ class MatchRuntime:
                 # its last move is committed (acknowledged): the end is committed once the
                 # store is back, under the match's lock (calls on it wait)
                 self.log.debug("finish_not_stored", error=repr(exc))
+                unknown = isinstance(exc, CommitUnknown)
                 await asyncio.sleep(backoff.failed())
         self.game_over = self.make_game_over()
         self.game_over_bytes = pb.ServerMessage(game_over=self.game_over).SerializeToString()
@@ -890,6 +901,15 @@ class MatchRuntime:
             data = pb.WatchMessage(game_over=self.game_over).SerializeToString()
             self.streams.to_watchers(final, data, CLOSE)
         self.ctx.finished(self)
+
+    def _stored_status(self) -> str | None:
+        """The match's status in the store ("" for no row), None while it cannot be read."""
+        try:
+            return self.ctx.store.match_status(self.id) or ""
+        except Exception as exc:
+            if not store_outage(exc):
+                raise
+            return None
 
     def make_game_over(self) -> pb.GameOver:
         return records.game_over(self.match, self.id, self.names, self.record_path)

@@ -37,11 +37,12 @@ WAIT_S = 15.0
 class Fault:
     """What the wrapped connections do to the next COMMIT of a transaction that inserted a
     move (``lose``: "committed", the commit goes through and its reply is lost; "rolled back",
-    it fails before it commits), or to the next ``insert_fails`` inserts of a move (SQLITE_FULL,
-    as on a full disk)."""
+    it fails before it commits) or finished a match (``finish``, the same), or to the next
+    ``insert_fails`` inserts of a move (SQLITE_FULL, as on a full disk)."""
 
     def __init__(self) -> None:
         self.lose = ""
+        self.finish = ""  # as ``lose``, for the COMMIT of a match's end
         self.fired = 0
         self.insert_fails = 0
 
@@ -62,6 +63,7 @@ class FaultyConn:
         self._conn = conn
         self._fault = fault
         self._move = False  # the open transaction inserted a move
+        self._finish = False  # the open transaction finished a match
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._conn, name)
@@ -75,15 +77,20 @@ class FaultyConn:
                 exc.sqlite_errorcode = sqlite3.SQLITE_FULL  # type: ignore[attr-defined]
                 raise exc
             self._move = True
-        if sql == "COMMIT" and self._move and f.lose:
-            lose, f.lose = f.lose, ""
-            self._move = False
+        if isinstance(sql, str) and sql.startswith("UPDATE matches SET status"):
+            self._finish = True
+        if sql == "COMMIT" and ((self._move and f.lose) or (self._finish and f.finish)):
+            if self._finish and f.finish:
+                lose, f.finish = f.finish, ""
+            else:
+                lose, f.lose = f.lose, ""
+            self._move = self._finish = False
             f.fired += 1
             if lose == "committed":
                 self._conn.execute(sql)
             raise f.error(self._conn)
         if sql in ("COMMIT", "ROLLBACK"):
-            self._move = False
+            self._move = self._finish = False
         return self._conn.execute(sql, params)
 
 
@@ -383,3 +390,39 @@ def test_a_probe_that_passes_where_moves_fail_times_a_decision_afresh_once(
                     await s.close()
 
     srv.call(go(), timeout=WAIT_S * 2)
+
+
+@pytest.mark.parametrize("lose", ["committed", "rolled back"])
+def test_a_finish_whose_reply_is_lost_is_settled_by_the_store(make_server, tmp_path, store_url,
+                                                             fault, lose):
+    """issue 31 item 1 (follow-up): the commit of a match's end (its status, its record, its
+    lease deleted) whose reply is lost is not written again when the store already has it (the
+    lease is gone: the write would be refused NOT_OWNER as if the match had been taken over),
+    and is written again when it does not: either way the last move is acknowledged, every
+    seat gets its GameOver, and the match is finished in the store. (Before: the last move was
+    refused NOT_OWNER and the match dropped.)"""
+    srv = make_server(tmp_path / "data", store_url=store_url)
+
+    async def go() -> None:
+        async with grpc.aio.insecure_channel(srv.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            mid, tokens = await create(stub, seats=3, seed=11)
+            seats = [Seat(stub, mid, t) for t in tokens]
+            rt = srv.service.matches[mid]
+            rng = random.Random(5)
+            try:
+                fault.finish = lose
+                await _play_to_end(seats, rt, rng)
+                assert fault.fired == 1
+                for s in seats:
+                    await s.expect("game_over")
+                assert not rt.broken
+                assert srv.server.store.match_status(mid) == "finished"
+                rec = json.loads((await stub.GetRecord(
+                    pb.GetRecordRequest(match_id=mid))).record_json)
+                assert len(rec["moves"]) == len(srv.server.store.load_moves(mid))
+            finally:
+                for s in seats:
+                    await s.close()
+
+    srv.call(go(), timeout=WAIT_S * 4)
