@@ -25,7 +25,7 @@ from referee.v1 import referee_pb2 as pb
 
 from . import errors, records
 from .clock import MatchClock, StartGate, now_ms
-from .store import Backoff, Store, store_outage, unavailable
+from .store import Backoff, CommitUnknown, Store, store_outage, unavailable
 from .streams import CLOSE, MatchStreams, Stream
 from .wire import (
     GameWire,
@@ -42,6 +42,20 @@ log = structlog.get_logger("referee.match")
 #: An accepted move's answer still to send: the mover's stream (which joined with
 #: combine_decision) and the ServerMessage of its MoveResult
 Answer = tuple[Stream, pb.ServerMessage]
+
+
+@dataclass(frozen=True, slots=True)
+class Unsure:
+    """A move whose commit's outcome is unknown (``store.CommitUnknown``: the store went away
+    as it committed, and may have committed it). The match was rewound and the move refused;
+    until the store says which (``MatchRuntime._reconcile``), this keeps what the move had
+    made of the match, so that it can go on exactly as if the move had been acknowledged."""
+
+    played: Match  # the match with the move applied (rewind built a new one without it)
+    entry: MoveEntry
+    events: list[Event]  # what its commit would have announced
+    clock: tuple[list[int], list[int]]  # banks and strikes as the move left them
+    rejected: list[int] | None  # the refusal counts its commit carried
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +138,15 @@ class MatchRuntime:
         # seats whose bot has joined (a Play stream or a call with its seat token), stored so
         # that AbandonSeat's unless_joined still sees a join from before a restart
         self.joined = [False] * n
+        # a move whose commit's outcome is unknown, until the store says (``_reconcile``);
+        # and the last one found stored after all (its resend is a duplicate, not a refusal
+        # to count)
+        self.unsure: Unsure | None = None
+        self._recovered: MoveEntry | None = None
+        # the time policy waiting for the store (``_when_store_back``): the state version it
+        # waits at and its backoff, and the version whose decision it timed afresh already
+        self._waiting: tuple[int, Backoff] | None = None
+        self._retimed = -1
 
     # ------------------------------------------------------------------ setup
     def restore_clocks(self) -> None:
@@ -232,18 +255,7 @@ class MatchRuntime:
     def _send_decision(self, d: Decision, answer: Answer | None = None) -> bool:
         seat = d.seat
         deadline = self.clock.start(seat, self.match.version, seat in self.abandoned)
-        # Encoded once, straight from encodings (the view's and each move's), and the same bytes
-        # go to every stream of the seat; the message itself is parsed only if a unary call
-        # asks for it (decision_for).
-        head = pb.Decision(
-            match_id=self.id, state_version=self.match.version, seat=seat, kind=d.kind,
-            prompt=d.prompt, deadline_unix_ms=deadline,
-        )
-        body = self.wire.decision_body(head, self.match.state, seat, d.moves,
-                                       self.view_bytes(seat))
-        self.decision_proto = None
-        self._decision_body = body
-        self.decision_bytes = server_decision(body)
+        body = self._encode_decision(d, deadline)
         if answer is not None and answer[0].seat == seat:
             # the mover acts again and asked for combine_decision: one message, the MoveResult
             # carrying this Decision; the seat's other streams (if any) get it as usual
@@ -255,6 +267,22 @@ class MatchRuntime:
             return True
         self.streams.to_seat(seat, self.decision_bytes)
         return False
+
+    def _encode_decision(self, d: Decision, deadline: int) -> bytes:
+        """The pending decision ``d`` with its ``deadline``, as the seat's streams are sent it
+        (``decision_bytes``) and a unary call reads it (``decision_for``). Encoded once,
+        straight from encodings (the view's and each move's), and the same bytes go to every
+        stream of the seat; the message itself is parsed only if a unary call asks for it."""
+        head = pb.Decision(
+            match_id=self.id, state_version=self.match.version, seat=d.seat, kind=d.kind,
+            prompt=d.prompt, deadline_unix_ms=deadline,
+        )
+        body = self.wire.decision_body(head, self.match.state, d.seat, d.moves,
+                                       self.view_bytes(d.seat))
+        self.decision_proto = None
+        self._decision_body = body
+        self.decision_bytes = server_decision(body)
+        return body
 
     def decision_for(self, seat: int) -> pb.Decision | None:
         if self.decision is not None and self.decision.seat == seat and not self.held:
@@ -369,6 +397,12 @@ class MatchRuntime:
             except errors.RefereeError:
                 self.rejections[seat] += 1
                 raise
+            store = self.ctx.store
+            if self.unsure is not None and not await self._reconcile():
+                # the last move's commit may have gone through: nothing is accepted until the
+                # store says whether it did
+                self._retime()
+                raise unavailable(store.kind)
             if self.broken:
                 raise errors.precondition("MATCH_OVER", f"match is unavailable: {self.broken}")
             if self.game_over is not None:
@@ -377,7 +411,6 @@ class MatchRuntime:
                 # final for the match (AbandonSeat): the time policy plays this seat, never its bot
                 return self.reject("SEAT_ABANDONED", "the host abandoned this seat "
                                    "(AbandonSeat); the time policy plays its decisions", request_id)
-            store = self.ctx.store
             if not store.available and not await store.probe():
                 # the store is known to be away: refused before it is applied, so that no
                 # replay is needed to take it back (``_unplay``: ~25 ms for a 190-move match)
@@ -388,11 +421,13 @@ class MatchRuntime:
                 entry, events = self.match.submit(seat, native, version, elapsed_ms=elapsed,
                                                   note=note)
             except IllegalMove as exc:
-                self.rejections[seat] += 1
+                if not self._resent(seat, version, exc.code):
+                    self.rejections[seat] += 1
                 self.log.debug("move_rejected", seat=seat, reason=exc.code, message=exc.message)
                 return self.reject(exc.code, exc.message, request_id)
             self.clock.charge(seat, elapsed)
             stored, rejected = self._store(entry)
+            self._recovered = None
             stored.add_done_callback(
                 lambda fut: self._committed(fut, entry, events, rejected, request_id, stream,
                                             done))
@@ -415,7 +450,8 @@ class MatchRuntime:
             fut.set_exception(exc)
         return fut, rejected
 
-    def _stored(self, fut: asyncio.Future, entry: MoveEntry, rejected: list[int] | None) -> None:
+    def _stored(self, fut: asyncio.Future, entry: MoveEntry, rejected: list[int] | None,
+                events: list[Event]) -> None:
         """After the commit of ``entry``: raises its error, after taking the match offline (the
         state moved on but the move is not on disk: it is never acknowledged, and the match
         must not diverge from its log)."""
@@ -423,7 +459,13 @@ class MatchRuntime:
         if exc is not None and store_outage(exc):
             # the store is away: the move is not played (it is refused with STORE_UNAVAILABLE
             # and may be sent again); the time policy's own move is tried again by _expire
+            played, clock = self.match, self.clock.snapshot()
             self._unplay(entry)
+            if isinstance(exc, CommitUnknown):
+                # it may be stored all the same (its reply lost): asked of the store before
+                # anything else is accepted, and at once in the background
+                self.unsure = Unsure(played, entry, events, clock, rejected)
+                self.ctx.spawn(self._reconcile_soon())
             if not entry.timeout:
                 self.clock.uncharge()
                 self._retime()
@@ -457,19 +499,47 @@ class MatchRuntime:
         if self.decision.seat in self.abandoned:
             self._wait_for_store(self.match.version)  # its time-policy move, once it is back
             return
-        self.clock.restart(self.match.version)
+        deadline = self.clock.restart(self.match.version)
+        # what the seat and the viewer are shown is what is enforced: the seat is sent its
+        # decision again with the new deadline (after the refusal that caused it, which is
+        # being answered now), and the spectators their clocks
+        data = self.decision_bytes
+        if data and deadline != self._deadline_sent():
+            self._encode_decision(self.decision, deadline)
+            data = self.decision_bytes
+            seat, version = self.decision.seat, self.match.version
+            asyncio.get_running_loop().call_soon(self._resend_decision, seat, version, data)
         if self.streams.watchers:
             self.streams.to_watchers(self.spectator_update())
 
+    def _deadline_sent(self) -> int:
+        """The deadline in the pending decision as last encoded (0: none)."""
+        proto = self.decision_proto
+        if proto is None:
+            proto = self.decision_proto = pb.Decision.FromString(self._decision_body)
+        return proto.deadline_unix_ms
+
+    def _resend_decision(self, seat: int, version: int, data: bytes) -> None:
+        """Push a re-timed decision to its seat, unless the match moved on meanwhile."""
+        if self.match.version == version and self.decision_bytes is data \
+                and self.game_over is None:
+            self.streams.to_seat(seat, data)
+
     def _wait_for_store(self, version: int) -> None:
         """The time policy could not play (or forfeit) at ``version`` because the store is
-        away: once a commit goes through again, the decision is timed afresh (never played or
-        forfeited while the store is away)."""
+        away: once a write goes through again (``Store.probe``), the decision is timed afresh,
+        once per state version; after that the time policy tries again at once (never played
+        or forfeited while the store is away)."""
         self.clock.cancel()
         self.ctx.spawn(self._when_store_back(version))
 
     async def _when_store_back(self, version: int) -> None:
-        backoff = Backoff()
+        waiting = self._waiting
+        if waiting is None or waiting[0] != version:
+            # one backoff per state version: a probe that passes where the time policy's
+            # move still fails (see below) does not make its tries any more frequent
+            waiting = self._waiting = (version, Backoff())
+        backoff = waiting[1]
         while True:
             await asyncio.sleep(backoff.failed())
             if self.match.version != version or self.game_over is not None or self.broken:
@@ -477,13 +547,81 @@ class MatchRuntime:
             if await self.ctx.store.probe():
                 break
         async with self.lock:
+            if self.unsure is not None and not await self._reconcile():
+                self._wait_for_store(version)  # read nothing: still away
+                return
             if self.match.version != version or self.game_over is not None or self.broken \
                     or self.held or self.decision is None:
                 return
-            if self.decision.seat in self.abandoned:
+            if self.decision.seat in self.abandoned or self._retimed == version:
+                # The seat has had a full move time since the store came back, and its
+                # time-policy move still could not be stored although the probe passed (a
+                # nearly full disk can take the probe's write and not the move's): no fresh
+                # time again, the time policy tries its move now (and waits again, with a
+                # growing delay, if it still fails)
                 self.clock.expire_now(version)
             else:
+                self._retimed = version
                 self._retime()
+
+    async def _reconcile(self) -> bool:
+        """Under the match's lock, with a move whose commit's outcome is unknown
+        (``self.unsure``): ask the store, which is the truth, and go on from what it holds.
+        The match's stored moves from that move's number on are read (as a restart recovers
+        a match from its stored log): none, and the match stays rewound (the move was refused
+        and may be sent again); that very move (its number, seat and state hash), and the
+        match goes on exactly as if it had been acknowledged (the state it made, the clocks
+        it left, its events and the next decision); anything else, and the match goes offline
+        (its log is not what this referee played). True once settled; False while the store
+        cannot be read (still unsure: nothing may be accepted)."""
+        unsure = self.unsure
+        if unsure is None:
+            return True
+        entry = unsure.entry
+        try:
+            stored = self.ctx.store.stored_moves(self.id, entry.n)
+        except Exception as exc:
+            if not store_outage(exc):
+                raise
+            return False
+        self.unsure = None
+        if not stored:
+            self.log.info("commit_not_stored", seat=entry.seat, move=entry.n)
+            return True
+        if stored != [(entry.n, entry.seat, entry.state_hash)]:
+            self.broken = f"the store's log differs at move {entry.n}"
+            self.log.error("store_log_differs", move=entry.n, stored=stored[:3])
+            return True
+        self.log.info("commit_stored_after_all", seat=entry.seat, move=entry.n)
+        self.match = unsure.played
+        self._views_version = -1
+        self._spectator = None
+        self.clock.rollback(unsure.clock)
+        if unsure.rejected is not None:
+            self._rejections_stored = unsure.rejected
+        self._recovered = entry
+        if self._announce(entry, unsure.events):
+            await self.finish()
+        return True
+
+    async def _reconcile_soon(self) -> None:
+        """Settle an unknown commit without waiting for a call: at once, then as the store's
+        connections are tried again (``Backoff``), so that the match goes on by itself."""
+        backoff = Backoff()
+        while True:
+            async with self.lock:
+                if self.unsure is None or self.broken or await self._reconcile():
+                    return
+            await asyncio.sleep(backoff.failed())
+
+    def _resent(self, seat: int, version: int, code: str) -> bool:
+        """Whether a refused move is the resend of the move last found stored after all
+        (its first answer was STORE_UNAVAILABLE): refused as the duplicate it is
+        (STALE_STATE, or NOT_YOUR_TURN when another seat acts now), its seat has the next
+        decision already, and it is not counted as a refused move."""
+        e = self._recovered
+        return e is not None and e.seat == seat and e.version_before == version \
+            and code in ("STALE_STATE", "NOT_YOUR_TURN")
 
     def _committed(self, fut: asyncio.Future, entry: MoveEntry, events: list[Event],
                    rejected: list[int] | None, request_id: str, stream: Stream | None,
@@ -496,7 +634,7 @@ class MatchRuntime:
         finishing = False
         result: pb.MoveResult | None = None
         try:
-            self._stored(fut, entry, rejected)
+            self._stored(fut, entry, rejected, events)
             sm = pb.ServerMessage()
             result = sm.move_result
             result.accepted = True
@@ -554,11 +692,11 @@ class MatchRuntime:
         stream.put(pb.ServerMessage(move_result=refusal(
             "INTERNAL", "internal error", self.match.version, request_id)))
 
-    async def _commit(self, entry: MoveEntry) -> None:
+    async def _commit(self, entry: MoveEntry, events: list[Event]) -> None:
         fut, rejected = self._store(entry)
         with contextlib.suppress(Exception):
             await fut
-        self._stored(fut, entry, rejected)
+        self._stored(fut, entry, rejected, events)
 
     async def _after_move(self, entry: MoveEntry | None, events: list[Event],
                           answer: Answer | None = None) -> None:
@@ -606,6 +744,9 @@ class MatchRuntime:
 
     async def _expire(self, version: int) -> None:
         async with self.lock:
+            if self.unsure is not None and not await self._reconcile():
+                self._wait_for_store(version)  # never played or forfeited on a guess
+                return
             if self.match.version != version or self.game_over is not None or self.broken:
                 return
             d = self.decision
@@ -630,8 +771,15 @@ class MatchRuntime:
             entry, events = self.match.submit(
                 seat, move, version, elapsed_ms=elapsed, timeout=True, policy=policy
             )
+            events = [
+                # the game's own events say publicly what the move did; the move itself may
+                # carry a seat's secret choice, so it stays out of this broadcast
+                Event("referee.timeout", seat, f"seat {seat} ran out of time ({policy})",
+                      {"policy": policy, "move_number": entry.n}),
+                *events,
+            ]
             try:
-                await self._commit(entry)
+                await self._commit(entry, events)
             except errors.RefereeError as exc:
                 if not store_outage(exc):
                     raise
@@ -641,13 +789,6 @@ class MatchRuntime:
                 self._wait_for_store(version)
                 return
             self.log.info("timeout_move", seat=seat, move=entry.n, policy=policy)
-            events = [
-                # the game's own events say publicly what the move did; the move itself may
-                # carry a seat's secret choice, so it stays out of this broadcast
-                Event("referee.timeout", seat, f"seat {seat} ran out of time ({policy})",
-                      {"policy": policy, "move_number": entry.n}),
-                *events,
-            ]
             await self._after_move(entry, events)
 
     async def abandon(self, seat: int, reason: str, unless_joined: bool) -> tuple[bool, bool]:
@@ -659,6 +800,10 @@ class MatchRuntime:
         (abandoned, forfeited)."""
         async with self.lock:
             if self.game_over is not None or self.broken or seat in self.abandoned:
+                return False, False
+            if self.unsure is not None and not await self._reconcile():
+                raise unavailable(self.ctx.store.kind)
+            if self.game_over is not None or self.broken:  # settled by the store
                 return False, False
             if unless_joined and self.joined[seat]:
                 return False, False
@@ -710,7 +855,17 @@ class MatchRuntime:
         if self.ctx.sign is not None:  # once per match, over every field of its record
             record = self.ctx.sign(record)
         backoff = Backoff()
+        unknown = False  # the last try's COMMIT failed: it may have gone through
         while True:
+            if unknown:
+                # the store is the truth: a finish already stored is not written again (its
+                # lease is gone, so the write would be refused as if the match were lost)
+                status = self._stored_status()
+                if status == "finished":
+                    break
+                if status is None:  # cannot be read yet
+                    await asyncio.sleep(backoff.failed())
+                    continue
             try:
                 await self.ctx.store.finish_match(
                     self.id,
@@ -729,6 +884,7 @@ class MatchRuntime:
                 # its last move is committed (acknowledged): the end is committed once the
                 # store is back, under the match's lock (calls on it wait)
                 self.log.debug("finish_not_stored", error=repr(exc))
+                unknown = isinstance(exc, CommitUnknown)
                 await asyncio.sleep(backoff.failed())
         self.game_over = self.make_game_over()
         self.game_over_bytes = pb.ServerMessage(game_over=self.game_over).SerializeToString()
@@ -745,6 +901,15 @@ class MatchRuntime:
             data = pb.WatchMessage(game_over=self.game_over).SerializeToString()
             self.streams.to_watchers(final, data, CLOSE)
         self.ctx.finished(self)
+
+    def _stored_status(self) -> str | None:
+        """The match's status in the store ("" for no row), None while it cannot be read."""
+        try:
+            return self.ctx.store.match_status(self.id) or ""
+        except Exception as exc:
+            if not store_outage(exc):
+                raise
+            return None
 
     def make_game_over(self) -> pb.GameOver:
         return records.game_over(self.match, self.id, self.names, self.record_path)

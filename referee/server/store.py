@@ -28,6 +28,8 @@ thread or stays with a reader: a lost connection is opened again on the next use
 that needs the store fails at once with UNAVAILABLE / STORE_UNAVAILABLE (``store_outage`` says
 which errors are the store's being away rather than a bug), nothing of it committed. The outage
 is logged once (``store_unavailable``, warning) and its end once (``store_recovered``, info).
+A batch whose COMMIT itself failed so may have been committed (its reply lost): it is never
+sent again, its writes fail with :class:`CommitUnknown`, and their caller asks the store.
 """
 from __future__ import annotations
 
@@ -208,12 +210,50 @@ def store_outage(exc: BaseException) -> bool:
                                                     psycopg.InterfaceError))
 
 
+_UNAVAILABLE_TEXT = ("the match store ({}) is unreachable or cannot write now; nothing was "
+                     "changed: retry shortly, the referee recovers by itself when the store is "
+                     "back")
+
+
+def _busy(exc: BaseException) -> bool:
+    """An SQLite COMMIT refused because another connection holds a lock: nothing was
+    committed and the transaction is still open (it is rolled back and redone)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(exc, sqlite3.Error) and code is not None \
+        and (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
 def unavailable(kind: str) -> errors.RefereeError:
     """The answer to a call the store cannot serve now. It names no host, path or database
     error (those are in the referee's log): only that the store is away and to retry."""
-    return errors.store_unavailable(
-        f"the match store ({kind}) is unreachable or cannot write now; nothing was changed: "
-        "retry shortly, the referee recovers by itself when the store is back")
+    return errors.store_unavailable(_UNAVAILABLE_TEXT.format(kind))
+
+
+class CommitUnknown(errors.RefereeError):
+    """A write whose COMMIT failed because the store went away (a connection lost as the
+    commit was sent, a COMMIT that failed on a full disk): the database may have committed it
+    all the same, its reply lost. Its caller answers it as STORE_UNAVAILABLE like any outage,
+    but must not take "not written" for granted: the store is the truth, and is read once it
+    answers (a match's move: ``MatchRuntime._reconcile``). Such a batch is never sent again by
+    the store itself (it would run twice, or fail on its own rows)."""
+
+    def __init__(self, kind: str):
+        away = unavailable(kind)
+        super().__init__(away.code, away.reason, away.message)
+
+
+class _CommitFailed(Exception):
+    """Raised by ``Store._try_batch``: the batch's COMMIT itself failed for an outage (its
+    outcome is unknown, see CommitUnknown)."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(repr(error))
+        self.error = error
+
+
+#: The size of the probe's write (``Store.probe``): four SQLite pages of 4 KiB, more than any
+#: move's commit writes (one row of ``moves``, its index pages, the refusal counts' row).
+PROBE_BYTES = 16384
 
 
 class Backoff:
@@ -488,9 +528,13 @@ class Store(ABC):
         if conn is None:
             self._settle(batch, [unavailable(self.kind)] * len(batch), count=False)
             return None
-        if self._try_batch(conn, batch):
-            self._settle(batch, [None] * len(batch))
-            return conn
+        try:
+            if self._try_batch(conn, batch):
+                self._settle(batch, [None] * len(batch))
+                return conn
+        except _CommitFailed as failed:  # committed or not: never sent again (CommitUnknown)
+            self._unknown(batch, failed)
+            return conn if self._usable(conn) else None
         if not self._usable(conn):
             # the connection died (a restarted database closes it): once more on a new one,
             # so that the first write after the database is back does not fail for nothing
@@ -498,9 +542,13 @@ class Store(ABC):
             if conn is None:
                 self._settle(batch, [unavailable(self.kind)] * len(batch), count=False)
                 return None
-            if self._try_batch(conn, batch):
-                self._settle(batch, [None] * len(batch))
-                return conn
+            try:
+                if self._try_batch(conn, batch):
+                    self._settle(batch, [None] * len(batch))
+                    return conn
+            except _CommitFailed as failed:
+                self._unknown(batch, failed)
+                return conn if self._usable(conn) else None
         errors: list[BaseException | None] = [None] * len(batch)
         # One bad operation must not fail the others of its group: redo them one by one.
         for i, item in enumerate(batch):
@@ -512,10 +560,16 @@ class Store(ABC):
                     _rollback(conn)
                     continue
                 item[0](conn)
-                conn.execute("COMMIT")
             except BaseException as exc:  # noqa: BLE001 - reported to its waiter
                 _rollback(conn)
                 errors[i] = exc
+                continue
+            try:
+                conn.execute("COMMIT")
+            except BaseException as exc:  # noqa: BLE001 - reported to its waiter
+                _rollback(conn)
+                errors[i] = CommitUnknown(self.kind) \
+                    if store_outage(exc) and not _busy(exc) else exc
         self._settle(batch, errors)
         return conn
 
@@ -534,11 +588,25 @@ class Store(ABC):
                     fn(conn)
             if self._stale(check):
                 raise _Stale()  # redo one by one, without the stale matches' writes
-            conn.execute("COMMIT")
-            return True
         except BaseException:  # noqa: BLE001
             _rollback(conn)
             return False
+        try:
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            _rollback(conn)
+            if store_outage(exc) and not _busy(exc):
+                # the connection died or the disk filled as the COMMIT went out: the server
+                # may have committed the batch and its reply be what was lost
+                raise _CommitFailed(exc) from exc
+            return False  # refused by the database (nothing committed): redone one by one
+        return True
+
+    def _unknown(self, batch: list, failed: _CommitFailed) -> None:
+        """A batch whose COMMIT failed for an outage: each of its writes fails with
+        CommitUnknown (STORE_UNAVAILABLE to its caller), none is tried again."""
+        self._down(failed.error)
+        self._settle(batch, [CommitUnknown(self.kind)] * len(batch), count=False)
 
     def _settle(self, batch: list, errors: list[BaseException | None],
                 count: bool = True) -> None:
@@ -554,7 +622,8 @@ class Store(ABC):
         if away is not None:
             self._down(away)
             answer = unavailable(self.kind)
-            errors = [answer if e is not None and store_outage(e) else e for e in errors]
+            errors = [e if isinstance(e, CommitUnknown) else
+                      answer if e is not None and store_outage(e) else e for e in errors]
         elif not self.available and any(
                 e is None and not getattr(item[0], "_referee_light", False)
                 for item, e in zip(batch, errors)):
@@ -598,9 +667,13 @@ class Store(ABC):
         """Whether a write commits now (one row of ``settings`` rewritten, through the group
         commit and its connection, which it opens again if lost; an empty transaction would
         commit on a full disk or an unwritable file): asked before a forfeit and by a match
-        whose time policy waits for the store. It does not end an outage by itself
-        (``_light``: a rewritten row may fit where a new one does not)."""
-        stamp = str(now_ms())
+        whose time policy waits for the store. The row is ``PROBE_BYTES`` of fresh random
+        text, so that the probe writes more than a move does (with SQLite, a rewritten small
+        row is one WAL frame, which may still fit on a nearly full disk where a move's
+        frames do not: the probe would pass, the move fail, and a decision waiting for the
+        store be timed afresh again and again). It still does not end an outage by itself
+        (``_light``): only a write of the store's own does."""
+        stamp = f"{now_ms()}:{os.urandom(PROBE_BYTES // 2).hex()}"
 
         def op(c: DbConn) -> None:
             c.execute("INSERT INTO settings (name, value) VALUES ('store_probe', ?)"
@@ -699,7 +772,13 @@ class Store(ABC):
             began = False
         if not began:
             self._hand_over(batch)
-        elif self._try_batch(self._writer, batch, begun=True):
+            return
+        try:
+            ok = self._try_batch(self._writer, batch, begun=True)
+        except _CommitFailed as failed:  # not handed over: it may be committed already
+            self._unknown(batch, failed)
+            return
+        if ok:
             self._settle(batch, [None] * len(batch))
         else:
             self._hand_over(batch)
@@ -1061,6 +1140,16 @@ class Store(ABC):
             "SELECT status FROM matches WHERE id=?", (match_id,)
         ).fetchone()
         return row[0] if row else None
+
+    def stored_moves(self, match_id: str, first: int) -> list[tuple[int, int, str]]:
+        """(number, seat, state hash) of the match's stored moves numbered ``first`` or more,
+        in order: what a match whose commit's outcome is unknown (CommitUnknown) reads to learn
+        whether its move is in the store. On the reader (STORE_UNAVAILABLE while the store is
+        away)."""
+        rows = self.reader().execute(
+            "SELECT n, seat, state_hash FROM moves WHERE match_id=? AND n>=? ORDER BY n",
+            (match_id, first)).fetchall()
+        return [(int(r[0]), int(r[1]), str(r[2])) for r in rows]
 
     def reveal_key(self, match_id: str) -> tuple[str, int, str] | None:
         """(game, seed, reveal policy) of a match, or None for a match this store never had:

@@ -45,7 +45,8 @@ RECOVERY_S = 60.0
 @dataclass
 class Bot:
     """One seat on a Play stream: answers each Decision with a random legal move once ``go``
-    is set; a move refused with STORE_UNAVAILABLE is sent again, the same, after 0.2 s."""
+    is set, once per state version (a decision timed afresh is pushed again); a move refused
+    with STORE_UNAVAILABLE is sent again, the same, after 0.2 s."""
 
     match_id: str
     token: str
@@ -79,6 +80,7 @@ class Bot:
 
         call = stub.Play(requests(), metadata=md(self.token))
         tasks: set[asyncio.Task] = set()
+        answered: set[int] = set()  # versions whose decision this bot answered
         try:
             async for msg in call:
                 which = msg.WhichOneof("msg")
@@ -86,6 +88,9 @@ class Bot:
                     self.seat = msg.welcome.seat
                 elif which == "decision":
                     d = msg.decision
+                    if d.state_version in answered:
+                        continue  # pushed again (timed afresh): answered already, as the SDK
+                    answered.add(d.state_version)
                     tasks.add(asyncio.ensure_future(
                         send(d.state_version, self.rng.choice(list(d.legal_moves)))))
                 elif which == "move_result":
