@@ -524,20 +524,7 @@ class Store(ABC):
         lease it needs or "", the match it creates or ""); then the futures are resolved.
         Returns the connection to use next (a new one if ``conn`` was lost; None if none could
         be opened: the batch failed with STORE_UNAVAILABLE)."""
-        conn = self._writer_conn(conn)
-        if conn is None:
-            self._settle(batch, [unavailable(self.kind)] * len(batch), count=False)
-            return None
-        try:
-            if self._try_batch(conn, batch):
-                self._settle(batch, [None] * len(batch))
-                return conn
-        except _CommitFailed as failed:  # committed or not: never sent again (CommitUnknown)
-            self._unknown(batch, failed)
-            return conn if self._usable(conn) else None
-        if not self._usable(conn):
-            # the connection died (a restarted database closes it): once more on a new one,
-            # so that the first write after the database is back does not fail for nothing
+        for _attempt in range(2):
             conn = self._writer_conn(conn)
             if conn is None:
                 self._settle(batch, [unavailable(self.kind)] * len(batch), count=False)
@@ -546,9 +533,14 @@ class Store(ABC):
                 if self._try_batch(conn, batch):
                     self._settle(batch, [None] * len(batch))
                     return conn
-            except _CommitFailed as failed:
-                self._unknown(batch, failed)
+            except _CommitFailed as failed:  # committed or not: never sent again
+                self._unknown(batch, failed)  # (CommitUnknown)
                 return conn if self._usable(conn) else None
+            if self._usable(conn):
+                break
+            # the connection died (a restarted database closes it): once more on a new one,
+            # so that the first write after the database is back does not fail for nothing
+        assert conn is not None  # each attempt returned when it had none
         errors: list[BaseException | None] = [None] * len(batch)
         # One bad operation must not fail the others of its group: redo them one by one.
         for i, item in enumerate(batch):
