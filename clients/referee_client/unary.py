@@ -246,18 +246,38 @@ def _option_text(value: object) -> str:
 
 
 def watch(
-    address: str, match_id: str, *, tls: TlsConfig | None = None
+    address: str, match_id: str, *, tls: TlsConfig | None = None,
+    backoff: Backoff | None = None,
 ) -> Iterator[referee_pb2.WatchMessage]:
-    """Spectate a match: yields public ``WatchMessage``s until the ``GameOver``."""
+    """Spectate a match: yields public ``WatchMessage``s until the ``GameOver``.
+
+    A stream that ends with a status clients retry (:data:`~referee_client.bot.RETRYABLE`: a
+    host that died behind a proxy ends it INTERNAL, docs/bot/protocol.md *Reconnecting*) is
+    opened again after ``backoff``'s delay; it gives up (raising the last error) after
+    ``backoff.give_up_after`` seconds without a message. A reopened stream starts with the
+    match's current public view (a ``SpectatorUpdate``); the events of the moves made while it
+    was cut are not sent again, the view shows their outcome."""
+    backoff = backoff or Backoff(maximum=2.0)
+    delays = backoff.delays(random.Random())
     channel = sync_channel(address, tls=tls)
+    last_message = time.monotonic()
     try:
         stub = referee_pb2_grpc.RefereeStub(channel)
-        try:
-            for message in stub.Watch(referee_pb2.WatchRequest(match_id=match_id)):
-                yield message
-                if message.WhichOneof("msg") == "game_over":
-                    return
-        except grpc.RpcError as err:
-            raise RefereeError.from_rpc_error(err) from None
+        while True:
+            try:
+                for message in stub.Watch(referee_pb2.WatchRequest(match_id=match_id)):
+                    last_message = time.monotonic()
+                    delays = backoff.delays(random.Random())  # a message: start afresh
+                    yield message
+                    if message.WhichOneof("msg") == "game_over":
+                        return
+                return  # ended without a GameOver (the referee closed it): nothing to resume
+            except grpc.RpcError as err:
+                error = RefereeError.from_rpc_error(err)
+                waited = time.monotonic() - last_message
+                if error.code not in RETRYABLE or (
+                        backoff.give_up_after and waited >= backoff.give_up_after):
+                    raise error from None
+            time.sleep(next(delays))
     finally:
         channel.close()
