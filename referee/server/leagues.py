@@ -34,7 +34,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -626,9 +626,8 @@ class Leagues:
             raise errors.bad_archive(f"the archive is larger than {cap} bytes ({header.size} announced)")
         if not header.filename or len(header.filename) > 255:
             raise errors.malformed("header.filename is 1-255 characters")
-        self.check_daily(row)
-        with self.spool() as spool:
-            received = 0
+
+        async def chunks() -> AsyncIterator[bytes]:
             async for data in request_iterator:
                 if not self.limiter.allow(f"upload:{name}"):
                     raise errors.exhausted("rate limit exceeded; slow down")
@@ -637,15 +636,31 @@ class Leagues:
                 msg = _chunk(data)
                 if msg.WhichOneof("part") != "data":
                     raise errors.malformed("only the first UploadBotChunk carries a header")
-                received += len(msg.data)
+                yield msg.data
+
+        return await self.receive(row, header.filename, chunks(), announced=header.size)
+
+    async def receive(self, row: BotRow, filename: str, chunks: AsyncIterator[bytes],
+                      announced: int = 0) -> pb.BotVersion:
+        """The upload of ``row``'s bot that ``chunks`` bring (UploadBot's and the web form's
+        alike): its daily count checked before anything is received, the bytes spooled to a
+        file as they arrive up to the cap on bytes received (never joined in memory), then kept
+        (``keep_upload``). ``announced``: the size the client said it would send (0: unsaid),
+        which the bytes received must match."""
+        self.check_daily(row)
+        cap = self.limits.max_received
+        with self.spool() as spool:
+            received = 0
+            async for data in chunks:
+                received += len(data)
                 if received > cap:
                     raise errors.bad_archive(f"the archive is larger than {cap} bytes")
                 # into the page cache, no fsync: a chunk (at most 1 MiB) costs the loop a copy
-                spool.write(msg.data)
-            if header.size and received != header.size:
+                spool.write(data)
+            if announced and received != announced:
                 raise errors.bad_archive(f"{received} bytes received, the header announced "
-                                         f"{header.size}")
-            return await self.keep_upload(name, header.filename, spool)
+                                         f"{announced}")
+            return await self.keep_upload(row.name, filename, spool)
 
     def spool(self) -> IO[bytes]:
         """An anonymous file in the data directory's private upload folder (never /tmp, which

@@ -233,16 +233,8 @@ def league_routes(service: Any, source: MatchSource) -> list[Route]:
             declared = request.headers.get("content-length", "")
             if params.is_digits(declared) and int(declared) > cap:
                 raise errors.bad_archive(f"the archive is larger than {cap} bytes")
-            lg.check_daily(uploader)  # before receiving anything
-            # spooled to a file as it arrives, never joined in memory (issue 31, item 4)
-            with lg.spool() as spool:
-                received = 0
-                async for chunk in request.stream():
-                    received += len(chunk)
-                    if received > cap:
-                        raise errors.bad_archive(f"the archive is larger than {cap} bytes")
-                    spool.write(chunk)
-                version = await lg.keep_upload(name, filename, spool)
+            # spooled as it arrives, as UploadBot's chunks are (issue 31, item 4)
+            version = await lg.receive(uploader, filename, request.stream())
         except RefereeError as exc:
             return refusal(exc)
         return JSONResponse({"version": version.version, "sha256": version.sha256,
