@@ -506,17 +506,27 @@ class Store(ABC):
                 return conn
             with contextlib.suppress(Exception):
                 conn.close()
-        if not self._writer_backoff.ready():
-            return None
         try:
-            conn = self._connect()
+            return self._open(self._writer_backoff)
         except Exception as exc:  # the store is away: this batch fails
             if not store_outage(exc):
                 raise
-            self._writer_backoff.failed()
             self._down(exc)
             return None
-        self._writer_backoff.ok()
+
+    def _open(self, backoff: Backoff) -> DbConn | None:
+        """A new connection (the writer's or the reader's, each with its ``backoff``); None
+        when the last attempt failed too recently. Raises what opening it raised, counted as
+        a failure of ``backoff`` when the store is away."""
+        if not backoff.ready():
+            return None
+        try:
+            conn = self._connect()
+        except Exception as exc:
+            if store_outage(exc):
+                backoff.failed()
+            raise
+        backoff.ok()
         return conn
 
     def _commit(self, conn: DbConn | None, batch: list) -> DbConn | None:
@@ -1266,15 +1276,9 @@ class _Reader:
                 conn = self.conn
                 if conn is None or not store._usable(conn):
                     self.close()
-                    if not store._reader_backoff.ready():
+                    conn = self.conn = store._open(store._reader_backoff)
+                    if conn is None:
                         raise unavailable(store.kind)
-                    try:
-                        conn = self.conn = store._connect()
-                    except Exception as exc:
-                        if store_outage(exc):
-                            store._reader_backoff.failed()
-                        raise
-                    store._reader_backoff.ok()
                 cur = getattr(conn, how)(sql, params)
             except Exception as exc:
                 if not store_outage(exc):
