@@ -57,7 +57,7 @@ def _identity(data: bytes) -> bytes:
 
 def _server_options() -> list[tuple[str, int]]:
     """The channel options of ``referee.server.app.RefereeServer`` with its defaults."""
-    from referee.server.app import DEFAULT_MAX_MESSAGE_BYTES
+    from referee.server.config import DEFAULT_MAX_MESSAGE_BYTES
 
     return [
         ("grpc.max_receive_message_length", DEFAULT_MAX_MESSAGE_BYTES),

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.pgserver import PgServer, binaries, skip_reason
-from referee.server.store import MatchRow, MoveRow, Store
-from referee.server.stores import open_store
+from referee.server.store.opening import open_store
+from referee.server.store.sqlite import MatchRow, MoveRow, Store
 
 MATCHES = 64
 SECONDS = 3.0

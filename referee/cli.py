@@ -52,8 +52,7 @@ def _workers_arg(text: str) -> int:
 
 
 def _shard_arg(text: str) -> str:
-    from referee.server import shard
-
+    from referee.server.base import shard
     try:
         return shard.check(text)
     except ValueError as exc:
@@ -475,7 +474,7 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_proxy_config(args: argparse.Namespace) -> int:
     import os
 
-    from referee.server import shard
+    from referee.server.base import shard
     from referee.server.cluster import hosts_conf
     from referee.server.startup import StartupError, check_tls
 
@@ -513,10 +512,11 @@ def cmd_proxy_config(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from referee.server import ServerConfig, logs, serve
-    from referee.server.archive import Limits
+    from referee.server import ServerConfig, serve
+    from referee.server.base import logs
+    from referee.server.leagues.archive import Limits
     from referee.server.startup import PRIVATE_UMASK, StartupError
-    from referee.server.stores import StoreUrlError, store_url
+    from referee.server.store.opening import StoreUrlError, store_url
 
     # everything the referee (and a cluster's workers and nginx, its children) writes from
     # here on is its user's alone: the explicit modes where files are made, and this for the
@@ -639,8 +639,7 @@ def _signing_key(args: argparse.Namespace, record_file: str) -> tuple[bytes | No
     --referee HOST:PORT (GetSigningKey), --data-dir DIR, else the data directory the record
     file sits in (``<data-dir>/records/<match>.json``). (None, why) when there is none; raises
     OSError/ValueError for a key that cannot be read."""
-    from referee.server import signing
-
+    from referee.server.base import signing
     if args.public_key:
         with open(args.public_key, "rb") as f:
             return signing.public_key_from(f.read()), args.public_key
@@ -665,8 +664,7 @@ def cmd_replay_verify(args: argparse.Namespace) -> int:
     OK|FAIL|MISMATCH|UNSIGNED|NONE ...``) and notes."""
     from referee.core import provenance, registry
     from referee.core.match import ReplayError, replay
-    from referee.server import signing
-
+    from referee.server.base import signing
     try:
         if args.file == "-":
             text = sys.stdin.read()
@@ -811,7 +809,7 @@ def cmd_replay_html(args: argparse.Namespace) -> int:
 def cmd_games(args: argparse.Namespace) -> int:
     from google.protobuf import json_format
 
-    from referee.server.service import list_games
+    from referee.server.front.service import list_games
 
     resp = list_games(_load_components(args.components))
     if args.json:

@@ -45,17 +45,39 @@ LAYERS = (
     # the contract, match, RNG, hashing, sheets; no gRPC, only protobuf's message base class
     _layer("core", ("referee.core", "referee.schema"), (), PROTOBUF),
     _layer("games", ("referee.games",), ("core", "protocol"), PROTOBUF),
-    # the referee process: gRPC service, runtimes, store, and the web viewer it starts
-    _layer("server", ("referee.server", "referee.web"), ("core", "protocol"),
-           ("grpc", "grpc_health", "grpc_reflection", "grpc_status", "google.rpc", "structlog",
-            "starlette", "uvicorn", "jinja2", "jsonschema", "psycopg", "cryptography",
-            *PROTOBUF)),
+    # the referee process, in rooms (each sub-package's README.md says its job), bottom first:
+    # what every room shares (errors with reasons, the wire, tokens, clocks, logs, signing)
+    _layer("server-base", ("referee.server.base",), ("core", "protocol"),
+           ("grpc", "grpc_status", "google.rpc", "structlog", "cryptography", *PROTOBUF)),
+    # the stores: SQLite embedded, PostgreSQL shared, and which one a referee opens
+    _layer("store", ("referee.server.store",), ("server-base", "core", "protocol"),
+           ("structlog", "psycopg", *PROTOBUF)),
+    # match play: a live match's runtime, its streams, bot sessions, CreateMatch, records
+    _layer("play", ("referee.server.play",), ("store", "server-base", "core", "protocol"),
+           ("grpc", "structlog", *PROTOBUF)),
+    # leagues and hosted bots' uploads
+    _layer("leagues", ("referee.server.leagues",),
+           ("play", "store", "server-base", "core", "protocol"),
+           ("grpc", "structlog", "jsonschema", *PROTOBUF)),
+    # the gRPC front: the servicer and the forwarding of a cluster's worker
+    _layer("front", ("referee.server.front",),
+           ("leagues", "play", "store", "server-base", "core", "protocol"),
+           ("grpc", "grpc_status", "google.rpc", "structlog", *PROTOBUF)),
+    # the web viewer reads the rooms below the front (never the servicer)
+    _layer("web", ("referee.web",), ("leagues", "play", "store", "server-base", "core",
+                                     "protocol"),
+           ("grpc", "starlette", "uvicorn", "jinja2", "structlog", *PROTOBUF)),
+    # the process: configuration, start-up checks, the assembly, a cluster's supervisor
+    _layer("server", ("referee.server",),
+           ("front", "web", "leagues", "play", "store", "server-base", "core", "protocol"),
+           ("grpc", "grpc_health", "grpc_reflection", "structlog", "uvicorn", *PROTOBUF)),
     # the forward model for researchers and search bots: engines without a referee, and the
     # local Simulator service that gives other languages the same engines
     _layer("sim", ("referee.sim",), ("core", "protocol"),
            ("grpc", "grpc_status", "google.rpc", *PROTOBUF)),
     _layer("referee-cli", ("referee.cli", "referee.sheet_cli"),
-           ("server", "sim", "core", "protocol"), ("rich", *PROTOBUF)),
+           ("server", "front", "web", "leagues", "play", "store", "server-base", "sim", "core",
+            "protocol"), ("rich", *PROTOBUF)),
     # the Python SDK speaks the wire protocol only, as a bot in any language does
     _layer("sdk", ("referee_client",), ("protocol",), ("grpc", *PROTOBUF)),
     _layer("tournament", ("referee_tournament",), ("sdk", "protocol"),
@@ -67,7 +89,8 @@ LAYERS = (
     _layer("research", ("referee_research",), ("tournament", "sdk", "sim", "core", "protocol"),
            ("grpc", "rich", "numpy", "gymnasium", "pettingzoo", "pyspiel", *PROTOBUF)),
     _layer("bench", ("bench",),
-           ("research", "tools", "tournament", "sdk", "referee-cli", "server", "sim", "games",
+           ("research", "tools", "tournament", "sdk", "referee-cli", "server", "front", "web", "leagues", "play", "store", "server-base",
+            "sim", "games",
             "core", "protocol"),
            ("grpc", "rich", "httpx", "psycopg", *PROTOBUF)),
 )

@@ -3,7 +3,7 @@ docs/organizer/records.md): the commitment to the match's seed made when the mat
 and the versions of the engine and of the game's rules that played it.
 
 Pure and standard library only (core layer): the Ed25519 signature over the whole record is
-the server's (``referee/server/signing.py``), since it needs a third-party package.
+the server's (``referee/server/base/signing.py``), since it needs a third-party package.
 
 **Seed commitment.** At CreateMatch the referee draws a random salt for the match (32 bytes,
 kept in the store with the match, never sent to a seat or a spectator before the match ends)

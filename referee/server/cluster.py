@@ -41,8 +41,14 @@ from pathlib import Path
 import grpc
 import structlog
 
-from . import errors, shard
-from .startup import UNIX_PATH_MAX, StartupError, check_data_dir, check_port, check_tls
+from referee.server.base import errors, shard
+from referee.server.startup import (
+    UNIX_PATH_MAX,
+    StartupError,
+    check_data_dir,
+    check_port,
+    check_tls,
+)
 
 log = structlog.get_logger("referee.cluster")
 
@@ -244,7 +250,7 @@ http {{
     http2_max_concurrent_streams 100000;
 {extra}    # the client's address for the referees' rate limits; a client's own header is replaced
     grpc_set_header x-referee-client $remote_addr;
-    # only a referee says a call was handed on by another (referee.server.forward)
+    # only a referee says a call was handed on by another (referee.server.front.forward)
     grpc_set_header x-referee-forwarded "";
     map $http_authorization $referee_shard {{
         default referee_any;

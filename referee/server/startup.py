@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 if TYPE_CHECKING:
-    from .app import ServerConfig
+    from referee.server.config import ServerConfig
 
 UNIX_PATH_MAX = 107  # sun_path holds 108 bytes with the final NUL
 

@@ -2,7 +2,7 @@
 forward model (:class:`referee.sim.Simulation`) for bots in other languages. It holds states
 under opaque handles, at most ``max_handles`` of them, each dropped after ``idle_s`` seconds
 unused; every refusal is a gRPC status with the referee's machine-readable reason (the
-``referee-reason`` trailer and a google.rpc.ErrorInfo, as ``referee.server.errors`` sends them)
+``referee-reason`` trailer and a google.rpc.ErrorInfo, as ``referee.server.base.errors`` sends them)
 and changes no state.
 
 Handlers get the raw request bytes and parse them inside their guard (as the referee's do), so

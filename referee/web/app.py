@@ -1,7 +1,7 @@
 """The web viewer: a Starlette app served by uvicorn on the referee's own event loop.
 
 Routes (spectators need no token; pages show public views only; a finished match under
-embargo, see referee.server.embargo, shows no replay and no record, and says why):
+embargo, see referee.server.base.embargo, shows no replay and no record, and says why):
   /                              live and finished matches
   /matches/<id>[?v=N][&seat=S]   one match: live board, then a replay with a move scrubber
                                  (from seat S's view, or "reveal", once its record is public)
@@ -42,8 +42,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from referee.server.errors import RefereeError
-from referee.server.store import store_outage, unavailable
+from referee.server.base.errors import RefereeError
+from referee.server.store.sqlite import store_outage, unavailable
 
 from . import frames as F
 from . import params

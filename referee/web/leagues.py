@@ -1,5 +1,5 @@
 """The league pages and their JSON API (issue 19, item 3), read from the referee's league data
-(``referee.server.leagues``): public pages carry no token, no invite code and no hash of one,
+(``referee.server.leagues.league``): public pages carry no token, no invite code and no hash of one,
 and show matches only as links (their pages say what may be seen of them).
 
   /leagues                              every league (HTML)
@@ -26,10 +26,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from referee.server import errors
-from referee.server.auth import same_hash, token_hash
-from referee.server.errors import RefereeError
-from referee.server.leagues import MAX_BOT_DESCRIPTION, MAX_OWNER, MAX_REASON
+from referee.server.base import errors
+from referee.server.base.auth import same_hash, token_hash
+from referee.server.base.errors import RefereeError
+from referee.server.leagues.league import MAX_BOT_DESCRIPTION, MAX_OWNER, MAX_REASON
 from referee.v1 import referee_pb2 as pb
 
 from . import params

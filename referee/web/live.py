@@ -13,8 +13,8 @@ import contextlib
 import json
 from typing import Any
 
-from referee.server.clock import clock_json, now_ms
-from referee.server.streams import CLOSE, Stream
+from referee.server.base.clock import clock_json, now_ms
+from referee.server.play.streams import CLOSE, Stream
 from referee.v1 import referee_pb2 as pb
 
 from .frames import view_json

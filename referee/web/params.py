@@ -34,9 +34,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from referee.server import errors
-from referee.server.auth import client_key
-from referee.server.wire import check_text
+from referee.server.base import errors
+from referee.server.base.auth import client_key
+from referee.server.base.wire import check_text
 
 MAX_JSON_BODY = 16 * 1024
 MAX_SEGMENT = 256  # characters of a path parameter (a match id, a league's or a bot's name)

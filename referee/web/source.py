@@ -14,10 +14,10 @@ from typing import Any
 
 from referee.core import registry
 from referee.core.match import ReplayError
-from referee.server import shard
-from referee.server.auth import same_hash, token_hash
-from referee.server.clock import clock_json, now_ms
-from referee.server.records import replay_log
+from referee.server.base import shard
+from referee.server.base.auth import same_hash, token_hash
+from referee.server.base.clock import clock_json, now_ms
+from referee.server.play.records import replay_log
 
 from . import frames as F
 from . import params
@@ -140,7 +140,7 @@ class MatchSource:
 
     async def meta(self, match_id: str) -> dict[str, Any]:
         """The public facts of one match, with ``embargo``: None, or why and until when its
-        replay and record are held back (see referee.server.embargo)."""
+        replay and record are held back (see referee.server.base.embargo)."""
         meta = await self._meta(match_id)
         emb = self.service.embargo(match_id) if meta["state"] == "finished" else None
         meta["embargo"] = emb.to_json() if emb is not None else None
@@ -164,7 +164,7 @@ class MatchSource:
 
     def runtime(self, match_id: str, game: str = "") -> Any:
         """The match's live runtime; in a cluster, for another worker's running match, a
-        stand-in watching it on its owner (referee.server.forward.RemoteMatch)."""
+        stand-in watching it on its owner (referee.server.front.forward.RemoteMatch)."""
         rt = self.service.matches.get(match_id)
         if rt is None and game and self.service.forwarder is not None:
             return self.service.forwarder.remote(match_id, game)
@@ -340,12 +340,12 @@ class MatchSource:
 
 def public_record(meta: dict[str, Any]) -> bool:
     """Whether a match's whole record (seat views, notes, the final reveal) may be shown: it
-    is over and not embargoed (referee.server.embargo)."""
+    is over and not embargoed (referee.server.base.embargo)."""
     return meta["state"] == "finished" and not meta.get("embargo")
 
 
 def _plausible_id(match_id: str) -> bool:
-    """Hex digits, after a cluster worker's ``wK-`` (referee.server.shard)."""
+    """Hex digits, after a cluster worker's ``wK-`` (referee.server.base.shard)."""
     hexpart = match_id.partition("-")[2] if shard.of_match(match_id) else match_id
     return 0 < len(match_id) <= 64 and len(hexpart) > 0 and all(
         c in "0123456789abcdef" for c in hexpart)

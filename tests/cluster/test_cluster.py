@@ -20,7 +20,7 @@ from referee_client.bot import play
 from referee_client.bots.random_bot import RandomBot
 
 from bench.cluster import descendants
-from referee.server import shard, signing
+from referee.server.base import shard, signing
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 

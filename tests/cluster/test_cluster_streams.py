@@ -14,7 +14,7 @@ import grpc
 from referee_client import Backoff
 from referee_client.bot import RETRYABLE, play
 
-from referee.server import shard
+from referee.server.base import shard
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 

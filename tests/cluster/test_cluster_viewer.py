@@ -7,7 +7,7 @@ import time
 
 import grpc
 
-from referee.server import shard
+from referee.server.base import shard
 from referee.server.cluster import free_port
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc

@@ -32,7 +32,7 @@ from referee_client.bot import play
 from referee_client.bots.random_bot import RandomBot
 
 from bench.cluster import terminate
-from referee.server import shard
+from referee.server.base import shard
 from referee.server.cluster import free_port
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
@@ -477,7 +477,7 @@ def test_a_refusal_is_passed_on_as_the_owner_gave_it_and_an_unreachable_owner_as
     whose lease has not expired yet), UNAVAILABLE with reason NOT_OWNER, which clients retry."""
     from grpc.aio import AioRpcError, Metadata
 
-    from referee.server.forward import _passed_on
+    from referee.server.front.forward import _passed_on
 
     refused = AioRpcError(grpc.StatusCode.FAILED_PRECONDITION, Metadata(),
                           Metadata(("referee-reason", "MATCH_OVER")), "match w1-00 is over")

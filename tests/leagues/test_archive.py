@@ -1,4 +1,4 @@
-"""referee.server.archive: what an upload must be to be kept, checked without trusting any
+"""referee.server.leagues.archive: what an upload must be to be kept, checked without trusting any
 header (issue 19, item 2: size, file-count and path checks, no '..', no links, no device
 files, clear refusals)."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import tarfile
 
 import pytest
 
-from referee.server.archive import ArchiveError, Limits, check_archive
+from referee.server.leagues.archive import ArchiveError, Limits, check_archive
 
 from .archives import (
     BOT,

@@ -14,7 +14,7 @@ import zipfile
 import grpc
 import pytest
 
-from referee.server.archive import ArchiveError, Limits, check_archive
+from referee.server.leagues.archive import ArchiveError, Limits, check_archive
 from referee.v1 import referee_pb2 as pb
 
 from .archives import BOT, MANIFEST, zip_bomb

@@ -7,7 +7,7 @@ import sqlite3
 
 import grpc
 
-from referee.server.auth import token_hash
+from referee.server.base.auth import token_hash
 from referee.v1 import referee_pb2 as pb
 from tests.sessions.helpers import RawSession
 

@@ -11,7 +11,7 @@ import grpc
 import httpx
 import pytest
 
-from referee.server.archive import ArchiveError, Limits, check_archive
+from referee.server.leagues.archive import ArchiveError, Limits, check_archive
 from referee.v1 import referee_pb2 as pb
 
 from .archives import BOT, MANIFEST, good_tar_gz, reg, tar_gz

@@ -11,7 +11,7 @@ import tarfile
 import grpc
 import pytest
 
-from referee.server.archive import Limits
+from referee.server.leagues.archive import Limits
 from referee.v1 import referee_pb2 as pb
 
 from .archives import (

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from bench.pgserver import PgServer, binaries, skip_reason
-from referee.server import RefereeServer, ServerConfig, logs
+from referee.server import RefereeServer, ServerConfig
+from referee.server.base import logs
 
 ADMIN = "test-admin-token"
 

@@ -217,7 +217,7 @@ def test_unknown_match_is_not_found(server):
 def no_time_policy(monkeypatch):
     """The time policy never plays (its expiry does nothing): what a bot sends for an abandoned
     seat is then judged on its own, with no race against the policy's move."""
-    from referee.server.runtime import MatchRuntime
+    from referee.server.play.runtime import MatchRuntime
     monkeypatch.setattr(MatchRuntime, "_expired", lambda self, version: None)
 
 

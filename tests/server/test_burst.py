@@ -15,7 +15,8 @@ from __future__ import annotations
 import pytest
 
 from referee.cli import build_parser
-from referee.server.app import DEFAULT_MAX_CALL_WAIT_S, ServerConfig, server_options
+from referee.server.app import server_options
+from referee.server.config import DEFAULT_MAX_CALL_WAIT_S, ServerConfig
 
 
 def test_an_arrived_call_may_wait_an_hour_to_start():

@@ -7,8 +7,8 @@ import json
 
 from referee.core import registry
 from referee.games.goa.game import SHEETS
-from referee.server.service import RefereeService, list_games
-from referee.server.store import SqliteStore
+from referee.server.front.service import RefereeService, list_games
+from referee.server.store.sqlite import SqliteStore
 
 
 def _organizer_sheet(tmp_path, edition: str):

@@ -12,8 +12,8 @@ import shutil
 import grpc
 import pytest
 
-from referee.server.store import MatchRow
-from referee.server.stores import open_store
+from referee.server.store.opening import open_store
+from referee.server.store.sqlite import MatchRow
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 

@@ -265,7 +265,7 @@ def test_malformed_session_frame_after_hello_gets_a_notice_and_the_session_goes_
 def test_a_session_that_sends_and_never_reads_is_dropped_not_buffered(make_server):
     """Its notices queue up to MAX_BACKLOG, then the session ends with RESOURCE_EXHAUSTED (as
     a Play stream does) instead of the referee holding every notice (no rate limit here)."""
-    from referee.server.streams import MAX_BACKLOG
+    from referee.server.play.streams import MAX_BACKLOG
 
     server = make_server(rate=0)
     frames = 5 * MAX_BACKLOG  # ~1,000 notices fill the connection's window, then they queue
@@ -519,7 +519,8 @@ def test_connection_with_no_call_is_closed_after_the_idle_limit(make_server):
 
 def test_server_options_carry_the_connection_flags():
     from referee.cli import build_parser
-    from referee.server.app import ServerConfig, server_options
+    from referee.server.app import server_options
+    from referee.server.config import ServerConfig
 
     args = build_parser().parse_args(["serve", "--max-connection-idle", "7",
                                       "--max-connection-age", "9", "--keepalive-time", "11",
@@ -561,8 +562,7 @@ def test_create_match_with_seats_zero_means_the_games_minimum(server):
 def test_structlog_capture_sees_the_servers_warnings():
     """capture_logs (used above) must see the service's module logger, or the log assertions
     above could not fail."""
-    from referee.server import service
-
+    from referee.server.front import service
     with capture_logs() as logs:
         service.log.warning("probe")
     assert [e["event"] for e in logs] == ["probe"]
@@ -572,7 +572,7 @@ def test_structlog_capture_sees_the_servers_warnings():
 def test_a_play_stream_flooded_and_never_read_ends_resource_exhausted(make_server):
     """Issue 18: a bot that floods its Play stream and never reads is dropped with
     RESOURCE_EXHAUSTED ("reads too slowly"), as a Session is, never INTERNAL."""
-    from referee.server.streams import MAX_BACKLOG
+    from referee.server.play.streams import MAX_BACKLOG
 
     server = make_server(rate=0)
     frames = 5 * MAX_BACKLOG

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import grpc
 
-from referee.server.store import SqliteStore
+from referee.server.store.sqlite import SqliteStore
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 

@@ -22,9 +22,9 @@ import grpc
 import psycopg
 import pytest
 
-from referee.server.clock import MatchClock
-from referee.server.pgstore import PostgresStore
-from referee.server.store import SqliteStore, unavailable
+from referee.server.base.clock import MatchClock
+from referee.server.store.postgres import PostgresStore
+from referee.server.store.sqlite import SqliteStore, unavailable
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 

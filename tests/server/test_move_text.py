@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from referee.server import store
+from referee.server.store import sqlite as store
 
 
 def test_each_dict_gets_its_own_text_even_when_ids_are_reused():

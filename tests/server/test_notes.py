@@ -17,7 +17,7 @@ import pytest
 
 from referee.core import registry
 from referee.core.match import Match
-from referee.server.store import SqliteStore
+from referee.server.store.sqlite import SqliteStore
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 

@@ -125,18 +125,17 @@ def test_the_match_runtime_does_not_import_the_service():
     """Issue 10: a live match gets a small context, not a back-pointer to RefereeService."""
     import ast
 
-    from referee.server import runtime
-
+    from referee.server.play import runtime
     tree = ast.parse(Path(runtime.__file__).read_text(encoding="utf-8"))
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert "service" not in imported and "referee.server.service" not in imported
+    assert "service" not in imported and "referee.server.front.service" not in imported
     assert "service" not in runtime.MatchRuntime.__init__.__code__.co_varnames
 
 
 def test_a_store_of_the_previous_schema_gains_abandoned_json_in_place(tmp_path):
     """A data dir written before abandonments were stored (matches has rejected_json, not
     abandoned_json) opens as before, its rows intact, and then stores abandoned seats."""
-    from referee.server.store import SqliteStore
+    from referee.server.store.sqlite import SqliteStore
 
     conn = sqlite3.connect(tmp_path / "referee.sqlite3")
     conn.execute(

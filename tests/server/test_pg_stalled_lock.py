@@ -16,7 +16,7 @@ import time
 import psycopg
 import pytest
 
-from referee.server.pgstore import PostgresStore
+from referee.server.store.postgres import PostgresStore
 
 TTL_MS = 300
 HANG_GUARD_S = 20  # far above the server's timeout: only a take-over that hangs trips it

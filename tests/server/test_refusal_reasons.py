@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from referee.server import errors, wire
+from referee.server.base import errors, wire
 from referee.v1 import referee_pb2 as pb
 
 ROOT = Path(__file__).resolve().parents[2] / "referee"
 #: The modules a move passes through before its MoveResult: validation (wire), the match's
 #: runtime (apply, commit, the failures answered on the stream) and the stores it commits to.
-MOVE_PATH = ("server/wire.py", "server/runtime.py", "server/store.py", "server/pgstore.py",
-             "server/stores.py")
+MOVE_PATH = ("server/base/wire.py", "server/play/runtime.py", "server/store/sqlite.py", "server/store/postgres.py",
+             "server/store/opening.py")
 #: Calls whose first argument is a refusal reason by name, wherever they are.
 REFUSING_CALLS = {"refusal", "_refused", "reject", "IllegalMove"}
 
@@ -28,7 +28,7 @@ def _name(func: ast.expr) -> str:
 def _helper_reasons() -> dict[str, str]:
     """errors.py's helpers that build a RefereeError with a fixed reason: name -> reason."""
     out = {}
-    tree = ast.parse((ROOT / "server/errors.py").read_text())
+    tree = ast.parse((ROOT / "server/base/errors.py").read_text())
     for fn in tree.body:
         if not isinstance(fn, ast.FunctionDef):
             continue

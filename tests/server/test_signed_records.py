@@ -25,7 +25,7 @@ from referee.cli import main as cli_main
 from referee.core import registry
 from referee.core.provenance import engine_version, rules_version
 from referee.schema import record_schema
-from referee.server import signing
+from referee.server.base import signing
 from referee.server.startup import StartupError
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc

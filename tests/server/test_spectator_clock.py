@@ -60,8 +60,7 @@ def test_watch_updates_carry_the_public_clocks_and_their_send_time(server):
 def test_the_send_time_is_fresh_on_every_update_sent(server, monkeypatch):
     """The update is built once per state version, decision and clock start; the send time is
     not cached with it (a viewer joining later allows for the referee's clock with it)."""
-    from referee.server import runtime
-
+    from referee.server.play import runtime
     async def make():
         async with grpc.aio.insecure_channel(server.target) as ch:
             return (await create(referee_pb2_grpc.RefereeStub(ch), seats=3, seed=12,

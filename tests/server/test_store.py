@@ -5,7 +5,7 @@ import asyncio
 import sqlite3
 import threading
 
-from referee.server.store import MatchRow, MoveRow, SqliteStore
+from referee.server.store.sqlite import MatchRow, MoveRow, SqliteStore
 
 
 def test_group_commit_round_trip(tmp_path):
@@ -49,7 +49,7 @@ def test_matches_of_an_older_store_resume_with_the_chance_they_were_played_with(
     RANDOM_LEGAL timeout stream where live play left it."""
     from referee.core import registry
     from referee.core.match import LEGACY_RECORD_FORMAT, RECORD_FORMAT, Match
-    from referee.server.records import move_row, replay_log
+    from referee.server.play.records import move_row, replay_log
 
     game = registry.get("goa")
     live = Match.create(game, {}, 3, 77, record_format=LEGACY_RECORD_FORMAT)

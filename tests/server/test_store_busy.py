@@ -76,7 +76,7 @@ def test_the_loop_answers_while_another_process_holds_the_write_lock(make_server
 def test_writes_handed_to_the_thread_keep_their_order(tmp_path):
     """Writes queued while an earlier batch waits on the writer thread follow it there, so
     they commit in the order they were queued; each is resolved once committed."""
-    from referee.server.store import SqliteStore
+    from referee.server.store.sqlite import SqliteStore
 
     store = SqliteStore(tmp_path)
     store.start()

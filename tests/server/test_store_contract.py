@@ -1,4 +1,4 @@
-"""The store contract (referee.server.store.Store) held by both backends: the embedded SQLite
+"""The store contract (referee.server.store.sqlite.Store) held by both backends: the embedded SQLite
 store and PostgreSQL (a real server the fixture starts, bench/pgserver.py). The same tests run
 against each (``store_url``): group commit, a failed write that fails alone, the lookups of a
 match no longer in memory, the tables of bot sessions and leagues, and a referee that creates a
@@ -12,10 +12,10 @@ import random
 import grpc
 import pytest
 
-from referee.server.errors import RefereeError
-from referee.server.store import MatchRow, MoveRow
-from referee.server.stores import StoreUrlError, open_store
-from referee.server.stores import store_url as resolve_url
+from referee.server.base.errors import RefereeError
+from referee.server.store.opening import StoreUrlError, open_store
+from referee.server.store.opening import store_url as resolve_url
+from referee.server.store.sqlite import MatchRow, MoveRow
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 

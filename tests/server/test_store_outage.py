@@ -376,8 +376,8 @@ def test_the_store_reader_survives_a_postgresql_restart(own_pg):
     """issue 31 item 1: a read while the database is away fails with STORE_UNAVAILABLE (not a
     psycopg error, answered INTERNAL); after its return the read connection, closed by the
     server, is opened again: the first read after a restart answers."""
-    from referee.server.errors import RefereeError
-    from referee.server.pgstore import PostgresStore
+    from referee.server.base.errors import RefereeError
+    from referee.server.store.postgres import PostgresStore
 
     store = PostgresStore(own_pg.new_database())
     try:

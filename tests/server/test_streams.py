@@ -244,8 +244,7 @@ def test_garbage_never_crashes_the_server(server):
 
 
 def test_unexpected_exceptions_become_internal(server, monkeypatch):
-    from referee.server import wire
-
+    from referee.server.base import wire
     async def run():
         async with grpc.aio.insecure_channel(server.target) as ch:
             stub = referee_pb2_grpc.RefereeStub(ch)
@@ -270,8 +269,7 @@ def test_unexpected_exceptions_become_internal(server, monkeypatch):
 
 
 def test_slow_reader_is_dropped_not_buffered_forever():
-    from referee.server import streams
-
+    from referee.server.play import streams
     st = streams.Stream(0)
     for _i in range(streams.MAX_BACKLOG + 10):
         st.put(b"x")

@@ -9,7 +9,7 @@ import pytest
 
 from referee.core import registry
 from referee.core.match import Match
-from referee.server.wire import GameWire, server_decision
+from referee.server.base.wire import GameWire, server_decision
 from referee.v1 import referee_pb2 as pb
 
 

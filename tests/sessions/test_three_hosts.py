@@ -13,7 +13,8 @@ import time
 
 import grpc
 
-from referee.server import RefereeServer, ServerConfig, shard
+from referee.server import RefereeServer, ServerConfig
+from referee.server.base import shard
 from referee.server.cluster import free_port
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from referee.core import registry
-from referee.server.wire import GameWire, match_event
+from referee.server.base.wire import GameWire, match_event
 from referee.sim import Simulation
 from referee.sim.convert import event_from_proto, events_from_proto, game_view
 from referee.v1 import referee_pb2 as pb

@@ -9,7 +9,7 @@ from referee_tournament.config import parse
 from referee_tournament.registry import sheet_warnings
 
 from referee.core import registry
-from referee.server.service import list_games
+from referee.server.front.service import list_games
 
 from .conftest import RANDOM, run_cli, write_toml
 

@@ -8,7 +8,7 @@ import random
 import grpc
 import pytest
 
-from referee.server import logs
+from referee.server.base import logs
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 from tests.server.conftest import ADMIN, ServerHandle

@@ -11,8 +11,8 @@ import grpc
 import httpx
 import pytest
 
-from referee.server.auth import client_key
-from referee.server.leagues import REGISTER_BURST
+from referee.server.base.auth import client_key
+from referee.server.leagues.league import REGISTER_BURST
 from referee.v1 import referee_pb2 as pb
 from tests.leagues.helpers import error_of, open_league, stub_for
 

@@ -127,7 +127,7 @@ def test_registration_page_shows_the_token_once(web, page, tmp_path):
     save_screenshot(page.locator("main"), tmp_path, "register-token.png")
     # the token works (a Session), and is shown nowhere else
     assert web.service.sessions.bots.get(
-        __import__("referee.server.auth", fromlist=["token_hash"]).token_hash(token)) == "delta"
+        __import__("referee.server.base.auth", fromlist=["token_hash"]).token_hash(token)) == "delta"
     page.goto(web.base + "/bots/delta")
     assert token not in page.content()
     page.goto(web.base + "/leagues/spring/register")

@@ -7,7 +7,7 @@ import json
 
 import httpx
 
-from referee.server import signing
+from referee.server.base import signing
 
 
 def test_the_web_serves_the_key_that_verifies_records(web):

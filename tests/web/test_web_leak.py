@@ -114,7 +114,7 @@ def test_a_running_match_shows_no_note_and_no_seat_view(web):
 def test_league_pages_and_api_carry_no_token_invite_or_hidden_value(web):
     """Every league page and JSON answer, while a league match is live: no bot token, admin
     token, invite code, hash of any of them, seat token, or the live match's seed."""
-    from referee.server.auth import token_hash
+    from referee.server.base.auth import token_hash
     from tests.server.conftest import ADMIN
 
     from .league_fixture import build_sync

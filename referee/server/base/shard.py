@@ -3,7 +3,7 @@
 A worker started with ``--shard S`` makes match ids ``S-<hex>`` and seat and bot tokens
 ``S.<hex>``; the proxy in front of the cluster routes every call carrying ``authorization:
 Bearer S.…`` to worker S, and a worker hands a call naming another shard's match id to its owner
-(``referee.server.forward``). Without a shard (one plain referee) ids and tokens are what they
+(``referee.server.front.forward``). Without a shard (one plain referee) ids and tokens are what they
 always were: 16 and 64 hex digits. Shard names are ``w1``, ``w2``, …: short, and made of
 characters that can appear in neither hex part, so parsing is unambiguous.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import secrets
 
-from .auth import new_token
+from referee.server.base.auth import new_token
 
 SHARD_RE = re.compile(r"w[1-9][0-9]{0,2}")
 #: the shard that keeps what is not sharded (bots, their sessions, leagues): worker 1

@@ -14,11 +14,10 @@ from referee.core import registry
 from referee.core.components import ComponentSheet
 from referee.core.contract import BadOptions, Game
 from referee.core.match import Match, ReplayError, start_doc
+from referee.server.base import errors
+from referee.server.base.errors import clip
+from referee.server.base.wire import check_text
 from referee.v1 import referee_pb2 as pb
-
-from . import errors
-from .errors import clip
-from .wire import check_text
 
 #: Longest option value and seat name accepted.
 MAX_OPTION_CHARS = 64

@@ -1,6 +1,6 @@
 """Which store a referee opens (``referee serve --store URL``, ``--store-file PATH``,
 ``$REFEREE_STORE_URL``): the embedded SQLite store by default, PostgreSQL for a
-``postgresql://`` URL. Both hold the contract of ``referee.server.store.Store``."""
+``postgresql://`` URL. Both hold the contract of ``referee.server.store.sqlite.Store``."""
 from __future__ import annotations
 
 import os
@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
-from .store import SqliteStore, Store
+from referee.server.store.sqlite import SqliteStore, Store
 
 STORE_URL_ENV = "REFEREE_STORE_URL"
 PG_SCHEMES = ("postgresql", "postgres")
@@ -67,7 +67,7 @@ def open_store(url: str, data_dir: str | Path, durability: str = "normal") -> St
     ``<data-dir>/referee.sqlite3``; ``postgresql://...`` a PostgreSQL database."""
     if not url:
         return SqliteStore(data_dir, durability)
-    from .pgstore import PostgresStore  # psycopg only for a PostgreSQL store
+    from referee.server.store.postgres import PostgresStore  # psycopg only for a PostgreSQL store
 
     return PostgresStore(url, durability)
 

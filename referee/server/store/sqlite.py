@@ -53,9 +53,8 @@ from typing import Any
 import structlog
 
 from referee.core.match import LEGACY_RECORD_FORMAT, RECORD_FORMAT
-
-from . import errors
-from .clock import now_ms
+from referee.server.base import errors
+from referee.server.base.clock import now_ms
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS matches (
@@ -318,7 +317,7 @@ class Store(ABC):
     """The store contract: what the server, the bot sessions and the leagues read and write,
     whatever the database. One subclass per backend supplies its connections, its schema
     dialect and its errors (:class:`SqliteStore`, the embedded default;
-    ``referee.server.pgstore.PostgresStore``); everything else (group commit, the typed
+    ``referee.server.store.postgres.PostgresStore``); everything else (group commit, the typed
     writes, the reads) is written once, here, in SQL both accept.
 
     ``durability`` is "normal" (a commit survives a crash of the referee process; with SQLite
@@ -819,7 +818,7 @@ class Store(ABC):
     # ------------------------------------------------------------------ writes (awaitable)
     def write(self, fn: Callable[[DbConn], Any]) -> asyncio.Future:
         """Run ``fn(connection)`` in the next group commit (tables of other modules, e.g.
-        referee.server.sessions); operations commit in the order they were queued."""
+        referee.server.play.sessions); operations commit in the order they were queued."""
         return self._submit(fn)
 
     # ------------------------------------------------------------------ leases
@@ -946,7 +945,7 @@ class Store(ABC):
 
     def running_twins(self, game: str, seed: int, match_id: str) -> list[str]:
         """The running matches of ``game`` on ``seed`` but ``match_id``, whichever referee on
-        the store runs them (see referee.server.embargo)."""
+        the store runs them (see referee.server.base.embargo)."""
         rows = self.reader().execute(
             "SELECT id FROM matches WHERE game=? AND seed=? AND status='running' AND id<>?",
             (game, str(seed), match_id)).fetchall()

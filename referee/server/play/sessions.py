@@ -42,14 +42,13 @@ import grpc
 import structlog
 from google.protobuf import json_format
 
+from referee.server.base import errors, shard
+from referee.server.base.auth import RateLimiter, bearer, token_hash
+from referee.server.base.clock import now_ms
+from referee.server.base.errors import RefereeError, clip
+from referee.server.play.streams import CLOSE, drain, end_with, put_bounded
+from referee.server.store.sqlite import DbConn, Store, store_outage
 from referee.v1 import referee_pb2 as pb
-
-from . import errors, shard
-from .auth import RateLimiter, bearer, token_hash
-from .clock import now_ms
-from .errors import RefereeError, clip
-from .store import DbConn, Store, store_outage
-from .streams import CLOSE, drain, end_with, put_bounded
 
 log = structlog.get_logger("referee.sessions")
 
@@ -58,7 +57,7 @@ CREATE TABLE IF NOT EXISTS bots (
     name        TEXT PRIMARY KEY,
     token_hash  TEXT NOT NULL,       -- SHA-256 hex of the bot token, never the token
     created_ms  INTEGER NOT NULL
-    -- league bots (referee.server.leagues) add: league, kind, status, message, owner,
+    -- league bots (referee.server.leagues.league) add: league, kind, status, message, owner,
     -- description (see BOT_COLUMNS; added to older stores when opened)
 );
 CREATE TABLE IF NOT EXISTS assignments (
@@ -92,7 +91,7 @@ class Conn:
     capacity: int
     peer: str = ""
     token_hash: str = ""  # of the bot token it was opened with
-    shard: str | None = None  # the shard its bot token names (referee.server.shard)
+    shard: str | None = None  # the shard its bot token names (referee.server.base.shard)
     queue: asyncio.Queue = field(default_factory=asyncio.Queue)
     active: set[tuple[str, int]] = field(default_factory=set)
     dropped: bool = False  # it read too slowly, or its token was replaced: only its closing
@@ -148,7 +147,7 @@ class BotSessions:
     def __init__(self, store: Store, data_dir: Path, limiter: RateLimiter | None = None,
                  ack_timeout_s: float = 30.0, shard: str | None = None):
         self.store = store
-        self.shard = shard  # a cluster worker's: its bot tokens carry it (referee.server.shard)
+        self.shard = shard  # a cluster worker's: its bot tokens carry it (referee.server.base.shard)
         self.limiter = limiter or RateLimiter(0, 1)
         self.ack_timeout_s = ack_timeout_s
         self.key = _load_key(Path(data_dir) / "bot-seats.key")

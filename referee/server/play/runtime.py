@@ -21,13 +21,9 @@ import structlog
 from referee.core.contract import Decision, Event, Game, IllegalMove
 from referee.core.match import Match, MoveEntry, result_json
 from referee.core.provenance import seed_commitment
-from referee.v1 import referee_pb2 as pb
-
-from . import errors, records
-from .clock import MatchClock, StartGate, now_ms
-from .store import Backoff, CommitUnknown, Store, store_outage, unavailable
-from .streams import CLOSE, MatchStreams, Stream
-from .wire import (
+from referee.server.base import errors
+from referee.server.base.clock import MatchClock, StartGate, now_ms
+from referee.server.base.wire import (
     GameWire,
     check_note,
     match_event,
@@ -36,6 +32,10 @@ from .wire import (
     server_decision,
     server_move_result,
 )
+from referee.server.play import records
+from referee.server.play.streams import CLOSE, MatchStreams, Stream
+from referee.server.store.sqlite import Backoff, CommitUnknown, Store, store_outage, unavailable
+from referee.v1 import referee_pb2 as pb
 
 log = structlog.get_logger("referee.match")
 

@@ -1,6 +1,6 @@
 """A cluster worker hands a call for a match it does not own to the worker that does.
 
-The proxy routes by the token a call carries (``referee.server.shard``); a call that names its
+The proxy routes by the token a call carries (``referee.server.base.shard``); a call that names its
 match only in its body (Watch, GetRecord, a spectator's GetView, the admin's AbandonSeat) lands
 on any worker. That worker parses the match id and, when another shard owns it, passes the
 request bytes on to the owner over the owner's Unix socket and its answer (messages, status,
@@ -26,13 +26,12 @@ import grpc
 import structlog
 
 from referee.core import registry
+from referee.server.base import errors, shard
+from referee.server.base.auth import CLIENT_HEADER, bearer, peer_address, token_hash, trusted_peer
+from referee.server.base.errors import RefereeError
+from referee.server.front.service import SERVICE_NAME, RefereeService
+from referee.server.play.streams import CLOSE, Stream
 from referee.v1 import referee_pb2 as pb
-
-from . import errors, shard
-from .auth import CLIENT_HEADER, bearer, peer_address, token_hash, trusted_peer
-from .errors import RefereeError
-from .service import SERVICE_NAME, RefereeService
-from .streams import CLOSE, Stream
 
 log = structlog.get_logger("referee.server")
 

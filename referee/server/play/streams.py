@@ -7,8 +7,8 @@ import asyncio
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from . import errors
-from .errors import RefereeError
+from referee.server.base import errors
+from referee.server.base.errors import RefereeError
 
 CLOSE = None  # queued to a stream to end it
 

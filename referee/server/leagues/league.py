@@ -6,9 +6,9 @@ matches; this module keeps what it and the web pages share.
 * **Tables** (same SQLite store, same writer thread: every acknowledged change is committed
   before the reply): ``leagues``, ``invites`` (only the SHA-256 of a code, its uses left and
   expiry), ``bot_versions``, ``standings`` (the latest document of each league); the ``bots``
-  rows of :mod:`referee.server.sessions` gain league, kind, status, message, owner and
+  rows of :mod:`referee.server.play.sessions` gain league, kind, status, message, owner and
   description.
-* **Archives** of hosted bots are checked by :mod:`referee.server.archive` and kept as files,
+* **Archives** of hosted bots are checked by :mod:`referee.server.leagues.archive` and kept as files,
   ``<data-dir>/bots/<bot>/<version>.tar.gz`` (written and fsynced before the version's row is
   committed): up to 16 MiB each, they would otherwise pass through the one writer thread that
   commits every move, and grow the WAL by that much per upload. An upload is spooled to an
@@ -46,16 +46,15 @@ from jsonschema.exceptions import best_match
 
 from referee.core import registry
 from referee.schema import standings_schema
+from referee.server.base import errors
+from referee.server.base.auth import RateLimiter, client_key, new_token, token_hash
+from referee.server.base.clock import now_ms
+from referee.server.base.errors import clip
+from referee.server.base.wire import check_text
+from referee.server.leagues.archive import ArchiveError, Limits, check_archive
+from referee.server.play.sessions import BOT_NAME_RE, BotSessions
+from referee.server.store.sqlite import DbConn, Store
 from referee.v1 import referee_pb2 as pb
-
-from . import errors
-from .archive import ArchiveError, Limits, check_archive
-from .auth import RateLimiter, client_key, new_token, token_hash
-from .clock import now_ms
-from .errors import clip
-from .sessions import BOT_NAME_RE, BotSessions
-from .store import DbConn, Store
-from .wire import check_text
 
 log = structlog.get_logger("referee.leagues")
 

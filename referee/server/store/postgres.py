@@ -1,5 +1,5 @@
 """The PostgreSQL store (``referee serve --store postgresql://...``): the store contract of
-``referee.server.store`` over psycopg 3, so that referees on several machines share matches,
+``referee.server.store.sqlite`` over psycopg 3, so that referees on several machines share matches,
 bots and leagues.
 
 The same schema and SQL as the embedded SQLite store, adapted in one place (:class:`PgConn`):
@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 import psycopg
 
-from .store import ADDED_COLUMNS, INDEXES, SCHEMA, Store
+from referee.server.store.sqlite import ADDED_COLUMNS, INDEXES, SCHEMA, Store
 
 #: the key of the advisory lock held while the schema is created or migrated
 SCHEMA_LOCK = 0x72656665  # "refe"

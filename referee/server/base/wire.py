@@ -11,9 +11,8 @@ from typing import Any
 import structlog
 
 from referee.core.contract import Event, Game, MalformedMove
+from referee.server.base import errors
 from referee.v1 import referee_pb2 as pb
-
-from . import errors
 
 _log = structlog.get_logger("referee.wire")
 

@@ -19,24 +19,23 @@ from referee.core.components import ComponentSheet
 from referee.core.contract import Game
 from referee.core.match import ReplayError
 from referee.core.provenance import new_salt
+from referee.server.base import errors, shard, signing
+from referee.server.base.auth import RateLimiter, bearer, same_hash, token_hash
+from referee.server.base.clock import DEFAULT_JOIN_MS, now_ms
+from referee.server.base.embargo import REASON as EMBARGOED
+from referee.server.base.embargo import Embargo, unfinished_twins
+from referee.server.base.errors import RefereeError, clip
+from referee.server.base.shard import HOME
+from referee.server.base.wire import GameWire, check_text, opt_str, refusal
+from referee.server.leagues.archive import Limits
+from referee.server.leagues.league import MAX_STANDINGS, Leagues
+from referee.server.play.create import fingerprint, new_match, plan_match, request_id
+from referee.server.play.records import replay_log
+from referee.server.play.runtime import MatchRuntime, RuntimeContext
+from referee.server.play.sessions import BotSessions
+from referee.server.play.streams import CLOSE, Stream, drain, end_with
+from referee.server.store.sqlite import MatchRow, Store, store_outage, unavailable
 from referee.v1 import referee_pb2 as pb
-
-from . import errors, shard, signing
-from .archive import Limits
-from .auth import RateLimiter, bearer, same_hash, token_hash
-from .clock import DEFAULT_JOIN_MS, now_ms
-from .create import fingerprint, new_match, plan_match, request_id
-from .embargo import REASON as EMBARGOED
-from .embargo import Embargo, unfinished_twins
-from .errors import RefereeError, clip
-from .leagues import MAX_STANDINGS, Leagues
-from .records import replay_log
-from .runtime import MatchRuntime, RuntimeContext
-from .sessions import BotSessions
-from .shard import HOME
-from .store import MatchRow, Store, store_outage, unavailable
-from .streams import CLOSE, Stream, drain, end_with
-from .wire import GameWire, check_text, opt_str, refusal
 
 log = structlog.get_logger("referee.server")
 
@@ -60,13 +59,13 @@ class RefereeService:
         roaming: bool = False,
     ):
         self.store = store
-        # a cluster worker's shard (referee.server.shard): it makes the ids and tokens of its
+        # a cluster worker's shard (referee.server.base.shard): it makes the ids and tokens of its
         # matches and bots, and resumes only its own matches
         self.shard = shard
         # one of several hosts (``--advertise``): it takes over any shard's match whose lease
         # expired, and hands the calls for a match another live referee holds to that one
         self.roaming = roaming
-        self.forwarder: Any = None  # a cluster worker's (referee.server.forward.Forwarder)
+        self.forwarder: Any = None  # a cluster worker's (referee.server.front.forward.Forwarder)
         self.data_dir = Path(data_dir)
         self.records_dir = self.data_dir / "records"
         self.records_dir.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -13,9 +13,8 @@ from referee.core.components import ComponentSheet
 from referee.core.contract import Game
 from referee.core.match import Match, MoveEntry, replay
 from referee.core.provenance import engine_version, rules_version, seed_commitment
+from referee.server.store.sqlite import MatchRow, MoveRow
 from referee.v1 import referee_pb2 as pb
-
-from .store import MatchRow, MoveRow
 
 
 def record(match: Match, match_id: str, names: list[str], policy: pb.TimePolicy,
