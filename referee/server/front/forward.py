@@ -12,7 +12,7 @@ the original ``authorization``.
 On several hosts (``referee serve --advertise``, a "roaming" referee) the owner is not a fixed
 shard but whoever holds the match's lease in the shared store, which names its address: a call
 for a match this referee does not hold goes to that address while the lease is live, and is
-served here otherwise (the service then takes the match over, ``RefereeService.adopt``). A Play
+served here otherwise (the registry then takes the match over, ``MatchRegistry.adopt``). A Play
 stream is handed on as a whole, found by its seat token. A forwarded call is never forwarded
 again (FORWARDED_HEADER), so two referees with different ideas of the owner cannot bounce it.
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import structlog
@@ -29,11 +29,14 @@ from referee.core import registry
 from referee.server.base import errors, shard
 from referee.server.base.auth import CLIENT_HEADER, bearer, peer_address, token_hash, trusted_peer
 from referee.server.base.errors import RefereeError
-from referee.server.front.service import SERVICE_NAME, RefereeService
+from referee.server.play.registry import MatchRegistry, Remotes
 from referee.server.play.streams import CLOSE, Stream
 from referee.v1 import referee_pb2 as pb
 
 log = structlog.get_logger("referee.server")
+
+#: the service whose calls are handed on (the servicer, front.service, names it the same way)
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Referee"].full_name
 
 #: set on a call one referee hands to another: the receiver serves it, never hands it on
 FORWARDED_HEADER = "x-referee-forwarded"
@@ -71,24 +74,24 @@ _CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 16 << 20),
 class Forwarder:
     """This referee's view of the others. A worker of one machine's cluster: ``peers`` maps
     each shard to its gRPC address, which owns that shard's matches. A host of several
-    (``service`` given: ``--advertise``): a match's owner is its lease's holder
-    (``RefereeService.holder_address``); ``peers`` may still name the home shard's address,
+    (``held`` given, the registry of this referee's matches: ``--advertise``): a match's owner
+    is its lease's holder (``MatchRegistry.holder_address``); ``peers`` may still name the home shard's address,
     for the CreateMatch calls that bind bots or a league."""
 
     def __init__(self, own: str, peers: dict[str, str], trust_proxy: bool = True,
-                 service: RefereeService | None = None, proxies: frozenset[str] = frozenset()):
+                 held: MatchRegistry | None = None, proxies: frozenset[str] = frozenset()):
         self.own = own
         self.peers = dict(peers)
         self.trust_proxy = trust_proxy
         self.proxies = proxies
-        self.service = service
+        self.held = held
         self._channels: dict[str, grpc.aio.Channel] = {}
 
     def address_of(self, match_id: str) -> str | None:
         """The address of the referee to hand a call for ``match_id`` to, or None (here).
         RefereeError (NOT_OWNER) when another referee holds it but gave no address."""
-        if self.service is not None:
-            return self.service.holder_address(match_id)
+        if self.held is not None:
+            return self.held.holder_address(match_id)
         owner = shard.of_match(match_id)
         return self.peers[owner] if owner and owner != self.own and owner in self.peers \
             else None
@@ -112,15 +115,15 @@ class Forwarder:
 
     def seat_target(self, context) -> str | None:
         """Where a Play stream goes (a host's): its seat token's match's holder, or None."""
-        if self.service is None or _forwarded(context):
+        if self.held is None or _forwarded(context):
             return None
         token = bearer(context.invocation_metadata())
         if not token:
             return None
         h = token_hash(token)
-        if h in self.service.tokens:
+        if h in self.held.tokens:
             return None
-        found = self.service.store.match_of_token(h)
+        found = self.held.store.match_of_token(h)
         return self.address_of(found[0]) if found is not None else None
 
     def channel(self, address: str) -> grpc.aio.Channel:
@@ -258,7 +261,7 @@ def routed(inner: grpc.GenericRpcHandler, fwd: Forwarder) -> grpc.GenericRpcHand
             name = method.rpartition("/")[2]
             if handler is None or not method.startswith(f"/{SERVICE_NAME}/"):
                 return handler
-            if name == "Play" and fwd.service is not None:
+            if name == "Play" and fwd.held is not None:
                 return _routed_play(handler, method, fwd)
             if name not in ROUTED:
                 return handler
@@ -266,7 +269,7 @@ def routed(inner: grpc.GenericRpcHandler, fwd: Forwarder) -> grpc.GenericRpcHand
                 local_unary = handler.unary_unary
 
                 # a host's CreateMatch for the home one: served here while that one is down
-                fallback = local_unary if name == "CreateMatch" and fwd.service is not None \
+                fallback = local_unary if name == "CreateMatch" and fwd.held is not None \
                     else None
 
                 async def unary(data: bytes, context):
@@ -360,3 +363,9 @@ def _passed_on(exc: grpc.aio.AioRpcError) -> tuple[grpc.StatusCode, str, tuple]:
                                "again (another takes it over once its lease expires)")
         return err.code, err.message, err.trailing_metadata()
     return exc.code(), exc.details() or "", tuple(exc.trailing_metadata() or ())
+
+
+if TYPE_CHECKING:
+    # mypy holds the Forwarder to the Protocol the rooms below the front (the web viewer)
+    # name it by: play.registry.Remotes
+    _FORWARDER_IS_REMOTES: type[Remotes] = Forwarder
