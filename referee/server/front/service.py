@@ -8,9 +8,9 @@ import asyncio
 import contextlib
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import grpc
 import structlog
@@ -22,7 +22,7 @@ from referee.core.components import ComponentSheet
 from referee.core.contract import Game
 from referee.core.provenance import new_salt
 from referee.server.base import errors, shard, signing
-from referee.server.base.auth import RateLimiter, bearer, same_hash, token_hash
+from referee.server.base.auth import Context, RateLimiter, bearer, same_hash, token_hash
 from referee.server.base.clock import DEFAULT_JOIN_MS
 from referee.server.base.embargo import REASON as EMBARGOED
 from referee.server.base.embargo import Embargo
@@ -44,8 +44,8 @@ log = structlog.get_logger("referee.server")
 
 #: a parsed request (handlers get raw bytes, parsed as their method's request message)
 M = TypeVar("M", bound=Message)
-#: a call's context as grpc.aio gives it to a handler
-Context = grpc.aio.ServicerContext[Any, Any]
+#: what a handler answers: a message, or one serialised once for many streams (``_ser``)
+Reply = Message | bytes
 
 
 class RefereeService:
@@ -202,13 +202,13 @@ class RefereeService:
         self.registry.shutdown()
 
     # ================================================================== RPCs
-    async def ListGames(self, request: pb.ListGamesRequest, context) -> pb.ListGamesResponse:
+    async def ListGames(self, request: pb.ListGamesRequest, context: Context) -> pb.ListGamesResponse:
         return self.list_games()
 
     def list_games(self) -> pb.ListGamesResponse:
         return list_games(self.components)
 
-    async def CreateMatch(self, request: pb.CreateMatchRequest, context) -> pb.CreateMatchResponse:
+    async def CreateMatch(self, request: pb.CreateMatchRequest, context: Context) -> pb.CreateMatchResponse:
         if not self._admin(context):
             raise errors.permission_denied("creating a match needs the admin token")
         rid = request_id(request)
@@ -288,7 +288,8 @@ class RefereeService:
         return _created_reply(match_id, [self.sessions.seat_token(match_id, s)
                                          for s in range(seats)])
 
-    async def Play(self, request_iterator, context) -> AsyncIterator[Any]:
+    async def Play(self, request_iterator: AsyncIterator[bytes],
+                   context: Context) -> AsyncGenerator[Reply, None]:
         """Frames arrive as raw bytes (see generic_handler). A first frame that is not a Join
         ends the stream with INVALID_ARGUMENT/MALFORMED; after the Join every frame gets an
         answer on the stream, a malformed one a MoveResult with reason MALFORMED. Registered
@@ -338,8 +339,8 @@ class RefereeService:
                 rt.detach(stream)
                 rt.log.info("seat_left", seat=stream.seat)
 
-    async def _play_reader(self, request_iterator, context, rt: MatchRuntime, stream: Stream,
-                           limit: int):
+    async def _play_reader(self, request_iterator: AsyncIterator[bytes], context: Context,
+                           rt: MatchRuntime, stream: Stream, limit: int) -> None:
         """The frames of a Play stream after its Join, each answered on the stream; a frame
         over ``limit`` bytes ends it (checked here rather than by a wrapping generator, which
         cost every frame of the move path a step through one more async generator)."""
@@ -418,7 +419,7 @@ class RefereeService:
             stream.put(errors.RefereeError(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error"))
         # The client half-closed: keep pushing until the match ends or the client cancels.
 
-    async def SubmitMove(self, request: pb.SubmitMoveRequest, context) -> pb.MoveResult:
+    async def SubmitMove(self, request: pb.SubmitMoveRequest, context: Context) -> pb.MoveResult:
         rt, seat = self._seat(context, request.match_id)
         # as in Play: a cut call does not stop the move (rt.submit waits for it, shielded)
         result = await rt.submit(seat, request.move, request.state_version, request.request_id,
@@ -427,7 +428,7 @@ class RefereeService:
             raise errors.precondition(pb.Reason.Name(result.reason), result.message)
         return result
 
-    async def GetView(self, request: pb.GetViewRequest, context) -> pb.GetViewResponse:
+    async def GetView(self, request: pb.GetViewRequest, context: Context) -> pb.GetViewResponse:
         rt, seat = self._seat(context, request.match_id)
         resp = pb.GetViewResponse(state_version=rt.match.version, view=rt.view_for(seat))
         dp = rt.decision_for(seat)
@@ -437,14 +438,15 @@ class RefereeService:
             resp.game_over.CopyFrom(rt.game_over)
         return resp
 
-    async def GetLegalMoves(self, request: pb.GetLegalMovesRequest, context) -> pb.Decision:
+    async def GetLegalMoves(self, request: pb.GetLegalMovesRequest, context: Context) -> pb.Decision:
         rt, seat = self._seat(context, request.match_id)
         dp = rt.decision_for(seat)
         if dp is not None:
             return dp
         return pb.Decision(match_id=rt.id, state_version=rt.match.version, seat=seat)
 
-    async def Watch(self, request: pb.WatchRequest, context) -> AsyncIterator[Any]:
+    async def Watch(self, request: pb.WatchRequest,
+                    context: Context) -> AsyncGenerator[Reply, None]:
         stream: Stream | None = None
         rt: MatchRuntime | None = None
         try:
@@ -461,7 +463,7 @@ class RefereeService:
             if rt is not None and stream is not None:
                 rt.detach(stream)
 
-    async def GetRecord(self, request: pb.GetRecordRequest, context) -> pb.GetRecordResponse:
+    async def GetRecord(self, request: pb.GetRecordRequest, context: Context) -> pb.GetRecordResponse:
         rt = self.registry.matches.get(request.match_id)
         if rt is None or rt.game_over is not None:
             # over: the record file written at the final commit is the record
@@ -489,12 +491,12 @@ class RefereeService:
             record_json=json.dumps(rt.record(), sort_keys=True), complete=False
         )
 
-    async def GetSigningKey(self, request: pb.GetSigningKeyRequest, context) -> pb.SigningKey:
+    async def GetSigningKey(self, request: pb.GetSigningKeyRequest, context: Context) -> pb.SigningKey:
         """The public key finished records are signed with (no token: it is public)."""
         self._limit(context, None)
         return self.signing_key
 
-    async def AbandonSeat(self, request: pb.AbandonSeatRequest, context) -> pb.AbandonSeatResponse:
+    async def AbandonSeat(self, request: pb.AbandonSeatRequest, context: Context) -> pb.AbandonSeatResponse:
         if not self._admin(context):
             raise errors.permission_denied("abandoning a seat needs the admin token")
         rt = self._runtime(request.match_id)
@@ -507,12 +509,13 @@ class RefereeService:
         )
         return pb.AbandonSeatResponse(abandoned=abandoned, forfeited=forfeited)
 
-    async def Echo(self, request_iterator, context):
+    async def Echo(self, request_iterator: AsyncIterator[bytes],
+                   context: Context) -> AsyncGenerator[pb.EchoMessage, None]:
         parse = self.parse
         async for data in request_iterator:
             yield parse(pb.EchoMessage, data, "Echo", context)
 
-    async def RegisterBot(self, request: pb.RegisterBotRequest, context) -> pb.RegisterBotResponse:
+    async def RegisterBot(self, request: pb.RegisterBotRequest, context: Context) -> pb.RegisterBotResponse:
         if request.league:
             # an entrant needs no token (the league's registration mode decides)
             admin = self._holds_admin(context)
@@ -524,54 +527,55 @@ class RefereeService:
         return await self.sessions.register(request.name)
 
     def Session(self, request_iterator: AsyncIterator[bytes],
-                context: Context) -> AsyncIterator[pb.SessionServerMessage]:
+                context: Context) -> AsyncGenerator[Reply, None]:
         """A bot's session (sessions.py): its raw frames, each parsed there."""
         return self.sessions.Session(request_iterator, context)
 
     # ------------------------------------------------------------------ leagues (leagues.py)
-    def _need_admin(self, context, what: str) -> None:
+    def _need_admin(self, context: Context, what: str) -> None:
         if not self._admin(context):
             raise errors.permission_denied(f"{what} needs the admin token")
 
-    async def OpenLeague(self, request: pb.OpenLeagueRequest, context) -> pb.League:
+    async def OpenLeague(self, request: pb.OpenLeagueRequest, context: Context) -> pb.League:
         self._need_admin(context, "opening a league")
         return await self.leagues.open_league(request)
 
-    async def GetLeague(self, request: pb.GetLeagueRequest, context) -> pb.League:
+    async def GetLeague(self, request: pb.GetLeagueRequest, context: Context) -> pb.League:
         self._limit(context, None)
         return self.leagues.league(request.name).league
 
-    async def SetLeagueState(self, request: pb.SetLeagueStateRequest, context) -> pb.League:
+    async def SetLeagueState(self, request: pb.SetLeagueStateRequest, context: Context) -> pb.League:
         self._need_admin(context, "changing a league's state")
         return await self.leagues.set_state(request)
 
     async def CreateInvite(self, request: pb.CreateInviteRequest,
-                           context) -> pb.CreateInviteResponse:
+                           context: Context) -> pb.CreateInviteResponse:
         self._need_admin(context, "creating an invite")
         return await self.leagues.create_invite(request)
 
     async def ListLeagueBots(self, request: pb.ListLeagueBotsRequest,
-                             context) -> pb.ListLeagueBotsResponse:
+                             context: Context) -> pb.ListLeagueBotsResponse:
         self._need_admin(context, "listing a league's bots")
         return self.leagues.list_bots(request)
 
-    async def SetBotStatus(self, request: pb.SetBotStatusRequest, context) -> pb.LeagueBot:
+    async def SetBotStatus(self, request: pb.SetBotStatusRequest, context: Context) -> pb.LeagueBot:
         self._need_admin(context, "changing a bot's status")
         return await self.leagues.set_status(request)
 
     async def PublishStandings(self, request: pb.PublishStandingsRequest,
-                               context) -> pb.PublishStandingsResponse:
+                               context: Context) -> pb.PublishStandingsResponse:
         self._need_admin(context, "publishing standings")
         return await self.leagues.publish(request)
 
     async def GetBotArchive(self, request: pb.GetBotArchiveRequest,
-                            context) -> AsyncIterator[Any]:
+                            context: Context) -> AsyncGenerator[Reply, None]:
         self._need_admin(context, "reading a bot's archive")
         async with contextlib.aclosing(self.leagues.archive(request)) as chunks:
             async for chunk in chunks:
                 yield chunk
 
-    async def UploadBot(self, request_iterator, context) -> pb.BotVersion:
+    async def UploadBot(self, request_iterator: AsyncIterator[bytes],
+                        context: Context) -> pb.BotVersion:
         return await self.leagues.upload(request_iterator, context)
 
 
@@ -629,7 +633,7 @@ def _refused(rt: MatchRuntime, reason: str, message: str,
         move_result=refusal(reason, message, rt.match.version, request_id))
 
 
-def _internal_md():
+def _internal_md() -> tuple[tuple[str, str | bytes], ...]:
     return errors.RefereeError(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error") \
         .trailing_metadata()
 
@@ -639,12 +643,12 @@ def _store_kind(exc: BaseException) -> str:
     return "sqlite" if isinstance(exc, sqlite3.Error) else "postgresql"
 
 
-def _ser(message: Any) -> bytes:
+def _ser(message: Reply) -> bytes:
     # Broadcast messages are serialised once and queued as bytes to every stream.
     return message if isinstance(message, bytes) else message.SerializeToString()
 
 
-async def _abort(context, rpc: str, exc: Exception) -> None:
+async def _abort(context: Context, rpc: str, exc: Exception) -> NoReturn:
     """The one way a handler's exception becomes a status: a RefereeError with its reason,
     anything else INTERNAL (logged with its traceback: that one is a bug)."""
     if isinstance(exc, RefereeError):
@@ -656,12 +660,14 @@ async def _abort(context, rpc: str, exc: Exception) -> None:
     await context.abort(grpc.StatusCode.INTERNAL, "internal error", _internal_md())
 
 
-def _guard_unary(service: RefereeService, rpc: str, fn: Callable, request_type: Any) -> Callable:
+def _guard_unary(service: RefereeService, rpc: str,
+                 fn: Callable[[Any, Context], Awaitable[Reply]],
+                 request_type: type[Message]) -> Callable[[bytes, Context], Awaitable[Reply]]:
     """A unary handler taking the raw request bytes: parsed here, so a body that is not a
     ``request_type`` is answered INVALID_ARGUMENT/MALFORMED like any other bad input."""
     parse = service.parse
 
-    async def handler(data: bytes, context):
+    async def handler(data: bytes, context: Context) -> Reply:
         try:
             return await fn(parse(request_type, data, rpc, context), context)
         except (asyncio.CancelledError, grpc.aio.AbortError):
@@ -672,15 +678,17 @@ def _guard_unary(service: RefereeService, rpc: str, fn: Callable, request_type: 
     return handler
 
 
-def _guard_stream(service: RefereeService, rpc: str, fn: Callable,
-                  request_type: Any = None) -> Callable:
+def _guard_stream(service: RefereeService, rpc: str,
+                  fn: Callable[[Any, Context], AsyncGenerator[Reply, None]],
+                  request_type: type[Message] | None = None,
+                  ) -> Callable[[Any, Context], AsyncGenerator[Reply, None]]:
     """The same for a server-streaming handler (an async generator). With ``request_type`` the
     single request is parsed here (Watch); without, ``fn`` gets the raw request frames and
     parses them itself (Echo, Session), each capped at --max-message-bytes here. (Play guards
     itself, on its move path.)"""
     parse = service.parse
 
-    async def handler(request, context):
+    async def handler(request: Any, context: Context) -> AsyncGenerator[Reply, None]:
         try:
             if request_type is not None:
                 request = parse(request_type, request, rpc, context)
@@ -697,7 +705,8 @@ def _guard_stream(service: RefereeService, rpc: str, fn: Callable,
     return handler
 
 
-async def _capped_frames(frames, limit: int, rpc: str):
+async def _capped_frames(frames: AsyncIterator[bytes], limit: int,
+                         rpc: str) -> AsyncIterator[bytes]:
     """A stream's raw frames, each at most ``limit`` bytes (the gRPC limit is higher for
     UploadBot and PublishStandings): a bigger one ends the stream, RESOURCE_EXHAUSTED."""
     async for data in frames:
@@ -711,10 +720,12 @@ def frame_too_big(rpc: str, size: int) -> RefereeError:
     return errors.exhausted(f"{rpc}: a frame of {size} bytes is more than this referee takes")
 
 
-def _guard_client_stream(service: RefereeService, rpc: str, fn: Callable) -> Callable:
+def _guard_client_stream(service: RefereeService, rpc: str,
+                         fn: Callable[[AsyncIterator[bytes], Context], Awaitable[Reply]],
+                         ) -> Callable[[AsyncIterator[bytes], Context], Awaitable[Reply]]:
     """The same for a client-streaming handler (UploadBot): ``fn`` gets the raw frames."""
 
-    async def handler(request_iterator, context):
+    async def handler(request_iterator: AsyncIterator[bytes], context: Context) -> Reply:
         try:
             return await fn(request_iterator, context)
         except (asyncio.CancelledError, grpc.aio.AbortError):
