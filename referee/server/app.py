@@ -149,27 +149,28 @@ class RefereeServer:
         )
         owner = cfg.lease_owner or f"{socket.gethostname()}:{data_dir.resolve()}"
         ttl_ms = max(1, int(cfg.lease_ttl_s * 1000))
-        self.store.enable_leases(owner, ttl_ms, self.service.drop, cfg.advertise)
-        resumed = self.service.resume_all()
+        held = self.service.registry
+        self.store.enable_leases(owner, ttl_ms, held.drop, cfg.advertise)
+        resumed = held.resume_all()
         # renewed three times a lease's life: one late round does not lose a match
-        self.service.spawn(self.service.keep_leases(cfg.lease_ttl_s / 3))
+        held.spawn(held.keep_leases(cfg.lease_ttl_s / 3))
         limit = int(cfg.max_message_bytes)
         self.server = grpc.aio.server(options=server_options(cfg))
         handler = generic_handler(self.service)
         if cfg.shard is not None or cfg.advertise:
             self.forwarder = Forwarder(cfg.shard or "", cfg.peers,
-                                       service=self.service if cfg.advertise else None,
+                                       held=held if cfg.advertise else None,
                                        proxies=proxy_peers(cfg.trusted_proxies))
             self.service.forwarder = self.forwarder  # the web viewer watches other workers
             handler = routed(handler, self.forwarder)
             if cfg.advertise and shard.HOME in cfg.peers and cfg.shard != shard.HOME:
-                self.service.spawn(self.forwarder.hand_back_sessions(
+                held.spawn(self.forwarder.hand_back_sessions(
                     self.service.sessions, max(1.0, cfg.lease_ttl_s)))
             if cfg.advertise:
                 # a match bound to a bot but created on another host (the home host was
                 # unreachable) reaches the bot's session here, on whichever host it is
-                matches = self.service.matches
-                self.service.spawn(self.service.sessions.pull_every(
+                matches = held.matches
+                held.spawn(self.service.sessions.pull_every(
                     max(0.5, cfg.lease_ttl_s / 3), lambda m: m in matches))
         # registered methods, not one generic handler: one queue of calls not yet started per
         # method, so a burst of Play streams holds no other call back (registered_handlers)

@@ -37,6 +37,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 
 import grpc
 import structlog
@@ -483,9 +484,9 @@ def run(cfg: ClusterConfig) -> int:
     if cfg.http_port:
         check_port(cfg.host, cfg.http_port, "--http-port")
     cluster = Cluster(cfg, nginx)
-    stopping = []
+    stopping: list[int] = []
 
-    def on_signal(signum, frame) -> None:
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         stopping.append(signum)
         cluster.stop.set()
 

@@ -79,7 +79,7 @@ def test_a_finished_match_is_embargoed_while_its_seed_is_still_played(web):
 
     # still embargoed once memory has let the finished match go (the store answers)
     async def evict():
-        web.service._evict(web.service.matches[first])
+        web.service.registry.evict(web.service.matches[first])
     web.call(evict())
     assert reason_of(_refused(web, _record(web.target, first))) == "EMBARGOED"
     assert httpx.get(f"{web.base}/matches/{first}/record.json").status_code == 403

@@ -133,7 +133,7 @@ def test_match_list_json_and_store_only_matches(web, tmp_path):
     mid, tokens = web.call(web.create(names=["ann", "bob", "cy"]))
     web.call(web.play(mid, tokens), timeout=120)
     # forget it from memory (as --keep-finished does): the store and record file answer
-    web.service._evict(web.service.matches[mid])
+    web.service.registry.evict(web.service.matches[mid])
     assert mid not in web.service.matches
     lst = httpx.get(web.base + "/api/matches").json()["matches"]
     row = next(m for m in lst if m["id"] == mid)

@@ -8,6 +8,23 @@ import ipaddress
 import secrets
 import time
 from collections.abc import Iterable
+from typing import Any, Protocol
+
+import grpc
+
+#: a call's metadata: grpc.aio's Metadata, or the (key, value) pairs of a forwarded call
+Metadata = Iterable[tuple[str, str | bytes]]
+#: a call's context as a grpc.aio handler gets it (the handlers take raw request bytes)
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+class CallContext(Protocol):
+    """What the checks here read of a call: its peer and its metadata (a grpc.aio
+    ServicerContext has both)."""
+
+    def peer(self) -> str: ...
+
+    def invocation_metadata(self) -> Metadata | None: ...
 
 
 def new_token() -> str:
@@ -24,7 +41,7 @@ def same_hash(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode(), b.encode())
 
 
-def bearer(metadata) -> str | None:
+def bearer(metadata: Metadata | None) -> str | None:
     """The token of an ``authorization: Bearer <token>`` metadata entry, if any."""
     for key, value in metadata or ():
         if key == "authorization":
@@ -92,7 +109,7 @@ def client_key(address: str) -> str:
     return str(mapped or ip)
 
 
-def client_address(context, trust_proxy: bool, proxies: frozenset[str] = frozenset()) -> str:
+def client_address(context: CallContext, trust_proxy: bool, proxies: frozenset[str] = frozenset()) -> str:
     """Whom a call comes from, as the rate limits key it (:func:`client_key`, the same key as
     the web's for the same address): the peer's address, or, for a call from a trusted proxy
     (:func:`trusted_peer`), the address the proxy wrote in CLIENT_HEADER. A header on any other
@@ -122,7 +139,7 @@ class RateLimiter:
         self._buckets: dict[str, list[float]] = {}
         self._last_sweep = time.monotonic()
 
-    def client(self, context) -> str:
+    def client(self, context: CallContext) -> str:
         """The key of a call's client (``client_address``)."""
         return client_address(context, self.trust_proxy, self.proxies)
 

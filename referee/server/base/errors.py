@@ -6,6 +6,7 @@ from typing import cast
 
 import grpc
 from google.protobuf import any_pb2
+from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
@@ -44,7 +45,7 @@ def prefix(value: str, limit: int = 64) -> str:
     return value if len(value) <= limit else value[:limit] + "…"
 
 
-def not_a(message_type) -> str:
+def not_a(message_type: type[Message]) -> str:
     """The message for bytes that do not parse as ``message_type`` (no parser detail: it names
     no Python exception and quotes none of the bytes)."""
     return (f"malformed request: the bytes are not a {message_type.DESCRIPTOR.full_name} message"

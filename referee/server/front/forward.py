@@ -12,28 +12,39 @@ the original ``authorization``.
 On several hosts (``referee serve --advertise``, a "roaming" referee) the owner is not a fixed
 shard but whoever holds the match's lease in the shared store, which names its address: a call
 for a match this referee does not hold goes to that address while the lease is live, and is
-served here otherwise (the service then takes the match over, ``RefereeService.adopt``). A Play
+served here otherwise (the registry then takes the match over, ``MatchRegistry.adopt``). A Play
 stream is handed on as a whole, found by its seat token. A forwarded call is never forwarded
 again (FORWARDED_HEADER), so two referees with different ideas of the owner cannot bounce it.
 """
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import structlog
 
 from referee.core import registry
 from referee.server.base import errors, shard
-from referee.server.base.auth import CLIENT_HEADER, bearer, peer_address, token_hash, trusted_peer
+from referee.server.base.auth import (
+    CLIENT_HEADER,
+    Context,
+    bearer,
+    peer_address,
+    token_hash,
+    trusted_peer,
+)
 from referee.server.base.errors import RefereeError
-from referee.server.front.service import SERVICE_NAME, RefereeService
+from referee.server.play.registry import MatchRegistry, Remotes
+from referee.server.play.sessions import BotSessions
 from referee.server.play.streams import CLOSE, Stream
 from referee.v1 import referee_pb2 as pb
 
 log = structlog.get_logger("referee.server")
+
+#: the service whose calls are handed on (the servicer, front.service, names it the same way)
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Referee"].full_name
 
 #: set on a call one referee hands to another: the receiver serves it, never hands it on
 FORWARDED_HEADER = "x-referee-forwarded"
@@ -71,29 +82,29 @@ _CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 16 << 20),
 class Forwarder:
     """This referee's view of the others. A worker of one machine's cluster: ``peers`` maps
     each shard to its gRPC address, which owns that shard's matches. A host of several
-    (``service`` given: ``--advertise``): a match's owner is its lease's holder
-    (``RefereeService.holder_address``); ``peers`` may still name the home shard's address,
+    (``held`` given, the registry of this referee's matches: ``--advertise``): a match's owner
+    is its lease's holder (``MatchRegistry.holder_address``); ``peers`` may still name the home shard's address,
     for the CreateMatch calls that bind bots or a league."""
 
     def __init__(self, own: str, peers: dict[str, str], trust_proxy: bool = True,
-                 service: RefereeService | None = None, proxies: frozenset[str] = frozenset()):
+                 held: MatchRegistry | None = None, proxies: frozenset[str] = frozenset()):
         self.own = own
         self.peers = dict(peers)
         self.trust_proxy = trust_proxy
         self.proxies = proxies
-        self.service = service
+        self.held = held
         self._channels: dict[str, grpc.aio.Channel] = {}
 
     def address_of(self, match_id: str) -> str | None:
         """The address of the referee to hand a call for ``match_id`` to, or None (here).
         RefereeError (NOT_OWNER) when another referee holds it but gave no address."""
-        if self.service is not None:
-            return self.service.holder_address(match_id)
+        if self.held is not None:
+            return self.held.holder_address(match_id)
         owner = shard.of_match(match_id)
         return self.peers[owner] if owner and owner != self.own and owner in self.peers \
             else None
 
-    def target(self, method: str, data: bytes, context=None) -> str | None:
+    def target(self, method: str, data: bytes, context: Context | None = None) -> str | None:
         """The address to hand the call to, or None to serve it here (a body that does not
         parse is served here too: the local handler answers MALFORMED)."""
         route = ROUTED.get(method.rpartition("/")[2])
@@ -110,17 +121,17 @@ class Forwarder:
         return self.peers[owner] if owner and owner != self.own and owner in self.peers \
             else None
 
-    def seat_target(self, context) -> str | None:
+    def seat_target(self, context: Context) -> str | None:
         """Where a Play stream goes (a host's): its seat token's match's holder, or None."""
-        if self.service is None or _forwarded(context):
+        if self.held is None or _forwarded(context):
             return None
         token = bearer(context.invocation_metadata())
         if not token:
             return None
         h = token_hash(token)
-        if h in self.service.tokens:
+        if h in self.held.tokens:
             return None
-        found = self.service.store.match_of_token(h)
+        found = self.held.store.match_of_token(h)
         return self.address_of(found[0]) if found is not None else None
 
     def channel(self, address: str) -> grpc.aio.Channel:
@@ -130,7 +141,7 @@ class Forwarder:
                                                                      options=_CHANNEL_OPTIONS)
         return ch
 
-    def metadata(self, context) -> list[tuple[str, str]]:
+    def metadata(self, context: Context) -> list[tuple[str, str | bytes]]:
         """What the owner is told: the caller's credentials and who the caller is."""
         md = [(k, v) for k, v in context.invocation_metadata() or () if k in _PASSED]
         md.append((FORWARDED_HEADER, "1"))
@@ -147,8 +158,8 @@ class Forwarder:
         return self.channel(address).get_state(try_to_connect=True) \
             != grpc.ChannelConnectivity.TRANSIENT_FAILURE
 
-    async def unary(self, method: str, target: str, data: bytes, context,
-                    local: Callable | None = None) -> bytes:
+    async def unary(self, method: str, target: str, data: bytes, context: Context,
+                    local: Callable[[bytes, Context], Awaitable[Any]] | None = None) -> Any:
         """The call handed to ``target``; with ``local``, served by it instead when ``target``
         cannot be reached (the call never left this referee)."""
         if local is not None and not self.reachable(target):
@@ -163,7 +174,8 @@ class Forwarder:
             await context.abort(*_passed_on(exc))
             raise  # pragma: no cover - abort raises
 
-    async def stream(self, method: str, target: str, data: bytes, context) -> AsyncIterator[bytes]:
+    async def stream(self, method: str, target: str, data: bytes,
+                     context: Context) -> AsyncIterator[bytes]:
         rpc: Any = self.channel(target).unary_stream(method)
         call = rpc(data, metadata=self.metadata(context), timeout=context.time_remaining())
         try:
@@ -175,7 +187,7 @@ class Forwarder:
             call.cancel()
 
     async def bidi(self, method: str, target: str, requests: AsyncIterator[bytes],
-                   context) -> AsyncIterator[bytes]:
+                   context: Context) -> AsyncIterator[bytes]:
         """A bidirectional stream (Play) handed on whole: the caller's frames to the owner as
         they come, the owner's messages and status back."""
         rpc: Any = self.channel(target).stream_stream(method)
@@ -204,7 +216,7 @@ class Forwarder:
             task.cancel()
             call.cancel()
 
-    async def hand_back_sessions(self, sessions: Any, every_s: float) -> None:
+    async def hand_back_sessions(self, sessions: BotSessions, every_s: float) -> None:
         """On a host other than the home one (several hosts): the bot sessions the proxy sent
         here while the home host was down are ended (UNAVAILABLE / NOT_OWNER) once it is
         reachable again, so that their bots reconnect to it, where bound matches are created
@@ -233,12 +245,12 @@ class Forwarder:
         self._channels.clear()
 
 
-def _forwarded(context) -> bool:
+def _forwarded(context: Context | None) -> bool:
     return context is not None and any(k == FORWARDED_HEADER
                                        for k, _ in context.invocation_metadata() or ())
 
 
-async def _where(context, find: Callable[[], str | None]) -> str | None:
+async def _where(context: Context, find: Callable[[], str | None]) -> str | None:
     """``find()``, its RefereeError (NOT_OWNER) turned into the call's status."""
     try:
         return find()
@@ -252,24 +264,25 @@ def routed(inner: grpc.GenericRpcHandler, fwd: Forwarder) -> grpc.GenericRpcHand
     when another referee owns them (and, on a host of several, Play streams too)."""
 
     class Routed(grpc.GenericRpcHandler):
-        def service(self, details):
+        def service(self, details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
             handler = inner.service(details)
             method = details.method
             name = method.rpartition("/")[2]
             if handler is None or not method.startswith(f"/{SERVICE_NAME}/"):
                 return handler
-            if name == "Play" and fwd.service is not None:
+            if name == "Play" and fwd.held is not None:
                 return _routed_play(handler, method, fwd)
             if name not in ROUTED:
                 return handler
             if handler.unary_unary is not None:
-                local_unary = handler.unary_unary
+                # (grpc's stubs type a handler's function for the sync server only)
+                local_unary: Any = handler.unary_unary
 
                 # a host's CreateMatch for the home one: served here while that one is down
-                fallback = local_unary if name == "CreateMatch" and fwd.service is not None \
+                fallback = local_unary if name == "CreateMatch" and fwd.held is not None \
                     else None
 
-                async def unary(data: bytes, context):
+                async def unary(data: bytes, context: Context) -> Any:
                     target = await _where(context, lambda: fwd.target(method, data, context))
                     if target is None:
                         return await local_unary(data, context)
@@ -279,7 +292,7 @@ def routed(inner: grpc.GenericRpcHandler, fwd: Forwarder) -> grpc.GenericRpcHand
                     unary, None, handler.response_serializer)
             local_stream: Any = handler.unary_stream
 
-            async def stream(data: bytes, context):
+            async def stream(data: bytes, context: Context) -> AsyncIterator[Any]:
                 target = await _where(context, lambda: fwd.target(method, data, context))
                 items: Any = (local_stream(data, context) if target is None
                               else fwd.stream(method, target, data, context))
@@ -297,7 +310,7 @@ def _routed_play(handler: Any, method: str, fwd: Forwarder) -> Any:
     does."""
     local: Any = handler.stream_stream
 
-    async def play(requests, context):
+    async def play(requests: AsyncIterator[bytes], context: Context) -> AsyncIterator[Any]:
         target = await _where(context, lambda: fwd.seat_target(context))
         items: Any = (local(requests, context) if target is None
                       else fwd.bidi(method, target, requests, context))
@@ -360,3 +373,9 @@ def _passed_on(exc: grpc.aio.AioRpcError) -> tuple[grpc.StatusCode, str, tuple]:
                                "again (another takes it over once its lease expires)")
         return err.code, err.message, err.trailing_metadata()
     return exc.code(), exc.details() or "", tuple(exc.trailing_metadata() or ())
+
+
+if TYPE_CHECKING:
+    # mypy holds the Forwarder to the Protocol the rooms below the front (the web viewer)
+    # name it by: play.registry.Remotes
+    _FORWARDER_IS_REMOTES: type[Remotes] = Forwarder

@@ -1,45 +1,51 @@
-"""The referee.v1.Referee servicer (grpc.aio). Knows no game by name: games come from
-referee.core.registry and are driven through the Game contract."""
+"""The referee.v1.Referee servicer (grpc.aio): the gRPC front. It authenticates each call,
+rate-limits it, checks its request and hands it to the room that does the work: the registry of
+the matches this referee plays (``play.registry``), the bot sessions, the leagues. Knows no game
+by name: games come from referee.core.registry and are driven through the Game contract."""
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 import grpc
 import structlog
 from google.protobuf import json_format
+from google.protobuf.message import Message
 
 from referee.core import registry
 from referee.core.components import ComponentSheet
 from referee.core.contract import Game
-from referee.core.match import ReplayError
 from referee.core.provenance import new_salt
 from referee.server.base import errors, shard, signing
-from referee.server.base.auth import RateLimiter, bearer, same_hash, token_hash
-from referee.server.base.clock import DEFAULT_JOIN_MS, now_ms
+from referee.server.base.auth import Context, RateLimiter, bearer, same_hash, token_hash
+from referee.server.base.clock import DEFAULT_JOIN_MS
 from referee.server.base.embargo import REASON as EMBARGOED
-from referee.server.base.embargo import Embargo, unfinished_twins
+from referee.server.base.embargo import Embargo
 from referee.server.base.errors import RefereeError, clip
 from referee.server.base.shard import HOME
-from referee.server.base.wire import GameWire, check_text, opt_str, refusal
+from referee.server.base.wire import check_text, opt_str, refusal
+from referee.server.front.forward import SERVICE_NAME, Forwarder
 from referee.server.leagues.archive import Limits
 from referee.server.leagues.league import MAX_STANDINGS, Leagues
 from referee.server.play.create import fingerprint, new_match, plan_match, request_id
-from referee.server.play.records import replay_log
-from referee.server.play.runtime import MatchRuntime, RuntimeContext
+from referee.server.play.registry import MatchRegistry, league_fields
+from referee.server.play.runtime import MatchRuntime
 from referee.server.play.sessions import BotSessions
-from referee.server.play.streams import CLOSE, Stream, drain, end_with
+from referee.server.play.streams import CLOSE, Stream, drain
 from referee.server.store.sqlite import MatchRow, Store, store_outage, unavailable
 from referee.v1 import referee_pb2 as pb
 
 log = structlog.get_logger("referee.server")
 
-SERVICE_NAME = "referee.v1.Referee"
+#: a parsed request (handlers get raw bytes, parsed as their method's request message)
+M = TypeVar("M", bound=Message)
+#: what a handler answers: a message, or one serialised once for many streams (``_ser``)
+Reply = Message | bytes
 
 
 class RefereeService:
@@ -59,81 +65,73 @@ class RefereeService:
         roaming: bool = False,
     ):
         self.store = store
-        # a cluster worker's shard (referee.server.base.shard): it makes the ids and tokens of its
-        # matches and bots, and resumes only its own matches
-        self.shard = shard
-        # one of several hosts (``--advertise``): it takes over any shard's match whose lease
-        # expired, and hands the calls for a match another live referee holds to that one
-        self.roaming = roaming
-        self.forwarder: Any = None  # a cluster worker's (referee.server.front.forward.Forwarder)
+        # a cluster worker's (front.forward.Forwarder), set by app.RefereeServer: the web
+        # viewer watches the matches of other workers through it
+        self.forwarder: Forwarder | None = None
         self.data_dir = Path(data_dir)
-        self.records_dir = self.data_dir / "records"
-        self.records_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.admin_hash = token_hash(admin_token)
-        self.components = dict(components or {})
         self.limiter = limiter or RateLimiter(0, 1)
-        self.matches: dict[str, MatchRuntime] = {}
-        self.tokens: dict[str, tuple[str, int]] = {}  # sha256(token) -> (match id, seat)
-        # A finished match stays in memory keep_finished_s seconds (reconnecting seats get its
-        # GameOver, spectators its final view), then only the store and its record file hold it:
-        # a long-running referee's memory does not grow with the matches it has played.
-        self.keep_finished_s = keep_finished_s
-        # how long a match's first decision waits for its seats when its policy says 0
-        self.join_ms = join_ms
-        self.unavailable: dict[str, str] = {}  # running in the store, but failed to resume
-        self._wires: dict[str, GameWire] = {}
-        self._tasks: set[asyncio.Task] = set()
         # the key finished records are signed with (made on the first start, 0600), one for
         # every referee on the store (signing.check_shared; docs/organizer/records.md)
         self.signer = signing.load_signer(self.data_dir)
         self.signing_key = pb.SigningKey(algorithm=signing.ALGORITHM,
                                          public_key=self.signer.public_raw,
                                          key_id=self.signer.key_id)
-        self.ctx = RuntimeContext(store=store, records_dir=self.records_dir, wire=self.wire,
-                                  spawn=self.spawn, finished=self.finished,
-                                  sign=self.signer.sign)
         # persistent bot sessions (RegisterBot, Session, CreateMatch.seat_bots)
         # (on several hosts every bot token names the home shard, whichever host registered
         # it: the proxy sends every bot's Session to one host, the home one while it is up)
         self.sessions = BotSessions(store, self.data_dir, self.limiter, session_ack_s,
                                     HOME if roaming else shard)
         signing.check_shared(self.signer, store)  # after the bot-seats.key check, like it
+        # the matches this referee plays (play/registry.py)
+        self.registry = MatchRegistry(
+            store, self.data_dir / "records", self.sessions, sign=self.signer.sign,
+            components=components, keep_finished_s=keep_finished_s, join_ms=join_ms,
+            shard=shard, roaming=roaming)
         # leagues: their bots' details and versions, invites, standings (leagues.py)
         self.leagues = Leagues(store, self.data_dir, self.sessions, self.limiter, upload_limits)
         # the largest request body taken, but for PublishStandings and UploadBot's chunks (the
         # gRPC limit is raised for those two; see app.server_options)
         self.max_message_bytes = max_message_bytes
 
-    # ------------------------------------------------------------------ helpers
-    def wire(self, game: Game) -> GameWire:
-        w = self._wires.get(game.spec.name)
-        if w is None:
-            w = self._wires[game.spec.name] = GameWire(game)
-        return w
+    # ------------------------------------------------------------------ the registry's, read
+    # (the web viewer and the tests read these names on the service)
+    @property
+    def matches(self) -> dict[str, MatchRuntime]:
+        return self.registry.matches
 
-    def spawn(self, coro: Awaitable) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
+    @property
+    def tokens(self) -> dict[str, tuple[str, int]]:
+        return self.registry.tokens
 
-    def _task_done(self, task: asyncio.Task) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("background_task_failed", error=repr(task.exception()))
+    @property
+    def unavailable(self) -> dict[str, str]:
+        return self.registry.unavailable
+
+    @property
+    def records_dir(self) -> Path:
+        return self.registry.records_dir
+
+    @property
+    def components(self) -> dict[tuple[str, str], ComponentSheet]:
+        return self.registry.components
 
     def sheet_for(self, game: Game, options: dict[str, Any]) -> ComponentSheet:
-        key = (game.spec.name, game.sheet_variant(options))
-        return self.components.get(key) or game.default_components(options)
+        return self.registry.sheet_for(game, options)
 
-    def _limit(self, context: grpc.aio.ServicerContext, token_h: str | None) -> None:
+    def embargo(self, match_id: str) -> Embargo | None:
+        """The embargo on the hidden information of ``match_id`` (registry.embargo)."""
+        return self.registry.embargo(match_id)
+
+    # ------------------------------------------------------------------ checks
+    def _limit(self, context: Context, token_h: str | None) -> None:
         # Per known token (a seat or the admin), else per peer address: rotating made-up
         # tokens or opening more connections (each has its own port) buys no fresh bucket.
-        key = token_h if token_h in self.tokens or token_h == self.admin_hash else None
+        key = token_h if token_h in self.registry.tokens or token_h == self.admin_hash else None
         if not self.limiter.allow(key or self.limiter.client(context)):
             raise errors.exhausted("rate limit exceeded; slow down")
 
-    def parse(self, message_type: Any, data: bytes, rpc: str,
-              context: grpc.aio.ServicerContext) -> Any:
+    def parse(self, message_type: type[M], data: bytes, rpc: str, context: Context) -> M:
         """A request body (handlers get raw bytes) as ``message_type``; bytes that are not one
         are MALFORMED: one warning line (no traceback), charged to the peer's rate limit so a
         flood of them cannot flood the log."""
@@ -149,7 +147,7 @@ class RefereeService:
             log.warning("malformed_request", rpc=rpc, peer=context.peer(), size=len(data))
             raise errors.malformed(errors.not_a(message_type)) from None
 
-    def _admin(self, context: grpc.aio.ServicerContext) -> bool:
+    def _admin(self, context: Context) -> bool:
         token = bearer(context.invocation_metadata())
         h = token_hash(token) if token else None
         self._limit(context, h)
@@ -157,19 +155,20 @@ class RefereeService:
             raise errors.unauthenticated("this call needs the admin token (authorization: Bearer)")
         return same_hash(h, self.admin_hash)
 
-    def _seat(self, context: grpc.aio.ServicerContext, match_id: str) -> tuple[MatchRuntime, int]:
+    def _seat(self, context: Context, match_id: str) -> tuple[MatchRuntime, int]:
         token = bearer(context.invocation_metadata())
         h = token_hash(token) if token else None
         self._limit(context, h)
         if h is None:
             raise errors.unauthenticated("this call needs a seat token (authorization: Bearer)")
-        entry = self.tokens.get(h)
-        if entry is None and self.adopt(match_id, h):
-            entry = self.tokens.get(h)
+        reg = self.registry
+        entry = reg.tokens.get(h)
+        if entry is None and reg.adopt(match_id, h):
+            entry = reg.tokens.get(h)
         if entry is None:
-            self._raise_if_gone(match_id)
+            reg.raise_if_gone(match_id)
             raise errors.unauthenticated("unknown token")
-        rt = self.matches.get(match_id)
+        rt = reg.matches.get(match_id)
         if rt is None:
             raise errors.not_found(f"no match {clip(match_id)}")
         mid, seat = entry
@@ -179,256 +178,58 @@ class RefereeService:
         return rt, seat
 
     def _runtime(self, match_id: str) -> MatchRuntime:
-        rt = self.matches.get(match_id)
-        if rt is None and self.adopt(match_id):
-            rt = self.matches.get(match_id)
+        reg = self.registry
+        rt = reg.matches.get(match_id)
+        if rt is None and reg.adopt(match_id):
+            rt = reg.matches.get(match_id)
         if rt is None:
-            self._raise_if_gone(match_id)
+            reg.raise_if_gone(match_id)
             raise errors.not_found(f"no match {clip(match_id)}")
         return rt
 
-    def _raise_if_gone(self, match_id: str) -> None:
-        """A match the store knows but memory no longer holds: over (its record is on disk),
-        or one that could not be resumed at start-up."""
-        if match_id in self.unavailable:
-            raise errors.precondition(
-                "MATCH_OVER", f"match {match_id} is unavailable: {self.unavailable[match_id]}")
-        if match_id and self.store.match_status(match_id) in ("finished", "broken"):
-            raise errors.precondition(
-                "MATCH_OVER", f"match {match_id} is over; GetRecord returns its record")
-
-    def _holds_admin(self, context: grpc.aio.ServicerContext) -> bool:
+    def _holds_admin(self, context: Context) -> bool:
         """Whether the call carries the admin token (no rate limit charged, nothing raised)."""
         token = bearer(context.invocation_metadata())
         return token is not None and same_hash(token_hash(token), self.admin_hash)
 
-    def embargo(self, match_id: str) -> Embargo | None:
-        """The embargo on the hidden information of ``match_id`` (a finished match), or None
-        when it may be shown (see embargo.py)."""
-        key = self.store.reveal_key(match_id)
-        if key is None or key[2] == "none":
-            return None
-        game, seed, _ = key
-        twins = unfinished_twins(game, seed, match_id, list(self.matches.values()))
-        if self.store.owner:  # other referees on the store may run a twin
-            twins = sorted(set(twins) | {m for m in self.store.running_twins(game, seed, match_id)
-                                         if m not in self.unavailable})
-        return Embargo(match_id, tuple(twins)) if twins else None
-
     def _raise_if_embargoed(self, match_id: str) -> None:
-        emb = self.embargo(match_id)
+        emb = self.registry.embargo(match_id)
         if emb is not None:
             raise errors.precondition(EMBARGOED, emb.message())
 
-    def finished(self, rt: MatchRuntime) -> None:
-        """Called once a match is over and committed: forget it after keep_finished_s."""
-        self.sessions.match_over(rt.id)
-        loop = asyncio.get_running_loop()
-        loop.call_later(max(0.0, self.keep_finished_s), self._evict, rt)
-
-    def _evict(self, rt: MatchRuntime) -> None:
-        if self.matches.get(rt.id) is not rt:
-            return
-        del self.matches[rt.id]
-        for h in rt.token_hashes:
-            if self.tokens.get(h, (None,))[0] == rt.id:
-                del self.tokens[h]
-        rt.cancel_timer()
-        log.debug("match_evicted", match_id=rt.id)
-
-    # ------------------------------------------------------------------ leases
-    def adopt(self, match_id: str, token_h: str | None = None) -> bool:
-        """Take over a running match this referee does not hold, when a call names it (with
-        one of its seat tokens, ``token_h``, if the call carries one): if its lease is free
-        (its referee stopped cleanly, or was killed or cut off and let the lease expire), the
-        lease is acquired with the next epoch and the match is loaded from the store as at
-        start-up. UNAVAILABLE / NOT_OWNER while another referee holds it; False for anything
-        else (an unknown token or match, a match that is over)."""
-        if not self.store.owner or not match_id or match_id in self.matches \
-                or not (self.roaming or self.owns(match_id)):
-            return False  # a worker of one machine's cluster never takes another shard's
-        if token_h is not None:
-            found = self.store.match_of_token(token_h)
-            if found is None or found[0] != match_id:
-                return False
-        if match_id in self.unavailable or self.store.match_status(match_id) != "running":
-            return False
-        epoch = self.store.try_lease(match_id)
-        if epoch is None:
-            raise errors.not_owner(f"match {match_id} is run by another referee on this store; "
-                                   "call again through the proxy (or that referee)")
-        row = self.store.load_match(match_id)
-        assert row is not None
-        try:
-            rt = self._resume(row)
-        except Exception as exc:  # noqa: BLE001 - as at start-up: this match only
-            log.error("resume_failed", match_id=match_id, error=str(exc))
-            self.unavailable[match_id] = f"it could not be resumed ({exc})"
-            return False
-        self._register(rt)
-        log.info("match_taken_over", match_id=match_id, epoch=epoch, move=len(rt.match.moves))
-        if rt.match.decision() is None:
-            self.spawn(self._finish_locked(rt))
-        else:
-            rt.issue_decision()
-        self.sessions.restore(lambda mid: mid == match_id, lambda mid: False)
-        return True
-
-    def drop(self, match_id: str) -> None:
-        """A write found this match taken over by another referee (fencing): forget it here,
-        and end its streams with UNAVAILABLE / NOT_OWNER so that its bots call again."""
-        rt = self.matches.pop(match_id, None)
-        if rt is None:
-            return
-        for h in rt.token_hashes:
-            if self.tokens.get(h, (None,))[0] == match_id:
-                del self.tokens[h]
-        rt.cancel_timer()
-        err = errors.not_owner(f"match {match_id} is now run by another referee; call again")
-        for stream in [*(st for lst in rt.streams.by_seat.values() for st in lst),
-                       *rt.streams.watchers]:
-            end_with(stream.queue, err)
-        self.sessions.forget(match_id)
-        log.warning("match_lost", match_id=match_id, move=len(rt.match.moves))
-
-    async def keep_leases(self, every_s: float) -> None:
-        """Renew this referee's leases, all in one statement, every ``every_s`` seconds."""
-        while True:
-            await asyncio.sleep(every_s)
-            try:
-                await self.store.renew_leases()
-            except Exception as exc:  # noqa: BLE001 - the next round tries again
-                # the store away: it logged the outage once; no warning every round
-                (log.debug if store_outage(exc) else log.warning)(
-                    "lease_renewal_failed", error=repr(exc))
-
-    # ------------------------------------------------------------------ startup
-    def resume_all(self) -> int:
-        """Rebuild every unfinished match from its move log (checking each state hash): those
-        whose lease is free or was this referee's (see ``adopt``); another referee sharing the
-        store runs the others."""
-        resumed = 0
-        # a host (roaming) also takes back what it had taken over from another shard
-        mine = set(self.store.held_leases()) if self.roaming else set()
-        for row in self.store.load_matches():
-            if row.status != "running" or not (self.owns(row.id) or row.id in mine):
-                continue  # over: the store and its record file answer for it
-            if self.store.owner and self.store.try_lease(row.id) is None:
-                continue  # held by another referee on the store
-            try:
-                rt = self._resume(row)
-            except Exception as exc:  # noqa: BLE001 - one bad match must not stop the others
-                log.error("resume_failed", match_id=row.id, error=str(exc))
-                self.unavailable[row.id] = f"it could not be resumed ({exc})"
-                continue
-            self._register(rt)
-            resumed += 1
-            if rt.match.decision() is None:  # crashed between last move and finish
-                self.spawn(self._finish_locked(rt))
-            else:
-                rt.issue_decision()
-        # another shard's open assignments stay as they are (is_over is False for them)
-        self.sessions.restore(lambda mid: mid in self.matches,
-                              lambda mid: self.owns(mid)
-                              and self.store.match_status(mid) != "running")
-        self.store.release_leases(keep=self.matches)  # matches of a previous run not resumed
-        return resumed
-
-    def holder_address(self, match_id: str) -> str | None:
-        """Where to hand a call for ``match_id`` (a host's, ``roaming``): the address of the
-        other referee whose live lease holds it, or None to serve it here (held here, free or
-        expired: ``adopt`` takes it; over or unknown: the handler answers)."""
-        if match_id in self.matches or not match_id:
-            return None
-        lease = self.store.lease_holder(match_id)
-        if lease is None:
-            return None
-        owner, expires_ms, address = lease
-        if not owner or owner == self.store.owner or expires_ms < now_ms():
-            return None
-        if not address:
-            raise errors.not_owner(f"match {match_id} is run by another referee on this store; "
-                                   "call again through the proxy (or that referee)")
-        return address
-
-    def owns(self, match_id: str) -> bool:
-        """Whether this referee owns the match: always, unless it is a cluster worker, which
-        owns its shard's matches (and the home worker those of ids without a shard)."""
-        return self.shard is None or shard.of_match(match_id) == self.shard or (
-            shard.of_match(match_id) is None and self.shard == shard.HOME)
-
-    async def _finish_locked(self, rt: MatchRuntime) -> None:
-        async with rt.lock:
-            if rt.game_over is None:
-                await rt.finish()
-
-    def _resume(self, row: MatchRow) -> MatchRuntime:
-        game = registry.get(row.game)
-        sheet = self.sheet_for(game, game.spec.parse_options(row.options))
-        if sheet.sha256 != row.components_sha256:
-            raise ReplayError(
-                f"match was created with component sheet {row.components_sha256[:12]}…, "
-                f"this referee has {sheet.sha256[:12]}… (pass it with --components)"
-            )
-        m = replay_log(game, row, self.store.load_moves(row.id), sheet)
-        policy = json_format.ParseDict(row.time_policy, pb.TimePolicy())
-        rt = MatchRuntime(
-            self.ctx, row.id, m, names=row.names, policy=policy, token_hashes=row.token_hashes,
-            created_ms=row.created_ms, seed_salt=row.seed_salt,
-        )
-        rt.league_fields = league_fields(row.league, row.seat_bots or [], row.seat_versions or [])
-        rt.unlisted = row.unlisted
-        rt.restore_clocks()
-        if row.rejected:
-            rt.restore_rejections(row.rejected)
-        if row.abandoned:
-            rt.restore_abandoned(row.abandoned)  # issue_decision then plays them at once
-        rt.restore_joined(row.joined or [])
-        log.info("match_resumed", match_id=row.id, move=len(m.moves), game=row.game)
-        return rt
-
-    def _register(self, rt: MatchRuntime) -> None:
-        self.matches[rt.id] = rt
-        for seat, h in enumerate(rt.token_hashes):
-            self.tokens[h] = (rt.id, seat)
-
     async def shutdown(self) -> None:
         self.sessions.close()
-        for rt in self.matches.values():
-            rt.cancel_timer()
-            rt.streams.close()
-        for task in list(self._tasks):
-            task.cancel()
+        self.registry.shutdown()
 
     # ================================================================== RPCs
-    async def ListGames(self, request: pb.ListGamesRequest, context) -> pb.ListGamesResponse:
+    async def ListGames(self, request: pb.ListGamesRequest, context: Context) -> pb.ListGamesResponse:
         return self.list_games()
 
     def list_games(self) -> pb.ListGamesResponse:
         return list_games(self.components)
 
-    async def CreateMatch(self, request: pb.CreateMatchRequest, context) -> pb.CreateMatchResponse:
+    async def CreateMatch(self, request: pb.CreateMatchRequest, context: Context) -> pb.CreateMatchResponse:
         if not self._admin(context):
             raise errors.permission_denied("creating a match needs the admin token")
         rid = request_id(request)
         if rid and (done := self._created(request, rid)) is not None:
             return done  # a retry: the first call's reply
-        plan = plan_match(request, self.sheet_for, self.sessions.check_seat_bots, self.join_ms)
+        reg = self.registry
+        plan = plan_match(request, reg.sheet_for, self.sessions.check_seat_bots, reg.join_ms)
         versions = self.leagues.check_match(request.league, plan.bots,
                                             request.seat_bot_versions)
         # a hosted bot's seat gets no Assignment: the league runner plays it with the seat token
         remote = [b if b and not self.leagues.hosted(b) else "" for b in plan.bots]
         match = new_match(plan)
-        match_id = self._new_match_id()
+        match_id = reg.new_match_id()
         # with a request_id every seat token is derived (sessions.seat_token), so that a retry
         # reaching any referee on the store can give the same reply (only hashes are stored)
         tokens = [self.sessions.seat_token(match_id, s) for s in range(plan.seats)] if rid \
             else self.sessions.seat_tokens(match_id, remote,
-                                           [shard.token(self.shard) for _ in range(plan.seats)])
+                                           [shard.token(reg.shard) for _ in range(plan.seats)])
         hashes = [token_hash(t) for t in tokens]
-        rt = MatchRuntime(
-            self.ctx, match_id, match, names=plan.names, policy=plan.policy,
-            token_hashes=hashes, created_ms=now_ms(),
+        rt = reg.new_runtime(
+            match_id, match, names=plan.names, policy=plan.policy, token_hashes=hashes,
             seed_salt=new_salt(),  # the Welcome's seed commitment; revealed by the record
         )
         rt.league_fields = league_fields(request.league, plan.bots, versions)
@@ -463,7 +264,7 @@ class RefereeService:
             raise
         if bound is not None:
             await bound.stored
-        self._register(rt)
+        reg.register(rt)
         rt.issue_decision()
         self.sessions.activate(bound)
         log.info("match_created", match_id=match_id, game=game, seats=plan.seats,
@@ -487,14 +288,8 @@ class RefereeService:
         return _created_reply(match_id, [self.sessions.seat_token(match_id, s)
                                          for s in range(seats)])
 
-    def _new_match_id(self) -> str:
-        """A match id neither live nor in the store."""
-        match_id = shard.match_id(self.shard)
-        while match_id in self.matches or self.store.match_status(match_id) is not None:
-            match_id = shard.match_id(self.shard)
-        return match_id
-
-    async def Play(self, request_iterator, context) -> AsyncIterator[Any]:
+    async def Play(self, request_iterator: AsyncIterator[bytes],
+                   context: Context) -> AsyncGenerator[Reply, None]:
         """Frames arrive as raw bytes (see generic_handler). A first frame that is not a Join
         ends the stream with INVALID_ARGUMENT/MALFORMED; after the Join every frame gets an
         answer on the stream, a malformed one a MoveResult with reason MALFORMED. Registered
@@ -544,8 +339,8 @@ class RefereeService:
                 rt.detach(stream)
                 rt.log.info("seat_left", seat=stream.seat)
 
-    async def _play_reader(self, request_iterator, context, rt: MatchRuntime, stream: Stream,
-                           limit: int):
+    async def _play_reader(self, request_iterator: AsyncIterator[bytes], context: Context,
+                           rt: MatchRuntime, stream: Stream, limit: int) -> None:
         """The frames of a Play stream after its Join, each answered on the stream; a frame
         over ``limit`` bytes ends it (checked here rather than by a wrapping generator, which
         cost every frame of the move path a step through one more async generator)."""
@@ -624,7 +419,7 @@ class RefereeService:
             stream.put(errors.RefereeError(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error"))
         # The client half-closed: keep pushing until the match ends or the client cancels.
 
-    async def SubmitMove(self, request: pb.SubmitMoveRequest, context) -> pb.MoveResult:
+    async def SubmitMove(self, request: pb.SubmitMoveRequest, context: Context) -> pb.MoveResult:
         rt, seat = self._seat(context, request.match_id)
         # as in Play: a cut call does not stop the move (rt.submit waits for it, shielded)
         result = await rt.submit(seat, request.move, request.state_version, request.request_id,
@@ -633,7 +428,7 @@ class RefereeService:
             raise errors.precondition(pb.Reason.Name(result.reason), result.message)
         return result
 
-    async def GetView(self, request: pb.GetViewRequest, context) -> pb.GetViewResponse:
+    async def GetView(self, request: pb.GetViewRequest, context: Context) -> pb.GetViewResponse:
         rt, seat = self._seat(context, request.match_id)
         resp = pb.GetViewResponse(state_version=rt.match.version, view=rt.view_for(seat))
         dp = rt.decision_for(seat)
@@ -643,14 +438,15 @@ class RefereeService:
             resp.game_over.CopyFrom(rt.game_over)
         return resp
 
-    async def GetLegalMoves(self, request: pb.GetLegalMovesRequest, context) -> pb.Decision:
+    async def GetLegalMoves(self, request: pb.GetLegalMovesRequest, context: Context) -> pb.Decision:
         rt, seat = self._seat(context, request.match_id)
         dp = rt.decision_for(seat)
         if dp is not None:
             return dp
         return pb.Decision(match_id=rt.id, state_version=rt.match.version, seat=seat)
 
-    async def Watch(self, request: pb.WatchRequest, context) -> AsyncIterator[Any]:
+    async def Watch(self, request: pb.WatchRequest,
+                    context: Context) -> AsyncGenerator[Reply, None]:
         stream: Stream | None = None
         rt: MatchRuntime | None = None
         try:
@@ -667,8 +463,8 @@ class RefereeService:
             if rt is not None and stream is not None:
                 rt.detach(stream)
 
-    async def GetRecord(self, request: pb.GetRecordRequest, context) -> pb.GetRecordResponse:
-        rt = self.matches.get(request.match_id)
+    async def GetRecord(self, request: pb.GetRecordRequest, context: Context) -> pb.GetRecordResponse:
+        rt = self.registry.matches.get(request.match_id)
         if rt is None or rt.game_over is not None:
             # over: the record file written at the final commit is the record
             self._limit(context, None)
@@ -695,12 +491,12 @@ class RefereeService:
             record_json=json.dumps(rt.record(), sort_keys=True), complete=False
         )
 
-    async def GetSigningKey(self, request: pb.GetSigningKeyRequest, context) -> pb.SigningKey:
+    async def GetSigningKey(self, request: pb.GetSigningKeyRequest, context: Context) -> pb.SigningKey:
         """The public key finished records are signed with (no token: it is public)."""
         self._limit(context, None)
         return self.signing_key
 
-    async def AbandonSeat(self, request: pb.AbandonSeatRequest, context) -> pb.AbandonSeatResponse:
+    async def AbandonSeat(self, request: pb.AbandonSeatRequest, context: Context) -> pb.AbandonSeatResponse:
         if not self._admin(context):
             raise errors.permission_denied("abandoning a seat needs the admin token")
         rt = self._runtime(request.match_id)
@@ -713,12 +509,13 @@ class RefereeService:
         )
         return pb.AbandonSeatResponse(abandoned=abandoned, forfeited=forfeited)
 
-    async def Echo(self, request_iterator, context):
+    async def Echo(self, request_iterator: AsyncIterator[bytes],
+                   context: Context) -> AsyncGenerator[pb.EchoMessage, None]:
         parse = self.parse
         async for data in request_iterator:
             yield parse(pb.EchoMessage, data, "Echo", context)
 
-    async def RegisterBot(self, request: pb.RegisterBotRequest, context) -> pb.RegisterBotResponse:
+    async def RegisterBot(self, request: pb.RegisterBotRequest, context: Context) -> pb.RegisterBotResponse:
         if request.league:
             # an entrant needs no token (the league's registration mode decides)
             admin = self._holds_admin(context)
@@ -729,67 +526,60 @@ class RefereeService:
             raise errors.permission_denied("registering a bot needs the admin token")
         return await self.sessions.register(request.name)
 
+    def Session(self, request_iterator: AsyncIterator[bytes],
+                context: Context) -> AsyncGenerator[Reply, None]:
+        """A bot's session (sessions.py): its raw frames, each parsed there."""
+        return self.sessions.Session(request_iterator, context)
+
     # ------------------------------------------------------------------ leagues (leagues.py)
-    def _need_admin(self, context, what: str) -> None:
+    def _need_admin(self, context: Context, what: str) -> None:
         if not self._admin(context):
             raise errors.permission_denied(f"{what} needs the admin token")
 
-    async def OpenLeague(self, request: pb.OpenLeagueRequest, context) -> pb.League:
+    async def OpenLeague(self, request: pb.OpenLeagueRequest, context: Context) -> pb.League:
         self._need_admin(context, "opening a league")
         return await self.leagues.open_league(request)
 
-    async def GetLeague(self, request: pb.GetLeagueRequest, context) -> pb.League:
+    async def GetLeague(self, request: pb.GetLeagueRequest, context: Context) -> pb.League:
         self._limit(context, None)
         return self.leagues.league(request.name).league
 
-    async def SetLeagueState(self, request: pb.SetLeagueStateRequest, context) -> pb.League:
+    async def SetLeagueState(self, request: pb.SetLeagueStateRequest, context: Context) -> pb.League:
         self._need_admin(context, "changing a league's state")
         return await self.leagues.set_state(request)
 
     async def CreateInvite(self, request: pb.CreateInviteRequest,
-                           context) -> pb.CreateInviteResponse:
+                           context: Context) -> pb.CreateInviteResponse:
         self._need_admin(context, "creating an invite")
         return await self.leagues.create_invite(request)
 
     async def ListLeagueBots(self, request: pb.ListLeagueBotsRequest,
-                             context) -> pb.ListLeagueBotsResponse:
+                             context: Context) -> pb.ListLeagueBotsResponse:
         self._need_admin(context, "listing a league's bots")
         return self.leagues.list_bots(request)
 
-    async def SetBotStatus(self, request: pb.SetBotStatusRequest, context) -> pb.LeagueBot:
+    async def SetBotStatus(self, request: pb.SetBotStatusRequest, context: Context) -> pb.LeagueBot:
         self._need_admin(context, "changing a bot's status")
         return await self.leagues.set_status(request)
 
     async def PublishStandings(self, request: pb.PublishStandingsRequest,
-                               context) -> pb.PublishStandingsResponse:
+                               context: Context) -> pb.PublishStandingsResponse:
         self._need_admin(context, "publishing standings")
         return await self.leagues.publish(request)
 
     async def GetBotArchive(self, request: pb.GetBotArchiveRequest,
-                            context) -> AsyncIterator[Any]:
+                            context: Context) -> AsyncGenerator[Reply, None]:
         self._need_admin(context, "reading a bot's archive")
         async with contextlib.aclosing(self.leagues.archive(request)) as chunks:
             async for chunk in chunks:
                 yield chunk
 
-    async def UploadBot(self, request_iterator, context) -> pb.BotVersion:
+    async def UploadBot(self, request_iterator: AsyncIterator[bytes],
+                        context: Context) -> pb.BotVersion:
         return await self.leagues.upload(request_iterator, context)
 
 
 # ---------------------------------------------------------------------- wiring
-
-def league_fields(league: str, bots: list[str], versions: list[int]) -> dict[str, Any]:
-    """What a league match's record adds (nothing for another match: its record is as
-    before)."""
-    out: dict[str, Any] = {}
-    if league:
-        out["league"] = league
-    if any(bots):
-        out["seat_bots"] = list(bots)
-        if versions:
-            out["seat_bot_versions"] = list(versions)
-    return out
-
 
 def _created_reply(match_id: str, tokens: list[str]) -> pb.CreateMatchResponse:
     return pb.CreateMatchResponse(
@@ -843,7 +633,7 @@ def _refused(rt: MatchRuntime, reason: str, message: str,
         move_result=refusal(reason, message, rt.match.version, request_id))
 
 
-def _internal_md():
+def _internal_md() -> tuple[tuple[str, str | bytes], ...]:
     return errors.RefereeError(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error") \
         .trailing_metadata()
 
@@ -853,12 +643,12 @@ def _store_kind(exc: BaseException) -> str:
     return "sqlite" if isinstance(exc, sqlite3.Error) else "postgresql"
 
 
-def _ser(message: Any) -> bytes:
+def _ser(message: Reply) -> bytes:
     # Broadcast messages are serialised once and queued as bytes to every stream.
     return message if isinstance(message, bytes) else message.SerializeToString()
 
 
-async def _abort(context, rpc: str, exc: Exception) -> None:
+async def _abort(context: Context, rpc: str, exc: Exception) -> NoReturn:
     """The one way a handler's exception becomes a status: a RefereeError with its reason,
     anything else INTERNAL (logged with its traceback: that one is a bug)."""
     if isinstance(exc, RefereeError):
@@ -870,12 +660,14 @@ async def _abort(context, rpc: str, exc: Exception) -> None:
     await context.abort(grpc.StatusCode.INTERNAL, "internal error", _internal_md())
 
 
-def _guard_unary(service: RefereeService, rpc: str, fn: Callable, request_type: Any) -> Callable:
+def _guard_unary(service: RefereeService, rpc: str,
+                 fn: Callable[[Any, Context], Awaitable[Reply]],
+                 request_type: type[Message]) -> Callable[[bytes, Context], Awaitable[Reply]]:
     """A unary handler taking the raw request bytes: parsed here, so a body that is not a
     ``request_type`` is answered INVALID_ARGUMENT/MALFORMED like any other bad input."""
     parse = service.parse
 
-    async def handler(data: bytes, context):
+    async def handler(data: bytes, context: Context) -> Reply:
         try:
             return await fn(parse(request_type, data, rpc, context), context)
         except (asyncio.CancelledError, grpc.aio.AbortError):
@@ -886,15 +678,17 @@ def _guard_unary(service: RefereeService, rpc: str, fn: Callable, request_type: 
     return handler
 
 
-def _guard_stream(service: RefereeService, rpc: str, fn: Callable,
-                  request_type: Any = None) -> Callable:
+def _guard_stream(service: RefereeService, rpc: str,
+                  fn: Callable[[Any, Context], AsyncGenerator[Reply, None]],
+                  request_type: type[Message] | None = None,
+                  ) -> Callable[[Any, Context], AsyncGenerator[Reply, None]]:
     """The same for a server-streaming handler (an async generator). With ``request_type`` the
     single request is parsed here (Watch); without, ``fn`` gets the raw request frames and
     parses them itself (Echo, Session), each capped at --max-message-bytes here. (Play guards
     itself, on its move path.)"""
     parse = service.parse
 
-    async def handler(request, context):
+    async def handler(request: Any, context: Context) -> AsyncGenerator[Reply, None]:
         try:
             if request_type is not None:
                 request = parse(request_type, request, rpc, context)
@@ -911,7 +705,8 @@ def _guard_stream(service: RefereeService, rpc: str, fn: Callable,
     return handler
 
 
-async def _capped_frames(frames, limit: int, rpc: str):
+async def _capped_frames(frames: AsyncIterator[bytes], limit: int,
+                         rpc: str) -> AsyncIterator[bytes]:
     """A stream's raw frames, each at most ``limit`` bytes (the gRPC limit is higher for
     UploadBot and PublishStandings): a bigger one ends the stream, RESOURCE_EXHAUSTED."""
     async for data in frames:
@@ -925,10 +720,12 @@ def frame_too_big(rpc: str, size: int) -> RefereeError:
     return errors.exhausted(f"{rpc}: a frame of {size} bytes is more than this referee takes")
 
 
-def _guard_client_stream(service: RefereeService, rpc: str, fn: Callable) -> Callable:
+def _guard_client_stream(service: RefereeService, rpc: str,
+                         fn: Callable[[AsyncIterator[bytes], Context], Awaitable[Reply]],
+                         ) -> Callable[[AsyncIterator[bytes], Context], Awaitable[Reply]]:
     """The same for a client-streaming handler (UploadBot): ``fn`` gets the raw frames."""
 
-    async def handler(request_iterator, context):
+    async def handler(request_iterator: AsyncIterator[bytes], context: Context) -> Reply:
         try:
             return await fn(request_iterator, context)
         except (asyncio.CancelledError, grpc.aio.AbortError):
@@ -940,50 +737,38 @@ def _guard_client_stream(service: RefereeService, rpc: str, fn: Callable) -> Cal
 
 
 def generic_handler(service: RefereeService) -> grpc.GenericRpcHandler:
-    """The Referee service's method handlers. Built by hand (not with the generated
+    """The Referee service's method handlers, one per method of referee.proto's descriptor (a
+    method the .proto gains and the servicer lacks fails the start, not a call with
+    UNIMPLEMENTED: tests/server/test_handler_parity.py). Built here (not with the generated
     add_RefereeServicer_to_server) so that responses may be pre-serialised bytes, and with no
     request deserializer: handlers get the raw bytes and parse them inside their guard, so a
     malformed body is a MALFORMED answer instead of an UNKNOWN status and a logged traceback."""
-    def unary(name: str, request_type: Any):
-        return grpc.unary_unary_rpc_method_handler(
-            _guard_unary(service, name, getattr(service, name), request_type), None, _ser)
-
-    handlers = {
-        "ListGames": unary("ListGames", pb.ListGamesRequest),
-        "CreateMatch": unary("CreateMatch", pb.CreateMatchRequest),
-        "SubmitMove": unary("SubmitMove", pb.SubmitMoveRequest),
-        "GetView": unary("GetView", pb.GetViewRequest),
-        "GetLegalMoves": unary("GetLegalMoves", pb.GetLegalMovesRequest),
-        "GetRecord": unary("GetRecord", pb.GetRecordRequest),
-        "AbandonSeat": unary("AbandonSeat", pb.AbandonSeatRequest),
-        "GetSigningKey": unary("GetSigningKey", pb.GetSigningKeyRequest),
-        "Play": grpc.stream_stream_rpc_method_handler(service.Play, None, _ser),  # own guard
-        "Watch": grpc.unary_stream_rpc_method_handler(
-            _guard_stream(service, "Watch", service.Watch, pb.WatchRequest), None, _ser),
-        "RegisterBot": unary("RegisterBot", pb.RegisterBotRequest),
-        "Session": grpc.stream_stream_rpc_method_handler(
-            _guard_stream(service, "Session", service.sessions.Session), None, _ser),
-        "OpenLeague": unary("OpenLeague", pb.OpenLeagueRequest),
-        "GetLeague": unary("GetLeague", pb.GetLeagueRequest),
-        "SetLeagueState": unary("SetLeagueState", pb.SetLeagueStateRequest),
-        "CreateInvite": unary("CreateInvite", pb.CreateInviteRequest),
-        "ListLeagueBots": unary("ListLeagueBots", pb.ListLeagueBotsRequest),
-        "SetBotStatus": unary("SetBotStatus", pb.SetBotStatusRequest),
-        "PublishStandings": unary("PublishStandings", pb.PublishStandingsRequest),
-        "GetBotArchive": grpc.unary_stream_rpc_method_handler(
-            _guard_stream(service, "GetBotArchive", service.GetBotArchive,
-                          pb.GetBotArchiveRequest), None, _ser),
-        "UploadBot": grpc.stream_unary_rpc_method_handler(
-            _guard_client_stream(service, "UploadBot", service.UploadBot), None, _ser),
-        "Echo": grpc.stream_stream_rpc_method_handler(
-            _guard_stream(service, "Echo", service.Echo), None,
-            pb.EchoMessage.SerializeToString),
-    }
+    handlers: dict[str, grpc.RpcMethodHandler] = {}
+    for method in REFEREE.methods:
+        name = method.name
+        fn = getattr(service, name)
+        request_type = getattr(pb, method.input_type.name)
+        if name == "Play":  # it guards itself, on its move path
+            handlers[name] = grpc.stream_stream_rpc_method_handler(fn, None, _ser)
+        elif method.client_streaming and method.server_streaming:
+            # Echo, Session: the raw request frames, each parsed by the handler
+            handlers[name] = grpc.stream_stream_rpc_method_handler(
+                _guard_stream(service, name, fn), None, _ser)
+        elif method.client_streaming:  # UploadBot: the raw frames
+            handlers[name] = grpc.stream_unary_rpc_method_handler(
+                _guard_client_stream(service, name, fn), None, _ser)
+        elif method.server_streaming:  # Watch, GetBotArchive: one request, parsed here
+            handlers[name] = grpc.unary_stream_rpc_method_handler(
+                _guard_stream(service, name, fn, request_type), None, _ser)
+        else:
+            handlers[name] = grpc.unary_unary_rpc_method_handler(
+                _guard_unary(service, name, fn, request_type), None, _ser)
     return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
 
 
-#: The Referee service's methods, as referee.proto declares them
-METHODS: tuple[str, ...] = tuple(pb.DESCRIPTOR.services_by_name["Referee"].methods_by_name)
+#: The Referee service as referee.proto declares it, and its methods' names
+REFEREE = pb.DESCRIPTOR.services_by_name["Referee"]
+METHODS: tuple[str, ...] = tuple(REFEREE.methods_by_name)
 
 
 class _Method(grpc.HandlerCallDetails):

@@ -47,7 +47,7 @@ from jsonschema.exceptions import best_match
 from referee.core import registry
 from referee.schema import standings_schema
 from referee.server.base import errors
-from referee.server.base.auth import RateLimiter, client_key, new_token, token_hash
+from referee.server.base.auth import Context, RateLimiter, client_key, new_token, token_hash
 from referee.server.base.clock import now_ms
 from referee.server.base.errors import clip
 from referee.server.base.wire import check_text
@@ -606,7 +606,8 @@ class Leagues:
         return self.league_bot(row)
 
     # ------------------------------------------------------------------ uploads
-    async def upload(self, request_iterator, context) -> pb.BotVersion:
+    async def upload(self, request_iterator: AsyncIterator[bytes],
+                     context: Context) -> pb.BotVersion:
         """UploadBot: the token's own bot (a hosted, not removed one); its daily count checked
         before anything is received, then the chunks spooled to a file up to the cap on bytes
         received, and the archive checked from it off the event loop."""
@@ -794,7 +795,8 @@ class Leagues:
         # both are checked: a bot name matches BOT_NAME_RE (no '/', no leading '.')
         return self.archive_dir / bot / f"{version}.tar.gz"
 
-    async def archive(self, request: pb.GetBotArchiveRequest) -> AsyncGenerator[Any, None]:
+    async def archive(self, request: pb.GetBotArchiveRequest,
+                      ) -> AsyncGenerator[pb.BotArchiveChunk, None]:
         row = self.bot(request.bot)
         number = request.version or row.current_version
         version = next((v for v in row.versions if v.version == number), None)

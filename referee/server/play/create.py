@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,7 +65,7 @@ class MatchPlan:
 def plan_match(
     request: pb.CreateMatchRequest,
     sheet_for: Callable[[Game, dict[str, Any]], ComponentSheet],
-    check_seat_bots: Callable[[Any, int], list[str]],
+    check_seat_bots: Callable[[Iterable[str], int], list[str]],
     join_ms_default: int = 0,
 ) -> MatchPlan:
     """The checked plan of ``request``; raises RefereeError(MALFORMED) at the first faulty
@@ -168,7 +168,7 @@ def _seats(game: Game, asked: int) -> int:
     return seats
 
 
-def _names(given: Any, seats: int) -> list[str]:
+def _names(given: Iterable[str], seats: int) -> list[str]:
     """The seat names given, then ``seat N`` for the seats without one."""
     names = list(given)
     if len(names) > seats:

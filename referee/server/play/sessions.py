@@ -33,7 +33,7 @@ import json
 import os
 import re
 import secrets
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,7 @@ import structlog
 from google.protobuf import json_format
 
 from referee.server.base import errors, shard
-from referee.server.base.auth import RateLimiter, bearer, token_hash
+from referee.server.base.auth import CallContext, RateLimiter, bearer, token_hash
 from referee.server.base.clock import now_ms
 from referee.server.base.errors import RefereeError, clip
 from referee.server.play.streams import CLOSE, drain, end_with, put_bounded
@@ -512,17 +512,18 @@ class BotSessions:
         self.dispatch(a.bot)
 
     @staticmethod
-    def _notice(conn: Conn, reason: str, message: str, ack: pb.AssignmentAck | None = None):
+    def _notice(conn: Conn, reason: str, message: str,
+                ack: pb.AssignmentAck | None = None) -> None:
         conn.put(pb.SessionServerMessage(notice=pb.SessionNotice(
             reason=reason, message=message, match_id=errors.prefix(ack.match_id) if ack else "",
             seat=ack.seat if ack else 0)))
 
-    def _write_later(self, fn) -> None:
+    def _write_later(self, fn: Callable[[DbConn], Any]) -> None:
         fut = self.store.write(fn)
         fut.add_done_callback(_log_failure)
 
     # ------------------------------------------------------------------ the RPC
-    def _bot_of(self, context) -> tuple[str, str]:
+    def _bot_of(self, context: CallContext) -> tuple[str, str]:
         """The bot a Session's token belongs to, and the token's hash."""
         token = bearer(context.invocation_metadata())
         h = token_hash(token) if token else None
@@ -542,7 +543,7 @@ class BotSessions:
                                          "no longer works")
         return name, h
 
-    def bot_of_token(self, context) -> str:
+    def bot_of_token(self, context: CallContext) -> str:
         """The (not removed) bot whose token a call carries (UploadBot), rate-limited like a
         Session."""
         return self._bot_of(context)[0]
@@ -563,7 +564,8 @@ class BotSessions:
     def connected(self, name: str) -> bool:
         return bool(self.conns.get(name))
 
-    async def Session(self, request_iterator, context) -> AsyncIterator[Any]:
+    async def Session(self, request_iterator: AsyncIterator[bytes],
+                      context: CallContext) -> AsyncGenerator[Any, None]:
         """Frames arrive as raw bytes (the service's ``_guard_stream`` turns what this raises
         into a status: a RefereeError with its reason, anything else INTERNAL). A first frame
         that is not a SessionClientMessage ends the stream with INVALID_ARGUMENT/MALFORMED;
@@ -607,7 +609,7 @@ class BotSessions:
             if conn is not None:
                 self._drop(conn)
 
-    async def _read(self, request_iterator, conn: Conn) -> None:
+    async def _read(self, request_iterator: AsyncIterator[bytes], conn: Conn) -> None:
         allow = self.limiter.allow
         key = f"session:{conn.bot}"
         parse = pb.SessionClientMessage.FromString
