@@ -18,6 +18,11 @@ embargo, see referee.server.base.embargo, shows no replay and no record, and say
   /api/matches/<id>/notes        one seat's own notes, live: for the holder of that seat's
                                  token, sent as "Authorization: Bearer <token>" (never in the
                                  address; the page takes it from a form or the #fragment)
+
+In Starlette's style: each route's handler is a module-level ``async def (request) ->
+Response`` that reads the referee (``ServerView``, referee.web.reader), the match source and
+the live feeds from the app's state (``state.of(request)``, typed); ``routes`` lists them with
+the league pages' (referee.web.leagues.routes), and ``create_app`` only assembles the app.
 """
 from __future__ import annotations
 

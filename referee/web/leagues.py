@@ -13,6 +13,9 @@ and show matches only as links (their pages say what may be seen of them).
   POST /api/leagues/<name>/register     RegisterBot for the web form (no token; rate-limited)
   POST /api/bots/<name>/upload          UploadBot for the web form (the bot's token as Bearer)
   GET|POST /api/leagues/<name>/admin/…  the organizer page's calls (admin token as Bearer)
+
+Module-level handlers reading the referee from the app's state (``state.of(request)``) and one
+``routes`` list, which referee.web.app adds to its own.
 """
 from __future__ import annotations
 
