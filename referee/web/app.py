@@ -33,7 +33,7 @@ import sqlite3
 import sys
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Required, TypedDict
 
 import structlog
 import uvicorn
@@ -117,7 +117,7 @@ async def index(request: Request) -> Response:
     page = await state.of(request).source.page(**query)
     return templates.TemplateResponse(request, "index.html", {
         "matches": page["matches"], "page": page,
-        "filters": {k: query[k] for k in ("game", "league", "bot")},
+        "filters": {"game": query["game"], "league": query["league"], "bot": query["bot"]},
         "games": sorted({m["game"] for m in page["matches"]} | ({query["game"]} - {""}))})
 
 
@@ -308,8 +308,8 @@ def create_app(service: ServerView, hub: LiveHub | None = None,
     from the app's state: referee.web.state). ``trusted_proxies``: the addresses
     (``--trusted-proxy``) whose ``X-Forwarded-For`` names the client; from any other peer the
     header is ignored."""
-    handlers: dict[Any, ExceptionHandler] = {HTTPException: error, RefereeError: store_away,
-                                             sqlite3.Error: store_away}
+    handlers: dict[type[Exception], ExceptionHandler] = {
+        HTTPException: error, RefereeError: store_away, sqlite3.Error: store_away}
     if "psycopg" in sys.modules:  # a PostgreSQL store: its errors too
         handlers[sys.modules["psycopg"].Error] = store_away
     middleware = [Middleware(SecurityHeaders)]
@@ -340,21 +340,42 @@ def _viewer(text: str | None, seats: int) -> int | str | None:
 PAGE_SIZE, MAX_PAGE_SIZE = 50, 200
 
 
-def _list_query(request: Request) -> dict[str, Any]:
+class ListQuery(TypedDict, total=False):
+    """The keywords of ``MatchSource.page`` a list request asks for."""
+
+    game: Required[str]
+    league: Required[str]
+    bot: Required[str]
+    limit: Required[int]
+    after: tuple[int, str]  # ?cursor=
+    before: tuple[int, str]  # ?before=
+
+
+def _list_query(request: Request) -> ListQuery:
     """The match list's filters and page from the query string (400 for a malformed one)."""
     q = request.query_params
-    out: dict[str, Any] = {}
-    for key in ("game", "league", "bot"):
-        out[key] = params.check_text(q.get(key, ""), key, max_len=64)
-    out["limit"] = params.whole(q.get("limit"), "limit", lo=1, hi=MAX_PAGE_SIZE,
-                                default=PAGE_SIZE)
-    for key, name in (("cursor", "after"), ("before", "before")):
-        text = q.get(key)
-        if text:
-            edge = parse_cursor(text)
-            if edge is None:
-                raise HTTPException(400, f"malformed {key} {text[:40]!r}")
-            out[name] = edge
+
+    def text(key: str) -> str:
+        return params.check_text(q.get(key, ""), key, max_len=64)
+
+    def edge(key: str) -> tuple[int, str] | None:
+        value = q.get(key)
+        if not value:
+            return None
+        found = parse_cursor(value)
+        if found is None:
+            raise HTTPException(400, f"malformed {key} {value[:40]!r}")
+        return found
+
+    game, league, bot = text("game"), text("league"), text("bot")
+    limit = params.whole(q.get("limit"), "limit", lo=1, hi=MAX_PAGE_SIZE, default=PAGE_SIZE)
+    assert limit is not None  # it has a default
+    out = ListQuery(game=game, league=league, bot=bot, limit=limit)
+    after, before = edge("cursor"), edge("before")
+    if after is not None:
+        out["after"] = after
+    if before is not None:
+        out["before"] = before
     return out
 
 
