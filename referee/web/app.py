@@ -18,6 +18,11 @@ embargo, see referee.server.base.embargo, shows no replay and no record, and say
   /api/matches/<id>/notes        one seat's own notes, live: for the holder of that seat's
                                  token, sent as "Authorization: Bearer <token>" (never in the
                                  address; the page takes it from a form or the #fragment)
+
+In Starlette's style: each route's handler is a module-level ``async def (request) ->
+Response`` that reads the referee (``ServerView``, referee.web.reader), the match source and
+the live feeds from the app's state (``state.of(request)``, typed); ``routes`` lists them with
+the league pages' (referee.web.leagues.routes), and ``create_app`` only assembles the app.
 """
 from __future__ import annotations
 
@@ -26,9 +31,9 @@ import contextlib
 import json
 import sqlite3
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Required, TypedDict
 
 import structlog
 import uvicorn
@@ -39,16 +44,18 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, ExceptionHandler, Message, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from referee.server.base.errors import RefereeError
 from referee.server.store.sqlite import store_outage, unavailable
 
 from . import frames as F
-from . import params
-from .leagues import HTTP_STATUS, league_routes, refusal
+from . import params, state
+from .leagues import HTTP_STATUS, refusal
+from .leagues import routes as league_routes
 from .live import LiveHub
+from .reader import ServerView
 from .render import RENDERERS, templates
 from .source import MatchSource, NotFound, parse_cursor, public_record
 
@@ -96,197 +103,215 @@ def _version(text: str | None, what: str = "version") -> int | None:
     return params.whole(text, what)
 
 
-def create_app(service: Any, hub: LiveHub | None = None,
-               trusted_proxies: Sequence[str] = ()) -> Starlette:
-    """The app over ``service``. ``trusted_proxies``: the addresses (``--trusted-proxy``) whose
-    ``X-Forwarded-For`` names the client; from any other peer the header is ignored."""
-    source = MatchSource(service)
-    hub = hub or LiveHub()
+async def _meta(request: Request) -> dict[str, Any]:
+    """The public facts of the match in the address (404 when there is none)."""
+    try:
+        return await state.of(request).source.meta(request.path_params["match_id"])
+    except NotFound:
+        raise HTTPException(404, "no such match") from None
 
-    async def _meta(request: Request) -> dict[str, Any]:
+
+async def index(request: Request) -> Response:
+    """The list of live and finished matches (HTML): game, seats, state, start, winners, league; filters by game, league and bot, 50 a page with next and previous pages (the same parameters as `/api/matches`)."""
+    query = _list_query(request)
+    page = await state.of(request).source.page(**query)
+    return templates.TemplateResponse(request, "index.html", {
+        "matches": page["matches"], "page": page,
+        "filters": {"game": query["game"], "league": query["league"], "bot": query["bot"]},
+        "games": sorted({m["game"] for m in page["matches"]} | ({query["game"]} - {""}))})
+
+
+async def api_list(request: Request) -> Response:
+    """JSON `{"matches": [...], "next": cursor|null, "previous": cursor|null}`: the listed matches (unlisted ones, smoke tests and conformance, never), newest first, each with its public summary (`id`, `game`, `title`, `seats`, `names`, `state`, `created_ms`, `finished_ms`, `result`, `league`, `bots`, `bot_versions`). Query: `game=`, `league=`, `bot=` (bound to a seat), `limit=` (default 50, at most 200), `cursor=` (the page after `next`), `before=` (the page before `previous`)."""
+    return JSONResponse(await state.of(request).source.page(**_list_query(request)))
+
+
+async def match_page(request: Request) -> Response:
+    """One match drawn as its board (HTML), live while it runs, a replay once over; `?v=N` opens state version N."""
+    version = _version(request.query_params.get("v"))
+    meta = await _meta(request)
+    seat = _viewer(request.query_params.get("seat"), meta["seats"])
+    return templates.TemplateResponse(request, "match.html", {
+        "meta": meta, "version": version, "seat": seat, "static": False,
+        "renderer": RENDERERS.get(meta["game"]), "bundle_json": None,
+    })
+
+
+async def api_match(request: Request) -> Response:
+    """JSON: one match's public summary and, unless embargoed, its replay frames (public views and events by state version)."""
+    source = state.of(request).source
+    meta = await _meta(request)
+    viewer = _viewer(request.query_params.get("seat"), meta["seats"])
+    if viewer is not None:
+        if meta["embargo"]:
+            raise HTTPException(403, meta["embargo"]["message"])
+        if not public_record(meta):
+            raise HTTPException(403, "seat views and the reveal are public once the match "
+                                     "is over (now: " + meta["state"] + ")")
         try:
-            return await source.meta(request.path_params["match_id"])
+            seat_frames, reveal = await source.seat_frames(meta, viewer)
         except NotFound:
-            raise HTTPException(404, "no such match") from None
-
-    async def index(request: Request) -> Response:
-        """The list of live and finished matches (HTML): game, seats, state, start, winners, league; filters by game, league and bot, 50 a page with next and previous pages (the same parameters as `/api/matches`)."""
-        query = _list_query(request)
-        page = await source.page(**query)
-        return templates.TemplateResponse(request, "index.html", {
-            "matches": page["matches"], "page": page,
-            "filters": {k: query[k] for k in ("game", "league", "bot")},
-            "games": sorted({m["game"] for m in page["matches"]} | ({query["game"]} - {""}))})
-
-    async def api_list(request: Request) -> Response:
-        """JSON `{"matches": [...], "next": cursor|null, "previous": cursor|null}`: the listed matches (unlisted ones, smoke tests and conformance, never), newest first, each with its public summary (`id`, `game`, `title`, `seats`, `names`, `state`, `created_ms`, `finished_ms`, `result`, `league`, `bots`, `bot_versions`). Query: `game=`, `league=`, `bot=` (bound to a seat), `limit=` (default 50, at most 200), `cursor=` (the page after `next`), `before=` (the page before `previous`)."""
-        return JSONResponse(await source.page(**_list_query(request)))
-
-    async def match_page(request: Request) -> Response:
-        """One match drawn as its board (HTML), live while it runs, a replay once over; `?v=N` opens state version N."""
-        version = _version(request.query_params.get("v"))
-        meta = await _meta(request)
-        seat = _viewer(request.query_params.get("seat"), meta["seats"])
-        return templates.TemplateResponse(request, "match.html", {
-            "meta": meta, "version": version, "seat": seat, "static": False,
-            "renderer": RENDERERS.get(meta["game"]), "bundle_json": None,
-        })
-
-    async def api_match(request: Request) -> Response:
-        """JSON: one match's public summary and, unless embargoed, its replay frames (public views and events by state version)."""
-        meta = await _meta(request)
-        viewer = _viewer(request.query_params.get("seat"), meta["seats"])
-        if viewer is not None:
-            if meta["embargo"]:
-                raise HTTPException(403, meta["embargo"]["message"])
-            if not public_record(meta):
-                raise HTTPException(403, "seat views and the reveal are public once the match "
-                                         "is over (now: " + meta["state"] + ")")
-            try:
-                seat_frames, reveal = await source.seat_frames(meta, viewer)
-            except NotFound:
-                raise HTTPException(404, "this match has no replay") from None
-            return Response(F.bundle_json({**meta, "viewer_seat": viewer}, seat_frames, reveal),
-                            media_type="application/json")
-        frames: list[str] = []
-        if meta["state"] in ("running", "finished") and not meta["embargo"]:
-            try:
-                frames = await source.frames(meta)
-            except NotFound:
-                frames = []
-        return Response(F.bundle_json(meta, frames), media_type="application/json")
-
-    async def api_view(request: Request) -> Response:
-        """JSON `{"version", "view", "events"}`: the public view at one state version and the events that led to it; 403 while embargoed."""
-        version = _version(request.path_params["version"])
-        assert version is not None  # the route's {version} is never empty
-        meta = await _meta(request)
-        _refuse_if_embargoed(meta)
+            raise HTTPException(404, "this match has no replay") from None
+        return Response(F.bundle_json({**meta, "viewer_seat": viewer}, seat_frames, reveal),
+                        media_type="application/json")
+    frames: list[str] = []
+    if meta["state"] in ("running", "finished") and not meta["embargo"]:
         try:
             frames = await source.frames(meta)
         except NotFound:
-            raise HTTPException(404, "this match has no replay") from None
-        if version >= len(frames):  # frame i is state version i
-            raise HTTPException(404, f"no version {version} (0..{len(frames) - 1})")
-        return JSONResponse({"version": version, "view": F.view_at(frames, version),
-                             "events": F.frame(frames, version)["events"]})
+            frames = []
+    return Response(F.bundle_json(meta, frames), media_type="application/json")
 
-    async def record(request: Request) -> Response:
-        """The finished match's record (JSON, the record schema); 404 while it runs, 403 while embargoed."""
-        meta = await _meta(request)
-        _refuse_if_embargoed(meta)
-        path = source.record_path(meta)
-        if path is None:
-            raise HTTPException(404, "a record is published once the match is over")
-        return FileResponse(path, media_type="application/json")
 
-    async def live(request: Request) -> Response:
-        """Server-sent events: the public updates of a running match (the same as `Watch`), then `game_over`."""
-        meta = await _meta(request)
-        rt = source.runtime(meta["id"], meta["game"])
-        if rt is None or meta["state"] != "running":
-            async def over():
-                yield _sse({"type": "game_over", "summary": (meta.get("result") or {})
-                            .get("summary", ""), "winners": []})
-            return StreamingResponse(over(), media_type="text/event-stream")
-        feed, viewer = hub.join(rt)
+async def api_view(request: Request) -> Response:
+    """JSON `{"version", "view", "events"}`: the public view at one state version and the events that led to it; 403 while embargoed."""
+    version = _version(request.path_params["version"])
+    assert version is not None  # the route's {version} is never empty
+    meta = await _meta(request)
+    _refuse_if_embargoed(meta)
+    try:
+        frames = await state.of(request).source.frames(meta)
+    except NotFound:
+        raise HTTPException(404, "this match has no replay") from None
+    if version >= len(frames):  # frame i is state version i
+        raise HTTPException(404, f"no version {version} (0..{len(frames) - 1})")
+    return JSONResponse({"version": version, "view": F.view_at(frames, version),
+                         "events": F.frame(frames, version)["events"]})
 
-        async def stream():
-            try:
-                yield ": connected\n\n"
-                while True:
-                    try:
-                        msg = await asyncio.wait_for(viewer.queue.get(), HEARTBEAT_S)
-                    except TimeoutError:
-                        yield ": keep-alive\n\n"
-                        continue
-                    if msg is None:
-                        break
-                    yield _sse(msg)
-            finally:
-                feed.remove(viewer)
 
-        return StreamingResponse(stream(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache"})
+async def record(request: Request) -> Response:
+    """The finished match's record (JSON, the record schema); 404 while it runs, 403 while embargoed."""
+    meta = await _meta(request)
+    _refuse_if_embargoed(meta)
+    path = state.of(request).source.record_path(meta)
+    if path is None:
+        raise HTTPException(404, "a record is published once the match is over")
+    return FileResponse(path, media_type="application/json")
 
-    async def notes(request: Request) -> Response:
-        meta = await _meta(request)
-        token = _bearer(request)
-        limiter = getattr(source.service, "limiter", None)
-        seat = await source.token_seat(meta["id"], token) if token else None
-        if limiter is not None and not limiter.allow(
-                f"web-notes:{meta['id']}:{seat}" if seat is not None else params.client(request)):
-            raise HTTPException(429, "rate limit exceeded; slow down")
-        if token is None:
-            raise HTTPException(401, "a seat's notes need its token "
-                                     "(Authorization: Bearer <seat token>)")
-        if seat is None:
-            raise HTTPException(403, "this is not a seat token of this match")
-        since = _version(request.query_params.get("since"), "since") or 0
-        return JSONResponse({"seat": seat, "notes": source.seat_notes(meta["id"], seat, since)},
-                            headers={"Cache-Control": "no-store"})
 
-    async def signing_key(request: Request) -> Response:
-        """The public key finished records are signed with (as GetSigningKey answers): who
-        checks a record needs it (``referee replay verify --public-key``;
-        docs/organizer/records.md)."""
-        signer = getattr(source.service, "signer", None)
-        if signer is None:
-            raise HTTPException(404, "this referee signs no records")
-        return JSONResponse(signer.public_json())
+async def live(request: Request) -> Response:
+    """Server-sent events: the public updates of a running match (the same as `Watch`), then `game_over`."""
+    web = state.of(request)
+    meta = await _meta(request)
+    rt = web.source.runtime(meta["id"], meta["game"])
+    if rt is None or meta["state"] != "running":
+        async def over() -> AsyncIterator[str]:
+            yield _sse({"type": "game_over", "summary": (meta.get("result") or {})
+                        .get("summary", ""), "winners": []})
+        return StreamingResponse(over(), media_type="text/event-stream")
+    feed, viewer = web.hub.join(rt)
 
-    async def favicon(request: Request) -> Response:
-        return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml")
+    async def stream() -> AsyncIterator[str]:
+        try:
+            yield ": connected\n\n"
+            while True:
+                try:
+                    msg = await asyncio.wait_for(viewer.queue.get(), HEARTBEAT_S)
+                except TimeoutError:
+                    yield ": keep-alive\n\n"
+                    continue
+                if msg is None:
+                    break
+                yield _sse(msg)
+        finally:
+            feed.remove(viewer)
 
-    async def error(request: Request, exc: Exception) -> Response:
-        if isinstance(exc, RefereeError):  # a refusal from params or the service
-            if request.url.path.startswith("/api/"):
-                return refusal(exc)  # the league routes' form: with its reason
-            exc = HTTPException(HTTP_STATUS.get(exc.code, 500), exc.message)
-        assert isinstance(exc, HTTPException)  # the other class it is registered for
+    return StreamingResponse(stream(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache"})
+
+
+async def notes(request: Request) -> Response:
+    web = state.of(request)
+    meta = await _meta(request)
+    token = _bearer(request)
+    seat = await web.source.token_seat(meta["id"], token) if token else None
+    if not web.service.limiter.allow(
+            f"web-notes:{meta['id']}:{seat}" if seat is not None else params.client(request)):
+        raise HTTPException(429, "rate limit exceeded; slow down")
+    if token is None:
+        raise HTTPException(401, "a seat's notes need its token "
+                                 "(Authorization: Bearer <seat token>)")
+    if seat is None:
+        raise HTTPException(403, "this is not a seat token of this match")
+    since = _version(request.query_params.get("since"), "since") or 0
+    return JSONResponse({"seat": seat, "notes": web.source.seat_notes(meta["id"], seat, since)},
+                        headers={"Cache-Control": "no-store"})
+
+
+async def signing_key(request: Request) -> Response:
+    """The public key finished records are signed with (as GetSigningKey answers): who
+    checks a record needs it (``referee replay verify --public-key``;
+    docs/organizer/records.md)."""
+    signer = state.of(request).service.signer
+    if signer is None:
+        raise HTTPException(404, "this referee signs no records")
+    return JSONResponse(signer.public_json())
+
+
+async def favicon(request: Request) -> Response:
+    return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml")
+
+
+async def error(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, RefereeError):  # a refusal from params or the service
         if request.url.path.startswith("/api/"):
-            return JSONResponse({"error": exc.detail, "status": exc.status_code},
-                                status_code=exc.status_code)
-        return templates.TemplateResponse(
-            request, "error.html", {"status": exc.status_code, "detail": exc.detail},
-            status_code=exc.status_code)
+            return refusal(exc)  # the league routes' form: with its reason
+        exc = HTTPException(HTTP_STATUS.get(exc.code, 500), exc.message)
+    assert isinstance(exc, HTTPException)  # the other class it is registered for
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": exc.detail, "status": exc.status_code},
+                            status_code=exc.status_code)
+    return templates.TemplateResponse(
+        request, "error.html", {"status": exc.status_code, "detail": exc.detail},
+        status_code=exc.status_code)
 
-    async def store_away(request: Request, exc: Exception) -> Response:
-        """A page or an API call that needs the store while it is away (issue 31 item 1): 503
-        with the documented error and reason STORE_UNAVAILABLE, to retry; anything else that
-        reaches here is a bug (500), but a refusal, answered as :func:`error` does."""
-        if not store_outage(exc):
-            if isinstance(exc, RefereeError):
-                return await error(request, exc)
-            raise exc
-        away = unavailable(service.store.kind)
-        if request.url.path.startswith("/api/"):
-            return JSONResponse({"error": away.message, "status": 503, "reason": away.reason},
-                                status_code=503, headers={"Retry-After": "2"})
-        return templates.TemplateResponse(
-            request, "error.html", {"status": 503, "detail": away.message},
-            status_code=503, headers={"Retry-After": "2"})
 
-    handlers: dict[Any, Any] = {HTTPException: error, RefereeError: store_away,
-                                sqlite3.Error: store_away}
+async def store_away(request: Request, exc: Exception) -> Response:
+    """A page or an API call that needs the store while it is away (issue 31 item 1): 503
+    with the documented error and reason STORE_UNAVAILABLE, to retry; anything else that
+    reaches here is a bug (500), but a refusal, answered as :func:`error` does."""
+    if not store_outage(exc):
+        if isinstance(exc, RefereeError):
+            return await error(request, exc)
+        raise exc
+    away = unavailable(state.of(request).service.store.kind)
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": away.message, "status": 503, "reason": away.reason},
+                            status_code=503, headers={"Retry-After": "2"})
+    return templates.TemplateResponse(
+        request, "error.html", {"status": 503, "detail": away.message},
+        status_code=503, headers={"Retry-After": "2"})
+
+
+#: Every page and call of the viewer (the league pages' from referee.web.leagues), each path
+#: parameter checked before its handler runs (params.checked_paths). docs/gen/refdoc.py writes
+#: the API reference from these paths and the handlers' docstrings.
+routes = params.checked_paths([
+    Route("/", index),
+    Route("/api/matches", api_list),
+    Route("/api/matches/{match_id}", api_match),
+    Route("/api/matches/{match_id}/views/{version}", api_view),
+    Route("/api/matches/{match_id}/live", live),
+    Route("/api/matches/{match_id}/notes", notes),
+    Route("/favicon.ico", favicon),
+    Route("/matches/{match_id}", match_page),
+    Route("/matches/{match_id}/record.json", record),
+    Route("/api/signing-key", signing_key),
+    *league_routes,
+    Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+])
+
+
+def create_app(service: ServerView, hub: LiveHub | None = None,
+               trusted_proxies: Sequence[str] = ()) -> Starlette:
+    """The app over ``service`` (the handlers read it, its match source and the live feeds
+    from the app's state: referee.web.state). ``trusted_proxies``: the addresses
+    (``--trusted-proxy``) whose ``X-Forwarded-For`` names the client; from any other peer the
+    header is ignored."""
+    handlers: dict[type[Exception], ExceptionHandler] = {
+        HTTPException: error, RefereeError: store_away, sqlite3.Error: store_away}
     if "psycopg" in sys.modules:  # a PostgreSQL store: its errors too
         handlers[sys.modules["psycopg"].Error] = store_away
-
-    routes = [
-        Route("/", index),
-        Route("/api/matches", api_list),
-        Route("/api/matches/{match_id}", api_match),
-        Route("/api/matches/{match_id}/views/{version}", api_view),
-        Route("/api/matches/{match_id}/live", live),
-        Route("/api/matches/{match_id}/notes", notes),
-        Route("/favicon.ico", favicon),
-        Route("/matches/{match_id}", match_page),
-        Route("/matches/{match_id}/record.json", record),
-        Route("/api/signing-key", signing_key),
-        *league_routes(service, source),
-        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
-    ]
-    routes = params.checked_paths(routes)
     middleware = [Middleware(SecurityHeaders)]
     if trusted_proxies:
         # uvicorn's own, told exactly whom to trust (the server turns uvicorn's default off:
@@ -294,8 +319,7 @@ def create_app(service: Any, hub: LiveHub | None = None,
         middleware.insert(0, Middleware(ProxyHeadersMiddleware,
                                         trusted_hosts=list(trusted_proxies)))
     app = Starlette(routes=routes, middleware=middleware, exception_handlers=handlers)
-    app.state.hub = hub
-    app.state.source = source
+    app.state.web = state.WebState(service, MatchSource(service), hub or LiveHub())
     return app
 
 
@@ -316,21 +340,42 @@ def _viewer(text: str | None, seats: int) -> int | str | None:
 PAGE_SIZE, MAX_PAGE_SIZE = 50, 200
 
 
-def _list_query(request: Request) -> dict[str, Any]:
+class ListQuery(TypedDict, total=False):
+    """The keywords of ``MatchSource.page`` a list request asks for."""
+
+    game: Required[str]
+    league: Required[str]
+    bot: Required[str]
+    limit: Required[int]
+    after: tuple[int, str]  # ?cursor=
+    before: tuple[int, str]  # ?before=
+
+
+def _list_query(request: Request) -> ListQuery:
     """The match list's filters and page from the query string (400 for a malformed one)."""
     q = request.query_params
-    out: dict[str, Any] = {}
-    for key in ("game", "league", "bot"):
-        out[key] = params.check_text(q.get(key, ""), key, max_len=64)
-    out["limit"] = params.whole(q.get("limit"), "limit", lo=1, hi=MAX_PAGE_SIZE,
-                                default=PAGE_SIZE)
-    for key, name in (("cursor", "after"), ("before", "before")):
-        text = q.get(key)
-        if text:
-            edge = parse_cursor(text)
-            if edge is None:
-                raise HTTPException(400, f"malformed {key} {text[:40]!r}")
-            out[name] = edge
+
+    def text(key: str) -> str:
+        return params.check_text(q.get(key, ""), key, max_len=64)
+
+    def edge(key: str) -> tuple[int, str] | None:
+        value = q.get(key)
+        if not value:
+            return None
+        found = parse_cursor(value)
+        if found is None:
+            raise HTTPException(400, f"malformed {key} {value[:40]!r}")
+        return found
+
+    game, league, bot = text("game"), text("league"), text("bot")
+    limit = params.whole(q.get("limit"), "limit", lo=1, hi=MAX_PAGE_SIZE, default=PAGE_SIZE)
+    assert limit is not None  # it has a default
+    out = ListQuery(game=game, league=league, bot=bot, limit=limit)
+    after, before = edge("cursor"), edge("before")
+    if after is not None:
+        out["after"] = after
+    if before is not None:
+        out["before"] = before
     return out
 
 
@@ -354,14 +399,15 @@ def _sse(msg: dict[str, Any]) -> str:
 class _Server(uvicorn.Server):
     # The referee owns SIGINT/SIGTERM; uvicorn must not take them over.
     @contextlib.contextmanager
-    def capture_signals(self):
+    def capture_signals(self) -> Iterator[None]:
         yield
 
 
 class WebServer:
     """uvicorn serving the web app as a task on the running event loop (the gRPC server's)."""
 
-    def __init__(self, service: Any, host: str, port: int, trusted_proxies: Sequence[str] = ()):
+    def __init__(self, service: ServerView, host: str, port: int,
+                 trusted_proxies: Sequence[str] = ()):
         self.hub = LiveHub()
         self.app = create_app(service, self.hub, trusted_proxies)
         config = uvicorn.Config(
@@ -372,7 +418,7 @@ class WebServer:
             proxy_headers=False,
         )
         self.server = _Server(config)
-        self.task: asyncio.Task | None = None
+        self.task: asyncio.Task[None] | None = None
         self.port: int | None = None
 
     async def _serve(self) -> None:

@@ -17,15 +17,16 @@ from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
 
 from referee.core.components import ComponentSheet
-from referee.core.contract import Game, IllegalMove
+from referee.core.contract import Event, Game, IllegalMove
 from referee.core.match import RECORD_FORMAT, RECORD_FORMATS, Match, ReplayError
 
 BUNDLE_FORMAT = "referee-replay/1"
 
 
-def view_json(message: Any) -> dict[str, Any]:
+def view_json(message: Message) -> dict[str, Any]:
     """A view message as JSON with every field present (renderers need no defaults): the same
     value as ``json_format.MessageToDict(message, preserving_proto_field_name=True,
     always_print_fields_with_no_presence=True)`` (tests/web checks it), several times faster.
@@ -40,7 +41,7 @@ _INT64 = {FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT64, FieldDescript
           FieldDescriptor.TYPE_FIXED64, FieldDescriptor.TYPE_SFIXED64}
 
 
-def _cached(msg: Any) -> Any:
+def _cached(msg: Message) -> Any:
     key = (msg.DESCRIPTOR.full_name, msg.SerializeToString(deterministic=True))
     out = _CACHE.get(key)
     if out is None:
@@ -50,6 +51,8 @@ def _cached(msg: Any) -> Any:
     return out
 
 
+#: Descriptors are typed Any here: protobuf's stubs give the pure-Python and the upb (C)
+#: descriptor classes apart, and no longer declare ``label``, which older releases need.
 _PLANS: dict[str, list[tuple[str, str, Any]]] = {}
 
 
@@ -74,7 +77,7 @@ def _plan(desc: Any) -> list[tuple[str, str, Any]]:
     return plan
 
 
-def _message(msg: Any) -> dict[str, Any]:
+def _message(msg: Message) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, kind, f in _plan(msg.DESCRIPTOR):
         if kind == "scalar":
@@ -177,7 +180,7 @@ def patch(a: Any, p: Mapping[str, Any] | None) -> Any:
 
 # ---------------------------------------------------------------- replays
 
-def _event_json(e: Any) -> dict[str, Any]:
+def _event_json(e: Event) -> dict[str, Any]:
     """A public event as frames carry it (``data``, its public details, only when it has
     some)."""
     out = {"seat": e.seat, "kind": e.kind, "text": e.text}

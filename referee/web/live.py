@@ -18,6 +18,7 @@ from referee.server.play.streams import CLOSE, Stream
 from referee.v1 import referee_pb2 as pb
 
 from .frames import view_json
+from .reader import Watchable
 
 _UPDATE_TAG = bytes([(pb.WatchMessage.DESCRIPTOR.fields_by_name["update"].number << 3) | 2])
 MAX_RATE = 10.0  # view updates per second per match, at most
@@ -30,7 +31,7 @@ class Viewer:
     __slots__ = ("closed", "queue")
 
     def __init__(self) -> None:
-        self.queue: asyncio.Queue = asyncio.Queue()
+        self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self.closed = False
 
     def put(self, msg: dict[str, Any] | None) -> None:
@@ -47,7 +48,7 @@ class Viewer:
 
 
 class Feed:
-    def __init__(self, hub: LiveHub, rt: Any):
+    def __init__(self, hub: LiveHub, rt: Watchable):
         self.hub = hub
         self.rt = rt
         self.field = rt.game.spec.name
@@ -61,6 +62,7 @@ class Feed:
         # its own server's clock. 0 for a match of this referee: the same clock.
         self.clock: dict[str, Any] | None = None
         self.skew_ms = 0
+        # another referee's match (RemoteMatch.remote); a MatchRuntime has no such member
         self.remote = bool(getattr(rt, "remote", False))
         rt.watch(self.stream)
         self.task = asyncio.ensure_future(self._pump())
@@ -169,7 +171,7 @@ class LiveHub:
     def __init__(self) -> None:
         self.feeds: dict[str, Feed] = {}
 
-    def join(self, rt: Any) -> tuple[Feed, Viewer]:
+    def join(self, rt: Watchable) -> tuple[Feed, Viewer]:
         feed = self.feeds.get(rt.id)
         if feed is None or feed.task.done():
             feed = self.feeds[rt.id] = Feed(self, rt)

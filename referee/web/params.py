@@ -28,7 +28,7 @@ import functools
 import json
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -95,7 +95,7 @@ class Body:
         return choices[value]
 
 
-def _no_constant(name: str) -> Any:
+def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 
@@ -127,7 +127,8 @@ def checked_paths(routes: Iterable[BaseRoute]) -> list[BaseRoute]:
     endpoint runs (the endpoint's docstring, which the API reference is written from, kept);
     a Mount (the static files) as it is."""
 
-    def wrap(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable:
+    def wrap(endpoint: Callable[[Request], Awaitable[Response]]
+             ) -> Callable[[Request], Awaitable[Response]]:
         @functools.wraps(endpoint)
         async def checked(request: Request) -> Response:
             for name, value in request.path_params.items():

@@ -7,6 +7,8 @@ from typing import Any
 
 from starlette.templating import Jinja2Templates
 
+from referee.core.components import ComponentSheet
+
 from . import frames as F
 
 HERE = Path(__file__).parent
@@ -53,7 +55,7 @@ def record_meta(record: dict[str, Any], title: str) -> dict[str, Any]:
     }
 
 
-def static_replay_from_record(record: dict[str, Any], sheet: Any = None,
+def static_replay_from_record(record: dict[str, Any], sheet: ComponentSheet | None = None,
                               back_href: str | None = None) -> str:
     """The static replay page of a finished match's record (re-simulated; raises ReplayError
     if the record does not replay)."""

@@ -8,19 +8,23 @@ import asyncio
 import builtins
 import json
 from collections import OrderedDict
-from collections.abc import Mapping
-from types import SimpleNamespace
-from typing import Any
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
 
 from referee.core import registry
-from referee.core.match import ReplayError
+from referee.core.contract import Game
+from referee.core.match import Match, ReplayError
 from referee.server.base import shard
 from referee.server.base.auth import same_hash, token_hash
 from referee.server.base.clock import clock_json, now_ms
 from referee.server.play.records import replay_log
+from referee.server.play.runtime import MatchRuntime
+from referee.server.store.sqlite import MatchRow
 
 from . import frames as F
 from . import params
+from .reader import ServerView, Watchable
 
 REPLAY_CACHE = 16  # replays (frames of one match) kept in memory
 ROWS_TTL_S = 1.0  # how long the list of stored matches is reused
@@ -30,15 +34,30 @@ class NotFound(Exception):
     pass
 
 
+class StoredMatch(NamedTuple):
+    """Another cluster worker's running match rebuilt from its stored move log: what the
+    replay of a live match reads of a runtime (its match and its game)."""
+
+    match: Match
+    game: Game
+
+
+#: (frames, reveal or None): a public record's replay from one seat's view, or the reveal
+SeatFrames = tuple[builtins.list[str], builtins.list[dict[str, Any]] | None]
+#: what the replay cache keeps, by (match id, kind): "live" a running match's Replayer,
+#: "final" a finished match's frames, "seat<N>"/"seatreveal" its SeatFrames
+Cached = F.Replayer | builtins.list[str] | SeatFrames
+
+
 class MatchSource:
-    def __init__(self, service: Any):
+    def __init__(self, service: ServerView):
         self.service = service
-        self._cache: OrderedDict[tuple[str, str], Any] = OrderedDict()
-        self._rows: tuple[float, list[Any]] | None = None  # (when, store rows): 1 s cache
+        self._cache: OrderedDict[tuple[str, str], Cached] = OrderedDict()
+        self._rows: tuple[float, list[MatchRow]] | None = None  # (when, store rows): 1 s cache
         self._lock = asyncio.Lock()
 
     # ------------------------------------------------------------ listing
-    def _live_meta(self, rt: Any) -> dict[str, Any]:
+    def _live_meta(self, rt: MatchRuntime) -> dict[str, Any]:
         game = rt.game
         over = rt.game_over is not None
         d = rt.decision
@@ -65,7 +84,7 @@ class MatchSource:
             "unlisted": rt.unlisted,
         }
 
-    def _row_meta(self, row: Any) -> dict[str, Any]:
+    def _row_meta(self, row: MatchRow) -> dict[str, Any]:
         try:
             title = registry.get(row.game).spec.title
         except KeyError:
@@ -102,12 +121,13 @@ class MatchSource:
         pages on either side (None at an end)."""
         live = {rt.id: rt for rt in list(self.service.matches.values())}
 
-        def keep(game_: str, league_: str, bots: Any, unlisted: bool) -> bool:
+        def keep(game_: str, league_: str, bots: builtins.list[str] | None,
+                 unlisted: bool) -> bool:
             return (not unlisted and (not game or game_ == game)
                     and (not league or league_ == league) and (not bot or bot in (bots or ())))
 
         # (key, match) of every match that passes, built into its summary only if on the page
-        chosen: builtins.list[tuple[tuple[int, str], Any]] = [
+        chosen: builtins.list[tuple[tuple[int, str], MatchRow | MatchRuntime]] = [
             ((r.created_ms, r.id), r) for r in await self._store_rows()
             if r.id not in live and keep(r.game, r.league, r.seat_bots, r.unlisted)]
         chosen += [((rt.created_ms, rt.id), rt) for rt in live.values()
@@ -121,7 +141,7 @@ class MatchSource:
             start = max(0, (newer[-1] + 1 if newer else 0) - limit)
         else:
             start = 0
-        items = [self._live_meta(m) if m.id in live else self._row_meta(m)
+        items = [self._live_meta(m) if isinstance(m, MatchRuntime) else self._row_meta(m)
                  for _, m in chosen[start:start + limit]]
         return {
             "matches": items,
@@ -129,7 +149,7 @@ class MatchSource:
             "previous": _cursor(items[0]) if items and start > 0 else None,
         }
 
-    async def _store_rows(self) -> builtins.list[Any]:
+    async def _store_rows(self) -> builtins.list[MatchRow]:
         """Every match the store holds, read at most once a second (a list page per viewer
         must not mean a table scan per viewer)."""
         loop = asyncio.get_running_loop()
@@ -162,7 +182,7 @@ class MatchSource:
             raise NotFound(match_id)
         return self._row_meta(row)
 
-    def runtime(self, match_id: str, game: str = "") -> Any:
+    def runtime(self, match_id: str, game: str = "") -> Watchable | None:
         """The match's live runtime; in a cluster, for another worker's running match, a
         stand-in watching it on its owner (referee.server.front.forward.RemoteMatch)."""
         rt = self.service.matches.get(match_id)
@@ -170,7 +190,7 @@ class MatchSource:
             return self.service.forwarder.remote(match_id, game)
         return rt
 
-    def _stored_match(self, match_id: str) -> Any:
+    def _stored_match(self, match_id: str) -> StoredMatch:
         """Another cluster worker's running match, rebuilt from the move log it has stored
         (its owner holds the runtime): what the replay of a live match needs of one."""
         row = next((r for r in self.service.store.load_matches("running") if r.id == match_id),
@@ -183,7 +203,7 @@ class MatchSource:
             m = replay_log(game, row, self.service.store.load_moves(match_id), sheet)
         except (ReplayError, KeyError, ValueError):
             raise NotFound(match_id) from None
-        return SimpleNamespace(match=m, game=game)
+        return StoredMatch(m, game)
 
     # ------------------------------------------------------------ replays
     async def frames(self, meta: dict[str, Any]) -> builtins.list[str]:
@@ -193,8 +213,7 @@ class MatchSource:
         async with self._lock:  # one re-simulation at a time, on a worker thread
             return await self._frames(meta)
 
-    async def seat_frames(self, meta: dict[str, Any], viewer: int | str
-                          ) -> tuple[builtins.list[str], builtins.list[dict[str, Any]] | None]:
+    async def seat_frames(self, meta: dict[str, Any], viewer: int | str) -> SeatFrames:
         """A public record's replay as ``viewer`` saw it (a seat number), or the spectator's
         with every seat's final view (``"reveal"``): (frames, reveal or None). Only for a
         finished match that is not embargoed: the caller checks (``public_record``)."""
@@ -202,8 +221,8 @@ class MatchSource:
             raise NotFound(meta["id"])
         key = (meta["id"], f"seat{viewer}")
         async with self._lock:
-            got: Any = self._cache.get(key)
-            if got is None:
+            got = self._cache.get(key)
+            if not isinstance(got, tuple):  # not cached (a seat's key holds SeatFrames only)
                 loop = asyncio.get_running_loop()
                 got = await loop.run_in_executor(
                     None, self._seat_frames_from_file, meta["id"], viewer)
@@ -214,8 +233,7 @@ class MatchSource:
             frames, reveal = got
             return frames, reveal
 
-    def _seat_frames_from_file(self, match_id: str, viewer: int | str
-                               ) -> tuple[builtins.list[str], builtins.list[dict[str, Any]] | None]:
+    def _seat_frames_from_file(self, match_id: str, viewer: int | str) -> SeatFrames:
         record = self._record(match_id)
         try:
             game = registry.get(record["game"])
@@ -233,41 +251,43 @@ class MatchSource:
     def _record(self, match_id: str) -> dict[str, Any]:
         path = self.service.records_dir / f"{match_id}.json"
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            return record
         except (OSError, ValueError):
             raise NotFound(match_id) from None
 
     async def _frames(self, meta: dict[str, Any]) -> builtins.list[str]:
         match_id = meta["id"]
-        rt = self.service.matches.get(match_id)
+        rt: MatchRuntime | StoredMatch | None = self.service.matches.get(match_id)
         loop = asyncio.get_running_loop()
         if meta["state"] == "running" and rt is None and self.service.forwarder is not None:
             rt = await loop.run_in_executor(None, self._stored_match, match_id)
+        job: Callable[[], tuple[builtins.list[str], F.Replayer | None]]
         if meta["state"] == "running" and rt is not None:
-            m = rt.match
+            m, game = rt.match, rt.game
             # a snapshot, taken on the loop; the moves only (never a bot's note while live)
             moves: builtins.list[Mapping[str, Any]] = [
                 {"n": e.n, "seat": e.seat, "move": e.move, "state_hash": e.state_hash}
                 for e in m.moves]
-            live = self._cache.get((match_id, "live"))
+            live = _replayer(self._cache.get((match_id, "live")))
 
             def job() -> tuple[list[str], F.Replayer | None]:
                 r = live
                 if r is None or r.moves_done > len(moves) or (
                         r.moves_done and moves[r.moves_done - 1]["state_hash"] != r.last_hash()):
-                    r = F.Replayer(rt.game, m.options, m.seat_count, m.seed, m.components,
+                    r = F.Replayer(game, m.options, m.seat_count, m.seed, m.components,
                                    m.record_format, start=m.start)
                 r.extend(moves, verify=False)  # the referee's own log, hashed as it was played
                 return list(r.encoded), r
         elif meta["state"] == "finished":
             final = self._cache.get((match_id, "final"))
-            if final is not None:
+            if isinstance(final, list):  # a "final" key holds a finished match's frames only
                 self._cache.move_to_end((match_id, "final"))
                 return final
-            live = self._cache.get((match_id, "live"))
+            carry_on = _replayer(self._cache.get((match_id, "live")))
 
             def job() -> tuple[list[str], F.Replayer | None]:
-                return self._frames_from_file(match_id, live), None
+                return self._frames_from_file(match_id, carry_on), None
         else:
             raise NotFound(match_id)
         frames, replayer = await loop.run_in_executor(None, job)
@@ -315,11 +335,13 @@ class MatchSource:
                 seat = s
         return seat
 
-    def seat_notes(self, match_id: str, seat: int, since: int = 0) -> builtins.list[Any]:
+    def seat_notes(self, match_id: str, seat: int, since: int = 0
+                   ) -> builtins.list[dict[str, Any]]:
         """``seat``'s notes on its moves after move ``since``: ``{"n": move number, "v": state
         version after it, "note"}`` each. For the holder of that seat's token only (while
         the match is live nobody else sees them)."""
         rt = self.service.matches.get(match_id)
+        moves: builtins.list[Mapping[str, Any]]
         if rt is not None and rt.game_over is None:
             moves = [{"n": e.n, "seat": e.seat, "version_before": e.version_before,
                       "note": e.note} for e in rt.match.moves[since:]]
@@ -331,11 +353,17 @@ class MatchSource:
         return [{"n": int(m["n"]), "v": int(m["version_before"]) + 1, "note": str(m["note"])}
                 for m in moves if m.get("note") and int(m["seat"]) == seat]
 
-    def record_path(self, meta: dict[str, Any]):
+    def record_path(self, meta: dict[str, Any]) -> Path | None:
+        """The record file of a finished match that is not embargoed, or None."""
         if meta["state"] != "finished" or meta.get("embargo"):
             return None
         path = self.service.records_dir / f"{meta['id']}.json"
         return path if path.is_file() else None
+
+
+def _replayer(cached: Cached | None) -> F.Replayer | None:
+    """A "live" key's entry (a running match's Replayer), or None when there is none."""
+    return cached if isinstance(cached, F.Replayer) else None
 
 
 def public_record(meta: dict[str, Any]) -> bool:
