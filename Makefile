@@ -18,6 +18,10 @@ help:
 	@echo "make docs   build the documentation site into site/ (open site/index.html)"
 	@echo "make docs-serve  preview the documentation at http://127.0.0.1:8000/, rebuilt on change"
 
+# Everything the tests and the lint use is installed here (the dev extra: Ray, the build tools
+# for the SDK's wheel, Playwright for Python...): the suite itself installs nothing and reaches
+# no package index (tests/test_offline.py). On a fresh machine this takes some minutes: Ray,
+# OpenSpiel and Playwright are the large downloads.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip

@@ -20,8 +20,8 @@ LONG_FIRST = (
     "tests/bench/test_bench_smoke.py",
     "tests/kits/test_kits.py",
     "tests/tournament/test_persistent.py",
-    "tests/tournament/test_ray.py",  # Ray installed (when missing) and started
-    "tests/client/test_sdk_install.py",  # a venv and grpcio/protobuf from PyPI
+    "tests/tournament/test_ray.py",  # a local Ray started
+    "tests/client/test_sdk_install.py",  # the SDK wheel built and installed in a venv
     "tests/cluster/test_many_hosts.py",
     "tests/server/test_burst.py",  # 600 matches joined at once, played out (about a minute)
     "tests/contract/test_any_move.py",
@@ -42,6 +42,12 @@ def _rank(item: pytest.Item) -> int:
         return LONG_FIRST.index(path)
     except ValueError:
         return len(LONG_FIRST)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """No pip run by a test (or by what a test starts) reaches a package index: `make setup`
+    installs what the tests need (tests/test_offline.py)."""
+    os.environ["PIP_NO_INDEX"] = "1"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -1,18 +1,13 @@
 """--backend ray: every match a Ray task on a local Ray instance (ray.init(num_cpus=2)).
 
-Ray is the optional extra ``boardgame-referee[ray]``. If it is missing (a fresh CI machine
-installs only ``.[dev]``) the test installs it with pip first, and skips - saying why - only if
-Ray cannot be installed on this Python (no wheel for it, no registry). Set
-REFEREE_TEST_NO_RAY_INSTALL=1 to skip instead of installing.
+Ray is the optional extra ``boardgame-referee[ray]``, which `make setup` installs with ``.[dev]``.
+The tests install nothing (tests/test_offline.py): without Ray the two tests that start it skip
+and say so.
 """
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 from referee_tournament.config import parse
@@ -22,25 +17,10 @@ from referee_tournament.runner import Runner
 from .conftest import GREEDY, RANDOM
 
 
-def _import_or_install_ray():
-    try:
-        return importlib.import_module("ray")
-    except ImportError:
-        pass
-    if os.environ.get("REFEREE_TEST_NO_RAY_INSTALL"):
-        pytest.skip("Ray is not installed and REFEREE_TEST_NO_RAY_INSTALL is set")
-    proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "ray>=2.9"],
-                          capture_output=True, text=True, timeout=900, check=False)
-    if proc.returncode != 0:
-        pytest.skip(f"Ray cannot be installed on Python {sys.version.split()[0]}: "
-                    f"{proc.stderr.strip()[-500:]}")
-    importlib.invalidate_caches()
-    return importlib.import_module("ray")
-
-
 @pytest.fixture(scope="module")
 def local_ray():
-    ray = _import_or_install_ray()
+    ray = pytest.importorskip("ray", reason="Ray is not installed: `make setup` installs it "
+                              "(the dev extra brings boardgame-referee[ray])")
     start_local_ray(ray, 2)  # Ray's own start-up wait is 30 s: tried again on a loaded machine
     yield ray
     ray.shutdown()
