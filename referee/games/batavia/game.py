@@ -2,7 +2,7 @@
 rest is the common adapter (referee/core/adapter.py) over the rules in rules.py."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -25,7 +25,7 @@ from referee.v1 import batavia_pb2 as pb
 
 from . import moves, rules, sim
 from . import view as views
-from .state import MAX_SEATS, MIN_SEATS, N_COMPANIES, N_STALL_TILES, TRACK_SPACES
+from .catalog import MAX_SEATS, MIN_SEATS, N_COMPANIES, N_STALL_TILES, TRACK_SPACES
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
 DEFAULT_SHEET = COMPONENTS_DIR / "batavia-queen-2008.json"
@@ -74,7 +74,7 @@ SPEC = GameSpec(
 )
 
 
-def _pair_list(length: int):
+def _pair_list(length: int) -> Callable[[Any], str | None]:
     def check(v: Any) -> str | None:
         if not isinstance(v, list) or len(v) != length:
             return f"expected a list of {length} [company, good] pairs"

@@ -15,6 +15,17 @@ from referee.core.rng import Chance, Rng
 from referee.v1 import batavia_pb2 as pb
 
 from .auction import Auction, start_round
+from .catalog import (
+    ARRIVAL,
+    COMPANY_IDS,
+    GOOD_IDS,
+    N_COMPANIES,
+    N_GOODS,
+    SETUP_FACE_DOWN,
+    SETUP_FACE_UP,
+    START,
+    Rules,
+)
 from .moves import (
     ADVANCE,
     DRAW_CARDS,
@@ -32,18 +43,9 @@ from .moves import (
 )
 from .state import (
     ACTIONS,
-    ARRIVAL,
     AUCTION,
-    COMPANY_IDS,
     EXCHANGE,
-    GOOD_IDS,
-    N_COMPANIES,
-    N_GOODS,
     OVER,
-    SETUP_FACE_DOWN,
-    SETUP_FACE_UP,
-    START,
-    Rules,
     State,
     can_play,
     company_name,
@@ -166,7 +168,7 @@ class Actions(Pending[State, Any, pb.View]):
         """``pending_view`` shows nothing."""
         return ()
 
-    def default_move(self, state: State, d: Decision):
+    def default_move(self, state: State, d: Decision) -> Any:
         """Draw; with cards already laid, the first merchant move offered (or, if none yet, the
         first card offered)."""
         if not any(state.played):
@@ -209,7 +211,7 @@ class TileExchange(Pending[State, Any, pb.View]):
         """The stall tile just taken, waiting to be exchanged or kept."""
         view.pending_tile.CopyFrom(stall_tile(state.pending_tile))
 
-    def default_move(self, state: State, d: Decision):
+    def default_move(self, state: State, d: Decision) -> Any:
         return KEEP_TILES
 
 
@@ -228,7 +230,7 @@ def decision(state: State) -> Decision | None:
     return _DECIDE[state.phase](state)
 
 
-def apply(state: State, seat: int, move) -> list[Event]:
+def apply(state: State, seat: int, move: Any) -> list[Event]:
     """Play one move. Every check comes before any change, so an IllegalMove leaves the state
     untouched."""
     if state.phase == OVER:
@@ -238,7 +240,7 @@ def apply(state: State, seat: int, move) -> list[Event]:
     return _PLAY[state.phase](state, move)
 
 
-def default_move(state: State, d: Decision):
+def default_move(state: State, d: Decision) -> Any:
     """The time policy's DEFAULT_MOVE: pass, draw, keep; with cards already laid, the first
     merchant move offered (or, if none yet, the first card offered)."""
     return STEPS[state.phase].default_move(state, d)

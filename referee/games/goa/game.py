@@ -25,7 +25,7 @@ from referee.core.contract import (
 from referee.core.rng import Rng
 from referee.v1 import goa_pb2 as pb
 
-from . import moves, rules, sampler
+from . import moves, rules, sim
 from . import view as views
 from .catalog import GRID_SIDE, MAX_SEATS, Rules
 from .sheet import SHEET_SCHEMA, check_consistency
@@ -181,5 +181,5 @@ class GoaGame(SheetGame[State, moves.Move]):
                      options: Mapping[str, Any], seat_count: int,
                      components: ComponentSheet) -> State:
         """SAMPLING.md: a full state showing each seat in ``views`` exactly its View."""
-        return sampler.sample_state(views, history, rng, options, seat_count,  # type: ignore[arg-type]
+        return sim.sample_state(views, history, rng, options, seat_count,  # type: ignore[arg-type]
                                     self.rules_for(components))

@@ -10,7 +10,7 @@ import copy
 import hashlib
 import json
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import Any, ClassVar, cast
 
 from referee.core.contract import Decision, Event
 from referee.core.hashing import canonical
@@ -26,9 +26,6 @@ from .catalog import (
     N_SPICES,
     Rules,
 )
-
-if TYPE_CHECKING:
-    from .actions import ActionTurn
 
 # phases: Quick starter choices, "1. Place auction tokens", "2. Tile auctions", "3. Player
 # actions", the Extra actions at the end of a round, the game over
@@ -165,7 +162,7 @@ def clone_state(s: State) -> State:
     return out
 
 
-#: the ``State`` fields ``clone_state`` copies (tests/goa/test_sampler.py checks it is all)
+#: the ``State`` fields ``clone_state`` copies (tests/goa/test_sim.py checks it is all)
 CLONED_FIELDS = frozenset((
     "n", "options", "rules", "rng", "edition", "phase", "round", "first", "grid", "bonanza", "box",
     "stacks", "tile_discard", "tokens", "token_seats", "flag_cell", "lot", "bid_pos", "high",
@@ -212,10 +209,10 @@ def plantation_count(state: State, p: int) -> int:
     return sum(1 for land in state.lands[p] if not land.colony)
 
 
-def current_action_turn(state: State) -> ActionTurn | None:
+def current_action_turn(state: State) -> TurnInProgress | None:
     """The action turn under way (always at the bottom of the stack), if any."""
     st = state.stack
-    return cast("ActionTurn", st[0]) if st and st[0].ACTION_TURN else None
+    return cast("TurnInProgress", st[0]) if st and st[0].ACTION_TURN else None
 
 
 def card_played(state: State) -> bool:
@@ -239,7 +236,7 @@ class SubDecision(Pending["State", Any, pb.Pending]):
 
     seat: int
     NUMBER: ClassVar[int] = -1
-    ACTION_TURN: ClassVar[bool] = False  # true only for ActionTurn (see current_action_turn)
+    ACTION_TURN: ClassVar[bool] = False  # true only for TurnInProgress (see current_action_turn)
 
     def decision(self, state: State) -> Decision | None:
         raise NotImplementedError
@@ -272,6 +269,20 @@ class SubDecision(Pending["State", Any, pb.Pending]):
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+@dataclass(slots=True)
+class TurnInProgress(SubDecision):
+    """What every rule may ask of the action turn under way (``current_action_turn``): whether
+    its one Expedition card is spent, its action done, whom Espionage reads. Its play is
+    ``actions.ActionTurn``; the fields live here, below the rule modules that read them, so that
+    the state needs no import of ``actions`` (which imports the state)."""
+
+    action_done: bool = False
+    card_played: bool = False
+    spied: int = -1  # Espionage: the opponent whose development board this action reads
+    extra_action: bool = False
+    ACTION_TURN: ClassVar[bool] = True
 
 
 class PhaseDecision(Pending["State", Any, pb.View]):

@@ -18,9 +18,9 @@ from referee.v1 import santa_maria_pb2 as pb
 
 from . import moves, rules, sim
 from . import view as views
+from .catalog import DIE_FACES, RES_NAMES
 from .geometry import N_ROTATIONS
-from .sheet import SCHEMA, check_consistency
-from .state import DIE_FACES, GRID_SIDE, RES_NAMES
+from .sheet import GRID_SIDE, SCHEMA, check_consistency
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
 DEFAULT_SHEET = COMPONENTS_DIR / "santa-maria-aporta-2017.json"
