@@ -19,7 +19,15 @@ from referee.core.components import (
     int_map,
     is_int,
 )
-from referee.core.contract import Event, GameSpec, OptionSpec, Result, competition_ranks
+from referee.core.contract import (
+    ChanceMode,
+    Event,
+    GameSpec,
+    Information,
+    OptionSpec,
+    Result,
+    competition_ranks,
+)
 from referee.core.rng import Rng
 from referee.v1 import batavia_pb2 as pb
 
@@ -30,12 +38,36 @@ from .catalog import MAX_SEATS, MIN_SEATS, N_COMPANIES, N_STALL_TILES, TRACK_SPA
 COMPONENTS_DIR = Path(__file__).parent / "components"
 DEFAULT_SHEET = COMPONENTS_DIR / "batavia-queen-2008.json"
 
+#: The default sheet's (batavia-queen-2008.json) values the bounds below rest on
+#: (RULINGS.md, "Bounds of a match"; tests/batavia/test_components.py checks them).
+SHEET_BILLS_PER_PLAYER = 15  # bills_per_player
+SHEET_SHIP_CARDS = 5 * 22  # ship_cards_per_company
+#: one seat's most gold: every stall tile exchanged at the best rate (15 gold for 5 tiles), every
+#: good's majority (10 + 11 + ... + 16), the most bills (5) and the arrival tile (4)
+MAX_GOLD = N_STALL_TILES * 15 // 5 + sum(range(10, 17)) + 5 + 4
+
+
+def _decisions_per_round(seats: int) -> int:
+    """An auction's bids each cover the last, from 0 up to every bill in play, and each seat
+    passes once; a seat's turn draws (1), or lays cards (at most every ship card in a round) and
+    moves its merchant (1) and then exchanges or keeps (1)."""
+    return (seats * SHEET_BILLS_PER_PLAYER + 1 + seats) + SHEET_SHIP_CARDS + 2 * seats
+
+
 SPEC = GameSpec(
     name="batavia",
     title="Batavia (Queen Games, 2008)",
     min_seats=MIN_SEATS,
     max_seats=MAX_SEATS,
     rulebook="Batavia, French rules (Queen Games 2008), OCR transcription",
+    # the ship cards in hand and the draw pile's order are hidden; the engine draws the die, the
+    # cards and the face-down track from its keyed streams
+    information=Information.IMPERFECT,
+    chance=ChanceMode.SAMPLED_STOCHASTIC,
+    # derived in RULINGS.md, "Bounds of a match", from the default sheet's values
+    max_decisions=lambda options, seats: options["max_rounds"] * _decisions_per_round(seats),
+    min_score=lambda options, seats: 0,
+    max_score=lambda options, seats: MAX_GOLD,
     options=(
         OptionSpec(
             "setup",

@@ -16,8 +16,10 @@ from referee.core.codec import Cell, EnumInt, Int, MoveCodec, constant, kind
 from referee.core.components import ComponentSheet
 from referee.core.contract import (
     BadOptions,
+    ChanceMode,
     Event,
     GameSpec,
+    Information,
     OptionSpec,
     Result,
     competition_ranks,
@@ -39,6 +41,11 @@ SPEC = GameSpec(
     title="Goa (Rüdiger Dorn): 2012 'A New Expedition' or the 2004 original",
     min_seats=2,
     max_seats=MAX_SEATS,
+    # Expedition cards in hand, the decks' and the tile stacks' order are hidden; the engine
+    # draws them from its keyed streams. The length and score bounds are not derived yet
+    # (RULINGS.md, "Bounds of a match").
+    information=Information.IMPERFECT,
+    chance=ChanceMode.SAMPLED_STOCHASTIC,
     rulebook="Goa - A New Expedition, English and French rules (Z-Man, 2012); Goa, French "
              "rules (Hans im Glück, 2004)",
     options=(

@@ -12,7 +12,15 @@ from google.protobuf.message import Message
 from referee.core.adapter import SheetGame
 from referee.core.codec import Bool, Cell, Counts, EnumInt, Int, MoveCodec, constant, kind
 from referee.core.components import ComponentSheet
-from referee.core.contract import Event, GameSpec, OptionSpec, Result, competition_ranks
+from referee.core.contract import (
+    ChanceMode,
+    Event,
+    GameSpec,
+    Information,
+    OptionSpec,
+    Result,
+    competition_ranks,
+)
 from referee.core.rng import Rng
 from referee.v1 import santa_maria_pb2 as pb
 
@@ -30,6 +38,11 @@ SPEC = GameSpec(
     title="Santa Maria (Aporta Games 2017 / Pixie Games 2018)",
     min_seats=1,
     max_seats=4,
+    # the development tiles' and ships' piles, the Scholars and Bishops drawn are hidden in
+    # their order; the engine rolls the dice and shuffles from its keyed streams. The length and
+    # score bounds are not derived yet (RULINGS.md, "Bounds of a match").
+    information=Information.IMPERFECT,
+    chance=ChanceMode.SAMPLED_STOCHASTIC,
     rulebook="Santa Maria, French rules (Aporta Games 2017)",
     options=(
         OptionSpec(
