@@ -13,6 +13,14 @@ maps them one-to-one to its protobuf ``Move`` at the boundary (``move_to_proto``
 ``move_from_proto``). Keeping protobuf out of the hot loop is what lets an engine list every legal
 move at tens of thousands of decisions per second; the lists a seat receives are still complete
 and concrete, converted move by move.
+
+Every game folder has the same shape, one module per job (``docs/games/index.md``, *Adding a
+game*, has the table of which module holds which hook): ``game.py`` the adapter and its
+``GameSpec``, ``rules.py`` the engine's face (``setup``, ``decision``, ``apply``,
+``default_move``), ``state.py`` the state and ``state_digest``, ``catalog.py`` the sheet compiled
+into ``Rules``, ``sheet.py`` the sheet's schema and checks, ``moves.py``, ``view.py`` (``view``,
+``view_bytes``), ``scoring.py``, ``sim.py`` (``clone``, ``sample_state``). A new game copies
+``referee/games/batavia/``, the smallest.
 """
 from __future__ import annotations
 

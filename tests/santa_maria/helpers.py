@@ -9,7 +9,7 @@ from referee.games.santa_maria import rules as R
 
 # the cell builders of the default sheet's own script, so that a test's cells are written exactly
 # as the sheet's are (a copy here had drifted: its road carried no colonist)
-from referee.games.santa_maria.components.make_default_sheet import CONQ, REL, ROAD, SHIP, B, P, X
+from referee.games.santa_maria.components.make_sheets import CONQ, REL, ROAD, SHIP, B, P, X
 from referee.games.santa_maria.game import SantaMariaGame
 
 GAME = SantaMariaGame()

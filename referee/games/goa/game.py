@@ -31,7 +31,7 @@ from . import moves, rules, sim
 from . import view as views
 from .catalog import GRID_SIDE, MAX_SEATS, Rules
 from .sheet import SHEET_SCHEMA, check_consistency
-from .state import OVER, State, clone_state, state_digest
+from .state import OVER, State, state_digest
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
 SHEETS = {"2012": COMPONENTS_DIR / "goa-2012.json", "2004": COMPONENTS_DIR / "goa-2004.json"}
@@ -182,7 +182,7 @@ class GoaGame(SheetGame[State, moves.Move]):
         return views.build_view_bytes(state, seat)
 
     def clone(self, state: State) -> State:
-        return clone_state(state)
+        return sim.clone_state(state)
 
     def sample_state(self, views: Mapping[int, Message], history: Sequence[Event], rng: Rng,
                      options: Mapping[str, Any], seat_count: int,

@@ -28,7 +28,7 @@ from . import moves, rules, sim
 from . import view as views
 from .catalog import DIE_FACES, RES_NAMES
 from .geometry import N_ROTATIONS
-from .sheet import GRID_SIDE, SCHEMA, check_consistency
+from .sheet import GRID_SIDE, SHEET_SCHEMA, check_consistency
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
 DEFAULT_SHEET = COMPONENTS_DIR / "santa-maria-aporta-2017.json"
@@ -114,7 +114,7 @@ class SantaMariaGame(SheetGame[rules.State, moves.Move]):
     move_codec = MOVES
     move_message = pb.Move
     view_message = pb.View
-    sheet_schema = SCHEMA
+    sheet_schema = SHEET_SCHEMA
     default_sheets = MappingProxyType({"": DEFAULT_SHEET})
     engine = rules
     views = views

@@ -1,6 +1,6 @@
 """Writes santa-maria-aporta-2017.json, the default component sheet.
 
-Run: .venv/bin/python -m referee.games.santa_maria.components.make_default_sheet
+Run: .venv/bin/python -m referee.games.santa_maria.components.make_sheets
 
 Values stated by the rulebook carry provenance ``rulebook``; picture-only contents that no source
 gave (colony boards, development tiles, ships, tracks, Scholar points, three camps, town halls,
