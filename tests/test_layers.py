@@ -6,8 +6,9 @@ Imports are read from the source (``ast``), including the ones inside functions,
 import cannot hide a dependency. The generated protocol (``referee/v1``, made by ``make``) is the
 bottom layer and is not read. A layer may also import the standard library and the third-party
 packages listed for it, which are what its extra in ``pyproject.toml`` installs (the SDK: grpcio
-and protobuf only). For the circle check, imports under ``if TYPE_CHECKING:`` do not count (they
-never run); for the layers they do.
+and protobuf only). Imports under ``if TYPE_CHECKING:`` count for both checks: they never run, but
+a circle of them still ties the files together (neither can be read, typed or moved without the
+other), and the cure is the same as for a runtime circle: move the shared type down.
 """
 from __future__ import annotations
 
@@ -210,12 +211,13 @@ def layer_violations(root: Path) -> list[str]:
 
 
 def import_cycles(root: Path) -> list[str]:
-    """Each circle of runtime imports between files, as its chain of file:line imports."""
+    """Each circle of imports between files (type-only ones included, marked), as its chain of
+    file:line imports."""
     files = source_files(root)
     edges: dict[str, list[Import]] = {name: [] for name in files}
     for name, path in files.items():
         for imp in imports_of(name, path, set(files)):
-            if imp.runtime and imp.target in files and imp.target != name:
+            if imp.target in files and imp.target != name:
                 edges[name].append(imp)
     cycles: list[str] = []
     state: dict[str, int] = {}  # 1 on the DFS stack, 2 done
@@ -227,7 +229,8 @@ def import_cycles(root: Path) -> list[str]:
             if state.get(imp.target) == 1:  # back to a module on the stack: a circle
                 start = next(i for i, s in enumerate(stack) if s.source == imp.target)
                 chain = [*stack[start:], imp]
-                cycles.append(" -> ".join(f"{i.source} ({i.where(root)})" for i in chain)
+                cycles.append(" -> ".join(f"{i.source} ({i.where(root)}"
+                                          f"{'' if i.runtime else ', type-only'})" for i in chain)
                               + f" -> {imp.target}")
             elif imp.target not in state:
                 stack.append(imp)
@@ -272,6 +275,10 @@ def test_the_checks_catch_a_bad_import_and_a_circle(tmp_path):
     write("clients/referee_tournament/__init__.py")
     write("clients/referee_tournament/procs.py", "from . import play\n")
     write("clients/referee_tournament/play.py", "from .procs import x\n")
+    write("clients/referee_tools/__init__.py")
+    write("clients/referee_tools/a.py", "from typing import TYPE_CHECKING\n"
+          "if TYPE_CHECKING:\n    from .b import B\n")
+    write("clients/referee_tools/b.py", "from .a import A\n")
     write("bench/__init__.py")
 
     assert sorted(layer_violations(tmp_path)) == [
@@ -285,7 +292,9 @@ def test_the_checks_catch_a_bad_import_and_a_circle(tmp_path):
         "referee.games.batavia.moves (another game (or the games package): games import "
         "only core)"),
     ]
-    assert import_cycles(tmp_path) == [
+    assert sorted(import_cycles(tmp_path)) == [
+        ("referee_tools.a (clients/referee_tools/a.py:3, type-only) -> "
+        "referee_tools.b (clients/referee_tools/b.py:1) -> referee_tools.a"),
         ("referee_tournament.procs (clients/referee_tournament/procs.py:1) -> "
         "referee_tournament.play (clients/referee_tournament/play.py:1) -> "
         "referee_tournament.procs")]

@@ -13,11 +13,20 @@ maps them one-to-one to its protobuf ``Move`` at the boundary (``move_to_proto``
 ``move_from_proto``). Keeping protobuf out of the hot loop is what lets an engine list every legal
 move at tens of thousands of decisions per second; the lists a seat receives are still complete
 and concrete, converted move by move.
+
+Every game folder has the same shape, one module per job (``docs/games/index.md``, *Adding a
+game*, has the table of which module holds which hook): ``game.py`` the adapter and its
+``GameSpec``, ``rules.py`` the engine's face (``setup``, ``decision``, ``apply``,
+``default_move``), ``state.py`` the state and ``state_digest``, ``catalog.py`` the sheet compiled
+into ``Rules``, ``sheet.py`` the sheet's schema and checks, ``moves.py``, ``view.py`` (``view``,
+``view_bytes``), ``scoring.py``, ``sim.py`` (``clone``, ``sample_state``). A new game copies
+``referee/games/batavia/``, the smallest.
 """
 from __future__ import annotations
 
 import abc
 import copy
+import enum
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -96,14 +105,50 @@ class OptionSpec:
         raise BadOptions(f"option {self.name!r} has unknown kind {self.kind!r}")
 
 
+class Information(enum.StrEnum):
+    """What the seats see, in OpenSpiel's terms (``pyspiel.GameType.Information``)."""
+
+    PERFECT = "perfect"  # every seat sees the whole state
+    IMPERFECT = "imperfect"  # some part is hidden from some seat (a hand, a deck's order)
+
+
+class ChanceMode(enum.StrEnum):
+    """How chance enters, in OpenSpiel's terms (``pyspiel.GameType.ChanceMode``)."""
+
+    DETERMINISTIC = "deterministic"  # no chance at all
+    EXPLICIT_STOCHASTIC = "explicit_stochastic"  # chance nodes list their outcomes
+    #: the engine draws its chance events itself, from the state's keyed streams, without
+    #: listing outcomes and their probabilities (every game here)
+    SAMPLED_STOCHASTIC = "sampled_stochastic"
+
+
+#: A bound of a match (its length, its scores) given its options and seat count.
+Bound = Callable[[Mapping[str, Any], int], int]
+
+
 @dataclass(frozen=True, slots=True)
 class GameSpec:
+    """What a game is, for the server, the tools and the research adapters. Besides names, seats
+    and options, it declares what OpenSpiel's game type and game info say of a game, each value
+    derived from the rules and the default component sheet (the game's RULINGS.md writes the
+    derivation): ``information``, ``chance``, ``max_decisions`` (no match with these options and
+    seats asks more decisions of its seats) and ``min_score`` / ``max_score`` (every final score
+    of such a match lies within them). ``tests/contract/test_game_type.py`` plays random matches
+    of every game against the declared bounds."""
+
     name: str
     title: str
     min_seats: int
     max_seats: int
     options: tuple[OptionSpec, ...]
+    information: Information
+    chance: ChanceMode
     rulebook: str = ""
+    #: None: not derived yet (the game's RULINGS.md says what is missing); users fall back to a
+    #: bound of their own (the OpenSpiel adapter: ``envs.spiel.MAX_GAME_LENGTH``)
+    max_decisions: Bound | None = None
+    min_score: Bound | None = None
+    max_score: Bound | None = None
 
     def parse_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
         """Fill defaults and check every given option; unknown names are an error."""

@@ -9,6 +9,7 @@ import pytest
 from referee.core.components import PROVENANCES, SheetError
 from referee.core.rng import Streams
 from referee.games.batavia import GAME
+from referee.games.batavia import game as game_module
 from referee.games.batavia.game import DEFAULT_SHEET
 
 
@@ -65,3 +66,16 @@ def test_unreadable_sheet(tmp_path):
     path.write_text("{not json")
     with pytest.raises(SheetError, match="cannot read sheet"):
         GAME.load_components(str(path))
+
+
+def test_the_declared_bounds_rest_on_the_default_sheet():
+    """GameSpec's length and score bounds (RULINGS.md 17) are written from the default sheet's
+    values: the bills in play, the ship cards, and one seat's most gold, recomputed here."""
+    rules = GAME.rules_for(GAME.default_components({}))
+    assert rules.bills_per_player == game_module.SHEET_BILLS_PER_PLAYER
+    assert sum(rules.cards_per_company) == game_module.SHEET_SHIP_CARDS
+    best_rate = max(gold / k for k, gold in rules.exchange_gold.items())
+    most = (int(len(rules.stall_tiles) * best_rate) + sum(m for m, _ in rules.goods_gold)
+            + rules.bills_gold[0] + rules.arrival_gold)
+    assert most == game_module.MAX_GOLD
+    assert min(rules.exchange_gold.values()) >= 0 and min(rules.bills_gold) >= 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pyspiel
 import pytest
-from referee_research.envs.spiel import SEEDS, load
+from referee_research.envs.spiel import MAX_GAME_LENGTH, SEEDS, load
 
 from referee.core import registry
 from referee.sim.model import Simulation
@@ -59,3 +59,18 @@ def test_game_parameters_are_the_options():
     assert state.table.options["setup"] == "face_up"
     assert state.table.sim.options["setup"] == "face_up"
     assert pyspiel.load_game("referee_batavia", {"players": 5}).num_players() == 5
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_game_type_and_length_are_the_games_own(name):
+    """The information type and the bound on a match's length come from the game's GameSpec
+    (the declared decisions plus the seed's chance node), where it declares one."""
+    spec = registry.get(name).spec
+    game = load(name, spec.max_seats)
+    information = pyspiel.GameType.Information
+    assert game.get_type().information == {
+        "perfect": information.PERFECT_INFORMATION,
+        "imperfect": information.IMPERFECT_INFORMATION}[spec.information]
+    expected = MAX_GAME_LENGTH if spec.max_decisions is None else (
+        spec.max_decisions(spec.parse_options({}), spec.max_seats) + 1)
+    assert game.max_game_length() == expected

@@ -6,6 +6,10 @@ import dataclasses
 from referee.core.rng import Streams
 from referee.games.santa_maria import moves as mv
 from referee.games.santa_maria import rules as R
+
+# the cell builders of the default sheet's own script, so that a test's cells are written exactly
+# as the sheet's are (a copy here had drifted: its road carried no colonist)
+from referee.games.santa_maria.components.make_sheets import CONQ, REL, ROAD, SHIP, B, P, X
 from referee.games.santa_maria.game import SantaMariaGame
 
 GAME = SantaMariaGame()
@@ -14,30 +18,6 @@ GAME = SantaMariaGame()
 def new_state(n: int = 2, seed: int = 1, **options) -> R.State:
     opts = GAME.spec.parse_options(options)
     return GAME.setup(opts, n, Streams(seed), GAME.default_components(opts))
-
-
-def P(**gain):
-    return {"kind": "produce", "gain": gain}
-
-
-def X(*options):
-    return {"kind": "exchange", "options": [{"pay": p, "gain": g} for p, g in options]}
-
-
-SHIP = {"kind": "ship"}
-CONQ = {"kind": "conquistador"}
-REL = {"kind": "religion"}
-
-
-def B(terrain, *effects, vp=0):
-    c = {"terrain": terrain, "effects": list(effects)}
-    if vp:
-        c["end_points"] = vp
-    return c
-
-
-def ROAD(colonists=0):
-    return {"terrain": "road", "colonists": colonists}
 
 
 def cell_kind(state: R.State, spec: dict) -> int:

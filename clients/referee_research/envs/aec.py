@@ -41,7 +41,6 @@ class RefereeAEC(AECEnv):
         self.observation_spaces = dict.fromkeys(self.possible_agents, space)
         self.action_spaces = {a: spaces.Discrete(enc.actions.size) for a in self.possible_agents}
         self._seeds = np.random.default_rng(seed)
-        self._last: dict[str, np.ndarray] = {}
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -63,21 +62,12 @@ class RefereeAEC(AECEnv):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
-        self._last = {}
         to_move = self.table.to_move
         self.agent_selection = self._agent(0 if to_move is None else to_move)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.possible_agents.index(agent)
-        try:
-            observation = self.table.observe(seat)
-        except ValueError:
-            # A final view the game cannot build (Santa Maria's negative final total in an
-            # unsigned field): keep the seat's last observation; the reward says how it ended.
-            if self.table.to_move is not None or agent not in self._last:
-                raise
-            observation = self._last[agent]
-        self._last[agent] = observation
+        observation = self.table.observe(seat)
         return {"observation": observation, "action_mask": self.table.mask(seat)}
 
     def step(self, action: int | None) -> None:

@@ -72,7 +72,6 @@ class SingleSeatEnv(gym.Env):
         self.observation_space = observation_space(enc.observations.size, enc.actions.size)
         self.action_space = spaces.Discrete(enc.actions.size)
         self._bots: dict[int, Bot | None] = {}
-        self._last: np.ndarray | None = None
 
     # ------------------------------------------------------------------ the others
     def _opponent_move(self, seat: int) -> Any:
@@ -104,14 +103,7 @@ class SingleSeatEnv(gym.Env):
 
     # ------------------------------------------------------------------ gym API
     def _obs(self) -> dict[str, np.ndarray]:
-        try:
-            observation = self.table.observe(self.seat)
-        except ValueError:
-            # a final view the game cannot build (see RefereeAEC.observe): the last one
-            if self.table.to_move is not None or self._last is None:
-                raise
-            observation = self._last
-        self._last = observation
+        observation = self.table.observe(self.seat)
         return {"observation": observation, "action_mask": self.table.mask(self.seat)}
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -121,7 +113,6 @@ class SingleSeatEnv(gym.Env):
         self._bots = {s: make_bot(self.game, name, int(rng.integers(2**62)))
                       for s, name in self.opponent_names.items()}
         self.table.reset(int(rng.integers(2**62)))
-        self._last = None
         self._play_others()
         obs = self._obs()
         return obs, {"action_mask": obs["action_mask"]}

@@ -21,14 +21,30 @@ import numpy as np
 import pyspiel
 
 from referee.core import registry
+from referee.core.contract import Information
 
 from .common import Table
 
 #: Equally likely match seeds at the initial chance node.
 SEEDS = 1024
-#: OpenSpiel wants a bound on a game's length; no match of these games comes near it (the
-#: longest random games make about 600 decisions, Batavia's max_rounds option caps a match).
+#: OpenSpiel wants a bound on a game's length: the game's own (``GameSpec.max_decisions``, plus
+#: the seed's chance node) where it declares one, else this (the longest random games make about
+#: 600 decisions).
 MAX_GAME_LENGTH = 20_000
+
+
+def max_game_length(game: str, options: Mapping[str, Any], players: int) -> int:
+    """The declared bound on a match's decisions, plus the chance node that draws the seed."""
+    spec = registry.get(game).spec
+    if spec.max_decisions is None:
+        return MAX_GAME_LENGTH
+    return spec.max_decisions(spec.parse_options(options), players) + 1
+
+
+_INFORMATION = {
+    Information.PERFECT: pyspiel.GameType.Information.PERFECT_INFORMATION,
+    Information.IMPERFECT: pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+}
 
 
 def short_name(game: str) -> str:
@@ -44,8 +60,10 @@ def _game_type(game: str) -> pyspiel.GameType:
         short_name=short_name(game),
         long_name=f"{spec.title} (boardgame-referee)",
         dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        # whatever the game's own chance mode (GameSpec.chance), here chance is one explicit
+        # node, the seed
         chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-        information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+        information=_INFORMATION[spec.information],
         utility=pyspiel.GameType.Utility.GENERAL_SUM,
         reward_model=pyspiel.GameType.RewardModel.TERMINAL,
         max_num_players=spec.max_seats,
@@ -75,8 +93,9 @@ class RefereeSpielGame(pyspiel.Game):
         enc = self.table.enc
         info = pyspiel.GameInfo(
             num_distinct_actions=enc.actions.size, max_chance_outcomes=SEEDS,
+            # the returns are rank rewards, not scores (GameSpec.min_score / max_score)
             num_players=players, min_utility=-1.0, max_utility=1.0,
-            max_game_length=MAX_GAME_LENGTH)
+            max_game_length=max_game_length(self.game_name, self.options, players))
         super().__init__(game_type, info, params)
 
     def new_initial_state(self) -> RefereeSpielState:
@@ -148,14 +167,7 @@ class ViewObserver:
         if not state.seeded:
             self.tensor.fill(0)
             return
-        try:
-            self.tensor[:] = state.table.observe(player)
-        except ValueError:
-            # a final view the game cannot build (Santa Maria's negative final total in an
-            # unsigned field): the match is over, the returns say how it ended
-            if not state.is_terminal():
-                raise
-            self.tensor.fill(0)
+        self.tensor[:] = state.table.observe(player)
 
     def string_from(self, state: RefereeSpielState, player: int) -> str:
         return ""

@@ -8,16 +8,9 @@ from referee.core.contract import Decision, Event, IllegalMove
 from referee.core.pending import Pending
 from referee.v1 import batavia_pb2 as pb
 
+from .catalog import COMPANY_IDS, N_COMPANIES
 from .moves import PASS_BID, Bid, PassBid, bid
-from .state import (
-    ACTIONS,
-    AUCTION,
-    COMPANY_IDS,
-    N_COMPANIES,
-    State,
-    draw_from_pile,
-    hand_sizes,
-)
+from .state import ACTIONS, AUCTION, State, draw_from_pile, hand_sizes
 from .view_parts import counts
 from .wording import cards_text, count
 
@@ -65,7 +58,7 @@ class Auction(Pending[State, Any, pb.View]):
             )
         )
 
-    def default_move(self, state: State, d: Decision):
+    def default_move(self, state: State, d: Decision) -> Any:
         return PASS_BID
 
 

@@ -13,22 +13,42 @@ from referee.core.adapter import SheetGame
 from referee.core.codec import EnumInt, Int, MoveCodec, constant, kind
 from referee.core.components import (
     ComponentSheet,
-    SheetError,
-    exactly,
-    int_at_least,
-    int_map,
-    is_int,
 )
-from referee.core.contract import Event, GameSpec, OptionSpec, Result, competition_ranks
+from referee.core.contract import (
+    ChanceMode,
+    Event,
+    GameSpec,
+    Information,
+    OptionSpec,
+    Result,
+    competition_ranks,
+)
 from referee.core.rng import Rng
 from referee.v1 import batavia_pb2 as pb
 
 from . import moves, rules, sim
 from . import view as views
-from .state import MAX_SEATS, MIN_SEATS, N_COMPANIES, N_STALL_TILES, TRACK_SPACES
+from .catalog import MAX_SEATS, MIN_SEATS, N_STALL_TILES
+from .sheet import SHEET_SCHEMA, check_consistency
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
 DEFAULT_SHEET = COMPONENTS_DIR / "batavia-queen-2008.json"
+
+#: The default sheet's (batavia-queen-2008.json) values the bounds below rest on
+#: (RULINGS.md, "Bounds of a match"; tests/batavia/test_components.py checks them).
+SHEET_BILLS_PER_PLAYER = 15  # bills_per_player
+SHEET_SHIP_CARDS = 5 * 22  # ship_cards_per_company
+#: one seat's most gold: every stall tile exchanged at the best rate (15 gold for 5 tiles), every
+#: good's majority (10 + 11 + ... + 16), the most bills (5) and the arrival tile (4)
+MAX_GOLD = N_STALL_TILES * 15 // 5 + sum(range(10, 17)) + 5 + 4
+
+
+def _decisions_per_round(seats: int) -> int:
+    """An auction's bids each cover the last, from 0 up to every bill in play, and each seat
+    passes once; a seat's turn draws (1), or lays cards (at most every ship card in a round) and
+    moves its merchant (1) and then exchanges or keeps (1)."""
+    return (seats * SHEET_BILLS_PER_PLAYER + 1 + seats) + SHEET_SHIP_CARDS + 2 * seats
+
 
 SPEC = GameSpec(
     name="batavia",
@@ -36,6 +56,14 @@ SPEC = GameSpec(
     min_seats=MIN_SEATS,
     max_seats=MAX_SEATS,
     rulebook="Batavia, French rules (Queen Games 2008), OCR transcription",
+    # the ship cards in hand and the draw pile's order are hidden; the engine draws the die, the
+    # cards and the face-down track from its keyed streams
+    information=Information.IMPERFECT,
+    chance=ChanceMode.SAMPLED_STOCHASTIC,
+    # derived in RULINGS.md, "Bounds of a match", from the default sheet's values
+    max_decisions=lambda options, seats: options["max_rounds"] * _decisions_per_round(seats),
+    min_score=lambda options, seats: 0,
+    max_score=lambda options, seats: MAX_GOLD,
     options=(
         OptionSpec(
             "setup",
@@ -74,61 +102,6 @@ SPEC = GameSpec(
 )
 
 
-def _pair_list(length: int):
-    def check(v: Any) -> str | None:
-        if not isinstance(v, list) or len(v) != length:
-            return f"expected a list of {length} [company, good] pairs"
-        for pair in v:
-            if (
-                not isinstance(pair, list)
-                or len(pair) != 2
-                or pair[0] not in rules.COMPANY_IDS
-                or pair[1] not in rules.GOOD_IDS
-            ):
-                return f"bad [company, good] pair {pair!r}"
-        if len({tuple(p) for p in v}) != length:
-            return "every (company, good) pair must appear once"
-        return None
-
-    return check
-
-
-def _gold_pair(v: Any) -> str | None:
-    if isinstance(v, list) and len(v) == 2 and all(is_int(x) for x in v) and v[0] >= v[1]:
-        return None
-    return "expected [majority, tie each] with majority >= tie"
-
-
-def _die(v: Any) -> str | None:
-    if isinstance(v, list) and v and all(is_int(x, 1) for x in v):
-        return None
-    return "expected a non-empty list of positive faces"
-
-
-SHEET_SCHEMA = {
-    "companies": exactly(list(rules.COMPANY_IDS)),
-    "goods": exactly(list(rules.GOOD_IDS)),
-    "stall_tiles": _pair_list(N_STALL_TILES),
-    "track_spaces": lambda v: None if v == TRACK_SPACES else f"the track has {TRACK_SPACES} spaces",
-    "initially_face_up": int_at_least(1),
-    "reveal_block": int_at_least(1),
-    "ship_cards_per_company": int_map(rules.COMPANY_IDS, 1),
-    "starting_hand": int_at_least(0),
-    "draw_count": int_at_least(1),
-    "bills_per_player": int_at_least(0),
-    "crates_per_player": int_at_least(0),
-    "die_faces": _die,
-    # gold for 1..5 different companies' tiles exchanged; the pirates' space per seat count
-    "exchange_gold": int_map(tuple(str(k) for k in range(1, N_COMPANIES + 1))),
-    "pirate_threshold": int_map(tuple(str(n) for n in range(MIN_SEATS, MAX_SEATS + 1)), 1),
-    "cannon_max": int_at_least(1),
-    **{f"goods_gold_{g}": _gold_pair for g in rules.GOOD_IDS},
-    "bills_majority_gold": _gold_pair,
-    "arrival_gold": int_at_least(0),
-    "face_up_layout": _pair_list(N_STALL_TILES),
-}
-
-
 #: Engine moves <-> batavia.Move (referee/core/codec.py). Companies are 0..4 in the engine and
 #: the Company enum (ENGLAND = 1 ...) on the wire.
 MOVES: MoveCodec[moves.Move] = MoveCodec(pb.Move, (
@@ -155,14 +128,7 @@ class BataviaGame(SheetGame[rules.State, moves.Move]):
     views = views
 
     def check_sheet(self, sheet: ComponentSheet) -> None:
-        v = sheet.values
-        if v["initially_face_up"] > TRACK_SPACES or v["reveal_block"] > TRACK_SPACES:
-            raise SheetError(
-                f"{sheet.name}: initially_face_up and reveal_block must be at most {TRACK_SPACES}")
-        total = sum(v["ship_cards_per_company"].values())
-        if total < MAX_SEATS * v["starting_hand"]:
-            raise SheetError(
-                f"{sheet.name}: {total} ship cards cannot deal {MAX_SEATS} starting hands")
+        check_consistency(sheet)
 
     def view_bytes(self, state: rules.State, seat: int | None) -> bytes:
         return views.build_view_bytes(state, seat)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .state import N_COMPANIES
+from .catalog import N_COMPANIES
 
 
 @dataclass(frozen=True, slots=True)

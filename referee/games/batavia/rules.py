@@ -15,6 +15,17 @@ from referee.core.rng import Chance, Rng
 from referee.v1 import batavia_pb2 as pb
 
 from .auction import Auction, start_round
+from .catalog import (
+    ARRIVAL,
+    COMPANY_IDS,
+    GOOD_IDS,
+    N_COMPANIES,
+    N_GOODS,
+    SETUP_FACE_DOWN,
+    SETUP_FACE_UP,
+    START,
+    Rules,
+)
 from .moves import (
     ADVANCE,
     DRAW_CARDS,
@@ -30,20 +41,12 @@ from .moves import (
     PlayCard,
     TakeArrival,
 )
+from .scoring import final_scoring
 from .state import (
     ACTIONS,
-    ARRIVAL,
     AUCTION,
-    COMPANY_IDS,
     EXCHANGE,
-    GOOD_IDS,
-    N_COMPANIES,
-    N_GOODS,
     OVER,
-    SETUP_FACE_DOWN,
-    SETUP_FACE_UP,
-    START,
-    Rules,
     State,
     can_play,
     company_name,
@@ -166,7 +169,7 @@ class Actions(Pending[State, Any, pb.View]):
         """``pending_view`` shows nothing."""
         return ()
 
-    def default_move(self, state: State, d: Decision):
+    def default_move(self, state: State, d: Decision) -> Any:
         """Draw; with cards already laid, the first merchant move offered (or, if none yet, the
         first card offered)."""
         if not any(state.played):
@@ -209,7 +212,7 @@ class TileExchange(Pending[State, Any, pb.View]):
         """The stall tile just taken, waiting to be exchanged or kept."""
         view.pending_tile.CopyFrom(stall_tile(state.pending_tile))
 
-    def default_move(self, state: State, d: Decision):
+    def default_move(self, state: State, d: Decision) -> Any:
         return KEEP_TILES
 
 
@@ -228,7 +231,7 @@ def decision(state: State) -> Decision | None:
     return _DECIDE[state.phase](state)
 
 
-def apply(state: State, seat: int, move) -> list[Event]:
+def apply(state: State, seat: int, move: Any) -> list[Event]:
     """Play one move. Every check comes before any change, so an IllegalMove leaves the state
     untouched."""
     if state.phase == OVER:
@@ -238,7 +241,7 @@ def apply(state: State, seat: int, move) -> list[Event]:
     return _PLAY[state.phase](state, move)
 
 
-def default_move(state: State, d: Decision):
+def default_move(state: State, d: Decision) -> Any:
     """The time policy's DEFAULT_MOVE: pass, draw, keep; with cards already laid, the first
     merchant move offered (or, if none yet, the first card offered)."""
     return STEPS[state.phase].default_move(state, d)
@@ -500,47 +503,3 @@ def _deadlocked(state: State) -> bool:
 
 
 # ---- Décompte
-
-
-def final_scoring(state: State, reason: str) -> list[Event]:
-    """Décompte: goods majorities per counting house (ties: the bracketed value each), 5 gold for
-    the most bills (ties: 2 each), 4 gold for the arrival tile; no pirate attack now."""
-    r = state.rules
-    n = state.n
-    final: list[dict[str, Any]] = [
-        {"exchange": state.gold[s], "goods": {}, "bills": 0, "arrival": 0} for s in range(n)
-    ]
-    for g in range(N_GOODS):
-        crates = [0] * n
-        for c in range(N_COMPANIES):
-            owner = state.crate_owner[c * N_GOODS + g]
-            if owner >= 0:
-                crates[owner] += 1
-        most = max(crates)
-        if most == 0:
-            continue
-        leaders = [s for s in range(n) if crates[s] == most]
-        value = r.goods_gold[g][0] if len(leaders) == 1 else r.goods_gold[g][1]
-        for s in leaders:
-            final[s]["goods"][GOOD_IDS[g]] = value
-    most_bills = max(state.bills)
-    rich = [s for s in range(n) if state.bills[s] == most_bills]
-    for s in rich:
-        final[s]["bills"] = r.bills_gold[0] if len(rich) == 1 else r.bills_gold[1]
-    if state.arrival_holder >= 0:
-        final[state.arrival_holder]["arrival"] = r.arrival_gold
-    for s in range(n):
-        f = final[s]
-        f["total"] = f["exchange"] + sum(f["goods"].values()) + f["bills"] + f["arrival"]
-    state.final = final
-    state.phase = OVER
-    state.current = -1
-    state.end_reason = reason
-    return [
-        Event(
-            "batavia.final_scoring",
-            -1,
-            f"game over ({reason}); gold: " + ", ".join(f"seat {s} {f['total']}" for s, f in enumerate(final)),
-            {"final": final, "reason": reason},
-        )
-    ]

@@ -13,19 +13,8 @@ from referee.core.rng import Rng, Streams
 from referee.v1 import batavia_pb2 as pb
 
 from . import rules as R
-from .state import (
-    ACTIONS,
-    AUCTION,
-    COMPANY_IDS,
-    EXCHANGE,
-    GOOD_IDS,
-    N_COMPANIES,
-    N_GOODS,
-    OVER,
-    SETUP_FACE_DOWN,
-    State,
-    can_play,
-)
+from .catalog import COMPANY_IDS, GOOD_IDS, N_COMPANIES, N_GOODS, SETUP_FACE_DOWN
+from .state import ACTIONS, AUCTION, EXCHANGE, OVER, State, can_play
 from .view import build_view
 
 # ---------------------------------------------------------------------------- clone

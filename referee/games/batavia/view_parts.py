@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from referee.v1 import batavia_pb2 as pb
 
-from .state import N_GOODS
+from .catalog import N_GOODS
 
 
 def counts(values: Iterable[int]) -> pb.CompanyCounts:

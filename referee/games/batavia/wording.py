@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .state import COMPANY_NAMES, GOOD_IDS
+from .catalog import COMPANY_NAMES, GOOD_IDS
 
 
 def count(n: int, one: str, many: str | None = None) -> str:

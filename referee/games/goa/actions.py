@@ -4,7 +4,7 @@ Expedition card, tiles), and playing each action."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from referee.core.contract import Decision, Event
 
@@ -54,23 +54,19 @@ from .moves import (
 )
 from .resources import advance_marker, draw_cards
 from .spices import HarvestSacks, ProgressPayment
-from .state import State, SubDecision, spice_counts
+from .state import State, TurnInProgress, spice_counts
 from .tiles import tile_usable, use_tile_effect
 from .wording import column_name, count
 
 
 @dataclass(slots=True)
-class ActionTurn(SubDecision):
+class ActionTurn(TurnInProgress):
     """3. Player actions: one seat's action turn (a regular one, or one bought with an Extra
     action card). Before and after the action the seat may play one Expedition bonus card and use
-    its tiles; Espionage, announced first, makes the action read an opponent's board."""
+    its tiles; Espionage, announced first, makes the action read an opponent's board. Its fields
+    are ``TurnInProgress``'s (the state's module)."""
 
-    action_done: bool = False
-    card_played: bool = False
-    spied: int = -1  # Espionage: the opponent whose development board this action reads
-    extra_action: bool = False
     NUMBER: ClassVar[int] = 0
-    ACTION_TURN: ClassVar[bool] = True
 
     def decision(self, state: State) -> Decision:
         p = self.seat
@@ -153,7 +149,7 @@ class ActionTurn(SubDecision):
                 moves.append(use_tile(t))
         return moves
 
-    def play(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move: Any) -> list[Event]:
         p = self.seat
         t = type(move)
         if t is EndTurn:

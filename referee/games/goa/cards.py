@@ -4,7 +4,7 @@ down at once)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from referee.core.contract import Decision, Event
 
@@ -72,7 +72,7 @@ class ExpeditionDraw(SubDecision):
         view.draw_max = self.most
         view.hand_limit = self.limit
 
-    def play(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move: Any) -> list[Event]:
         p = self.seat
         t = type(move)
         if t is Draw:
@@ -99,7 +99,7 @@ class HandLimitDiscard(SubDecision):
         return Decision(p, "goa.hand_limit", [discard_card(c) for c in state.hands[p]],
                         f"Discard down to your hand limit of {limit}")
 
-    def play(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move: Any) -> list[Event]:
         return discard_expedition_card(state, self.seat, move.card)
 
 

@@ -156,7 +156,7 @@ class Rules:
     tiles: tuple[Tile, ...]
     bonanza: tuple[tuple[int, ...], ...]  # per tile: amounts in BONANZA_KEYS order
 
-    def __deepcopy__(self, memo):  # immutable: copies of a state share it
+    def __deepcopy__(self, memo: dict[int, Any]) -> Rules:  # immutable: copies of a state share it
         return self
 
     @classmethod

@@ -3,7 +3,7 @@ declining for 1 colonist), choosing the Quilon/Madras tile, and placing and fill
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from referee.core.contract import Decision, Event
 
@@ -72,7 +72,7 @@ class ColonyFounding(SubDecision):
         view.colonists_board = self.board
         view.colonists_revealed = self.revealed
 
-    def play(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move: Any) -> list[Event]:
         r = state.rules
         p = self.seat
         t = type(move)
@@ -123,7 +123,7 @@ class ColonyTileChoice(SubDecision):
     def pending_view(self, state: State, view: pb.Pending) -> None:
         view.colony = self.colony + 1  # type: ignore[assignment]  # protoc types enums as classes
 
-    def play(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move: Any) -> list[Event]:
         state.stack.pop()
         state.colony_supply[self.colony].remove(move.tile)
         place_colony(state, self.seat, move.tile)

@@ -16,8 +16,10 @@ from referee.core.codec import Cell, EnumInt, Int, MoveCodec, constant, kind
 from referee.core.components import ComponentSheet
 from referee.core.contract import (
     BadOptions,
+    ChanceMode,
     Event,
     GameSpec,
+    Information,
     OptionSpec,
     Result,
     competition_ranks,
@@ -25,11 +27,11 @@ from referee.core.contract import (
 from referee.core.rng import Rng
 from referee.v1 import goa_pb2 as pb
 
-from . import moves, rules, sampler
+from . import moves, rules, sim
 from . import view as views
 from .catalog import GRID_SIDE, MAX_SEATS, Rules
 from .sheet import SHEET_SCHEMA, check_consistency
-from .state import OVER, State, clone_state, state_digest
+from .state import OVER, State, state_digest
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
 SHEETS = {"2012": COMPONENTS_DIR / "goa-2012.json", "2004": COMPONENTS_DIR / "goa-2004.json"}
@@ -39,6 +41,11 @@ SPEC = GameSpec(
     title="Goa (Rüdiger Dorn): 2012 'A New Expedition' or the 2004 original",
     min_seats=2,
     max_seats=MAX_SEATS,
+    # Expedition cards in hand, the decks' and the tile stacks' order are hidden; the engine
+    # draws them from its keyed streams. The length and score bounds are not derived yet
+    # (RULINGS.md, "Bounds of a match").
+    information=Information.IMPERFECT,
+    chance=ChanceMode.SAMPLED_STOCHASTIC,
     rulebook="Goa - A New Expedition, English and French rules (Z-Man, 2012); Goa, French "
              "rules (Hans im Glück, 2004)",
     options=(
@@ -175,11 +182,11 @@ class GoaGame(SheetGame[State, moves.Move]):
         return views.build_view_bytes(state, seat)
 
     def clone(self, state: State) -> State:
-        return clone_state(state)
+        return sim.clone_state(state)
 
     def sample_state(self, views: Mapping[int, Message], history: Sequence[Event], rng: Rng,
                      options: Mapping[str, Any], seat_count: int,
                      components: ComponentSheet) -> State:
         """SAMPLING.md: a full state showing each seat in ``views`` exactly its View."""
-        return sampler.sample_state(views, history, rng, options, seat_count,  # type: ignore[arg-type]
+        return sim.sample_state(views, history, rng, options, seat_count,  # type: ignore[arg-type]
                                     self.rules_for(components))

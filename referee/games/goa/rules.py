@@ -318,7 +318,7 @@ def end_round(state: State) -> list[Event]:
     return events + [Event("goa.round", -1, f"round {state.round} begins", {"round": state.round})]
 
 
-def apply(state: State, seat: int, move) -> list[Event]:
+def apply(state: State, seat: int, move: Any) -> list[Event]:
     """Play one move. The move must be one of the pending decision's moves (checked before any
     change, so an IllegalMove leaves the state untouched)."""
     d = decision(state)
@@ -338,11 +338,11 @@ def apply(state: State, seat: int, move) -> list[Event]:
     return events
 
 
-def _move_name(move) -> str:
+def _move_name(move: Any) -> str:
     return type(move).__name__
 
 
-def default_move(state: State, d: Decision):
+def default_move(state: State, d: Decision) -> Any:
     """DEFAULT_MOVE: the cheapest sensible choice: pass, stop, decline, end the turn, otherwise
     the first move listed."""
     for m in (PASS, DONE, END_TURN, PASS_EXTRA, DECLINE, TAXES, QUICK_DUCATS):

@@ -2,6 +2,7 @@
 checks across keys; ``Rules.from_sheet`` (catalog.py) compiles a checked sheet."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from referee.core.components import ComponentSheet, SheetError, exactly, int_at_least, is_int
@@ -19,8 +20,8 @@ from .catalog import (
 )
 
 
-def _int_list(length: int | None = None, lo: int = 0):
-    def check(v):
+def _int_list(length: int | None = None, lo: int = 0) -> Callable[[Any], str | None]:
+    def check(v: Any) -> str | None:
         if not isinstance(v, list) or not v or not all(is_int(x, lo) for x in v):
             return f"expected a list of integers >= {lo}"
         if length is not None and len(v) != length:
@@ -29,29 +30,29 @@ def _int_list(length: int | None = None, lo: int = 0):
     return check
 
 
-def _spice_list(length: int):
-    def check(v):
+def _spice_list(length: int) -> Callable[[Any], str | None]:
+    def check(v: Any) -> str | None:
         if not isinstance(v, list) or len(v) != length or any(s not in SPICES for s in v):
             return f"expected a list of {length} spice names ({', '.join(SPICES)})"
         return None
     return check
 
 
-def _pair(v):
+def _pair(v: Any) -> str | None:
     if isinstance(v, list) and len(v) == 2 and all(s in SPICES for s in v) and v[0] != v[1]:
         return None
     return "expected two different spice names"
 
 
-def _exped_cell(v):
+def _exped_cell(v: Any) -> str | None:
     if isinstance(v, list) and len(v) == 2 and is_int(v[0], 0) and is_int(v[1], 1):
         return None
     return "expected [cards drawn, hand limit]"
 
 
-def _keys(spec: dict[str, Any]):
+def _keys(spec: dict[str, Any]) -> Callable[[Any], str | None]:
     """An object with exactly these keys; each value checked by an int lower bound or a list."""
-    def check(v):
+    def check(v: Any) -> str | None:
         if not isinstance(v, dict) or set(v) != set(spec):
             return f"expected an object with keys {', '.join(sorted(spec))}"
         for k, want in spec.items():
@@ -65,11 +66,11 @@ def _keys(spec: dict[str, Any]):
     return check
 
 
-def _colony(v):
+def _colony(v: Any) -> str | None:
     return _keys({"colonists": 1, "fields": 1, "tiles": 1})(v)
 
 
-def _card(v):
+def _card(v: Any) -> str | None:
     if not isinstance(v, dict) or v.get("effect") not in CARD_EFFECTS:
         return f"expected an object with an effect among {', '.join(CARD_EFFECTS)}"
     if not is_int(v.get("colonists"), 0) or not isinstance(v.get("symbol"), str):
@@ -79,7 +80,7 @@ def _card(v):
     return None
 
 
-def _tiles(v):
+def _tiles(v: Any) -> str | None:
     if not isinstance(v, list) or not v:
         return "expected a list of tiles"
     for t in v:
@@ -94,7 +95,7 @@ def _tiles(v):
     return None
 
 
-def _bonanza(v):
+def _bonanza(v: Any) -> str | None:
     if not isinstance(v, list):
         return "expected a list of bonus objects"
     for b in v:
@@ -103,7 +104,7 @@ def _bonanza(v):
     return None
 
 
-def _symbols(v):
+def _symbols(v: Any) -> str | None:
     if isinstance(v, list) and v and all(isinstance(s, str) for s in v) and len(set(v)) == len(v):
         return None
     return "expected distinct symbol names"

@@ -4,7 +4,7 @@ selling sacks with the Expedition card Sell."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from referee.core.contract import Decision, Event
 
@@ -64,7 +64,7 @@ class ProgressPayment(SubDecision):
         view.spices_owed.extend(s + 1 for s in range(N_SPICES) for _ in range(self.owed[s]))  # type: ignore[misc]  # enums as ints
         view.remaining = sum(self.owed)
 
-    def play(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move: Any) -> list[Event]:
         p = self.seat
         remove_spice(state, p, move.land, move.spice)
         self.owed[move.spice] -= 1
@@ -130,7 +130,7 @@ class SpicePlacement(SubDecision):
         view.remaining = min(self.remaining, UNLIMITED)
         view.lands_chosen.extend(self.lands_chosen)
 
-    def play(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move: Any) -> list[Event]:
         p = self.seat
         t = type(move)
         if t is Done:
@@ -201,7 +201,7 @@ class SpiceSale(SubDecision):
     def pending_view(self, state: State, view: pb.Pending) -> None:
         view.remaining = min(self.remaining, UNLIMITED)
 
-    def play(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move: Any) -> list[Event]:
         if type(move) is Done:
             state.stack.pop()
             return []

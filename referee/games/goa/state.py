@@ -6,16 +6,15 @@ A seat's lands (``Land``) are its plantations and colonies in the order gained; 
 by its index in that list."""
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import Any, ClassVar, cast
 
 from referee.core.contract import Decision, Event
 from referee.core.hashing import canonical
 from referee.core.pending import Pending
-from referee.core.rng import Chance, Streams
+from referee.core.rng import Chance
 from referee.v1 import goa_pb2 as pb
 
 from .catalog import (
@@ -26,9 +25,6 @@ from .catalog import (
     N_SPICES,
     Rules,
 )
-
-if TYPE_CHECKING:
-    from .actions import ActionTurn
 
 # phases: Quick starter choices, "1. Place auction tokens", "2. Tile auctions", "3. Player
 # actions", the Extra actions at the end of a round, the game over
@@ -106,76 +102,6 @@ class State:
     pending: Decision | None = field(default=None, metadata={"hash": False})
 
 
-def clone_state(s: State) -> State:
-    """An independent copy of ``s`` for the forward model (``Game.clone``): every mutable part
-    copied by hand, the immutable ones shared (the compiled ``Rules``, the options, the interned
-    moves of the pending decision, each land's accepted spices, the final scores once written).
-    About 20 times faster than ``copy.deepcopy``; ``CLONED_FIELDS`` names every field it
-    handles, and a test fails when ``State`` grows one it does not."""
-    out = State.__new__(State)
-    out.n = s.n
-    out.options = s.options
-    out.rules = s.rules
-    rng = s.rng
-    out.rng = (Streams.from_root(rng.state, rng.counts) if type(rng) is Streams
-               else copy.deepcopy(rng))
-    out.edition = s.edition
-    out.phase = s.phase
-    out.round = s.round
-    out.first = s.first
-    out.grid = s.grid[:]
-    out.bonanza = s.bonanza[:]
-    out.box = s.box[:]
-    out.stacks = {k: v[:] for k, v in s.stacks.items()}
-    out.tile_discard = s.tile_discard[:]
-    out.tokens = s.tokens[:]
-    out.token_seats = s.token_seats[:]
-    out.flag_cell = s.flag_cell
-    out.lot = s.lot
-    out.bid_pos = s.bid_pos
-    out.high = s.high
-    out.high_bidder = s.high_bidder
-    out.bids = s.bids[:]
-    out.turns = s.turns
-    out.extra_pos = s.extra_pos
-    out.extra_passed = s.extra_passed[:]
-    out.quick_pos = s.quick_pos
-    out.deck = s.deck[:]
-    out.discard = s.discard[:]
-    out.colony_supply = [x[:] for x in s.colony_supply]
-    out.extra_supply = s.extra_supply
-    out.ducats = s.ducats[:]
-    out.ships = s.ships[:]
-    out.colonists = s.colonists[:]
-    out.extra_cards = s.extra_cards[:]
-    out.hands = [x[:] for x in s.hands]
-    out.rows = [x[:] for x in s.rows]
-    out.lands = [[Land(land.colony, land.tile, land.takes, land.spices[:]) for land in seat]
-                 for seat in s.lands]
-    out.colonies = [x[:] for x in s.colonies]
-    out.kept = [x[:] for x in s.kept]
-    out.red_used = [x[:] for x in s.red_used]
-    out.singles_down = s.singles_down[:]
-    out.duty_face_down = [x[:] for x in s.duty_face_down]
-    out.first_bonus = s.first_bonus[:]
-    out.all_bonus = s.all_bonus[:]
-    out.stack = [sub.copy() for sub in s.stack]
-    out.final = s.final[:]
-    out.pending = s.pending
-    return out
-
-
-#: the ``State`` fields ``clone_state`` copies (tests/goa/test_sampler.py checks it is all)
-CLONED_FIELDS = frozenset((
-    "n", "options", "rules", "rng", "edition", "phase", "round", "first", "grid", "bonanza", "box",
-    "stacks", "tile_discard", "tokens", "token_seats", "flag_cell", "lot", "bid_pos", "high",
-    "high_bidder", "bids", "turns", "extra_pos", "extra_passed", "quick_pos", "deck", "discard",
-    "colony_supply", "extra_supply", "ducats", "ships", "colonists", "extra_cards", "hands",
-    "rows", "lands", "colonies", "kept", "red_used", "singles_down", "duty_face_down",
-    "first_bonus", "all_bonus", "stack", "final", "pending",
-))
-
-
 def state_digest(state: State) -> str:
     """The state hash: ``referee.core.hashing``'s canonical JSON and SHA-256, with each pending
     sub-decision and each land in its ``hash_form`` (a JSON array), so the typed sub-decisions
@@ -212,10 +138,10 @@ def plantation_count(state: State, p: int) -> int:
     return sum(1 for land in state.lands[p] if not land.colony)
 
 
-def current_action_turn(state: State) -> ActionTurn | None:
+def current_action_turn(state: State) -> TurnInProgress | None:
     """The action turn under way (always at the bottom of the stack), if any."""
     st = state.stack
-    return cast("ActionTurn", st[0]) if st and st[0].ACTION_TURN else None
+    return cast("TurnInProgress", st[0]) if st and st[0].ACTION_TURN else None
 
 
 def card_played(state: State) -> bool:
@@ -239,7 +165,7 @@ class SubDecision(Pending["State", Any, pb.Pending]):
 
     seat: int
     NUMBER: ClassVar[int] = -1
-    ACTION_TURN: ClassVar[bool] = False  # true only for ActionTurn (see current_action_turn)
+    ACTION_TURN: ClassVar[bool] = False  # true only for TurnInProgress (see current_action_turn)
 
     def decision(self, state: State) -> Decision | None:
         raise NotImplementedError
@@ -272,6 +198,20 @@ class SubDecision(Pending["State", Any, pb.Pending]):
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+@dataclass(slots=True)
+class TurnInProgress(SubDecision):
+    """What every rule may ask of the action turn under way (``current_action_turn``): whether
+    its one Expedition card is spent, its action done, whom Espionage reads. Its play is
+    ``actions.ActionTurn``; the fields live here, below the rule modules that read them, so that
+    the state needs no import of ``actions`` (which imports the state)."""
+
+    action_done: bool = False
+    card_played: bool = False
+    spied: int = -1  # Espionage: the opponent whose development board this action reads
+    extra_action: bool = False
+    ACTION_TURN: ClassVar[bool] = True
 
 
 class PhaseDecision(Pending["State", Any, pb.View]):

@@ -5,7 +5,7 @@ Ships-or-colonists and Resupply, Favor, Swap, discarding a plantation)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from referee.core.contract import Decision, Event
 
@@ -152,7 +152,7 @@ class DutyPayment(SubDecision):
     def pending_view(self, state: State, view: pb.Pending) -> None:
         view.remaining = min(self.remaining, UNLIMITED)
 
-    def play(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move: Any) -> list[Event]:
         p = self.seat
         remove_spice(state, p, move.land, move.spice)
         self.remaining -= 1
@@ -186,7 +186,7 @@ class MarkerChoice(SubDecision):
         return Decision(self.seat, "goa.column", [CHOOSE_COLUMN[c] for c in cols],
                         "Choose the column whose marker moves down one row")
 
-    def play(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move: Any) -> list[Event]:
         p = self.seat
         state.stack.pop()
         advance_marker(state, p, move.column)
@@ -232,7 +232,7 @@ class ResourceChoice(SubDecision):
     def pending_view(self, state: State, view: pb.Pending) -> None:
         view.remaining = self.amount
 
-    def play(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move: Any) -> list[Event]:
         p = self.seat
         state.stack.pop()
         amount = self.amount
@@ -260,7 +260,7 @@ class PlantationDiscard(SubDecision):
         return Decision(self.seat, "goa.discard_plantation", moves,
                         f"Discard one of your {state.rules.plantation_limit} plantations for the new one")
 
-    def play(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move: Any) -> list[Event]:
         p = self.seat
         state.stack.pop()
         land = state.lands[p].pop(move.land)
@@ -285,7 +285,7 @@ class FavorChoice(SubDecision):
         return Decision(self.seat, "goa.favor", [take_favor(t) for t in sorted(state.box)],
                         "Favor: take a tile from the box")
 
-    def play(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move: Any) -> list[Event]:
         p = self.seat
         state.stack.pop()
         state.box.remove(move.tile)
@@ -305,7 +305,7 @@ class SwapChoice(SubDecision):
         moves = [SWAP_TAKE[GRID_CELLS[g]] for g in range(GRID_SQUARES) if state.grid[g] >= 0]
         return Decision(self.seat, "goa.swap", moves, "Swap: take a tile from the board")
 
-    def play(self, state: State, move) -> list[Event]:
+    def play(self, state: State, move: Any) -> list[Event]:
         p = self.seat
         state.stack.pop()
         gi = grid_index(move.cell)

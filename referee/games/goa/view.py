@@ -13,6 +13,7 @@ carry ``type: ignore[arg-type]``.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from referee.v1 import goa_pb2 as pb
@@ -91,13 +92,13 @@ def _board(rules: Rules) -> pb.DevelopmentBoard:
     return pb.DevelopmentBoard(columns=cols, row_vp=list(rules.row_vp))
 
 
-def _column(c: int, ys: list[int], steps) -> pb.ColumnInfo:
+def _column(c: int, ys: list[int], steps: list[pb.StepCost]) -> pb.ColumnInfo:
     info = pb.ColumnInfo(column=c + 1, steps=steps)  # type: ignore[arg-type]
     getattr(info, "yield").extend(ys)
     return info
 
 
-def _exped_column(ys, steps) -> pb.ColumnInfo:
+def _exped_column(ys: Sequence[Sequence[int]], steps: list[pb.StepCost]) -> pb.ColumnInfo:
     info = pb.ColumnInfo(column=COLUMN_EXPEDITION + 1, steps=steps, hand_limit=[y[1] for y in ys])  # type: ignore[arg-type]
     getattr(info, "yield").extend(y[0] for y in ys)
     return info

@@ -10,21 +10,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from referee.core.contract import Event
 
 from . import moves
-from .component_rules import tile_cells, tile_shape
+from .catalog import HALL_SLOT, HALL_TILE, N_CELLS, SCHOLAR_BIT, tile_cells, tile_shape
 from .effect_tasks import ConquistadorAdvance, Production, ReligionAdvance
 from .geometry import ALL, COL_CELLS, ROW_CELLS, cell_name, fits, placements
 from .moves import DECLINE, ROW
-from .state import (
-    DRAFT,
-    HALL_SLOT,
-    HALL_TILE,
-    N_CELLS,
-    SCHOLAR_BIT,
-    Player,
-    State,
-    Task,
-    push_tasks,
-)
+from .state import DRAFT, Player, State, Task, push_tasks
 from .view_parts import tile_cells_view
 from .wording import scholar_name
 

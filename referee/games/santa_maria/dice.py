@@ -3,7 +3,8 @@ RULINGS.md, "Same luck"): the white dice of year Y draw from the stream ("white"
 blue die number i in year Y from ("blue", Y, seat, i), whoever rolled before it and whenever."""
 from __future__ import annotations
 
-from .state import DIE_FACES, State
+from .catalog import DIE_FACES
+from .state import State
 
 
 def roll_white(state: State, year: int = 1) -> list[int]:

@@ -10,25 +10,21 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from referee.core.contract import Event
 
 from . import moves
-from .geometry import cell_name
-from .moves import DECLINE, NO_PAY
-from .payments import gain, hand_in, payments, sell_buy_moves
-from .state import (
+from .catalog import (
     EFFECT_CONQUISTADOR,
     EFFECT_PRODUCE,
     EFFECT_RELIGION,
     EFFECT_SHIP,
     GOLD,
-    GRID_SIDE,
-    N_DOCKS,
     SCHOLAR_BIT,
     WHEAT,
     Goods,
-    Player,
-    State,
-    Task,
-    push_tasks,
 )
+from .geometry import cell_name
+from .moves import DECLINE, NO_PAY
+from .payments import gain, hand_in, payments, sell_buy_moves
+from .sheet import GRID_SIDE
+from .state import N_DOCKS, Player, State, Task, push_tasks
 from .tracks import conquistador_step, unlock_blue_die
 from .view_parts import goods
 from .wording import coins_text, dock_name, goods_text, monk_space_name

@@ -12,15 +12,23 @@ from google.protobuf.message import Message
 from referee.core.adapter import SheetGame
 from referee.core.codec import Bool, Cell, Counts, EnumInt, Int, MoveCodec, constant, kind
 from referee.core.components import ComponentSheet
-from referee.core.contract import Event, GameSpec, OptionSpec, Result, competition_ranks
+from referee.core.contract import (
+    ChanceMode,
+    Event,
+    GameSpec,
+    Information,
+    OptionSpec,
+    Result,
+    competition_ranks,
+)
 from referee.core.rng import Rng
 from referee.v1 import santa_maria_pb2 as pb
 
 from . import moves, rules, sim
 from . import view as views
+from .catalog import DIE_FACES, RES_NAMES
 from .geometry import N_ROTATIONS
-from .sheet import SCHEMA, check_consistency
-from .state import DIE_FACES, GRID_SIDE, RES_NAMES
+from .sheet import GRID_SIDE, SHEET_SCHEMA, check_consistency
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
 DEFAULT_SHEET = COMPONENTS_DIR / "santa-maria-aporta-2017.json"
@@ -30,6 +38,11 @@ SPEC = GameSpec(
     title="Santa Maria (Aporta Games 2017 / Pixie Games 2018)",
     min_seats=1,
     max_seats=4,
+    # the development tiles' and ships' piles, the Scholars and Bishops drawn are hidden in
+    # their order; the engine rolls the dice and shuffles from its keyed streams. The length and
+    # score bounds are not derived yet (RULINGS.md, "Bounds of a match").
+    information=Information.IMPERFECT,
+    chance=ChanceMode.SAMPLED_STOCHASTIC,
     rulebook="Santa Maria, French rules (Aporta Games 2017)",
     options=(
         OptionSpec(
@@ -101,7 +114,7 @@ class SantaMariaGame(SheetGame[rules.State, moves.Move]):
     move_codec = MOVES
     move_message = pb.Move
     view_message = pb.View
-    sheet_schema = SCHEMA
+    sheet_schema = SHEET_SCHEMA
     default_sheets = MappingProxyType({"": DEFAULT_SHEET})
     engine = rules
     views = views

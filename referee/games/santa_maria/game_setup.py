@@ -8,20 +8,10 @@ from referee.core.contract import Event
 from referee.core.rng import Chance
 
 from .action_tasks import BoardChoice, LotDraft
-from .component_rules import Rules
+from .catalog import N_CELLS, N_RESOURCES, WOOD, Rules
 from .dice import roll_blue, roll_white
 from .sheet import BISHOPS, SCHOLARS
-from .state import (
-    BOARDS_PICK,
-    DRAFT,
-    N_CELLS,
-    N_DOCKS,
-    N_RESOURCES,
-    SETUP_ADVANCED,
-    WOOD,
-    Player,
-    State,
-)
+from .state import BOARDS_PICK, DRAFT, N_DOCKS, SETUP_ADVANCED, Player, State
 
 
 def setup(options: dict[str, Any], n: int, rng: Chance, rules: Rules) -> tuple[State, list[Event]]:

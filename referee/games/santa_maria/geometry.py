@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from functools import cache, lru_cache
 
-from .component_rules import CellKind
-from .state import GRID_SIDE, N_CELLS, TERRAIN_ROAD
+from .catalog import N_CELLS, TERRAIN_ROAD, CellKind
+from .sheet import GRID_SIDE
 
 ALL = (1 << N_CELLS) - 1
 ROW_MASK = tuple(((1 << GRID_SIDE) - 1) << (GRID_SIDE * r) for r in range(GRID_SIDE))

@@ -6,8 +6,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from . import moves
-from .component_rules import Rules
-from .state import (
+from .catalog import (
     COINS,
     GEM,
     GOLD,
@@ -19,9 +18,9 @@ from .state import (
     WHEAT,
     WOOD,
     Goods,
-    Player,
-    State,
+    Rules,
 )
+from .state import Player, State
 
 #: Scholars: "Économie de base : ... acheter 1 Bois ou 1 Blé pour 2 Pièces (au lieu de 3)";
 #: "Économie avancée : ... acheter 1 Gemme ou 1 Sucre pour 3 Pièces" (Santa Maria, French rules,

@@ -2,7 +2,7 @@
 the tests use), gathered from the modules that hold the rules, one concern each:
 
 * ``state``: the match state and the index conventions;
-* ``component_rules``: the component sheet compiled into the frozen ``Rules``;
+* ``catalog``: the component sheet compiled into the frozen ``Rules``;
 * ``geometry``: the colony grid, tile placement, road connexity;
 * ``payments``: paying with gold standing in, gains within the storage limit, sell/buy;
 * ``tracks``: the conquistador track and the blue dice;
@@ -30,7 +30,25 @@ from .action_tasks import (
     RoadPlacement,
     TilePlacement,
 )
-from .component_rules import (
+from .catalog import (
+    EFFECT_ID,
+    GEM,
+    GOLD,
+    GOODS_NAMES,
+    HALL_TILE,
+    RES_NAMES,
+    SCHOLAR_BIT,
+    SUGAR,
+    TERRAIN_CITY,
+    TERRAIN_EMPTY,
+    TERRAIN_FARM,
+    TERRAIN_FOREST,
+    TERRAIN_ID,
+    TERRAIN_MOUNTAIN,
+    TERRAIN_ROAD,
+    TERRAIN_TOWN_HALL,
+    WHEAT,
+    WOOD,
     CellKind,
     Effect,
     Rules,
@@ -59,27 +77,9 @@ from .state import (
     BOARDS_PICK,
     BOARDS_RANDOM,
     DRAFT,
-    EFFECT_ID,
-    GEM,
-    GOLD,
-    GOODS_NAMES,
-    HALL_TILE,
     OVER,
-    RES_NAMES,
-    SCHOLAR_BIT,
     SETUP_ADVANCED,
     SETUP_STANDARD,
-    SUGAR,
-    TERRAIN_CITY,
-    TERRAIN_EMPTY,
-    TERRAIN_FARM,
-    TERRAIN_FOREST,
-    TERRAIN_ID,
-    TERRAIN_MOUNTAIN,
-    TERRAIN_ROAD,
-    TERRAIN_TOWN_HALL,
-    WHEAT,
-    WOOD,
     YEAR,
     Player,
     State,

@@ -7,15 +7,9 @@ from typing import Any
 
 from referee.core.contract import Event
 
-from .component_rules import Rules
-from .dice import roll_blue, roll_white
-from .game_setup import new_display
-from .geometry import COL_CELLS, NEIGHBOURS, ROW_CELLS, reach
-from .state import (
-    GRID_SIDE,
+from .catalog import (
     N_CELLS,
     N_RESOURCES,
-    OVER,
     TERRAIN_CITY,
     TERRAIN_EMPTY,
     TERRAIN_FARM,
@@ -23,9 +17,13 @@ from .state import (
     TERRAIN_MOUNTAIN,
     TERRAIN_ROAD,
     TERRAIN_TOWN_HALL,
-    Player,
-    State,
+    Rules,
 )
+from .dice import roll_blue, roll_white
+from .game_setup import new_display
+from .geometry import COL_CELLS, NEIGHBOURS, ROW_CELLS, reach
+from .sheet import GRID_SIDE
+from .state import OVER, Player, State
 from .tracks import conquistador_order
 
 

@@ -290,7 +290,7 @@ def seats(v: Any) -> str | None:
     return None if v == {"min": 1, "max": 4} else "Santa Maria is for 1 to 4 seats"
 
 
-SCHEMA: dict[str, Check] = {
+SHEET_SCHEMA: dict[str, Check] = {
     "component_counts": counts,
     "seats": seats,
     "years": int_at_least(1),

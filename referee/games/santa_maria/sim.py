@@ -15,22 +15,10 @@ from referee.core.rng import Rng, Streams
 from referee.v1 import santa_maria_pb2 as pb
 
 from . import action_tasks, effect_tasks
-from .component_rules import Rules
+from .catalog import HALL_TILE, N_CELLS, SCHOLAR_BIT, Rules
 from .scoring import final_scoring
-from .sheet import BISHOPS, SCHOLARS
-from .state import (
-    DRAFT,
-    GRID_SIDE,
-    HALL_TILE,
-    N_CELLS,
-    N_DOCKS,
-    OVER,
-    SCHOLAR_BIT,
-    YEAR,
-    Player,
-    State,
-    Task,
-)
+from .sheet import BISHOPS, GRID_SIDE, SCHOLARS
+from .state import DRAFT, N_DOCKS, OVER, YEAR, Player, State, Task
 from .view import build_view
 from .view_parts import content, tile_cells_view
 

@@ -25,7 +25,21 @@ from .action_tasks import (
     TilePlacement,
     put_die,
 )
-from .component_rules import Rules, tile_cells, tile_shape
+from .catalog import (
+    DIE_FACES,
+    GOLD,
+    N_CELLS,
+    RES_NAMES,
+    SCHOLAR_BIT,
+    SCHOLAR_BOTANY,
+    SCHOLAR_LOGISTICS,
+    SCHOLAR_PHILOSOPHY,
+    WHEAT,
+    WOOD,
+    Rules,
+    tile_cells,
+    tile_shape,
+)
 from .effect_tasks import (
     BuildingActivation,
     ConquistadorAdvance,
@@ -37,25 +51,8 @@ from .geometry import COL_CELLS, COL_MASK, ROW_CELLS, ROW_MASK, cell_name, fits,
 from .moves import BLUE, COL, DECLINE, END_TURN, ROW, WHITE
 from .payments import buy_price, hand_in, payments, sell_buy_moves
 from .scoring import end_of_year
-from .state import (
-    DIE_FACES,
-    DRAFT,
-    GOLD,
-    GRID_SIDE,
-    N_CELLS,
-    OVER,
-    RES_NAMES,
-    SCHOLAR_BIT,
-    SCHOLAR_BOTANY,
-    SCHOLAR_LOGISTICS,
-    SCHOLAR_PHILOSOPHY,
-    WHEAT,
-    WOOD,
-    YEAR,
-    Player,
-    State,
-    Task,
-)
+from .sheet import GRID_SIDE
+from .state import DRAFT, OVER, YEAR, Player, State, Task
 from .wording import coins_text, display_slot_name, goods_text, retreat_name
 
 #: Scholar Taxation: "gagnez 1 Pièce pour chaque paire de 2 Colons présents dans cette rangée /
@@ -76,7 +73,7 @@ def decision(state: State) -> Decision | None:
     return d
 
 
-def apply(state: State, seat: int, move) -> list[Event]:
+def apply(state: State, seat: int, move: Any) -> list[Event]:
     """Play one move. The move must be one of the decision's listed moves; that check comes
     before any change, so an IllegalMove leaves the state untouched."""
     d = decision(state)
@@ -105,7 +102,7 @@ _TURN_RULE = ("your turn: one main action ((A) expand, (B) activate a building, 
               "(D) retreat) and free actions, then EndTurn")
 
 
-def _why_illegal(state: State, move) -> str:
+def _why_illegal(state: State, move: Any) -> str:
     rule = state.queue[0].rule if state.queue else _TURN_RULE
     return f"{type(move).__name__} is not legal now; {rule}"
 
@@ -122,7 +119,7 @@ def run(state: State) -> None:
         state.start_turn(state.first)
 
 
-def default_move(state: State, d: Decision):
+def default_move(state: State, d: Decision) -> Any:
     """DEFAULT_MOVE: decline an optional effect; in a turn, end it, or retreat to the lowest free
     space if the main action is still to come; otherwise the first listed move."""
     if DECLINE in d.moves:

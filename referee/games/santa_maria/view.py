@@ -9,8 +9,12 @@ seat's holdings and the board's parts, keyed by what they show; concatenated enc
 message merge, so it parses to exactly ``build_view`` (tests/santa_maria/test_view_bytes.py)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from referee.v1 import santa_maria_pb2 as pb
 
+from .catalog import N_CELLS
 from .rules import (
     DRAFT,
     HALL_TILE,
@@ -22,7 +26,8 @@ from .rules import (
     conquistador_order,
     decision,
 )
-from .state import GRID_SIDE, N_CELLS, Player
+from .sheet import GRID_SIDE
+from .state import Player
 from .view_parts import content, goods, tile_cells_view
 
 
@@ -47,7 +52,7 @@ def _ranks(state: State) -> dict[int, int]:
     return {s: i + 1 for i, s in enumerate(conquistador_order(state))}
 
 
-def _add_player(players, r: Rules, s: int, p: Player, rank: int, points: int,
+def _add_player(players: Any, r: Rules, s: int, p: Player, rank: int, points: int,
                 ships: bool) -> None:
     """Seat ``s``'s public holdings appended to ``players`` (its ships' faces if ``ships``)."""
     pp = players.add(
@@ -136,7 +141,7 @@ _player_cache: dict[tuple, bytes] = {}
 _board_cache: dict[tuple, bytes] = {}
 
 
-def _cached(cache: dict[tuple, bytes], key: tuple, build) -> bytes:
+def _cached(cache: dict[tuple, bytes], key: tuple, build: Callable[..., object]) -> bytes:
     frag = cache.get(key)
     if frag is None:
         one = pb.View()

@@ -4,11 +4,11 @@ it (``pending_view`` of the tasks)."""
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 
 from referee.v1 import santa_maria_pb2 as pb
 
-from .component_rules import Rules, tile_cells, tile_shape
-from .state import GOODS_NAMES
+from .catalog import GOODS_NAMES, Rules, tile_cells, tile_shape
 
 _TERRAIN: dict[str | None, pb.Terrain] = {"road": pb.ROAD, "farm": pb.FARM, "forest": pb.FOREST, "mountain": pb.MOUNTAIN,
             "city": pb.CITY, "town_hall": pb.TOWN_HALL}
@@ -16,7 +16,7 @@ _FX = {"produce": pb.PRODUCE, "exchange": pb.EXCHANGE, "ship": pb.SHIP,
        "conquistador": pb.CONQUISTADOR, "religion": pb.RELIGION}
 
 
-def goods(g) -> pb.Goods:
+def goods(g: dict[str, int] | Sequence[int]) -> pb.Goods:
     """A 5-tuple (resources) or 7-tuple (goods) or a sheet dict as Goods."""
     if isinstance(g, dict):
         return pb.Goods(**g)

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .component_rules import Rules
-from .state import GOODS_NAMES
+from .catalog import GOODS_NAMES, Rules
 
 _PLURAL = {"wood": "wood", "wheat": "wheat", "sugar": "sugar", "gem": "gems", "gold": "gold",
            "coins": "coins", "points": "points"}

@@ -29,8 +29,8 @@ SOURCES = {
 }
 
 
-def v(value, provenance, source="", note=""):
-    out = {"value": value, "provenance": provenance}
+def v(value: Any, provenance: str, source: str = "", note: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {"value": value, "provenance": provenance}
     if source:
         out["source"] = source
     if note:
@@ -38,7 +38,7 @@ def v(value, provenance, source="", note=""):
     return out
 
 
-def cyclic(primary_order, forward):
+def cyclic(primary_order: dict[str, str], forward: bool) -> dict[str, list[list[str]]]:
     """The cyclic-cost hypothesis of the component research: step s of a column costs its primary spice and the
     next s-1 spices in a fixed cycle (forward for 2012, reverse for 2004)."""
     cycle = ["ginger", "cinnamon", "pepper", "nutmeg", "clove"]
@@ -55,7 +55,7 @@ PRIMARY = {"ships": "ginger", "harvest": "cinnamon", "taxes": "pepper", "expedit
            "colonists": "clove"}
 
 
-def tiles_a(edition):
+def tiles_a(edition: str) -> list[dict[str, Any]]:
     t = []
     for s in SPICES:
         t.append({"name": f"Single plantation ({s})", "type": "plantation", "spice": s, "fields": 1, "count": 1})
@@ -82,7 +82,7 @@ def tiles_a(edition):
     return t
 
 
-def tiles_b(edition):
+def tiles_b(edition: str) -> list[dict[str, Any]]:
     t = []
     for s in SPICES:
         t.append({"name": f"Double plantation ({s})", "type": "plantation", "spice": s, "fields": 2, "count": 1})
@@ -116,7 +116,7 @@ EFFECTS = ["ships", "colonists", "ducats", "spices", "sell", "progress_ducats",
            "harvest_mix", "colony_extra", "progress_ships_only", "progress_spices_only"]
 
 
-def cards(symbols):
+def cards(symbols: list[str]) -> list[dict[str, Any]]:
     out = []
     per = 30 // len(symbols)
     for i in range(30):
@@ -128,7 +128,7 @@ def cards(symbols):
     return out
 
 
-def sheet(edition):
+def sheet(edition: str) -> dict[str, Any]:
     e12 = edition == "2012"
     R = "R12en" if e12 else "R04fr"
     vals = {}
@@ -257,7 +257,7 @@ def sheet(edition):
     return doc
 
 
-def main():
+def main() -> None:
     for edition in ("2012", "2004"):
         (HERE / f"goa-{edition}.json").write_text(json.dumps(sheet(edition), indent=1, ensure_ascii=False) + "\n")
 

@@ -9,17 +9,39 @@ from typing import Any
 
 from referee.core.components import ComponentSheet
 
-from .sheet import SCHOLARS, gather
-from .state import (
-    EFFECT_ID,
-    GOODS_NAMES,
-    HALL_TILE,
-    RES_NAMES,
-    TERRAIN_EMPTY,
-    TERRAIN_ID,
-    TERRAIN_ROAD,
-    Goods,
-)
+from .sheet import GRID_SIDE, SCHOLARS, TERRAINS, gather
+
+#: the vocabulary every rule shares (indices of cells, resources, terrains, effects, scholars),
+#: here below the state so that the state and the compiled ``Rules`` both read it
+N_CELLS = GRID_SIDE * GRID_SIDE
+DIE_FACES = GRID_SIDE
+
+RES_NAMES = ("wood", "wheat", "sugar", "gem", "gold")
+N_RESOURCES = len(RES_NAMES)
+WOOD, WHEAT, SUGAR, GEM, GOLD = range(N_RESOURCES)
+COINS, POINTS = N_RESOURCES, N_RESOURCES + 1
+GOODS_NAMES = RES_NAMES + ("coins", "points")
+Goods = tuple[int, int, int, int, int, int, int]
+
+TERRAIN_EMPTY, TERRAIN_ROAD, TERRAIN_FARM, TERRAIN_FOREST, TERRAIN_MOUNTAIN, TERRAIN_CITY, TERRAIN_TOWN_HALL = range(7)
+TERRAIN_ID = {t: i + 1 for i, t in enumerate(TERRAINS)}  # road=1 ... town_hall=6
+
+
+EFFECT_PRODUCE, EFFECT_EXCHANGE, EFFECT_SHIP, EFFECT_CONQUISTADOR, EFFECT_RELIGION = range(1, 6)
+EFFECT_ID = {"produce": EFFECT_PRODUCE, "exchange": EFFECT_EXCHANGE, "ship": EFFECT_SHIP,
+         "conquistador": EFFECT_CONQUISTADOR, "religion": EFFECT_RELIGION}
+
+#: Scholar effects as bits of ``Player.scholars``
+SCHOLAR_BIT = {name: 1 << i for i, name in enumerate(SCHOLARS)}
+SCHOLAR_BOTANY, SCHOLAR_PHILOSOPHY, SCHOLAR_LOGISTICS = SCHOLAR_BIT["botany"], SCHOLAR_BIT["philosophy"], SCHOLAR_BIT["logistics"]
+SCHOLAR_ECONOMY = SCHOLAR_BIT["basic_economy"] | SCHOLAR_BIT["advanced_economy"]
+
+HALL_TILE = 100  # tile references >= 100 are town halls (advanced set-up)
+#: the display slot a drafted town hall is said to come from: past the display's 10 slots
+HALL_SLOT = 10
+
+#: each player takes "6 Moines" (Santa Maria, French rules, "Mise en place")
+MONKS_PER_PLAYER = 6
 
 
 def goods_tuple(d: dict[str, int] | None) -> Goods:

@@ -20,9 +20,9 @@ import pytest
 from referee.core.contract import Event
 from referee.core.rng import Rng, Streams
 from referee.games.goa import GAME
-from referee.games.goa.sampler import SampleError, public_ducats
+from referee.games.goa.sim import CLONED_FIELDS, SampleError, public_ducats
 from referee.games.goa.spices import ProgressPayment
-from referee.games.goa.state import CLONED_FIELDS, Land, State
+from referee.games.goa.state import Land, State
 from tests.sim.test_forward_model import positions as sim_positions
 
 #: fields of the state that the sampler draws rather than rebuilds (hidden from the seat)

@@ -1,6 +1,6 @@
 """Writes santa-maria-aporta-2017.json, the default component sheet.
 
-Run: .venv/bin/python -m referee.games.santa_maria.components.make_default_sheet
+Run: .venv/bin/python -m referee.games.santa_maria.components.make_sheets
 
 Values stated by the rulebook carry provenance ``rulebook``; picture-only contents that no source
 gave (colony boards, development tiles, ships, tracks, Scholar points, three camps, town halls,
@@ -12,16 +12,17 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 OUT = Path(__file__).with_name("santa-maria-aporta-2017.json")
 R = "R"  # the French rulebook
 
 
-def P(**gain):
+def P(**gain: int) -> dict[str, Any]:
     return {"kind": "produce", "gain": gain}
 
 
-def X(*options):
+def X(*options: tuple[dict[str, int], dict[str, int]]) -> dict[str, Any]:
     return {"kind": "exchange", "options": [{"pay": p, "gain": g} for p, g in options]}
 
 
@@ -30,14 +31,14 @@ CONQ = {"kind": "conquistador"}
 REL = {"kind": "religion"}
 
 
-def B(terrain, *effects, vp=0):
-    cell = {"terrain": terrain, "effects": list(effects)}
+def B(terrain: str, *effects: dict[str, Any], vp: int = 0) -> dict[str, Any]:
+    cell: dict[str, Any] = {"terrain": terrain, "effects": list(effects)}
     if vp:
         cell["end_points"] = vp
     return cell
 
 
-def ROAD(colonists=1):
+def ROAD(colonists: int = 1) -> dict[str, Any]:
     return {"terrain": "road", "colonists": colonists}
 
 
@@ -66,7 +67,7 @@ TERR = ("farm", "forest", "mountain", "city")
 
 
 def board_a(rng: random.Random, idx: int) -> list:
-    grid = [[None] * 6 for _ in range(6)]
+    grid: list[list[dict[str, Any] | None]] = [[None] * 6 for _ in range(6)]
     # a printed town hall, two roads with colonists, eight buildings (one with several effects,
     # one with purple end-game points): 11 printed cells, spread so every row and column has one.
     perm = list(range(6))
@@ -89,7 +90,7 @@ def board_a(rng: random.Random, idx: int) -> list:
 
 
 def board_b() -> list:
-    grid = [[None] * 6 for _ in range(6)]
+    grid: list[list[dict[str, Any] | None]] = [[None] * 6 for _ in range(6)]
     grid[0][0] = B("forest", P(wood=1))
     grid[2][3] = B("farm", P(wheat=1))
     grid[3][5] = B("city", P(coins=2))
@@ -150,8 +151,9 @@ def town_halls() -> list:
     ]
 
 
-def entry(value, provenance, source=None, note=None):
-    e = {"value": value, "provenance": provenance}
+def entry(value: Any, provenance: str, source: str | None = None,
+          note: str | None = None) -> dict[str, Any]:
+    e: dict[str, Any] = {"value": value, "provenance": provenance}
     if source:
         e["source"] = source
     if note:
@@ -167,10 +169,10 @@ def items(prefix: str, values: list, note: str) -> dict:
 def build() -> dict:
     rng = random.Random(2017)
 
-    def rb(v, src, note=None):
+    def rb(v: Any, src: str, note: str | None = None) -> dict[str, Any]:
         return entry(v, "rulebook", src, note)
 
-    def prov(v, note):
+    def prov(v: Any, note: str) -> dict[str, Any]:
         return entry(v, "provisional", None, note)
 
     values = {

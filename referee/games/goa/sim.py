@@ -1,4 +1,5 @@
-"""Goa's sampler (``Game.sample_state``, the forward model's "sample what you cannot see"): a
+"""Goa's forward model (every game keeps this job in ``sim.py``): ``clone_state`` (``Game.clone``)
+and the sampler (``Game.sample_state``, the forward model's "sample what you cannot see"): a
 full ``State`` rebuilt from what one or more seats saw (their Views) and the match's public
 events, with everything none of them could see drawn with the given RNG. SAMPLING.md says what
 is hidden, how each part is drawn, and where the draw is biased and why.
@@ -7,6 +8,7 @@ Reads nothing but its arguments: the Views, the events, the options, the sheet's
 """
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -63,6 +65,78 @@ _GAIN_KINDS = frozenset(("goa.tile_won", "goa.favor", "goa.swap"))
 #: what a seat's other ducats are drawn from when the events do not start at the first move
 #: (SAMPLING.md, "Ducats")
 FALLBACK_DUCATS = 30
+
+
+# ---------------------------------------------------------------------------- clone
+def clone_state(s: State) -> State:
+    """An independent copy of ``s`` for the forward model (``Game.clone``): every mutable part
+    copied by hand, the immutable ones shared (the compiled ``Rules``, the options, the interned
+    moves of the pending decision, each land's accepted spices, the final scores once written).
+    About 20 times faster than ``copy.deepcopy``; ``CLONED_FIELDS`` names every field it
+    handles, and a test fails when ``State`` grows one it does not."""
+    out = State.__new__(State)
+    out.n = s.n
+    out.options = s.options
+    out.rules = s.rules
+    rng = s.rng
+    out.rng = (Streams.from_root(rng.state, rng.counts) if type(rng) is Streams
+               else copy.deepcopy(rng))
+    out.edition = s.edition
+    out.phase = s.phase
+    out.round = s.round
+    out.first = s.first
+    out.grid = s.grid[:]
+    out.bonanza = s.bonanza[:]
+    out.box = s.box[:]
+    out.stacks = {k: v[:] for k, v in s.stacks.items()}
+    out.tile_discard = s.tile_discard[:]
+    out.tokens = s.tokens[:]
+    out.token_seats = s.token_seats[:]
+    out.flag_cell = s.flag_cell
+    out.lot = s.lot
+    out.bid_pos = s.bid_pos
+    out.high = s.high
+    out.high_bidder = s.high_bidder
+    out.bids = s.bids[:]
+    out.turns = s.turns
+    out.extra_pos = s.extra_pos
+    out.extra_passed = s.extra_passed[:]
+    out.quick_pos = s.quick_pos
+    out.deck = s.deck[:]
+    out.discard = s.discard[:]
+    out.colony_supply = [x[:] for x in s.colony_supply]
+    out.extra_supply = s.extra_supply
+    out.ducats = s.ducats[:]
+    out.ships = s.ships[:]
+    out.colonists = s.colonists[:]
+    out.extra_cards = s.extra_cards[:]
+    out.hands = [x[:] for x in s.hands]
+    out.rows = [x[:] for x in s.rows]
+    out.lands = [[Land(land.colony, land.tile, land.takes, land.spices[:]) for land in seat]
+                 for seat in s.lands]
+    out.colonies = [x[:] for x in s.colonies]
+    out.kept = [x[:] for x in s.kept]
+    out.red_used = [x[:] for x in s.red_used]
+    out.singles_down = s.singles_down[:]
+    out.duty_face_down = [x[:] for x in s.duty_face_down]
+    out.first_bonus = s.first_bonus[:]
+    out.all_bonus = s.all_bonus[:]
+    out.stack = [sub.copy() for sub in s.stack]
+    out.final = s.final[:]
+    out.pending = s.pending
+    return out
+
+
+#: the ``State`` fields ``clone_state`` copies (tests/goa/test_sim.py checks it is all)
+CLONED_FIELDS = frozenset((
+    "n", "options", "rules", "rng", "edition", "phase", "round", "first", "grid", "bonanza", "box",
+    "stacks", "tile_discard", "tokens", "token_seats", "flag_cell", "lot", "bid_pos", "high",
+    "high_bidder", "bids", "turns", "extra_pos", "extra_passed", "quick_pos", "deck", "discard",
+    "colony_supply", "extra_supply", "ducats", "ships", "colonists", "extra_cards", "hands",
+    "rows", "lands", "colonies", "kept", "red_used", "singles_down", "duty_face_down",
+    "first_bonus", "all_bonus", "stack", "final", "pending",
+))
+
 
 
 class SampleError(ValueError):
