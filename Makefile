@@ -6,14 +6,14 @@ STAMP  := $(VENV)/.installed
 PROTOS := $(wildcard proto/referee/v1/*.proto)
 GEN    := referee/v1/.generated
 
-.PHONY: setup proto run serve test bench lint clean help packages docs docs-serve
+.PHONY: setup proto run serve test bench lint proto-lint clean help packages docs docs-serve
 
 help:
 	@echo "make run    set up, start a referee (SQLite store), play a live Batavia match among reference"
 	@echo "            bots, then a short tournament of the reference bots on every game"
 	@echo "make test   run the whole test suite"
 	@echo "make bench  measure engine and gRPC speed; writes bench/results.json"
-	@echo "make lint   ruff and mypy, as CI runs them"
+	@echo "make lint   ruff, mypy, buf lint and buf breaking, as CI runs them"
 	@echo "make serve  run the referee alone on 127.0.0.1:50051"
 	@echo "make docs   build the documentation site into site/ (open site/index.html)"
 	@echo "make docs-serve  preview the documentation at http://127.0.0.1:8000/, rebuilt on change"
@@ -65,11 +65,22 @@ docs: setup
 docs-serve: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
 
+# The protocol release `buf breaking` compares proto/ with (docs/releases.md): its .proto files
+# are kept in the repo, so the check needs no git tag (CI clones may have none).
+BASELINE := releases/0.1.0/proto
+
 # ruff with the rules chosen in pyproject.toml, then mypy over referee/, the SDK, the runner and
-# bench/ (its files and settings are in pyproject.toml too)
+# bench/ (its files and settings are in pyproject.toml too), then the protocol's checks
 lint: setup
 	$(PY) -m ruff check referee clients tests bench docs/gen
 	$(PY) -m mypy
+	@$(MAKE) --no-print-directory proto-lint
+
+# Buf over proto/ (buf.yaml; the buf binary is the dev extra's buf-bin wheel): its style rules,
+# then no change that breaks the wire of the last release's clients. The pre-commit hook runs it.
+proto-lint:
+	$(VENV)/bin/buf lint
+	$(VENV)/bin/buf breaking --against $(BASELINE)
 
 clean:
 	rm -rf $(VENV) referee/v1 .pytest_cache bench/results.json site

@@ -187,6 +187,7 @@ class AdminClient(_Client):
         request_id: str | None = None,
         retries: int = CREATE_RETRIES,
         backoff: Backoff | None = None,
+        reveal_policy: referee_pb2.RevealPolicy = referee_pb2.REVEAL_POLICY_SAFE,
     ) -> referee_pb2.CreateMatchResponse:
         """Create a match; returns its id and one secret token per seat. ``start``: begin where
         a recorded match stood after some moves (``start_position``) instead of the set-up.
@@ -196,13 +197,18 @@ class AdminClient(_Client):
         reply), is sent again with the same id up to ``retries`` times, after ``backoff``'s
         delays; the referee answers a repeat with the first call's match and tokens, so a
         lost reply never makes a second match. ``request_id=""`` sends none (and so does not
-        retry)."""
+        retry).
+
+        ``reveal_policy``: when the finished match's hidden information becomes public
+        (``REVEAL_POLICY_SAFE``, the referee's default, or ``REVEAL_POLICY_NONE``); always
+        sent, never left for the referee to read as its default."""
         request = referee_pb2.CreateMatchRequest(
             game=game,
             seats=seats,
             options={k: _option_text(v) for k, v in (options or {}).items()},
             seat_names=list(seat_names),
             request_id=uuid.uuid4().hex if request_id is None else request_id,
+            reveal_policy=reveal_policy,
         )
         if seed is not None:
             request.seed = seed

@@ -297,6 +297,7 @@ async def _check_game(game: str, spec: pb.GameSpec, referee: LocalReferee,
                 time_policy=pb.TimePolicy(move_ms=opts.move_ms, grace_ms=500,
                                           on_expiry=pb.RANDOM_LEGAL),
                 seat_names=[f"bot-{s}" for s in range(seats)],
+                reveal_policy=pb.REVEAL_POLICY_SAFE,
             ),
             metadata=bearer(referee.admin_token),
         )

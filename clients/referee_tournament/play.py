@@ -179,6 +179,7 @@ def match_request(job: MatchJob) -> pb.CreateMatchRequest:
         league=league.get("name", ""), unlisted=bool(league.get("unlisted")),
         seat_bot_versions=league.get("seat_bot_versions") or [],
         request_id=job.request_id,
+        reveal_policy=pb.REVEAL_POLICY_SAFE,  # the referee's default, said explicitly
     )
 
 

@@ -96,6 +96,13 @@ def test_eligible_bots_are_active_and_connected_or_ready():
                    ("hosted-ready", 2, True, "hosted-ready@2")]
 
 
+def test_a_0_1_0_referees_remote_bot_is_remote():
+    """A 0.1.0 referee numbered BOT_KIND_REMOTE 0 (docs/releases.md): its connected remote
+    bot still plays, not taken for a hosted bot without a ready version."""
+    old = _bot("old-remote", kind=pb.BOT_KIND_UNSPECIFIED, connected=True)
+    assert [(e.bot, e.hosted) for e in eligible([old])] == [("old-remote", False)]
+
+
 def test_games_are_played_in_proportion_to_their_weight():
     cfg = parse({"league": {"name": "x"}, "games": [
         {"name": "batavia", "seats": 3, "weight": 2}, {"name": "santa_maria", "seats": 2}]})

@@ -11,6 +11,7 @@ import grpc
 import httpx
 import pytest
 
+from referee.server.play.create import REVEAL_POLICIES
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 from tests.server.conftest import ADMIN
@@ -114,7 +115,10 @@ def test_other_seeds_and_reveal_policy_none_are_public_at_once(web):
 
 
 def test_the_default_policy_is_safe():
-    assert pb.CreateMatchRequest().reveal_policy == pb.REVEAL_POLICY_SAFE == 0
+    # unset is UNSPECIFIED (0), which the referee reads as SAFE, as 0.1.0's SAFE = 0 was
+    assert pb.CreateMatchRequest().reveal_policy == pb.REVEAL_POLICY_UNSPECIFIED == 0
+    assert REVEAL_POLICIES[pb.REVEAL_POLICY_UNSPECIFIED] == REVEAL_POLICIES[
+        pb.REVEAL_POLICY_SAFE] == "safe"
 
 
 def test_an_unknown_reveal_policy_is_refused(web):

@@ -110,7 +110,8 @@ async def _admin(args, cfg, token: str, out) -> int:
                                          metadata=admin, timeout=30)
         status = {
             "league": league.name, "state": pb.LeagueState.Name(league.state),
-            "bots": [{"name": b.name, "kind": pb.BotKind.Name(b.kind),
+            # a 0.1.0 referee sends 0 for a remote bot (docs/releases.md)
+            "bots": [{"name": b.name, "kind": pb.BotKind.Name(b.kind or pb.BOT_KIND_REMOTE),
                       "status": pb.BotStatus.Name(b.status), "connected": b.connected,
                       "current_version": b.current_version,
                       "versions": [{"version": v.version,

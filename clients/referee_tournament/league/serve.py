@@ -98,7 +98,7 @@ def eligible(bots: list[pb.LeagueBot]) -> list[Entry]:
     for b in bots:
         if b.status != pb.BOT_ACTIVE:
             continue
-        if b.kind == pb.BOT_KIND_REMOTE:
+        if b.kind != pb.BOT_KIND_HOSTED:  # REMOTE; 0 from a 0.1.0 referee, where 0 was REMOTE
             if b.connected:
                 out.append(Entry(b.name, 0, False))
             continue

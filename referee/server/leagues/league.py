@@ -64,7 +64,7 @@ CREATE TABLE IF NOT EXISTS leagues (
     title         TEXT NOT NULL,
     description   TEXT NOT NULL,
     games_json    TEXT NOT NULL,
-    registration  INTEGER NOT NULL,   -- referee.v1.Registration
+    registration  INTEGER NOT NULL,   -- referee.v1.Registration, numbered as in 0.1.0
     approval      INTEGER NOT NULL,
     state         INTEGER NOT NULL,   -- referee.v1.LeagueState
     reason        TEXT NOT NULL,      -- SetLeagueState's reason, shown on the league page
@@ -165,6 +165,17 @@ class Standings:
     published_ms: int
 
 
+#: The store keeps Registration and BotKind as release 0.1.0 numbered them (0 = invite,
+#: 0 = remote: the column default of ``bots.kind``), so a store outlives the protocol's
+#: renumbering both ways (an older referee opened on it reads what it wrote). UNSPECIFIED is
+#: never stored: a request's 0 is read as the default first (docs/bot/protocol.md).
+STORED_REGISTRATION = {pb.REGISTRATION_INVITE: 0, pb.REGISTRATION_OPEN: 1,
+                       pb.REGISTRATION_CLOSED: 2}
+STORED_KIND = {pb.BOT_KIND_REMOTE: 0, pb.BOT_KIND_HOSTED: 1}
+_REGISTRATION_OF = {v: k for k, v in STORED_REGISTRATION.items()}
+_KIND_OF = {v: k for k, v in STORED_KIND.items()}
+
+
 def _enum(enum: Any, value: int, what: str, allow_zero: bool = True) -> int:
     if value not in enum.values() or (not allow_zero and value == 0):
         raise errors.malformed(f"unknown {what} value {value}")
@@ -222,8 +233,8 @@ class Leagues:
             for name, league, kind, status, message, owner, desc, created in conn.execute(
                     "SELECT name, league, kind, status, message, owner, description, created_ms"
                     " FROM bots WHERE league IS NOT NULL"):
-                self.bots[name] = BotRow(name, league, kind, status, message or "", owner or "",
-                                         desc or "", created)
+                self.bots[name] = BotRow(name, league, _KIND_OF.get(kind, kind), status,
+                                         message or "", owner or "", desc or "", created)
             for row in conn.execute(
                     "SELECT bot, version, sha256, size, files, runtime, command_json, status,"
                     " message, uploaded_ms, stored_bytes, pruned_ms FROM bot_versions"
@@ -251,7 +262,8 @@ class Leagues:
         (name, title, desc, games, reg, appr, state, reason, settings, created, updated) = r
         row = self.leagues[name] = LeagueRow(pb.League(
             name=name, title=title, description=desc, games=json.loads(games),
-            registration=reg, approval=bool(appr), state=state, settings_json=settings,
+            registration=_REGISTRATION_OF.get(reg, reg), approval=bool(appr), state=state,
+            settings_json=settings,
             updated_unix_ms=updated), reason, created)
         return row
 
@@ -415,6 +427,8 @@ class Leagues:
                 raise errors.malformed(f"unknown game {clip(g)}; this referee hosts "
                                        f"{', '.join(sorted(known))}")
         _enum(pb.Registration, want.registration, "registration")
+        # unset (an older client's INVITE, numbered 0 then) is the default, INVITE
+        registration = want.registration or pb.REGISTRATION_INVITE
         _enum(pb.LeagueState, want.state, "state")
         if want.settings_json:
             if len(want.settings_json) > MAX_SETTINGS:
@@ -430,12 +444,12 @@ class Leagues:
         ts = now_ms()
         league = pb.League(name=want.name, title=want.title or want.name,
                            description=want.description, games=sorted(set(want.games)),
-                           registration=want.registration, approval=want.approval, state=state,
+                           registration=registration, approval=want.approval, state=state,
                            settings_json=want.settings_json or "{}", updated_unix_ms=ts)
         reason = old.reason if old and state == old.league.state else ""
         created = old.created_ms if old else ts
         values = (league.name, league.title, league.description, json.dumps(list(league.games)),
-                  league.registration, int(league.approval), league.state, reason,
+                  STORED_REGISTRATION[registration], int(league.approval), league.state, reason,
                   league.settings_json, created, ts)
         await self.store.write(lambda c: c.execute(
             "INSERT INTO leagues (name, title, description, games_json, registration,"
@@ -482,13 +496,16 @@ class Leagues:
 
     # ------------------------------------------------------------------ registration
     def _meta(self, request: pb.RegisterBotRequest) -> dict[str, Any]:
+        """The bot's league columns as stored; its kind, unset (an older client's REMOTE,
+        numbered 0 then), read as the default REMOTE."""
         check_text(request.owner, "owner", max_len=MAX_OWNER)
         check_text(request.description, "description", max_len=MAX_BOT_DESCRIPTION, lines=True)
         _enum(pb.BotKind, request.kind, "kind")
+        kind = request.kind or pb.BOT_KIND_REMOTE
         if not BOT_NAME_RE.fullmatch(request.name):
             raise errors.malformed("a bot name is 1-64 letters, digits, '.', '_', '+' or '-', "
                                    "starting with a letter or digit")
-        return {"league": request.league, "kind": request.kind, "owner": request.owner,
+        return {"league": request.league, "kind": STORED_KIND[kind], "owner": request.owner,
                 "description": request.description, "message": ""}
 
     async def register(self, request: pb.RegisterBotRequest, *, admin: bool,
@@ -500,6 +517,7 @@ class Leagues:
             raise errors.exhausted("too many registrations from this address; try later")
         row = self.league(request.league)
         meta = self._meta(request)
+        kind = _KIND_OF[meta["kind"]]
         if row.league.state == pb.LEAGUE_STOPPED:
             raise errors.precondition("LEAGUE_STOPPED",
                                       f"league {request.league} is stopped: no registration")
@@ -523,7 +541,7 @@ class Leagues:
         if not admin:
             # reserve the name before awaiting the store: a concurrent entrant gets
             # ALREADY_EXISTS, never this bot's token
-            self.bots[request.name] = BotRow(request.name, request.league, request.kind, status,
+            self.bots[request.name] = BotRow(request.name, request.league, kind, status,
                                              "", meta["owner"], meta["description"], now_ms())
         try:
             ts = now_ms()
@@ -535,14 +553,14 @@ class Leagues:
                     self.invites[invite_hash].uses_left += 1
             raise
         old = self.bots.get(request.name)
-        row_bot = BotRow(request.name, request.league, request.kind, status, "", meta["owner"],
+        row_bot = BotRow(request.name, request.league, kind, status, "", meta["owner"],
                          meta["description"], ts)
         if old is not None:  # the admin re-registered it: its versions stay its own
             row_bot.versions, row_bot.commands = old.versions, old.commands
             row_bot.stored, row_bot.pruned = old.stored, old.pruned
         self.bots[request.name] = row_bot
         log.info("league_bot_registered", bot=request.name, league=request.league,
-                 kind=pb.BotKind.Name(request.kind), status=pb.BotStatus.Name(status),
+                 kind=pb.BotKind.Name(kind), status=pb.BotStatus.Name(status),
                  by="admin" if admin else "entrant")
         return resp
 

@@ -39,10 +39,15 @@ def request_id(request: pb.CreateMatchRequest) -> str:
 
 def fingerprint(request: pb.CreateMatchRequest) -> str:
     """What makes two CreateMatch requests "the same request": the SHA-256 of the request
-    without its request_id, serialized deterministically (so map order does not count)."""
+    without its request_id, serialized deterministically (so map order does not count). An
+    explicit REVEAL_POLICY_SAFE counts as the unset field it means: a retry sent by a newer
+    client (which says SAFE) of a request an older one made (which left it out, SAFE being 0
+    then) is the same request, and the fingerprints stored before keep matching."""
     bare = pb.CreateMatchRequest()
     bare.CopyFrom(request)
     bare.ClearField("request_id")
+    if bare.reveal_policy == pb.REVEAL_POLICY_SAFE:
+        bare.ClearField("reveal_policy")
     return hashlib.sha256(bare.SerializeToString(deterministic=True)).hexdigest()
 
 
@@ -120,8 +125,10 @@ def new_match(plan: MatchPlan) -> Match:
                                "on this referee") from None
 
 
-#: CreateMatchRequest.reveal_policy -> the store's word for it
-REVEAL_POLICIES: dict[int, str] = {pb.REVEAL_POLICY_SAFE: "safe", pb.REVEAL_POLICY_NONE: "none"}
+#: CreateMatchRequest.reveal_policy -> the store's word for it. UNSPECIFIED (unset) is SAFE,
+#: the default: release 0.1.0 numbered SAFE 0, so an older client's request keeps its meaning.
+REVEAL_POLICIES: dict[int, str] = {pb.REVEAL_POLICY_UNSPECIFIED: "safe",
+                                   pb.REVEAL_POLICY_SAFE: "safe", pb.REVEAL_POLICY_NONE: "none"}
 
 
 def _reveal_policy(value: int) -> str:
