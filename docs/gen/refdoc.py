@@ -151,11 +151,10 @@ def routes() -> list[tuple[str, str]]:
 
     from starlette.routing import Mount, Route
 
-    from referee.web.app import create_app
+    from referee.web.app import routes as app_routes
 
-    app = create_app(service=None)
     out = []
-    for r in app.routes:
+    for r in app_routes:
         if isinstance(r, Route):
             out.append((r.path, inspect.getdoc(r.endpoint) or ""))
         elif isinstance(r, Mount):

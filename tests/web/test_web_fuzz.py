@@ -29,16 +29,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.routing import Route
 
-from referee.web.app import create_app
+from referee.web.app import routes as web_routes
 from tests.server.conftest import ADMIN, pg_server  # noqa: F401 - the PostgreSQL fixture
 
 from .conftest import WebHandle
 from .league_fixture import build_sync
 
-#: (path template, its parameters, its methods) of every route, read from the app (the service
-#: is only used by the handlers, so None builds the same table)
+#: (path template, its parameters, its methods) of every route, read from the app's route list
 ROUTES = sorted([(r.path, tuple(sorted(r.param_convertors)), method)
-                 for r in create_app(None).routes if isinstance(r, Route)
+                 for r in web_routes if isinstance(r, Route)
                  for method in sorted(r.methods or {"GET"})]
                 + [("/static/{path}", ("path",), "GET")])  # the Mount of the static files
 PATHS = {p for p, _, _ in ROUTES}
