@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import grpc
 import structlog
@@ -36,7 +36,7 @@ from referee.server.base.auth import (
     trusted_peer,
 )
 from referee.server.base.errors import RefereeError
-from referee.server.play.registry import MatchRegistry, Remotes
+from referee.server.play.registry import MatchRegistry
 from referee.server.play.sessions import BotSessions
 from referee.server.play.streams import CLOSE, Stream
 from referee.v1 import referee_pb2 as pb
@@ -373,9 +373,3 @@ def _passed_on(exc: grpc.aio.AioRpcError) -> tuple[grpc.StatusCode, str, tuple]:
                                "again (another takes it over once its lease expires)")
         return err.code, err.message, err.trailing_metadata()
     return exc.code(), exc.details() or "", tuple(exc.trailing_metadata() or ())
-
-
-if TYPE_CHECKING:
-    # mypy holds the Forwarder to the Protocol the rooms below the front (the web viewer)
-    # name it by: play.registry.Remotes
-    _FORWARDER_IS_REMOTES: type[Remotes] = Forwarder

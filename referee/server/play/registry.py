@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 from google.protobuf import json_format
@@ -26,28 +26,11 @@ from referee.server.base.wire import GameWire
 from referee.server.play.records import replay_log
 from referee.server.play.runtime import MatchRuntime, RuntimeContext
 from referee.server.play.sessions import BotSessions
-from referee.server.play.streams import Stream, end_with
+from referee.server.play.streams import end_with
 from referee.server.store.sqlite import MatchRow, Store, store_outage
 from referee.v1 import referee_pb2 as pb
 
 log = structlog.get_logger("referee.server")
-
-
-class RemoteWatch(Protocol):
-    """A match another worker of the cluster plays, watched from here (what the web viewer
-    uses of ``front.forward.RemoteMatch``)."""
-
-    def watch(self, stream: Stream) -> None: ...
-
-    def detach(self, stream: Stream) -> None: ...
-
-
-class Remotes(Protocol):
-    """The part of a cluster worker's forwarder (``front.forward.Forwarder``) read outside
-    the front: a match this worker does not hold, watched on the worker that does. A
-    Protocol here, so that the rooms below the front can name its type."""
-
-    def remote(self, match_id: str, game: str) -> RemoteWatch | None: ...
 
 
 def league_fields(league: str, bots: list[str], versions: list[int]) -> dict[str, Any]:
@@ -179,12 +162,16 @@ class MatchRegistry:
     def evict(self, rt: MatchRuntime) -> None:
         if self.matches.get(rt.id) is not rt:
             return
+        self._forget(rt)
+        log.debug("match_evicted", match_id=rt.id)
+
+    def _forget(self, rt: MatchRuntime) -> None:
+        """Take a held match and its seat tokens out of memory and stop its timer."""
         del self.matches[rt.id]
         for h in rt.token_hashes:
             if self.tokens.get(h, (None,))[0] == rt.id:
                 del self.tokens[h]
         rt.cancel_timer()
-        log.debug("match_evicted", match_id=rt.id)
 
     # ------------------------------------------------------------------ leases
     def adopt(self, match_id: str, token_h: str | None = None) -> bool:
@@ -209,31 +196,20 @@ class MatchRegistry:
                                    "call again through the proxy (or that referee)")
         row = self.store.load_match(match_id)
         assert row is not None
-        try:
-            rt = self._resume(row)
-        except Exception as exc:  # noqa: BLE001 - as at start-up: this match only
-            log.error("resume_failed", match_id=match_id, error=str(exc))
-            self.unavailable[match_id] = f"it could not be resumed ({exc})"
+        rt = self._bring_back(row)
+        if rt is None:
             return False
-        self.register(rt)
         log.info("match_taken_over", match_id=match_id, epoch=epoch, move=len(rt.match.moves))
-        if rt.match.decision() is None:
-            self.spawn(self._finish_locked(rt))
-        else:
-            rt.issue_decision()
         self.sessions.restore(lambda mid: mid == match_id, lambda mid: False)
         return True
 
     def drop(self, match_id: str) -> None:
         """A write found this match taken over by another referee (fencing): forget it here,
         and end its streams with UNAVAILABLE / NOT_OWNER so that its bots call again."""
-        rt = self.matches.pop(match_id, None)
+        rt = self.matches.get(match_id)
         if rt is None:
             return
-        for h in rt.token_hashes:
-            if self.tokens.get(h, (None,))[0] == match_id:
-                del self.tokens[h]
-        rt.cancel_timer()
+        self._forget(rt)
         err = errors.not_owner(f"match {match_id} is now run by another referee; call again")
         for stream in [*(st for lst in rt.streams.by_seat.values() for st in lst),
                        *rt.streams.watchers]:
@@ -265,18 +241,8 @@ class MatchRegistry:
                 continue  # over: the store and its record file answer for it
             if self.store.owner and self.store.try_lease(row.id) is None:
                 continue  # held by another referee on the store
-            try:
-                rt = self._resume(row)
-            except Exception as exc:  # noqa: BLE001 - one bad match must not stop the others
-                log.error("resume_failed", match_id=row.id, error=str(exc))
-                self.unavailable[row.id] = f"it could not be resumed ({exc})"
-                continue
-            self.register(rt)
-            resumed += 1
-            if rt.match.decision() is None:  # crashed between last move and finish
-                self.spawn(self._finish_locked(rt))
-            else:
-                rt.issue_decision()
+            if self._bring_back(row) is not None:
+                resumed += 1
         # another shard's open assignments stay as they are (is_over is False for them)
         self.sessions.restore(lambda mid: mid in self.matches,
                               lambda mid: self.owns(mid)
@@ -306,6 +272,24 @@ class MatchRegistry:
         owns its shard's matches (and the home worker those of ids without a shard)."""
         return self.shard is None or shard.of_match(match_id) == self.shard or (
             shard.of_match(match_id) is None and self.shard == shard.HOME)
+
+    def _bring_back(self, row: MatchRow) -> MatchRuntime | None:
+        """A running match of the store held here again (at start-up, or taken over): rebuilt,
+        registered and given its next decision (or its finish, when its referee stopped
+        between the last move and the end); None, noted in ``unavailable``, if it cannot be
+        rebuilt (this match only: one bad match must not stop the others)."""
+        try:
+            rt = self._resume(row)
+        except Exception as exc:  # noqa: BLE001 - this match only
+            log.error("resume_failed", match_id=row.id, error=str(exc))
+            self.unavailable[row.id] = f"it could not be resumed ({exc})"
+            return None
+        self.register(rt)
+        if rt.match.decision() is None:  # stopped between the last move and the finish
+            self.spawn(self._finish_locked(rt))
+        else:
+            rt.issue_decision()
+        return rt
 
     async def _finish_locked(self, rt: MatchRuntime) -> None:
         async with rt.lock:
