@@ -143,8 +143,7 @@ async def api_match(request: Request) -> Response:
     meta = await _meta(request)
     viewer = _viewer(request.query_params.get("seat"), meta["seats"])
     if viewer is not None:
-        if meta["embargo"]:
-            raise HTTPException(403, meta["embargo"]["message"])
+        _refuse_if_embargoed(meta)
         if not public_record(meta):
             raise HTTPException(403, "seat views and the reveal are public once the match "
                                      "is over (now: " + meta["state"] + ")")
@@ -223,7 +222,7 @@ async def live(request: Request) -> Response:
 async def notes(request: Request) -> Response:
     web = state.of(request)
     meta = await _meta(request)
-    token = _bearer(request)
+    token = params.bearer(request)
     seat = await web.source.token_seat(meta["id"], token) if token else None
     if not web.service.limiter.allow(
             f"web-notes:{meta['id']}:{seat}" if seat is not None else params.client(request)):
@@ -377,14 +376,6 @@ def _list_query(request: Request) -> ListQuery:
     if before is not None:
         out["before"] = before
     return out
-
-
-def _bearer(request: Request) -> str | None:
-    """The token of an ``Authorization: Bearer`` header, or None."""
-    value = request.headers.get("authorization", "")
-    scheme, _, token = value.partition(" ")
-    token = token.strip()
-    return token if scheme.lower() == "bearer" and 0 < len(token) <= 256 else None
 
 
 def _refuse_if_embargoed(meta: dict[str, Any]) -> None:

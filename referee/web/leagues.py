@@ -65,12 +65,6 @@ def _http(exc: RefereeError) -> HTTPException:
     return HTTPException(HTTP_STATUS.get(exc.code, 500), exc.message)
 
 
-def _bearer(request: Request) -> str | None:
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    token = token.strip()
-    return token if scheme.lower() == "bearer" and 0 < len(token) <= 256 else None
-
-
 #: the members of the bodies the POST routes take (params.json_object refuses any other)
 REGISTER_MEMBERS = ("name", "owner", "kind", "description", "invite_code")
 KINDS = {"remote": pb.BOT_KIND_REMOTE, "hosted": pb.BOT_KIND_HOSTED}
@@ -239,7 +233,7 @@ async def api_upload(request: Request) -> Response:
     try:
         service = state.of(request).service
         lg = service.leagues
-        token = _bearer(request)
+        token = params.bearer(request)
         h = token_hash(token) if token else None
         if not service.limiter.allow(h if h is not None and h in service.sessions.bots
                                      else params.client(request)):
@@ -267,7 +261,7 @@ async def api_upload(request: Request) -> Response:
 # ------------------------------------------------------------------ organizer's calls
 def _admin_only(request: Request) -> None:
     service = state.of(request).service
-    token = _bearer(request)
+    token = params.bearer(request)
     h = token_hash(token) if token else None
     if not service.limiter.allow(h if h == service.admin_hash else params.client(request)):
         raise errors.exhausted("rate limit exceeded; slow down")

@@ -147,3 +147,10 @@ def client(request: Request) -> str:
     ``X-Forwarded-For`` (the app's ``ProxyHeadersMiddleware`` has put it in ``request.client``
     then; a header from any other peer is ignored, since a client could forge it)."""
     return client_key(request.client.host) if request.client else "?"
+
+
+def bearer(request: Request) -> str | None:
+    """The token of an ``Authorization: Bearer`` header (at most 256 characters), or None."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and 0 < len(token) <= 256 else None
