@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from referee.core.contract import Decision, Event
 from referee.core.hashing import canonical
@@ -141,7 +141,7 @@ def plantation_count(state: State, p: int) -> int:
 def current_action_turn(state: State) -> TurnInProgress | None:
     """The action turn under way (always at the bottom of the stack), if any."""
     st = state.stack
-    return cast("TurnInProgress", st[0]) if st and st[0].ACTION_TURN else None
+    return st[0] if st and isinstance(st[0], TurnInProgress) else None
 
 
 def card_played(state: State) -> bool:
@@ -165,7 +165,6 @@ class SubDecision(Pending["State", Any, pb.Pending]):
 
     seat: int
     NUMBER: ClassVar[int] = -1
-    ACTION_TURN: ClassVar[bool] = False  # true only for TurnInProgress (see current_action_turn)
 
     def decision(self, state: State) -> Decision | None:
         raise NotImplementedError
@@ -211,7 +210,6 @@ class TurnInProgress(SubDecision):
     card_played: bool = False
     spied: int = -1  # Espionage: the opponent whose development board this action reads
     extra_action: bool = False
-    ACTION_TURN: ClassVar[bool] = True
 
 
 class PhaseDecision(Pending["State", Any, pb.View]):
