@@ -52,7 +52,7 @@ def test_finished_matches_leave_memory_and_stay_reachable(make_server):
         assert all(log.game_over is not None for log in logs)
     # memory holds neither the finished matches nor their tokens
     assert _wait_until(lambda: not srv.service.matches), srv.service.matches
-    assert not srv.service.tokens
+    assert not srv.service.registry.tokens
 
     mid, tokens = matches[0]
     record_file = json.loads((srv.data_dir / "records" / f"{mid}.json").read_text())

@@ -95,14 +95,10 @@ class RefereeService:
         self.max_message_bytes = max_message_bytes
 
     # ------------------------------------------------------------------ the registry's, read
-    # (the web viewer and the tests read these names on the service)
+    # (the web viewer reads these names on the service: referee.web.reader.ServerView)
     @property
     def matches(self) -> dict[str, MatchRuntime]:
         return self.registry.matches
-
-    @property
-    def tokens(self) -> dict[str, tuple[str, int]]:
-        return self.registry.tokens
 
     @property
     def unavailable(self) -> dict[str, str]:
@@ -111,10 +107,6 @@ class RefereeService:
     @property
     def records_dir(self) -> Path:
         return self.registry.records_dir
-
-    @property
-    def components(self) -> dict[tuple[str, str], ComponentSheet]:
-        return self.registry.components
 
     def sheet_for(self, game: Game, options: dict[str, Any]) -> ComponentSheet:
         return self.registry.sheet_for(game, options)
@@ -206,7 +198,7 @@ class RefereeService:
         return self.list_games()
 
     def list_games(self) -> pb.ListGamesResponse:
-        return list_games(self.components)
+        return list_games(self.registry.components)
 
     async def CreateMatch(self, request: pb.CreateMatchRequest, context: Context) -> pb.CreateMatchResponse:
         if not self._admin(context):
