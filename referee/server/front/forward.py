@@ -64,6 +64,7 @@ ROUTED: dict[str, tuple[Any, Callable[[Any], str | None]]] = {
     "SubmitMove": (pb.SubmitMoveRequest, _match),
     "GetView": (pb.GetViewRequest, _match),
     "GetLegalMoves": (pb.GetLegalMovesRequest, _match),
+    "DescribeSeat": (pb.DescribeSeatRequest, _match),
     "GetRecord": (pb.GetRecordRequest, _match),
     "AbandonSeat": (pb.AbandonSeatRequest, _match),
     "Watch": (pb.WatchRequest, _match),

@@ -14,10 +14,10 @@ from typing import Any, NoReturn, TypeVar
 
 import grpc
 import structlog
-from google.protobuf import json_format
+from google.protobuf import json_format, text_format
 from google.protobuf.message import Message
 
-from referee.core import registry
+from referee.core import registry, text
 from referee.core.components import ComponentSheet
 from referee.core.contract import Game
 from referee.core.provenance import new_salt
@@ -436,6 +436,24 @@ class RefereeService:
         if dp is not None:
             return dp
         return pb.Decision(match_id=rt.id, state_version=rt.match.version, seat=seat)
+
+    async def DescribeSeat(self, request: pb.DescribeSeatRequest,
+                           context: Context) -> pb.SeatText:
+        """The seat's view and decision in words (core.text), from what GetView would send."""
+        rt, seat = self._seat(context, request.match_id)
+        out = pb.SeatText(match_id=rt.id, seat=seat, state_version=rt.match.version,
+                          view=text.describe_view(rt.view_for(seat)))
+        dp = rt.decision_for(seat)
+        if dp is not None:
+            described = text.describe_decision(dp)
+            out.decision_kind = described.kind
+            out.prompt = described.prompt
+            out.deadline_unix_ms = dp.deadline_unix_ms
+            for m in described.moves:
+                out.moves.add(id=m.id, kind=m.kind, text=m.text, rule=m.rule).move.MergeFrom(m.move)  # type: ignore[arg-type]
+        if rt.game_over is not None:
+            out.result = text_format.MessageToString(rt.game_over, as_one_line=True)
+        return out
 
     async def Watch(self, request: pb.WatchRequest,
                     context: Context) -> AsyncGenerator[Reply, None]:
