@@ -9,23 +9,36 @@ GEN    := referee/v1/.generated
 .PHONY: setup proto run serve test bench lint proto-lint clean help packages docs docs-serve
 
 help:
-	@echo "make run    set up, start a referee (SQLite store), play a live Batavia match among reference"
-	@echo "            bots, then a short tournament of the reference bots on every game"
-	@echo "make test   run the whole test suite"
-	@echo "make bench  measure engine and gRPC speed; writes bench/results.json"
-	@echo "make lint   ruff, mypy, buf lint and buf breaking, as CI runs them"
-	@echo "make serve  run the referee alone on 127.0.0.1:50051"
-	@echo "make docs   build the documentation site into site/ (open site/index.html)"
+	@echo "make run         set up, start a referee (SQLite store), play a live Batavia match among"
+	@echo "                 reference bots, then a short tournament of the reference bots on every game"
+	@echo "make test        run the whole test suite (about 10 minutes on 2 cores)"
+	@echo "make bench       measure engine and gRPC speed; writes bench/results.json (about 7 minutes)"
+	@echo "make lint        ruff, mypy, buf lint and buf breaking, as CI runs them"
+	@echo "make serve       run the referee alone on 127.0.0.1:50051"
+	@echo "make docs        build the documentation site into site/ (open site/index.html)"
 	@echo "make docs-serve  preview the documentation at http://127.0.0.1:8000/, rebuilt on change"
+	@echo "make setup       create .venv with the project and its dev extra, generate the protocol code"
+	@echo "                 (the first time: about 4-5 minutes; run and test do it by themselves)"
+	@echo "make proto       generate the Python code of proto/ into referee/v1/"
+	@echo "make proto-lint  buf lint and buf breaking against the last release's protocol"
+	@echo "make packages    install the Debian packages the tests and the kits use (when root)"
+	@echo "make clean       remove .venv, the generated code, bench/results.json and site/"
+	@echo "make help        this list"
 
 # Everything the tests and the lint use is installed here (the dev extra: Ray, the build tools
 # for the SDK's wheel, Playwright for Python...): the suite itself installs nothing and reaches
 # no package index (tests/test_offline.py). On a fresh machine this takes some minutes: Ray,
 # OpenSpiel and Playwright are the large downloads.
 $(STAMP): pyproject.toml
+	@echo "== setting up .venv (once; about 4-5 minutes on a fresh machine, most of it downloads)"
+	@echo "== [1/3] creating the virtual environment"
 	$(PYTHON) -m venv $(VENV)
+	@echo "== [2/3] upgrading pip"
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	@echo "== [3/3] installing the project and its dev extra (Ray, OpenSpiel and Playwright are the"
+	@echo "==       large downloads; pip names each package as it goes)"
+	$(PY) -m pip install --progress-bar off -e '.[dev]'
+	@echo "== set-up done"
 	@touch $@
 
 $(GEN): $(PROTOS) $(STAMP)

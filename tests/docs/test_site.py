@@ -49,20 +49,28 @@ def test_site_builds_in_strict_mode(tmp_path):
     run = subprocess.run([str(BIN / "mkdocs"), "build", "--strict", "--site-dir", str(site)],
                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    for page in ("index.html", "bot/first-bot/index.html", "reference/protocol/referee/index.html",
-                 "reference/python-sdk/index.html", "reference/cli/index.html",
-                 "reference/record-schema/index.html", "reference/web-api/index.html",
-                 "games/goa/index.html", "ARCHITECTURE/index.html"):
+    for page in ("index.html", "bot/first-bot.html", "reference/protocol/referee.html",
+                 "reference/python-sdk.html", "reference/cli.html",
+                 "reference/record-schema.html", "reference/web-api.html",
+                 "games/goa.html", "ARCHITECTURE.html"):
         assert (site / page).is_file(), page
-    html = "".join(p.read_text(encoding="utf-8") for p in site.rglob("*.html"))
+    # Issue 37, item 6: the site works opened from a file, as the README says. A link to a
+    # folder shows a folder listing there (a server would have answered with its index.html),
+    # and the search reads its index from a script, not by fetching JSON (no fetch from file:).
+    pages = {p: p.read_text(encoding="utf-8") for p in site.rglob("*.html")}
+    for path, page in pages.items():
+        for href in re.findall(r'href="([^"#:?]*)"', page):
+            assert not href or not href.endswith("/") and href != "..", (path, href)
+    assert (site / "search" / "search_index.js").is_file()
+    html = "".join(pages.values())
     assert "fonts.googleapis" not in html and "fonts.gstatic" not in html  # nothing fetched
     assert "<!-- gen:" not in html  # every generated section was filled
-    sdk = (site / "reference/python-sdk/index.html").read_text(encoding="utf-8")
+    sdk = (site / "reference/python-sdk.html").read_text(encoding="utf-8")
     assert "run_bot" in sdk and "Play one seat to the end of the match" in sdk  # docstrings
-    cli = (site / "reference/cli/index.html").read_text(encoding="utf-8")
+    cli = (site / "reference/cli.html").read_text(encoding="utf-8")
     for command in ("referee serve", "referee-bot play", "referee-tournament run"):
         assert f"usage: {command}" in cli
-    goa = (site / "games/goa/index.html").read_text(encoding="utf-8")
+    goa = (site / "games/goa.html").read_text(encoding="utf-8")
     assert "goa.place_flag" in goa and "provisional" in goa  # decisions and provenance
     assert "Which row does a spied action use?" in goa  # RULINGS.md, included
     assert "Sampling what a seat cannot see" in goa  # SAMPLING.md, or why there is none
