@@ -60,7 +60,7 @@ def test_site_builds_in_strict_mode(tmp_path):
     pages = {p: p.read_text(encoding="utf-8") for p in site.rglob("*.html")}
     for path, page in pages.items():
         for href in re.findall(r'href="([^"#:?]*)"', page):
-            assert not href or not href.endswith("/") and href != "..", (path, href)
+            assert not href or (not href.endswith("/") and href != ".."), (path, href)
     assert (site / "search" / "search_index.js").is_file()
     html = "".join(pages.values())
     assert "fonts.googleapis" not in html and "fonts.gstatic" not in html  # nothing fetched
