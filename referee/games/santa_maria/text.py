@@ -1,0 +1,4 @@
+"""Santa Maria's text table (placeholder while it is written)."""
+from referee.core.texttable import TextTable
+
+TABLE = TextTable()
