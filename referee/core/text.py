@@ -231,7 +231,7 @@ class _Walker:
                 fd.type == FieldDescriptor.TYPE_MESSAGE or decl.block)
             if block:
                 out.append(f"{_cap(label) if label else ''}:")
-                out.extend(f"  {self.scalar(fd, v)}" for v in value)
+                out.extend("  " + self.scalar(fd, v).replace("\n", "\n    ") for v in value)
                 continue
             text = self.value(message, fd, decl)
             if not text:

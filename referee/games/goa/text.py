@@ -15,12 +15,12 @@ from referee.core.texttable import Field, Kind, TextTable, words
 from referee.v1 import goa_pb2 as pb
 
 RULES = "Goa rules (2012; 2004 alike)"
-SETUP = f"{RULES}, « Quick starter » variant"
-TOKENS = f"{RULES}, « 1. Placing auction tokens »"
+SETUP = f"{RULES}, « Variant - Quick starter »"
+TOKENS = f"{RULES}, « 1. Place auction tokens »"
 AUCTIONS = f"{RULES}, « 2. Tile auctions »"
 ACTIONS = f"{RULES}, « 3. Player actions »"
 CARDS = f"{RULES}, « Using Expedition cards during the game »"
-TILES = f"{RULES}, « Tiles »"
+TILES = f"{RULES}, the tile's own text in the tile descriptions"
 END_OF_ROUND = f"{RULES}, « End of a round »"
 
 _COLUMNS = ("Ships", "Harvest", "Taxes", "Expedition", "Colonists")
@@ -343,39 +343,39 @@ TABLE = TextTable(
         "pass": Kind("pass (as auctioneer: sell the lot to the high bidder)", AUCTIONS),
         "keep_lot": Kind("keep the lot, paying the bank the high bid minus 1", AUCTIONS),
         "progress": Kind(lambda m, v: f"Progress in the {column(m.column)} column"
-                         f"{_with_card(m.card, v)}", f"{ACTIONS}: Progress"),
-        "build_ships": Kind("Build ships", f"{ACTIONS}: Build ships"),
-        "harvest": Kind(lambda m, v: f"Harvest{_with_card(m.card, v)}", f"{ACTIONS}: Harvest"),
-        "taxes": Kind("Taxes", f"{ACTIONS}: Taxes"),
-        "expedition": Kind("Expedition", f"{ACTIONS}: Expedition"),
+                         f"{_with_card(m.card, v)}", f"{ACTIONS}, « 1. Progress on their development board »"),
+        "build_ships": Kind("Build ships", f"{ACTIONS}, « 2. Build ships »"),
+        "harvest": Kind(lambda m, v: f"Harvest{_with_card(m.card, v)}", f"{ACTIONS}, « 3. Harvest »"),
+        "taxes": Kind("Taxes", f"{ACTIONS}, « 4. Taxes »"),
+        "expedition": Kind("Expedition", f"{ACTIONS}, « 5. Expedition »"),
         "found_colony": Kind(lambda m, v: f"Found a colony: {colony(m.colony)}"
-                             f"{_with_card(m.card, v)}", f"{ACTIONS}: Found a colony"),
+                             f"{_with_card(m.card, v)}", f"{ACTIONS}, « 6. Found a colony »"),
         "espionage": Kind("Espionage: this action uses seat {opponent}'s row", TILES),
         "play_card": Kind(lambda m, v: f"play {_card(m.card, v)}", CARDS),
         "use_tile": Kind(lambda m, v: f"use {_tile(m.tile, v)}", TILES),
         "end_turn": Kind("end your action turn", ACTIONS),
-        "pay_spice": Kind(_sack("pay"), f"{ACTIONS}: Progress"),
-        "place_spice": Kind(_sack("place"), f"{ACTIONS}: Harvest"),
+        "pay_spice": Kind(_sack("pay"), f"{ACTIONS}, « 1. Progress on their development board »"),
+        "place_spice": Kind(_sack("place"), f"{ACTIONS}, « 3. Harvest »"),
         "sell_spice": Kind(_sack("sell"), CARDS),
         "take_ship": Kind("take a ship instead of a sack", CARDS),
         "take_colonist": Kind("take a colonist instead of a sack", CARDS),
-        "done": Kind("stop (leave the rest)", f"{ACTIONS}: Harvest"),
+        "done": Kind("stop (leave the rest)", f"{ACTIONS}, « 3. Harvest »"),
         "reveal_more": Kind(lambda m, v: f"reveal one more card with {_card(m.card, v)}",
-                            f"{ACTIONS}: Found a colony"),
+                            f"{ACTIONS}, « 6. Found a colony »"),
         "recruit": Kind("found the colony, completing the colonists with Colonist cards",
-                        f"{ACTIONS}: Found a colony"),
-        "decline": Kind("do not found it; take 1 colonist", f"{ACTIONS}: Found a colony"),
+                        f"{ACTIONS}, « 6. Found a colony »"),
+        "decline": Kind("do not found it; take 1 colonist", f"{ACTIONS}, « 6. Found a colony »"),
         "choose_colony_tile": Kind(lambda m, v: f"take colony tile #{m.tile}"
                                    + next((f" ({colony_tile(t)})" for t in
                                            (v.colony_supply if v else ()) if t.id == m.tile), ""),
-                                   f"{ACTIONS}: Found a colony"),
+                                   f"{ACTIONS}, « 6. Found a colony »"),
         "draw": Kind("draw {count} Expedition cards and end the action",
-                     f"{ACTIONS}: Expedition"),
-        "discard_card": Kind(lambda m, v: f"discard {_card(m.card, v)}", f"{ACTIONS}: Expedition"),
+                     f"{ACTIONS}, « 5. Expedition »"),
+        "discard_card": Kind(lambda m, v: f"discard {_card(m.card, v)}", f"{ACTIONS}, « 5. Expedition »"),
         "choose_column": Kind("move the {column} marker down one row, free", TILES),
         "choose_resource": Kind("take {kind}", TILES),
         "discard_plantation": Kind(lambda m, v: f"discard {_land(m.land, v)}",
-                                   f"{RULES}, « Plantations »"),
+                                   TILES),
         "take_favor": Kind(lambda m, v: f"take {_tile(m.tile, v)} from the box", TILES),
         "swap_take": Kind("take the tile at {cell}; the Swap tile takes its place", TILES),
         "play_extra_action": Kind("play an Extra action card for one more action turn",
