@@ -17,13 +17,13 @@ generically (the field's name, its value), so a new game has a complete text at 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from google.protobuf import text_format
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from .texttable import Field, Kind, Show, TextTable, words
@@ -31,9 +31,23 @@ from .texttable import Field, Kind, Show, TextTable, words
 if TYPE_CHECKING:
     from .contract import Game
 
-__all__ = ["Field", "Kind", "Show", "TextTable", "words", "MoveText", "DecisionText",
-           "move_id", "describe_view", "describe_move", "describe_decision",
-           "describe_events", "describe_result", "describe_state", "undeclared"]
+__all__ = [
+    "DecisionText",
+    "Field",
+    "Kind",
+    "MoveText",
+    "Show",
+    "TextTable",
+    "describe_decision",
+    "describe_events",
+    "describe_move",
+    "describe_result",
+    "describe_state",
+    "describe_view",
+    "move_id",
+    "undeclared",
+    "words",
+]
 
 #: Length of a move id in characters (base-32 of a SHA-256 of the move's canonical bytes).
 MOVE_ID_LENGTH = 6
@@ -132,10 +146,10 @@ class _Walker:
     def __init__(self, table: TextTable):
         self.table = table
 
-    def decls(self, desc: Descriptor) -> Mapping[str, Field]:
+    def decls(self, desc: Any) -> Mapping[str, Field]:
         return self.table.fields.get(desc.name, {})
 
-    def ordered(self, message: Message) -> list[tuple[FieldDescriptor, Field]]:
+    def ordered(self, message: Message) -> list[tuple[Any, Field]]:
         """The message's fields, declared ones first in the table's order, then the rest."""
         desc = message.DESCRIPTOR
         decls = self.decls(desc)
@@ -144,7 +158,7 @@ class _Walker:
         out += [(f, Field()) for f in desc.fields if f.name not in decls]
         return out
 
-    def enum(self, fd: FieldDescriptor, number: int) -> str:
+    def enum(self, fd: Any, number: int) -> str:
         et = fd.enum_type
         value = et.values_by_number.get(number)
         if value is None:
@@ -152,11 +166,11 @@ class _Walker:
         return self.table.enums.get(et.name, {}).get(value.name, words(value.name))
 
     @staticmethod
-    def _repeated(fd: FieldDescriptor) -> bool:
+    def _repeated(fd: Any) -> bool:
         return bool(fd.is_repeated)
 
     @staticmethod
-    def present(message: Message, fd: FieldDescriptor) -> bool:
+    def present(message: Message, fd: Any) -> bool:
         """Whether a field says anything: unset messages, empty lists, false flags, unset enums
         and empty strings are silent; numbers speak even at 0 (a count of 0 is information)."""
         value = getattr(message, fd.name)
@@ -169,7 +183,7 @@ class _Walker:
             return bool(value)
         return True
 
-    def scalar(self, fd: FieldDescriptor, value: Any) -> str:
+    def scalar(self, fd: Any, value: Any) -> str:
         if fd.type == FieldDescriptor.TYPE_ENUM:
             return self.enum(fd, value)
         if fd.type == FieldDescriptor.TYPE_MESSAGE:
@@ -178,7 +192,7 @@ class _Walker:
             return "yes" if value else "no"
         return str(value)
 
-    def value(self, message: Message, fd: FieldDescriptor, decl: Field) -> str:
+    def value(self, message: Message, fd: Any, decl: Field) -> str:
         value = getattr(message, fd.name)
         if decl.show is not None:
             return decl.show(value, message)
@@ -198,10 +212,10 @@ class _Walker:
                 out += (" " if out.endswith(":") else "; " if out else "") + text
         return out
 
-    def label(self, fd: FieldDescriptor, decl: Field) -> str:
+    def label(self, fd: Any, decl: Field) -> str:
         return words(fd.name) if decl.label is None else decl.label
 
-    def part(self, message: Message, fd: FieldDescriptor, decl: Field) -> str:
+    def part(self, message: Message, fd: Any, decl: Field) -> str:
         if decl.skip or not self.present(message, fd):
             return ""
         value = getattr(message, fd.name)
@@ -315,8 +329,9 @@ def describe_events(events: Sequence[Message]) -> str:
     who acted (the referee for chance and phase changes) and the game's own words."""
     def who(e: Any) -> str:
         return "referee" if e.seat < 0 else f"seat {e.seat}"
+    listed: Sequence[Any] = events
     return "\n".join(f"v{e.state_version} {who(e)}{' (time policy)' if e.timeout else ''}: "
-                     f"{e.text}" for e in events)  # type: ignore[attr-defined]
+                     f"{e.text}" for e in listed)
 
 
 def describe_result(game_over: Message) -> str:
@@ -350,7 +365,7 @@ def undeclared(game: Game) -> list[str]:
     seen: set[str] = set()
     out: list[str] = []
 
-    def walk(desc: Descriptor) -> None:
+    def walk(desc: Any) -> None:
         if desc.full_name in seen:
             return
         seen.add(desc.full_name)
@@ -370,7 +385,8 @@ def undeclared(game: Game) -> list[str]:
         if decl is None:
             out.append(f"Move.{fd.name}")
         elif not callable(decl.text):
-            for sub in fd.message_type.fields:
+            body: Any = fd.message_type
+            for sub in body.fields:
                 if "{" + sub.name + "}" not in decl.text:
-                    out.append(f"{fd.message_type.name}.{sub.name}")
+                    out.append(f"{body.name}.{sub.name}")
     return out

@@ -7,8 +7,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from google.protobuf.message import Message
-
 
 def words(name: str) -> str:
     """A field or enum name as words: ``extra_action_cards`` -> "extra action cards"."""
@@ -17,7 +15,7 @@ def words(name: str) -> str:
 
 #: Says a value (a field's value: a scalar, a message, or a repeated field's whole list) in
 #: words, given the message that holds it; "" leaves the field out of the text.
-Show = Callable[[Any, Message], str]
+Show = Callable[[Any, Any], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +45,7 @@ class Kind:
     by what the seat sees of it); ``rule`` the rulebook passage that allows it, cited as RULINGS.md and the refusal
     messages cite it (game, edition, section)."""
 
-    text: str | Callable[[Message, Message | None], str]
+    text: str | Callable[[Any, Any], str]
     rule: str = ""
 
 
@@ -59,13 +57,13 @@ class TextTable:
     #: per message, per field: how it reads (fields render in this order, undeclared ones after)
     fields: Mapping[str, Mapping[str, Field]] = field(default_factory=dict)
     #: per message: the whole message as one phrase (a cost, a cell), instead of its fields
-    phrases: Mapping[str, Callable[[Message], str]] = field(default_factory=dict)
+    phrases: Mapping[str, Callable[[Any], str]] = field(default_factory=dict)
     #: per enum, per value name: its word (undeclared values: the name in lower case)
     enums: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     #: per Move kind (the field of the game's Move oneof)
     moves: Mapping[str, Kind] = field(default_factory=dict)
     #: the view's first line (who is looking, whose turn, where the game stands)
-    heading: Callable[[Message], str] | None = None
+    heading: Callable[[Any], str] | None = None
 
 
 _EMPTY = TextTable()

@@ -78,7 +78,7 @@ def test_events_since_a_version_are_the_public_events_and_each_text_is_the_seats
                 assert res.accepted
                 d = local.decision()
                 chosen = next(m for m in d.moves
-                              if game.move_to_proto(m) == getattr(move.move, "batavia"))
+                              if game.move_to_proto(m) == move.move.batavia)
                 _, events = local.submit(d.seat, chosen)
                 expected += [match_event(e, local.version, False) for e in events]
             later = await stub.DescribeSeat(pb.DescribeSeatRequest(match_id=mid),

@@ -230,8 +230,8 @@ def _with_card(n: int, view: Any) -> str:
 
 
 def _sack(verb: str) -> Any:
-    return lambda m, v: f"{verb} 1 {spice(m.spice)} sack {'from' if verb != 'place' else 'on'} " \
-                        f"{_land(m.land, v)}"
+    where = "on" if verb == "place" else "from"
+    return lambda m, v: f"{verb} 1 {spice(m.spice)} sack {where} {_land(m.land, v)}"
 
 
 _SAID = "in the heading"
