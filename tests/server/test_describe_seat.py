@@ -12,7 +12,7 @@ import pytest
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 
-from .helpers import create, md, reason_of
+from .helpers import ADMIN, create, md, reason_of
 
 
 def test_the_deciding_seat_gets_every_legal_move_by_id_and_can_play_one(server):
@@ -43,7 +43,10 @@ def test_the_deciding_seat_gets_every_legal_move_by_id_and_can_play_one(server):
     asyncio.run(run())
 
 
-def test_events_since_a_version_are_the_public_events_and_each_text_is_the_seats_own(server):
+@pytest.mark.parametrize(("name", "options"), [
+    ("batavia", {}), ("goa", {}), ("goa", {"edition": "2004"}), ("santa_maria", {})])
+def test_events_since_a_version_are_the_public_events_and_each_text_is_the_seats_own(
+        server, name, options):
     """The events of DescribeSeat are the match's public events as every seat's event stream
     gets them, replayed for a first call (after 6 moves) and kept for later ones; and every
     seat's text is exactly the text of what GetView and GetLegalMoves send that seat, so it
@@ -55,9 +58,12 @@ def test_events_since_a_version_are_the_public_events_and_each_text_is_the_seats
     async def run():
         async with grpc.aio.insecure_channel(server.target) as ch:
             stub = referee_pb2_grpc.RefereeStub(ch)
-            mid, tokens = await create(stub, seats=3, seed=5)
-            game = registry.get("batavia")
-            local = Match.create(game, None, 3, 5)
+            created = await stub.CreateMatch(pb.CreateMatchRequest(
+                game=name, seats=3, seed=5, options=options), metadata=md(ADMIN))
+            mid = created.match_id
+            tokens = [s.token for s in sorted(created.seats, key=lambda s: s.seat)]
+            game = registry.get(name)
+            local = Match.create(game, options, 3, 5)
             expected = []
             for n in range(20):
                 if n == 6:  # the first call: its events come from the replayed moves
@@ -78,7 +84,7 @@ def test_events_since_a_version_are_the_public_events_and_each_text_is_the_seats
                 assert res.accepted
                 d = local.decision()
                 chosen = next(m for m in d.moves
-                              if game.move_to_proto(m) == move.move.batavia)
+                              if game.move_to_proto(m) == getattr(move.move, name))
                 _, events = local.submit(d.seat, chosen)
                 expected += [match_event(e, local.version, False) for e in events]
             later = await stub.DescribeSeat(pb.DescribeSeatRequest(match_id=mid),
