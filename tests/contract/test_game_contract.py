@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from referee.core import registry
-from referee.core.text import describe_state
 from referee.core.contract import Game
 from referee.core.match import ReplayError, replay
 from referee.core.rng import Streams
+from referee.core.text import describe_state
 
 from . import hooks
 
