@@ -14,6 +14,8 @@ from google.protobuf.message import Message
 from referee.core.texttable import Field, Kind, TextTable, words
 from referee.v1 import goa_pb2 as pb
 
+from .wording import count
+
 RULES = "Goa rules (2012; 2004 alike)"
 SETUP = f"{RULES}, « Variant - Quick starter »"
 TOKENS = f"{RULES}, « 1. Place auction tokens »"
@@ -229,6 +231,12 @@ def _with_card(n: int, view: Any) -> str:
     return f", with {_card(n - 1, view)}" if n else ""
 
 
+def _pass(_m: Any, view: Any) -> str:
+    if view is not None and view.HasField("auction") and view.auction.auctioneer == view.seat:
+        return "pass: sell the lot to the high bidder, who pays you the bid"
+    return "pass: no bid on this lot"
+
+
 def _sack(verb: str) -> Any:
     where = "on" if verb == "place" else "from"
     return lambda m, v: f"{verb} 1 {spice(m.spice)} sack {where} {_land(m.land, v)}"
@@ -339,8 +347,8 @@ TABLE = TextTable(
         "quick_advance": Kind("move {first} and {second} from row 1 to row 2", SETUP),
         "place_flag": Kind("place the flag with token 1 at {cell}", TOKENS),
         "place_token": Kind("place your next token at {cell}", TOKENS),
-        "bid": Kind("bid {amount} ducats", AUCTIONS),
-        "pass": Kind("pass (as auctioneer: sell the lot to the high bidder)", AUCTIONS),
+        "bid": Kind(lambda m, _: f"bid {count(m.amount, 'ducat')}", AUCTIONS),
+        "pass": Kind(_pass, AUCTIONS),
         "keep_lot": Kind("keep the lot, paying the bank the high bid minus 1", AUCTIONS),
         "progress": Kind(lambda m, v: f"Progress in the {column(m.column)} column"
                          f"{_with_card(m.card, v)}", f"{ACTIONS}, « 1. Progress on their development board »"),
@@ -365,11 +373,10 @@ TABLE = TextTable(
         "recruit": Kind("found the colony, completing the colonists with Colonist cards",
                         f"{ACTIONS}, « 6. Found a colony »"),
         "decline": Kind("do not found it; take 1 colonist", f"{ACTIONS}, « 6. Found a colony »"),
-        "choose_colony_tile": Kind(lambda m, v: f"take colony tile #{m.tile}"
-                                   + next((f" ({colony_tile(t)})" for t in
-                                           (v.colony_supply if v else ()) if t.id == m.tile), ""),
-                                   f"{ACTIONS}, « 6. Found a colony »"),
-        "draw": Kind("draw {count} Expedition cards and end the action",
+        "choose_colony_tile": Kind(lambda m, v: "take " + next(
+            (colony_tile(t) for t in (v.colony_supply if v else ()) if t.id == m.tile),
+            f"colony tile #{m.tile}"), f"{ACTIONS}, « 6. Found a colony »"),
+        "draw": Kind(lambda m, _: f"draw {count(m.count, 'Expedition card')} and end the action",
                      f"{ACTIONS}, « 5. Expedition »"),
         "discard_card": Kind(lambda m, v: f"discard {_card(m.card, v)}", f"{ACTIONS}, « 5. Expedition »"),
         "choose_column": Kind("move the {column} marker down one row, free", TILES),

@@ -36,6 +36,10 @@ def goods(g: Any, _: Message | None = None) -> str:
     return goods_text([getattr(g, n) for n in _GOODS])
 
 
+def points(n: int) -> str:
+    return "1 point" if n == 1 else f"{n} points"
+
+
 def resource(n: int) -> str:
     return pb.Resource.Name(n).lower() if n else "none"
 
@@ -60,7 +64,7 @@ def content(c: Any) -> str:
     if c.colonists:
         out += f" {c.colonists} colonist{'s' if c.colonists > 1 else ''}"
     if c.end_points:
-        out += f" {c.end_points} end points"
+        out += f" {points(c.end_points)} at the end"
     return out
 
 
@@ -97,7 +101,7 @@ def display(tiles: Sequence[Any], _: Message) -> str:
 
 
 def ship(s: Any) -> str:
-    return f"ship costing {goods(s.cost)}, {s.points} points"
+    return f"ship costing {goods(s.cost)}, {points(s.points)}"
 
 
 def ship_slot(s: Any) -> str:
@@ -120,7 +124,7 @@ def monk_space(m: Any) -> str:
     if m.kind == "camp":
         what = f"Missionary camp ({goods(m.reward)})"
     else:
-        pts = f", {m.points} points" if m.points else ""
+        pts = f", {points(m.points)}" if m.points else ""
         what = f"{scholar_name(m.tile)} {'Scholar' if m.kind == 'scholar' else 'Bishop'}{pts}"
     monks = f": monks of {', '.join(seat(s) for s in m.monks)}" if m.monks else ""
     return f"space {m.space}: {what}{monks}"
@@ -250,6 +254,15 @@ def _lot(m: Any, v: Any) -> str:
     return f"take {lot(found) if found is not None else f'lot {m.lot}'}"
 
 
+_DECLINED = {"exchange": "the exchange", "ship": "the ship", "monk": "the monk",
+             "road": "the road tile", "mathematics": "Mathematics (keep the coins where they are)"}
+
+
+def _decline(_m: Any, v: Any) -> str:
+    kind = v.pending.kind.rsplit(".", 1)[-1] if v is not None else ""
+    return f"decline {_DECLINED[kind]}" if kind in _DECLINED else "decline"
+
+
 _SAID = "in the heading"
 
 TABLE = TextTable(
@@ -295,7 +308,7 @@ TABLE = TextTable(
             "seat": Field("", show=lambda s, _: f"seat {s}:"),
             "coins": Field("", show=lambda n, _: f"{n} coins"),
             "resources": Field("resources", show=goods),
-            "points": Field("", show=lambda n, _: f"{n} points"),
+            "points": Field("", show=lambda n, _: points(n)),
             "religion": Field("religion track"),
             "conquistador": Field("conquistador track"),
             "conquistador_rank": Field("conquistador rank", hide_zero=True),
@@ -363,6 +376,6 @@ TABLE = TextTable(
         "place_die": Kind("put the die on ({row},{col}) (Construction)", SCHOLARS),
         "place_road": Kind("put a road tile on ({row},{col})", RETREAT),
         "recover_coins": Kind("take back the coins on ({row},{col}) (Mathematics)", SCHOLARS),
-        "decline": Kind("decline", BUILDINGS),
+        "decline": Kind(_decline, BUILDINGS),
     },
 )
