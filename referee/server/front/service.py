@@ -455,7 +455,11 @@ class RefereeService:
             out.deadline_unix_ms = dp.deadline_unix_ms
             for m in described.moves:
                 out.moves.add(id=m.id, kind=m.kind, text=m.text, rule=m.rule).move.MergeFrom(m.move)  # type: ignore[arg-type]
-        out.events = text.describe_events(rt.events_since(request.since_version))
+        # after the view: a move committed while the events were gathered is left for the
+        # next call, so the events never run ahead of the view they come with
+        events = await rt.events_since(request.since_version)
+        out.events = text.describe_events(
+            [e for e in events if e.state_version <= out.state_version])
         if rt.game_over is not None:
             out.result = text.describe_result(rt.game_over)
         return out

@@ -773,15 +773,20 @@ class MatchRuntime:
                 self.streams.to_watchers(pb.WatchMessage(event=me).SerializeToString())
 
     # ------------------------------------------------------------------ events kept for text
-    def events_since(self, version: int) -> list[pb.MatchEvent]:
+    async def events_since(self, version: int) -> list[pb.MatchEvent]:
         """The public events after state ``version`` (what an event stream was sent), oldest
         first. The first call rebuilds them by replaying the match's moves (once per match and
-        process: a restarted referee or a match adopted from a peer has them too); from then on
-        each broadcast keeps its events (at most ``EVENT_LOG_LIMIT``, the newest). A forfeit
-        before the first call is said by the result, not here."""
+        process: a restarted referee or a match adopted from a peer has them too), under the
+        match's lock, so that no move is between its apply and its commit (it could still be
+        taken back, or be announced again after the replay counted it); from then on each
+        broadcast keeps its events (at most ``EVENT_LOG_LIMIT``, the newest). A forfeit before
+        the first call is said by the result, not here."""
         if self.event_log is None:
-            self.event_log = []
-            self._keep_events(replayed_events(self.match))
+            async with self.lock:
+                if self.event_log is None:
+                    replayed = replayed_events(self.match)
+                    self.event_log = []
+                    self._keep_events(replayed)
         return [e for e in self.event_log if e.state_version > version]
 
     def _keep_events(self, events: list[pb.MatchEvent]) -> None:
