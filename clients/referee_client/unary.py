@@ -100,6 +100,17 @@ class SeatClient(_Client):
             self._metadata,
         )
 
+    def describe(self, since_version: int = 0) -> referee_pb2.SeatText:
+        """This seat's view, decision (every legal move with its short id, kind, one line and
+        rule) and the public events after ``since_version``, in words (``DescribeSeat``): the
+        text a language model or a person reads, and a debugger's ``describe``. Each listed
+        ``moves[i].move`` can be passed to :meth:`submit` unchanged."""
+        return self._call(
+            self.stub.DescribeSeat,
+            referee_pb2.DescribeSeatRequest(match_id=self.match_id, since_version=since_version),
+            self._metadata,
+        )
+
     def submit(self, state_version: int, move: referee_pb2.Move,
                note: str = "", *, deadline_unix_ms: int = 0) -> referee_pb2.MoveResult:
         """Submit ``move`` for the decision at ``state_version``, with an optional ``note``

@@ -64,6 +64,55 @@ def decisions_section(name: str, seats: int, seeds: tuple[int, ...] = (1, 2, 3),
     return "\n".join(lines) + "\n"
 
 
+def text_example(name: str, seats: int, seed: int = 3, after: int = 60,
+                 options: dict[str, Any] | None = None) -> tuple[str, int, int]:
+    """A seeded random game of ``name`` played ``after`` moves on, then to the first decision
+    with more than one legal move: the deciding seat's text (``describe_state``: its view and
+    its decision), and the characters of the whole and of the view alone."""
+    from referee.core import registry, text
+    from referee.core.rng import Streams
+
+    game = registry.get(name)
+    opts = game.spec.parse_options(options or {})
+    state = game.setup(opts, seats, Streams(seed), game.default_components(opts))
+    pick = random.Random(seed)
+    played = 0
+    while True:
+        d = game.decision(state)
+        if d is None:
+            raise ValueError(f"{name}: the game ended before move {after}")
+        if played >= after and len(d.moves) > 1:
+            break
+        game.apply(state, d.seat, d.moves[pick.randrange(len(d.moves))])
+        played += 1
+    whole = text.describe_state(game, state, d.seat)
+    view = text.describe_view(game.view(state, d.seat), game)
+    return whole, len(whole), len(view)
+
+
+def text_section(name: str, seats: int, options: dict[str, Any] | None = None) -> str:
+    """The text view of a mid-game decision (as DescribeSeat and ``describe_state`` give it),
+    and each Move kind with its line and the rulebook passage it cites."""
+    from referee.core import registry
+
+    whole, chars, view_chars = text_example(name, seats, options=options)
+    opts = ", ".join(f"`{k}={v}`" for k, v in (options or {}).items()) or "default options"
+    lines = [(f"Written at each build of the site from a seeded random game ({seats} seats, "
+              f"{opts}), at its first decision with a choice after 60 moves: the deciding "
+              f"seat's text, {chars} characters ({view_chars} of them the view). "
+              "`DescribeSeat` returns the same view and moves (each move also as the `Move` "
+              "to submit) and the public events since a version; the declarations are in "
+              f"`referee/games/{name}/text.py`."), "", "```text", whole, "```", ""]
+    table = registry.get(name).text_table
+    if table is not None:
+        lines += ["| move kind | line (fields in braces) | rulebook passage |",
+                  "| --- | --- | --- |"]
+        for kind, decl in table.moves.items():
+            said = decl.text if isinstance(decl.text, str) else "(from the move and the view)"
+            lines.append(f"| `{kind}` | {_cell(said)} | {_cell(decl.rule)} |")
+    return "\n".join(lines) + "\n"
+
+
 def sheets_section(name: str) -> str:
     """Each default component sheet: its provenance counts, then every value's provenance."""
     from referee.core import registry

@@ -4,7 +4,7 @@
   descriptors and their comments), every command's --help, the record schema and the web
   viewer's routes.
 * ``on_page_markdown`` fills a page's ``<!-- gen: WHAT ARGS -->`` lines: the decision kinds of a
-  game (played by its engine), its component sheets with their provenance, its modules and the
+  game (played by its engine), its text view at a mid-game decision (``text GAME SEATS``), its component sheets with their provenance, its modules and the
   rulebook passages they quote, or a file of the repository included as it is
   (``include PATH``, headings moved one level down), or the research environments' spaces
   (``spaces``).
@@ -117,6 +117,9 @@ def expand(what: str) -> str:
         return gamedoc.decisions_section(rest[0], int(rest[1]), options=options or None)
     if kind == "sheets":
         return gamedoc.sheets_section(rest[0])
+    if kind == "text":
+        options = dict(a.split("=", 1) for a in rest[2:])
+        return gamedoc.text_section(rest[0], int(rest[1]), options or None)
     if kind == "modules":
         return gamedoc.modules_section(rest[0], ROOT)
     if kind == "options":

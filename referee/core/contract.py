@@ -35,6 +35,7 @@ from google.protobuf.message import Message
 
 from .components import ComponentSheet
 from .rng import Chance, Rng
+from .texttable import TextTable
 
 if TYPE_CHECKING:
     from _typeshed import SupportsDunderLT
@@ -231,6 +232,10 @@ class Game(abc.ABC, Generic[S, M]):
     move_message: type[Message]
     #: The game's View protobuf class (the field of referee.v1.View for this game).
     view_message: type[Message]
+    #: How the game's View and Move read as text (``referee.core.text``; the game's
+    #: ``text.py``). None: the generic rendering of every field, complete but in the messages'
+    #: own names.
+    text_table: TextTable | None = None
 
     # ---- component data
     @abc.abstractmethod

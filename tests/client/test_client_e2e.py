@@ -122,6 +122,28 @@ def test_unary_seat_clients_play_a_match(referee_server):
     assert moves > 20
 
 
+def test_seat_clients_play_a_match_from_its_text(referee_server):
+    """``SeatClient.describe`` (DescribeSeat): the seat to act reads its moves by id and plays
+    one; the events grow with the match and the result is said once it is over."""
+    with AdminClient(referee_server.address, referee_server.admin_token) as admin:
+        created = admin.create_match("batavia", 3, options={"setup": "face_up"}, seed=9)
+    seats = [SeatClient(referee_server.address, created.match_id, t) for t in tokens_of(created)]
+    try:
+        for _ in range(2000):
+            texts = [seat.describe() for seat in seats]
+            if texts[0].result:
+                break
+            seat, said = next((seats[t.seat], t) for t in texts if t.moves)
+            assert said.view.startswith("Batavia") and said.prompt
+            chosen = said.moves[len(said.moves) // 2]
+            assert seat.submit(said.state_version, chosen.move).accepted
+        assert texts[0].result.startswith("Over")
+        assert len(texts[0].events.splitlines()) > 20
+    finally:
+        for seat in seats:
+            seat.close()
+
+
 def test_bad_token_fails_fast_with_a_clear_error(referee_server):
     with AdminClient(referee_server.address, referee_server.admin_token) as admin:
         created = admin.create_match("batavia", 3)

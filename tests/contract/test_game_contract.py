@@ -24,6 +24,7 @@ from referee.core import registry
 from referee.core.contract import Game
 from referee.core.match import ReplayError, replay
 from referee.core.rng import Streams
+from referee.core.text import describe_state
 
 from . import hooks
 
@@ -62,6 +63,13 @@ def random_games(name: str, count: int, seed: int) -> Iterator[tuple[Game, Any]]
             raise AssertionError(f"{name}: a random game passed {MAX_STEPS} decisions")
 
 
+def described(game: Game, state: Any) -> str:
+    """A state in words for a failure message: what the seat to act sees and its decision
+    (``referee.core.text.describe_state``), or the spectator's view once the game is over."""
+    decision = game.decision(state)
+    return describe_state(game, state, decision.seat if decision is not None else None)
+
+
 # ---------------------------------------------------------------------------- decision is a query
 
 
@@ -74,7 +82,8 @@ def test_decision_is_a_pure_query(name):
     for _, state in random_games(name, 12, 1000):
         before = game.hash_state(state)
         first = game.decision(state)
-        assert game.hash_state(state) == before, f"{name}: decision() changed the state"
+        assert game.hash_state(state) == before, (
+            f"{name}: decision() changed the state, at\n{described(game, state)}")
         again = game.decision(state)
         assert (first is None) == (again is None)
         if first is not None:
@@ -138,7 +147,8 @@ def test_views_do_not_depend_on_hidden_information(name):
             changed += game.hash_state(other) != game.hash_state(state)
             got = (game.view(other, seat).SerializeToString(deterministic=True),
                    game.view_bytes(other, seat))
-            assert got == want, f"{name}: the view of seat {seat} depends on what it may not see"
+            assert got == want, (f"{name}: the view of seat {seat} depends on what it may not "
+                                 f"see, at\n{describe_state(game, state, seat)}")
             checked += 1
     assert checked > 100
     assert changed > checked // 2, "the redraw must actually change hidden information"
@@ -152,7 +162,10 @@ def test_invariants_hold_and_games_end(name):
     check = hooks.require(name, "check_invariants")
     ended = 0
     for game, state in random_games(name, 20, 3000):
-        check(state)
+        try:
+            check(state)
+        except AssertionError as exc:
+            raise AssertionError(f"{name}: {exc}, at\n{described(game, state)}") from exc
         decision = game.decision(state)
         if decision is None:
             result = game.result(state)
@@ -161,5 +174,6 @@ def test_invariants_hold_and_games_end(name):
             assert min(result.ranks) == 1 and result.winners
             ended += 1
         else:
-            assert decision.moves, f"{name}: decision {decision.kind} lists no move"
+            assert decision.moves, (f"{name}: decision {decision.kind} lists no move, at\n"
+                                    f"{described(game, state)}")
     assert ended == 20

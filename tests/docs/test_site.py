@@ -205,3 +205,13 @@ def test_readme_commands_and_links_lead_somewhere():
     for link in links:
         assert (ROOT / link).is_file(), link
     assert len(readme.splitlines()) < 60
+
+
+def test_a_games_text_view_section_is_written_from_its_engine_and_table():
+    section = gamedoc.text_section("batavia", 3)
+    assert "```text\nBatavia, 3 players" in section
+    assert "to decide (batavia." in section
+    from referee.core import registry
+
+    for kind in registry.get("batavia").text_table.moves:
+        assert f"| `{kind}` |" in section

@@ -26,7 +26,7 @@ from referee.core.contract import (
 from referee.core.rng import Rng
 from referee.v1 import batavia_pb2 as pb
 
-from . import moves, rules, sim
+from . import moves, rules, sim, text
 from . import view as views
 from .catalog import MAX_SEATS, MIN_SEATS, N_STALL_TILES
 from .sheet import SHEET_SCHEMA, check_consistency
@@ -126,6 +126,7 @@ class BataviaGame(SheetGame[rules.State, moves.Move]):
     default_sheets = MappingProxyType({"": DEFAULT_SHEET})
     engine = rules
     views = views
+    text_table = text.TABLE
 
     def check_sheet(self, sheet: ComponentSheet) -> None:
         check_consistency(sheet)

@@ -27,7 +27,7 @@ from referee.core.contract import (
 from referee.core.rng import Rng
 from referee.v1 import goa_pb2 as pb
 
-from . import moves, rules, sim
+from . import moves, rules, sim, text
 from . import view as views
 from .catalog import GRID_SIDE, MAX_SEATS, Rules
 from .sheet import SHEET_SCHEMA, check_consistency
@@ -142,6 +142,7 @@ class GoaGame(SheetGame[State, moves.Move]):
     default_sheets = MappingProxyType(SHEETS)
     engine = rules
     views = views
+    text_table = text.TABLE
 
     # ---- components
     def check_sheet(self, sheet: ComponentSheet) -> None:

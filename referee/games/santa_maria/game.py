@@ -24,7 +24,7 @@ from referee.core.contract import (
 from referee.core.rng import Rng
 from referee.v1 import santa_maria_pb2 as pb
 
-from . import moves, rules, sim
+from . import moves, rules, sim, text
 from . import view as views
 from .catalog import DIE_FACES, RES_NAMES
 from .geometry import N_ROTATIONS
@@ -118,6 +118,7 @@ class SantaMariaGame(SheetGame[rules.State, moves.Move]):
     default_sheets = MappingProxyType({"": DEFAULT_SHEET})
     engine = rules
     views = views
+    text_table = text.TABLE
 
     def check_sheet(self, sheet: ComponentSheet) -> None:
         check_consistency(sheet)

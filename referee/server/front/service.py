@@ -14,7 +14,7 @@ from typing import Any, NoReturn, TypeVar
 
 import grpc
 import structlog
-from google.protobuf import json_format, text_format
+from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from referee.core import registry, text
@@ -439,20 +439,29 @@ class RefereeService:
 
     async def DescribeSeat(self, request: pb.DescribeSeatRequest,
                            context: Context) -> pb.SeatText:
-        """The seat's view and decision in words (core.text), from what GetView would send."""
+        """The seat's view and decision in words (core.text, the game's text table), from
+        exactly what GetView and GetLegalMoves would send that seat, and the public events
+        after ``since_version`` (what every event stream was sent). Runs only when asked: the
+        move path keeps nothing for it until a first call (``MatchRuntime.events_since``)."""
         rt, seat = self._seat(context, request.match_id)
+        game = rt.game
         out = pb.SeatText(match_id=rt.id, seat=seat, state_version=rt.match.version,
-                          view=text.describe_view(rt.view_for(seat)))
+                          view=text.describe_view(rt.view_for(seat), game))
         dp = rt.decision_for(seat)
         if dp is not None:
-            described = text.describe_decision(dp)
+            described = text.describe_decision(dp, game)
             out.decision_kind = described.kind
             out.prompt = described.prompt
             out.deadline_unix_ms = dp.deadline_unix_ms
             for m in described.moves:
                 out.moves.add(id=m.id, kind=m.kind, text=m.text, rule=m.rule).move.MergeFrom(m.move)  # type: ignore[arg-type]
+        # after the view: a move committed while the events were gathered is left for the
+        # next call, so the events never run ahead of the view they come with
+        events = await rt.events_since(request.since_version)
+        out.events = text.describe_events(
+            [e for e in events if e.state_version <= out.state_version])
         if rt.game_over is not None:
-            out.result = text_format.MessageToString(rt.game_over, as_one_line=True)
+            out.result = text.describe_result(rt.game_over)
         return out
 
     async def Watch(self, request: pb.WatchRequest,

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import structlog
+from google.protobuf import json_format
 
 from referee.core.contract import Decision, Event, Game, IllegalMove
 from referee.core.match import Match, MoveEntry, result_json
@@ -72,6 +73,37 @@ class RuntimeContext:
     sign: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
+#: Public events a runtime keeps for DescribeSeat once asked (the newest; a whole match of any
+#: game here has fewer)
+EVENT_LOG_LIMIT = 20_000
+
+
+def timeout_event(entry: MoveEntry) -> Event:
+    """The referee's event for a move the time policy played. The game's own events say
+    publicly what the move did; the move itself may carry a seat's secret choice, so it stays
+    out of this broadcast."""
+    return Event("referee.timeout", entry.seat,
+                 f"seat {entry.seat} ran out of time ({entry.policy})",
+                 {"policy": entry.policy, "move_number": entry.n})
+
+
+def replayed_events(match: Match) -> list[pb.MatchEvent]:
+    """The public events of ``match``'s moves so far, as its event streams were sent them,
+    rebuilt by playing its stored moves again from its start (the engine is deterministic)."""
+    game = match.game
+    m = Match.create(game, match.options, match.seat_count, match.seed, match.components,
+                     record_format=match.record_format, start=match.start)
+    out: list[pb.MatchEvent] = []
+    for entry in match.moves:
+        msg = game.move_message()
+        json_format.ParseDict(entry.move, msg)
+        _e, events = m.submit(entry.seat, game.move_from_proto(msg), entry.version_before)
+        if entry.timeout:
+            events = [timeout_event(entry), *events]
+        out.extend(match_event(e, m.version, entry.timeout) for e in events)
+    return out
+
+
 class MatchRuntime:
     def __init__(
         self,
@@ -113,6 +145,10 @@ class MatchRuntime:
         self.held = False
         self._held_version = -1
         self.log = log.bind(match_id=match_id)
+        #: the match's public events with the version each led to, kept only once a client
+        #: asked for them (DescribeSeat, ``events_since``): None until then, so a match nobody
+        #: describes pays nothing per move for it
+        self.event_log: list[pb.MatchEvent] | None = None
         # current decision, built once per version
         self.decision: Decision | None = None
         self.decision_proto: pb.Decision | None = None  # parsed on demand from the body
@@ -721,6 +757,8 @@ class MatchRuntime:
         return False
 
     def _broadcast_events(self, events: list[Event], version: int, timeout: bool) -> None:
+        if self.event_log is not None:
+            self._keep_events([match_event(e, version, timeout) for e in events])
         streams = self.streams.event_streams()
         watchers = self.streams.watchers
         if not streams and not watchers:
@@ -733,6 +771,29 @@ class MatchRuntime:
                     st.put(data)
             if watchers:
                 self.streams.to_watchers(pb.WatchMessage(event=me).SerializeToString())
+
+    # ------------------------------------------------------------------ events kept for text
+    async def events_since(self, version: int) -> list[pb.MatchEvent]:
+        """The public events after state ``version`` (what an event stream was sent), oldest
+        first. The first call rebuilds them by replaying the match's moves (once per match and
+        process: a restarted referee or a match adopted from a peer has them too), under the
+        match's lock, so that no move is between its apply and its commit (it could still be
+        taken back, or be announced again after the replay counted it); from then on each
+        broadcast keeps its events (at most ``EVENT_LOG_LIMIT``, the newest). A forfeit before
+        the first call is said by the result, not here."""
+        if self.event_log is None:
+            async with self.lock:
+                if self.event_log is None:
+                    replayed = replayed_events(self.match)
+                    self.event_log = []
+                    self._keep_events(replayed)
+        return [e for e in self.event_log if e.state_version > version]
+
+    def _keep_events(self, events: list[pb.MatchEvent]) -> None:
+        assert self.event_log is not None
+        self.event_log.extend(events)
+        if len(self.event_log) > EVENT_LOG_LIMIT:
+            del self.event_log[:len(self.event_log) - EVENT_LOG_LIMIT]
 
     # ------------------------------------------------------------------ time policy
     def cancel_timer(self) -> None:
@@ -771,13 +832,7 @@ class MatchRuntime:
             entry, events = self.match.submit(
                 seat, move, version, elapsed_ms=elapsed, timeout=True, policy=policy
             )
-            events = [
-                # the game's own events say publicly what the move did; the move itself may
-                # carry a seat's secret choice, so it stays out of this broadcast
-                Event("referee.timeout", seat, f"seat {seat} ran out of time ({policy})",
-                      {"policy": policy, "move_number": entry.n}),
-                *events,
-            ]
+            events = [timeout_event(entry), *events]
             try:
                 await self._commit(entry, events)
             except errors.RefereeError as exc:
