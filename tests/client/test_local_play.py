@@ -73,6 +73,8 @@ def test_a_crashing_bot_fails_fast_with_its_error_line(tmp_path):
     (["--game", "batavia", "--vs", "random"], "batavia is for 3 to 5 seats, not 2"),
     (["--game", "goa", "--vs", "random", "--seat", "2"], "--seat 2: there are 2 seats"),
     (["--game", "goa"], "give at least one opponent with --vs"),
+    (["--game", "goa", "--vs", "random", "--me", "human", "--no-web"],
+     "--me human plays in the browser: drop --no-web"),
 ])
 def test_bad_usage_exits_2_with_one_clear_line_and_leaves_nothing(tmp_path, args, message):
     done = play(tmp_path, "--me", f"python {MYBOT}", *args)
