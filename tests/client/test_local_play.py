@@ -267,16 +267,18 @@ import sys
 
 with open("seen-token.txt", "w") as f:
     f.write(hashlib.sha256(os.environ["REFEREE_TOKEN"].encode()).hexdigest())
+with open("seen-address.txt", "w") as f:
+    f.write(os.environ["REFEREE_ADDRESS"])
 sys.argv = [sys.argv[1]] + sys.argv[2:]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
 
 def test_delay_ms_holds_every_answer_back_and_prints_the_link_to_the_own_seat(tmp_path):
-    """Issue 33 item 2: --delay-ms holds each bot's answer back (the referee measures every
-    move's time from its decision to the answer) and lengthens the move clock by as much;
-    `play` prints the page of the author's own seat, read-only (`&watch=1`), its token the one
-    the bot was given."""
+    """Issue 33 item 2: with --delay-ms the bots reach the referee through the proxy that holds
+    their answers back (tests/client/test_delay_proxy.py), and the move clock is lengthened by
+    as much; `play` prints the page of the author's own seat, read-only (`&watch=1`), its
+    token the one the bot was given."""
     import hashlib
     import re
     from urllib.parse import parse_qs
@@ -298,7 +300,10 @@ def test_delay_ms_holds_every_answer_back_and_prints_the_link_to_the_own_seat(tm
     record = json.loads((tmp_path / record_line.split(": ", 1)[1]).read_text())
     assert record["match_id"] == link.group(2)
     assert record["time_policy"]["move_ms"] == 10_000 + 40
-    assert min(m["elapsed_ms"] for m in record["moves"]) >= 40
+    referee = re.search(r"referee (127\.0\.0\.1:\d+)", out)
+    assert referee, out
+    bot_address = (tmp_path / "seen-address.txt").read_text()
+    assert bot_address.startswith("127.0.0.1:") and bot_address != referee.group(1)
 
 
 def _processes_holding(secret: str) -> list[str]:
