@@ -59,15 +59,26 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
             "result, each seat's incidents, the record and a static replay page. Your command "
             "gets --address A --match M appended, unless it has {address} {match} {seat} {seed} "
             "placeholders; its seat token is in $REFEREE_TOKEN, never on a command line "
-            "($REFEREE_ADDRESS and $REFEREE_MATCH are set too). A bot that crashes or does not join is given up on at "
-            "once: its seat is played by the time policy."
+            "($REFEREE_ADDRESS and $REFEREE_MATCH are set too). A bot that crashes or does not "
+            "join is given up on at once: its seat is played by the time policy. A bot that "
+            "gives up on a decision after the referee refused its answers stops the match at "
+            "once (exit 1, naming the referee's reason and rule), unless --keep-going.\n\n"
+            "--me human: you play the seat yourself, in the browser: play prints the address of "
+            "your seat's page (its token is in the part after #, which the browser never sends "
+            "to the server) and opens it when a display is available (--open, --no-open), waits "
+            "for the match to end and prints the result. With a person the default time policy "
+            "has no move clock (--move-ms 0): take your time; Ctrl-C stops.\n\n"
+            "With a bot, play prints a link that shows your bot's seat live (its view and its "
+            "notes); --delay-ms holds every bot's answer back so that you can follow it."
         ),
         epilog=(
             'example: referee-bot play --game goa --me "python mybot.py" --vs greedy-goa '
             "--vs random\n"
+            "         referee-bot play --game goa --me human --vs greedy\n"
             "exit status: 0 the match ended and your bot played every move itself, 1 it "
             "crashed, timed out, had a move refused by the referee (the incident names the "
-            "reason and the rule) or the match did not end, 2 bad usage.\n"
+            "reason and the rule), gave up on a decision or the match did not end, 2 bad "
+            "usage.\n"
             "After the match the viewer stays up until Enter (from a terminal) or Ctrl-C "
             "(--keep-open)."
         ),
@@ -76,7 +87,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=_play)
     p.add_argument("--game", required=True, help="the game to play (see `referee games`)")
     p.add_argument("--me", required=True, metavar="COMMAND",
-                   help='your bot\'s command, one quoted string (e.g. "python mybot.py")')
+                   help='your bot\'s command, one quoted string (e.g. "python mybot.py"), or '
+                        "human to play the seat yourself in the browser")
     p.add_argument("--vs", action="append", default=[], metavar="BOT",
                    help="an opponent, repeatable, one seat each: a reference bot ("
                         + ", ".join(sorted(BOTS)) + ", or greedy for the game's greedy bot) "
@@ -86,8 +98,22 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, help="match seed (default: random, printed)")
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                    help="game option, repeatable (e.g. --option edition=2004)")
-    p.add_argument("--move-ms", type=uint32_arg, default=10_000, metavar="MS",
-                   help="per-move time limit (default 10000; 0: none)")
+    p.add_argument("--move-ms", type=uint32_arg, default=None, metavar="MS",
+                   help="per-move time limit (default 10000 with bots only; 0, none, with "
+                        "--me human; 0: none)")
+    p.add_argument("--delay-ms", type=uint32_arg, default=0, metavar="MS",
+                   help="hold every bot's answer back MS ms before it reaches the referee, to "
+                        "watch a match at a person's pace (any language: the bots connect "
+                        "through a local proxy); the move clock is lengthened by MS so that "
+                        "the hold is not taken from a bot's own time (default 0)")
+    p.add_argument("--keep-going", action="store_true",
+                   help="when your bot gives up on a decision after refused answers, let the "
+                        "time policy play it and the match go on (default: stop, exit 1)")
+    p.add_argument("--open", dest="open_page", action="store_true", default=None,
+                   help="open your seat's page in a browser (default with --me human when a "
+                        "display is available)")
+    p.add_argument("--no-open", dest="open_page", action="store_false",
+                   help="only print the page's address")
     p.add_argument("--on-expiry", choices=list(ON_EXPIRY), default="random_legal",
                    help="what the referee does when a bot's time runs out (default random_legal)")
     p.add_argument("--join-timeout", type=float, default=20.0, metavar="S",
@@ -125,7 +151,8 @@ def _play(args: argparse.Namespace) -> int:
             options=sdk_cli.parse_options(args), move_ms=args.move_ms,
             on_expiry=args.on_expiry, join_timeout_s=args.join_timeout,
             workdir=Path(args.workdir) if args.workdir else None,
-            http=not args.no_web, keep_open=args.keep_open,
+            http=not args.no_web, keep_open=args.keep_open, delay_ms=args.delay_ms,
+            keep_going=args.keep_going, open_page=args.open_page,
         ))
     except PlayUsageError as exc:
         args.usage_error(str(exc))

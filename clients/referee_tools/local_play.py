@@ -30,12 +30,16 @@ import shutil
 import subprocess
 import sys
 import time
+import webbrowser
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote, urlencode
 
 from referee_client.bots import BOTS, GREEDY_FOR_GAME
 from referee_tournament.play import MatchJob, play_match
 from referee_tournament.procs import LocalReferee, referee_command, resolve
+
+from .delay_proxy import DelayProxy
 
 EXIT_OK, EXIT_FAILED = 0, 1
 #: how play_match reports a CreateMatch the referee refused as bad input
@@ -49,11 +53,21 @@ class PlayUsageError(Exception):
     """Bad arguments found before or right after the referee started (exit status 2)."""
 
 
+#: ``--me human``: the seat is yours, played from the browser's play page
+HUMAN = "human"
+#: the move clock of a bots-only match by default (``--move-ms``)
+BOT_MOVE_MS = 10_000
+#: a match with a person in it, or held back by ``--delay-ms``, is not cut short by the runner's
+#: wall clock before this (a person may think as long as they like: Ctrl-C stops)
+SLOW_MATCH_WALL_S = 24 * 3600.0
+
+
 @dataclass
 class Player:
-    label: str  # what the result table calls it ("me", "greedy-goa", "random#2", ...)
-    argv: list[str]  # command template (placeholders not yet filled)
+    label: str  # what the result table calls it ("me", "you", "greedy-goa", "random#2", ...)
+    argv: list[str]  # command template (placeholders not yet filled); [] for a person
     mine: bool = False
+    person: bool = False  # played from the browser (``--me human``): no process
 
 
 @dataclass
@@ -64,7 +78,8 @@ class PlayOptions:
     seat: int = 0
     seed: int | None = None
     options: dict[str, str] = field(default_factory=dict)
-    move_ms: int = 10_000
+    #: None: BOT_MOVE_MS with bots only, 0 (no move clock) with a person (``--me human``)
+    move_ms: int | None = None
     bank_ms: int = 0
     grace_ms: int = 1_000
     on_expiry: str = "random_legal"
@@ -74,6 +89,24 @@ class PlayOptions:
     http: bool = True
     keep_open: bool = False  # keep the viewer up until Ctrl-C (else until Enter, on a terminal)
     cwd: str | None = None
+    delay_ms: int = 0  # every bot's answer held back this long (a person's pace)
+    keep_going: bool = False  # a bot that gives up on a refused decision does not stop play
+    open_page: bool | None = None  # open the seat's page in a browser (None: if a display)
+
+    @property
+    def person(self) -> bool:
+        return self.me == HUMAN
+
+    def time_policy(self) -> dict[str, object]:
+        """The match's time policy: ``--move-ms`` or its default (none with a person: people
+        think at their own pace), lengthened by ``--delay-ms`` so that the hold is not taken
+        out of a bot's own time."""
+        move_ms = self.move_ms if self.move_ms is not None else (
+            0 if self.person else BOT_MOVE_MS)
+        if move_ms and self.delay_ms:
+            move_ms += self.delay_ms
+        return {"move_ms": move_ms, "bank_ms": self.bank_ms, "grace_ms": self.grace_ms,
+                "on_expiry": self.on_expiry}
 
 
 def _referee_bot() -> list[str]:
@@ -135,8 +168,51 @@ def resolve_players(opts: PlayOptions) -> list[Player]:
     if not 0 <= opts.seat < seats:
         raise PlayUsageError(f"--seat {opts.seat}: there are {seats} seats (0..{seats - 1})")
     players = list(opponents)
-    players.insert(opts.seat, Player("me", _command(opts.me, "--me", opts.cwd), mine=True))
+    if opts.person:
+        if not opts.http:
+            raise PlayUsageError("--me human plays in the browser: drop --no-web")
+        players.insert(opts.seat, Player("you", [], mine=True, person=True))
+    else:
+        players.insert(opts.seat, Player("me", _command(opts.me, "--me", opts.cwd), mine=True))
     return players
+
+
+def seat_page(web_base: str, match_id: str, token: str, watch: bool = False) -> str:
+    """The browser's play page of one seat. The seat token is in the fragment, which a
+    browser never sends to the server (so it reaches no request line and no log);
+    ``watch``: the seat's view and its notes, live, read-only (a bot author's own seat)."""
+    fragment = urlencode({"token": token, **({"watch": "1"} if watch else {})})
+    return f"{web_base}/play/{quote(match_id)}#{fragment}"
+
+
+def display_available() -> bool:
+    """Whether a browser can be shown here: a graphical session (X11, Wayland), macOS or
+    Windows, or a browser named in $BROWSER (what :mod:`webbrowser` would use)."""
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+                or os.environ.get("BROWSER") or sys.platform in ("darwin", "win32"))
+
+
+def open_in_browser(url: str, workdir: Path) -> Path | None:
+    """Open ``url`` with :mod:`webbrowser` without putting it on a command line (a browser is
+    started with its address as an argument, which every process of the machine can read, and
+    this address holds a seat token): a private file (mode 0600) in ``workdir`` that sends the
+    browser on is opened instead. The file (None when no browser could be started) is removed
+    when ``play`` ends; the token dies with the private referee anyway."""
+    page = workdir / "open-seat.html"
+    fd = os.open(page, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    target = json.dumps(url).replace("<", "\\u003c")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write("<!doctype html><meta charset=utf-8><title>referee-bot play</title>"
+                f"<script>location.replace({target});</script>"
+                "<p>Opening your seat's page...</p>")
+    try:
+        opened = webbrowser.open(page.resolve().as_uri())
+    except webbrowser.Error:
+        opened = False
+    if not opened:
+        page.unlink(missing_ok=True)
+        return None
+    return page
 
 
 def web_port(log_path: Path) -> int | None:
@@ -190,38 +266,73 @@ async def _play(opts: PlayOptions, players: list[Player], out) -> int:
     extra = ("--http-port", "0") if opts.http else ()
     referee = LocalReferee(workdir / "data", extra_args=extra)
     referee.launch()  # from the event loop's thread: the parent-death signal follows it
+    proxy: DelayProxy | None = None
+    opened: Path | None = None
     try:
         await asyncio.to_thread(referee.wait_ready)
         web = web_port(referee.log_path) if opts.http else None
         seed = opts.seed if opts.seed is not None else int.from_bytes(os.urandom(4)) >> 1
+        if opts.delay_ms:
+            proxy = DelayProxy(referee.address, opts.delay_ms)
+            await proxy.start()
+        mine = next(seat for seat, p in enumerate(players) if p.mine)
+        tokens: dict[int, str] = {}
+        policy = opts.time_policy()
 
         def on_created(match_id: str) -> None:  # the referee took the game and options
+            nonlocal opened
             print(f"referee-bot play: {opts.game}, {len(players)} seats, seed {seed}", file=out)
             print(f"  referee {referee.address}, data in {workdir}", file=out)
+            clock = (f"{policy['move_ms']} ms a move" if policy["move_ms"]
+                     else "no move clock")
+            held = f", every bot's answer held back {opts.delay_ms} ms" if opts.delay_ms else ""
+            print(f"  time policy: {clock}{held}", file=out)
             for seat, p in enumerate(players):
-                shown = _shown(p.argv) if p.mine else ""
+                shown = ("(you, in your browser)" if p.person
+                         else _shown(p.argv) if p.mine else "")
                 print(f"  seat {seat}  {p.label:<14} {shown}".rstrip(), file=out)
             if web:
-                print(f"  watch live: http://127.0.0.1:{web}/matches/{match_id}", file=out)
+                base = f"http://127.0.0.1:{web}"
+                print(f"  watch live: {base}/matches/{match_id}", file=out)
+                page = seat_page(base, match_id, tokens[mine], watch=not players[mine].person)
+                if players[mine].person:
+                    print(f"  your seat's page (play here): {page}", file=out)
+                else:
+                    print(f"  your bot's seat live (its view and notes): {page}", file=out)
+                want = opts.open_page if opts.open_page is not None else (
+                    players[mine].person and display_available())
+                if want:
+                    opened = open_in_browser(page, workdir)
+                    if opened is None:
+                        print("  (no browser could be opened: open the address above)",
+                              file=out)
             print("playing... (Ctrl-C stops)", file=out, flush=True)
 
+        def on_tokens(_match_id: str, seat_tokens: dict[int, str]) -> None:
+            tokens.update(seat_tokens)  # kept here: no command line or bot of another seat
+
+        slow = players[mine].person or opts.delay_ms > 0
         job = MatchJob(
             idx=0, game=opts.game, seats=len(players), options=dict(opts.options), seed=seed,
             seating=[p.label for p in players], commands=[p.argv for p in players],
             cwds=[opts.cwd] * len(players), envs=[{} for _ in players],
-            time_policy={"move_ms": opts.move_ms, "bank_ms": opts.bank_ms,
-                         "grace_ms": opts.grace_ms, "on_expiry": opts.on_expiry},
+            time_policy=policy,
             address=referee.address, admin_token=referee.admin_token,
             bot_seeds=[seed + 1 + seat for seat in range(len(players))],
-            match_wall_s=opts.match_wall_s, join_timeout_s=opts.join_timeout_s,
+            match_wall_s=max(opts.match_wall_s, SLOW_MATCH_WALL_S) if slow
+            else opts.match_wall_s,
+            join_timeout_s=opts.join_timeout_s,
             log_dir=str(workdir / "logs"), unix_socket=referee.unix_socket,
+            people=[seat for seat, p in enumerate(players) if p.person],
+            bot_address=proxy.address if proxy else None,
+            stop_on_give_up=[] if opts.keep_going or players[mine].person else [mine],
         )
-        result = await play_match(job, on_created=on_created)
+        result = await play_match(job, on_created=on_created, on_tokens=on_tokens)
         refused = REFUSED_MATCH.match(result.get("error") or "")
         if refused:  # the referee's word on the game, the seats or an option
             raise PlayUsageError(refused.group(1))
         code = _report(result, players, workdir, out)
-        if web and result.get("match_id"):
+        if web and result.get("match_id") and not result.get("gave_up"):
             await _keep_viewer(f"http://127.0.0.1:{web}/matches/{result['match_id']}",
                                opts.keep_open, out)
         return code
@@ -231,6 +342,10 @@ async def _play(opts: PlayOptions, players: list[Player], out) -> int:
             shutil.rmtree(workdir, ignore_errors=True)
         raise
     finally:
+        if opened is not None:
+            opened.unlink(missing_ok=True)
+        if proxy is not None:
+            await proxy.stop()
         await asyncio.to_thread(referee.stop)
 
 
@@ -266,6 +381,18 @@ async def _wait_forever() -> None:
 
 def _report(result: dict, players: list[Player], workdir: Path, out) -> int:
     seats = {s["seat"]: s for s in (result.get("outcome") or {}).get("seats", [])}
+    mine = next(seat for seat, p in enumerate(players) if p.mine)
+    stop = result.get("gave_up")
+    if stop:  # the runner stopped the match: the bot gave up on a refused decision
+        print(f"stopped: your bot gave up on a decision: {stop['why']}", file=out)
+        refusal = stop.get("refusal") or (
+            f"the referee refused {stop.get('refused', 1)} answer(s) of seat {stop['seat']} "
+            "(its log has no \"move rejected\" line with the reason)")
+        print(f"  refused: {refusal}", file=out)
+        print("  --keep-going lets the time policy play its decisions and the match go on",
+              file=out)
+        print(f"  its log: {(seats.get(mine) or {}).get('log') or workdir / 'logs'}", file=out)
+        return EXIT_FAILED
     if result.get("error") or result.get("ranks") is None:
         print(f"the match did not finish: {result.get('error') or 'no result'}", file=out)
         for seat, p in enumerate(players):
@@ -298,7 +425,8 @@ def _report(result: dict, players: list[Player], workdir: Path, out) -> int:
     if page is not None:
         print(f"replay: {page}", file=out)
     print(f"bot logs: {workdir / 'logs'}", file=out)
-    mine = next(seat for seat, p in enumerate(players) if p.mine)
+    if players[mine].person:
+        return EXIT_OK  # your own moves: the page showed each refusal as it came
     me = seats.get(mine) or {}
     if me.get("rejected"):
         # the refused-move incident: the referee's reason and the rule's message, as the bot

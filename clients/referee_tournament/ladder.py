@@ -405,6 +405,10 @@ def write_rated_report(out: Path, rows: list[Row], names: list[str], meta: dict[
     data["leaderboard"].sort(key=lambda e: (-e["ordinal"], e["name"]))
     for place, e in enumerate(data["leaderboard"], 1):
         e["place"] = place
+        # the interval was bootstrapped in the recomputed ratings' order; the run's own
+        # ratings may order two close entrants the other way: it holds the place shown
+        lo, hi = e["place_ci95"]
+        e["place_ci95"] = [min(lo, place), max(hi, place)]
     report.write(out, data, console)
     return data
 

@@ -69,6 +69,14 @@ class MatchJob:
     seat_bots: list[str] = field(default_factory=list)
     persistent_logs: dict[str, str] = field(default_factory=dict)  # entrant -> its log
     request_id: str = ""  # CreateMatch's (the run's store keeps it: see store.mark_running)
+    # seats a person plays from the web page (referee-bot play --me human): no process is
+    # started for them and the referee is never told to give up on them
+    people: list[int] = field(default_factory=list)
+    # the address the bots are given, when not ``address`` (referee-bot play's delay proxy)
+    bot_address: str | None = None
+    # seats whose bot giving up on a refused decision ends the match at once (referee-bot
+    # play without --keep-going): see :class:`GiveUpWatch`
+    stop_on_give_up: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -104,6 +112,7 @@ class _Bot:
         #: why the referee gave up on it, when it did (not when the seat had joined after all,
         #: or the match was already over): "exited" or "never joined"
         self.given_up: str | None = None
+        self.person = False  # a person plays the seat from the web page (no process)
 
     async def _wait(self) -> None:
         assert self.proc is not None
@@ -192,7 +201,7 @@ async def start_seat_bot(job: MatchJob, bot: _Bot, match_id: str, token: str) ->
     spec = job.sandboxes[seat] if seat < len(job.sandboxes) else None
     sandbox = SandboxSpec(**spec) if spec else None
     assert job.address is not None  # play_match gives an address-less job a referee first
-    values = {"address": ADDRESS_IN_SANDBOX if sandbox else job.address,
+    values = {"address": ADDRESS_IN_SANDBOX if sandbox else (job.bot_address or job.address),
               "match": match_id, "token": token,
               "seat": str(seat), "seed": str(job.bot_seeds[seat]), "name": job.seating[seat],
               "game": job.game, "python": sys.executable}
@@ -212,7 +221,7 @@ async def _abandon_lost(stub, admin, match_id: str, bots: list[_Bot], job: Match
     the join timeout has passed) for one that never joined. The referee forfeits it under
     on_expiry = forfeit and otherwise plays its decisions by the time policy at once."""
     for b in bots:
-        if b.abandoned:
+        if b.abandoned or b.person:
             continue
         if b.start_error is not None or b.exit_code is not None:
             tail = _tail(b.log_path)[0]
@@ -311,6 +320,68 @@ def refusal_line(data: bytes) -> str:
     return text[:300]
 
 
+#: a bot's log line saying it stopped answering a decision its answers to were refused (the
+#: Python SDK and every kit log it: "stopped answering after ... refused ...", incident gave_up)
+GAVE_UP_RE = re.compile(rb"stopped answering", re.IGNORECASE)
+#: a seat whose answer was refused and that has sent no accepted answer this long after (and
+#: whose decision the time policy has not played meanwhile) is taken to have given up
+SILENT_AFTER_REFUSAL_S = 5.0
+
+
+class GiveUpWatch:
+    """Whether the bot of one seat gave up on a decision after the referee refused its answers,
+    read from the running match's record (any language: its per-seat refusal count and its
+    moves) and from the bot's own log (the SDKs' "stopped answering" line: at once):
+
+    * its log says it stopped answering; or
+    * the referee counted a refusal of the seat, and the seat's next move in the record was
+      played by the time policy (a timeout); or
+    * the referee counted a refusal and no move has been played since, for
+      :data:`SILENT_AFTER_REFUSAL_S` (one seat decides at a time, so the decision is still the
+      seat's).
+
+    ``check`` returns None, or what ``referee-bot play`` reports: the seat, why, and the
+    refusal as the bot logged it (the referee's reason and message)."""
+
+    def __init__(self, seat: int, log_path: Path):
+        self.seat, self.log_path = seat, log_path
+        self.refused = 0  # the referee's count when last seen
+        self.pending_from: int | None = None  # moves in the record when a refusal was seen
+        self.since = 0.0
+
+    def check(self, record: dict[str, Any], now: float) -> dict[str, Any] | None:
+        counted = record.get("rejected_moves") or []
+        refused = int(counted[self.seat]) if self.seat < len(counted) else 0
+        moves = record.get("moves") or []
+        if refused > self.refused:
+            start = self.pending_from if self.pending_from is not None else len(moves)
+            self.refused, self.since = refused, now
+            # the refusals happened since the last look: moves played since then are checked
+            self.pending_from = min(start, len(moves))
+        if self.pending_from is None:
+            return None
+        why = ""
+        later = [m for m in moves[self.pending_from:] if int(m.get("seat", -1)) == self.seat]
+        try:
+            logged = self.log_path.read_bytes()
+        except OSError:
+            logged = b""
+        if GAVE_UP_RE.search(logged):
+            why = "it stopped answering a decision after its answers were refused"
+        elif later and later[0].get("timeout"):
+            why = "the time policy played a decision its answers to were refused"
+        elif later:
+            self.pending_from = None  # it answered that decision after all
+            return None
+        elif len(moves) == self.pending_from and now - self.since > SILENT_AFTER_REFUSAL_S:
+            why = (f"it has not answered for {SILENT_AFTER_REFUSAL_S:g} s since its answer was "
+                   "refused")
+        if not why:
+            return None
+        return {"seat": self.seat, "why": why, "refused": self.refused,
+                "refusal": refusal_line(logged)}
+
+
 async def play_match(job: MatchJob, on_created: Callable[[str], None] | None = None,
                      *, existing: tuple[str, dict[int, str]] | None = None,
                      on_tokens: Callable[[str, dict[int, str]], None] | None = None
@@ -381,6 +452,10 @@ async def _play(job: MatchJob, log_dir: Path,
             name = job.seating[seat]
             bot = _Bot(seat, name, log_dir / f"{job.idx:05d}-seat{seat}-{name}.log")
             bots.append(bot)
+            if seat in job.people:  # a person plays it from the web page: no process
+                bot.person = True
+                bot.log_path.write_text(f"seat {seat} was played by a person\n")
+                continue
             if job.seat_bots and job.seat_bots[seat]:  # played by a persistent process
                 bot.log_path.write_text(f"seat {seat} was played by the persistent entrant "
                                         f"{name}: {job.persistent_logs.get(name, '')}\n")
@@ -388,6 +463,8 @@ async def _play(job: MatchJob, log_dir: Path,
             await start_seat_bot(job, bot, match_id, tokens[seat])
 
         deadline = t0 + job.match_wall_s
+        watches = [GiveUpWatch(s, bots[s].log_path) for s in job.stop_on_give_up
+                   if 0 <= s < len(bots)]
         record: dict[str, Any] | None = None
         last_poll = 0.0
         last_alive = len(bots) + 1
@@ -409,6 +486,15 @@ async def _play(job: MatchJob, log_dir: Path,
                         result["record_json"] = resp.record_json
                         record = json.loads(resp.record_json)
                         break
+                    if watches:
+                        running = json.loads(resp.record_json)
+                        stops = [w.check(running, now) for w in watches]
+                        stop = next((x for x in stops if x is not None), None)
+                        if stop is not None:
+                            result["error"] = f"stopped: {stop['why']}"
+                            result["gave_up"] = stop
+                            result["record_json"] = resp.record_json  # the moves so far
+                            break
                 except grpc.aio.AioRpcError as err:
                     result["error"] = f"GetRecord failed: {err.code().name}: {err.details()}"
                     if err.code() in (grpc.StatusCode.UNAVAILABLE,

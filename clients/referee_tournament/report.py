@@ -214,7 +214,10 @@ def _match_json(r: Row) -> dict[str, Any]:
 
 def leaderboard_table(data: dict, title: str = "Leaderboard", compact: bool = False) -> Table:
     """The leaderboard; ``compact`` drops the intervals and μ ± σ (for narrow terminals)."""
-    t = Table(title=title, title_justify="left")
+    t = Table(title=title, title_justify="left", caption_justify="left",
+              caption=None if compact else (
+                  "wins: matches with a first place (a shared one included); place [95%]: "
+                  "bootstrap of this table's order (μ−3σ), each resample rated again"))
     t.add_column("#", justify="right")
     t.add_column("entrant", no_wrap=True)
     t.add_column("μ−3σ", justify="right", no_wrap=True)
@@ -226,7 +229,7 @@ def leaderboard_table(data: dict, title: str = "Leaderboard", compact: bool = Fa
     t.add_column("score" if compact else "avg score [95%]", justify="right", no_wrap=True)
     t.add_column("rank" if compact else "avg rank [95%]", justify="right", no_wrap=True)
     if not compact:
-        t.add_column("place", justify="right", no_wrap=True)
+        t.add_column("place [95%]", justify="right", no_wrap=True)
     t.add_column("t/o·crash·hang·rej", justify="right", no_wrap=True)
     for e in data["leaderboard"]:
         name = e["name"] + (f" ({e['note']})" if e.get("note") else "")
@@ -236,13 +239,13 @@ def leaderboard_table(data: dict, title: str = "Leaderboard", compact: bool = Fa
                   f"{e.get('rejected', 0)}")
         if compact:
             t.add_row(str(e["place"]), name, f"{e['ordinal']:.2f}", str(e["matches"]),
-                      f"{e['wins']:g}", _pct(wr) or "-",
+                      str(e["wins"]), _pct(wr) or "-",
                       "-" if e["avg_score"] is None else f"{e['avg_score']:.1f}",
                       "-" if e["avg_rank"] is None else f"{e['avg_rank']:.2f}", issues)
             continue
         t.add_row(
             str(e["place"]), name, f"{e['ordinal']:.2f}",
-            f"{e['mu']:.1f} ± {e['sigma']:.1f}", str(e["matches"]), f"{e['wins']:g}",
+            f"{e['mu']:.1f} ± {e['sigma']:.1f}", str(e["matches"]), str(e["wins"]),
             "-" if wr is None else f"{100 * wr:.0f}% [{100 * lo:.0f}–{100 * hi:.0f}]",
             _ci(e["avg_score"], e["avg_score_ci95"], 1),
             _ci(e["avg_rank"], e["avg_rank_ci95"], 2),

@@ -41,7 +41,8 @@ def test_repeated_entrant_in_one_match_and_ties():
     board = leaderboard(["a", "b"], m)
     rows = {e["name"]: e for e in board["entrants"]}
     assert rows["a"]["seat_games"] == 2 and rows["a"]["matches"] == 1
-    assert rows["a"]["wins"] == 0.5 and rows["b"]["wins"] == 0.5
+    # a tie for first is a win for each tied entrant, whole (issue 33: as the API counts)
+    assert rows["a"]["wins"] == 1 and rows["b"]["wins"] == 1
     assert rows["b"]["ordinal"] > rows["a"]["ordinal"]
 
 
@@ -62,3 +63,33 @@ def test_wilson_interval():
     lo, hi = wilson(5, 10)
     assert 0.2 < lo < 0.5 < hi < 0.8
     assert wilson(0, 0) == (0.0, 1.0)
+
+
+def test_place_interval_agrees_with_the_rank_order_and_wins_are_whole():
+    """Issue 33 item 4d: the report's "place [95%]" was a bootstrap of the order by average
+    rank beside places in the order by rating (mu - 3 sigma): here "steady" (second behind the
+    champion in 20 three-seat matches) is second by rating, "farmer" (6 wins over the weakest
+    bot) third; by average rank farmer is second, and the report read "steady: place 2,
+    [95%] 3-3". Wins are whole matches, as the league standings API counts them."""
+    matches: list[MatchResult] = []
+
+    def add(seating, ranks):
+        matches.append(MatchResult(len(matches), f"g{len(matches)}", seating,
+                                   [30 - 10 * r for r in ranks], ranks))
+    for i in range(20):
+        add(("champ", "steady", "p"), [1, 2, 3])
+        if i % 2:
+            add(("p", "w"), [1, 2])
+    for _ in range(6):
+        add(("farmer", "w"), [1, 2])
+    add(("p", "w", "farmer"), [1, 1, 3])  # a tie for first: a win for p and for w
+    rows = leaderboard(["champ", "steady", "farmer", "p", "w"], matches)["entrants"]
+    assert [e["name"] for e in rows[:3]] == ["champ", "steady", "farmer"]
+    for e in rows:
+        lo, hi = e["place_ci95"]
+        assert lo <= e["place"] <= hi, e
+    by = {e["name"]: e for e in rows}
+    assert by["steady"]["place_ci95"] == [2, 2]  # not [3, 3]
+    assert {n: by[n]["wins"] for n in by} == {"champ": 20, "steady": 0, "farmer": 6, "p": 11,
+                                              "w": 1}
+    assert all(isinstance(e["wins"], int) for e in rows)

@@ -55,9 +55,13 @@ def test_report_links_every_match_to_a_replay_that_works_from_files(page, tmp_pa
     links.first.click()
     page.wait_for_function("document.getElementById('board').dataset.version !== ''")
     assert page.url.startswith("file://") and "/replays/" in page.url
+    # "hide the result until the end" is ticked: the replay opens at its set-up (issue 33)
+    assert page.get_attribute("#board", "data-version") == "0"
+    assert page.locator("#result").is_hidden()
+    page.click("#last")
     last = int(page.get_attribute("#board", "data-version"))
     assert last > 10 and page.locator("#scores tr").count() == 2
-    # opened at its last version, the page stays at its top (the log box scrolls, not the page)
+    # at its last version, the page stays at its top (the log box scrolls, not the page)
     assert page.evaluate("window.scrollY") == 0
     before = page.inner_html("#board")
     page.click("#first")

@@ -27,7 +27,8 @@
       el("td", {}, el("a", { href: "/bots/" + encodeURIComponent(e.bot) }, e.bot)),
       el("td", { class: "num" }, e.version || "—"),
       el("td", { class: "num rating" }, e.rating.toFixed(2)),
-      el("td", { class: "interval" }, e.interval[0].toFixed(1) + " … " + e.interval[1].toFixed(1)),
+      // the skill estimate with its own range: the rating (mu - 3 sigma) lies below it
+      el("td", { class: "interval" }, e.mu.toFixed(1) + " (" + e.interval[0].toFixed(1) + " … " + e.interval[1].toFixed(1) + ")"),
       el("td", { class: "num" }, e.matches),
       el("td", { class: "num" }, rate === null ? "—" : (100 * rate).toFixed(0)),
       cell);
@@ -47,6 +48,7 @@
     const upd = document.getElementById("updated");
     if (upd && data.published_unix_ms) { upd.dataset.ms = data.published_unix_ms; fmtTimes(upd.parentNode); }
   }
+  window.RefereeStandings = draw;  // the browser tests redraw from the API and compare
   const opts = document.getElementById("league-data");
   if (opts) {
     const name = JSON.parse(opts.textContent).name;

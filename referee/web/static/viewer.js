@@ -88,6 +88,7 @@
     },
     load(bundle) {
       const keep = this.meta && this.frames.length ? this.index : null;
+      const opening = !this.meta;  // the page's first bundle (not a live match's end, a view)
       this.meta = bundle.match;
       this.viewerSeat = this.meta.viewer_seat === undefined ? null : this.meta.viewer_seat;
       this.reveal = bundle.reveal || null;
@@ -107,6 +108,11 @@
         if (i >= 0) { idx = i; this.follow = false; }
       } else if (keep !== null && keep < this.frames.length && !this.follow) {
         idx = keep;  // another view of the same replay: stay on the same move
+      } else if (opening && this.meta.state !== "running" && $("hide-result").checked) {
+        // a finished match opened with "hide the result until the end" ticked: from its
+        // set-up, the result out of sight until the replay reaches the end
+        idx = 0;
+        this.follow = false;
       }
       this.opts.version = null;
       const select = $("view-as");
