@@ -11,7 +11,7 @@ Then the bot leaves the decision to the referee's time policy (:class:`~.bot.Lea
 an incident in the log, a timeout in the record), as the SDK does after refused moves.
 
 The model's short reasoning goes in the move's note (``Submit.note``, at most 512 bytes),
-after a first line that counts what the answer cost: ``llm tokens=N asks=K illegal=I``
+after a first line that counts what the answer cost: ``llm tokens=N asks=K reasks=R illegal=I``
 (:func:`usage_line`, read back by :func:`parse_usage_line`). The note is in the match record,
 so whoever reads records (the tournament runner's report) gets tokens per move, illegal
 answers and re-asks with no channel of its own; the same totals are in :attr:`ChatModelBot.usage`
@@ -121,20 +121,20 @@ def _rest(text: str, used: str) -> str:
     return " ".join(text.replace(used, " ").split())
 
 
-def usage_line(tokens: int, asks: int, illegal: int) -> str:
-    """The note's first line: tokens the answer cost, the model's asks and its answers that
-    named no legal move (since the last note: a decision left to the time policy carries none,
-    so its cost goes with the next)."""
-    return f"{USAGE_PREFIX}tokens={tokens} asks={asks} illegal={illegal}"
+def usage_line(tokens: int, asks: int, reasks: int, illegal: int) -> str:
+    """The note's first line: tokens the answer cost, the model's asks, how many of them were
+    asked again, and its answers that named no legal move (since the last note: a decision left
+    to the time policy carries none, so its cost goes with the next)."""
+    return f"{USAGE_PREFIX}tokens={tokens} asks={asks} reasks={reasks} illegal={illegal}"
 
 
-_USAGE_RE = re.compile(r"^llm tokens=(\d+) asks=(\d+) illegal=(\d+)$")
+_USAGE_RE = re.compile(r"^llm tokens=(\d+) asks=(\d+) reasks=(\d+) illegal=(\d+)$")
 
 
-def parse_usage_line(note: str) -> tuple[int, int, int] | None:
-    """``(tokens, asks, illegal)`` from a note :func:`usage_line` began; None otherwise."""
+def parse_usage_line(note: str) -> tuple[int, int, int, int] | None:
+    """``(tokens, asks, reasks, illegal)`` from a note :func:`usage_line` began; else None."""
     m = _USAGE_RE.match(note.split("\n", 1)[0])
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4))) if m else None
 
 
 class ChatError(Exception):
@@ -248,7 +248,7 @@ class ChatModelBot(Bot):
         self._channel: Any = None
         self._since = 0  # events already shown
         self._refusal: Refusal | None = None
-        self._unreported = [0, 0, 0]  # tokens, asks, illegal since the last note
+        self._unreported = [0, 0, 0, 0]  # tokens, asks, reasks, illegal since the last note
 
     def on_welcome(self, welcome: referee_pb2.Welcome) -> None:
         self.game, self.match_id = welcome.game, welcome.match_id
@@ -292,6 +292,7 @@ class ChatModelBot(Bot):
                 break
             if attempt:
                 self.usage.reasks += 1
+                self._unreported[2] += 1
             prompt = self.template.safe_substitute(fields, feedback=feedback)
             messages = ([{"role": "system", "content": self.system}] if self.system else [])
             messages.append({"role": "user", "content": prompt})
@@ -313,12 +314,11 @@ class ChatModelBot(Bot):
             chosen, reason = parse_answer(reply.text, set(by_id))
             if chosen is not None:
                 self.usage.moves += 1
-                tokens, asks, illegal = self._unreported
-                self._unreported = [0, 0, 0]
-                self.note(clean_note(usage_line(tokens, asks, illegal) + "\n" + reason))
+                self.note(clean_note(usage_line(*self._unreported) + "\n" + reason))
+                self._unreported = [0, 0, 0, 0]
                 return by_id[chosen].move
             self.usage.illegal += 1
-            self._unreported[2] += 1
+            self._unreported[3] += 1
             said = " ".join(reply.text.split())[:80]
             failures.append(f"named no legal id: {said!r}")
             feedback = (f"\nYOUR LAST ANSWER ({said!r}) DID NOT NAME ONE OF THE LEGAL MOVE IDS. "

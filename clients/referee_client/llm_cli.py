@@ -29,7 +29,7 @@ def add_parser(sub, add_connection: Callable[[argparse.ArgumentParser], None]) -
                     "chat-completions API (llama.cpp, vLLM, Ollama, hosted). Each decision is "
                     "sent as text (DescribeSeat) in the prompt template; the answer's move id is "
                     "played with the model's reason as the move's note, after a first line "
-                    "'llm tokens=N asks=K illegal=I'. An answer naming no legal move, or none "
+                    "'llm tokens=N asks=K reasks=R illegal=I'. An answer naming no legal move, or none "
                     f"within the move clock, is asked again (at most --reasks times, default "
                     f"{REASKS}); then the referee's time policy plays the decision (an "
                     "incident). Needs httpx (the 'llm' extra).",

@@ -33,7 +33,7 @@ def test_answers_are_parsed_tolerantly_and_only_legal_ids_count():
     assert parse_answer("MOVE: zzzzzz", IDS)[0] is None  # not legal
     assert parse_answer("abc234 or xyz789?", IDS)[0] is None  # two: not a choice
     assert parse_answer("", IDS)[0] is None
-    assert parse_usage_line(usage_line(120, 2, 1) + "\nreason") == (120, 2, 1)
+    assert parse_usage_line(usage_line(120, 2, 1, 1) + "\nreason") == (120, 2, 1, 1)
     assert parse_usage_line("a note of another bot") is None
 
 
@@ -113,7 +113,8 @@ def test_a_whole_match_with_wrong_malformed_late_and_silent_answers(referee, sta
     assert all(n is not None for n in noted), "every move of the model carries its cost"
     assert sum(n[0] for n in noted) == u.tokens  # type: ignore[index]
     assert sum(n[1] for n in noted) == u.asks  # type: ignore[index]
-    assert sum(n[2] for n in noted) == u.illegal  # type: ignore[index]
+    assert sum(n[2] for n in noted) == u.reasks  # type: ignore[index]
+    assert sum(n[3] for n in noted) == u.illegal  # type: ignore[index]
     assert all(len(m["note"].encode()) <= 512 for m in mine if m.get("note"))
     _verify(record_json, referee, tmp_path)
 
