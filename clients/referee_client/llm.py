@@ -94,23 +94,26 @@ def render_moves(moves) -> str:
                      for m in moves)
 
 
-_MOVE_LINE = re.compile(r"\bmove\s*(?:id)?\s*[:=]\s*[`*'\"\[(]*([A-Za-z0-9_-]+)", re.I)
+_MOVE_LINE = re.compile(r"\bmove\s*(?:id)?\s*[:=]\s*[`*'\"\[(]*([^\s`*'\"\[\]()]+)", re.I)
 _REASON_LINE = re.compile(r"\breason\s*[:=]\s*(.+)", re.I)
-_WORD = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def parse_answer(text: str, ids: set[str]) -> tuple[str | None, str]:
     """The move id a model's answer names, and its reason (the ``REASON:`` line, else the rest
-    of the answer). Tolerant of formatting: ``MOVE: abc123``, ``**Move:** `abc123```, a bare
-    id, an id anywhere in the text when it is the only legal id there. ``None`` when it names
-    no legal id or several."""
+    of the answer). Tolerant of formatting and case: ``MOVE: abc123``, ``**Move:** `abc123```,
+    a bare id, an id anywhere in the text when it is the only legal id there. ``None`` when it
+    names no legal id or several. Whatever the ids look like (the games choose them)."""
     reason_m = _REASON_LINE.search(text)
     reason = reason_m.group(1).strip() if reason_m else ""
     lowered = {i.lower(): i for i in ids}
     m = _MOVE_LINE.search(text)
-    if m and m.group(1).lower() in lowered:
-        return lowered[m.group(1).lower()], reason or _rest(text, m.group(0))
-    named = {lowered[w.lower()] for w in _WORD.findall(text) if w.lower() in lowered}
+    if m:
+        said = m.group(1).lower().rstrip(".,;:!")
+        if said in lowered:
+            return lowered[said], reason or _rest(text, m.group(0))
+    low = text.lower()
+    named = {i for key, i in lowered.items()
+             if re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", low)}
     if len(named) == 1:
         one = named.pop()
         return one, reason or _rest(text, one)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import re
 import threading
 from collections import deque
 
@@ -24,8 +23,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
-#: the move lines of the chat-model bot's default template: "id: kind: text [rule]"
-_MOVE_LINE = re.compile(r"^([a-z2-9]{6}): ", re.M)
+
+def legal_ids(prompt: str) -> list[str]:
+    """The ids of the move list of the chat-model bot's default template (and of the MCP
+    server's text): the lines "id: kind: text [rule]" after the LEGAL MOVES header, up to the
+    first empty line."""
+    ids = []
+    for line in prompt.partition("LEGAL MOVES")[2].splitlines()[1:]:
+        if not line.strip():
+            break
+        ids.append(line.split(": ", 1)[0])
+    return ids
 
 
 class StandIn:
@@ -65,7 +73,7 @@ class StandIn:
         what = self.script.popleft() if self.script else self.default
         self.served.append(what)
         prompt = body["messages"][-1]["content"]
-        ids = _MOVE_LINE.findall(prompt.partition("LEGAL MOVES")[2])
+        ids = legal_ids(prompt)
         if what == "malformed":
             return PlainTextResponse("<html>bad gateway</html>")
         if what == "silent":

@@ -10,7 +10,6 @@ import asyncio
 import json
 import os
 import random
-import re
 import subprocess
 import sys
 from contextlib import asynccontextmanager
@@ -27,10 +26,11 @@ from referee_client.connection import bearer
 
 from referee.v1 import referee_pb2, referee_pb2_grpc
 
+from .standin import legal_ids
+
 ROOT = Path(__file__).resolve().parents[2]
 GAMES = [("goa", 2, {}), ("goa", 2, {"edition": "2004"}), ("santa_maria", 2, {}),
          ("batavia", 3, {})]
-_IDS = re.compile(r"^([a-z2-9]{6}): ", re.M)
 
 
 def _env(referee) -> dict[str, str]:
@@ -157,7 +157,7 @@ def test_an_agent_plays_a_whole_match_through_mcp(referee, transport, game, seat
                     break
                 if not turn["your_turn"]:
                     continue
-                legal = _IDS.findall(turn["text"].partition("LEGAL MOVES")[2])
+                legal = legal_ids(turn["text"])
                 assert legal, turn["text"]
                 if moves % 7 == 0:
                     await _check_no_leak(tools, referee, mid, tokens[agent_seat])
