@@ -23,6 +23,7 @@ comes from the environment or a file, never the command line (:mod:`.tokens`).
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -247,7 +248,7 @@ class ChatModelBot(Bot):
         self.template = template or string.Template(DEFAULT_TEMPLATE)
         self.reasks, self.system = reasks, system
         self.usage = Usage()
-        self.game = ""
+        self.game = self.match_id = ""
         self._channel: Any = None
         self._since = 0  # events already shown
         self._refusal: Refusal | None = None
@@ -334,6 +335,9 @@ class ChatModelBot(Bot):
     def on_game_over(self, game_over: referee_pb2.GameOver) -> None:
         log.info("tokens used in the match", match=game_over.match_id,
                  **self.usage.as_dict())
+        if self._channel is not None:  # a session's bots end one by one: let each go
+            channel, self._channel = self._channel, None
+            asyncio.get_running_loop().create_task(channel.close(grace=None))
 
     async def close(self) -> None:
         if self._channel is not None:

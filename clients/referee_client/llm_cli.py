@@ -53,8 +53,16 @@ def add_parser(sub, add_connection: Callable[[argparse.ArgumentParser], None]) -
                    help="most tokens of one answer (default 256)")
     p.add_argument("--usage-file", metavar="PATH",
                    help="append the match's token usage to PATH as one JSON line at its end")
-    p.add_argument("--match", required=True, help="match id (from CreateMatch)")
+    p.add_argument("--match", help="play this match's seat (from CreateMatch); without it, "
+                   "open a bot Session and play every match the referee assigns to the bot "
+                   "(a league's remote bot)")
     add_token_flag(p, "--token", "REFEREE_TOKEN", "this seat's secret token")
+    p.add_argument("--bot-token-file", metavar="PATH",
+                   help="without --match: the bot's token (default: $REFEREE_BOT_TOKEN)")
+    p.add_argument("--capacity", type=int, default=1, metavar="N",
+                   help="without --match: matches played at once (default 1)")
+    p.add_argument("--max-matches", type=int, metavar="N",
+                   help="without --match: stop after N matches")
     p.add_argument("--give-up-after", type=float, default=120.0, metavar="S",
                    help="stop retrying after S seconds without reaching the referee "
                         "(default 120; 0 = never)")
@@ -64,10 +72,23 @@ def add_parser(sub, add_connection: Callable[[argparse.ArgumentParser], None]) -
 def main(args: argparse.Namespace, log, tls) -> int:
     from .llm import ChatClient, ChatModelBot, load_template, usage_json
 
-    token = token_arg(args, "--token", "REFEREE_TOKEN")
-    if not token:
-        args.usage_error("no seat token: pass --token-file or set REFEREE_TOKEN")
-        return 2
+    token = bot_token = None
+    if args.match:
+        token = token_arg(args, "--token", "REFEREE_TOKEN")
+        if not token:
+            args.usage_error("no seat token: pass --token-file or set REFEREE_TOKEN")
+            return 2
+    else:
+        bot_token = os.environ.get("REFEREE_BOT_TOKEN") or None
+        if args.bot_token_file:
+            try:
+                bot_token = read_token_file(args.bot_token_file)
+            except (OSError, ValueError) as exc:
+                args.usage_error(f"argument --bot-token-file: {exc}")
+        if not bot_token:
+            args.usage_error("give --match (and its seat token), or a bot token for a "
+                             "session: --bot-token-file or $REFEREE_BOT_TOKEN")
+            return 2
     key = os.environ.get(KEY_ENV) or None
     if args.api_key_file:
         try:
@@ -83,6 +104,9 @@ def main(args: argparse.Namespace, log, tls) -> int:
         args.usage_error(f"argument --prompt/--system: {exc}")
     chat = ChatClient(args.base_url, args.model, key, temperature=args.temperature,
                       max_tokens=args.max_tokens)
+    if bot_token is not None:
+        return _session(args, log, tls, chat, bot_token, template, system)
+    assert token is not None
     bot = ChatModelBot(chat, args.address, token, template=template, reasks=args.reasks,
                        tls=tls, system=system)
 
@@ -99,4 +123,41 @@ def main(args: argparse.Namespace, log, tls) -> int:
             f.write(usage_json(bot.usage, args.match) + "\n")
     log.info("finished", match=args.match, summary=game_over.summary, gave_up=stats.gave_up,
              **bot.usage.as_dict())
+    return EXIT_OK
+
+
+def _session(args: argparse.Namespace, log, tls, chat, bot_token: str, template,
+             system: str | None) -> int:
+    """Every match the referee assigns to the bot, one ChatModelBot each (one chat client)."""
+    from .llm import ChatModelBot, usage_json
+    from .session import session
+
+    def over(assignment, game_over) -> None:
+        log.info("match over", match=assignment.match_id, summary=game_over.summary)
+
+    bots: list = []
+
+    def made(assignment):
+        bot = ChatModelBot(chat, args.address, assignment.seat_token, template=template,
+                           reasks=args.reasks, tls=tls, system=system)
+        bot.match_id = assignment.match_id
+        bots.append(bot)
+        return bot
+
+    async def run():
+        try:
+            return await session(made, args.address, bot_token, capacity=args.capacity,
+                                 tls=tls, max_matches=args.max_matches,
+                                 agent=f"referee-bot llm {args.model}", on_game_over=over,
+                                 backoff=Backoff(give_up_after=args.give_up_after))
+        finally:
+            await chat.close()
+
+    stats = asyncio.run(run())
+    if args.usage_file:
+        with open(args.usage_file, "a", encoding="utf-8") as f:
+            for bot in bots:
+                f.write(usage_json(bot.usage, bot.match_id) + "\n")
+    log.info("session over", finished=stats.finished, failed=stats.failed,
+             tokens=sum(b.usage.tokens for b in bots))
     return EXIT_OK

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 
-from referee_client import AdminClient, play
+from referee_client import AdminClient, play, register_bot
 from referee_client.bots import RandomBot
 from referee_client.llm import (
     ChatClient,
@@ -146,3 +147,31 @@ def test_the_command_takes_its_key_from_a_file_and_writes_the_usage(referee, sta
     assert usage["match_id"] == created.match_id and usage["tokens"] > 0
     assert usage["illegal"] == 0 and usage["left_to_time_policy"] == 0
     assert set(chat_server.keys) == {"Bearer sk-file-key"}
+
+
+def test_without_a_match_it_plays_its_bots_assignments(referee, standin, tmp_path):
+    """A league's remote chat-model bot: a Session with the bot token, one match assigned."""
+    import grpc
+
+    from referee.v1 import referee_pb2, referee_pb2_grpc
+
+    chat_server = standin(seed=8)
+    bot_token = register_bot(referee.address, referee.admin_token, "chat-model-remote")
+    with grpc.insecure_channel(referee.address) as ch:
+        created = referee_pb2_grpc.RefereeStub(ch).CreateMatch(referee_pb2.CreateMatchRequest(
+            game="santa_maria", seats=2, seed=6, seat_bots=["chat-model-remote", ""],
+            time_policy=referee_pb2.TimePolicy(move_ms=5000)),
+            metadata=[("authorization", f"Bearer {referee.admin_token}")])
+    tokens = {s.seat: s.token for s in created.seats}
+    usage_file = tmp_path / "usage.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "referee_client.cli", "llm", "--base-url", chat_server.base_url,
+         "--model", "m", "--address", referee.address, "--max-matches", "1",
+         "--usage-file", str(usage_file)],
+        env={**os.environ, "REFEREE_BOT_TOKEN": bot_token}, stderr=subprocess.PIPE, text=True)
+    asyncio.run(asyncio.wait_for(
+        play(RandomBot(1), referee.address, created.match_id, tokens[1]), 300))
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    usage = json.loads(usage_file.read_text())
+    assert usage["match_id"] == created.match_id and usage["moves"] > 0
