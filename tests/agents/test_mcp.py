@@ -29,6 +29,8 @@ from referee.v1 import referee_pb2, referee_pb2_grpc
 from .standin import legal_ids
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow  # eight whole matches, an MCP server started for each
+
 GAMES = [("goa", 2, {}), ("goa", 2, {"edition": "2004"}), ("santa_maria", 2, {}),
          ("batavia", 3, {})]
 
