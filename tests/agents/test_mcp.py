@@ -237,3 +237,30 @@ async def _check_no_leak(tools: Tools, referee, mid: str, token: str) -> None:
     as_text = await tools("get_seat", match_id=mid)
     assert text.view.rstrip() in as_text["text"]
     assert as_json["seat_text"]["view"] == text.view
+
+
+def test_one_seat_given_by_match_and_token_and_no_admin_token(referee, tmp_path):
+    """`--match M` with the seat token in the environment: the seat is listed (its game and
+    number learned from the referee), readable and playable; register_bot says what it lacks."""
+    async def main():
+        created = await _stub_call(referee, "CreateMatch", referee_pb2.CreateMatchRequest(
+            game="goa", seats=2, seed=2), referee.admin_token)
+        tokens = {s.seat: s.token for s in created.seats}
+        env = {**_env(referee), "REFEREE_TOKEN": tokens[1]}
+        del env["REFEREE_ADMIN_TOKEN"]
+        params = StdioServerParameters(
+            command=sys.executable, args=_command(referee, "--match", created.match_id),
+            env=env, cwd=str(ROOT))
+        async with Client(params) as client:
+            tools = Tools(client, [referee.admin_token, *tokens.values()])
+            listed = await tools("list_matches")
+            assert [(m["match_id"], m["seat"], m["game"], m["status"])
+                    for m in listed["matches"]] == [(created.match_id, 1, "goa", "accepted")]
+            seat = await tools("get_seat", match_id=created.match_id)
+            assert seat["ok"] and seat["seat"] == 1
+            no = await tools("register_bot", name="x")
+            assert no["ok"] is False and no["reason"] == "NO_ADMIN_TOKEN"
+            if not seat["your_turn"]:
+                refused = await tools("submit_move", match_id=created.match_id, move_id="abc")
+                assert refused["reason"] == "NOT_YOUR_TURN"
+    asyncio.run(asyncio.wait_for(main(), 120))
