@@ -88,7 +88,7 @@ LAYERS = (
     # make run's demo, referee-bot play and conformance: above the SDK and the runner
     # and `referee-bot mcp`, the MCP server for language-model agents (the `mcp` extra)
     _layer("tools", ("referee_tools",), ("tournament", "sdk", "protocol"),
-           ("grpc", "rich", "mcp", "mcp_types", "uvicorn", "anyio", *PROTOBUF)),
+           ("grpc", "rich", "mcp", "uvicorn", *PROTOBUF)),
     # for researchers: the search bot and the RL adapters, on the SDK and the forward model
     _layer("research", ("referee_research",), ("tournament", "sdk", "sim", "core", "protocol"),
            ("grpc", "rich", "numpy", "gymnasium", "pettingzoo", "pyspiel", *PROTOBUF)),
