@@ -33,9 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import grpc
+
 from referee.v1 import referee_pb2, referee_pb2_grpc
 
-from .bot import Bot, LeaveToTimePolicy, Refusal, clean_note
+from .bot import Bot, BotError, LeaveToTimePolicy, Refusal, clean_note
 from .connection import TlsConfig, aio_channel, bearer
 from .logs import get_logger
 
@@ -272,7 +274,14 @@ class ChatModelBot(Bot):
     # async: Bot.choose may be (its docstring); the SDK awaits it
     async def choose(self, decision: referee_pb2.Decision) -> referee_pb2.Move:  # type: ignore[override]
         self.usage.decisions += 1
-        seat = await self._describe()
+        try:
+            seat = await self._describe()
+        except grpc.aio.AioRpcError as err:
+            if err.code() == grpc.StatusCode.UNIMPLEMENTED:
+                raise BotError("this referee has no DescribeSeat (the text views, issue 34): "
+                               "the chat-model bot needs a newer referee") from None
+            raise LeaveToTimePolicy(f"DescribeSeat failed: {err.code().name}: "
+                                    f"{err.details()}") from None
         if seat.state_version != decision.state_version or not seat.moves:
             # the decision moved on while we asked (another re-push is on its way)
             raise LeaveToTimePolicy("the seat's text is of another decision")
