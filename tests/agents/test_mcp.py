@@ -240,20 +240,28 @@ async def _check_no_leak(tools: Tools, referee, mid: str, token: str) -> None:
 
 
 def test_one_seat_given_by_match_and_token_and_no_admin_token(referee, tmp_path):
-    """`--match M` with the seat token in the environment: the seat is listed (its game and
-    number learned from the referee), readable and playable; register_bot says what it lacks."""
+    """`--match M` with the seat token in the environment (and a bot token): the seat is listed
+    (its game and number learned from the referee), readable and playable, no token shows;
+    register_bot says what it lacks."""
     async def main():
         created = await _stub_call(referee, "CreateMatch", referee_pb2.CreateMatchRequest(
             game="goa", seats=2, seed=2), referee.admin_token)
         tokens = {s.seat: s.token for s in created.seats}
-        env = {**_env(referee), "REFEREE_TOKEN": tokens[1]}
+        bot = await _stub_call(referee, "RegisterBot", referee_pb2.RegisterBotRequest(
+            name="agent-with-token"), referee.admin_token)
+        env = {**_env(referee), "REFEREE_TOKEN": tokens[1], "REFEREE_BOT_TOKEN": bot.bot_token}
         del env["REFEREE_ADMIN_TOKEN"]
         params = StdioServerParameters(
             command=sys.executable, args=_command(referee, "--match", created.match_id),
             env=env, cwd=str(ROOT))
         async with Client(params) as client:
-            tools = Tools(client, [referee.admin_token, *tokens.values()])
-            listed = await tools("list_matches")
+            tools = Tools(client, [referee.admin_token, bot.bot_token, *tokens.values()])
+            for _ in range(100):  # its session opens in the background
+                listed = await tools("list_matches")
+                if listed["bot"]:
+                    break
+                await asyncio.sleep(0.05)
+            assert listed["bot"] == "agent-with-token"
             assert [(m["match_id"], m["seat"], m["game"], m["status"])
                     for m in listed["matches"]] == [(created.match_id, 1, "goa", "accepted")]
             seat = await tools("get_seat", match_id=created.match_id)
