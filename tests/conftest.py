@@ -24,6 +24,7 @@ LONG_FIRST = (
     "tests/client/test_sdk_install.py",  # the SDK wheel built and installed in a venv
     "tests/cluster/test_many_hosts.py",
     "tests/server/test_burst.py",  # 600 matches joined at once, played out (about a minute)
+    "tests/agents/test_mcp.py",  # eight whole matches through the MCP server (about 75 s)
     "tests/contract/test_any_move.py",
     "tests/client/test_greedy_santa_maria_strength.py",
     "tests/client/test_greedy_goa_strength.py",

@@ -79,13 +79,16 @@ LAYERS = (
     _layer("referee-cli", ("referee.cli", "referee.sheet_cli"),
            ("server", "front", "web", "leagues", "play", "store", "server-base", "sim", "core",
             "protocol"), ("rich", *PROTOBUF)),
-    # the Python SDK speaks the wire protocol only, as a bot in any language does
-    _layer("sdk", ("referee_client",), ("protocol",), ("grpc", *PROTOBUF)),
+    # the Python SDK speaks the wire protocol only, as a bot in any language does; the
+    # chat-model bot (referee_client.llm, the `llm` extra) talks HTTP to the model with httpx
+    _layer("sdk", ("referee_client",), ("protocol",), ("grpc", "httpx", *PROTOBUF)),
     _layer("tournament", ("referee_tournament",), ("sdk", "protocol"),
            ("grpc", "rich", "structlog", "jinja2", "matplotlib", "openskill", "ray",
             *PROTOBUF)),
     # make run's demo, referee-bot play and conformance: above the SDK and the runner
-    _layer("tools", ("referee_tools",), ("tournament", "sdk", "protocol"), ("grpc", "rich")),
+    # and `referee-bot mcp`, the MCP server for language-model agents (the `mcp` extra)
+    _layer("tools", ("referee_tools",), ("tournament", "sdk", "protocol"),
+           ("grpc", "rich", "mcp", "uvicorn", *PROTOBUF)),
     # for researchers: the search bot and the RL adapters, on the SDK and the forward model
     _layer("research", ("referee_research",), ("tournament", "sdk", "sim", "core", "protocol"),
            ("grpc", "rich", "numpy", "gymnasium", "pettingzoo", "pyspiel", *PROTOBUF)),
@@ -285,7 +288,7 @@ def test_the_checks_catch_a_bad_import_and_a_circle(tmp_path):
         ("clients/referee_client/bot.py:2: referee_client.bot imports "
         "referee_tournament.procs (layer tournament; sdk may use protocol)"),
         ("clients/referee_client/bot.py:4: referee_client.bot imports structlog (third-party, "
-        "not among sdk's packages (grpc, google.protobuf))"),
+        "not among sdk's packages (grpc, httpx, google.protobuf))"),
         ("referee/core/rng.py:1: referee.core.rng imports grpc (third-party, not among core's "
         "packages (google.protobuf))"),
         ("referee/games/goa/__init__.py:1: referee.games.goa imports "

@@ -14,6 +14,8 @@ Speaks only the wire protocol (``referee.v1.*_pb2`` generated from ``proto/refer
   commitment, each accepted move's state hash; kept in :attr:`PlayStats.receipts`), checked
   against the published record.
 * :func:`aio_channel`, :func:`sync_channel`, :func:`bearer`, :class:`TlsConfig` — connections.
+* ``referee_client.llm`` — :class:`~referee_client.llm.ChatModelBot`, a bot that asks any
+  OpenAI-compatible chat model (``referee-bot llm``; needs the ``llm`` extra, httpx).
 * ``referee_client.bots`` — reference bots (``random``, ``greedy-batavia``); command line
   ``referee-bot``.
 """
@@ -23,6 +25,7 @@ from .bot import (
     Backoff,
     Bot,
     BotError,
+    LeaveToTimePolicy,
     PlayStats,
     Refusal,
     WrongGame,
@@ -43,6 +46,7 @@ __all__ = [
     "Backoff",
     "Bot",
     "BotError",
+    "LeaveToTimePolicy",
     "PlayStats",
     "Receipts",
     "RefereeError",

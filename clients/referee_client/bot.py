@@ -125,6 +125,14 @@ class BotError(RuntimeError):
     """The bot cannot go on: bad token, unknown match, retries exhausted, bot bug..."""
 
 
+class LeaveToTimePolicy(Exception):
+    """Raised by :meth:`Bot.choose` to send no move for this decision: the referee's time
+    policy plays it when its clock runs out (a timeout in the record), as after
+    :data:`REASKS` refused answers. Logged as an incident (``left_to_time_policy``) with the
+    exception's message, and counted in :attr:`PlayStats.gave_up`. For a bot that could not
+    find an answer it trusts (the chat-model bot after its re-asks, :mod:`.llm`)."""
+
+
 class WrongGame(BotError):
     """The match is of a game this bot was not written for (see :attr:`Bot.games`)."""
 
@@ -248,7 +256,8 @@ class PlayStats:
     submitted: int = 0
     rejected: int = 0  # answers the referee did not accept (stale ones included)
     refused: int = 0  # of those, the bot's moves the referee refused (illegal, malformed)
-    gave_up: int = 0  # decisions left to the time policy after 1 + REASKS refused answers
+    gave_up: int = 0  # decisions left to the time policy (1 + REASKS refused answers, or
+    # LeaveToTimePolicy)
     reconnects: int = 0
     fallbacks: int = 0  # substitute moves played for the bot (only with fallback=)
     store_resends: int = 0  # moves sent again after a STORE_UNAVAILABLE refusal
@@ -453,7 +462,9 @@ class _Answering:
         self.start(decision)
         self.stats.decisions += 1
         self.answered.add(decision.state_version)
-        await self.submit(*await _answer(bot, decision, fallback, blog, self.stats))
+        answer = await _answer(bot, decision, fallback, blog, self.stats)
+        if answer is not None:
+            await self.submit(*answer)
 
     async def submit(self, move: referee_pb2.Move, note: str = "") -> None:
         assert self.pending is not None
@@ -514,15 +525,24 @@ _REFUSED = frozenset(
 Answer = tuple[referee_pb2.Move, str]  # a move and its (clean) note
 
 
-async def _answer(bot: Bot, decision, fallback: str | None, blog, stats: PlayStats) -> Answer:
+async def _answer(bot: Bot, decision, fallback: str | None, blog,
+                  stats: PlayStats) -> Answer | None:
     """``choose``'s answer to ``decision`` and the note the bot attached to it, with the
-    fallback's substitute when one is asked for and the answer is not legal."""
+    fallback's substitute when one is asked for and the answer is not legal; None when the bot
+    leaves the decision to the time policy (:class:`LeaveToTimePolicy`)."""
     if not decision.legal_moves:
         raise BotError(f"decision {decision.state_version} lists no legal move (referee bug?)")
     bot._referee_note = ""
-    move = bot.choose(decision)
-    if inspect.isawaitable(move):
-        move = await move
+    try:
+        move = bot.choose(decision)
+        if inspect.isawaitable(move):
+            move = await move
+    except LeaveToTimePolicy as why:
+        bot._referee_note = ""
+        stats.gave_up += 1
+        blog.error(f"left to the referee's time policy: {why}", incident="left_to_time_policy",
+                   state_version=decision.state_version, kind=decision.kind)
+        return None
     note = clean_note(getattr(bot, "_referee_note", "") or "")
     bot._referee_note = ""
     if decision.deadline_unix_ms and time.time() * 1000 > decision.deadline_unix_ms:
@@ -612,6 +632,7 @@ __all__ = [
     "Backoff",
     "Bot",
     "BotError",
+    "LeaveToTimePolicy",
     "PlayStats",
     "Reconnect",
     "RefereeError",

@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
-from . import logs, session_cli
+from . import llm_cli, logs, session_cli
 from .bot import FALLBACKS, REASKS, Backoff, Bot, BotError, WrongGame, run_bot
 from .bots import BOTS
 from .connection import RefereeError, TlsConfig
@@ -222,6 +222,7 @@ def build_parser(
     p.add_argument("--match", required=True, help="the match id")
     _add_connection(p)
     session_cli.add_parsers(sub, _add_connection)
+    llm_cli.add_parser(sub, _add_connection)
     for sp in sub.choices.values():  # errors found after parsing show the sub-command's usage
         sp.set_defaults(usage_error=sp.error)
     return parser
@@ -248,6 +249,8 @@ def main(argv: Sequence[str] | None = None,
             return _watch(args)
         if getattr(args, "run", None) is not None:
             return args.run(args)
+        if args.command == "llm":
+            return llm_cli.main(args, log, _tls(args))
         if session_cli.handles(args.command):
             return session_cli.main(args, log, _tls(args))
     except KeyboardInterrupt:

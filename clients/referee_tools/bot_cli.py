@@ -126,6 +126,102 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="after the match, keep the referee and its viewer up until Ctrl-C "
                         "(default: until Enter when run from a terminal, else stop at once)")
     add_logging_flags(p, "warning")
+    _add_mcp(sub)
+
+
+def _add_mcp(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "mcp",
+        help="a Model Context Protocol server that seats a language-model agent",
+        description=(
+            "Serve MCP tools (register_bot, list_matches, wait_for_match, accept_match, "
+            "get_seat, wait_for_turn, submit_move) and resources (referee://games, "
+            "referee://games/<game>/rules, referee://games/<game>/rulings) to an MCP client, "
+            "over stdio (the client starts this command) or streamable HTTP on 127.0.0.1. "
+            "It plays the matches its bot is assigned (bot token: $REFEREE_BOT_TOKEN or "
+            "--bot-token-file; register_bot needs the admin token: $REFEREE_ADMIN_TOKEN or "
+            "--admin-token-file) and/or one seat (--match with $REFEREE_TOKEN or "
+            "--token-file). Tokens stay inside this process: no tool result carries one."),
+        epilog="example (an MCP client's configuration): command referee-bot, args [mcp, "
+               "--address, 127.0.0.1:50051], env {REFEREE_BOT_TOKEN: ...}",
+    )
+    p.set_defaults(run=_mcp)
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                   help="stdio (default) or streamable HTTP")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="HTTP: the loopback address to listen on (default 127.0.0.1; the "
+                        "endpoint has no authentication of its own, so only loopback)")
+    p.add_argument("--port", type=int, default=8765,
+                   help="HTTP: the port (default 8765; 0: an ephemeral one, see --port-file)")
+    p.add_argument("--port-file", metavar="PATH",
+                   help="HTTP: write the port listened on to PATH once it listens")
+    p.add_argument("--match", help="also play this match's seat (token: $REFEREE_TOKEN or "
+                   "--token-file)")
+    p.add_argument("--token-file", metavar="PATH", help="the --match seat's token")
+    p.add_argument("--bot-token-file", metavar="PATH",
+                   help="this bot's token (default: $REFEREE_BOT_TOKEN)")
+    p.add_argument("--admin-token-file", metavar="PATH",
+                   help="the referee's admin token, for register_bot (default: "
+                        "$REFEREE_ADMIN_TOKEN)")
+    p.add_argument("--capacity", type=int, default=4, metavar="N",
+                   help="matches assigned at once (default 4)")
+    sdk_cli._add_connection(p)
+
+
+def _secret(args: argparse.Namespace, path: str | None, env: str, flag: str) -> str | None:
+    import os
+
+    from referee_client.tokens import read_token_file
+
+    if path:
+        try:
+            return read_token_file(path)
+        except (OSError, ValueError) as exc:
+            args.usage_error(f"argument {flag}: {exc}")
+    return os.environ.get(env) or None
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    import asyncio
+    import ipaddress
+
+    from .mcp_server import Agent, build, serve_http
+
+    try:
+        loopback = ipaddress.ip_address(args.host).is_loopback
+    except ValueError:
+        loopback = args.host == "localhost"
+    if not loopback:
+        args.usage_error(f"argument --host: {args.host} is not a loopback address (the MCP "
+                         "endpoint has no authentication; put a proxy with one in front)")
+    if not 1 <= args.capacity <= 64:
+        args.usage_error(f"argument --capacity: expected 1 to 64, got {args.capacity}")
+    agent = Agent(args.address, tls=sdk_cli._tls(args),
+                  bot_token=_secret(args, args.bot_token_file, "REFEREE_BOT_TOKEN",
+                                    "--bot-token-file"),
+                  admin_token=_secret(args, args.admin_token_file, "REFEREE_ADMIN_TOKEN",
+                                      "--admin-token-file"),
+                  capacity=args.capacity)
+    if args.match:
+        token = _secret(args, args.token_file, "REFEREE_TOKEN", "--token-file")
+        if not token:
+            args.usage_error("--match needs its seat token: --token-file or $REFEREE_TOKEN")
+        agent.add_seat(args.match, token or "")
+    server = build(agent, args.host)
+
+    async def run() -> None:
+        try:
+            if args.transport == "stdio":
+                await server.run_stdio_async()
+            else:
+                await serve_http(server, args.host, args.port, args.port_file,
+                                 lambda url: print(f"MCP endpoint: {url}", file=sys.stderr,
+                                                   flush=True))
+        finally:
+            await agent.close()
+
+    asyncio.run(run())
+    return sdk_cli.EXIT_OK
 
 
 def _conformance(args: argparse.Namespace) -> int:

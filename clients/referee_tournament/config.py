@@ -14,6 +14,7 @@ import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from referee_client.unary import ON_EXPIRY as _ON_EXPIRY
 
@@ -48,6 +49,7 @@ class Entrant:
     persistent: bool = False  # started once; plays its matches over a bot Session
     copies: int = 1  # persistent: processes started (per referee)
     capacity: int = 0  # persistent: matches at once per process (0: enough for the run)
+    kind: str = "command"  # or "chat-model": `referee-bot llm` (see _chat_model_command)
 
 
 @dataclass(frozen=True)
@@ -267,6 +269,44 @@ def _command(v: Any, key: str, persistent: bool = False) -> tuple[str, ...]:
     return tuple(argv)
 
 
+#: what an [[entrants]] table describes: a bot command, or a chat model played by
+#: `referee-bot llm` (base_url, model, api_key_file)
+ENTRANT_KINDS = ("command", "chat-model")
+
+
+def _chat_model_command(e: dict[str, Any], p: str, base_dir: str) -> list[str]:
+    """A chat-model entrant's command: `referee-bot llm` (the SDK's chat-model bot) with its
+    server, model and the organizer's key file (its path only: the key never reaches a command
+    line); the seat token comes in $REFEREE_TOKEN like any bot's."""
+    url = _str(e, "base_url", p, None)
+    model = _str(e, "model", p, None)
+    if not url or not model:
+        raise ConfigError(f"{p}base_url" if not url else f"{p}model",
+                          "missing: a chat-model entrant needs base_url and model")
+    parsed = urlsplit(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ConfigError(f"{p}base_url", f"expected an http(s) URL, got {url[:80]!r}")
+    if parsed.username or parsed.password or parsed.query or "{" in url:
+        raise ConfigError(f"{p}base_url", "no credentials, query or braces in the URL: the key "
+                          "goes in api_key_file")
+    if "{" in model:
+        raise ConfigError(f"{p}model", "no braces in a model name")
+    cmd = ["{python}", "-m", "referee_client.cli", "llm", "--base-url", url, "--model", model,
+           "--address", "{address}", "--match", "{match}"]
+    for key, flag in (("api_key_file", "--api-key-file"), ("prompt", "--prompt")):
+        value = _str(e, key, p, None)
+        if value is None:
+            continue
+        path = Path(value) if Path(value).is_absolute() else Path(base_dir) / value
+        if not path.is_file():
+            raise ConfigError(f"{p}{key}", f"no file {path}")
+        cmd += [flag, str(path.resolve())]
+    reasks = _int(e, "reasks", p, None, lo=0, hi=10)
+    if reasks is not None:
+        cmd += ["--reasks", str(reasks)]
+    return cmd
+
+
 # ---------------------------------------------------------------------- parsing
 
 def parse(data: dict[str, Any], base_dir: str | Path = ".", file: str | Path | None = None,
@@ -312,8 +352,14 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
         p = f"entrants[{i}]."
         if not isinstance(e, dict):
             raise ConfigError(f"entrants[{i}]", "expected a table with name and command")
-        _unknown(e, {"name", "command", "cwd", "env", "sandbox", "persistent", "copies",
-                     "capacity"}, p)
+        kind = _str(e, "kind", p, "command", ENTRANT_KINDS)
+        if kind == "chat-model":
+            _unknown(e, {"name", "kind", "base_url", "model", "api_key_file", "prompt",
+                         "reasks", "env"}, p)
+            e = {**e, "command": _chat_model_command(e, p, base_dir)}
+        else:
+            _unknown(e, {"name", "kind", "command", "cwd", "env", "sandbox", "persistent",
+                         "copies", "capacity"}, p)
         ename = _str(e, "name", p, None)
         if ename is None:
             raise ConfigError(f"{p}name", "missing")
@@ -338,7 +384,7 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
         sandbox = _sandbox(e.get("sandbox", False), f"{p}sandbox")
         entrants.append(Entrant(ename, cmd, cwd, tuple(sorted(env.items())), sandbox,
                                 persistent, _int(e, "copies", p, 1, lo=1, hi=64),
-                                _int(e, "capacity", p, 0, lo=0, hi=256)))
+                                _int(e, "capacity", p, 0, lo=0, hi=256), kind))
 
     f = _table(data, "format", "")
     _unknown(f, {"type", "seating", "rounds", "challenger", "matches_per_pairing", "early_stop"},

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from referee_client.llm import parse_usage_line
 from referee_client.unary import time_policy_proto
 
 from referee.v1 import referee_pb2 as pb
@@ -553,9 +554,16 @@ async def _over(stub, match_id: str, token: str) -> bool:
     return view.HasField("game_over")
 
 
+#: a chat-model seat's counts in its outcome ("llm"): its moves with a cost line, then the
+#: line's fields (referee_client.llm.usage_line)
+LLM_FIELDS = ("moves", "tokens", "asks", "reasks", "illegal")
+
+
 def _outcome(job: MatchJob, bots: list[_Bot], record: dict[str, Any] | None) -> dict[str, Any]:
     timeouts = [0] * job.seats
     moves = [0] * job.seats
+    # a chat-model bot's cost per move, from the first line of its notes (referee_client.llm)
+    llm: list[dict[str, int] | None] = [None] * job.seats
     if record:
         for m in record.get("moves", ()):
             s = int(m.get("seat", -1))
@@ -563,6 +571,12 @@ def _outcome(job: MatchJob, bots: list[_Bot], record: dict[str, Any] | None) -> 
                 moves[s] += 1
                 if m.get("timeout"):
                     timeouts[s] += 1
+                cost = parse_usage_line(str(m.get("note") or ""))
+                if cost is not None:
+                    c = llm[s] = llm[s] or dict.fromkeys(LLM_FIELDS, 0)
+                    c["moves"] += 1
+                    for name, value in zip(LLM_FIELDS[1:], cost, strict=True):
+                        c[name] += value
     forfeited = record.get("forfeited") if record else None
     # the referee counts refused moves per seat in the record (any language); bots' own
     # "move rejected" lines are the fallback for referees that do not
@@ -585,6 +599,7 @@ def _outcome(job: MatchJob, bots: list[_Bot], record: dict[str, Any] | None) -> 
             # the first refused move as the bot logged it (the referee's reason and message)
             "refusal": refusal if rejected else "",
             "forfeited": forfeited == b.seat, "log": str(b.log_path) if job.log_dir else None,
+            **({"llm": llm[b.seat]} if llm[b.seat] else {}),
             "stderr_tail": tail if (crashed or b.killed or b.given_up or rejected
                                     or timeouts[b.seat]) else "",
             "error": (b.start_error or error_line(tail)

@@ -183,6 +183,8 @@ def compute(rows: list[Row], names: list[str], meta: dict[str, Any] | None = Non
                          "error": next((i.get("error") for i in events
                                         if i.get("entrant") == e["name"] and i.get("error")),
                                        "")})
+    for e in board["entrants"]:
+        e.update(llm_costs(rows).get(e["name"], {}))
     status: dict[str, int] = {}
     for r in rows:
         status[r.status] = status.get(r.status, 0) + 1
@@ -201,6 +203,34 @@ def compute(rows: list[Row], names: list[str], meta: dict[str, Any] | None = Non
         "crashed_in_every_match": dead,
         "matches": [_match_json(r) for r in rows],
     }
+
+
+def llm_costs(rows: list[Row]) -> dict[str, dict[str, Any]]:
+    """Per chat-model entrant (a seat whose moves carry the cost line of referee_client.llm):
+    tokens per move, answers that named no legal move per 100 moves, and re-asks, summed over
+    its seats in finished matches. Moves are the ones it played itself (with a cost line); the
+    decisions it left to the time policy are its timeouts."""
+    sums: dict[str, dict[str, int]] = {}
+    for r in rows:
+        if r.status not in ("done", "failed"):
+            continue
+        for seat in (r.outcome or {}).get("seats", []):
+            counts = seat.get("llm")
+            if not counts:
+                continue
+            total = sums.setdefault(seat["entrant"], {})
+            for k, v in counts.items():
+                total[k] = total.get(k, 0) + int(v)
+    out = {}
+    for name, t in sums.items():
+        moves = t.get("moves", 0)
+        out[name] = {
+            "llm_tokens": t.get("tokens", 0), "llm_asks": t.get("asks", 0),
+            "llm_reasks": t.get("reasks", 0), "llm_illegal": t.get("illegal", 0),
+            "llm_tokens_per_move": round(t.get("tokens", 0) / moves, 1) if moves else None,
+            "llm_illegal_per_100": round(100 * t.get("illegal", 0) / moves, 2) if moves else None,
+        }
+    return out
 
 
 def _match_json(r: Row) -> dict[str, Any]:
@@ -231,17 +261,22 @@ def leaderboard_table(data: dict, title: str = "Leaderboard", compact: bool = Fa
     if not compact:
         t.add_column("place [95%]", justify="right", no_wrap=True)
     t.add_column("t/o·crash·hang·rej", justify="right", no_wrap=True)
+    models = any("llm_tokens" in e for e in data["leaderboard"])
+    if models:  # chat-model entrants: tokens per move, illegal answers per 100 moves, re-asks
+        t.add_column("tok/move·ill/100·reask", justify="right", no_wrap=True)
     for e in data["leaderboard"]:
         name = e["name"] + (f" ({e['note']})" if e.get("note") else "")
         wr = e["win_rate"]
         lo, hi = e["win_rate_ci95"]
         issues = (f"{e.get('timeouts', 0)}·{e.get('crashes', 0)}·{e.get('hangs', 0)}·"
                   f"{e.get('rejected', 0)}")
+        cost = ([f"{_num(e.get('llm_tokens_per_move'), 0)}·{_num(e.get('llm_illegal_per_100'), 1)}"
+                 f"·{e['llm_reasks']}" if "llm_tokens" in e else "-"] if models else [])
         if compact:
             t.add_row(str(e["place"]), name, f"{e['ordinal']:.2f}", str(e["matches"]),
                       str(e["wins"]), _pct(wr) or "-",
                       "-" if e["avg_score"] is None else f"{e['avg_score']:.1f}",
-                      "-" if e["avg_rank"] is None else f"{e['avg_rank']:.2f}", issues)
+                      "-" if e["avg_rank"] is None else f"{e['avg_rank']:.2f}", issues, *cost)
             continue
         t.add_row(
             str(e["place"]), name, f"{e['ordinal']:.2f}",
@@ -249,7 +284,7 @@ def leaderboard_table(data: dict, title: str = "Leaderboard", compact: bool = Fa
             "-" if wr is None else f"{100 * wr:.0f}% [{100 * lo:.0f}–{100 * hi:.0f}]",
             _ci(e["avg_score"], e["avg_score_ci95"], 1),
             _ci(e["avg_rank"], e["avg_rank_ci95"], 2),
-            f"{e['place_ci95'][0]}–{e['place_ci95'][1]}", issues,
+            f"{e['place_ci95'][0]}–{e['place_ci95'][1]}", issues, *cost,
         )
     return t
 
