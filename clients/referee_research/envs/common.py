@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from referee.core.contract import Result
+from referee.core.contract import Event, Result
 from referee.sim.model import Simulation
 
 from .encoding import Encodings, encodings
@@ -42,11 +42,23 @@ class Table:
         other.legal = dict(self.legal)
         return other
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickles without its encodings (built once per game and process, from closures):
+        unpickling takes the unpickling process's own (:meth:`__setstate__`)."""
+        state = dict(self.__dict__)
+        del state["enc"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.enc = encodings(self.name)
+
     def reset(self, seed: int) -> None:
         self.sim = Simulation.new(self.name, self.seats, seed, self.options)
-        self._refresh()
+        self.refresh()
 
-    def _refresh(self) -> None:
+    def refresh(self) -> None:
+        """Index the pending decision's legal moves (after the match changed under the table)."""
         assert self.sim is not None
         d = self.sim.decision()
         self.legal = {} if d is None else self.enc.actions.legal(d.moves)
@@ -56,20 +68,22 @@ class Table:
         assert self.sim is not None
         return self.sim.to_move()
 
-    def play(self, action: int) -> None:
-        """Play the move of ``action`` for the seat to act; ValueError if it is not legal."""
+    def play(self, action: int) -> list[Event]:
+        """Play the move of ``action`` for the seat to act (its public events); ValueError if it
+        is not legal."""
         assert self.sim is not None
         move = self.legal.get(int(action))
         if move is None:
             raise ValueError(f"action {action} is not legal now "
                              f"(legal: {sorted(self.legal)[:20]}...)")
-        self.play_move(move)
+        return self.play_move(move)
 
-    def play_move(self, move: Any) -> None:
+    def play_move(self, move: Any) -> list[Event]:
         """Play an engine move (one of the decision's, whether it has an index or not)."""
         assert self.sim is not None
-        self.sim.apply(move)
-        self._refresh()
+        events = self.sim.apply(move)
+        self.refresh()
+        return events
 
     def observe(self, seat: int) -> np.ndarray:
         assert self.sim is not None
