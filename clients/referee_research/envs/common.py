@@ -9,7 +9,9 @@ from typing import Any
 import numpy as np
 
 from referee.core.contract import Event, Result
+from referee.core.text import describe_view
 from referee.sim.model import Simulation
+from referee.v1 import referee_pb2
 
 from .encoding import Encodings, encodings
 
@@ -88,6 +90,14 @@ class Table:
     def observe(self, seat: int) -> np.ndarray:
         assert self.sim is not None
         return self.enc.observations.encode(self.sim.view(seat))
+
+    def text(self, seat: int | None) -> str:
+        """``seat``'s view (None: a spectator's) as text (``referee.core.text.describe_view`` of
+        the wire View the referee would send): the environments' "ansi" rendering."""
+        assert self.sim is not None
+        wire = referee_pb2.View()
+        getattr(wire, self.name).CopyFrom(self.sim.view(seat))  # the wire convention
+        return describe_view(wire)
 
     def mask(self, seat: int) -> np.ndarray:
         """The legal actions of ``seat`` (all zero when it is not its turn)."""

@@ -3,7 +3,9 @@
 Importing this module registers every game of the registry with pyspiel as ``referee_<game>``
 (``referee_batavia``, ``referee_goa``, ``referee_santa_maria``), so ``pyspiel.load_game(
 "referee_batavia", {"players": 3, "setup": "face_up"})`` works at once; :func:`load` is the same
-with keyword options. The game's options are the game parameters, besides ``players``.
+with keyword options. The game's options are the game parameters, besides ``players``; an enum
+option whose choices are numbers is an int parameter (``referee_goa(edition=2004)``: OpenSpiel
+reads digits in a game string as a number).
 
 Chance: the engines draw every chance event from keyed streams of one match seed, so the game
 has a single chance node, at the start, which picks the seed among ``SEEDS`` equally likely
@@ -41,9 +43,7 @@ import pyspiel
 from referee.core import registry
 from referee.core.contract import Event, Information
 from referee.core.rng import Rng
-from referee.core.text import describe_view
 from referee.sim.model import Simulation
-from referee.v1 import referee_pb2
 
 from .common import Table
 from .encoding import encodings
@@ -76,11 +76,20 @@ def short_name(game: str) -> str:
     return f"referee_{game}"
 
 
+def _numbered(game: str) -> set[str]:
+    """The game's enum options whose choices are all numbers (Goa's ``edition``: "2012",
+    "2004"). OpenSpiel reads a parameter of digits in a game string as an int, so these are int
+    parameters there, turned back into the choice's text for the game."""
+    return {o.name for o in registry.get(game).spec.options
+            if o.kind == "enum" and all(str(c).isdigit() for c in o.choices)}
+
+
 def _game_type(game: str) -> pyspiel.GameType:
     spec = registry.get(game).spec
     params: dict[str, Any] = {"players": max(spec.min_seats, min(2, spec.max_seats))}
+    numbered = _numbered(game)
     for option in spec.options:
-        params[option.name] = option.default
+        params[option.name] = int(option.default) if option.name in numbered else option.default
     return pyspiel.GameType(
         short_name=short_name(game),
         long_name=f"{spec.title} (boardgame-referee)",
@@ -112,8 +121,10 @@ class RefereeSpielGame(pyspiel.Game):
         game_type = _game_type(self.game_name)
         defaults = game_type.parameter_specification
         players = int(params.get("players", defaults["players"]))
-        self.options = {name: params.get(name, default) for name, default in defaults.items()
-                        if name != "players"}
+        numbered = _numbered(self.game_name)
+        self.options = {name: str(value) if name in numbered else value
+                        for name, default in defaults.items() if name != "players"
+                        for value in (params.get(name, default),)}
         self.players = players
         enc = encodings(self.game_name)
         info = pyspiel.GameInfo(
@@ -200,14 +211,6 @@ class RefereeSpielState(pyspiel.State):
         return f"{self.table.name}, state {self.table.sim.hash()[:16]}"
 
 
-def wire_view(state: RefereeSpielState, seat: int | None) -> referee_pb2.View:
-    """``seat``'s view (None: a spectator's) in the wire View, as the referee sends it."""
-    assert state.table.sim is not None
-    wire = referee_pb2.View()
-    getattr(wire, state.table.name).CopyFrom(state.table.sim.view(seat))  # the wire convention
-    return wire
-
-
 class ViewObserver:
     """What a player observes, for one ``pyspiel.IIGObservationType`` (None: the default, the
     player's own view). See the module docstring for which types are honoured."""
@@ -262,9 +265,8 @@ class ViewObserver:
             return BEFORE_SEED
         seats = self._seats(state, player)
         if self.scope != "all":
-            return describe_view(wire_view(state, seats[0]))
-        return "\n".join(f"seat {seat}:\n{describe_view(wire_view(state, seat))}"
-                         for seat in seats)
+            return state.table.text(seats[0])
+        return "\n".join(f"seat {seat}:\n{state.table.text(seat)}" for seat in seats)
 
 
 def _class_name(game: str) -> str:
@@ -286,7 +288,9 @@ def register(game: str) -> str:
 
 def load(game: str, players: int | None = None, **options: Any) -> pyspiel.Game:
     """The OpenSpiel game of ``game`` for ``players`` players, with these game options."""
-    params: dict[str, Any] = dict(options)
+    numbered = _numbered(game)
+    params: dict[str, Any] = {name: int(value) if name in numbered else value
+                              for name, value in options.items()}
     if players is not None:
         params["players"] = players
     return pyspiel.load_game(register(game), params)
