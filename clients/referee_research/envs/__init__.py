@@ -24,5 +24,5 @@ def single(game: str, seats: int | None = None, seat: int = 0,
 
 register_gym_ids()
 
-__all__ = ["ActionEncoding", "ObservationEncoding", "RefereeAEC", "SingleSeatEnv", "aec", "env",
-           "encodings", "gym_ids", "raw_env", "register_gym_ids", "single"]
+__all__ = ["ActionEncoding", "ObservationEncoding", "RefereeAEC", "SingleSeatEnv", "aec",
+           "encodings", "env", "gym_ids", "raw_env", "register_gym_ids", "single"]

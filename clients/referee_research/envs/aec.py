@@ -20,6 +20,9 @@ from pettingzoo.utils import wrappers
 
 from .common import Table
 
+#: What ``render()`` offers: "ansi", a view as text.
+RENDER_MODES = ("ansi",)
+
 
 def observation_space(size: int, actions: int) -> spaces.Dict:
     return spaces.Dict({
@@ -31,17 +34,14 @@ def observation_space(size: int, actions: int) -> spaces.Dict:
 class RefereeAEC(AECEnv):
     """One game as a PettingZoo AEC environment (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi"], "name": "referee_v0", "is_parallelizable": False}
-
     def __init__(self, game: str, seats: int, options: Mapping[str, Any] | None = None,
                  seed: int | None = None, render_mode: str | None = None):
         super().__init__()
         self.table = Table(game, seats, options)
-        self.metadata = {"render_modes": ["ansi"], "name": f"{game}_v0",
+        self.metadata = {"render_modes": list(RENDER_MODES), "name": f"{game}_v0",
                          "is_parallelizable": False}
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode {render_mode!r} is not one of "
-                             f"{self.metadata['render_modes']}")
+        if render_mode not in (None, *RENDER_MODES):
+            raise ValueError(f"render_mode {render_mode!r} is not one of {RENDER_MODES}")
         self.render_mode = render_mode
         self.possible_agents = [f"seat_{s}" for s in range(seats)]
         enc = self.table.enc

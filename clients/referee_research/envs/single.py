@@ -33,7 +33,7 @@ from referee_client.bots import BOTS, GREEDY_FOR_GAME
 from referee.core import registry
 from referee.v1 import referee_pb2
 
-from .aec import observation_space
+from .aec import RENDER_MODES, observation_space
 from .common import Table
 
 #: The reward of an illegal action (the episode ends).
@@ -54,7 +54,8 @@ def make_bot(game: str, name: str, seed: int | None) -> Bot | None:
 class SingleSeatEnv(gym.Env):
     """One seat of one game against reference bots (see the module docstring)."""
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"]}
+    # on the class: gymnasium.make reads an entry point's render modes before making it
+    metadata = {"render_modes": list(RENDER_MODES)}  # noqa: RUF012 - Env declares it so
 
     def __init__(self, game: str, seats: int | None = None, seat: int = 0,
                  opponents: str | Sequence[str] = "random",
@@ -63,9 +64,8 @@ class SingleSeatEnv(gym.Env):
         """``preset``: options a registered id fixes (``referee/Goa2004-v0``: the 2004
         edition), under ``options``."""
         spec = registry.get(game).spec
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode {render_mode!r} is not one of "
-                             f"{self.metadata['render_modes']}")
+        if render_mode not in (None, *RENDER_MODES):
+            raise ValueError(f"render_mode {render_mode!r} is not one of {RENDER_MODES}")
         options = {**(preset or {}), **(options or {})}
         if seats is None:
             seats = max(spec.min_seats, min(2, spec.max_seats))
