@@ -6,7 +6,8 @@ one to act is the seat the rules say (not a fixed rotation: auctions and sub-dec
 who decides). Each agent observes ``{"observation": its view encoded, "action_mask": its legal
 actions}``; a seat that is not to act has an all-zero mask. The only rewards come when the match
 ends: +1 for first place, -1 for last, evenly between (:func:`~.common.rank_reward`).
-``render_mode="ansi"``: ``render()`` is the spectator's view as text (no seat's secrets).
+``render_mode="ansi"``: ``render()`` is the spectator's view as text (no seat's secrets);
+``"human"`` prints it.
 """
 from __future__ import annotations
 
@@ -20,8 +21,16 @@ from pettingzoo.utils import wrappers
 
 from .common import Table
 
-#: What ``render()`` offers: "ansi", a view as text.
-RENDER_MODES = ("ansi",)
+#: What ``render()`` offers: "ansi" returns a view as text, "human" prints it.
+RENDER_MODES = ("ansi", "human")
+
+
+def show(text: str, render_mode: str) -> str | None:
+    """``render()``'s answer: the text ("ansi"), or None once printed ("human")."""
+    if render_mode == "human":
+        print(text)
+        return None
+    return text
 
 
 def observation_space(size: int, actions: int) -> spaces.Dict:
@@ -98,9 +107,9 @@ class RefereeAEC(AECEnv):
             self._accumulate_rewards()
 
     def render(self) -> str | None:
-        if self.render_mode != "ansi" or self.table.sim is None:
+        if self.render_mode is None or self.table.sim is None:
             return None
-        return self.table.text(None)
+        return show(self.table.text(None), self.render_mode)
 
     def close(self) -> None:
         pass

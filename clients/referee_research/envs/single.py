@@ -12,7 +12,7 @@ The observation is the learner's ``{"observation", "action_mask"}`` (as in the A
 learner's rank reward (+1 first ... -1 last). An action that is not legal ends the episode at
 once with reward -1 and ``info["illegal"] = True`` (learners should sample with the mask:
 ``env.action_space.sample(mask=obs["action_mask"])``). ``render_mode="ansi"``: ``render()`` is
-the learner's view as text.
+the learner's view as text; ``"human"`` prints it.
 
 Importing ``referee_research.envs`` registers one Gymnasium id per game, ``referee/<Game>-v0``
 (``referee/Batavia-v0``, ``referee/SantaMaria-v0``), and one per other edition of a game with an
@@ -33,7 +33,7 @@ from referee_client.bots import BOTS, GREEDY_FOR_GAME
 from referee.core import registry
 from referee.v1 import referee_pb2
 
-from .aec import RENDER_MODES, observation_space
+from .aec import RENDER_MODES, observation_space, show
 from .common import Table
 
 #: The reward of an illegal action (the episode ends).
@@ -151,9 +151,9 @@ class SingleSeatEnv(gym.Env):
         return obs, reward, rewards is not None, False, info
 
     def render(self) -> str | None:
-        if self.render_mode != "ansi" or self.table.sim is None:
+        if self.render_mode is None or self.table.sim is None:
             return None
-        return self.table.text(self.seat)
+        return show(self.table.text(self.seat), self.render_mode)
 
 
 #: The option whose choices get an id each (besides the game's default).
