@@ -61,3 +61,22 @@ def test_the_move_table_pickles(name):
             assert codec.from_proto(message) == move
             seen += 1
         sim.apply(d.moves[rnd.randrange(len(d.moves))])
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_pickled_at_any_decision_the_next_move_plays_alike(name):
+    """Pickled at every decision of whole games (the decision memoised), the copy plays the
+    chosen move of its own list to the same state: a move the rules compare by identity (a
+    singleton such as Santa Maria's DECLINE) must unpickle as that very object."""
+    spec = registry.get(name).spec
+    for seed in range(3):
+        sim = Simulation.new(name, max(spec.min_seats, 2), seed)
+        rnd = random.Random(seed)
+        while (d := sim.decision()) is not None:
+            copy = pickle.loads(pickle.dumps(sim))
+            d_copy = copy.decision()
+            assert d_copy is not None
+            i = rnd.randrange(len(d.moves))
+            sim.apply(d.moves[i])
+            copy.apply(d_copy.moves[i])
+            assert copy.hash() == sim.hash(), f"{name}: {d.moves[i]!r} played apart"
