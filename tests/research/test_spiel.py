@@ -233,3 +233,20 @@ def test_the_game_type_and_length_are_the_games_own(name):
     expected = MAX_GAME_LENGTH if spec.max_decisions is None else (
         spec.max_decisions(spec.parse_options({}), spec.max_seats) + 1)
     assert game.max_game_length() == expected
+
+
+def test_openspiels_rl_environment_plays_on_the_observation_tensor():
+    """``rl_environment`` takes the observation tensor, the game offering no information state,
+    and plays a match to its rank rewards."""
+    from open_spiel.python import rl_environment
+
+    env = rl_environment.Environment(
+        "referee_batavia", chance_event_sampler=rl_environment.ChanceEventSampler(seed=0),
+        players=3)
+    assert env.observation_spec()["info_state"] == (load("batavia", 3).observation_tensor_size(),)
+    rng = np.random.default_rng(0)
+    step = env.reset()
+    while not step.last():
+        player = step.observations["current_player"]
+        step = env.step([int(rng.choice(step.observations["legal_actions"][player]))])
+    assert max(step.rewards) == 1.0 and len(step.rewards) == 3
