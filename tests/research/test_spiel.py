@@ -71,6 +71,8 @@ def test_game_and_state_pickle_and_serialise_mid_game(name):
     for copy in copies:
         assert copy.is_terminal() and copy.returns() == state.returns()
         assert copy.history() == state.history()
+        # the public events the sampler reads came along, and went on alike
+        assert copy.table.events() == state.table.events() and state.table.events()
 
 
 def test_the_games_are_registered_on_import():
@@ -167,6 +169,7 @@ def test_resample_from_infostate_keeps_what_the_player_saw(name):
     redrawn = total = 0
     for seed in (5, 6):
         _, state = _played(name, 2 if name != "batavia" else 3, steps=30, seed=seed)
+        state = state.clone()  # a copy shares the events it read up to here
         for p in range(state.num_players()):
             other = state.resample_from_infostate(p, sampler)
             assert other.current_player() == state.current_player()

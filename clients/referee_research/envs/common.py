@@ -2,7 +2,6 @@
 and the reward a finished match gives each seat (docs/research/environments.md)."""
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,10 +34,15 @@ class Table:
         self.enc: Encodings = encodings(game)
         self.sim: Simulation | None = None
         self.legal: dict[int, Any] = {}
+        #: The public events so far, for the samplers (:meth:`events`), as a persistent list:
+        #: (the log before, one move's events), so a copy of the table shares it at no cost
+        #: (OpenSpiel's search copies states far more often than it reads their events).
+        self.log: tuple[Any, tuple[Event, ...]] | None = None
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Table:
         """A copy playing on independently: the match cloned, the encodings shared."""
-        other = copy.copy(self)
+        other = Table.__new__(Table)  # not copy.copy: that would go through __getstate__
+        other.__dict__.update(self.__dict__)
         if self.sim is not None:
             other.sim = self.sim.clone()
         other.legal = dict(self.legal)
@@ -49,6 +53,8 @@ class Table:
         unpickling takes the unpickling process's own (:meth:`__setstate__`)."""
         state = dict(self.__dict__)
         del state["enc"]
+        events = self.events()
+        state["log"] = (None, tuple(events)) if events else None  # flat: no deep nesting
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -57,6 +63,7 @@ class Table:
 
     def reset(self, seed: int) -> None:
         self.sim = Simulation.new(self.name, self.seats, seed, self.options)
+        self.log = None
         self.refresh()
 
     def refresh(self) -> None:
@@ -84,8 +91,20 @@ class Table:
         """Play an engine move (one of the decision's, whether it has an index or not)."""
         assert self.sim is not None
         events = self.sim.apply(move)
+        if events:
+            self.log = (self.log, tuple(events))
         self.refresh()
         return events
+
+    def events(self) -> list[Event]:
+        """The public events of the match so far, oldest first (what ``Join.events`` would
+        deliver after the set-up)."""
+        parts = []
+        node = self.log
+        while node is not None:
+            node, events = node
+            parts.append(events)
+        return [event for events in reversed(parts) for event in events]
 
     def observe(self, seat: int) -> np.ndarray:
         assert self.sim is not None

@@ -41,7 +41,7 @@ import numpy as np
 import pyspiel
 
 from referee.core import registry
-from referee.core.contract import Event, Information
+from referee.core.contract import Information
 from referee.core.rng import Rng
 from referee.sim.model import Simulation
 
@@ -142,14 +142,12 @@ class RefereeSpielGame(pyspiel.Game):
 
 
 class RefereeSpielState(pyspiel.State):
-    """A match: before the seed is drawn, a chance node; then the rules' decisions. ``events``
-    holds the public events so far (what the samplers read besides a view)."""
+    """A match: before the seed is drawn, a chance node; then the rules' decisions."""
 
     def __init__(self, game: RefereeSpielGame):
         super().__init__(game)
         self.table = Table(game.game_name, game.players, game.options)
         self.seeded = False
-        self.events: list[Event] = []
 
     def current_player(self) -> int:
         if not self.seeded:
@@ -170,7 +168,7 @@ class RefereeSpielState(pyspiel.State):
             self.table.reset(int(action))
             self.seeded = True
         else:
-            self.events.extend(self.table.play(int(action)))
+            self.table.play(int(action))
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
@@ -200,7 +198,7 @@ class RefereeSpielState(pyspiel.State):
         seed = int(probability_sampler() * 2**53)
         out.table.sim = Simulation.from_views(
             sim.game, {player_id: sim.view(player_id)}, sim.seat_count, Rng(seed),
-            self.events, sim.options, sim.components)
+            self.table.events(), sim.options, sim.components)
         out.table.refresh()
         return out
 
