@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from google.protobuf.message import Message
 
-from . import hashing
+from . import hashing, registry
 from .codec import MoveCodec
 from .components import ComponentSheet, SheetError, derived, load_sheet_file, parse_sheet
 from .contract import Decision, Event, Game, M, S
@@ -69,6 +69,16 @@ class SheetGame(Game[S, M]):
             self.move_to_proto = self.move_codec.to_proto  # type: ignore[method-assign]
         if type(self).move_from_proto is SheetGame.move_from_proto:
             self.move_from_proto = self.move_codec.from_proto  # type: ignore[method-assign]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """A game is stateless: it pickles as its name, and unpickles as the process's registered
+        game of that name (its caches and move table shared), so a pickled state, forward model
+        or research environment carries no copy of its game. A game outside the registry
+        pickles as a new instance of its class."""
+        name = self.spec.name
+        if registry.games().get(name) is self:
+            return (registry.get, (name,))
+        return (type(self), ())
 
     # ---- component sheets
     def check_sheet(self, sheet: ComponentSheet) -> None:

@@ -334,9 +334,20 @@ def kind(field: str, cls: type[M], make: Callable[..., M], /,
     return MoveKind(field, cls, make, tuple(conversions.items()))
 
 
+@dataclass(frozen=True, slots=True)
+class _Constant(Generic[M_co]):
+    """The ``make`` of a :func:`constant` kind: returns its one value. A class, not a lambda, so
+    a table (and a codec) pickles; it is called once, when the codec is built."""
+
+    value: M_co
+
+    def __call__(self) -> M_co:
+        return self.value
+
+
 def constant(field: str, value: M) -> MoveKind[M]:
     """The oneof field ``field``, an empty message, is the one engine move ``value``."""
-    return MoveKind(field, type(value), lambda: value, ())
+    return MoveKind(field, type(value), _Constant(value), ())
 
 
 class MoveCodec(Generic[M]):
@@ -364,6 +375,11 @@ class MoveCodec(Generic[M]):
         missing = [f.name for f in desc.oneofs[0].fields if f.name not in self._decoders]
         if missing:
             raise ValueError(f"{desc.full_name}: no table entry for {', '.join(missing)}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles as its table: the encoders and decoders are closures built from it (the
+        research environments pickle states, forward models and whole environments)."""
+        return (MoveCodec, (self.message, self.kinds))
 
     def _bind(self, desc: Descriptor, k: MoveKind[M]) -> list[Bound]:
         field = desc.fields_by_name.get(k.field)

@@ -57,6 +57,32 @@ def derived(sheet: ComponentSheet, build: Callable[[ComponentSheet], Any]) -> An
     value = _DERIVED.get(key)
     if value is None:
         value = _DERIVED[key] = build(sheet)
+        _ORIGIN[id(value)] = (build, sheet)
+    return value
+
+
+#: id of each value :func:`derived` built -> (build, sheet); those values live as long as
+#: ``_DERIVED`` (the process), so their ids are never reused.
+_ORIGIN: dict[int, tuple[Callable[[ComponentSheet], Any], ComponentSheet]] = {}
+
+
+def reduce_derived(value: Any) -> tuple[Any, ...]:
+    """``__reduce__`` for a value :func:`derived` builds (a game's compiled ``Rules``): it
+    pickles as its sheet and builder and unpickles as ``derived(sheet, build)``, the one value of
+    the unpickling process for that sheet, as a state set up there would hold it (the engines'
+    caches key on it). A value built another way pickles field by field."""
+    origin = _ORIGIN.get(id(value))
+    if origin is not None and _DERIVED.get((origin[0], origin[1].sha256)) is value:
+        build, sheet = origin
+        return (derived, (sheet, build))
+    return (_rebuild, (type(value), dict(vars(value))))
+
+
+def _rebuild(cls: type, fields: dict[str, Any]) -> Any:
+    """A value of ``cls`` with these attributes, as pickle builds a plain object (a frozen
+    dataclass refuses ``setattr``)."""
+    value: Any = object.__new__(cls)
+    value.__dict__.update(fields)
     return value
 
 

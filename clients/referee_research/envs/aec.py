@@ -1,10 +1,13 @@
 """A PettingZoo AEC environment per game, on the forward model (docs/research/environments.md).
 
-``aec("batavia", seats=3)`` is one match at a time: agents ``seat_0`` ... ``seat_{n-1}``, the
+``env("batavia", seats=3)`` is the environment with PettingZoo's standard wrappers, as its own
+environments are made (:func:`env`); ``raw_env`` / ``aec`` the environment alone. One match at a time: agents ``seat_0`` ... ``seat_{n-1}``, the
 one to act is the seat the rules say (not a fixed rotation: auctions and sub-decisions change
 who decides). Each agent observes ``{"observation": its view encoded, "action_mask": its legal
 actions}``; a seat that is not to act has an all-zero mask. The only rewards come when the match
 ends: +1 for first place, -1 for last, evenly between (:func:`~.common.rank_reward`).
+``render_mode="ansi"``: ``render()`` is the spectator's view as text (no seat's secrets);
+``"human"`` prints it.
 """
 from __future__ import annotations
 
@@ -14,8 +17,20 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
 
 from .common import Table
+
+#: What ``render()`` offers: "ansi" returns a view as text, "human" prints it.
+RENDER_MODES = ("ansi", "human")
+
+
+def show(text: str, render_mode: str) -> str | None:
+    """``render()``'s answer: the text ("ansi"), or None once printed ("human")."""
+    if render_mode == "human":
+        print(text)
+        return None
+    return text
 
 
 def observation_space(size: int, actions: int) -> spaces.Dict:
@@ -32,8 +47,10 @@ class RefereeAEC(AECEnv):
                  seed: int | None = None, render_mode: str | None = None):
         super().__init__()
         self.table = Table(game, seats, options)
-        self.metadata = {"render_modes": ["ansi"], "name": f"{game}_v0",
+        self.metadata = {"render_modes": list(RENDER_MODES), "name": f"{game}_v0",
                          "is_parallelizable": False}
+        if render_mode not in (None, *RENDER_MODES):
+            raise ValueError(f"render_mode {render_mode!r} is not one of {RENDER_MODES}")
         self.render_mode = render_mode
         self.possible_agents = [f"seat_{s}" for s in range(seats)]
         enc = self.table.enc
@@ -90,16 +107,16 @@ class RefereeAEC(AECEnv):
             self._accumulate_rewards()
 
     def render(self) -> str | None:
-        if self.render_mode != "ansi" or self.table.sim is None:
+        if self.render_mode is None or self.table.sim is None:
             return None
-        return str(self.table.sim.view(None))
+        return show(self.table.text(None), self.render_mode)
 
     def close(self) -> None:
         pass
 
 
-def aec(game: str, seats: int | None = None, options: Mapping[str, Any] | None = None,
-        seed: int | None = None, render_mode: str | None = None) -> RefereeAEC:
+def raw_env(game: str, seats: int | None = None, options: Mapping[str, Any] | None = None,
+            seed: int | None = None, render_mode: str | None = None) -> RefereeAEC:
     """The PettingZoo AEC environment of ``game`` for ``seats`` seats (default: the fewest the
     game takes, at least 2 where it can), with the game's ``options``; ``seed`` seeds the match
     seeds that ``reset()`` draws."""
@@ -108,3 +125,24 @@ def aec(game: str, seats: int | None = None, options: Mapping[str, Any] | None =
     if seats is None:
         seats = max(spec.min_seats, min(2, spec.max_seats))
     return RefereeAEC(game, seats, options, seed, render_mode)
+
+
+#: The environment alone, under the name the factories' users know too.
+aec = raw_env
+
+#: The reward of an illegal action in :func:`env` (PettingZoo's TerminateIllegalWrapper: the
+#: episode ends, the other agents get 0).
+ILLEGAL_REWARD = -1.0
+
+
+def env(game: str, seats: int | None = None, options: Mapping[str, Any] | None = None,
+        seed: int | None = None, render_mode: str | None = None) -> AECEnv:
+    """:func:`raw_env` with the wrappers PettingZoo's own classic environments apply: an illegal
+    action ends the episode with ``ILLEGAL_REWARD`` for its agent (``TerminateIllegalWrapper``;
+    the raw environment raises ValueError instead), an action outside the space fails an
+    assertion (``AssertOutOfBoundsWrapper``), and calls out of order are refused
+    (``OrderEnforcingWrapper``)."""
+    wrapped: AECEnv = raw_env(game, seats, options, seed, render_mode)
+    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=ILLEGAL_REWARD)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    return wrappers.OrderEnforcingWrapper(wrapped)

@@ -2,14 +2,15 @@
 and the reward a finished match gives each seat (docs/research/environments.md)."""
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from referee.core.contract import Result
+from referee.core.contract import Event, Result
+from referee.core.text import describe_view
 from referee.sim.model import Simulation
+from referee.v1 import referee_pb2
 
 from .encoding import Encodings, encodings
 
@@ -33,20 +34,40 @@ class Table:
         self.enc: Encodings = encodings(game)
         self.sim: Simulation | None = None
         self.legal: dict[int, Any] = {}
+        #: The public events so far, for the samplers (:meth:`events`), as a persistent list:
+        #: (the log before, one move's events), so a copy of the table shares it at no cost
+        #: (OpenSpiel's search copies states far more often than it reads their events).
+        self.log: tuple[Any, tuple[Event, ...]] | None = None
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Table:
         """A copy playing on independently: the match cloned, the encodings shared."""
-        other = copy.copy(self)
+        other = Table.__new__(Table)  # not copy.copy: that would go through __getstate__
+        other.__dict__.update(self.__dict__)
         if self.sim is not None:
             other.sim = self.sim.clone()
         other.legal = dict(self.legal)
         return other
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickles without its encodings (built once per game and process, from closures):
+        unpickling takes the unpickling process's own (:meth:`__setstate__`)."""
+        state = dict(self.__dict__)
+        del state["enc"]
+        events = self.events()
+        state["log"] = (None, tuple(events)) if events else None  # flat: no deep nesting
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.enc = encodings(self.name)
+
     def reset(self, seed: int) -> None:
         self.sim = Simulation.new(self.name, self.seats, seed, self.options)
-        self._refresh()
+        self.log = None
+        self.refresh()
 
-    def _refresh(self) -> None:
+    def refresh(self) -> None:
+        """Index the pending decision's legal moves (after the match changed under the table)."""
         assert self.sim is not None
         d = self.sim.decision()
         self.legal = {} if d is None else self.enc.actions.legal(d.moves)
@@ -56,24 +77,46 @@ class Table:
         assert self.sim is not None
         return self.sim.to_move()
 
-    def play(self, action: int) -> None:
-        """Play the move of ``action`` for the seat to act; ValueError if it is not legal."""
+    def play(self, action: int) -> list[Event]:
+        """Play the move of ``action`` for the seat to act (its public events); ValueError if it
+        is not legal."""
         assert self.sim is not None
         move = self.legal.get(int(action))
         if move is None:
             raise ValueError(f"action {action} is not legal now "
                              f"(legal: {sorted(self.legal)[:20]}...)")
-        self.play_move(move)
+        return self.play_move(move)
 
-    def play_move(self, move: Any) -> None:
+    def play_move(self, move: Any) -> list[Event]:
         """Play an engine move (one of the decision's, whether it has an index or not)."""
         assert self.sim is not None
-        self.sim.apply(move)
-        self._refresh()
+        events = self.sim.apply(move)
+        if events:
+            self.log = (self.log, tuple(events))
+        self.refresh()
+        return events
+
+    def events(self) -> list[Event]:
+        """The public events of the match so far, oldest first (what ``Join.events`` would
+        deliver after the set-up)."""
+        parts = []
+        node = self.log
+        while node is not None:
+            node, events = node
+            parts.append(events)
+        return [event for events in reversed(parts) for event in events]
 
     def observe(self, seat: int) -> np.ndarray:
         assert self.sim is not None
         return self.enc.observations.encode(self.sim.view(seat))
+
+    def text(self, seat: int | None) -> str:
+        """``seat``'s view (None: a spectator's) as text (``referee.core.text.describe_view`` of
+        the wire View the referee would send): the environments' "ansi" rendering."""
+        assert self.sim is not None
+        wire = referee_pb2.View()
+        getattr(wire, self.name).CopyFrom(self.sim.view(seat))  # the wire convention
+        return describe_view(wire)
 
     def mask(self, seat: int) -> np.ndarray:
         """The legal actions of ``seat`` (all zero when it is not its turn)."""

@@ -11,7 +11,13 @@ The observation is the learner's ``{"observation", "action_mask"}`` (as in the A
 ``info["action_mask"]`` repeats the mask. The reward is 0 until the match ends, then the
 learner's rank reward (+1 first ... -1 last). An action that is not legal ends the episode at
 once with reward -1 and ``info["illegal"] = True`` (learners should sample with the mask:
-``env.action_space.sample(mask=obs["action_mask"])``).
+``env.action_space.sample(mask=obs["action_mask"])``). ``render_mode="ansi"``: ``render()`` is
+the learner's view as text; ``"human"`` prints it.
+
+Importing ``referee_research.envs`` registers one Gymnasium id per game, ``referee/<Game>-v0``
+(``referee/Batavia-v0``, ``referee/SantaMaria-v0``), and one per other edition of a game with an
+``edition`` option (``referee/Goa2004-v0``): :func:`gym_ids`, ``gym.make(id, seats=3,
+opponents="greedy")``.
 """
 from __future__ import annotations
 
@@ -27,7 +33,7 @@ from referee_client.bots import BOTS, GREEDY_FOR_GAME
 from referee.core import registry
 from referee.v1 import referee_pb2
 
-from .aec import observation_space
+from .aec import RENDER_MODES, observation_space, show
 from .common import Table
 
 #: The reward of an illegal action (the episode ends).
@@ -48,10 +54,19 @@ def make_bot(game: str, name: str, seed: int | None) -> Bot | None:
 class SingleSeatEnv(gym.Env):
     """One seat of one game against reference bots (see the module docstring)."""
 
+    # on the class: gymnasium.make reads an entry point's render modes before making it
+    metadata = {"render_modes": list(RENDER_MODES)}  # noqa: RUF012 - Env declares it so
+
     def __init__(self, game: str, seats: int | None = None, seat: int = 0,
                  opponents: str | Sequence[str] = "random",
-                 options: Mapping[str, Any] | None = None, render_mode: str | None = None):
+                 options: Mapping[str, Any] | None = None, render_mode: str | None = None,
+                 preset: Mapping[str, Any] | None = None):
+        """``preset``: options a registered id fixes (``referee/Goa2004-v0``: the 2004
+        edition), under ``options``."""
         spec = registry.get(game).spec
+        if render_mode not in (None, *RENDER_MODES):
+            raise ValueError(f"render_mode {render_mode!r} is not one of {RENDER_MODES}")
+        options = {**(preset or {}), **(options or {})}
         if seats is None:
             seats = max(spec.min_seats, min(2, spec.max_seats))
         if not 0 <= seat < seats:
@@ -63,7 +78,6 @@ class SingleSeatEnv(gym.Env):
         self.opponent_names = dict(zip(others, names))
         for name in names:
             make_bot(game, name, 0)  # fail now on an unknown name
-        self.metadata = {"render_modes": ["ansi"]}
         self.game = game
         self.seat = seat
         self.table = Table(game, seats, options)
@@ -137,6 +151,36 @@ class SingleSeatEnv(gym.Env):
         return obs, reward, rewards is not None, False, info
 
     def render(self) -> str | None:
-        if self.render_mode != "ansi" or self.table.sim is None:
+        if self.render_mode is None or self.table.sim is None:
             return None
-        return str(self.table.sim.view(self.seat))
+        return show(self.table.text(self.seat), self.render_mode)
+
+
+#: The option whose choices get an id each (besides the game's default).
+EDITION = "edition"
+
+
+def gym_ids() -> dict[str, tuple[str, dict[str, Any]]]:
+    """Gymnasium id -> (game, the options it fixes), for every game of the registry: the game
+    with its default options, and each other choice of an ``edition`` option."""
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    for name in sorted(registry.games()):
+        spec = registry.get(name).spec
+        camel = "".join(part.title() for part in name.split("_"))
+        out[f"referee/{camel}-v0"] = (name, {})
+        for option in spec.options:
+            if option.name == EDITION and option.kind == "enum":
+                for choice in option.choices:
+                    if choice != option.default:
+                        out[f"referee/{camel}{choice}-v0"] = (name, {EDITION: choice})
+    return out
+
+
+def register_gym_ids() -> list[str]:
+    """Register :func:`gym_ids` with Gymnasium (again: a no-op); the ids."""
+    ids = gym_ids()
+    for env_id, (game, preset) in ids.items():
+        if env_id not in gym.registry:
+            gym.register(env_id, entry_point=f"{__name__}:SingleSeatEnv",
+                         kwargs={"game": game, "preset": preset})
+    return list(ids)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from referee.core.components import ComponentSheet
+from referee.core.components import ComponentSheet, reduce_derived
 
 #: "l'une des 5 compagnies des Indes orientales" (Batavia, French rules, "Matériel de jeu"), in the
 #: order of the rules: "Les compagnies sont originaires des nations (de gauche à droite)"
@@ -56,6 +56,9 @@ class Rules:
     arrival_gold: int
     stall_tiles: tuple[int, ...]
     face_up_layout: tuple[int, ...]
+
+    def __reduce__(self) -> tuple[Any, ...]:  # a pickled state unpickles onto the process's Rules
+        return reduce_derived(self)
 
     @classmethod
     def from_sheet(cls, sheet: ComponentSheet) -> Rules:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from referee.core.components import ComponentSheet
+from referee.core.components import ComponentSheet, reduce_derived
 
 SPICES = ("ginger", "pepper", "cinnamon", "nutmeg", "clove")
 COLUMNS = ("ships", "harvest", "taxes", "expedition", "colonists")
@@ -158,6 +158,9 @@ class Rules:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Rules:  # immutable: copies of a state share it
         return self
+
+    def __reduce__(self) -> tuple[Any, ...]:  # a pickled state unpickles onto the process's Rules
+        return reduce_derived(self)
 
     @classmethod
     def from_sheet(cls, sheet: ComponentSheet) -> Rules:

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from referee.core.components import ComponentSheet
+from referee.core.components import ComponentSheet, reduce_derived
 
 from .sheet import GRID_SIDE, SCHOLARS, TERRAINS, gather
 
@@ -128,6 +128,9 @@ class Rules:
     trees: tuple[int, ...]
     n_scholars: int
     n_bishops: int
+
+    def __reduce__(self) -> tuple[Any, ...]:  # a pickled state unpickles onto the process's Rules
+        return reduce_derived(self)
 
     @classmethod
     def from_sheet(cls, sheet: ComponentSheet) -> Rules:

@@ -7,13 +7,14 @@ resources are indices 0..4 in that order; die colours WHITE = 1, BLUE = 2; lines
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from typing import Any, Self
 
 
 class _Value:
-    """Moves are immutable and interned: copying one returns the same object."""
+    """Moves are immutable and interned: copying one returns the same object, and unpickling one
+    returns the interned move (the rules compare some by identity: ``move is DECLINE``)."""
 
     __slots__ = ()
 
@@ -22,6 +23,9 @@ class _Value:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Self:
         return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_revive, (type(self), *(getattr(self, f.name) for f in fields(self))))  # type: ignore[arg-type]
 
 
 WHITE, BLUE = 1, 2
@@ -170,3 +174,19 @@ recruit_monk = intern(RecruitMonk)
 place_die = intern(PlaceDie)
 place_road = intern(PlaceRoad)
 recover_coins = intern(RecoverCoins)
+
+# lru_cache copies the class's names onto its wrapper, and pickle looks a function up by its
+# qualified name: under ``ChooseBoard`` it would find the class, not ``choose_board``, and refuse
+# to pickle the move table. Each interner takes the name it is bound to here.
+# The interner of each class, and the singletons, for unpickling (_Value.__reduce__).
+_MAKERS: dict[type, Any] = {EndTurn: lambda: END_TURN, Decline: lambda: DECLINE}
+for _name, _value in list(globals().items()):
+    if hasattr(_value, "cache_info") and isinstance(getattr(_value, "__wrapped__", None), type):
+        _value.__qualname__ = _value.__name__ = _name
+        _MAKERS[_value.__wrapped__] = _value
+del _name, _value
+
+
+def _revive(cls: type, *values: Any) -> Any:
+    """The interned move of class ``cls`` with these field values (what unpickling builds)."""
+    return _MAKERS[cls](*values)
