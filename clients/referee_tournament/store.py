@@ -141,6 +141,16 @@ class Store:
                 )
         return len(new) if rows else 0
 
+    def next_index(self) -> int:
+        return int(self.db.execute("SELECT COALESCE(MAX(idx) + 1, 0) FROM matches").fetchone()[0])
+
+    def add(self, spec: MatchSpec) -> None:
+        """One more match (an arena's table, formed while the event runs)."""
+        self.db.execute(
+            "INSERT INTO matches(idx, round, grp, tbl, seating, seed) VALUES (?,?,?,?,?,?)",
+            (spec.index, spec.round, spec.group, "|".join(spec.table), json.dumps(spec.seating),
+             str(spec.seed)))
+
     def requeue_running(self) -> int:
         """Matches in flight when the runner stopped go back to pending (they are replayed)."""
         cur = self.db.execute("UPDATE matches SET status='pending' WHERE status='running'")
