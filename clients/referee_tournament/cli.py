@@ -44,6 +44,8 @@ tournament file (TOML), minimal:
   [format]
   type = "round_robin"   # or "gauntlet" (challenger = NAME) or "pairs"
   rounds = 2             # seeds per table; every seating is played on each seed
+  # events: type = "swiss" (rounds), "knockout" (advance, best_of, seeding) or "arena"
+  # (duration_s); see examples/tournaments/{swiss,knockout,arena}.toml
 
 placeholders in commands: {address} {match} {seat} {seed} {name} {game} {python}; a bot
 finds its seat token in $REFEREE_TOKEN ({token} puts it on a command line, which is public)
