@@ -307,7 +307,8 @@ def _ci(m, ci, digits: int) -> str:
     return f"{m:.{digits}f} [{lo:.{digits}f}–{hi:.{digits}f}]"
 
 
-def write(out: Path, data: dict, console: Console | None = None) -> dict[str, Path]:
+def write(out: Path, data: dict, console: Console | None = None, replays: bool = True,
+          ) -> dict[str, Path]:
     """Write every report file into ``out``; print the leaderboard to ``console``."""
     out.mkdir(parents=True, exist_ok=True)
     paths = {
@@ -326,7 +327,7 @@ def write(out: Path, data: dict, console: Console | None = None) -> dict[str, Pa
     text_console.print(table)
     _atomic_write(paths["leaderboard"], text_console.export_text())
     _plots(paths["ratings_png"], paths["scores_png"], data)
-    _write_html(paths["html"], data, out)
+    _write_html(paths["html"], data, out, replays)
     if console is not None:
         if ev_table is not None:
             console.print(ev_table)
@@ -476,8 +477,9 @@ def write_replays(data: dict, out: Path) -> dict[int, str]:
     return {i: p for i, p in pages.items() if (out / p).exists()}
 
 
-def _write_html(path: Path, data: dict, out: Path) -> None:
-    replays = write_replays(data, out)
+def _write_html(path: Path, data: dict, out: Path, with_replays: bool = True) -> None:
+    # (a sensitivity run's records were played under a varied sheet: no replay page for them)
+    replays = write_replays(data, out) if with_replays else {}
     matches = []
     for m in data["matches"]:
         ranks = m["ranks"] or []

@@ -201,8 +201,11 @@ class Runner:
         retry_failed: bool = False,
         max_matches: int | None = None,
         log_json: bool = False,
+        referee_args: tuple[str, ...] = (),
     ):
         self.cfg = cfg
+        self.referee_args = referee_args  # more `referee serve` flags (--components GAME=FILE)
+        self.replay_pages = not referee_args  # replay pages know the default sheets only
         self.out = Path(out) if out else cfg.output_dir()
         self.address = address or cfg.run.address
         self.admin_token = admin_token or os.environ.get("REFEREE_ADMIN_TOKEN")
@@ -329,7 +332,8 @@ class Runner:
                 "other nodes cannot reach it (pass --address of a referee they can reach, or "
                 "set [run] task_referee = true)")
         n = self.cfg.run.referees
-        self.referees = [LocalReferee(self.out / "referee" / f"session{session}-{i}")
+        self.referees = [LocalReferee(self.out / "referee" / f"session{session}-{i}",
+                                      extra_args=self.referee_args)
                          for i in range(n)]
         try:
             for r in self.referees:
@@ -492,7 +496,7 @@ class Runner:
                      if self.cfg.format.type == "knockout" else None)
             meta["event"] = staged.summary(self.cfg, rows, seeds)
         data = report.compute(rows, self.cfg.names, meta)
-        report.write(self.out, data, None if quiet else self.console)
+        report.write(self.out, data, None if quiet else self.console, self.replay_pages)
         return data
 
     async def _play_all(self, store, specs, pending, stopper, backend, log) -> None:
