@@ -2,6 +2,7 @@
 fields and random results (hypothesis), and the [format] keys of the events."""
 from __future__ import annotations
 
+import os
 import random
 from itertools import combinations
 
@@ -254,3 +255,21 @@ def test_swiss_rounds_default_grows_with_the_field():
     assert parse(_doc(list("abc"), 3, {"type": "swiss"})).format.rounds == 3
     assert parse(_doc([f"x{i}" for i in range(20)], 3, {"type": "swiss"})).format.rounds == 5
     assert parse(_doc(list("abc"), 3, {"type": "swiss", "rounds": 7})).format.rounds == 7
+
+
+def test_check_shows_what_an_event_will_play():
+    from referee_tournament.check import print_schedule
+    from rich.console import Console
+
+    def shown(fmt: dict, n: int) -> str:
+        console = Console(record=True, width=200, file=open(os.devnull, "w"))  # noqa: SIM115
+        print_schedule(parse(_doc([f"x{i}" for i in range(n)], 3, fmt)), console)
+        return console.export_text()
+
+    text = shown({"type": "swiss", "rounds": 2}, 7)
+    assert "2 round(s) of 2 table(s) and 1 bye(s)" in text
+    assert "round 1, table 2: x3, x4, x5" in text
+    text = shown({"type": "knockout", "best_of": 1}, 7)
+    assert "round 1: 7 entrant(s), 2 table(s) of best of 1, 1 bye(s), 2 go on" in text
+    assert "final: 3 entrant(s)" in text
+    assert "60 s; up to 2 table(s) at once" in shown({"type": "arena", "duration_s": 60}, 7)

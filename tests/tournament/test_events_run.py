@@ -187,3 +187,70 @@ def test_an_arena_stops_forming_tables_when_its_time_is_used(tmp_path, referee, 
     store.close()
     again = _run(cfg, referee, quiet_console)
     assert again["status"] == {"done": 2}
+
+
+def _kill_mid_event(toml: Path, out: Path) -> tuple[dict, list, list]:
+    """Run ``toml`` and SIGKILL the runner once two matches are done and one is running; the
+    finished matches (index: match id), every stored row and the matches in flight."""
+    db = out / "tournament.sqlite"
+    proc = subprocess.Popen([*cli_command(), "run", str(toml), "--no-progress"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240  # a bound on the wait, not a timing assertion
+        while time.monotonic() < deadline:
+            st = _status(db)
+            if st.get("done", 0) >= 2 and st.get("running", 0) >= 1:
+                break
+            assert proc.poll() is None, "the runner finished before it could be interrupted"
+            time.sleep(0.05)
+        else:
+            raise AssertionError(f"no progress: {_status(db)}")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    con = sqlite3.connect(db)
+    done = dict(con.execute("SELECT idx, match_id FROM matches WHERE status='done'"))
+    rows = con.execute("SELECT idx, seating, seed FROM matches ORDER BY idx").fetchall()
+    running = [r[0] for r in con.execute("SELECT idx FROM matches WHERE status='running'")]
+    con.close()
+    deadline = time.monotonic() + 60
+    while _processes_mentioning(str(out)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return done, rows, running
+
+
+def _after(out: Path) -> tuple[dict, list]:
+    con = sqlite3.connect(out / "tournament.sqlite")
+    after = {r[0]: (r[1], r[2], r[3]) for r in con.execute(
+        "SELECT idx, match_id, attempts, status FROM matches")}
+    rows = con.execute("SELECT idx, seating, seed FROM matches ORDER BY idx").fetchall()
+    con.close()
+    return after, rows
+
+
+@pytest.mark.parametrize("fmt", ['type = "knockout"\nbest_of = 2',
+                                 'type = "arena"\nduration_s = 10'])
+def test_a_killed_knockout_or_arena_resumes_without_replaying_or_losing_a_match(tmp_path, fmt):
+    out = tmp_path / "res"
+    entrants = "\n".join(f'[[entrants]]\nname = "{n}"\ncommand = "{RANDOM}"'
+                         for n in ("a", "b", "c", "d", "e", "f", "g"))
+    toml = write_toml(tmp_path / "event.toml",
+                      f'name = "event-resume"\noutput = "{out}"\n[game]\nname = "batavia"\n'
+                      f'seats = 3\n{entrants}\n[format]\n{fmt}\n[run]\nconcurrency = 2\n')
+    done_before, rows_before, running_before = _kill_mid_event(toml, out)
+    assert done_before and running_before
+    again = run_cli("run", str(toml), "--no-progress", timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    data = json.loads((out / "results.json").read_text())
+    assert data["event"]["complete"] and set(data["status"]) == {"done"}
+    after, rows_after = _after(out)
+    assert rows_after[: len(rows_before)] == rows_before  # the same tables, seeds and seats
+    for idx, match_id in done_before.items():
+        assert after[idx] == (match_id, 1, "done")  # finished matches were not replayed
+    for idx in running_before:
+        assert after[idx][1:] == (2, "done")  # the ones in flight were played again, once
+    assert len(list((out / "records").glob("*.json"))) == data["status"]["done"]
+    if "knockout" in fmt:
+        # 7 at tables of 3: 2 tables and a bye, then the final; best of 2 each
+        assert data["status"] == {"done": 6}
+        assert [len(r["tables"]) for r in data["event"]["bracket"]] == [2, 1]
