@@ -303,6 +303,9 @@ def _sensitivity(cfg: TournamentConfig, folder: Path, args, console: Console,
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/]: run the same command again to go on")
         return EXIT_INTERRUPTED
+    from .runner import report_only
+
+    report_only(cfg, folder, Console(quiet=True))  # index.html shows the findings too
     out_console.print(sensitivity.table(data))
     out_console.print(f"details in {folder / 'sensitivity.json'}")
     return EXIT_OK

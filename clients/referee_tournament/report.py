@@ -477,6 +477,15 @@ def write_replays(data: dict, out: Path) -> dict[int, str]:
     return {i: p for i, p in pages.items() if (out / p).exists()}
 
 
+def _sensitivity(out: Path) -> dict[str, Any] | None:
+    """``report --sensitivity``'s findings, when the folder has them (``sensitivity.json``)."""
+    try:
+        data = json.loads((out / "sensitivity.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("places") else None
+
+
 def _write_html(path: Path, data: dict, out: Path, with_replays: bool = True) -> None:
     # (a sensitivity run's records were played under a varied sheet: no replay page for them)
     replays = write_replays(data, out) if with_replays else {}
@@ -501,6 +510,7 @@ def _write_html(path: Path, data: dict, out: Path, with_replays: bool = True) ->
         early_stop=[str(x) for x in data.get("early_stop") or []],
         leaderboard=data["leaderboard"], incidents=data["incidents"], matches=matches,
         plots=plots, format=fmt_type or "round_robin", event=data.get("event"),
+        sensitivity=_sensitivity(out),
         event_rules=event_rules(data["event"]) if data.get("event") else "",
         sandboxed=[e["name"] for e in data["leaderboard"] if e.get("sandboxed")],
         h2h_names=names, h2h=head_to_head_grid(data.get("head_to_head") or [], names),

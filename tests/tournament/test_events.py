@@ -273,3 +273,29 @@ def test_check_shows_what_an_event_will_play():
     assert "round 1: 7 entrant(s), 2 table(s) of best of 1, 1 bye(s), 2 go on" in text
     assert "final: 3 entrant(s)" in text
     assert "60 s; up to 2 table(s) at once" in shown({"type": "arena", "duration_s": 60}, 7)
+
+
+def test_duplicate_seeds_put_every_table_of_a_round_on_one_seed():
+    from referee_tournament.staged import event_schedule
+
+    for dup in (True, False):
+        cfg = parse(_doc([f"x{i}" for i in range(9)], 3, {"type": "swiss",
+                                                          "duplicate_seeds": dup}))
+        specs, _ = event_schedule(cfg, [])
+        assert len(specs) == 3
+        assert (len({s.seed for s in specs}) == 1) is dup
+
+
+def test_knockout_seeds_from_a_previous_runs_ratings(tmp_path):
+    import json
+
+    from referee_tournament.staged import seed_order
+
+    (tmp_path / "results.json").write_text(json.dumps({"leaderboard": [
+        {"name": "c", "ordinal": 5.0}, {"name": "a", "ordinal": 1.0},
+        {"name": "zzz", "ordinal": 9.0}]}))
+    cfg = parse(_doc(["a", "b", "c", "d"], 2, {"type": "knockout", "seeding": "ratings",
+                                               "ratings_from": str(tmp_path)}))
+    assert seed_order(cfg) == ["c", "a", "b", "d"]  # rated first, the rest in file order
+    # the order fixed when the event started wins over ratings read later
+    assert seed_order(cfg, json.dumps(["d", "c", "b", "a"])) == ["d", "c", "b", "a"]

@@ -2,6 +2,7 @@
 rounds and standings, from results made up with the events' own logic (no referee needed)."""
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from referee_tournament import report, staged
 from referee_tournament.config import parse
+from referee_tournament.sensitivity import compare
 from referee_tournament.store import Row
 
 from ..web.browser import browser, page  # noqa: F401 - fixtures
@@ -36,7 +38,8 @@ def _rows(cfg, seed: int) -> list[Row]:
     raise AssertionError("the event never ended")
 
 
-def _report(tmp_path: Path, fmt: dict, n: int, seats: int) -> tuple[Path, dict]:
+def _report(tmp_path: Path, fmt: dict, n: int, seats: int,
+            sensitivity: bool = False) -> tuple[Path, dict]:
     cfg = parse({"name": f"{fmt['type']}-report", "game": {"name": "goa", "seats": seats},
                  "entrants": [{"name": f"bot-{i + 1}", "command": "b {address} {match}"}
                               for i in range(n)], "format": fmt})
@@ -47,6 +50,13 @@ def _report(tmp_path: Path, fmt: dict, n: int, seats: int) -> tuple[Path, dict]:
     out = tmp_path / fmt["type"]
     (out / "plots").mkdir(parents=True)
     data = report.compute(rows, cfg.names, meta)
+    if sensitivity:  # as `report --sensitivity 3` leaves it: the first two places swap once
+        base = [x["name"] for x in meta["event"]["standings"]]
+        swapped = [base[1], base[0], *base[2:]]
+        found = compare(base, [base, swapped, base])
+        found["control"] = {"sheet": None, **compare(base, [base])}
+        (out / "sensitivity.json").write_text(json.dumps(
+            {"game": "goa", "count": 3, "seed": 1, "baseline": base, **found}))
     report.write(out, data)
     return out / "index.html", data
 
@@ -81,18 +91,23 @@ def test_the_knockout_bracket_shows_every_round_and_who_went_on(tmp_path, page):
 
 
 def test_the_swiss_report_shows_its_rounds_byes_and_tie_breaks(tmp_path, page):  # noqa: F811
-    html, data = _report(tmp_path, {"type": "swiss", "rounds": 3}, 7, 3)
+    html, data = _report(tmp_path, {"type": "swiss", "rounds": 3}, 7, 3, sensitivity=True)
     page.goto(html.as_uri())
     page.locator("#rounds").wait_for()
     rounds = data["event"]["rounds"]
     tables = sum(len(r["tables"]) for r in rounds)
     assert page.locator("#rounds tbody tr").count() == tables + sum(bool(r["byes"])
                                                                      for r in rounds)
-    assert page.locator("#rounds").get_by_text("bye").count() == 3
+    assert page.locator("#rounds").get_by_text("bye", exact=True).count() == 3
     head = page.locator("#event-standings thead").inner_text()
     for col in ("points", "Buchholz", "direct", "seed"):
         assert col in head
     first = data["event"]["standings"][0]
     assert first["name"] in page.locator("#event-standings tbody tr").first.inner_text()
+    # the sensitivity report's findings: places 1 and 2 changed in 1 of 3, not in the control
+    rows = page.locator("#sensitivity-places tbody tr")
+    assert rows.count() == 7
+    assert "1 of 3" in rows.nth(0).inner_text() and "same" in rows.nth(0).inner_text()
+    assert "0 of 3" in rows.nth(2).inner_text()
     assert page.errors == []
     _shot(page, tmp_path, "swiss-report.png")
