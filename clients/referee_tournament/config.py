@@ -24,6 +24,7 @@ from .sandbox import SandboxSpec
 FORMATS = ("round_robin", "gauntlet", "pairs", "ladder",  # ladder: see .ladder
            "swiss", "knockout", "arena")  # events: see .events
 SEEDINGS = ("order", "ratings")
+EVENT_TYPES = ("swiss", "knockout", "arena")
 SEATINGS = ("all", "rotate")
 ON_EXPIRY = tuple(_ON_EXPIRY)
 BACKENDS = ("local", "ray")
@@ -157,6 +158,9 @@ class TournamentConfig:
         fmt.pop("rounds")
         fmt.pop("matches_per_pairing")
         fmt.pop("duration_s")  # an arena given more time goes on
+        if self.format.type not in EVENT_TYPES:
+            for key in EVENT_KEYS:  # the fingerprint of a folder made before the events
+                fmt.pop(key, None)
         data = {
             "game": self.game, "seats": self.seats, "options": list(self.options),
             "entrants": self.names, "format": fmt, "seed": self.seed,

@@ -299,3 +299,10 @@ def test_knockout_seeds_from_a_previous_runs_ratings(tmp_path):
     assert seed_order(cfg) == ["c", "a", "b", "d"]  # rated first, the rest in file order
     # the order fixed when the event started wins over ratings read later
     assert seed_order(cfg, json.dumps(["d", "c", "b", "a"])) == ["d", "c", "b", "a"]
+
+
+def test_a_results_folder_made_before_the_events_still_resumes():
+    # the schedule fingerprint of a round robin is the one the runner wrote before the event
+    # keys existed (a folder with finished matches is refused when it differs)
+    doc = _doc(["a", "b", "c"], 3, {"type": "round_robin", "seating": "rotate", "rounds": 2})
+    assert parse(doc).schedule_fingerprint() == "6224b2b51afc82a9"
