@@ -432,7 +432,8 @@ class Runner:
         backend = None
         try:
             requeued = store.requeue_running()
-            retried = store.retry_failed() if self.retry_failed else 0
+            retried = (store.retry_failed(self.cfg.format.type in STAGED)
+                       if self.retry_failed else 0)
             session = store.bump_session()
             for r in store.rows():
                 if r.status in ("done", "failed"):

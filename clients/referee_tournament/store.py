@@ -160,8 +160,15 @@ class Store:
         self.db.executemany("UPDATE matches SET status='pending' WHERE idx=?",
                             [(i,) for i in indices])
 
-    def retry_failed(self) -> int:
-        cur = self.db.execute("UPDATE matches SET status='pending' WHERE status='failed'")
+    def retry_failed(self, last_round_only: bool = False) -> int:
+        """Failed matches back to pending; ``last_round_only``: those of the last stored round
+        (a Swiss's or knockout's later rounds were paired on the earlier ones' results)."""
+        if last_round_only:
+            cur = self.db.execute(
+                "UPDATE matches SET status='pending' WHERE status='failed' "
+                "AND round = (SELECT MAX(round) FROM matches)")
+        else:
+            cur = self.db.execute("UPDATE matches SET status='pending' WHERE status='failed'")
         return cur.rowcount
 
     # ------------------------------------------------------------------ updates

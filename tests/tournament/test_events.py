@@ -306,3 +306,19 @@ def test_a_results_folder_made_before_the_events_still_resumes():
     # keys existed (a folder with finished matches is refused when it differs)
     doc = _doc(["a", "b", "c"], 3, {"type": "round_robin", "seating": "rotate", "rounds": 2})
     assert parse(doc).schedule_fingerprint() == "6224b2b51afc82a9"
+
+
+def test_retry_failed_of_an_event_replays_only_the_last_rounds_failures(tmp_path):
+    from referee_tournament.formats import MatchSpec
+    from referee_tournament.store import Store
+
+    store = Store(tmp_path / "t.sqlite")
+    store.ensure_schedule([MatchSpec(i, i // 2, ("a", "b"), f"r{i // 2}:t{i % 2}", ("a", "b"), 1)
+                           for i in range(4)])
+    for i in range(4):
+        store.mark_running(i, "ref")
+        store.finish(i, {"ranks": None, "error": "wall-clock limit"})
+    assert store.retry_failed(last_round_only=True) == 2
+    assert [r.idx for r in store.rows("pending")] == [2, 3]
+    assert store.retry_failed() == 2
+    store.close()
