@@ -51,16 +51,89 @@ def add_parser(sub: Any) -> None:
                    help="also ask for the values of this provenance (repeatable)")
 
 
+    y = ss.add_parser(
+        "vary", help="write copies of a sheet with its provisional values varied",
+        description="Write COUNT copies of GAME's component sheet (the one OPTIONS play with) "
+                    "whose provisional values are drawn again within what their notes "
+                    "document: values sharing a note are shuffled among their components, a "
+                    "documented range ('1 to 3') is drawn in; every copy is one the game "
+                    "accepts (referee.core.sheet_vary). `referee serve --components GAME=FILE` "
+                    "loads each; `referee-tournament report DIR --sensitivity N` replays an "
+                    "event under them.")
+    y.add_argument("game", metavar="GAME", help="the game (see `referee games`)")
+    y.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a game option choosing the sheet (Goa: edition=2004); repeatable")
+    y.add_argument("--count", type=int, default=5, help="how many copies (default 5)")
+    y.add_argument("--seed", type=int, default=1, help="the draw's seed (default 1)")
+    y.add_argument("--out", required=True, metavar="DIR",
+                   help="folder for <sheet>+vary<i>.json and vary.json (what changed)")
+
+
 class _Stop(Exception):
     pass
 
 
 def cmd_sheet(args: argparse.Namespace, ask: Callable[[str], str] | None = None) -> int:
     try:
+        if args.sheet_command == "vary":
+            return _vary(args)
         return _verify(args, ask)
     except UsageError as exc:
-        print(f"referee sheet verify: {exc}", file=sys.stderr)
+        print(f"referee sheet {args.sheet_command}: {exc}", file=sys.stderr)
         return 2
+
+
+def _vary(args: argparse.Namespace) -> int:
+    import random
+    import tempfile
+
+    from referee.core import registry, sheet_vary
+
+    try:
+        game = registry.get(args.game)
+    except KeyError as exc:
+        raise UsageError(f"{exc.args[0]}") from None
+    raw = {}
+    for item in args.option:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--option {item!r}: expected KEY=VALUE")
+        raw[key] = value
+    try:
+        options = game.spec.parse_options(raw)
+    except ValueError as exc:
+        raise UsageError(f"--option: {exc}") from None
+    if args.count < 1:
+        raise UsageError("--count: at least 1")
+    base = game.default_components(options).document
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(args.seed)
+
+    def valid(doc: dict[str, Any]) -> bool:
+        with tempfile.NamedTemporaryFile("w", suffix=".json", dir=out, delete=False) as f:
+            json.dump(doc, f)
+        try:
+            game.load_components(f.name)
+            return True
+        except (ValueError, OSError):
+            return False
+        finally:
+            os.unlink(f.name)
+
+    summary = []
+    for i in range(1, args.count + 1):
+        name = f"{base['sheet']}+vary{i}"
+        doc, changed = sheet_vary.vary(base, rng, valid, name=name)
+        path = out / f"{name}.json"
+        path.write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
+        summary.append({"file": path.name, "sheet": name, "changed": changed})
+        print(f"{path}: {len(changed)} provisional value(s) changed")
+    provisional = sum(1 for e in base["values"].values() if e.get("provenance") == "provisional")
+    (out / "vary.json").write_text(json.dumps(
+        {"game": game.spec.name, "base": base["sheet"], "provisional": provisional,
+         "seed": args.seed, "sheets": summary}, indent=1), encoding="utf-8")
+    return 0
 
 
 def _verify(args: argparse.Namespace, ask: Callable[[str], str] | None) -> int:

@@ -13,6 +13,8 @@ parallel with a progress bar and writes a results folder (leaderboard, ``results
 Modules: :mod:`.config` (TOML schema), :mod:`.formats` (schedules: seat rotation, duplicate
 seeds), :mod:`.sequential` (SPRT early stop), :mod:`.ratings` (OpenSkill, intervals),
 :mod:`.play` (one match), :mod:`.runner` (the loop, SQLite resume), :mod:`.report`,
+:mod:`.events` (Swiss, knockout, arena: the next round's tables from the results so far),
+:mod:`.staged` (the events on the store), :mod:`.sensitivity` (``report --sensitivity``),
 :mod:`.ray_backend`, :mod:`.bench`, :mod:`.cli`.
 
 The runner is a client: it imports nothing from ``referee`` but the generated protocol modules

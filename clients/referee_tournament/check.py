@@ -201,6 +201,9 @@ def print_schedule(cfg: TournamentConfig, console: Console) -> None:
                       f"{cfg.run.concurrency} matches at once)")
         console.print(f"  results: {cfg.output_dir()}")
         return
+    if cfg.format.type in ("swiss", "knockout", "arena"):
+        print_event(cfg, console)
+        return
     specs = schedule(cfg)
     tables = tables_for(cfg.format, cfg.names, cfg.seats)
     console.print(f"[bold]{cfg.name}[/]: {cfg.game}, {cfg.seats} seats, "
@@ -214,6 +217,44 @@ def print_schedule(cfg: TournamentConfig, console: Console) -> None:
     per_table = Counter(s.table_key for s in specs)
     for t, count in per_table.items():
         console.print(f"  table {t}: {count} matches")
+    console.print(f"  results: {cfg.output_dir()}")
+
+
+def print_event(cfg: TournamentConfig, console: Console) -> None:
+    """What an event will play, as far as it is known before any result: a Swiss's rounds and
+    byes and its first round's tables, a knockout's bracket shape, an arena's clock."""
+    from .events import Knockout, default_points
+    from .staged import event_schedule, seed_order
+
+    fmt = cfg.format
+    n, k = len(cfg.entrants), cfg.seats
+    points = "–".join(f"{p:g}" for p in (fmt.points or default_points(k)))
+    console.print(f"[bold]{cfg.name}[/]: {cfg.game}, {k} seats, {n} entrants, "
+                  f"{fmt.type}, points by place {points}")
+    if fmt.type == "swiss":
+        specs, _ = event_schedule(cfg, [])
+        console.print(f"  {fmt.rounds} round(s) of {n // k} table(s) and {n % k} bye(s); "
+                      f"withdraw after {fmt.withdraw_after} unplayed match(es)")
+        for s in specs:
+            console.print(f"  round 1, table {int(s.group.split(':t')[1]) + 1}: "
+                          f"{', '.join(s.seating)}")
+    elif fmt.type == "knockout":
+        seeds = seed_order(cfg)
+        ko = Knockout(seeds, k, fmt.advance, fmt.best_of or k, cfg.seed)
+        m, r = n, 1
+        while True:
+            byes, adv = ko.shape(m)
+            final = adv == [0]
+            console.print(f"  {'final' if final else f'round {r}'}: {m} entrant(s), "
+                          f"{len(adv)} table(s) of best of {ko.best_of}"
+                          + ("" if final else f", {byes} bye(s), {sum(adv)} go on"))
+            if final:
+                break
+            m, r = byes + sum(adv), r + 1
+        console.print(f"  seeds: {', '.join(seeds)}")
+    else:
+        console.print(f"  {fmt.duration_s:g} s; up to {min(cfg.run.concurrency, n // k)} "
+                      f"table(s) at once")
     console.print(f"  results: {cfg.output_dir()}")
 
 

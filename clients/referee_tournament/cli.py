@@ -44,6 +44,8 @@ tournament file (TOML), minimal:
   [format]
   type = "round_robin"   # or "gauntlet" (challenger = NAME) or "pairs"
   rounds = 2             # seeds per table; every seating is played on each seed
+  # events: type = "swiss" (rounds), "knockout" (advance, best_of, seeding) or "arena"
+  # (duration_s); see examples/tournaments/{swiss,knockout,arena}.toml
 
 placeholders in commands: {address} {match} {seat} {seed} {name} {game} {python}; a bot
 finds its seat token in $REFEREE_TOKEN ({token} puts it on a command line, which is public)
@@ -112,6 +114,14 @@ def build_parser() -> argparse.ArgumentParser:
                          "leaderboard.txt, index.html and plots from a results folder.")
     rep.add_argument("target", metavar="FILE|DIR")
     rep.add_argument("--out", metavar="DIR", help="results folder (with FILE)")
+    rep.add_argument("--sensitivity", type=int, default=0, metavar="N",
+                     help="then play the event again under N copies of the game's component "
+                     "sheet with its provisional values varied within what the sheet documents "
+                     "(`referee sheet vary`), and a control run under the unchanged sheet, and "
+                     "say which places change and how often (DIR/sensitivity.json; the runs in "
+                     "DIR/sensitivity/, resumable)")
+    rep.add_argument("--sensitivity-seed", type=int, default=1, metavar="S",
+                     help="the seed of the sheets' draw (default 1)")
 
     lad = sub.add_parser("ladder", help="match the file's bots continuously (rating-aware), "
                          "keeping their ratings across runs",
@@ -275,6 +285,32 @@ def _ladder(cfg: TournamentConfig, out: Path | None, args, console: Console) -> 
     return _report_dead(data, console)
 
 
+def _sensitivity(cfg: TournamentConfig, folder: Path, args, console: Console,
+                 out_console: Console) -> int:
+    from . import sensitivity
+    from .runner import RunError
+
+    if cfg.format.type == "ladder" or args.sensitivity < 1:
+        console.print("[red]error[/]: --sensitivity N needs N >= 1 and a tournament or event "
+                      "folder (not a ladder's)")
+        return EXIT_USAGE
+    try:
+        data = _run_async(sensitivity.run(cfg, folder, args.sensitivity,
+                                          args.sensitivity_seed, console))
+    except (RunError, sensitivity.SensitivityError) as exc:
+        console.print(f"[red]error[/]: {exc}")
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/]: run the same command again to go on")
+        return EXIT_INTERRUPTED
+    from .runner import report_only
+
+    report_only(cfg, folder, Console(quiet=True))  # index.html shows the findings too
+    out_console.print(sensitivity.table(data))
+    out_console.print(f"details in {folder / 'sensitivity.json'}")
+    return EXIT_OK
+
+
 def _report_dead(data: dict, console: Console) -> int:
     """Name every entrant that crashed in every match it played; EXIT_FAILED if any did."""
     for d in data.get("crashed_in_every_match", []):
@@ -353,6 +389,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             except RunError as exc:
                 console.print(f"[red]error[/]: {exc}")
                 return EXIT_FAILED
+            if args.sensitivity:
+                return _sensitivity(cfg, folder, args, console, out_console)
             return EXIT_OK
         if args.command == "check":
             return cmd_check(args, console, out_console)

@@ -12,15 +12,20 @@ import re
 import shlex
 import tomllib
 from dataclasses import asdict, dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from referee_client.unary import ON_EXPIRY as _ON_EXPIRY
 
+from .events import default_swiss_rounds
 from .sandbox import SandboxSpec
 
-FORMATS = ("round_robin", "gauntlet", "pairs", "ladder")  # ladder: see .ladder
+FORMATS = ("round_robin", "gauntlet", "pairs", "ladder",  # ladder: see .ladder
+           "swiss", "knockout", "arena")  # events: see .events
+SEEDINGS = ("order", "ratings")
+EVENT_TYPES = ("swiss", "knockout", "arena")
 SEATINGS = ("all", "rotate")
 ON_EXPIRY = tuple(_ON_EXPIRY)
 BACKENDS = ("local", "ray")
@@ -69,6 +74,15 @@ class Format:
     challenger: str | None = None
     matches_per_pairing: int | None = None
     early_stop: EarlyStop | None = None
+    # events (swiss, knockout, arena: see .events for the rules)
+    points: tuple[float, ...] | None = None  # rank points by place (default k-1 .. 0)
+    duplicate_seeds: bool = False  # every table of a round on the round's seed
+    withdraw_after: int = 2  # matches in a row not played by its bot withdraw an entrant
+    advance: int = 1  # knockout: how many of a table go on
+    best_of: int | None = None  # knockout: matches per table (default: the seats, one rotation)
+    seeding: str = "order"  # knockout: file order, or a previous run's ratings
+    ratings_from: str | None = None  # knockout: that run's results folder or results.json
+    duration_s: float | None = None  # arena: how long tables are formed
 
 
 #: The start-up allowance of a runner match's first move per seat, unless time.first_move_ms
@@ -145,6 +159,10 @@ class TournamentConfig:
         fmt = asdict(self.format)
         fmt.pop("rounds")
         fmt.pop("matches_per_pairing")
+        fmt.pop("duration_s")  # an arena given more time goes on
+        if self.format.type not in EVENT_TYPES:
+            for key in EVENT_KEYS:  # the fingerprint of a folder made before the events
+                fmt.pop(key, None)
         data = {
             "game": self.game, "seats": self.seats, "options": list(self.options),
             "entrants": self.names, "format": fmt, "seed": self.seed,
@@ -307,6 +325,67 @@ def _chat_model_command(e: dict[str, Any], p: str, base_dir: str) -> list[str]:
     return cmd
 
 
+# ---------------------------------------------------------------------- events
+
+#: the format keys of the events (swiss, knockout, arena), and which event each belongs to
+EVENT_KEYS = {"points": ("swiss", "knockout", "arena"),
+              "duplicate_seeds": ("swiss", "knockout"),
+              "withdraw_after": ("swiss", "arena"),
+              "advance": ("knockout",), "best_of": ("knockout",), "seeding": ("knockout",),
+              "ratings_from": ("knockout",), "duration_s": ("arena",)}
+
+
+def _event_format(f: dict, fmt: Format, n: int, seats: int) -> Format:
+    """The event keys of the [format] table, checked against the event type."""
+    from dataclasses import replace
+
+    p = "format."
+    for key, types in EVENT_KEYS.items():
+        if key in f and fmt.type not in types:
+            raise ConfigError(f"{p}{key}", f"only a {' or '.join(types)} event has this")
+    if fmt.type not in ("swiss", "knockout", "arena"):
+        return fmt
+    for key in ("matches_per_pairing", "early_stop", "seating", "challenger"):
+        if key in f:
+            raise ConfigError(f"{p}{key}", f"a {fmt.type} event has no {key}")
+    if fmt.type != "swiss" and "rounds" in f:
+        raise ConfigError(f"{p}rounds", f"a {fmt.type} event has no rounds (swiss has)")
+    if n < seats:
+        raise ConfigError("entrants", f"a {fmt.type} event needs at least {seats} entrants "
+                          "(one full table: game.seats)")
+    points = None
+    if "points" in f:
+        v = f["points"]
+        if (not isinstance(v, list) or len(v) != seats
+                or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)
+                or any(a < b for a, b in pairwise(v))):
+            raise ConfigError(f"{p}points", f"expected {seats} numbers (game.seats), first "
+                              f"place first, never increasing; got {v!r}")
+        points = tuple(float(x) for x in v)
+    dup = f.get("duplicate_seeds", False)
+    if not isinstance(dup, bool):
+        raise ConfigError(f"{p}duplicate_seeds", f"expected true or false, got {dup!r}")
+    advance = _int(f, "advance", p, 1, lo=1, hi=seats - 1 if seats > 1 else 1)
+    if fmt.type == "knockout" and seats < 2:
+        raise ConfigError("game.seats", "a knockout needs at least 2 seats")
+    duration = _float(f, "duration_s", p, 0.0, 1.0)
+    if fmt.type == "arena" and "duration_s" not in f:
+        raise ConfigError(f"{p}duration_s", "an arena needs its duration in seconds")
+    seeding = _str(f, "seeding", p, "order", SEEDINGS)
+    ratings_from = _str(f, "ratings_from", p, None)
+    if seeding == "ratings" and not ratings_from:
+        raise ConfigError(f"{p}ratings_from", "seeding = \"ratings\" needs the results folder "
+                          "(or results.json) of the run whose ratings seed the knockout")
+    rounds = fmt.rounds if "rounds" in f else default_swiss_rounds(n)
+    return replace(
+        fmt, seating="rotate" if fmt.type == "knockout" else fmt.seating,
+        rounds=rounds if fmt.type == "swiss" else 1, points=points, duplicate_seeds=dup,
+        withdraw_after=_int(f, "withdraw_after", p, 2, lo=0, hi=1000),
+        advance=advance, best_of=_int(f, "best_of", p, None, lo=1, hi=100),
+        seeding=seeding, ratings_from=ratings_from,
+        duration_s=duration if fmt.type == "arena" else None)
+
+
 # ---------------------------------------------------------------------- parsing
 
 def parse(data: dict[str, Any], base_dir: str | Path = ".", file: str | Path | None = None,
@@ -387,8 +466,8 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
                                 _int(e, "capacity", p, 0, lo=0, hi=256), kind))
 
     f = _table(data, "format", "")
-    _unknown(f, {"type", "seating", "rounds", "challenger", "matches_per_pairing", "early_stop"},
-             "format.")
+    _unknown(f, {"type", "seating", "rounds", "challenger", "matches_per_pairing", "early_stop",
+                 *EVENT_KEYS}, "format.")
     ftype = _str(f, "type", "format.", "round_robin", FORMATS)
     seating = _str(f, "seating", "format.", "all", SEATINGS)
     rounds = _int(f, "rounds", "format.", 1, lo=1, hi=100000)
@@ -424,6 +503,7 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
             min_matches=_int(es, "min_matches", "format.early_stop.", 6, lo=1),
         )
     fmt = Format(ftype, seating, rounds, challenger, mpp, early_stop)
+    fmt = _event_format(f, fmt, len(entrants), seats)
 
     t = _table(data, "time", "")
     _unknown(t, {"move_ms", "bank_ms", "grace_ms", "strikes", "on_expiry", "match_wall_s",

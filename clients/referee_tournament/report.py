@@ -289,6 +289,51 @@ def leaderboard_table(data: dict, title: str = "Leaderboard", compact: bool = Fa
     return t
 
 
+#: One line per event format under its standings (the rules in full: docs/organizer/tournaments.md)
+EVENT_RULES = {
+    "swiss": "Points per table rank ({points}); a bye scores {bye:g}. Ties: Buchholz (the sum "
+             "of every table-mate's points), then direct results among the tied, then seed. A "
+             "seat whose bot did not play ranks last at its table.",
+    "knockout": "Each table plays best of {best_of} on one seed, seats rotated; its entrants "
+                "rank by points per rank ({points}), then game score, then seed. The top seeds "
+                "get the byes.",
+    "arena": "Points per finished match by rank ({points}), doubled after two wins in a row "
+             "until a match not won. Matches under way when the time was up finished and "
+             "count.",
+}
+
+
+def event_rules(event: dict[str, Any]) -> str:
+    return EVENT_RULES[event["type"]].format(
+        points="–".join(f"{p:g}" for p in event["points"]), bye=event.get("bye_points") or 0,
+        best_of=event.get("best_of"))
+
+
+def event_table(data: dict) -> Table | None:
+    """The event's standings (Swiss, knockout, arena) with their tie-break values."""
+    event = data.get("event")
+    if not event or not event.get("standings"):
+        return None
+    kind = event["type"]
+    t = Table(title=f"{kind.capitalize()} standings" + ("" if event["complete"]
+                                                        else " (under way)"),
+              title_justify="left")
+    cols = {"swiss": ("points", "buchholz", "direct", "seed", "tables", "byes"),
+            "knockout": ("out_in_round", "points_at_last_table", "seed"),
+            "arena": ("score", "matches", "wins", "seed")}[kind]
+    t.add_column("#", justify="right")
+    t.add_column("entrant", no_wrap=True)
+    for c in cols:
+        t.add_column(c.replace("_", " "), justify="right")
+    for s in event["standings"]:
+        name = s["name"] + (" (withdrawn)" if s.get("withdrawn") else "") + (
+            " (on fire)" if s.get("on_fire") else "")
+        vals = [s[c] + 1 if c == "out_in_round" else s[c] for c in cols]
+        t.add_row(str(s["place"]), name, *(f"{v:g}" if isinstance(v, float) else str(v)
+                                           for v in vals))
+    return t
+
+
 def _pct(x) -> str:
     return "" if x is None else f"{100 * x:.0f}%"
 
@@ -300,7 +345,8 @@ def _ci(m, ci, digits: int) -> str:
     return f"{m:.{digits}f} [{lo:.{digits}f}–{hi:.{digits}f}]"
 
 
-def write(out: Path, data: dict, console: Console | None = None) -> dict[str, Path]:
+def write(out: Path, data: dict, console: Console | None = None, replays: bool = True,
+          ) -> dict[str, Path]:
     """Write every report file into ``out``; print the leaderboard to ``console``."""
     out.mkdir(parents=True, exist_ok=True)
     paths = {
@@ -313,11 +359,16 @@ def write(out: Path, data: dict, console: Console | None = None) -> dict[str, Pa
     title = f"{data.get('name', 'tournament')} — {data.get('game', '')} leaderboard"
     table = leaderboard_table(data, title)
     text_console = Console(record=True, width=160, file=open(os.devnull, "w"))  # noqa: SIM115
+    ev_table = event_table(data)
+    if ev_table is not None:
+        text_console.print(ev_table)
     text_console.print(table)
     _atomic_write(paths["leaderboard"], text_console.export_text())
     _plots(paths["ratings_png"], paths["scores_png"], data)
-    _write_html(paths["html"], data, out)
+    _write_html(paths["html"], data, out, replays)
     if console is not None:
+        if ev_table is not None:
+            console.print(ev_table)
         console.print(table if console.width >= 140 else
                       leaderboard_table(data, title, compact=True))
         st = data["status"]
@@ -464,8 +515,18 @@ def write_replays(data: dict, out: Path) -> dict[int, str]:
     return {i: p for i, p in pages.items() if (out / p).exists()}
 
 
-def _write_html(path: Path, data: dict, out: Path) -> None:
-    replays = write_replays(data, out)
+def _sensitivity(out: Path) -> dict[str, Any] | None:
+    """``report --sensitivity``'s findings, when the folder has them (``sensitivity.json``)."""
+    try:
+        data = json.loads((out / "sensitivity.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("places") else None
+
+
+def _write_html(path: Path, data: dict, out: Path, with_replays: bool = True) -> None:
+    # (a sensitivity run's records were played under a varied sheet: no replay page for them)
+    replays = write_replays(data, out) if with_replays else {}
     matches = []
     for m in data["matches"]:
         ranks = m["ranks"] or []
@@ -486,7 +547,9 @@ def _write_html(path: Path, data: dict, out: Path) -> None:
         mean_match_seconds=data.get("mean_match_seconds"),
         early_stop=[str(x) for x in data.get("early_stop") or []],
         leaderboard=data["leaderboard"], incidents=data["incidents"], matches=matches,
-        plots=plots, format=fmt_type or "round_robin",
+        plots=plots, format=fmt_type or "round_robin", event=data.get("event"),
+        sensitivity=_sensitivity(out),
+        event_rules=event_rules(data["event"]) if data.get("event") else "",
         sandboxed=[e["name"] for e in data["leaderboard"] if e.get("sandboxed")],
         h2h_names=names, h2h=head_to_head_grid(data.get("head_to_head") or [], names),
         generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(

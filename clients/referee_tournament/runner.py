@@ -32,8 +32,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from . import report
+from . import report, staged
 from .config import TournamentConfig
+from .events import STAGED, table_seed
 from .formats import MatchSpec, bot_seed, schedule
 from .persistent import PersistentError, PersistentPool
 from .play import MatchJob, play_match
@@ -200,8 +201,11 @@ class Runner:
         retry_failed: bool = False,
         max_matches: int | None = None,
         log_json: bool = False,
+        referee_args: tuple[str, ...] = (),
     ):
         self.cfg = cfg
+        self.referee_args = referee_args  # more `referee serve` flags (--components GAME=FILE)
+        self.replay_pages = not referee_args  # replay pages know the default sheets only
         self.out = Path(out) if out else cfg.output_dir()
         self.address = address or cfg.run.address
         self.admin_token = admin_token or os.environ.get("REFEREE_ADMIN_TOKEN")
@@ -233,7 +237,7 @@ class Runner:
             store = self._afresh_or_refuse(store, "a different schedule (game, options, "
                                            "entrants, format or seed changed)", afresh)
         try:
-            specs = schedule(self.cfg)
+            specs = self._schedule(store)
         except ValueError as exc:
             store.close()
             raise RunError(str(exc)) from None
@@ -255,6 +259,32 @@ class Runner:
         store.set_meta("base_dir", self.cfg.base_dir)
         (self.out / "tournament.json").write_text(json.dumps(self.cfg.to_json(), indent=2))
         return store, specs
+
+    def _seeds(self, store: Store) -> list[str]:
+        """A knockout's seed order, fixed in the store when the event starts (ratings read
+        later may have changed: a resumed knockout keeps its bracket)."""
+        seeds = staged.seed_order(self.cfg, store.get_meta("event_seeds"))
+        store.set_meta("event_seeds", json.dumps(seeds))
+        return seeds
+
+    def _schedule(self, store: Store) -> list[MatchSpec]:
+        """The matches known so far: the whole schedule of a fixed format; a Swiss's or
+        knockout's rounds as far as the stored results decide them; an arena's tables formed
+        so far (stored as they are formed)."""
+        kind = self.cfg.format.type
+        if kind in STAGED:
+            seeds = self._seeds(store) if kind == "knockout" else None
+            return staged.event_schedule(self.cfg, store.rows(), seeds)[0]
+        if kind == "arena":
+            return [MatchSpec(r.idx, r.round, r.table, r.group, r.seating, r.seed)
+                    for r in store.rows()]
+        return schedule(self.cfg)
+
+    def _arena_left(self, store: Store) -> float:
+        """Seconds of an arena's duration not yet used (0 for other formats)."""
+        if self.cfg.format.type != "arena" or not self.cfg.format.duration_s:
+            return 0.0
+        return self.cfg.format.duration_s - float(store.get_meta("arena_elapsed_s") or 0.0)
 
     def _afresh_or_refuse(self, store: Store, why: str, afresh: bool) -> Store:
         """The folder holds a run of another schedule. Without a finished match (it failed at
@@ -302,7 +332,8 @@ class Runner:
                 "other nodes cannot reach it (pass --address of a referee they can reach, or "
                 "set [run] task_referee = true)")
         n = self.cfg.run.referees
-        self.referees = [LocalReferee(self.out / "referee" / f"session{session}-{i}")
+        self.referees = [LocalReferee(self.out / "referee" / f"session{session}-{i}",
+                                      extra_args=self.referee_args)
                          for i in range(n)]
         try:
             for r in self.referees:
@@ -401,7 +432,8 @@ class Runner:
         backend = None
         try:
             requeued = store.requeue_running()
-            retried = store.retry_failed() if self.retry_failed else 0
+            retried = (store.retry_failed(self.cfg.format.type in STAGED)
+                       if self.retry_failed else 0)
             session = store.bump_session()
             for r in store.rows():
                 if r.status in ("done", "failed"):
@@ -419,7 +451,7 @@ class Runner:
             if requeued:
                 self.console.print(f"[yellow]resuming[/]: {requeued} match(es) that were in "
                                    "flight will be replayed")
-            if pending:
+            if pending or self._arena_left(store) > 0:
                 await self._start_referees(session)
                 await self._check_game()
                 backend = self._backend()
@@ -460,12 +492,31 @@ class Runner:
         meta = {**report_meta(self.cfg), "early_stop": list(stopper.stopped.values())}
         if self.pool is not None:  # exits of persistent entrants' processes (restarted)
             meta["persistent_exits"] = self.pool.crashes()
+        if self.cfg.format.type in (*STAGED, "arena"):
+            seeds = (staged.seed_order(self.cfg, store.get_meta("event_seeds"))
+                     if self.cfg.format.type == "knockout" else None)
+            meta["event"] = staged.summary(self.cfg, rows, seeds)
         data = report.compute(rows, self.cfg.names, meta)
-        report.write(self.out, data, None if quiet else self.console)
+        report.write(self.out, data, None if quiet else self.console, self.replay_pages)
         return data
 
     async def _play_all(self, store, specs, pending, stopper, backend, log) -> None:
+        if self.cfg.format.type == "arena":
+            await _ArenaLoop(self, store, pending, stopper, backend, log).run()
+            return
         await _MatchLoop(self, store, pending, stopper, backend, log).run()
+        if self.cfg.format.type not in STAGED:
+            return
+        # a Swiss or knockout: the next round once this one is resolved, until the event ends
+        while self.max_matches is None or self.played < self.max_matches:
+            specs = self._schedule(store)
+            if not store.ensure_schedule(specs):
+                return
+            pending = [specs[r.idx] for r in store.rows("pending")]
+            if self.max_matches is not None:
+                pending = pending[: self.max_matches - self.played]
+            log.info("round_start", round=max(s.round for s in pending), matches=len(pending))
+            await _MatchLoop(self, store, pending, stopper, backend, log).run()
 
     def _store_result(self, store: Store, spec: MatchSpec, result: dict[str, Any]) -> None:
         text = result.pop("record_json", None)
@@ -641,6 +692,83 @@ class _MatchLoop:
             f"[green]early stop[/]: {st['better']} is stronger in "
             f"{' vs '.join(st['pair'])} ({st['wins']}-{st['losses']}, "
             f"{st['draws']} draws); skipping the rest of that pairing")
+
+
+class _ArenaLoop(_MatchLoop):
+    """An arena (see :mod:`.events`): while its time lasts, a table is formed whenever k
+    entrants are free and a worker is; when the time is up no table is formed and the matches
+    under way finish and count. Tables are stored as they are formed, so a killed runner
+    replays the one in flight (as any runner does) and goes on with the time left as of its
+    last finished match (``arena_elapsed_s`` in the store's meta)."""
+
+    async def run(self) -> None:
+        runner, store = self.runner, self.store
+        cfg = runner.cfg
+        arena = staged.arena(cfg)
+        left0 = runner._arena_left(store)
+        used0 = (cfg.format.duration_s or 0.0) - left0
+        t0 = time.monotonic()
+        queued = [self.queue.get_nowait() for _ in range(self.queue.qsize())]
+        busy: set[str] = set()
+        tasks: dict[asyncio.Task, MatchSpec] = {}
+
+        def left() -> float:
+            return left0 - (time.monotonic() - t0)
+
+        async def one(spec: MatchSpec) -> None:
+            result = await self._play(spec, self._next_endpoint())
+            if result.get("referee_down"):
+                self._referee_down(spec, result)
+            self._finished(spec, result)
+            store.set_meta("arena_elapsed_s", str(round(used0 + time.monotonic() - t0, 3)))
+
+        def next_spec() -> MatchSpec | None:
+            for spec in queued:  # in flight when the last runner stopped: under way, so played
+                if not busy & set(spec.seating):
+                    queued.remove(spec)
+                    return spec
+            if left() <= 0 or queued or (runner.max_matches is not None
+                                          and runner.played + len(tasks) >= runner.max_matches):
+                return None
+            free = [n for n in cfg.names if n not in busy]
+            seating = arena.form_table(free, staged.finished_order(store.rows()))
+            if seating is None:
+                return None
+            idx = store.next_index()
+            order = {n: i for i, n in enumerate(cfg.names)}
+            spec = MatchSpec(idx, idx, tuple(sorted(seating, key=order.__getitem__)),
+                             f"a{idx}", seating, table_seed(cfg.seed, idx, 0, False))
+            store.add(spec)
+            self.total += 1
+            return spec
+
+        with self.progress:
+            try:
+                while True:
+                    while len(tasks) < cfg.run.concurrency:
+                        spec = next_spec()
+                        if spec is None:
+                            break
+                        busy.update(spec.seating)
+                        tasks[asyncio.create_task(one(spec))] = spec
+                    if not tasks:
+                        break
+                    timeout = left() if left() > 0 else None
+                    done, _ = await asyncio.wait(tasks, timeout=timeout,
+                                                 return_when=asyncio.FIRST_COMPLETED)
+                    for t in done:
+                        busy.difference_update(tasks.pop(t).seating)
+                        t.result()
+                if runner.max_matches is None or runner.played < runner.max_matches:
+                    # over: the time is up, or too few entrants are left to form a table
+                    store.set_meta("arena_elapsed_s",
+                                   str(max(cfg.format.duration_s or 0.0,
+                                           used0 + time.monotonic() - t0)))
+            except BaseException:
+                for t in tasks:
+                    t.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
 
 
 async def run_tournament(cfg: TournamentConfig, **kwargs) -> dict[str, Any]:

@@ -141,6 +141,16 @@ class Store:
                 )
         return len(new) if rows else 0
 
+    def next_index(self) -> int:
+        return int(self.db.execute("SELECT COALESCE(MAX(idx) + 1, 0) FROM matches").fetchone()[0])
+
+    def add(self, spec: MatchSpec) -> None:
+        """One more match (an arena's table, formed while the event runs)."""
+        self.db.execute(
+            "INSERT INTO matches(idx, round, grp, tbl, seating, seed) VALUES (?,?,?,?,?,?)",
+            (spec.index, spec.round, spec.group, "|".join(spec.table), json.dumps(spec.seating),
+             str(spec.seed)))
+
     def requeue_running(self) -> int:
         """Matches in flight when the runner stopped go back to pending (they are replayed)."""
         cur = self.db.execute("UPDATE matches SET status='pending' WHERE status='running'")
@@ -150,8 +160,15 @@ class Store:
         self.db.executemany("UPDATE matches SET status='pending' WHERE idx=?",
                             [(i,) for i in indices])
 
-    def retry_failed(self) -> int:
-        cur = self.db.execute("UPDATE matches SET status='pending' WHERE status='failed'")
+    def retry_failed(self, last_round_only: bool = False) -> int:
+        """Failed matches back to pending; ``last_round_only``: those of the last stored round
+        (a Swiss's or knockout's later rounds were paired on the earlier ones' results)."""
+        if last_round_only:
+            cur = self.db.execute(
+                "UPDATE matches SET status='pending' WHERE status='failed' "
+                "AND round = (SELECT MAX(round) FROM matches)")
+        else:
+            cur = self.db.execute("UPDATE matches SET status='pending' WHERE status='failed'")
         return cur.rowcount
 
     # ------------------------------------------------------------------ updates

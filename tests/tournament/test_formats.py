@@ -96,7 +96,7 @@ def _doc(entrants, seats):
     ({"entrants": []}, "game"),
     ({"game": {"name": "batavia"}}, "game.seats"),
     ({"game": {"name": "batavia", "seats": 3}}, "entrants"),
-    ({**_doc(["a", "b"], 3), "format": {"type": "swiss"}}, "format.type"),
+    ({**_doc(["a", "b"], 3), "format": {"type": "swizz"}}, "format.type"),
     ({**_doc(["a", "b"], 3), "format": {"rounds": 0}}, "format.rounds"),
     ({**_doc(["a", "b"], 3), "format": {"type": "gauntlet"}}, "format.challenger"),
     ({**_doc(["a", "b"], 3), "time": {"on_expiry": "panic"}}, "time.on_expiry"),
