@@ -325,21 +325,20 @@ class Lobby:
 
     async def open_seek(self, who: Identity, req: pb.OpenSeekRequest) -> pb.SeekReply:
         self._sweep()
-        self._caps(who)
         seats, clock = self._checked(req.game, dict(req.options), req.seats, req.preset,
                                      req.time_policy)
         take = req.take_seats or 1
         if take > seats:
             raise errors.malformed(f"take_seats is at most the {seats} seats, not {take}")
         name = self._seat_name(req.name, who)
+        self._caps(who)  # after the checks: a refused request opens nothing, costs nothing
         seek = self._new(who, req.game, dict(req.options), seats, clock, req.preset, req.rated,
                          req.private, req.bots_may_join, "")
         for s in range(take):
             seek.claims[s] = Claim(who.key, name, who.bot)
-        secret = self._invite(seek)
         log.info("seek_opened", seek=seek.id, game=seek.game, seats=seats, by=who.key[:40])
-        await self._fill(seek)
-        return self.reply(seek, who, secret)
+        await self._opened(seek)
+        return self.reply(seek, who, self._invite(seek))
 
     async def challenge(self, who: Identity, req: pb.ChallengeRequest) -> pb.SeekReply:
         self._sweep()
@@ -349,11 +348,12 @@ class Lobby:
                                    "bots that accept challenges)")
         if bot == who.bot:
             raise errors.malformed("a bot cannot challenge itself")
-        self._caps(who)
         seats, clock = self._checked(req.game, dict(req.options), req.seats, req.preset,
                                      req.time_policy)
         if seats < 2:
             raise errors.malformed("a challenge needs two seats at least")
+        name = self._seat_name(req.name, who)
+        self._caps(who)
         league = None
         if not self._can_take(bot, req.game):
             league = self.league_leave(bot)
@@ -368,12 +368,20 @@ class Lobby:
                     "that allows challenges to its entrants)")
         seek = self._new(who, req.game, dict(req.options), seats, clock, req.preset,
                          req.rated, True, req.bots_may_join, bot)
-        seek.claims[0] = Claim(who.key, self._seat_name(req.name, who), who.bot)
+        seek.claims[0] = Claim(who.key, name, who.bot)
         seek.claims[1] = Claim(f"bot:{bot}", bot, bot)
-        secret = self._invite(seek)
         log.info("challenge", seek=seek.id, bot=bot, game=seek.game, league=league)
-        await self._fill(seek)
-        return self.reply(seek, who, secret)
+        await self._opened(seek)
+        return self.reply(seek, who, self._invite(seek))
+
+    async def _opened(self, seek: SeekEntry) -> None:
+        """A new seek's bots seated (and its match started, if that fills it); a seek whose
+        match could not be created is not left open behind the refusal."""
+        try:
+            await self._fill(seek)
+        except BaseException:
+            self._forget(seek)
+            raise
 
     def _new(self, who: Identity, game: str, options: dict[str, str], seats: int,
              clock: pb.TimePolicy, preset: str, rated: bool, private: bool,
@@ -388,7 +396,7 @@ class Lobby:
 
     def _invite(self, seek: SeekEntry) -> str:
         """The single-use invitation secret of a seek with a seat left open ("" when none)."""
-        if not seek.open_seats():
+        if seek.state != pb.SEEK_OPEN or not seek.open_seats():
             return ""
         secret = secrets.token_hex(24)
         seek.invitation = token_hash(secret)
