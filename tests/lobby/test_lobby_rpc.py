@@ -139,6 +139,9 @@ def test_refusals_carry_their_reasons_and_change_nothing(server):
             (stub.OpenSeek(pb.OpenSeekRequest(game="goa", seats=2), metadata=md(me)),
              (grpc.StatusCode.INVALID_ARGUMENT, "BAD_TIME_POLICY")),  # no clock at all
             (stub.OpenSeek(pb.OpenSeekRequest(game="goa", seats=2, time_policy=pb.TimePolicy(
+                first_move_ms=60_000)), metadata=md(me)),
+             (grpc.StatusCode.INVALID_ARGUMENT, "BAD_TIME_POLICY")),  # a start, then no clock
+            (stub.OpenSeek(pb.OpenSeekRequest(game="goa", seats=2, time_policy=pb.TimePolicy(
                 move_ms=5)), metadata=md(me)),
              (grpc.StatusCode.INVALID_ARGUMENT, "BAD_TIME_POLICY")),
             (stub.OpenSeek(pb.OpenSeekRequest(game="goa", seats=2, preset="9999+1"),
