@@ -55,7 +55,11 @@ log = structlog.get_logger("referee.cluster")
 
 #: the calls that go to the home worker: it keeps the bots, their sessions and the leagues
 HOME_CALLS = ("RegisterBot", "UploadBot", "GetBotArchive", "SetBotStatus", "OpenLeague",
-              "GetLeague", "SetLeagueState", "CreateInvite", "ListLeagueBots", "PublishStandings")
+              "GetLeague", "SetLeagueState", "CreateInvite", "ListLeagueBots", "PublishStandings",
+              # the lobby (issue 33) lives beside the bot sessions it seats; a worker reached
+              # anyway hands these on too (front.forward.ROUTED)
+              "EnterLobby", "OpenSeek", "Challenge", "ListSeeks", "JoinSeek", "CancelSeek",
+              "GetSeek")
 INSTALL_HINT = ("the cluster needs nginx with HTTP/2 and gRPC (Debian: `apt-get install "
                 "nginx-light`; `make setup` installs it as root)")
 READY_S = 120.0  # a worker resumes every match of its shard before it listens
