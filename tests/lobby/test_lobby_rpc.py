@@ -241,3 +241,41 @@ def test_a_challenged_bot_at_its_limit_is_busy(server):
             grpc.StatusCode.RESOURCE_EXHAUSTED, "BOT_BUSY")
         sess.close()
     run(server, body)
+
+
+def test_a_league_that_allows_it_lets_people_challenge_its_entrants(server):
+    """"Play the champion" (issue 33, item 4): an active entrant of a running league whose
+    settings say ``"challenges": true`` is challenged while its Session is open, though the
+    session itself takes no challenges; the match is no league match (the league runner
+    neither plays nor rates it) and its record says it came from the lobby. Another league's
+    entrant stays unchallengeable."""
+    async def body(ch, stub):
+        from tests.server.conftest import ADMIN
+        for name, settings in (("open", '{"challenges": true}'), ("closed", "{}")):
+            await stub.OpenLeague(pb.OpenLeagueRequest(league=pb.League(
+                name=name, games=["goa"], registration=pb.REGISTRATION_OPEN,
+                settings_json=settings)), metadata=md(ADMIN))
+        sessions = []
+        for bot, league in (("champ", "open"), ("hermit", "closed")):
+            got = await stub.RegisterBot(pb.RegisterBotRequest(name=bot, league=league))
+            s = RawSession(ch, got.bot_token)  # a plain session: it accepts no challenge
+            await s.hello()
+            sessions.append(s)
+        listed = await stub.ListSeeks(pb.ListSeeksRequest())
+        assert [(b.name, b.league) for b in listed.bots] == [("champ", "open")]
+        me = await person(stub)
+        assert await refused(stub.Challenge(pb.ChallengeRequest(
+            bot="hermit", game="goa", seats=2, preset=BLITZ), metadata=md(me))) == (
+            grpc.StatusCode.FAILED_PRECONDITION, "NOT_CHALLENGEABLE")
+        got = await stub.Challenge(pb.ChallengeRequest(bot="champ", game="goa", seats=2,
+                                                       preset=BLITZ), metadata=md(me))
+        assert got.seek.state == pb.SEEK_FILLED
+        a = await sessions[0].assignment()
+        assert a.match_id == got.seek.match_id
+        for s in sessions:
+            s.close()
+        return got.seek.match_id
+    mid = run(server, body)
+    rt = server.service.matches[mid]
+    assert "league" not in rt.league_fields
+    assert rt.league_fields["lobby"]["challenged"] == "champ"

@@ -269,13 +269,20 @@ class Lobby:
         return len(held)
 
     def bots(self) -> list[pb.LobbyBot]:
+        """The connected bots that take challenges now: their own (their Session says so), or
+        by their league's leave ("play the champion")."""
         out = []
         for bot in sorted(self.sessions.conns):
-            acc = self._accepting(bot)
-            if acc is None or bot in self.sessions.blocked:
+            if bot in self.sessions.blocked:
                 continue
-            out.append(pb.LobbyBot(name=bot, games=sorted(acc[0]), house=bot in self.house,
-                                   playing=self._busy(bot), max_challenges=acc[1]))
+            acc = self._accepting(bot)
+            league = self.league_leave(bot) or ""
+            if acc is not None:
+                out.append(pb.LobbyBot(name=bot, games=sorted(acc[0]), house=bot in self.house,
+                                       playing=self._busy(bot), max_challenges=acc[1],
+                                       league=league))
+            elif league:
+                out.append(pb.LobbyBot(name=bot, league=league, playing=self._busy(bot)))
         return out
 
     def _can_take(self, bot: str, game: str) -> bool:
