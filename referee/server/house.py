@@ -10,12 +10,13 @@ loop (every match's clock and stream share it), and a bot that crashes must not 
 referee with it. The process is started with the module name only (``python -m
 referee_client.cli``), so nothing of the SDK is imported here; its bot token goes in its
 environment (``REFEREE_BOT_TOKEN``), never on its command line. A house bot that exits is
-started again after a pause that doubles up to a minute; all are stopped with the referee.
+started again after a pause that doubles up to a minute; all are stopped with the referee, and die with it if it is killed.
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import os
 import signal
 import sys
@@ -31,6 +32,17 @@ log = structlog.get_logger("referee.house")
 DEFAULT_HOUSE_BOTS = ("random", "greedy-batavia", "greedy-goa", "greedy-santa-maria")
 PREFIX = "house-"
 MAX_PAUSE_S = 60.0
+_PR_SET_PDEATHSIG = 1
+#: libc, loaded here in the parent: between fork and exec the child (of a process with gRPC's
+#: threads) only makes the one call, no dlopen
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _die_with_referee() -> None:
+    """In the child: SIGTERM when the referee dies, however it dies (kill -9 included), so no
+    house bot outlives it, retrying a referee that is gone."""
+    with contextlib.suppress(OSError, AttributeError):
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def house_name(bot: str) -> str:
@@ -68,7 +80,7 @@ class HouseBots:
         while not self.stopping:
             proc = await asyncio.create_subprocess_exec(
                 *self.command(bot), env=env, stdin=asyncio.subprocess.DEVNULL,
-                start_new_session=True)
+                start_new_session=True, preexec_fn=_die_with_referee)
             self.procs[bot] = proc
             code = await proc.wait()
             if self.stopping:

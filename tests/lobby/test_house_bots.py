@@ -55,3 +55,33 @@ def _alive(pid: int) -> bool:
             return f.read().split()[2] != "Z"
     except OSError:
         return False
+
+
+def test_house_bots_die_with_a_killed_referee(tmp_path):
+    """``referee serve --house-bots`` as a process, killed with SIGKILL: no house bot outlives
+    it, retrying a referee that is gone for ever (they are in sessions of their own, so only
+    their parent-death signal reaches them)."""
+    import signal
+
+    from referee_tournament.procs import LocalReferee
+
+    from bench.cluster import descendants
+
+    ref = LocalReferee(tmp_path / "data", extra_args=("--house-bots", "random")).start()
+    try:
+        deadline = time.monotonic() + 60
+        bots: set[int] = set()
+        while not bots and time.monotonic() < deadline:
+            bots = descendants(ref.proc.pid)
+            time.sleep(0.1)
+        assert bots, "no house bot was started"
+        os.kill(ref.proc.pid, signal.SIGKILL)
+        ref.proc.wait()
+        deadline = time.monotonic() + 30
+        while any(_alive(p) for p in bots) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_alive(p) for p in bots)
+    finally:
+        if ref.proc.poll() is None:
+            ref.proc.kill()
+            ref.proc.wait()
