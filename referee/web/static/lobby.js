@@ -78,6 +78,17 @@
   const form = $("seek-form");
   if (form) {
     showMe();
+    // the seat count follows the game's range
+    const seats = () => {
+      const opt = form.elements.game.selectedOptions[0];
+      const input = form.elements.seats;
+      input.min = opt.dataset.min;
+      input.max = opt.dataset.max;
+      const n = parseInt(input.value, 10) || 0;
+      input.value = String(Math.min(Math.max(n, +opt.dataset.min), +opt.dataset.max));
+    };
+    form.elements.game.addEventListener("change", seats);
+    seats();
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       err.textContent = "";
