@@ -279,3 +279,41 @@ def test_a_league_that_allows_it_lets_people_challenge_its_entrants(server):
     rt = server.service.matches[mid]
     assert "league" not in rt.league_fields
     assert rt.league_fields["lobby"]["challenged"] == "champ"
+
+
+def test_a_bot_joining_with_its_token_is_seated_as_that_bot(server):
+    """Bots and people mixed the other way round: a person's public seek taken by a bot that
+    accepts no challenge but joins by itself, with its bot token; its seat comes as an
+    Assignment on its Session (never as a token in the reply)."""
+    async def body(ch, stub):
+        token = await register(stub, "joiner")
+        sess = RawSession(ch, token)
+        await sess.hello()
+        me = await person(stub)
+        opened = await stub.OpenSeek(pb.OpenSeekRequest(game="goa", seats=2, preset="bot"),
+                                     metadata=md(me))
+        joined = await stub.JoinSeek(pb.JoinSeekRequest(seek_id=opened.seek.seek_id),
+                                     metadata=md(token))
+        assert joined.seek.state == pb.SEEK_FILLED and not joined.seat_tokens
+        assert {s.bot for s in joined.seek.seat_list} == {"joiner", ""}
+        a = await sess.assignment()
+        assert a.match_id == joined.seek.match_id
+        sess.close()
+        # a seek that took every seat of its opener starts at once (a table for one at home)
+        solo = await stub.OpenSeek(pb.OpenSeekRequest(game="goa", seats=2, preset="bot",
+                                                      take_seats=2), metadata=md(me))
+        assert solo.seek.state == pb.SEEK_FILLED and len(solo.seat_tokens) == 2
+        assert solo.invitation == ""
+    run(server, body)
+
+
+def test_a_session_hello_with_too_many_challenge_games_is_refused(server):
+    async def body(ch, stub):
+        sess = ChallengeSession(ch, await register(stub, "greedy"),
+                                games=[f"g{i}" for i in range(33)])
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await sess.hello()
+        assert (err.value.code(), reason_of(err.value)) == (grpc.StatusCode.INVALID_ARGUMENT,
+                                                            "MALFORMED")
+        sess.close()
+    run(server, body)

@@ -145,13 +145,15 @@ class MatchClock:
         allowance, on its first decision) comes off the bank; then the Fischer increment is
         added to it (a move the time policy plays earns none: ``strike`` empties the bank)."""
         p = self.policy
-        limit = p.move_ms + self.extra_ms
-        self.charged = (seat, self.bank_left[seat])
-        if not timed(p):
+        bank = self.bank_left[seat]
+        self.charged = (seat, bank)
+        move_ms = p.move_ms
+        if not (move_ms or p.bank_ms):  # untimed (``timed``, inlined: once per move)
             return
+        limit = move_ms + self.extra_ms
         if elapsed > limit:
-            self.bank_left[seat] = max(0, self.bank_left[seat] - (elapsed - limit))
-        self.bank_left[seat] += p.increment_ms
+            bank = max(0, bank - (elapsed - limit))
+        self.bank_left[seat] = bank + p.increment_ms
 
     def uncharge(self) -> None:
         """Give back the last ``charge``: its move could not be stored, so it was not played."""
