@@ -117,7 +117,7 @@ def test_create_match_sends_the_time_policy_flags_and_leaves_the_rest_to_the_ref
             return json.loads(admin.record(match_id).record_json)["time_policy"]
 
     # the referee fills in its default join time (referee serve --join-ms) and records it
-    start = {"join_ms": 30_000, "first_move_ms": 0}
+    start = {"join_ms": 30_000, "first_move_ms": 0, "increment_ms": 0}
     assert policy("--move-ms", "1234", "--bank-ms", "5000", "--grace-ms", "250", "--strikes",
                   "2", "--on-expiry", "forfeit") == {
         "move_ms": 1234, "bank_ms": 5000, "grace_ms": 250, "strikes": 2, "on_expiry": "FORFEIT",

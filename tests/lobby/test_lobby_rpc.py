@@ -10,8 +10,10 @@ import json
 import random
 
 import grpc
+import jsonschema
 import pytest
 
+from referee.schema import record_schema
 from referee.server.play.lobby import LobbyLimits
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
@@ -92,6 +94,7 @@ def test_a_persons_seek_is_filled_by_a_bot_through_its_session_and_played_out(se
         record = await stub.GetRecord(pb.GetRecordRequest(match_id=mid))
         return json.loads(record.record_json)
     record = run(server, body)
+    jsonschema.validate(record, record_schema())  # the published schema describes it
     assert record["lobby"]["rated"] is False
     assert record["time_policy"]["increment_ms"] == 3_000
     assert "duelist" in record["seat_bots"]
