@@ -320,3 +320,30 @@ def test_a_session_hello_with_too_many_challenge_games_is_refused(server):
                                                             "MALFORMED")
         sess.close()
     run(server, body)
+
+
+def test_a_lobby_match_keeps_its_record_fields_across_a_restart(server):
+    """The seek a match came from is stored with it (matches.extra_json): a referee restarted
+    mid-match still writes ``"lobby"`` into the finished record. Its players play on with the
+    tokens they had."""
+    async def open_and_join(ch, stub):
+        a, b = await person(stub, "a"), await person(stub, "b")
+        opened = await stub.OpenSeek(pb.OpenSeekRequest(game="goa", seats=2, preset="blitz",
+                                                        rated=True), metadata=md(a))
+        joined = await stub.JoinSeek(pb.JoinSeekRequest(invitation=opened.invitation),
+                                     metadata=md(b))
+        mine = await stub.GetSeek(pb.GetSeekRequest(seek_id=opened.seek.seek_id),
+                                  metadata=md(a))
+        return joined.seek.match_id, [mine.seat_tokens[0].token, joined.seat_tokens[0].token]
+    mid, tokens = run(server, open_and_join)
+    server.stop()
+    server.start()
+    assert server.service.matches[mid].league_fields["lobby"]["rated"] is True
+
+    async def finish(ch, stub):
+        logs = await asyncio.gather(*(play_seat(stub, mid, t, random.Random(i))
+                                      for i, t in enumerate(tokens)))
+        assert all(log.game_over is not None for log in logs)
+        return json.loads((await stub.GetRecord(pb.GetRecordRequest(match_id=mid))).record_json)
+    record = run(server, finish)
+    assert record["lobby"]["preset"] == "blitz" and record["lobby"]["rated"] is True

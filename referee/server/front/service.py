@@ -282,7 +282,7 @@ class RefereeService:
                 reveal_policy=plan.reveal_policy, record_format=match.record_format,
                 league=request.league, unlisted=request.unlisted, seat_bots=plan.bots,
                 seat_versions=versions,
-                start=match.start, seed_salt=rt.seed_salt,
+                start=match.start, seed_salt=rt.seed_salt, extra=dict(extra or {}),
             ),
             (self.admin_hash, rid, fingerprint(request)) if rid else None,
         )
