@@ -181,6 +181,9 @@ def test_the_cap_of_open_seeks_per_player_and_cancelling(server):
             game="goa", seats=2, preset=BLITZ), metadata=md(me))) == (
             grpc.StatusCode.RESOURCE_EXHAUSTED, "SEEK_LIMIT")
         sid = seeks[0].seek.seek_id
+        assert await refused(stub.JoinSeek(pb.JoinSeekRequest(seek_id=sid),
+                                           metadata=md(me))) == (
+            grpc.StatusCode.FAILED_PRECONDITION, "ALREADY_SEATED")
         assert await refused(stub.CancelSeek(pb.CancelSeekRequest(seek_id=sid),
                                              metadata=md(other))) == (
             grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED")

@@ -92,3 +92,5 @@ def test_a_match_under_an_increment_records_it_and_grows_the_banks(server):
     moved = {e["seat"] for e in record["moves"] if not e.get("timeout")}
     assert moved == {0, 1, 2}
     assert all(bank > 300_000 for bank in rt.clock.bank_left), rt.clock.bank_left
+    # the public clock says so too (Watch, the viewer, the play page)
+    assert rt.clock.public_proto().increment_ms == 3_000

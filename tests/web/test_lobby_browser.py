@@ -66,6 +66,13 @@ def test_a_seek_filled_by_a_bot_opens_the_seat_with_its_token_in_the_fragment(we
     assert form.locator("input[name=seats]").input_value() == "3"  # Batavia's least
     form.locator("select[name=game]").select_option("goa")
     assert form.locator("input[name=seats]").get_attribute("max") == "4"
+    # a seek opened meanwhile shows without a reload (the list is polled)
+    other = httpx.post(web.base + "/api/lobby/enter", json={"name": "zed"}).json()["lobby_token"]
+    httpx.post(web.base + "/api/lobby/seeks", headers={"Authorization": f"Bearer {other}"},
+               json={"game": "batavia", "seats": 3, "preset": "rapid"})
+    wait_until(page, "document.querySelectorAll('#seeks tbody tr[data-seek]').length === 1",
+               timeout=15_000)
+    assert "zed" in page.locator("#seeks").inner_text()
     save_screenshot(page.locator("body"), tmp_path, "lobby.png")
     form.locator("input[name=seats]").fill("2")
     form.locator("input[name=bots_may_join]").check()

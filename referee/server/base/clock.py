@@ -64,7 +64,8 @@ class MatchClock:
         p = self.policy
         return pb.PublicClock(move_ms=p.move_ms, bank_ms=p.bank_ms, strikes=p.strikes,
                               seat=self.seat, deadline_unix_ms=self.deadline_ms,
-                              bank_left_ms=self.bank_left, strikes_used=self.strikes_used)
+                              bank_left_ms=self.bank_left, strikes_used=self.strikes_used,
+                              increment_ms=p.increment_ms)
 
     def restore(self, moves: Iterable[MoveEntry]) -> None:
         """Bank, strikes and the allowances already used, from the recorded moves (after a
@@ -252,4 +253,4 @@ def clock_json(c: pb.PublicClock) -> dict[str, object]:
     """Public clocks as the web viewer's pages draw them."""
     return {"move_ms": c.move_ms, "bank_ms": c.bank_ms, "strikes": c.strikes, "seat": c.seat,
             "deadline_ms": c.deadline_unix_ms, "bank_left_ms": list(c.bank_left_ms),
-            "strikes_used": list(c.strikes_used)}
+            "strikes_used": list(c.strikes_used), "increment_ms": c.increment_ms}

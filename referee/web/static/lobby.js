@@ -112,14 +112,52 @@
       if (games.length && !games.includes(form.elements.game.value)) form.elements.game.value = games[0];
       form.requestSubmit();
     }));
-    document.querySelectorAll("button.join").forEach((b) => b.addEventListener("click", () => {
+    // Join buttons (the table is redrawn every few seconds: one listener on the table)
+    const seeks = document.querySelector("#seeks tbody");
+    seeks.addEventListener("click", (ev) => {
+      const b = ev.target.closest("button.join");
+      if (!b) return;
       err.textContent = "";
       const id = b.closest("tr").dataset.seek;
       identity(form.elements.name.value.trim()).then((me) =>
         call("POST", "/api/lobby/join", { seek_id: id, name: form.elements.name.value.trim() },
              me.lobby_token).then((d) => waitFor(d, me.lobby_token)))
         .catch((e) => { err.textContent = e.message; });
-    }));
+    });
+    const cell = (text, cls) => {
+      const td = document.createElement("td");
+      td.textContent = text;
+      if (cls) td.className = cls;
+      return td;
+    };
+    const redraw = (list) => {
+      const rows = list.map((s) => {
+        const tr = document.createElement("tr");
+        tr.dataset.seek = s.seek_id;
+        const taken = (s.seat_list || []).filter((x) => x.name).length;
+        const b = document.createElement("button");
+        b.type = "button"; b.className = "join"; b.textContent = "Join";
+        const td = document.createElement("td");
+        td.append(b);
+        tr.append(cell(s.game), cell(taken + " / " + s.seats), cell(s.preset || "custom"),
+                  cell(s.opener), td);
+        return tr;
+      });
+      if (!rows.length) {
+        const tr = document.createElement("tr");
+        tr.className = "none";
+        const td = cell("No open seek.", "muted");
+        td.colSpan = 5;
+        tr.append(td);
+        rows.push(tr);
+      }
+      seeks.replaceChildren(...rows);
+    };
+    const refresh = () => {
+      if (document.hidden) return;
+      call("GET", "/api/lobby").then((d) => redraw(d.seeks || [])).catch(() => {});
+    };
+    setInterval(refresh, 5000);
     const copy = $("copy-invite");
     if (copy) copy.addEventListener("click", () => {
       if (navigator.clipboard) navigator.clipboard.writeText($("invite-link").textContent);
