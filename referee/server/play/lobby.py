@@ -161,6 +161,7 @@ class SeekEntry:
     created_ms: int
     expires_ms: int
     invitation: str | None = None   # the SHA-256 of the unused invitation secret
+    starting: bool = False          # every seat is taken and its match is being created
     state: pb.SeekState = pb.SEEK_OPEN
     match_id: str = ""
     tokens: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
@@ -235,14 +236,14 @@ class Lobby:
             raise errors.unauthenticated("the lobby's calls need a token (authorization: "
                                          "Bearer): a bot's token, or a person's from EnterLobby")
         h = token_hash(token)
+        person = self.persons.get(h)  # first: a person's call costs no look-up in the store
+        if person is not None and person[1] >= now_ms():
+            return Identity(f"person:{h}", person[0], "", address)
         bot = self.sessions.bot_named_by(h)
         if bot is not None and bot not in self.sessions.blocked:
             return Identity(f"bot:{bot}", bot, bot, address)
-        person = self.persons.get(h)
-        if person is None or person[1] < now_ms():
-            raise errors.unauthenticated("unknown lobby token (EnterLobby gives one; seat and "
-                                         "admin tokens are no lobby identity)")
-        return Identity(f"person:{h}", person[0], "", address)
+        raise errors.unauthenticated("unknown lobby token (EnterLobby gives one; seat and "
+                                     "admin tokens are no lobby identity)")
 
     # ------------------------------------------------------------------ bots
     def _accepting(self, bot: str) -> tuple[frozenset[str], int] | None:
@@ -293,7 +294,7 @@ class Lobby:
     def _sweep(self) -> None:
         now = now_ms()
         for sid, s in list(self.seeks.items()):
-            if s.expires_ms > now:
+            if s.expires_ms > now or s.starting:  # its match is being created: not now
                 continue
             if s.state == pb.SEEK_OPEN:
                 s.state = pb.SEEK_EXPIRED
@@ -458,7 +459,7 @@ class Lobby:
         seek = self._find(req.seek_id)
         if seek.opener.key != who.key:
             raise errors.permission_denied("only the seek's opener cancels it")
-        if seek.state != pb.SEEK_OPEN:
+        if seek.state != pb.SEEK_OPEN or seek.starting:
             raise seek_closed(seek)
         seek.state = pb.SEEK_CANCELLED
         seek.touch()
@@ -524,7 +525,11 @@ class Lobby:
         extra: dict[str, object] = {"lobby": {"seek": seek.id, "rated": seek.rated,
                                               "challenged": seek.challenged,
                                               "preset": seek.preset}}
-        match_id, tokens = await self.create(req, extra)
+        seek.starting = True
+        try:
+            match_id, tokens = await self.create(req, extra)
+        finally:
+            seek.starting = False
         seek.claims = list(claims)
         seek.match_id = match_id
         seek.state = pb.SEEK_FILLED
@@ -544,4 +549,6 @@ class Lobby:
 
 def seek_closed(seek: SeekEntry) -> errors.RefereeError:
     state = pb.SeekState.Name(seek.state).removeprefix("SEEK_").lower()
+    if seek.state == pb.SEEK_OPEN:  # every seat is taken, its match is being created
+        state = "full"
     return errors.seek_closed(f"seek {seek.id} is {state}")
