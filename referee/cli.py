@@ -109,7 +109,7 @@ def _host_arg(text: str) -> tuple[str, str]:
 _CLUSTER_OWN = {"host", "port", "port_file", "unix_socket", "data_dir", "admin_token",
                 "admin_token_file", "http_port", "tls_cert", "tls_key", "log_level",
                 "log_format", "workers", "shard", "peers", "web_host", "command", "func", "nginx",
-                "proxy_workers", "lease_owner", "advertise"}
+                "proxy_workers", "lease_owner", "advertise", "house_bots", "house_capacity"}
 
 
 def _worker_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
@@ -624,6 +624,8 @@ def _serve_cluster(args: argparse.Namespace) -> int:
             tls_cert=args.tls_cert, tls_key=args.tls_key, log_level=args.log_level,
             nginx=args.nginx, proxy_workers=args.proxy_workers, lease_owner=args.lease_owner,
             rate=args.rate, burst=args.burst,
+            home_args=(("--house-bots", args.house_bots, "--house-capacity",
+                        str(args.house_capacity)) if args.house_bots else ()),
         )
         return run(cfg)
     except StartupError as exc:
