@@ -273,9 +273,16 @@ def test_a_league_that_allows_it_lets_people_challenge_its_entrants(server):
         assert await refused(stub.Challenge(pb.ChallengeRequest(
             bot="hermit", game="goa", seats=2, preset=BLITZ), metadata=md(me))) == (
             grpc.StatusCode.FAILED_PRECONDITION, "NOT_CHALLENGEABLE")
+        assert await refused(stub.Challenge(pb.ChallengeRequest(  # not a game of its league
+            bot="champ", game="batavia", seats=3, preset=BLITZ), metadata=md(me))) == (
+            grpc.StatusCode.FAILED_PRECONDITION, "NOT_CHALLENGEABLE")
         got = await stub.Challenge(pb.ChallengeRequest(bot="champ", game="goa", seats=2,
                                                        preset=BLITZ), metadata=md(me))
         assert got.seek.state == pb.SEEK_FILLED
+        # its session takes one match at a time (capacity 1): a second challenge waits
+        assert await refused(stub.Challenge(pb.ChallengeRequest(
+            bot="champ", game="goa", seats=2, preset=BLITZ), metadata=md(me))) == (
+            grpc.StatusCode.RESOURCE_EXHAUSTED, "BOT_BUSY")
         a = await sessions[0].assignment()
         assert a.match_id == got.seek.match_id
         for s in sessions:

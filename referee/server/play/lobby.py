@@ -198,7 +198,7 @@ Create = Callable[[pb.CreateMatchRequest, dict[str, object]], Awaitable[tuple[st
 class Lobby:
     def __init__(self, sessions: BotSessions, check: Check, create: Create,
                  limits: LobbyLimits | None = None,
-                 league_leave: Callable[[str], str | None] | None = None,
+                 league_leave: Callable[[str, str], str | None] | None = None,
                  is_live: Callable[[str], bool] | None = None,
                  house: Iterable[str] = ()):
         self.sessions = sessions
@@ -206,7 +206,9 @@ class Lobby:
         self.create = create
         self.limits = limits or LobbyLimits()
         lim = self.limits
-        self.league_leave = league_leave or (lambda bot: None)
+        # (bot, game) -> the league that lets people challenge the bot in that game ("" game:
+        # in any of its games), or None
+        self.league_leave = league_leave or (lambda bot, game: None)
         self.is_live = is_live or (lambda match_id: False)
         self.house = frozenset(house)  # the referee's own reference bots (--house-bots)
         self.seeks: dict[str, SeekEntry] = {}
@@ -277,7 +279,7 @@ class Lobby:
             if bot in self.sessions.blocked:
                 continue
             acc = self._accepting(bot)
-            league = self.league_leave(bot) or ""
+            league = self.league_leave(bot, "") or ""
             if acc is not None:
                 out.append(pb.LobbyBot(name=bot, games=sorted(acc[0]), house=bot in self.house,
                                        playing=self._busy(bot), max_challenges=acc[1],
@@ -364,16 +366,21 @@ class Lobby:
         self._caps(who)
         league = None
         if not self._can_take(bot, req.game):
-            league = self.league_leave(bot)
+            league = self.league_leave(bot, req.game)
             acc = self._accepting(bot)
             if acc is not None and (not acc[0] or req.game in acc[0]):
-                raise errors.bot_busy(f"bot {bot!r} plays {self._busy(bot)} lobby matches, its most; "
-                               "try again later")
+                raise errors.bot_busy(f"bot {bot!r} plays {self._busy(bot)} lobby matches, "
+                                      "its most; try again later")
             if league is None or not self.sessions.connected(bot):
                 raise errors.not_challengeable(
                     f"bot {bot!r} does not accept challenges for "
                     f"{clip(req.game)} now (no open session that accepts them, and no league "
-                    "that allows challenges to its entrants)")
+                    "that allows challenges to its entrants in that game)")
+            # a league's entrant takes as many lobby matches as its sessions' capacity
+            room = sum(c.capacity for c in self.sessions.conns.get(bot, ()))
+            if self._busy(bot) >= room:
+                raise errors.bot_busy(f"bot {bot!r} plays {self._busy(bot)} lobby matches, "
+                                      "as many as its sessions take; try again later")
         seek = self._new(who, req.game, dict(req.options), seats, clock, req.preset,
                          req.rated, True, req.bots_may_join, bot)
         seek.claims[0] = Claim(who.key, name, who.bot)
