@@ -85,3 +85,28 @@ def test_house_bots_die_with_a_killed_referee(tmp_path):
         if ref.proc.poll() is None:
             ref.proc.kill()
             ref.proc.wait()
+
+
+def test_house_bots_behind_tls_need_the_unix_socket(tmp_path):
+    """They connect in plain text, so over the Unix socket only: with --tls-cert and no --unix
+    the referee refuses to start, one line, exit 2, rather than have them retry for ever."""
+    import shutil
+    import subprocess
+    import sys
+
+    import pytest
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command")
+    from tests.client.test_client_tls import self_signed
+
+    key, cert = self_signed(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "serve", "--admin-token", "t", "--port", "0",
+         "--tls-cert", str(cert), "--tls-key", str(key), "--house-bots",
+         "--data-dir", str(tmp_path / "data")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == ("referee serve: --house-bots with --tls-cert needs --unix "
+                                   "PATH: the house bots connect to the referee over its Unix "
+                                   "socket")
