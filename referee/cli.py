@@ -109,7 +109,7 @@ def _host_arg(text: str) -> tuple[str, str]:
 _CLUSTER_OWN = {"host", "port", "port_file", "unix_socket", "data_dir", "admin_token",
                 "admin_token_file", "http_port", "tls_cert", "tls_key", "log_level",
                 "log_format", "workers", "shard", "peers", "web_host", "command", "func", "nginx",
-                "proxy_workers", "lease_owner", "advertise"}
+                "proxy_workers", "lease_owner", "advertise", "house_bots", "house_capacity"}
 
 
 def _worker_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
@@ -161,6 +161,8 @@ def _load_components(pairs: Sequence[tuple[str, str]]) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from referee.server.house import DEFAULT_HOUSE_BOTS
+
     p = argparse.ArgumentParser(
         prog="referee",
         description="A gRPC rules-referee for bot competitions on euro board games.",
@@ -243,6 +245,26 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how long a match's first decision waits for every seat to join "
                         "before its clock starts anyway, for a time policy whose join_ms is 0 "
                         "(default 30000; 0: the clock starts when the match is created)")
+    lo = s.add_argument_group("the lobby: seeks and challenges without the admin token "
+                              "(docs/bot/lobby.md)")
+    lo.add_argument("--house-bots", nargs="?", const=",".join(DEFAULT_HOUSE_BOTS), default="",
+                    metavar="BOT,BOT",
+                    help="run the SDK's reference bots as house bots that accept challenges "
+                         "(house-NAME), child processes connected through Sessions; with no "
+                         f"list: {', '.join(DEFAULT_HOUSE_BOTS)} (default: none)")
+    lo.add_argument("--house-capacity", type=int, default=8, metavar="N",
+                    help="matches each house bot plays at once (default 8)")
+    lo.add_argument("--seek-ttl", type=float, default=600.0, metavar="SECONDS",
+                    help="an open seek expires after this long (default 600)")
+    lo.add_argument("--seeks-per-client", type=int, default=3, metavar="N",
+                    help="open seeks one player (lobby token or bot) may hold (default 3)")
+    lo.add_argument("--seeks-per-address", type=int, default=10, metavar="N",
+                    help="open seeks of one client address (default 10)")
+    lo.add_argument("--max-seeks", type=int, default=1000, metavar="N",
+                    help="open seeks on this referee (default 1000)")
+    lo.add_argument("--seek-rate", type=float, default=0.2, metavar="PER_S",
+                    help="seeks and challenges one address may open per second, in bursts of "
+                         "5 (default 0.2); more are refused with RESOURCE_EXHAUSTED")
     up = s.add_argument_group("hosted league bots' uploads (UploadBot)")
     up.add_argument("--upload-max-bytes", type=int, default=16 * 1024 * 1024, metavar="N",
                     help="largest archive received (default 16 MiB)")
@@ -515,6 +537,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from referee.server import ServerConfig, serve
     from referee.server.base import logs
     from referee.server.leagues.archive import Limits
+    from referee.server.play.lobby import LobbyLimits
     from referee.server.startup import PRIVATE_UMASK, StartupError
     from referee.server.store.opening import StoreUrlError, store_url
 
@@ -561,6 +584,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         http_port=args.http_port, join_ms=args.join_ms, shard=args.shard, peers=args.peers,
         web_host=args.web_host, advertise=args.advertise or "",
         trusted_proxies=tuple(args.trusted_proxies),
+        house_bots=tuple(b for b in args.house_bots.split(",") if b),
+        house_capacity=args.house_capacity,
+        lobby=LobbyLimits(ttl_s=args.seek_ttl, per_client=args.seeks_per_client,
+                          per_address=args.seeks_per_address, total=args.max_seeks,
+                          open_rate=args.seek_rate),
         upload_limits=Limits(max_received=args.upload_max_bytes,
                              max_unpacked=args.upload_max_unpacked,
                              max_files=args.upload_max_files, max_path=args.upload_max_path,
@@ -596,6 +624,8 @@ def _serve_cluster(args: argparse.Namespace) -> int:
             tls_cert=args.tls_cert, tls_key=args.tls_key, log_level=args.log_level,
             nginx=args.nginx, proxy_workers=args.proxy_workers, lease_owner=args.lease_owner,
             rate=args.rate, burst=args.burst,
+            home_args=(("--house-bots", args.house_bots, "--house-capacity",
+                        str(args.house_capacity)) if args.house_bots else ()),
         )
         return run(cfg)
     except StartupError as exc:

@@ -201,6 +201,12 @@ def build_parser(
     t.add_argument("--bank-ms", type=uint32_arg, metavar="MS",
                    help="extra time per seat for the whole match, spent once a move has used "
                         "its --move-ms")
+    t.add_argument("--increment-ms", type=uint32_arg, metavar="MS",
+                   help="added to a seat's bank after each of its own moves (Fischer)")
+    t.add_argument("--clock", metavar="PRESET",
+                   help="a clock people know, which the flags above then adjust: bullet, "
+                        "blitz, rapid, classical, bot, or M+S (M minutes of bank, S seconds "
+                        "added per move; e.g. 5+3; docs/bot/lobby.md)")
     t.add_argument("--grace-ms", type=uint32_arg, metavar="MS",
                    help="network grace added to every deadline")
     t.add_argument("--strikes", type=uint32_arg, metavar="N",
@@ -299,7 +305,7 @@ def parse_options(args: argparse.Namespace) -> dict[str, str]:
 
 
 #: create-match's time policy flags, by TimePolicy field
-TIME_POLICY_FLAGS = ("move_ms", "bank_ms", "grace_ms", "strikes", "on_expiry")
+TIME_POLICY_FLAGS = ("move_ms", "bank_ms", "increment_ms", "grace_ms", "strikes", "on_expiry")
 
 
 def _start_record(args: argparse.Namespace) -> dict | None:
@@ -337,6 +343,16 @@ def _create_match(args: argparse.Namespace) -> int:
     if not seats:
         args.usage_error("the following arguments are required: --seats")
     given = {f: getattr(args, f) for f in TIME_POLICY_FLAGS if getattr(args, f) is not None}
+    if args.clock is not None:
+        from .clocks import preset_policy
+
+        try:
+            clock = preset_policy(args.clock)
+        except ValueError as exc:
+            args.usage_error(f"argument --clock: {exc}")
+        given = {"move_ms": clock.move_ms, "bank_ms": clock.bank_ms,
+                 "increment_ms": clock.increment_ms, "grace_ms": clock.grace_ms,
+                 "on_expiry": "random_legal", **given}
     with AdminClient(args.address, args.admin_token, tls=_tls(args)) as admin:
         created = admin.create_match(
             game or "batavia", seats, options=options, seed=args.seed, seat_names=args.name,

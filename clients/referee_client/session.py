@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import grpc
@@ -67,9 +67,17 @@ async def session(
     strict: bool = False,
     fallback: str | None = None,
     agent: str = "referee_client",
+    accept_challenges: bool = False,
+    challenge_games: Sequence[str] = (),
+    max_challenges: int = 0,
     on_game_over: Callable[[referee_pb2.Assignment, referee_pb2.GameOver], None] | None = None,
 ) -> SessionStats:
     """Run a bot session until ``max_matches`` matches are over (None: until cancelled).
+
+    ``accept_challenges`` (with ``challenge_games``, empty for every game, and
+    ``max_challenges``, 0 for ``capacity``) tells the referee's lobby that this bot takes
+    challenges and seats in seeks that let bots join while the session is open
+    (docs/bot/lobby.md).
 
     Raises :class:`BotError` when the referee refuses the bot token (or stays unreachable
     for ``backoff.give_up_after`` seconds)."""
@@ -116,7 +124,9 @@ async def session(
 
     async def run_stream(call) -> None:
         await call.write(referee_pb2.SessionClientMessage(
-            hello=referee_pb2.SessionHello(capacity=capacity, agent=agent)))
+            hello=referee_pb2.SessionHello(
+                capacity=capacity, agent=agent, accept_challenges=accept_challenges,
+                challenge_games=list(challenge_games), max_challenges=max_challenges)))
         while True:
             msg = await call.read()
             if msg is grpc.aio.EOF:

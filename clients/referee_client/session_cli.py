@@ -31,6 +31,14 @@ def add_parsers(sub, add_connection: Callable[[argparse.ArgumentParser], None]) 
     p.add_argument("--seed", type=int,
                    help="seed the bot's randomness (each match: this seed with its id and seat)")
     p.add_argument("--max-matches", type=int, metavar="N", help="stop after N matches")
+    p.add_argument("--accept-challenges", action="store_true",
+                   help="take challenges from the referee's lobby, and seats in seeks that let "
+                        "bots join, while the session is open (docs/bot/lobby.md)")
+    p.add_argument("--games", metavar="G,G", default=None,
+                   help="with --accept-challenges: the games accepted (default: a greedy bot's "
+                        "own game, every game for the others)")
+    p.add_argument("--max-challenges", type=int, default=0, metavar="N",
+                   help="with --accept-challenges: lobby matches at once (default: --capacity)")
     p.add_argument("--give-up-after", type=float, default=120.0, metavar="S",
                    help="stop retrying after S seconds without reaching the referee "
                         "(default 120; 0 = never)")
@@ -65,9 +73,16 @@ def main(args: argparse.Namespace, log, tls) -> int:
         args.usage_error("no bot token: pass --bot-token-file or set REFEREE_BOT_TOKEN")
     if not 1 <= args.capacity <= 256:
         args.usage_error(f"argument --capacity: expected 1 to 256, got {args.capacity}")
-    from .bots import BOTS
+    from .bots import BOTS, GREEDY_FOR_GAME
 
     make = BOTS[args.bot]
+    if args.games is not None:
+        games = [g.strip() for g in args.games.split(",") if g.strip()]
+    else:
+        games = [g for g, b in GREEDY_FOR_GAME.items() if b == args.bot]
+    if not 0 <= args.max_challenges <= 256:
+        args.usage_error(f"argument --max-challenges: expected 0 to 256, got "
+                         f"{args.max_challenges}")
 
     def factory(assignment):
         seed = None
@@ -77,6 +92,8 @@ def main(args: argparse.Namespace, log, tls) -> int:
 
     stats = run_session(factory, args.address, args.bot_token, args.capacity, tls=tls,
                         max_matches=args.max_matches, agent=f"referee-bot {args.bot}",
+                        accept_challenges=args.accept_challenges, challenge_games=games,
+                        max_challenges=args.max_challenges,
                         backoff=Backoff(give_up_after=args.give_up_after))
     log.info("session over", finished=stats.finished, failed=stats.failed,
              reconnects=stats.reconnects)

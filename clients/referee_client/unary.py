@@ -41,6 +41,7 @@ def time_policy_proto(tp: dict[str, Any]) -> referee_pb2.TimePolicy:
         on_expiry=ON_EXPIRY.get(str(tp.get("on_expiry", "random_legal")),
                                 referee_pb2.RANDOM_LEGAL),
         join_ms=int(tp.get("join_ms", 0)), first_move_ms=int(tp.get("first_move_ms", 0)),
+        increment_ms=int(tp.get("increment_ms", 0)),
     )
 
 

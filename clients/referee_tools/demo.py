@@ -256,7 +256,9 @@ def keep_viewer(link: str) -> None:
         console.print("the viewer stops with the referee (no terminal to wait on); the replay "
                       "page above stays")
         return
+    lobby = link.split("/matches/")[0] + "/lobby"
     console.print(f"[bold]the viewer stays up:[/] {link}\n"
+                  f"[bold]play the reference bots yourself:[/] {lobby}\n"
                   "press Enter (or Ctrl-C) to stop the referee")
     try:
         sys.stdin.readline()
@@ -289,8 +291,11 @@ def main(argv: list[str] | None = None) -> int:
 
     data_dir = Path(args.data_dir).resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
+    # the house bots (referee serve --house-bots): a person who opens the lobby page while the
+    # viewer stays up finds the reference bots there to play (docs/bot/lobby.md)
     referee = LocalReferee(data_dir, secrets.token_hex(24), log_path=data_dir / "server.log",
-                           extra_args=() if args.no_web else ("--http-port", "0"))
+                           extra_args=() if args.no_web else ("--http-port", "0",
+                                                              "--house-bots"))
     bots: list[BotProcess] = []
     try:
         with console.status("starting the referee…"):

@@ -105,6 +105,7 @@ class TimeConfig:
     # decision gets first_move_ms on top of move_ms (a bot process's start-up: imports, loading)
     join_ms: int = 0
     first_move_ms: int = DEFAULT_FIRST_MOVE_MS
+    increment_ms: int = 0  # Fischer: added to a seat's bank after each of its own moves
 
 
 @dataclass(frozen=True)
@@ -507,7 +508,8 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
 
     t = _table(data, "time", "")
     _unknown(t, {"move_ms", "bank_ms", "grace_ms", "strikes", "on_expiry", "match_wall_s",
-                 "bot_grace_s", "join_timeout_s", "join_ms", "first_move_ms"}, "time.")
+                 "bot_grace_s", "join_timeout_s", "join_ms", "first_move_ms", "increment_ms"},
+             "time.")
     time_cfg = TimeConfig(
         move_ms=_int(t, "move_ms", "time.", 5000, lo=0, hi=2**32 - 1),
         bank_ms=_int(t, "bank_ms", "time.", 0, lo=0, hi=2**32 - 1),
@@ -520,6 +522,7 @@ def _parse(data: dict[str, Any], base_dir: str) -> TournamentConfig:
         join_ms=_int(t, "join_ms", "time.", 0, lo=0, hi=2**32 - 1),
         first_move_ms=_int(t, "first_move_ms", "time.", DEFAULT_FIRST_MOVE_MS, lo=0,
                            hi=2**32 - 1),
+        increment_ms=_int(t, "increment_ms", "time.", 0, lo=0, hi=2**32 - 1),
     )
     r = _table(data, "run", "")
     _unknown(r, {"concurrency", "referees", "backend", "address", "ray_address", "task_referee",

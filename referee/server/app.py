@@ -25,6 +25,7 @@ from referee.server.front.service import (
     generic_handler,
     registered_handlers,
 )
+from referee.server.house import HouseBots, house_name
 from referee.server.leagues.league import MAX_STANDINGS
 from referee.server.startup import (
     StartupError,
@@ -109,6 +110,7 @@ class RefereeServer:
         self.web: WebServer | None = None  # with --http-port
         self.http_port: int | None = None
         self.forwarder: Forwarder | None = None  # a cluster worker's (referee.server.front.forward)
+        self.house: HouseBots | None = None  # with --house-bots (referee.server.house)
 
     async def start(self) -> int:
         """Start serving and return the gRPC port. A configuration that cannot work raises
@@ -145,7 +147,8 @@ class RefereeServer:
                         proxies=proxy_peers(cfg.trusted_proxies)),
             keep_finished_s=cfg.keep_finished_s, session_ack_s=cfg.session_ack_s, join_ms=cfg.join_ms,
             max_message_bytes=cfg.max_message_bytes, upload_limits=cfg.upload_limits,
-            shard=cfg.shard, roaming=bool(cfg.advertise),
+            shard=cfg.shard, roaming=bool(cfg.advertise), lobby=cfg.lobby,
+            house_bots=tuple(house_name(b) for b in cfg.house_bots),
         )
         owner = cfg.lease_owner or f"{socket.gethostname()}:{data_dir.resolve()}"
         ttl_ms = max(1, int(cfg.lease_ttl_s * 1000))
@@ -214,11 +217,28 @@ class RefereeServer:
             except OSError as exc:  # the port was taken since check_config, or uvicorn failed
                 raise StartupError(bind_failure(web_host, cfg.http_port, "--http-port",
                                                 exc.errno, exc.strerror or str(exc))) from None
+        if cfg.house_bots:
+            self.house = HouseBots(cfg.house_bots, self._house_target(), cfg.house_capacity,
+                                   self._register_house_bot)
+            await self.house.start()
         if cfg.port_file:
             tmp = Path(cfg.port_file + ".tmp")
             tmp.write_text(f"{self.port}\n", encoding="utf-8")
             tmp.replace(cfg.port_file)  # atomic: readers never see a half-written file
         return self.port
+
+    def _house_target(self) -> str:
+        """Where the house bots reach this referee: its Unix socket, else its TCP port (on
+        the loopback when it listens on every address)."""
+        cfg = self.config
+        if cfg.unix_socket:
+            return f"unix:{cfg.unix_socket}"
+        host = "127.0.0.1" if cfg.host in ("0.0.0.0", "", "::") else cfg.host
+        return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
+
+    async def _register_house_bot(self, name: str) -> str:
+        assert self.service is not None
+        return (await self.service.sessions.register(name)).bot_token
 
     def _bind(self, server: grpc.aio.Server) -> int:
         """Add the TCP port (TLS with --tls-cert); StartupError if gRPC cannot."""
@@ -244,7 +264,11 @@ class RefereeServer:
         return port
 
     async def _close(self, grace: float | None) -> None:
-        """Stop whatever was started, in order: web viewer, matches, gRPC, store."""
+        """Stop whatever was started, in order: house bots, web viewer, matches, gRPC,
+        store."""
+        if self.house is not None:
+            await self.house.stop()
+            self.house = None
         if self.web is not None:
             await self.web.stop()
         if self.service is not None:

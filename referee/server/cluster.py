@@ -55,7 +55,11 @@ log = structlog.get_logger("referee.cluster")
 
 #: the calls that go to the home worker: it keeps the bots, their sessions and the leagues
 HOME_CALLS = ("RegisterBot", "UploadBot", "GetBotArchive", "SetBotStatus", "OpenLeague",
-              "GetLeague", "SetLeagueState", "CreateInvite", "ListLeagueBots", "PublishStandings")
+              "GetLeague", "SetLeagueState", "CreateInvite", "ListLeagueBots", "PublishStandings",
+              # the lobby (issue 33) lives beside the bot sessions it seats; a worker reached
+              # anyway hands these on too (front.forward.ROUTED)
+              "EnterLobby", "OpenSeek", "Challenge", "ListSeeks", "JoinSeek", "CancelSeek",
+              "GetSeek")
 INSTALL_HINT = ("the cluster needs nginx with HTTP/2 and gRPC (Debian: `apt-get install "
                 "nginx-light`; `make setup` installs it as root)")
 READY_S = 120.0  # a worker resumes every match of its shard before it listens
@@ -94,6 +98,9 @@ class ClusterConfig:
     tls_cert: str | None = None
     tls_key: str | None = None
     log_level: str = "info"
+    # the home worker's alone (--house-bots, --house-capacity): one set of house bots, beside
+    # the bot sessions and the lobby, which live there
+    home_args: tuple[str, ...] = ()
     proxy_workers: int = 1
     nginx: str | None = None  # the nginx binary (None: found on PATH or in /usr/sbin)
     lease_owner: str = ""  # the workers' names in the store's leases get their shard appended
@@ -347,6 +354,8 @@ class Cluster:
                     "--log-level", cfg.log_level, *cfg.worker_args]
             if s == shard.HOME and cfg.http_port is not None:  # the one web viewer
                 argv += ["--web-host", cfg.host, "--http-port", str(cfg.http_port)]
+            if s == shard.HOME:
+                argv += list(cfg.home_args)
             self.workers.append(Child(s, argv, d / f"{s}.log", d / f"{s}.port"))
         self.proxy = Child("nginx", [nginx, "-e", str(d / "nginx.log"), "-p", str(d), "-c",
                                      str(d / "nginx.conf")], d / "nginx.log")

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from referee.core.components import ComponentSheet
 from referee.server.base.clock import DEFAULT_JOIN_MS
 from referee.server.leagues.archive import Limits
+from referee.server.play.lobby import LobbyLimits
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024
 DEFAULT_MAX_PENDING_CALLS = 20_000
@@ -74,3 +75,10 @@ class ServerConfig:
     advertise: str = ""
     # addresses whose calls may name their client in auth.CLIENT_HEADER (--trusted-proxy)
     trusted_proxies: tuple[str, ...] = ()
+    # the lobby (issue 33, docs/bot/lobby.md): how long seeks live, the caps on open seeks and
+    # how fast they may be opened
+    lobby: LobbyLimits = field(default_factory=LobbyLimits)
+    # the SDK reference bots the referee runs as house bots in the lobby (referee.server.house;
+    # () = none), each playing this many matches at once
+    house_bots: tuple[str, ...] = ()
+    house_capacity: int = 8

@@ -42,6 +42,12 @@ def check_config(cfg: ServerConfig) -> None:
         check_unix_socket(cfg.unix_socket)
     if cfg.port_file:
         check_port_file(cfg.port_file, cfg.data_dir)
+    if cfg.house_bots and cfg.tls_cert and not cfg.unix_socket:
+        # they connect to this referee in plain text: over its Unix socket, never its TLS port
+        raise StartupError("--house-bots with --tls-cert needs --unix PATH: the house bots "
+                           "connect to the referee over its Unix socket")
+    if cfg.house_bots and not 1 <= cfg.house_capacity <= 256:
+        raise StartupError(f"--house-capacity is 1 to 256, not {cfg.house_capacity}")
 
 
 def _strip(host: str) -> str:

@@ -22,7 +22,8 @@ embargo, see referee.server.base.embargo, shows no replay and no record, and say
 In Starlette's style: each route's handler is a module-level ``async def (request) ->
 Response`` that reads the referee (``ServerView``, referee.web.reader), the match source and
 the live feeds from the app's state (``state.of(request)``, typed); ``routes`` lists them with
-the league pages' (referee.web.leagues.routes), and ``create_app`` only assembles the app.
+the league pages' (referee.web.leagues.routes) and the lobby's (referee.web.lobby.routes), and
+``create_app`` only assembles the app.
 """
 from __future__ import annotations
 
@@ -55,6 +56,7 @@ from . import params, state
 from .leagues import HTTP_STATUS, refusal
 from .leagues import routes as league_routes
 from .live import LiveHub
+from .lobby import routes as lobby_routes
 from .reader import ServerView
 from .render import RENDERERS, templates
 from .source import MatchSource, NotFound, parse_cursor, public_record
@@ -297,6 +299,7 @@ routes = params.checked_paths([
     Route("/matches/{match_id}/record.json", record),
     Route("/api/signing-key", signing_key),
     *league_routes,
+    *lobby_routes,
     Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
 ])
 

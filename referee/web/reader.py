@@ -13,7 +13,8 @@ Read-only means ``@property`` and ``Mapping``/``Set`` where the servicer keeps a
 a set: the web cannot assign them, add a match or unblock a bot through this face. The store
 and the bot sessions are narrowed to the few reads the web makes of them; the leagues are the
 real ``Leagues``, since the league pages drive it as the league's gRPC calls do (a web form
-registers a bot, the organizer's page sets a bot's status)."""
+registers a bot, the organizer's page sets a bot's status), and so is the lobby
+(``referee.server.play.lobby.Lobby``), which the lobby page drives as its gRPC calls do."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Set
@@ -26,6 +27,7 @@ from referee.server.base.auth import RateLimiter
 from referee.server.base.embargo import Embargo
 from referee.server.base.signing import RecordSigner
 from referee.server.leagues.league import Leagues
+from referee.server.play.lobby import Lobby
 from referee.server.play.runtime import MatchRuntime
 from referee.server.play.streams import Stream
 from referee.server.store.sqlite import MatchRow, MoveRow
@@ -108,6 +110,9 @@ class ServerView(Protocol):
 
     @property
     def leagues(self) -> Leagues: ...
+
+    @property
+    def lobby(self) -> Lobby: ...  # seeks and challenges (the lobby page drives it)
 
     @property
     def signer(self) -> RecordSigner | None: ...  # None: this referee signs no records

@@ -117,7 +117,7 @@ def test_create_match_sends_the_time_policy_flags_and_leaves_the_rest_to_the_ref
             return json.loads(admin.record(match_id).record_json)["time_policy"]
 
     # the referee fills in its default join time (referee serve --join-ms) and records it
-    start = {"join_ms": 30_000, "first_move_ms": 0}
+    start = {"join_ms": 30_000, "first_move_ms": 0, "increment_ms": 0}
     assert policy("--move-ms", "1234", "--bank-ms", "5000", "--grace-ms", "250", "--strikes",
                   "2", "--on-expiry", "forfeit") == {
         "move_ms": 1234, "bank_ms": 5000, "grace_ms": 250, "strikes": 2, "on_expiry": "FORFEIT",
@@ -128,6 +128,10 @@ def test_create_match_sends_the_time_policy_flags_and_leaves_the_rest_to_the_ref
         **start}
     assert policy() == {"move_ms": 0, "bank_ms": 0, "grace_ms": 0, "strikes": 0,
                         "on_expiry": "ON_EXPIRY_UNSPECIFIED", **start}
+    # a clock people know (issue 33), which the other flags adjust
+    assert policy("--clock", "5+3", "--grace-ms", "300") == {
+        "move_ms": 0, "bank_ms": 300_000, "grace_ms": 300, "strikes": 0,
+        "on_expiry": "RANDOM_LEGAL", **start, "increment_ms": 3_000}
 
 
 def assert_usage_error(done: subprocess.CompletedProcess, command: str, message: str) -> None:
@@ -141,6 +145,7 @@ def assert_usage_error(done: subprocess.CompletedProcess, command: str, message:
     (["--on-expiry", "never"], "argument --on-expiry: invalid choice: 'never'"),
     (["--move-ms", "-5"], f"argument --move-ms: {UINT32}, got '-5'"),
     (["--strikes", "many"], f"argument --strikes: {UINT32}, got 'many'"),
+    (["--clock", "5+999"], "argument --clock: unknown clock '5+999'"),
 ])
 def test_a_bad_time_policy_flag_is_a_create_match_usage_error(flags, message):
     done = referee_bot("create-match", "--seats", "3", "--admin-token", "a", *flags)

@@ -70,6 +70,16 @@ def test_public_settings_hold_no_path_nor_address(tmp_path):
     assert json.loads(text)["time_policy"]["join_ms"] == 10000
 
 
+def test_a_league_file_lets_people_challenge_its_entrants():
+    """league.challenges (issue 33) reaches the referee in the league's settings, which its
+    lobby reads ("play the champion")."""
+    assert parse(MINIMAL).public_settings()["challenges"] is False
+    cfg = parse({**MINIMAL, "league": {**MINIMAL["league"], "challenges": True}})
+    assert cfg.public_settings()["challenges"] is True
+    with pytest.raises(ConfigError, match=r"^league\.challenges: "):
+        parse({**MINIMAL, "league": {**MINIMAL["league"], "challenges": "yes"}})
+
+
 # ---------------------------------------------------------------- scheduling
 
 def _bot(name, kind=pb.BOT_KIND_REMOTE, status=pb.BOT_ACTIVE, connected=False, current=0,

@@ -28,6 +28,13 @@ def test_join_ms_and_first_move_ms_go_into_every_match(tmp_path):
     assert (tp.move_ms, tp.join_ms, tp.first_move_ms) == (1000, 45_000, 7_500)
 
 
+def test_an_increment_goes_into_every_match(tmp_path):
+    """[time] increment_ms (issue 33: the Fischer increment) reaches CreateMatch."""
+    cfg = parse(_doc(increment_ms=2_000), base_dir=tmp_path)
+    assert _request(cfg).time_policy.increment_ms == 2_000
+    assert _request(parse(_doc(), base_dir=tmp_path)).time_policy.increment_ms == 0
+
+
 def test_runner_matches_get_a_start_up_allowance_by_default(tmp_path):
     cfg = parse(_doc(), base_dir=tmp_path)
     tp = _request(cfg).time_policy
@@ -38,7 +45,7 @@ def test_runner_matches_get_a_start_up_allowance_by_default(tmp_path):
 
 @pytest.mark.parametrize("key, value", [
     ("join_ms", -1), ("join_ms", "soon"), ("join_ms", 2**32),
-    ("first_move_ms", -5), ("first_move_ms", 1.5),
+    ("first_move_ms", -5), ("first_move_ms", 1.5), ("increment_ms", -1),
 ])
 def test_bad_values_are_refused_by_key(tmp_path, key, value):
     with pytest.raises(ConfigError) as ei:

@@ -69,7 +69,8 @@ def test_a_remote_update_brings_its_clocks_and_the_owners_time(monkeypatch):
     same, first, again, msgs = asyncio.run(run())
     assert same
     want = {"move_ms": 20_000, "bank_ms": 5_000, "strikes": 1, "seat": 1,
-            "deadline_ms": 90_000, "bank_left_ms": [5_000, 4_000], "strikes_used": [0, 1]}
+            "deadline_ms": 90_000, "bank_left_ms": [5_000, 4_000], "strikes_used": [0, 1],
+            "increment_ms": 0}
     assert first["type"] == "update" and first["clock"] == want
     assert first["now_ms"] == 12_000
     assert again["clock"] == want and again["now_ms"] == 15_000

@@ -63,12 +63,22 @@ KNOWN: dict[str, list[Any]] = {
     "invite_code": [INVITE, "wrong"], "status": ["active", "disabled", "pending", "removed"],
     "message": ["why"], "state": ["running", "paused", "stopped"], "reason": ["maintenance"],
     "uses": [1, 2, 0], "valid_s": [0, 60],
+    # the lobby's (referee/web/lobby.py)
+    "seats": [0, 2, 3], "preset": ["blitz", "5+3", "bot"], "rated": [True, False],
+    "private": [True, False], "bots_may_join": [True, False], "take_seats": [0, 1, 2],
+    "seek_id": ["s0"], "invitation": ["x" * 48], "wait_ms": ["0", "10"],
 }
-QUERY_KEYS = ["limit", "cursor", "before", "game", "league", "bot", "v", "seat", "since", "x"]
+QUERY_KEYS = ["limit", "cursor", "before", "game", "league", "bot", "v", "seat", "since", "wait_ms",
+              "x"]
 #: the members of each POST route's body (the route's own, mostly, and now and then another)
 MEMBERS = {"/register": ["name", "owner", "kind", "description", "invite_code"],
            "/admin/bots/{bot}": ["status", "message"], "/admin/state": ["state", "reason"],
-           "/admin/invites": ["uses", "valid_s"]}
+           "/admin/invites": ["uses", "valid_s"],
+           "/lobby/seeks": ["game", "seats", "preset", "rated", "private", "bots_may_join",
+                            "name", "take_seats"],
+           "/lobby/challenge": ["bot", "game", "seats", "preset", "rated", "bots_may_join",
+                                "name"],
+           "/lobby/join": ["seek_id", "invitation", "name"], "/lobby/enter": ["name"]}
 OTHER = ["extra", "name", "status", "uses"]
 
 plain_text = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
@@ -246,4 +256,5 @@ def test_every_route_is_fuzzed():
     """The fuzz reads its routes from the app: the league, match and page routes are all there
     (a route table the fuzz could not read would make it test nothing)."""
     assert {"/api/matches", "/api/leagues/{name}/register", "/api/bots/{name}/upload",
-            "/api/leagues/{name}/admin/invites", "/matches/{match_id}", "/"} <= PATHS
+            "/api/leagues/{name}/admin/invites", "/matches/{match_id}", "/",
+            "/api/lobby/seeks", "/lobby"} <= PATHS

@@ -79,6 +79,9 @@ class LeagueConfig:
     hosted: Hosted
     base_dir: str = "."
     source: str = ""
+    # people may challenge the league's entrants in the referee's lobby ("play the champion",
+    # docs/bot/lobby.md); those matches are no league matches and this runner never rates them
+    challenges: bool = False
 
     def output_dir(self) -> Path:
         return Path("runs") / f"league-{self.name}"
@@ -91,7 +94,7 @@ class LeagueConfig:
                 "pairing": self.schedule.pairing, "rotation": self.schedule.rotation,
                 "matches_per_minute": self.schedule.matches_per_minute,
                 "concurrency": self.schedule.concurrency,
-                "crash_limit": self.hosted.crash_limit}
+                "crash_limit": self.hosted.crash_limit, "challenges": self.challenges}
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -138,13 +141,17 @@ def parse(raw: dict[str, Any], *, base_dir: str = ".", source: str = "") -> Leag
     _unknown(raw, "", ("league", "referee", "games", "time", "rating", "schedule", "smoke",
                        "hosted"))
     lg = _table(raw, "league")
-    _unknown(lg, "league", ("name", "title", "description", "registration", "approval"))
+    _unknown(lg, "league", ("name", "title", "description", "registration", "approval",
+                            "challenges"))
     name = lg.get("name")
     if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
         raise ConfigError("league.name", "expected 1-64 letters, digits, '.', '_', '+', '-'")
     approval = lg.get("approval", False)
     if not isinstance(approval, bool):
         raise ConfigError("league.approval", "expected true or false")
+    challenges = lg.get("challenges", False)
+    if not isinstance(challenges, bool):
+        raise ConfigError("league.challenges", "expected true or false")
     ref = _table(raw, "referee")
     if "admin_token" in ref:
         raise ConfigError("referee.admin_token", "a secret never goes in the file: use "
@@ -223,7 +230,8 @@ def parse(raw: dict[str, Any], *, base_dir: str = ".", source: str = "") -> Leag
         approval=approval, address=address, unix_socket=sock, admin_token_file=tok,
         games=tuple(games), time_policy=time_policy,
         rating_model=_str(rt, "model", "rating", "plackett_luce", RATING_MODELS),
-        schedule=schedule, smoke=smoke, hosted=hosted, base_dir=base_dir, source=source)
+        schedule=schedule, smoke=smoke, hosted=hosted, base_dir=base_dir, source=source,
+        challenges=challenges)
 
 
 def load(path: str | Path) -> LeagueConfig:

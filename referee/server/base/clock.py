@@ -20,6 +20,12 @@ DEFAULT_JOIN_MS = 30_000
 POLICY_NAMES: dict[int, str] = {pb.DEFAULT_MOVE: "DEFAULT_MOVE", pb.RANDOM_LEGAL: "RANDOM_LEGAL"}
 
 
+def timed(policy: pb.TimePolicy) -> bool:
+    """Whether a time policy times its decisions: a move limit, or a bank alone (a chess clock:
+    move_ms 0 with bank_ms, each move's whole time off the bank)."""
+    return bool(policy.move_ms or policy.bank_ms)
+
+
 def now_ms() -> int:
     """Wall-clock milliseconds since the epoch, as records and the store keep times."""
     return int(time.time() * 1000)
@@ -58,21 +64,27 @@ class MatchClock:
         p = self.policy
         return pb.PublicClock(move_ms=p.move_ms, bank_ms=p.bank_ms, strikes=p.strikes,
                               seat=self.seat, deadline_unix_ms=self.deadline_ms,
-                              bank_left_ms=self.bank_left, strikes_used=self.strikes_used)
+                              bank_left_ms=self.bank_left, strikes_used=self.strikes_used,
+                              increment_ms=p.increment_ms)
 
     def restore(self, moves: Iterable[MoveEntry]) -> None:
         """Bank, strikes and the allowances already used, from the recorded moves (after a
-        restart): a seat with a move in the log has had its first decision."""
+        restart): a seat with a move in the log has had its first decision, and each move it
+        made itself earned its increment, as ``charge`` gave it."""
         p = self.policy
+        clocked = timed(p)
         for e in moves:
             extra = p.first_move_ms if self.allowance_due[e.seat] else 0
             self.allowance_due[e.seat] = False
             if e.timeout:
                 self.strikes_used[e.seat] += 1
                 self.bank_left[e.seat] = 0
-            elif p.move_ms and e.elapsed_ms > p.move_ms + extra:
+                continue
+            if clocked and e.elapsed_ms > p.move_ms + extra:
                 over = e.elapsed_ms - p.move_ms - extra
                 self.bank_left[e.seat] = max(0, self.bank_left[e.seat] - over)
+            if clocked:
+                self.bank_left[e.seat] += p.increment_ms
 
     def start(self, seat: int, version: int, abandoned: bool) -> int:
         """Start the clock of ``seat``'s decision at ``version``; its deadline (unix ms), or 0
@@ -88,7 +100,7 @@ class MatchClock:
         self.seat = seat
         if abandoned:
             self.expire_now(version)
-        elif p.move_ms:
+        elif timed(p):
             allowed = p.move_ms + self.extra_ms + self.bank_left[seat]
             deadline = now_ms() + allowed
             loop = asyncio.get_running_loop()
@@ -131,12 +143,18 @@ class MatchClock:
 
     def charge(self, seat: int, elapsed: int) -> None:
         """A move answered in ``elapsed`` ms: what went past move_ms (and the seat's start-up
-        allowance, on its first decision) comes off the bank."""
+        allowance, on its first decision) comes off the bank; then the Fischer increment is
+        added to it (a move the time policy plays earns none: ``strike`` empties the bank)."""
         p = self.policy
-        limit = p.move_ms + self.extra_ms
-        self.charged = (seat, self.bank_left[seat])
-        if p.move_ms and elapsed > limit:
-            self.bank_left[seat] = max(0, self.bank_left[seat] - (elapsed - limit))
+        bank = self.bank_left[seat]
+        self.charged = (seat, bank)
+        move_ms = p.move_ms
+        if not (move_ms or p.bank_ms):  # untimed (``timed``, inlined: once per move)
+            return
+        limit = move_ms + self.extra_ms
+        if elapsed > limit:
+            bank = max(0, bank - (elapsed - limit))
+        self.bank_left[seat] = bank + p.increment_ms
 
     def uncharge(self) -> None:
         """Give back the last ``charge``: its move could not be stored, so it was not played."""
@@ -166,7 +184,7 @@ class MatchClock:
         self.issued_at = time.monotonic()
         self.running = True
         deadline = 0
-        if p.move_ms:
+        if timed(p):
             allowed = p.move_ms + self.extra_ms + self.bank_left[seat]
             deadline = now_ms() + allowed
             self.timer = asyncio.get_running_loop().call_later(
@@ -203,7 +221,7 @@ class StartGate:
 
     def __init__(self, policy: pb.TimePolicy, created_ms: int):
         self.open_at_ms = created_ms + policy.join_ms
-        self.open = not policy.move_ms or not policy.join_ms
+        self.open = not timed(policy) or not policy.join_ms
         self.timer: asyncio.TimerHandle | None = None
 
     def check(self, seats_present: Iterable[bool]) -> bool:
@@ -235,4 +253,4 @@ def clock_json(c: pb.PublicClock) -> dict[str, object]:
     """Public clocks as the web viewer's pages draw them."""
     return {"move_ms": c.move_ms, "bank_ms": c.bank_ms, "strikes": c.strikes, "seat": c.seat,
             "deadline_ms": c.deadline_unix_ms, "bank_left_ms": list(c.bank_left_ms),
-            "strikes_used": list(c.strikes_used)}
+            "strikes_used": list(c.strikes_used), "increment_ms": c.increment_ms}

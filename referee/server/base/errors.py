@@ -154,3 +154,40 @@ def upload_quota(message: str) -> RefereeError:
     daily count, its stored bytes) is reached; the message names the limit, its value and when
     the count frees up (issue 31, item 4)."""
     return RefereeError(grpc.StatusCode.RESOURCE_EXHAUSTED, "UPLOAD_QUOTA", message)
+
+
+# ---------------------------------------------------------------------- the lobby (issue 33)
+def bad_time_policy(message: str) -> RefereeError:
+    """A lobby seek's time policy outside the lobby's bounds, or one that times nothing
+    (docs/bot/lobby.md lists the bounds)."""
+    return RefereeError(grpc.StatusCode.INVALID_ARGUMENT, "BAD_TIME_POLICY", message)
+
+
+def seek_limit(message: str) -> RefereeError:
+    """A cap of open seeks is reached (per player, per address, per referee)."""
+    return RefereeError(grpc.StatusCode.RESOURCE_EXHAUSTED, "SEEK_LIMIT", message)
+
+
+def bot_busy(message: str) -> RefereeError:
+    """A challenged bot plays as many lobby matches as it takes at once."""
+    return RefereeError(grpc.StatusCode.RESOURCE_EXHAUSTED, "BOT_BUSY", message)
+
+
+def bad_invitation(message: str) -> RefereeError:
+    """An invitation secret that is used (each is good for one seat), expired or unknown."""
+    return RefereeError(grpc.StatusCode.PERMISSION_DENIED, "BAD_INVITATION", message)
+
+
+def seek_closed(message: str) -> RefereeError:
+    """A seek that is filled, cancelled or expired: nothing can be done to it any more."""
+    return RefereeError(grpc.StatusCode.FAILED_PRECONDITION, "SEEK_CLOSED", message)
+
+
+def not_challengeable(message: str) -> RefereeError:
+    """A known bot that accepts no challenge now (for this game)."""
+    return RefereeError(grpc.StatusCode.FAILED_PRECONDITION, "NOT_CHALLENGEABLE", message)
+
+
+def already_seated(message: str) -> RefereeError:
+    """JoinSeek by an identity that holds a seat of the seek already."""
+    return RefereeError(grpc.StatusCode.FAILED_PRECONDITION, "ALREADY_SEATED", message)

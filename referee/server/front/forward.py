@@ -58,6 +58,10 @@ def _create(request: Any) -> str | None:
     return shard.HOME if (request.league or any(request.seat_bots)) else None
 
 
+def _home(request: Any) -> str | None:
+    return shard.HOME
+
+
 #: the calls a worker may hand on: request type, and what names the owner: the match id
 #: (``_match``), or a shard (``_create``; None: here)
 ROUTED: dict[str, tuple[Any, Callable[[Any], str | None]]] = {
@@ -69,6 +73,15 @@ ROUTED: dict[str, tuple[Any, Callable[[Any], str | None]]] = {
     "AbandonSeat": (pb.AbandonSeatRequest, _match),
     "Watch": (pb.WatchRequest, _match),
     "CreateMatch": (pb.CreateMatchRequest, _create),
+    # the lobby (issue 33) lives on the home shard, beside the bot sessions it seats: every
+    # worker hands its calls there, so all see one set of seeks
+    "EnterLobby": (pb.EnterLobbyRequest, _home),
+    "OpenSeek": (pb.OpenSeekRequest, _home),
+    "Challenge": (pb.ChallengeRequest, _home),
+    "ListSeeks": (pb.ListSeeksRequest, _home),
+    "JoinSeek": (pb.JoinSeekRequest, _home),
+    "CancelSeek": (pb.CancelSeekRequest, _home),
+    "GetSeek": (pb.GetSeekRequest, _home),
 }
 
 _PASSED = ("authorization",)

@@ -32,7 +32,8 @@ from referee.server.base.wire import check_text, opt_str, refusal
 from referee.server.front.forward import SERVICE_NAME, Forwarder
 from referee.server.leagues.archive import Limits
 from referee.server.leagues.league import MAX_STANDINGS, Leagues
-from referee.server.play.create import fingerprint, new_match, plan_match, request_id
+from referee.server.play.create import MatchPlan, fingerprint, new_match, plan_match, request_id
+from referee.server.play.lobby import Identity, Lobby, LobbyLimits
 from referee.server.play.registry import MatchRegistry, league_fields
 from referee.server.play.runtime import MatchRuntime
 from referee.server.play.sessions import BotSessions
@@ -63,6 +64,8 @@ class RefereeService:
         upload_limits: Limits | None = None,
         shard: str | None = None,
         roaming: bool = False,
+        lobby: LobbyLimits | None = None,
+        house_bots: tuple[str, ...] = (),
     ):
         self.store = store
         # a cluster worker's (front.forward.Forwarder), set by app.RefereeServer: the web
@@ -90,6 +93,10 @@ class RefereeService:
             shard=shard, roaming=roaming)
         # leagues: their bots' details and versions, invites, standings (leagues.py)
         self.leagues = Leagues(store, self.data_dir, self.sessions, self.limiter, upload_limits)
+        # seeks and challenges without the admin token (issue 33; play/lobby.py)
+        self.lobby = Lobby(self.sessions, self._plan, self._lobby_match, lobby,
+                           league_leave=self.leagues.challenge_leave,
+                           is_live=self._lobby_live, house=house_bots)
         # the largest request body taken, but for PublishStandings and UploadBot's chunks (the
         # gRPC limit is raised for those two; see app.server_options)
         self.max_message_bytes = max_message_bytes
@@ -193,6 +200,22 @@ class RefereeService:
         self.sessions.close()
         self.registry.shutdown()
 
+    def _lobby_live(self, match_id: str) -> bool:
+        rt = self.registry.matches.get(match_id)
+        return rt is not None and rt.game_over is None
+
+    def _who(self, context: Context) -> Identity:
+        """A lobby call's caller (play/lobby.py), its calls rate-limited per identity once
+        known, else per address."""
+        token = bearer(context.invocation_metadata())
+        address = self.limiter.client(context)
+        if token is None:
+            self._limit(context, None)
+        who = self.lobby.identity(token, address)
+        if not self.limiter.allow(who.key):
+            raise errors.exhausted("rate limit exceeded; slow down")
+        return who
+
     # ================================================================== RPCs
     async def ListGames(self, request: pb.ListGamesRequest, context: Context) -> pb.ListGamesResponse:
         return self.list_games()
@@ -206,8 +229,25 @@ class RefereeService:
         rid = request_id(request)
         if rid and (done := self._created(request, rid)) is not None:
             return done  # a retry: the first call's reply
+        match_id, tokens = await self._create_match(request, rid)
+        return _created_reply(match_id, tokens)
+
+    def _plan(self, request: pb.CreateMatchRequest) -> MatchPlan:
+        """CreateMatch's checks of ``request`` (the lobby checks a seek with them)."""
         reg = self.registry
-        plan = plan_match(request, reg.sheet_for, self.sessions.check_seat_bots, reg.join_ms)
+        return plan_match(request, reg.sheet_for, self.sessions.check_seat_bots, reg.join_ms)
+
+    async def _lobby_match(self, request: pb.CreateMatchRequest,
+                           extra: dict[str, object]) -> tuple[str, list[str]]:
+        """A filled seek's match (play/lobby.py), created as CreateMatch creates one."""
+        return await self._create_match(request, "", extra)
+
+    async def _create_match(self, request: pb.CreateMatchRequest, rid: str,
+                            extra: dict[str, object] | None = None) -> tuple[str, list[str]]:
+        """Create ``request``'s match (checked here): its id and seat tokens. ``extra``: fields
+        its record adds (a lobby match's)."""
+        reg = self.registry
+        plan = self._plan(request)
         versions = self.leagues.check_match(request.league, plan.bots,
                                             request.seat_bot_versions)
         # a hosted bot's seat gets no Assignment: the league runner plays it with the seat token
@@ -225,6 +265,7 @@ class RefereeService:
             seed_salt=new_salt(),  # the Welcome's seed commitment; revealed by the record
         )
         rt.league_fields = league_fields(request.league, plan.bots, versions)
+        rt.league_fields.update(extra or {})
         rt.unlisted = request.unlisted
         game = plan.game.spec.name
         bound = self.sessions.bind(match_id, remote, game=game, names=plan.names,
@@ -241,7 +282,7 @@ class RefereeService:
                 reveal_policy=plan.reveal_policy, record_format=match.record_format,
                 league=request.league, unlisted=request.unlisted, seat_bots=plan.bots,
                 seat_versions=versions,
-                start=match.start, seed_salt=rt.seed_salt,
+                start=match.start, seed_salt=rt.seed_salt, extra=dict(extra or {}),
             ),
             (self.admin_hash, rid, fingerprint(request)) if rid else None,
         )
@@ -252,7 +293,7 @@ class RefereeService:
             # the same request_id committed meanwhile by another referee on the store (or a
             # concurrent call here): the match that won is the answer
             if rid and (done := self._created(request, rid)) is not None:
-                return done
+                return done.match_id, [t.token for t in done.seats]
             raise
         if bound is not None:
             await bound.stored
@@ -261,7 +302,7 @@ class RefereeService:
         self.sessions.activate(bound)
         log.info("match_created", match_id=match_id, game=game, seats=plan.seats,
                  options=plan.options)
-        return _created_reply(match_id, tokens)
+        return match_id, tokens
 
     def _created(self, request: pb.CreateMatchRequest,
                  rid: str) -> pb.CreateMatchResponse | None:
@@ -549,6 +590,33 @@ class RefereeService:
                 context: Context) -> AsyncGenerator[Reply, None]:
         """A bot's session (sessions.py): its raw frames, each parsed there."""
         return self.sessions.Session(request_iterator, context)
+
+    # ------------------------------------------------------------------ lobby (play/lobby.py)
+    async def EnterLobby(self, request: pb.EnterLobbyRequest, context: Context) -> pb.LobbyPass:
+        self._limit(context, None)
+        return self.lobby.enter(request.name, self.limiter.client(context))
+
+    async def OpenSeek(self, request: pb.OpenSeekRequest, context: Context) -> pb.SeekReply:
+        return await self.lobby.open_seek(self._who(context), request)
+
+    async def Challenge(self, request: pb.ChallengeRequest, context: Context) -> pb.SeekReply:
+        return await self.lobby.challenge(self._who(context), request)
+
+    async def ListSeeks(self, request: pb.ListSeeksRequest, context: Context) -> pb.ListSeeksResponse:
+        self._limit(context, None)
+        return self.lobby.listing(request.game)
+
+    async def JoinSeek(self, request: pb.JoinSeekRequest, context: Context) -> pb.SeekReply:
+        return await self.lobby.join(self._who(context), request)
+
+    async def CancelSeek(self, request: pb.CancelSeekRequest, context: Context) -> pb.Seek:
+        return await self.lobby.cancel(self._who(context), request)
+
+    async def GetSeek(self, request: pb.GetSeekRequest, context: Context) -> pb.SeekReply:
+        who = self._who(context) if bearer(context.invocation_metadata()) else None
+        if who is None:
+            self._limit(context, None)
+        return await self.lobby.get(who, request)
 
     # ------------------------------------------------------------------ leagues (leagues.py)
     def _need_admin(self, context: Context, what: str) -> None:

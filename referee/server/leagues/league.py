@@ -287,6 +287,27 @@ class Leagues:
             raise errors.not_found(f"no league bot {clip(name)}")
         return row
 
+    def challenge_leave(self, bot: str, game: str = "") -> str | None:
+        """The league that lets people challenge ``bot`` in the lobby ("play the champion",
+        issue 33): an active remote entrant of a running league whose settings say
+        ``"challenges": true``, in one of the league's games (``game``; "": any); None
+        otherwise. Such matches are no league matches: the
+        league runner neither plays nor rates them, so they stay out of its standings."""
+        row = self.bots.get(bot)
+        if row is None or row.status != pb.BOT_ACTIVE or row.kind == pb.BOT_KIND_HOSTED:
+            return None
+        league = self.leagues.get(row.league)
+        if league is None or league.league.state != pb.LEAGUE_RUNNING:
+            return None
+        if game and game not in league.league.games:
+            return None
+        try:
+            settings = json.loads(league.league.settings_json or "{}")
+        except ValueError:
+            return None
+        return row.league if isinstance(settings, dict) and settings.get("challenges") is True \
+            else None
+
     def league_bot(self, row: BotRow) -> pb.LeagueBot:
         return pb.LeagueBot(
             name=row.name, league=row.league, kind=row.kind, status=row.status,

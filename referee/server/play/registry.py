@@ -311,6 +311,7 @@ class MatchRegistry:
             created_ms=row.created_ms, seed_salt=row.seed_salt,
         )
         rt.league_fields = league_fields(row.league, row.seat_bots or [], row.seat_versions or [])
+        rt.league_fields.update(row.extra or {})  # a lobby match's "lobby", kept in its row
         rt.unlisted = row.unlisted
         rt.restore_clocks()
         if row.rejected:

@@ -74,6 +74,7 @@ CREATE INDEX IF NOT EXISTS assignments_open ON assignments (status, bot);
 """
 
 MAX_CAPACITY = 256
+MAX_CHALLENGE_GAMES = 32  # SessionHello.challenge_games: names kept at most
 #: Columns of ``bots`` added for leagues (a store from before them gains them when opened).
 BOT_COLUMNS = {"league": "TEXT", "kind": "INTEGER NOT NULL DEFAULT 0",
                "status": "INTEGER NOT NULL DEFAULT 2", "message": "TEXT", "owner": "TEXT",
@@ -97,6 +98,11 @@ class Conn:
     dropped: bool = False  # it read too slowly, or its token was replaced: only its closing
     # error is left to send
     closed: bool = False  # taken out of the bot's sessions (it holds no assignment)
+    # the lobby (issue 33, play/lobby.py): its hello said it accepts challenges, for these
+    # games (empty: every game), at most max_challenges lobby matches (0: its capacity)
+    accept_challenges: bool = False
+    challenge_games: frozenset[str] = frozenset()
+    max_challenges: int = 0
 
     def put(self, item: Any) -> None:
         """Bounded like a Play stream: a bot that sends and never reads cannot make the referee
@@ -564,6 +570,19 @@ class BotSessions:
     def connected(self, name: str) -> bool:
         return bool(self.conns.get(name))
 
+    def bot_named_by(self, h: str) -> str | None:
+        """The bot whose token has the hash ``h`` (looked up in the store when not known
+        here), or None."""
+        return self.bots.get(h) or self._refresh_token(h)
+
+    def known(self, name: str) -> bool:
+        """Whether ``name`` is a registered bot (here or, on a shared store, elsewhere) that
+        was not removed."""
+        if not BOT_NAME_RE.fullmatch(name):
+            return False
+        found = name in self.bots.values() or self._refresh_name(name)
+        return found and name not in self.blocked
+
     async def Session(self, request_iterator: AsyncIterator[bytes],
                       context: CallContext) -> AsyncGenerator[Any, None]:
         """Frames arrive as raw bytes (the service's ``_guard_stream`` turns what this raises
@@ -591,8 +610,18 @@ class BotSessions:
             cap = first.hello.capacity or 1
             if cap > MAX_CAPACITY:
                 raise errors.malformed(f"capacity is at most {MAX_CAPACITY}, not {cap}")
+            hello = first.hello
+            games = frozenset(hello.challenge_games)
+            if len(games) > MAX_CHALLENGE_GAMES or any(len(g) > 64 for g in games):
+                raise errors.malformed(f"challenge_games: at most {MAX_CHALLENGE_GAMES} "
+                                       "names of at most 64 characters")
+            if hello.max_challenges > MAX_CAPACITY:
+                raise errors.malformed(f"max_challenges is at most {MAX_CAPACITY}, not "
+                                       f"{hello.max_challenges}")
             conn = Conn(bot, cap, context.peer() or "", h,
-                        shard.of_token(bearer(context.invocation_metadata()) or ""))
+                        shard.of_token(bearer(context.invocation_metadata()) or ""),
+                        accept_challenges=hello.accept_challenges, challenge_games=games,
+                        max_challenges=hello.max_challenges)
             self.conns.setdefault(bot, []).append(conn)
             conn.put(pb.SessionServerMessage(welcome=pb.SessionWelcome(
                 bot_name=bot, capacity=cap, pending=len(self.by_bot.get(bot, ())))))

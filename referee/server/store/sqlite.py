@@ -84,8 +84,10 @@ CREATE TABLE IF NOT EXISTS matches (
     seat_bots_json    TEXT,            -- the bot bound to each seat, e.g. ["a", "", "b"]
     seat_versions_json TEXT,           -- the version of each bound bot, e.g. [3, 0, 0]
     start_json        TEXT,            -- where it started (a record's "start"), NULL: set-up
-    seed_salt         TEXT             -- the salt of its seed commitment (hex; NULL: older
+    seed_salt         TEXT,            -- the salt of its seed commitment (hex; NULL: older
                                        -- stores), secret until the match is over
+    extra_json        TEXT             -- fields its record adds, e.g. a lobby match's "lobby"
+                                       -- (NULL: none)
 );
 CREATE TABLE IF NOT EXISTS moves (
     match_id        TEXT NOT NULL,
@@ -159,6 +161,7 @@ class MatchRow:
     seat_versions: list[int] | None = None  # CreateMatchRequest.seat_bot_versions
     start: dict[str, Any] | None = None  # CreateMatchRequest.start as its record keeps it
     seed_salt: str = ""  # its seed commitment's salt (referee.core.provenance); "": none
+    extra: dict[str, Any] | None = None  # fields its record adds (a lobby match's "lobby")
 
 
 @dataclass(slots=True)
@@ -984,6 +987,7 @@ class Store(ABC):
             json.dumps(row.seat_versions) if row.seat_versions else None,
             json.dumps(row.start, sort_keys=True) if row.start is not None else None,
             row.seed_salt or None,
+            json.dumps(row.extra, sort_keys=True) if row.extra else None,
         )
         seats = [(h, row.id, s) for s, h in enumerate(row.token_hashes)]
         if self.owner:
@@ -995,8 +999,8 @@ class Store(ABC):
                 "INSERT INTO matches (id, game, options_json, seats, seed, components_name,"
                 " components_sha256, time_policy_json, token_hashes_json, names_json, status,"
                 " created_ms, reveal_policy, record_format, league, unlisted, seat_bots_json,"
-                " seat_versions_json, start_json, seed_salt)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " seat_versions_json, start_json, seed_salt, extra_json)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 values,
             )
             c.executemany("INSERT INTO seat_tokens (token_hash, match_id, seat) VALUES (?,?,?)"
@@ -1107,7 +1111,7 @@ class Store(ABC):
                 " time_policy_json, token_hashes_json, names_json, status, created_ms,"
                 " finished_ms, forfeited, result_json, rejected_json, abandoned_json,"
                 " joined_json, reveal_policy, record_format, league, unlisted, seat_bots_json,"
-                " seat_versions_json, start_json, seed_salt FROM matches"
+                " seat_versions_json, start_json, seed_salt, extra_json FROM matches"
                 + (" WHERE status=?" if status else " WHERE id=?" if match_id else "")
             )
             args = (status,) if status else (match_id,) if match_id else ()
@@ -1129,6 +1133,7 @@ class Store(ABC):
                 seat_versions=json.loads(r[23]) if r[23] else None,
                 start=json.loads(r[24]) if r[24] else None,
                 seed_salt=r[25] or "",
+                extra=json.loads(r[26]) if r[26] else None,
             )
             for r in rows
         ]
@@ -1231,7 +1236,7 @@ ADDED_COLUMNS = {
     "matches": {"rejected_json": "TEXT", "abandoned_json": "TEXT", "joined_json": "TEXT",
                 "reveal_policy": "TEXT", "record_format": "TEXT", "league": "TEXT",
                 "unlisted": "INTEGER", "seat_bots_json": "TEXT", "seat_versions_json": "TEXT",
-                "start_json": "TEXT", "seed_salt": "TEXT"},
+                "start_json": "TEXT", "seed_salt": "TEXT", "extra_json": "TEXT"},
     "moves": {"note": "TEXT"},
     "leases": {"address": "TEXT"},
 }
