@@ -1,0 +1,268 @@
+"""A person plays a seat in the browser (issue 33 item 1), driven by Playwright in Debian's
+Chromium: whole matches of every game and edition against the reference bots, played by
+clicking on the board only (the lit targets, the chooser near the click, the confirmation),
+one by the keyboard only (the list of legal moves); each ends with a record that `referee
+replay verify` accepts. The seat token never appears in a request line (every request the
+browser made is recorded) nor in the referee's log. One referee and one browser serve the
+module. The HTTP-level checks are in test_play_http.py."""
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+from pathlib import Path
+
+import pytest
+from referee_client import play
+from referee_client.bots import BOTS, GREEDY_FOR_GAME
+
+from referee import cli
+from referee.server.base import logs
+
+from .browser import ARGS, CHROMIUM, save_screenshot, skip_reason
+from .conftest import WebHandle
+
+#: (game, edition options, seats, the person's seat): 2 to 5 seats across the runs
+CLICK_RUNS = [
+    ("batavia", {}, 3, 1),
+    ("goa", {}, 2, 0),
+    ("goa", {"edition": "2004"}, 4, 2),
+    ("santa_maria", {}, 2, 1),
+]
+#: where the docs' screenshots go (tests/web/browser.py's REFEREE_WEB_SCREENSHOTS also works)
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    h = WebHandle(tmp_path_factory.mktemp("play") / "data", http_port=0)
+    h.start()
+    yield h
+    h.close()
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    reason = skip_reason()
+    if reason:
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def open_seat(chromium, server, mid, token, width=1400, height=1000, watch=False):
+    """A fresh browser context on the seat's play page, recording every request's URL and
+    headers (the test looks for the token in them)."""
+    ctx = chromium.new_context(viewport={"width": width, "height": height})
+    page = ctx.new_page()
+    page.errors = []
+    page.requests = []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.on("console", lambda m: page.errors.append(m.text)
+            if "Content Security Policy" in m.text else None)
+    page.on("request", lambda r: page.requests.append((r.url, r.headers.get("referer", ""))))
+    page.set_default_timeout(30_000)
+    page.goto(f"{server.base}/play/{mid}#token={token}" + ("&watch=1" if watch else ""))
+    return ctx, page
+
+
+def start_bots(server, mid, tokens, human, game):
+    for seat, token in enumerate(tokens):
+        if seat != human:
+            server.background(play(BOTS[GREEDY_FOR_GAME[game]](seat), server.target, mid, token))
+
+
+STATE_JS = """() => {
+  const P = window.RefereePlay && window.RefereePlay.page;
+  const d = P && P.data;
+  const ch = document.getElementById('chooser');
+  return {ready: !!d, over: !!(d && d.game_over), busy: !!(P && (P.busy || P.pending)),
+          v: d ? d.version : -1, deciding: !!(d && d.decision),
+          kind: d && d.decision ? d.decision.kind : '',
+          lit: document.querySelectorAll('#board [data-hit].lit').length,
+          chooser: !ch.hidden, refusal: !document.getElementById('refusal').hidden,
+          refusal_text: document.getElementById('refusal').textContent,
+          off: Number(document.getElementById('board').dataset.offBoard || 0),
+          moves: d && d.decision ? d.decision.moves.length : 0};
+}"""
+
+
+def settle(page, before_v, timeout=30.0):
+    """Wait until the page shows a new state version, a chooser, a refusal or the end."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        s = page.evaluate(STATE_JS)
+        if s["over"] or s["chooser"] or s["refusal"] or (
+                not s["busy"] and s["ready"] and s["v"] != before_v and
+                (not s["deciding"] or s["lit"] or s["moves"])):
+            return s
+        page.wait_for_timeout(30)
+    raise TimeoutError(f"the page did not move on from version {before_v}: {s}")
+
+
+def click_through(page, rng, max_actions=4000) -> dict:
+    """Play the seat to the end by clicking on the board only: a lit target, then a choice in
+    the chooser near it, then the confirmation. Returns counts by decision kind."""
+    kinds: dict[str, int] = {}
+    s = settle(page, -2)
+    for _ in range(max_actions):
+        if s["over"]:
+            return kinds
+        assert not s["refusal"], f"a move was refused: {s['refusal_text']}"
+        if s["chooser"]:
+            buttons = page.locator("#chooser-list button")
+            buttons.nth(rng.randrange(buttons.count())).click()
+        elif s["deciding"]:
+            assert s["lit"], f"nothing lit on the board for a {s['kind']} decision"
+            kinds[s["kind"]] = kinds.get(s["kind"], 0) + 1
+            lit = page.locator("#board [data-hit].lit")
+            lit.nth(rng.randrange(lit.count())).click()
+        else:
+            page.wait_for_timeout(30)
+            s = page.evaluate(STATE_JS)
+            continue
+        s = settle(page, s["v"])
+    raise AssertionError("the match did not end")
+
+
+def verified(server, mid) -> None:
+    path = server.data_dir / "records" / f"{mid}.json"
+    deadline = time.monotonic() + 30
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert cli.main(["replay", "verify", str(path)]) == 0
+
+
+def no_token_sent(page, token) -> None:
+    assert page.requests, "the recorder saw no request"
+    for url, referer in page.requests:
+        assert token not in url and token not in referer, url
+    assert token not in page.url  # and the address bar no longer holds it
+
+
+@pytest.mark.parametrize(("game", "options", "seats", "human"), CLICK_RUNS,
+                         ids=["batavia-3", "goa2012-2", "goa2004-4", "santa_maria-2"])
+def test_a_whole_match_played_by_clicking_on_the_board(server, chromium, game, options, seats,
+                                                        human, tmp_path, capfd):
+    logs.configure("debug")  # the referee's log is looked at for the token too
+    try:
+        mid, tokens = server.call(server.create(
+            game=game, seats=seats, seed=11 + seats, options=options,
+            names=["ann", "bob", "cy", "dee", "eve"][:seats]))
+        ctx, page = open_seat(chromium, server, mid, tokens[human])
+        try:
+            start_bots(server, mid, tokens, human, game)
+            kinds = click_through(page, random.Random(seats))
+            rt = server.service.matches.get(mid)
+            assert kinds, "the person made no move"
+            assert rt is None or rt.rejections[human] == 0
+            verified(server, mid)
+            page.locator("#result").wait_for()
+            no_token_sent(page, tokens[human])
+            assert not page.errors, page.errors
+        finally:
+            ctx.close()
+    finally:
+        logs.configure("warning")
+        out, err = capfd.readouterr()
+        assert tokens[human] not in out + err, "the seat token is in the referee's log"
+    print(f"{game} {options}: {kinds}")
+
+
+def test_a_whole_match_played_with_the_keyboard_only(server, chromium):
+    """The list of legal moves: Tab to a move, Enter; a confirmation takes Enter too."""
+    mid, tokens = server.call(server.create(game="batavia", seats=5, seed=5))
+    human = 0
+    ctx, page = open_seat(chromium, server, mid, tokens[human])
+    rng = random.Random(5)
+    try:
+        start_bots(server, mid, tokens, human, "batavia")
+        s = settle(page, -2)
+        for _ in range(3000):
+            if s["over"]:
+                break
+            assert not s["refusal"], s["refusal_text"]
+            if s["chooser"]:  # the confirmation has the focus
+                assert page.evaluate("document.activeElement.closest('#chooser') !== null")
+                page.keyboard.press("Enter")
+            elif s["deciding"]:
+                page.evaluate("document.activeElement && document.activeElement.blur()")
+                want = rng.randrange(page.locator("#move-list button.move").count())
+                seen = -1
+                for _ in range(400):
+                    page.keyboard.press("Tab")
+                    if page.evaluate("document.activeElement.matches('button.move')"):
+                        seen += 1
+                        if seen == want:
+                            break
+                assert seen == want, "the move list cannot be reached with Tab"
+                page.keyboard.press("Enter")
+            else:
+                page.wait_for_timeout(30)
+                s = page.evaluate(STATE_JS)
+                continue
+            s = settle(page, s["v"])
+        assert s["over"]
+        verified(server, mid)
+        no_token_sent(page, tokens[human])
+        assert not page.errors, page.errors
+    finally:
+        ctx.close()
+
+
+def test_a_reload_and_a_lost_network_keep_the_seat(server, chromium):
+    mid, tokens = server.call(server.create(game="batavia", seats=3, seed=3))
+    ctx, page = open_seat(chromium, server, mid, tokens[0])
+    try:
+        s = settle(page, -2)
+        assert s["ready"]
+        page.reload()  # the token is gone from the address: the tab's sessionStorage keeps it
+        s = settle(page, -2)
+        assert s["ready"] and "#token" not in page.url
+        ctx.set_offline(True)
+        page.wait_for_timeout(300)
+        ctx.set_offline(False)
+        page.evaluate("window.RefereePlay.page.refresh()")
+        s = settle(page, -2)
+        assert s["ready"] and not s["refusal"]
+        no_token_sent(page, tokens[0])
+    finally:
+        ctx.close()
+    # a tab without the token asks for it, and sends nothing without it
+    ctx = chromium.new_context()
+    try:
+        page = ctx.new_page()
+        page.goto(f"{server.base}/play/{mid}")
+        page.locator("#token-form").wait_for()
+        assert page.evaluate("window.RefereePlay.page.data") is None
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize(("game", "options", "seats"), [
+    ("batavia", {}, 3), ("goa", {}, 2), ("goa", {"edition": "2004"}, 3),
+    ("santa_maria", {}, 2)])
+def test_screenshots_of_the_play_page(server, chromium, tmp_path, game, options, seats):
+    """The docs' pictures (docs/play-*.png), desktop and a 390-pixel phone: the seat to move
+    with its targets lit."""
+    mid, tokens = server.call(server.create(game=game, seats=seats, seed=21, options=options,
+                                            names=["ann", "bob", "cy"][:seats]))
+    rt = server.service.matches[mid]
+    human = rt.decision.seat
+    name = game + ("-2004" if options else "")
+    for width, height, suffix in ((1400, 1000, "desktop"), (390, 844, "phone")):
+        ctx, page = open_seat(chromium, server, mid, tokens[human], width, height)
+        try:
+            s = settle(page, -2)
+            assert s["deciding"] and s["lit"]
+            page.wait_for_timeout(200)
+            shot = save_screenshot(page, tmp_path, f"play-{name}-{suffix}.png")
+            if (DOCS / "img").is_dir():
+                with contextlib.suppress(OSError):
+                    (DOCS / "img" / shot.name).write_bytes(shot.read_bytes())
+        finally:
+            ctx.close()
