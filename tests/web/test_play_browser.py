@@ -118,7 +118,8 @@ def click_through(page, rng, max_actions=4000) -> dict:
             buttons.nth(rng.randrange(buttons.count())).click()
         elif s["deciding"]:
             assert s["lit"], f"nothing lit on the board for a {s['kind']} decision"
-            assert not s["off"], f"{s['off']} moves of a {s['kind']} decision are not on the board"
+            assert not s["off"], f"moves of a {s['kind']} decision not on the board: " + \
+                str(page.evaluate("window.RefereePlay.page.offBoard.map((m) => m.move)"))
             kinds[s["kind"]] = kinds.get(s["kind"], 0) + 1
             lit = page.locator("#board [data-hit].lit")
             lit.nth(rng.randrange(lit.count())).click()

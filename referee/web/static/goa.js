@@ -229,7 +229,10 @@
   P.hits.goa = function (kind, f, v, seat) {
     switch (kind) {
       case "place_token": case "swap_take": return `cell:${cell(f.cell)}`;
-      case "place_flag": return `edge:${cell(f.cell)}`;
+      case "place_flag": {  // an edge space, or (fewer players) a square left out of the board
+        const r = (f.cell && f.cell.row) || 0, c = (f.cell && f.cell.col) || 0;
+        return r >= 0 && r < 5 && c >= 0 && c < 5 ? `cell:${r},${c}` : `edge:${r},${c}`;
+      }
       case "bid": case "pass": case "keep_lot": return "auction";
       case "progress": case "choose_column": return `col:${seat}:${f.column}`;
       case "quick_advance": return `col:${seat}:${f.first}`;

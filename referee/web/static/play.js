@@ -192,10 +192,11 @@
       }
       // moves whose place the board does not show: reachable from the list (and counted, so
       // a test finds a move the board cannot play)
-      board.dataset.offBoard = String(d.moves.filter((m) => {
+      this.offBoard = d.moves.filter((m) => {
         for (const [k, ms] of this.byKey) if (found.has(k) && ms.includes(m)) return false;
         return true;
-      }).length);
+      });
+      board.dataset.offBoard = String(this.offBoard.length);
     },
     drawPrompt(data) {
       const d = data.decision;
