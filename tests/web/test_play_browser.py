@@ -7,17 +7,17 @@ browser made is recorded) nor in the referee's log. One referee and one browser 
 module. The HTTP-level checks are in test_play_http.py."""
 from __future__ import annotations
 
-import contextlib
 import random
 import time
-from pathlib import Path
 
+import httpx
 import pytest
 from referee_client import play
 from referee_client.bots import BOTS, GREEDY_FOR_GAME
 
 from referee import cli
 from referee.server.base import logs
+from referee.v1 import referee_pb2 as pb
 
 from .browser import ARGS, CHROMIUM, save_screenshot, skip_reason
 from .conftest import WebHandle
@@ -29,8 +29,6 @@ CLICK_RUNS = [
     ("goa", {"edition": "2004"}, 4, 2),
     ("santa_maria", {}, 2, 1),
 ]
-#: where the docs' screenshots go (tests/web/browser.py's REFEREE_WEB_SCREENSHOTS also works)
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 @pytest.fixture(scope="module")
@@ -249,10 +247,13 @@ def test_a_reload_and_a_lost_network_keep_the_seat(server, chromium):
     ("batavia", {}, 3), ("goa", {}, 2), ("goa", {"edition": "2004"}, 3),
     ("santa_maria", {}, 2)])
 def test_screenshots_of_the_play_page(server, chromium, tmp_path, game, options, seats):
-    """The docs' pictures (docs/play-*.png), desktop and a 390-pixel phone: the seat to move
-    with its targets lit."""
-    mid, tokens = server.call(server.create(game=game, seats=seats, seed=21, options=options,
-                                            names=["ann", "bob", "cy"][:seats]))
+    """The docs' pictures (docs/play-*.png: run with REFEREE_WEB_SCREENSHOTS=docs), desktop and
+    a 390-pixel phone: the seat to move with its targets lit, as the window first shows it."""
+    mid, tokens = server.call(server.create(
+        game=game, seats=seats, seed=21, options=options, names=["ann", "bob", "cy"][:seats],
+        policy=pb.TimePolicy(move_ms=600_000, bank_ms=1_200_000)))
+    for token in tokens:  # every seat has shown up: the clocks run
+        httpx.get(f"{server.base}/api/play/{mid}", headers={"Authorization": f"Bearer {token}"})
     rt = server.service.matches[mid]
     human = rt.decision.seat
     name = game + ("-2004" if options else "")
@@ -262,9 +263,6 @@ def test_screenshots_of_the_play_page(server, chromium, tmp_path, game, options,
             s = settle(page, -2)
             assert s["deciding"] and s["lit"]
             page.wait_for_timeout(200)
-            shot = save_screenshot(page, tmp_path, f"play-{name}-{suffix}.png")
-            if (DOCS / "img").is_dir():
-                with contextlib.suppress(OSError):
-                    (DOCS / "img" / shot.name).write_bytes(shot.read_bytes())
+            save_screenshot(page, tmp_path, f"play-{name}-{suffix}.png")
         finally:
             ctx.close()

@@ -186,6 +186,13 @@
         if (!moves || found.has(el.dataset.hit)) continue;
         found.add(el.dataset.hit);
         el.classList.add("lit");
+        // a frame around the place, drawn over it (a transparent place shows no glow)
+        if (el.getBBox) {
+          const b = el.getBBox();
+          const frame = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+          for (const [k, v] of Object.entries({x: b.x - 2, y: b.y - 2, width: b.width + 4, height: b.height + 4, rx: 5, class: "lit-frame"})) frame.setAttribute(k, String(v));
+          el.appendChild(frame);
+        }
         el.setAttribute("tabindex", "0");
         el.setAttribute("role", "button");
         el.setAttribute("aria-label", moves.length === 1 ? moves[0].text : `${moves.length} moves: ${moves.map((m) => m.text).join("; ")}`);
