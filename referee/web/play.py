@@ -66,7 +66,7 @@ async def api_move(request: Request) -> Response:
     move = pb.Move()
     try:
         json_format.ParseDict(doc, move)
-    except (json_format.ParseError, TypeError, ValueError, RecursionError) as exc:
+    except (json_format.ParseError, ValueError, RecursionError) as exc:
         raise errors.malformed(f"move is not a referee.v1.Move: {str(exc)[:200]}") from None
     req = pb.SubmitMoveRequest(
         match_id=meta["id"], move=move, state_version=body.whole("version", hi=(1 << 62)),

@@ -90,7 +90,8 @@ def test_a_move_is_played_and_bad_input_changes_nothing(web):
     refused(b"\xff\xfe", auth(token), 400, "MALFORMED")
     refused([1, 2], auth(token), 400, "MALFORMED")
     refused({**ok, "extra": 1}, auth(token), 400, "MALFORMED")
-    refused({"move": "bid", "version": d["version"]}, auth(token), 400, "MALFORMED")
+    out = refused({"move": "bid", "version": d["version"]}, auth(token), 400, "MALFORMED")
+    assert "a JSON object" in out["error"]
     refused({"move": {"batavia": {"fly": {}}}, "version": d["version"]}, auth(token), 400,
             "MALFORMED")
     refused({"move": {"goa": {"pass": {}}}, "version": d["version"]}, auth(token), 400,
