@@ -119,8 +119,12 @@ def click_through(page, rng, max_actions=4000) -> dict:
             assert not s["off"], f"moves of a {s['kind']} decision not on the board: " + \
                 str(page.evaluate("window.RefereePlay.page.offBoard.map((m) => m.move)"))
             kinds[s["kind"]] = kinds.get(s["kind"], 0) + 1
-            lit = page.locator("#board [data-hit].lit")
-            lit.nth(rng.randrange(lit.count())).click()
+            # any lit place; the name bar (end the turn, decline) less often, so that a match
+            # meets more kinds of decision
+            keys = page.eval_on_selector_all("#board [data-hit].lit", "els => els.map(e => e.dataset.hit)")
+            pick = [i for i, k in enumerate(keys) if not k.startswith("me:")]
+            i = rng.choice(pick) if pick and rng.random() < 0.85 else rng.randrange(len(keys))
+            page.locator("#board [data-hit].lit").nth(i).click()
         else:
             page.wait_for_timeout(30)
             s = page.evaluate(STATE_JS)
@@ -216,20 +220,27 @@ def test_a_whole_match_played_with_the_keyboard_only(server, chromium):
 
 def test_a_reload_and_a_lost_network_keep_the_seat(server, chromium):
     mid, tokens = server.call(server.create(game="batavia", seats=3, seed=3))
-    ctx, page = open_seat(chromium, server, mid, tokens[0])
+    human = server.service.matches[mid].decision.seat
+    ctx, page = open_seat(chromium, server, mid, tokens[human])
     try:
         s = settle(page, -2)
         assert s["ready"]
         page.reload()  # the token is gone from the address: the tab's sessionStorage keeps it
         s = settle(page, -2)
         assert s["ready"] and "#token" not in page.url
+        # a refused move: its reason on the page, nothing changed
+        page.evaluate("window.RefereePlay.page.data.decision.version += 7")
+        page.locator("#move-list button.move").last.click()  # a bid: no confirmation
+        page.locator("#refusal").wait_for()
+        assert "STALE_STATE" in page.locator("#refusal").text_content()
+        assert server.service.matches[mid].match.version == s["v"]
         ctx.set_offline(True)
         page.wait_for_timeout(300)
         ctx.set_offline(False)
         page.evaluate("window.RefereePlay.page.refresh()")
         s = settle(page, -2)
-        assert s["ready"] and not s["refusal"]
-        no_token_sent(page, tokens[0])
+        assert s["ready"]
+        no_token_sent(page, tokens[human])
     finally:
         ctx.close()
     # a tab without the token asks for it, and sends nothing without it
@@ -256,13 +267,33 @@ def test_screenshots_of_the_play_page(server, chromium, tmp_path, game, options,
         httpx.get(f"{server.base}/api/play/{mid}", headers={"Authorization": f"Bearer {token}"})
     rt = server.service.matches[mid]
     human = rt.decision.seat
-    name = game + ("-2004" if options else "")
+    name = game.replace("_", "-") + ("-2004" if options else "")
     for width, height, suffix in ((1400, 1000, "desktop"), (390, 844, "phone")):
         ctx, page = open_seat(chromium, server, mid, tokens[human], width, height)
         try:
             s = settle(page, -2)
             assert s["deciding"] and s["lit"]
+            page.locator(".seat-clock.running").wait_for()  # the seat to act counts down
+            assert "left" in page.locator(".seat-clock.running").text_content()
             page.wait_for_timeout(200)
             save_screenshot(page, tmp_path, f"play-{name}-{suffix}.png")
         finally:
             ctx.close()
+
+
+def test_watch_shows_the_seats_view_and_notes_read_only(server, chromium):
+    """`#token=...&watch=1`: a program plays the seat; the page shows its view and its own
+    notes live, lights nothing and offers no move."""
+    mid, tokens = server.call(server.create(game="batavia", seats=3, seed=9))
+    ctx, page = open_seat(chromium, server, mid, tokens[0], watch=True)
+    try:
+        server.background(server.play_slowly(mid, tokens, delay=0.02, notes=True))
+        page.locator("#notes li").first.wait_for()
+        assert "zq-note-0-" in page.locator("#notes").text_content()
+        assert "zq-note-1-" not in page.locator("#notes").text_content()  # its own only
+        s = page.evaluate(STATE_JS)
+        assert s["lit"] == 0 and page.locator("#moves").is_hidden()
+        assert page.url.endswith("#watch=1")
+        no_token_sent(page, tokens[0])
+    finally:
+        ctx.close()
