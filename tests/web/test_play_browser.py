@@ -173,6 +173,7 @@ def test_a_whole_match_played_by_clicking_on_the_board(server, chromium, game, o
     finally:
         logs.configure("warning")
         out, err = capfd.readouterr()
+        assert mid in out + err, "the referee's log was not captured"
         assert tokens[human] not in out + err, "the seat token is in the referee's log"
     print(f"{game} {options}: {kinds}")
 
