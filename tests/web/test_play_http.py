@@ -156,3 +156,29 @@ def test_the_seat_state_ignores_what_the_seat_cannot_see(game_name, seats, optio
         m.submit(d.seat, rnd.choice(d.moves))
         step += 1
     assert checked > 20 and changed > checked // 2, "the test must vary hidden state"
+
+
+def test_the_seat_calls_are_rate_limited_like_the_seats_grpc_calls(tmp_path):
+    """One budget per seat token (as its gRPC calls), per client address for unknown tokens:
+    a flood gets 429 with the reason, and the seat's other calls share the same bucket."""
+    from .conftest import WebHandle
+
+    h = WebHandle(tmp_path / "data", http_port=0, rate=1.0, burst=5.0)
+    h.start()
+    try:
+        mid, tokens = h.call(h.create(game="batavia", seats=3))
+        codes = [httpx.get(f"{h.base}/api/play/{mid}", headers=auth(tokens[0])).status_code
+                 for _ in range(12)]
+        assert codes[0] == 200 and codes[-1] == 429, codes
+        r = httpx.get(f"{h.base}/api/play/{mid}", headers=auth(tokens[0]))
+        assert r.status_code == 429 and r.json()["reason"] == "RESOURCE_EXHAUSTED"
+        # the same token's gRPC call is in the same bucket
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            h.call(grpc_view(h, mid, tokens[0]))
+        assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        # made-up tokens are charged to the client's address
+        made_up = [httpx.get(f"{h.base}/api/play/{mid}", headers=auth(f"x{i}")).status_code
+                   for i in range(12)]
+        assert made_up[-1] == 429, made_up
+    finally:
+        h.close()
