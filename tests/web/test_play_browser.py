@@ -298,3 +298,82 @@ def test_watch_shows_the_seats_view_and_notes_read_only(server, chromium):
         no_token_sent(page, tokens[0])
     finally:
         ctx.close()
+
+
+#: every game, edition and variant whose decisions bring moves of their own
+COVER = [
+    ("batavia", {}, 3), ("batavia", {"setup": "face_up"}, 5),
+    ("goa", {}, 2), ("goa", {"quick_starter": "true", "bonanza": "true"}, 4),
+    ("goa", {"edition": "2004"}, 3), ("goa", {"edition": "2004", "quick_starter": "true"}, 2),
+    ("santa_maria", {}, 2), ("santa_maria", {"setup": "advanced", "colony_boards": "pick"}, 3),
+    ("santa_maria", {"shared_blue_dice": "true"}, 1), ("santa_maria", {}, 4),
+]
+
+COVER_JS = """([game, states]) => {
+  const div = document.createElement('div');
+  div.className = 'board play-board';
+  document.body.appendChild(div);
+  const out = [];
+  for (const data of states) {
+    div.innerHTML = window.RefereeBoards[game](data.view, {names: data.names}, {viewer_seat: data.seat});
+    const keys = new Set([...div.querySelectorAll('[data-hit]')].map((e) => e.dataset.hit));
+    for (const m of data.decision.moves) {
+      const inner = m.move[game];
+      const kind = Object.keys(inner)[0];
+      const key = window.RefereePlay.hits[game](kind, inner[kind] || {}, data.view, data.seat);
+      if (key === null || !keys.has(key)) out.push([data.decision.kind, kind, key]);
+    }
+  }
+  div.remove();
+  return out;
+}"""
+
+
+def test_every_legal_move_has_its_place_on_the_board(server, chromium):
+    """Beyond the decisions the played matches meet: every decision of random matches of every
+    game, edition and variant (2 to 5 seats, and Santa Maria's solo), as the seat's page gets
+    it, has each of its legal moves at a place the board draws."""
+    from referee.core import registry
+    from referee.core.match import Match
+    from referee.web.play import seat_json
+
+    mid, _ = server.call(server.create(game="batavia", seats=3))
+    ctx = chromium.new_context()
+    page = ctx.new_page()
+    page.goto(f"{server.base}/play/{mid}")  # the page's scripts, without a seat
+    try:
+        for game_name, options, seats in COVER:
+            game = registry.get(game_name)
+            for script in ("goa.js", "batavia.js", "santa_maria.js"):
+                page.add_script_tag(url=f"/static/{script}")
+            meta = {"id": "m", "game": game_name, "names": [f"p{i}" for i in range(seats)],
+                    "state": "running"}
+            rnd = random.Random(seats)
+            states, kinds, seen = [], set(), set()
+            for seed in range(2):
+                m = Match.create(game, options, seats, seed)
+                step = 0
+                while (d := m.decision()) is not None:
+                    step += 1
+                    # every new mix of moves, and a sample of the rest
+                    mix = (d.kind, frozenset(type(mv).__name__ for mv in d.moves))
+                    if mix in seen and step % 5:
+                        m.submit(d.seat, rnd.choice(d.moves))
+                        continue
+                    seen.add(mix)
+                    reply = pb.GetViewResponse(state_version=m.version)
+                    getattr(reply.view, game_name).CopyFrom(game.view(m.state, d.seat))
+                    reply.decision.seat, reply.decision.kind = d.seat, d.kind
+                    for mv in d.moves:
+                        getattr(reply.decision.legal_moves.add(), game_name).CopyFrom(
+                            game.move_to_proto(mv))
+                    states.append(seat_json(meta, reply))
+                    kinds.add(d.kind)
+                    m.submit(d.seat, rnd.choice(d.moves))
+            missing: set[tuple] = set()
+            for i in range(0, len(states), 200):
+                missing |= {tuple(x) for x in page.evaluate(COVER_JS, [game_name, states[i:i + 200]])}
+            assert not missing, f"{game_name} {options}: moves with no place: {sorted(missing)[:10]}"
+            print(game_name, options, len(states), "decisions:", sorted(kinds))
+    finally:
+        ctx.close()
