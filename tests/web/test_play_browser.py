@@ -274,6 +274,10 @@ def test_screenshots_of_the_play_page(server, chromium, tmp_path, game, options,
         try:
             s = settle(page, -2)
             assert s["deciding"] and s["lit"]
+            # each lit place is a button a screen reader names by its moves
+            assert page.locator("#board svg").get_attribute("role") == "group"
+            assert page.get_by_role("button").filter(has=page.locator(".lit-frame")).count() \
+                == s["lit"]
             page.locator(".seat-clock.running").wait_for()  # the seat to act counts down
             assert "left" in page.locator(".seat-clock.running").text_content()
             page.wait_for_timeout(200)

@@ -160,6 +160,10 @@
         html = `<pre class="render-error">cannot draw this view: ${S.esc(err)}</pre>`;
       }
       board.innerHTML = html;
+      // the drawing is a picture for the viewer (role img hides its parts from screen readers);
+      // here its lit places are buttons, so it is a group
+      const svg = board.querySelector("svg");
+      if (svg) svg.setAttribute("role", "group");
       board.dataset.version = String(data.version);
       this.closeChooser();
       this.light(data);
