@@ -26,7 +26,7 @@ from starlette.routing import Route
 
 from referee.core import text
 from referee.server.base import errors
-from referee.server.base.clock import now_ms
+from referee.server.base.clock import clock_json, now_ms
 from referee.v1 import referee_pb2 as pb
 
 from . import params, state
@@ -47,11 +47,17 @@ async def play_page(request: Request) -> Response:
 
 
 async def api_seat(request: Request) -> Response:
-    """JSON: what the seat of the `Authorization: Bearer <seat token>` sees now, as GetView answers it: `seat`, `version`, `view` (its own view), `decision` (when it is to act: `kind`, `prompt`, `deadline_ms`, `moves` with `id`, `kind`, `text`, `rule` and the `move` as protobuf JSON), `game_over`, `names`, `now_ms`. 401 without a token, 403 with another match's."""
+    """JSON: what the seat of the `Authorization: Bearer <seat token>` sees now, as GetView answers it: `seat`, `version`, `view` (its own view), `decision` (when it is to act: `kind`, `prompt`, `deadline_ms`, `moves` with `id`, `kind`, `text`, `rule` and the `move` as protobuf JSON), `clock` (every seat's, public; absent for a match another referee of a cluster runs: the live feed carries it), `game_over`, `names`, `now_ms`. 401 without a token, 403 with another match's."""
     web = state.of(request)
     meta = await _meta(request)
     reply = await web.service.seat_view(meta["id"], _token(request), params.client(request))
-    return JSONResponse(seat_json(meta, reply), headers=NO_STORE)
+    out = seat_json(meta, reply)
+    # every seat's clock, public as a chess clock's faces (what Watch sends spectators), for a
+    # match of this referee; another's comes to the page with the live feed's updates
+    rt = web.service.matches.get(meta["id"])
+    if rt is not None and rt.game_over is None:
+        out["clock"] = clock_json(rt.clock.public_proto())
+    return JSONResponse(out, headers=NO_STORE)
 
 
 async def api_move(request: Request) -> Response:
@@ -86,7 +92,7 @@ def seat_json(meta: dict[str, Any], reply: pb.GetViewResponse) -> dict[str, Any]
         "match_id": meta["id"], "game": meta["game"], "names": meta["names"],
         "state": "finished" if reply.HasField("game_over") else meta["state"],
         "seat": view.get("seat", -1), "version": reply.state_version, "view": view,
-        "decision": None, "game_over": None, "now_ms": now_ms()}
+        "decision": None, "game_over": None, "clock": None, "now_ms": now_ms()}
     if reply.HasField("decision"):
         d = reply.decision
         described = text.describe_decision(d)

@@ -39,9 +39,12 @@ async def grpc_view(web, mid: str, token: str) -> pb.GetViewResponse:
 
 
 def test_the_seat_state_is_what_getview_gives_that_seat(web):
-    mid, tokens = web.call(web.create(game="batavia", seats=3, names=["ann", "bob", "cy"]))
+    mid, tokens = web.call(web.create(game="batavia", seats=3, names=["ann", "bob", "cy"],
+                                      policy=pb.TimePolicy(move_ms=60_000, bank_ms=90_000)))
     for seat, token in enumerate(tokens):
         got = seat_state(web, mid, token)
+        # and every seat's public clock, as Watch sends it
+        assert got["clock"]["move_ms"] == 60_000 and got["clock"]["bank_left_ms"] == [90_000] * 3
         want = web.call(grpc_view(web, mid, token))
         assert got["seat"] == seat and got["version"] == want.state_version
         assert got["view"] == json_format.MessageToDict(

@@ -146,7 +146,8 @@
       if (!sameBoard || !$("board").firstChild) this.drawBoard(data);
       this.drawPrompt(data);
       this.drawMoves(data);
-      if (data.now_ms && !this.clock) this.clockOffset = data.now_ms - Date.now();
+      if (data.clock) this.setClock(data.clock, data.now_ms);
+      else if (data.now_ms && !this.clock) this.clockOffset = data.now_ms - Date.now();
       if (data.game_over) this.drawResult(data);
     },
     drawBoard(data) {
