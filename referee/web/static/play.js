@@ -107,6 +107,11 @@
         const r = await fetch(`/api/play/${opts.id}`, {headers: this.headers(), cache: "no-store"});
         const body = await r.json();
         if (!r.ok) {
+          if (opts.state === "finished" && !this.data) {
+            // an old match its referee no longer holds: its replay has everything
+            $("prompt").innerHTML = `The match is over: <a href="/matches/${encodeURIComponent(opts.id)}">see its replay and result</a>.`;
+            return;
+          }
           this.showError(body);
           if (r.status === 401 || r.status === 403) { sessionStorage.removeItem(KEY); }
           return;
