@@ -30,6 +30,7 @@ LONG_FIRST = (
     "tests/client/test_greedy_goa_strength.py",
     "tests/tournament/test_fail_fast.py",
     "tests/web/test_viewer_browser.py",
+    "tests/web/test_play_browser.py",  # four whole matches clicked through, one by keyboard
     "tests/tournament/test_ladder.py",
     "tests/tournament/test_end_to_end.py",
     "tests/batavia/test_properties.py",

@@ -18,6 +18,9 @@ embargo, see referee.server.base.embargo, shows no replay and no record, and say
   /api/matches/<id>/notes        one seat's own notes, live: for the holder of that seat's
                                  token, sent as "Authorization: Bearer <token>" (never in the
                                  address; the page takes it from a form or the #fragment)
+  /play/<id>#token=<seat token>  a seat played in the browser (referee.web.play): the page,
+  /api/play/<id>, .../move       the seat's state (GetView) and its moves (SubmitMove), with
+                                 the token in "Authorization: Bearer" only
 
 In Starlette's style: each route's handler is a module-level ``async def (request) ->
 Response`` that reads the referee (``ServerView``, referee.web.reader), the match source and
@@ -57,6 +60,7 @@ from .leagues import HTTP_STATUS, refusal
 from .leagues import routes as league_routes
 from .live import LiveHub
 from .lobby import routes as lobby_routes
+from .play import routes as play_routes
 from .reader import ServerView
 from .render import RENDERERS, templates
 from .source import MatchSource, NotFound, parse_cursor, public_record
@@ -298,6 +302,7 @@ routes = params.checked_paths([
     Route("/matches/{match_id}", match_page),
     Route("/matches/{match_id}/record.json", record),
     Route("/api/signing-key", signing_key),
+    *play_routes,
     *league_routes,
     *lobby_routes,
     Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),

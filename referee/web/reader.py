@@ -31,6 +31,7 @@ from referee.server.play.lobby import Lobby
 from referee.server.play.runtime import MatchRuntime
 from referee.server.play.streams import Stream
 from referee.server.store.sqlite import MatchRow, MoveRow
+from referee.v1 import referee_pb2 as pb
 
 
 class Watchable(Protocol):
@@ -120,3 +121,12 @@ class ServerView(Protocol):
     def embargo(self, match_id: str) -> Embargo | None: ...
 
     def sheet_for(self, game: Game, options: dict[str, Any]) -> ComponentSheet: ...
+
+    # a seat played from the browser (referee.web.play): GetView and SubmitMove with the
+    # token of the page's Authorization header, rate limited per token (or per ``client``
+    # while the token is unknown), handed to the match's referee in a cluster; refusals are
+    # raised as RefereeError with their reason
+    async def seat_view(self, match_id: str, token: str, client: str) -> pb.GetViewResponse: ...
+
+    async def seat_move(self, request: pb.SubmitMoveRequest, token: str,
+                        client: str) -> pb.MoveResult: ...

@@ -387,3 +387,13 @@ def _passed_on(exc: grpc.aio.AioRpcError) -> tuple[grpc.StatusCode, str, tuple]:
                                "again (another takes it over once its lease expires)")
         return err.code, err.message, err.trailing_metadata()
     return exc.code(), exc.details() or "", tuple(exc.trailing_metadata() or ())
+
+
+def remote_error(exc: grpc.aio.AioRpcError) -> RefereeError:
+    """The refusal another referee answered a call this one made for a client of its own
+    (the web's play page, front.service's seat calls), with the owner's status, message and
+    reason (its REASON_KEY trailer); NOT_OWNER when the owner could not be reached."""
+    code, message, trailers = _passed_on(exc)
+    reason = next((v if isinstance(v, str) else v.decode("utf-8", "replace")
+                   for k, v in trailers if k == errors.REASON_KEY), code.name)
+    return RefereeError(code, reason, message)

@@ -22,14 +22,21 @@ from referee.core.components import ComponentSheet
 from referee.core.contract import Game
 from referee.core.provenance import new_salt
 from referee.server.base import errors, shard, signing
-from referee.server.base.auth import Context, RateLimiter, bearer, same_hash, token_hash
+from referee.server.base.auth import (
+    CLIENT_HEADER,
+    Context,
+    RateLimiter,
+    bearer,
+    same_hash,
+    token_hash,
+)
 from referee.server.base.clock import DEFAULT_JOIN_MS
 from referee.server.base.embargo import REASON as EMBARGOED
 from referee.server.base.embargo import Embargo
 from referee.server.base.errors import RefereeError, clip
 from referee.server.base.shard import HOME
 from referee.server.base.wire import check_text, opt_str, refusal
-from referee.server.front.forward import SERVICE_NAME, Forwarder
+from referee.server.front.forward import FORWARDED_HEADER, SERVICE_NAME, Forwarder, remote_error
 from referee.server.leagues.archive import Limits
 from referee.server.leagues.league import MAX_STANDINGS, Leagues
 from referee.server.play.create import MatchPlan, fingerprint, new_match, plan_match, request_id
@@ -160,6 +167,10 @@ class RefereeService:
         self._limit(context, h)
         if h is None:
             raise errors.unauthenticated("this call needs a seat token (authorization: Bearer)")
+        return self._seat_of(h, match_id)
+
+    def _seat_of(self, h: str, match_id: str) -> tuple[MatchRuntime, int]:
+        """The match and seat of the token whose hash is ``h`` (rate limit already charged)."""
         reg = self.registry
         entry = reg.tokens.get(h)
         if entry is None and reg.adopt(match_id, h):
@@ -454,22 +465,59 @@ class RefereeService:
 
     async def SubmitMove(self, request: pb.SubmitMoveRequest, context: Context) -> pb.MoveResult:
         rt, seat = self._seat(context, request.match_id)
-        # as in Play: a cut call does not stop the move (rt.submit waits for it, shielded)
-        result = await rt.submit(seat, request.move, request.state_version, request.request_id,
-                                 None, request.note)
-        if not result.accepted:
-            raise errors.precondition(pb.Reason.Name(result.reason), result.message)
-        return result
+        return await _submit(rt, seat, request)
 
     async def GetView(self, request: pb.GetViewRequest, context: Context) -> pb.GetViewResponse:
         rt, seat = self._seat(context, request.match_id)
-        resp = pb.GetViewResponse(state_version=rt.match.version, view=rt.view_for(seat))
-        dp = rt.decision_for(seat)
-        if dp is not None:
-            resp.decision.CopyFrom(dp)
-        if rt.game_over is not None:
-            resp.game_over.CopyFrom(rt.game_over)
-        return resp
+        return _view_reply(rt, seat)
+
+    # ------------------------------------------------------------------ the web's seat calls
+    # The browser's play page (referee.web.play) plays a seat through these: the same checks,
+    # rate limits and calls as GetView and SubmitMove, with the token the page sent in its
+    # Authorization header and the client the web saw; in a cluster, handed to the referee
+    # that holds the match as the gRPC calls are (forward.py).
+    async def seat_view(self, match_id: str, token: str, client: str) -> pb.GetViewResponse:
+        request = pb.GetViewRequest(match_id=match_id)
+        away = await self._seat_forward("GetView", request, token, client)
+        if away is not None:
+            return pb.GetViewResponse.FromString(away)
+        rt, seat = self._web_seat(match_id, token, client)
+        return _view_reply(rt, seat)
+
+    async def seat_move(self, request: pb.SubmitMoveRequest, token: str,
+                        client: str) -> pb.MoveResult:
+        away = await self._seat_forward("SubmitMove", request, token, client)
+        if away is not None:
+            return pb.MoveResult.FromString(away)
+        rt, seat = self._web_seat(request.match_id, token, client)
+        return await _submit(rt, seat, request)
+
+    def _web_seat(self, match_id: str, token: str, client: str) -> tuple[MatchRuntime, int]:
+        h = token_hash(token)
+        known = h in self.registry.tokens
+        if not self.limiter.allow(h if known else client):
+            raise errors.exhausted("rate limit exceeded; slow down")
+        return self._seat_of(h, match_id)
+
+    async def _seat_forward(self, rpc: str, request: Message, token: str,
+                            client: str) -> bytes | None:
+        """The call's answer from the referee holding the match, or None to serve it here."""
+        fwd = self.forwarder
+        if fwd is None:
+            return None
+        address = fwd.address_of(request.match_id)  # type: ignore[attr-defined]
+        if address is None:
+            return None
+        call: Any = fwd.channel(address).unary_unary(f"/{SERVICE_NAME}/{rpc}")
+        metadata = (("authorization", f"Bearer {token}"), (FORWARDED_HEADER, "1"),
+                    (CLIENT_HEADER, client))
+        try:
+            answer: bytes = await call(request.SerializeToString(), metadata=metadata,
+                                       timeout=30.0)
+        except grpc.aio.AioRpcError as exc:
+            raise remote_error(exc) from None
+        return answer
+
 
     async def GetLegalMoves(self, request: pb.GetLegalMovesRequest, context: Context) -> pb.Decision:
         rt, seat = self._seat(context, request.match_id)
@@ -711,6 +759,27 @@ def list_games(
             )
         out.games.append(gs)
     return out
+
+
+def _view_reply(rt: MatchRuntime, seat: int) -> pb.GetViewResponse:
+    """GetView's answer: the seat's view, its pending decision, the game over."""
+    resp = pb.GetViewResponse(state_version=rt.match.version, view=rt.view_for(seat))
+    dp = rt.decision_for(seat)
+    if dp is not None:
+        resp.decision.CopyFrom(dp)
+    if rt.game_over is not None:
+        resp.game_over.CopyFrom(rt.game_over)
+    return resp
+
+
+async def _submit(rt: MatchRuntime, seat: int, request: pb.SubmitMoveRequest) -> pb.MoveResult:
+    """SubmitMove's answer: the accepted MoveResult, or the refusal raised with its reason."""
+    # as in Play: a cut call does not stop the move (rt.submit waits for it, shielded)
+    result = await rt.submit(seat, request.move, request.state_version, request.request_id,
+                             None, request.note)
+    if not result.accepted:
+        raise errors.precondition(pb.Reason.Name(result.reason), result.message)
+    return result
 
 
 def _refused(rt: MatchRuntime, reason: str, message: str,

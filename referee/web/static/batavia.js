@@ -49,10 +49,10 @@
       const [x, y] = pos(i);
       if (before && before[i] && S.differs(before[i], st)) marks.push(S.mark(x, y, W, H, ctx, st.state === "TAKEN" ? `stall ${i + 1} taken` : `stall ${i + 1} turned up`));
       out.push(S.text(x + 2, y - 3, String(i + 1), {font_size: 11, fill: "#7a6a55"}));
-      if (st.state === "FACE_UP") out.push(S.g(tile(x, y, W, H, st.company, st.good) + S.title(`stall ${i + 1}: ${S.cap(st.company)} ${S.cap(st.good)}`), {class: "stall face-up"}));
+      if (st.state === "FACE_UP") out.push(S.g(tile(x, y, W, H, st.company, st.good) + S.title(`stall ${i + 1}: ${S.cap(st.company)} ${S.cap(st.good)}`), {class: "stall face-up", data_hit: `stall:${i + 1}`}));
       else if (st.state === "FACE_DOWN") {
         out.push(S.g(S.rect(x, y, W, H, {rx: 5, fill: "#5a4630", stroke: "#3b2a1a", stroke_width: 2}) +
-          S.text(x + W / 2, y + H / 2 + 6, "?", {text_anchor: "middle", font_size: 22, fill: "#e8d9b5"}) + S.title(`stall ${i + 1}: face down`), {class: "stall face-down"}));
+          S.text(x + W / 2, y + H / 2 + 6, "?", {text_anchor: "middle", font_size: 22, fill: "#e8d9b5"}) + S.title(`stall ${i + 1}: face down`), {class: "stall face-down", data_hit: `stall:${i + 1}`}));
       } else {
         out.push(S.rect(x, y, W, H, {rx: 5, fill: "none", stroke: "#b9a77f", stroke_dasharray: "4 3"}));
       }
@@ -72,7 +72,7 @@
         const old = prevPlayer(ctx, seat);
         if (old && (old.merchant_space || 0) !== s) marks.push(S.mark(cx - 8, cy - 14, 16, 29, ctx, `${S.name(meta, seat)}'s merchant moved to stall ${s}`));
         out.push(S.g(`<path d="M${cx - 7},${cy + 14} L${cx},${cy - 6} L${cx + 7},${cy + 14} Z" fill="${S.seatColor(seat)}" stroke="#111" stroke-width="1"/>` +
-          S.circle(cx, cy - 8, 5, {fill: S.seatColor(seat), stroke: "#111"}) + S.title(`${S.name(meta, seat)}'s merchant on space ${s}`), {class: "merchant"}));
+          S.circle(cx, cy - 8, 5, {fill: S.seatColor(seat), stroke: "#111"}) + S.title(`${S.name(meta, seat)}'s merchant on space ${s}`), {class: "merchant", data_hit: `merchant:${seat}`}));
       });
     }
     return out.join("") + marks.join("");
@@ -134,16 +134,19 @@
     COMPANIES.forEach((c, j) => {
       const cx = x + 10 + j * ((w - 20) / 5);
       const n = counts[j] || 0;
-      out.push(S.rect(cx, y + 52, 38, 50, {rx: 4, fill: n ? coColor(c) : "#eee", stroke: coColor(c), stroke_width: 2, opacity: n ? 1 : 0.6}));
-      out.push(S.text(cx + 19, y + 70, coAbbr(c), {text_anchor: "middle", font_size: 11, fill: n ? "#fff" : coColor(c)}));
-      out.push(S.text(cx + 19, y + 94, String(n), {text_anchor: "middle", font_size: 18, font_weight: "bold", fill: n ? "#fff" : "#999"}));
+      // data-hit: where the play page lays a card of this company (play.js)
+      out.push(S.g(S.rect(cx, y + 52, 38, 50, {rx: 4, fill: n ? coColor(c) : "#eee", stroke: coColor(c), stroke_width: 2, opacity: n ? 1 : 0.6}) +
+        S.text(cx + 19, y + 70, coAbbr(c), {text_anchor: "middle", font_size: 11, fill: n ? "#fff" : coColor(c)}) +
+        S.text(cx + 19, y + 94, String(n), {text_anchor: "middle", font_size: 18, font_weight: "bold", fill: n ? "#fff" : "#999"}) +
+        S.title(`${S.cap(c)} ship cards laid: ${n}`), {class: "company", data_hit: `card:${seat}:${c}`}));
       if (old && ((old.face_up && old.face_up.count) || [])[j] !== counts[j]) out.push(S.mark(cx, y + 52, 38, 50, ctx, `${S.cap(c)} ship cards`));
       if (seals.has(c)) {
         out.push(S.g(S.circle(cx + 50, y + 64, 11, {fill: "#a3161a", stroke: "#5c0a0c", stroke_width: 2}) +
           S.text(cx + 50, y + 68, coAbbr(c), {text_anchor: "middle", font_size: 10, fill: "#fff", font_weight: "bold"}) + S.title(`${S.cap(c)} seal`), {class: "seal"}));
       }
     });
-    // stall tiles kept
+    // stall tiles kept (the area is where the play page offers the exchange)
+    out.push(S.g(S.rect(x + 6, y + 108, w - 12, 38, {rx: 4, fill: "#fffaf0", opacity: 0.01}) + S.title("stall tiles kept"), {class: "tiles", data_hit: `tiles:${seat}`}));
     (p.tiles || []).slice(0, 12).forEach((t, k) => {
       const tx = x + 10 + k * 34;
       out.push(S.g(S.rect(tx, y + 112, 30, 30, {rx: 3, fill: "#fbf3dc", stroke: coColor(t.company), stroke_width: 3}) +
@@ -169,12 +172,19 @@
       status += ` · auction (die ${a.die}): ${lot || "no card"}, high bid ${a.high_bid}${a.high_bidder >= 0 ? " by " + S.name(meta, a.high_bidder) : ""}`;
     }
     if (v.pending_tile && v.pending_tile.company && v.pending_tile.company !== "COMPANY_UNSPECIFIED") status += ` · taken: ${S.cap(v.pending_tile.company)} ${S.cap(v.pending_tile.good)}`;
-    out.push(S.text(20, 530, status, {font_size: 14, fill: "#2b2118", id: "status"}));
+    out.push(S.g(S.rect(16, 514, 1148, 22, {rx: 4, fill: "#fffaf0", opacity: 0.01}) + S.text(20, 530, status, {font_size: 14, fill: "#2b2118", id: "status"}), {class: "auction", data_hit: "auction"}));
     const pa = (S.prev(ctx) || {}).auction;
     if (v.phase === "AUCTION" && pa && S.differs(pa, a)) out.push(S.mark(16, 514, 1148, 22, ctx, "bid or pass"));
     const disc = ((v.discards && v.discards.count) || []).map((n, j) => `${coAbbr(COMPANIES[j])} ${n}`).join(" · ");
     out.push(S.text(20, 550, `Sunk by pirates: ${disc}`, {font_size: 12, fill: "#6a5a45"}));
     out.push(S.text(780, 280, v.arrival_holder >= 0 ? `Arrival tile: ${S.name(meta, v.arrival_holder)}` : "Arrival tile: on the board", {font_size: 13}));
+    // the draw pile and the arrival tile as places (the play page draws 2 cards, takes the tile)
+    out.push(S.g(S.rect(780, 300, 170, 64, {rx: 6, fill: "#5a4630", stroke: "#3b2a1a", stroke_width: 2}) +
+      S.text(865, 327, "Draw pile", {text_anchor: "middle", font_size: 14, fill: "#f6e7c8", font_weight: "bold"}) +
+      S.text(865, 348, `${v.draw_pile_size} ship cards`, {text_anchor: "middle", font_size: 12, fill: "#f6e7c8"}) + S.title("the draw pile"), {class: "draw-pile", data_hit: "draw"}));
+    out.push(S.g(S.rect(970, 300, 190, 64, {rx: 6, fill: v.arrival_holder >= 0 ? "#eee" : "#fbf3dc", stroke: "#4a3520", stroke_width: 2, stroke_dasharray: v.arrival_holder >= 0 ? "4 3" : undefined}) +
+      S.text(1065, 327, "⚓ Arrival tile", {text_anchor: "middle", font_size: 14, fill: "#4a3520", font_weight: "bold"}) +
+      S.text(1065, 348, v.arrival_holder >= 0 ? S.name(meta, v.arrival_holder) : "after stall 35", {text_anchor: "middle", font_size: 12, fill: "#4a3520"}) + S.title("the arrival tile"), {class: "arrival", data_hit: "arrival"}));
     // players, two or three per row
     const ps = v.players || [];
     const per = ps.length > 4 ? 3 : 2;
@@ -183,4 +193,28 @@
     const H = 570 + Math.ceil(ps.length / per) * 162 + 4;
     return S.svg(W, H, out.join(""), "Batavia board");
   };
+
+  // ---- the play page (play.js): where each legal move happens on this board
+  const P = window.RefereePlay = window.RefereePlay || {hits: {}, confirm: {}};
+  P.hits.batavia = function (kind, f, v, seat) {
+    switch (kind) {
+      case "bid": case "pass_bid": return "auction";
+      case "draw_cards": return "draw";
+      case "play_card": return `card:${seat}:${f.company}`;
+      case "advance_merchant": {
+        // the stall the merchant moves to: the next face-up tile of that company ahead
+        const me = (v.players || []).find((p) => (p.seat || 0) === seat) || {};
+        const stalls = v.stalls || [];
+        for (let i = me.merchant_space || 0; i < stalls.length; i++) {
+          if (stalls[i].state === "FACE_UP" && stalls[i].company === f.company) return `stall:${i + 1}`;
+        }
+        return `merchant:${seat}`;
+      }
+      case "take_arrival": return "arrival";
+      case "exchange_tiles": case "keep_tiles": return `tiles:${seat}`;
+      default: return null;
+    }
+  };
+  // dropping out of an auction, ending the turn, the exchange, the arrival (ends the game)
+  P.confirm.batavia = new Set(["pass_bid", "draw_cards", "take_arrival", "exchange_tiles", "keep_tiles"]);
 })();

@@ -64,13 +64,15 @@
     out.push(S.rect(x0, y0, 2 * E + 5 * C, 2 * E + 5 * C, {rx: 10, fill: "#e9dcb9", stroke: "#b39b6b", stroke_width: 2}));
     // edge spaces
     for (let i = 0; i < 5; i++) {
-      for (const [cx, cy] of [[x0 + E + i * C + C / 2, y0 + E / 2], [x0 + E + i * C + C / 2, y0 + E * 1.5 + 5 * C], [x0 + E / 2, y0 + E + i * C + C / 2], [x0 + E * 1.5 + 5 * C, y0 + E + i * C + C / 2]])
-        out.push(S.circle(cx, cy, 9, {fill: "none", stroke: "#b39b6b", stroke_dasharray: "2 2"}));
+      // each edge space is where the flag may go (data-hit: the play page, play.js)
+      for (const [cx, cy, r, c] of [[x0 + E + i * C + C / 2, y0 + E / 2, -1, i], [x0 + E + i * C + C / 2, y0 + E * 1.5 + 5 * C, 5, i], [x0 + E / 2, y0 + E + i * C + C / 2, i, -1], [x0 + E * 1.5 + 5 * C, y0 + E + i * C + C / 2, i, 5]])
+        out.push(S.g(S.circle(cx, cy, 12, {fill: "#e9dcb9", stroke: "#b39b6b", stroke_dasharray: "2 2"}), {class: "edge", data_hit: `edge:${r},${c}`}));
     }
     const before = {};
     for (const sq of (S.prev(ctx) || {}).grid || []) before[`${(sq.cell || {}).row || 0},${(sq.cell || {}).col || 0}`] = sq;
     const marks = [];
     const a = v.auction;
+    let lotAt = null;
     for (const sq of v.grid || []) {
       const r = (sq.cell && sq.cell.row) || 0, c = (sq.cell && sq.cell.col) || 0;
       const x = x0 + E + c * C, y = y0 + E + r * C;
@@ -80,14 +82,17 @@
         marks.push(S.mark(x + 2, y + 2, C - 4, C - 4, ctx, what));
       }
       if (a && !a.is_flag && a.lot && sq.token_number === a.lot) marks.push(S.lot(x + 1, y + 1, C - 2, C - 2, `on auction: lot ${a.lot}${sq.tile ? " (" + (sq.tile.name || S.cap(sq.tile.type)) + ")" : ""}`));
-      out.push(S.rect(x + 2, y + 2, C - 4, C - 4, {rx: 6, fill: "#f3ead2", stroke: "#cdbd9c"}));
-      if (sq.tile) out.push(tileBox(sq.tile, x + 4, y + 4, C - 8, C - 8));
-      if (sq.bonanza_face_down) out.push(S.rect(x + C - 22, y + 4, 18, 18, {fill: "#5a4630", rx: 3}));
+      const cell = [S.rect(x + 2, y + 2, C - 4, C - 4, {rx: 6, fill: "#f3ead2", stroke: "#cdbd9c"})];
+      if (sq.tile) cell.push(tileBox(sq.tile, x + 4, y + 4, C - 8, C - 8));
+      if (sq.bonanza_face_down) cell.push(S.rect(x + C - 22, y + 4, 18, 18, {fill: "#5a4630", rx: 3}));
       if (sq.token_seat !== undefined && sq.token_seat >= 0 && sq.token_number) {
-        out.push(S.g(S.circle(x + C - 16, y + C - 18, 11, {fill: S.seatColor(sq.token_seat), stroke: "#111", stroke_width: 1.5}) +
+        cell.push(S.g(S.circle(x + C - 16, y + C - 18, 11, {fill: S.seatColor(sq.token_seat), stroke: "#111", stroke_width: 1.5}) +
           S.text(x + C - 16, y + C - 14, String(sq.token_number), {text_anchor: "middle", font_size: 12, fill: "#fff", font_weight: "bold"}) +
           S.title(`${S.name(meta, sq.token_seat)}'s token ${sq.token_number}`), {class: "token"}));
       }
+      out.push(S.g(cell.join(""), {class: "square", data_hit: `cell:${r},${c}`}));
+      // the lot on auction: where the play page bids, passes or keeps it
+      if (a && !a.is_flag && a.lot && sq.token_number === a.lot) lotAt = [x + 2, y + 2, C - 4, C - 4];
     }
     if (v.flag_cell) {
       const r = v.flag_cell.row || 0, c = v.flag_cell.col || 0;
@@ -98,8 +103,9 @@
       const pf = (S.prev(ctx) || {}).flag_cell;
       const fxx = inside ? fx - 20 : fx, fyy = inside ? fy - 10 : fy;
       if (S.prev(ctx) && S.differs(pf, v.flag_cell)) marks.push(S.mark(fxx - 6, fyy - 20, 28, 38, ctx, "the flag placed"));
-      if (a && a.is_flag) marks.push(S.lot(fxx - 6, fyy - 20, 28, 38, "on auction: the flag"));
+      if (a && a.is_flag) { marks.push(S.lot(fxx - 6, fyy - 20, 28, 38, "on auction: the flag")); lotAt = [fxx - 6, fyy - 20, 28, 38]; }
     }
+    if (lotAt) out.push(S.g(S.rect(...lotAt, {rx: 6, fill: "#fff", opacity: 0.01}) + S.title("the lot on auction"), {class: "lot", data_hit: "auction"}));
     return out.join("") + marks.join("");
   }
 
@@ -123,6 +129,8 @@
         if (here && old && ((old.rows || [])[j] || 1) !== r + 1) out.push(S.mark(x + 26 + j * cw, ry, cw - 3, rh - 3, ctx, `${COL_LABEL[name]} marker moved down`));
       });
     }
+    // each column is the place of its action and of progress in it (the play page)
+    COLS.forEach((name, j) => out.push(S.g(S.rect(x + 26 + j * cw, y, cw - 3, 16 + 5 * rh, {fill: "#fff", opacity: 0.01}) + S.title(`${COL_LABEL[name]} column`), {class: "column", data_hit: `col:${p.seat || 0}:${name}`})));
     return out.join("");
   }
 
@@ -142,34 +150,40 @@
   function player(v, p, meta, x, y, w, h, final, ctx) {
     const seat = p.seat || 0;
     const out = [S.rect(x, y, w, h, {rx: 8, fill: "#fffaf0", stroke: S.seatColor(seat), stroke_width: seat === v.current_seat ? 4 : 2})];
-    out.push(S.rect(x, y, w, 24, {rx: 8, fill: S.seatColor(seat)}));
     const fs = (final || []).find((f) => (f.seat || 0) === seat);
-    out.push(S.text(x + 10, y + 17, `${S.name(meta, seat)}${v.first_player === seat ? " ⚑" : ""}`, {font_size: 14, fill: "#fff", font_weight: "bold"}));
     const mine = S.sees(v, seat);
-    out.push(S.text(x + w - 10, y + 17, fs ? `${fs.total} VP · ${fs.ducats} ducats` : mine ? `ducats ${v.my_ducats || 0}` : "ducats ?", {font_size: 13, fill: "#fff", text_anchor: "end", class: "ducats"}));
+    out.push(S.g(S.rect(x, y, w, 24, {rx: 8, fill: S.seatColor(seat)}) +
+      S.text(x + 10, y + 17, `${S.name(meta, seat)}${v.first_player === seat ? " ⚑" : ""}`, {font_size: 14, fill: "#fff", font_weight: "bold"}) +
+      S.text(x + w - 10, y + 17, fs ? `${fs.total} VP · ${fs.ducats} ducats` : mine ? `ducats ${v.my_ducats || 0}` : "ducats ?", {font_size: 13, fill: "#fff", text_anchor: "end", class: "ducats"}), {class: "player-head", data_hit: `me:${seat}`}));
     out.push(progressBoard(v, p, x + 6, y + 30, ctx));
     const old = prevPlayer(ctx, seat);
     const ly = y + 30 + 16 + 5 * 24 + 6;
-    out.push(S.text(x + 10, ly + 4, `${p.ships} ships · ${p.colonists} colonists · ${p.hand_size} exp. cards · ${p.extra_action_cards} extra act.`, {font_size: 11.5}));
+    out.push(S.g(S.rect(x + 6, ly - 9, w - 12, 17, {fill: "#fff", opacity: 0.01}) + S.text(x + 10, ly + 4, `${p.ships} ships · ${p.colonists} colonists · ${p.hand_size} exp. cards · ${p.extra_action_cards} extra act.`, {font_size: 11.5}), {class: "supplies", data_hit: `stats:${seat}`}));
     const stats = (q) => [q.ships, q.colonists, q.hand_size, q.extra_action_cards].join();
     if (old && stats(old) !== stats(p)) out.push(S.mark(x + 6, ly - 9, w - 12, 17, ctx, "ships, colonists or cards changed"));
     let lx = x + 10, lyy = ly + 12;
+    const lands = [], landMarks = [];
     (p.lands || []).forEach((l, k) => {
       const lw = 14 + 15 * Math.max(1, (l.fields || []).length);
       if (lx + lw > x + w - 8) { lx = x + 10; lyy += 36; }
-      out.push(land(l, lx, lyy));
-      if (old && S.differs((old.lands || [])[k], l)) out.push(S.mark(lx, lyy, lw, 30, ctx, "spices or land changed"));
+      lands.push(land(l, lx, lyy));
+      if (old && S.differs((old.lands || [])[k], l)) landMarks.push(S.mark(lx, lyy, lw, 30, ctx, "spices or land changed"));
       lx += lw + 6;
     });
+    // the lands as one place: where spices are placed, paid, sold (the play page)
+    out.push(S.g(S.rect(x + 6, ly + 10, w - 12, lyy - ly + 34, {fill: "#fff", opacity: 0.01}) + lands.join(""), {class: "lands", data_hit: `lands:${seat}`}) + landMarks.join(""));
     const ty = lyy + 48;
     const tiles = (p.tiles || []).map((t) => t.name + (t.vp ? ` (${t.vp})` : "")).join(", ");
-    out.push(S.text(x + 10, ty, `Colonies: ${(p.colonies || []).map(S.cap).join(", ") || "none"}`, {font_size: 11}));
     const tileLines = wrap(`Tiles: ${tiles || "none"}`, Math.floor(w / 6.2)).slice(0, 2);
-    tileLines.forEach((ln, i) => out.push(S.text(x + 10, ty + 15 + i * 13, ln, {font_size: 11})));
+    out.push(S.g(S.rect(x + 6, ty - 11, w - 12, 16 + tileLines.length * 13, {fill: "#fff", opacity: 0.01}) +
+      S.text(x + 10, ty, `Colonies: ${(p.colonies || []).map(S.cap).join(", ") || "none"}`, {font_size: 11}) +
+      tileLines.map((ln, i) => S.text(x + 10, ty + 15 + i * 13, ln, {font_size: 11})).join(""), {class: "tiles", data_hit: `tiles:${seat}`}));
     if (old && (S.differs(old.tiles, p.tiles) || S.differs(old.colonies, p.colonies))) out.push(S.mark(x + 6, ty - 11, w - 12, 44, ctx, "new tile or colony"));
     if (mine && !fs) {
       const hand = (v.my_hand || []).map(cardText).join(", ");
-      wrap(`Hand: ${hand || "no Expedition card"}`, Math.floor(w / 6.2)).slice(0, 2).forEach((ln, i) => out.push(S.text(x + 10, ty + 17 + (tileLines.length + i) * 13, ln, {font_size: 11, fill: "#1d4f9a", class: "my-hand"})));
+      const hl = wrap(`Hand: ${hand || "no Expedition card"}`, Math.floor(w / 6.2)).slice(0, 2);
+      out.push(S.g(S.rect(x + 6, ty + 6 + tileLines.length * 13, w - 12, hl.length * 13 + 4, {fill: "#fff", opacity: 0.01}) +
+        hl.map((ln, i) => S.text(x + 10, ty + 17 + (tileLines.length + i) * 13, ln, {font_size: 11, fill: "#1d4f9a", class: "my-hand"})).join(""), {class: "hand", data_hit: `hand:${seat}`}));
     }
     return out.join("");
   }
@@ -182,17 +196,21 @@
     Object.keys(SPICE).forEach((sp, i) => out.push(S.circle(26 + i * 96, 546, 6.5, {fill: SPICE[sp], stroke: "#222", stroke_width: 0.6}) +
       S.text(36 + i * 96, 550, S.cap(sp), {font_size: 12})));
     let y = 572;
-    const line = (s, extra) => { out.push(S.text(20, y, s, Object.assign({font_size: 13}, extra || {}))); y += 18; };
+    const line = (s, extra, hit) => {
+      const t = S.text(20, y, s, Object.assign({font_size: 13}, extra || {}));
+      out.push(hit ? S.g(S.rect(16, y - 14, 500, 19, {fill: "#fff", opacity: 0.01}) + t, {data_hit: hit}) : t);
+      y += 18;
+    };
     line(`${S.cap(v.phase)} · flag holder ${S.name(meta, v.first_player || 0)}${v.current_seat >= 0 ? " · to act: " + S.name(meta, v.current_seat) : ""}`, {id: "status", font_weight: "bold"});
     if (v.decision_kind) line(`decision: ${v.decision_kind.replace("goa.", "").replace(/_/g, " ")}`);
     const pa = (S.prev(ctx) || {}).auction;
     if (a && pa && S.differs(pa, a)) out.push(S.mark(16, y - 14, 480, 19, ctx, "bid or pass"));
     if (a) line(`Auction of lot ${a.lot}${a.is_flag ? " (the flag)" : a.tile ? ": " + a.tile.name : ""} · high bid ${a.high_bid}${a.high_bidder >= 0 ? " by " + S.name(meta, a.high_bidder) : ""}`);
-    line(`Expedition deck ${v.expedition_deck_size} · discards ${(v.expedition_discard || []).length} · B tiles left ${v.b_tiles_left}`);
+    line(`Expedition deck ${v.expedition_deck_size} · discards ${(v.expedition_discard || []).length} · B tiles left ${v.b_tiles_left}`, null, "deck");
     line(`Extra action cards in supply ${v.extra_action_supply}`);
     const need = v.colony_need || [];
-    line(`Colonists needed: ${["Quilon", "Cochin", "Madras", "Calicut"].map((c, i) => `${c} ${need[i]}`).join(" · ")}`);
-    line(`Colony tiles left ${(v.colony_supply || []).length} · tiles in the box ${v.box_count || (v.box || []).length}`);
+    line(`Colonists needed: ${["Quilon", "Cochin", "Madras", "Calicut"].map((c, i) => `${c} ${need[i]}`).join(" · ")}`, null, "colonies");
+    line(`Colony tiles left ${(v.colony_supply || []).length} · tiles in the box ${v.box_count || (v.box || []).length}`, null, "colony-tiles");
     line(`Colony VP ${(v.colony_vp || []).join("/")} · symbol sets ${(v.expedition_set_vp || []).join("/")} · edition ${v.edition}`, {fill: "#6a5a45", font_size: 11.5});
     // players 2x2 on the right
     const ps = v.players || [];
@@ -201,4 +219,38 @@
     const H = Math.max(y + 10, 10 + Math.ceil(ps.length / 2) * (ph + 10));
     return S.svg(W, H, out.join(""), "Goa board");
   };
+
+  // ---- the play page (play.js): where each legal move happens on this board. An action and
+  // progress share their column of the Development board; where one place holds several
+  // moves (the spices of a land, the bids on the lot) the page's chooser lists them.
+  const P = window.RefereePlay = window.RefereePlay || {hits: {}, confirm: {}};
+  const cell = (c) => `${(c && c.row) || 0},${(c && c.col) || 0}`;
+  const ACTION_COLUMN = {build_ships: "SHIPS", harvest: "HARVEST", taxes: "TAXES", expedition: "EXPEDITION", found_colony: "COLONISTS"};
+  P.hits.goa = function (kind, f, v, seat) {
+    switch (kind) {
+      case "place_token": case "swap_take": return `cell:${cell(f.cell)}`;
+      case "place_flag": {  // an edge space, or (fewer players) a square left out of the board
+        const r = (f.cell && f.cell.row) || 0, c = (f.cell && f.cell.col) || 0;
+        return r >= 0 && r < 5 && c >= 0 && c < 5 ? `cell:${r},${c}` : `edge:${r},${c}`;
+      }
+      case "bid": case "pass": case "keep_lot": return "auction";
+      case "progress": case "choose_column": return `col:${seat}:${f.column}`;
+      case "quick_advance": return `col:${seat}:${f.first}`;
+      case "build_ships": case "harvest": case "taxes": case "expedition": case "found_colony":
+        return `col:${seat}:${ACTION_COLUMN[kind]}`;
+      case "pay_spice": case "place_spice": case "sell_spice": case "done": case "discard_plantation":
+        return `lands:${seat}`;
+      case "take_ship": case "take_colonist": case "choose_resource":
+      case "play_extra_action": case "pass_extra_action": return `stats:${seat}`;
+      case "use_tile": case "espionage": case "take_favor": return `tiles:${seat}`;
+      case "play_card": case "discard_card": return `hand:${seat}`;
+      case "draw": return "deck";
+      case "reveal_more": case "recruit": case "decline": return "colonies";
+      case "choose_colony_tile": return "colony-tiles";
+      case "end_turn": case "quick_ducats": return `me:${seat}`;
+      default: return null;
+    }
+  };
+  // out of the auction for good, the turn's end, a card or tile given up
+  P.confirm.goa = new Set(["pass", "end_turn", "pass_extra_action", "discard_card", "discard_plantation", "decline"]);
 })();

@@ -124,7 +124,7 @@
   }
 
   // one colony cell (also the cells of the display's tiles, with show=false for no markers)
-  function cell(c, x, y, s) {
+  function cell(c, x, y, s, hit) {
     const ct = c.content || {};
     const out = [S.rect(x + 1, y + 1, s - 2, s - 2, {rx: 3, fill: TERRAIN[ct.terrain] || "#f4ecd8",
       stroke: c.printed === false ? "#3b2a1a" : "#8a7a60", stroke_width: c.printed === false ? 2.2 : 1})];
@@ -144,12 +144,13 @@
       out.push(S.text(x + s - 11, y + 15.5, String(c.coins), {text_anchor: "middle", font_size: FONT, font_weight: "bold"}));
     }
     out.push(S.title(cellTitle(c, ct)));
-    return S.g(out.join(""), {class: "cell"});
+    return S.g(out.join(""), {class: "cell", data_hit: hit});
   }
 
-  function track(label, t, value, x, y, w, meta, players, deco, ctx, prevPlayers) {
+  function track(label, t, value, x, y, w, meta, players, deco, ctx, prevPlayers, hit) {
     const n = (t.length || 0) + 1, cw = w / n;
     const out = [S.text(x, y - 7, label, {font_size: 14, font_weight: "bold", fill: "#4a3520"})];
+    if (hit) out.push(S.g(S.rect(x, y, w, 34, {fill: "#fff", opacity: 0.01}), {data_hit: hit}));
     for (let i = 0; i < n; i++) {
       const d = deco(i);
       out.push(S.g(S.rect(x + i * cw, y, cw - 2, 34, {rx: 3, fill: d.length ? "#e8d6a0" : "#efe3c4", stroke: "#cdbd9c"}) +
@@ -164,6 +165,7 @@
       const old = (prevPlayers || []).find((q) => (q.seat || 0) === (p.seat || 0));
       if (old && value(old) !== value(p)) out.push(S.mark(cx - 6, cy - 6, 12, 12, ctx, `${S.name(meta, p.seat || 0)} moved to space ${value(p)}`));
     });
+    if (hit) out.push(out.splice(1, 1)[0]);  // the track's place on top (the play page)
     return out.join("");
   }
 
@@ -194,16 +196,19 @@
   }
 
   function resourcesRow(p, x, y, w, ctx, old) {
-    const out = [];
+    const seat = p.seat || 0;
+    const out = [S.rect(x + 4, y - 15, w - 8, 38, {fill: "#fff", opacity: 0.01})];
     const res = p.resources || {};
     const items = RES.map(([k]) => [k, PLURAL[k] || k, res[k] || 0]).concat([["coins", "coins", p.coins || 0]]);
     const colw = (w - 16) / 3;
     items.forEach(([k, label, n], i) => {
       const cx = x + 8 + (i % 3) * colw, cy = y + Math.floor(i / 3) * 19;
-      out.push(S.g(icon(k, cx + 7, cy - 4, 6) + S.text(cx + 18, cy, `${label} ${n}`, {font_size: FONT, class: k === "coins" ? "coins" : "resource"}) + S.title(`${label}: ${n}`)));
+      out.push(S.g(S.rect(cx, cy - 13, colw - 4, 17, {fill: "#fff", opacity: 0.01}) + icon(k, cx + 7, cy - 4, 6) + S.text(cx + 18, cy, `${label} ${n}`, {font_size: FONT, class: k === "coins" ? "coins" : "resource"}) + S.title(`${label}: ${n}`), {data_hit: `res:${seat}:${k}`}));
     });
-    if (old && (S.differs(old.resources, p.resources) || old.coins !== p.coins)) out.push(S.mark(x + 4, y - 15, w - 8, 38, ctx, "resources or coins"));
-    return out.join("");
+    // the row is where exchanges are paid, a resource where it is sold or bought (the play page)
+    const row = S.g(out.join(""), {class: "resources", data_hit: `resources:${seat}`});
+    if (old && (S.differs(old.resources, p.resources) || old.coins !== p.coins)) return row + S.mark(x + 4, y - 15, w - 8, 38, ctx, "resources or coins");
+    return row;
   }
 
   // one player's colony panel: [svg, height]
@@ -213,23 +218,32 @@
     const s = Math.floor((w - 30) / 6);
     const gx = x + 22, gy = y + 34;
     const out = [];
-    out.push(S.rect(x, y, w, 26, {rx: 8, fill: S.seatColor(seat)}));
     const head = `${S.name(meta, seat)} · board ${p.colony_board}`;
-    out.push(S.text(x + 10, y + 18, head, {font_size: 14, fill: "#fff", font_weight: "bold"}));
+    out.push(S.g(S.rect(x, y, w, 26, {rx: 8, fill: S.seatColor(seat)}) +
+      S.text(x + 10, y + 18, head, {font_size: 14, fill: "#fff", font_weight: "bold"}), {class: "player-head", data_hit: `me:${seat}`}));
     if (v.first_player === seat) out.push(S.g(S.pennant(x + 18 + head.length * 8.4, y + 7, "#fff") + S.title("first player")));
     const ptxt = `${p.points} points`;
     out.push(S.g(S.star(x + w - 24 - ptxt.length * 8.2, y + 13, 8, {fill: "#fff", stroke: "#fff"}) + S.text(x + w - 10, y + 18, ptxt, {font_size: 14, fill: "#fff", font_weight: "bold", text_anchor: "end", class: "points"})));
     if (old && old.points !== p.points) out.push(S.mark(x + w - 82, y + 3, 76, 20, ctx, "points"));
+    // the row and column numbers: where a die activates a line (the play page)
     for (let i = 0; i < 6; i++) {
-      out.push(S.text(gx - 11, gy + i * s + s / 2 + 4, String(i + 1), {font_size: FONT, fill: "#2f4f8a", text_anchor: "middle"}));
-      out.push(S.text(gx + i * s + s / 2, gy + 6 * s + 14, String(i + 1), {font_size: FONT, fill: "#2f4f8a", text_anchor: "middle"}));
+      out.push(S.g(S.rect(gx - 21, gy + i * s + 2, 19, s - 4, {rx: 3, fill: "#fff", opacity: 0.01}) +
+        S.text(gx - 11, gy + i * s + s / 2 + 4, String(i + 1), {font_size: FONT, fill: "#2f4f8a", text_anchor: "middle"}) + S.title(`row ${i + 1}`), {class: "line", data_hit: `line:${seat}:ROW:${i + 1}`}));
+      out.push(S.g(S.rect(gx + i * s + 2, gy + 6 * s + 1, s - 4, 18, {rx: 3, fill: "#fff", opacity: 0.01}) +
+        S.text(gx + i * s + s / 2, gy + 6 * s + 14, String(i + 1), {font_size: FONT, fill: "#2f4f8a", text_anchor: "middle"}) + S.title(`column ${i + 1}`), {class: "line", data_hit: `line:${seat}:COLUMN:${i + 1}`}));
     }
     out.push(S.rect(gx, gy, 6 * s, 6 * s, {fill: "#efe6cf", stroke: "#b39b6b"}));
     const before = {};
     for (const c of (old && old.colony) || []) before[`${c.row},${c.col}`] = c;
+    const drawn = new Set((p.colony || []).map((c) => `${c.row},${c.col}`));
+    for (let r = 1; r <= 6; r++) {
+      for (let c = 1; c <= 6; c++) {  // the empty cells, where tiles and roads go
+        if (!drawn.has(`${r},${c}`)) out.push(S.g(S.rect(gx + (c - 1) * s + 1, gy + (r - 1) * s + 1, s - 2, s - 2, {fill: "#efe6cf", rx: 3}) + S.title(`(${r},${c}) empty`), {class: "empty-cell", data_hit: `cell:${seat}:${r},${c}`}));
+      }
+    }
     for (const c of p.colony || []) {
       const cx = gx + (c.col - 1) * s, cy = gy + (c.row - 1) * s;
-      out.push(cell(c, cx, cy, s));
+      out.push(cell(c, cx, cy, s, `cell:${seat}:${c.row},${c.col}`));
       if (old && S.differs(before[`${c.row},${c.col}`], c)) out.push(S.mark(cx + 1, cy + 1, s - 2, s - 2, ctx, `(${c.row},${c.col})`));
     }
     let ly = gy + 6 * s + 36;
@@ -259,7 +273,7 @@
     const rel = v.religion_track || {}, con = v.conquistador_track || {};
     let y = 30;
     out.push(track("Religion track", rel, (p) => p.religion || 0, 16, y, W - 32, meta, ps,
-      (i) => ((rel.monk_symbols || []).includes(i) ? ["monk"] : []), ctx, pv && pv.players));
+      (i) => ((rel.monk_symbols || []).includes(i) ? ["monk"] : []), ctx, pv && pv.players, "religion"));
     y += 64;
     const table = (v.conquistador_points || []).join(" / ");
     out.push(track(`Conquistador track${table ? " (points this year: " + table + ")" : ""}`, con, (p) => p.conquistador || 0, 16, y, W - 32, meta, ps,
@@ -280,7 +294,7 @@
         parts.push(drawRun(goodsTokens((slot.ship || {}).cost, "").concat([{t: "→"}, {t: String((slot.ship || {}).points || 0)}, {i: "points"}]), x + 24 + runWidth(goodsTokens((slot.ship || {}).cost, "").concat([{t: "→"}, {t: "0"}, {i: "points"}])) / 2, yy + 44));
       } else parts.push(S.text(x + 24, yy + 44, "no ship left", {font_size: FONT, fill: "#6a5a45"}));
       parts.push(S.title(`dock ${i + 1} (${DOCK[d.bonus]}): ${slot.present ? `ship costing ${goodsWords(slot.ship.cost)}, ${slot.ship.points} points at the end` : "no face-up ship"}; each ship of this dock in a port gives ${bonus} on retreat`));
-      out.push(S.g(parts.join(""), {class: "dock"}));
+      out.push(S.g(parts.join(""), {class: "dock", data_hit: `dock:${d.dock || 0}`}));
       const ps0 = pv && (pv.ship_slots || []).find((q) => (q.dock || 0) === (d.dock || 0));
       if (pv && S.differs(ps0, slot)) out.push(S.mark(x, yy, 184, 58, ctx, "ship taken"));
     });
@@ -303,7 +317,7 @@
       const what = r.action === "coins" ? `gain ${goodsWords(r.gain)}` : RETREAT[r.action] || r.action;
       out.push(S.g(S.rect(x, yy, 186, 28, {rx: 5, fill: occ ? S.seatColor(r.occupant) : "#efe3c4", stroke: "#b39b6b"}) +
         S.text(x + 8, yy + 19, `${i + 1}. ${what}${occ ? " · " + S.name(meta, r.occupant) : ""}`, {font_size: FONT, fill: occ ? "#fff" : "#222"}) +
-        S.title(`retreat space ${i + 1}: ${what}${occ ? "; taken by " + S.name(meta, r.occupant) : ""}`), {class: "retreat"}));
+        S.title(`retreat space ${i + 1}: ${what}${occ ? "; taken by " + S.name(meta, r.occupant) : ""}`), {class: "retreat", data_hit: `retreat:${i}`}));
       const pr = pv && (pv.retreat_spaces || [])[i];
       if (pr && pr.occupant !== r.occupant) out.push(S.mark(x, yy, 186, 28, ctx, `retreat space ${i + 1}`));
     });
@@ -319,7 +333,7 @@
         S.text(x + 6, yy + 16, kind, {font_size: FONT, fill: "#5a4a35"}), S.text(x + 6, yy + 33, what, {font_size: FONT, font_weight: "bold"})];
       (m.monks || []).forEach((s, k) => parts.push(S.circle(x + 176 - k * 13, yy + 12, 5.5, {fill: S.seatColor(s), stroke: "#111"})));
       parts.push(S.title(`${label}${(m.monks || []).length ? "; monks of " + m.monks.map((s) => S.name(meta, s)).join(", ") : ""}`));
-      out.push(S.g(parts.join(""), {class: "monk-space"}));
+      out.push(S.g(parts.join(""), {class: "monk-space", data_hit: `monk:${i}`}));
       const pm = pv && (pv.monk_spaces || [])[i];
       if (pm && S.differs(pm.monks, m.monks)) out.push(S.mark(x, yy, 186, 40, ctx, "monk placed"));
     });
@@ -334,7 +348,7 @@
       if ((t.triple && !triples) || dx0 + cols * ts > W - 16) { triples = triples || t.triple; if (dx0 > 16) { rowY += tileRowH + 12; tileRowH = 0; dx0 = 16; } }
       const x = dx0, yy = rowY, tw = cols * ts, th = rows * ts;
       if (!t.present) out.push(S.g(S.rect(x, yy, 2 * ts, ts, {rx: 3, fill: "none", stroke: "#cdbd9c", stroke_dasharray: "3 2"}) + S.title("bought this year")));
-      else for (const c of cells) out.push(cell({row: (c.dr || 0) + 1, col: (c.dc || 0) + 1, content: c.content, printed: false}, x + (c.dc || 0) * ts, yy + (c.dr || 0) * ts, ts));
+      else out.push(S.g(cells.map((c) => cell({row: (c.dr || 0) + 1, col: (c.dc || 0) + 1, content: c.content, printed: false}, x + (c.dc || 0) * ts, yy + (c.dr || 0) * ts, ts)).join(""), {class: "display-tile", data_hit: `display:${i}`}));
       const pd = pv && (pv.display || [])[i];
       if (pd && pd.present !== t.present) out.push(S.mark(x, yy, t.present ? tw : 2 * ts, t.present ? th : ts, ctx, "development tile bought"));
       dx0 += (t.present ? tw : 2 * ts) + 14;
@@ -358,4 +372,30 @@
     fy += 10;
     return S.svg(W, fy, out.join(""), "Santa Maria board");
   };
+
+  // ---- the play page (play.js): where each legal move happens on this board. A die activates
+  // the row or column whose number is clicked (the chooser then names the die); a tile is
+  // placed by clicking the cell its first cell goes to (the chooser names the turn).
+  const P = window.RefereePlay = window.RefereePlay || {hits: {}, confirm: {}};
+  P.hits.santa_maria = function (kind, f, v, seat) {
+    const at = (r, c) => `cell:${seat}:${r || 0},${c || 0}`;
+    switch (kind) {
+      case "activate_building": case "place_tile": case "place_road": case "place_die": case "recover_coins":
+        return at(f.row, f.col);
+      case "move_die": return at(f.from_row, f.from_col);
+      case "use_die": return `line:${seat}:${f.line}:${f.target}`;
+      case "expand": return `display:${f.slot || 0}`;
+      case "ship": return `dock:${((v.ship_slots || [])[f.slot || 0] || {}).dock || 0}`;
+      case "shift_ship": return `dock:${f.dock || 0}`;
+      case "retreat": return `retreat:${f.space || 0}`;
+      case "religion": return "religion";
+      case "recruit_monk": return `monk:${f.space || 0}`;
+      case "sell": case "buy": return `res:${seat}:${String(f.resource || "").toLowerCase()}`;
+      case "exchange": return `resources:${seat}`;
+      case "end_turn": case "decline": case "choose_board": case "draft_lot": return `me:${seat}`;
+      default: return null;
+    }
+  };
+  // the year's end for you, the turn's end, an effect given up
+  P.confirm.santa_maria = new Set(["retreat", "end_turn", "decline"]);
 })();
