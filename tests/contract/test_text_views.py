@@ -88,3 +88,22 @@ def test_a_game_without_a_table_gets_every_field_generically():
             continue
         if bare.view(state, 0).HasField(f.name):
             assert text.words(f.name).capitalize() in rendered
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_moves_whose_short_ids_collide_get_long_distinct_ids(name, monkeypatch):
+    """Short ids are hashes: two legal moves of one decision can share one (rarely at six
+    characters). Forced here with one-character ids, a decision still reads with distinct ids,
+    each colliding move's long id begins with its short one, and a move with no collision keeps
+    its short id."""
+    game, state = next((g, s) for g, s in random_games(name, 1, 4000)
+                       if (d := g.decision(s)) is not None and len(d.moves) > 20)
+    monkeypatch.setattr(text, "MOVE_ID_LENGTH", 1)
+    d = game.decision(state)
+    wire = [game.move_to_proto(m) for m in d.moves]
+    described = text._decision_text(d.seat, d.kind, d.prompt, wire, game, None)
+    ids = [m.id for m in described.moves]
+    assert len(set(ids)) == len(ids)
+    assert any(len(i) == text.LONG_MOVE_ID_LENGTH for i in ids)  # 20 moves, 32 letters
+    for m in described.moves:
+        assert m.id.startswith(text.move_id(m.move)) and described.by_id(m.id) is m
