@@ -197,6 +197,7 @@ def _upload(args: argparse.Namespace) -> int:
     token = token or os.environ.get("REFEREE_BOT_TOKEN")
     if not token:
         args.usage_error("no bot token: pass --token-file or set REFEREE_BOT_TOKEN")
+    assert token is not None  # usage_error exited
     source = Path(args.archive)
     try:
         if source.is_dir():

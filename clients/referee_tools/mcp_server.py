@@ -342,7 +342,7 @@ class Agent:
         else:
             wire = referee_pb2.Move()
             try:
-                json_format.ParseDict(move, wire)
+                json_format.ParseDict(move or {}, wire)
             except (json_format.ParseError, TypeError, ValueError) as exc:
                 return refusal("MALFORMED", f"not a referee.v1.Move: {str(exc)[:200]}")
         try:
