@@ -66,3 +66,25 @@ def _umask_kept():
     os.umask(mask)
     yield
     os.umask(mask)
+
+
+@pytest.fixture(autouse=True)
+def _no_logging_to_a_closed_stream():
+    """A command run in-process (``cli.main([...])``) points structlog and the root logger at the
+    stderr it found: pytest's capture of that test, closed when the test ends. A later test of
+    the same worker that logs (the tournament runner warns of provisional sheets) would then
+    fail on "I/O operation on closed file". Before each test, a closed stream is let go (the
+    defaults write to whatever sys.stdout is then); a configuration with an open stream, as a
+    module's own server may have set up, is kept."""
+    import logging
+
+    import structlog
+
+    factory = structlog.get_config().get("logger_factory")
+    stream = getattr(factory, "_file", None)
+    if stream is not None and getattr(stream, "closed", False):
+        structlog.reset_defaults()
+    root = logging.getLogger()
+    root.handlers[:] = [h for h in root.handlers
+                        if not getattr(getattr(h, "stream", None), "closed", False)]
+    yield
