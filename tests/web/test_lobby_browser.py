@@ -79,11 +79,11 @@ def test_a_seek_filled_by_a_bot_opens_the_seat_with_its_token_in_the_fragment(we
     form.locator("input[name=name]").fill("Ada")
     form.locator("button[type=submit]").click()
     page.wait_for_url("**/play/**")
-    url = page.url
-    path, _, fragment = url.partition("#")
-    assert fragment.startswith("token=") and len(fragment) > 40
-    token = fragment.removeprefix("token=")
+    # the lobby sent the seat token in the play page's fragment; the play page moved it to
+    # sessionStorage and off the address bar (referee/web/static/play.js)
+    path = page.url.partition("#")[0]
     match_id = path.rsplit("/", 1)[1]
+    token = _seat_token(page, match_id)
     lobby_token = page.evaluate("JSON.parse(localStorage.getItem('referee.lobby')).lobby_token")
     assert len(lobby_token) == 64
     for u in seen:  # what the browser sent: no secret in any request line
@@ -91,6 +91,14 @@ def test_a_seek_filled_by_a_bot_opens_the_seat_with_its_token_in_the_fragment(we
     meta = httpx.get(web.base + f"/api/matches/{match_id}").json()["match"]
     assert sorted(meta["names"]) == ["Ada", "duelist"]
     assert not page.errors
+
+
+def _seat_token(page, match_id: str) -> str:
+    """The seat token the play page holds for ``match_id`` (its sessionStorage), once there."""
+    wait_until(page, f"sessionStorage.getItem('referee-seat:{match_id}') !== null")
+    token = page.evaluate(f"sessionStorage.getItem('referee-seat:{match_id}')")
+    assert len(token) > 40 and "token" not in page.url
+    return token
 
 
 def test_an_invitation_link_seats_a_friend_from_its_fragment(web, page):
@@ -105,9 +113,10 @@ def test_an_invitation_link_seats_a_friend_from_its_fragment(web, page):
     page.locator("#join-form input[name=name]").fill("Bea")
     page.locator("#join-form button[type=submit]").click()
     page.wait_for_url("**/play/**")
-    assert page.url.partition("#")[2].startswith("token=")
+    token = _seat_token(page, page.url.partition("#")[0].rsplit("/", 1)[1])
+    assert "token" not in page.url
     for u in seen:
-        assert secret not in u, u
+        assert secret not in u and token not in u, u
     again = httpx.post(web.base + "/api/lobby/join",
                        headers={"Authorization": f"Bearer {host}"}, json={"invitation": secret})
     assert again.status_code == 403 and again.json()["reason"] == "BAD_INVITATION"
