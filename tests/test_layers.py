@@ -49,7 +49,8 @@ LAYERS = (
     # the referee process, in rooms (each sub-package's README.md says its job), bottom first:
     # what every room shares (errors with reasons, the wire, tokens, clocks, logs, signing)
     _layer("server-base", ("referee.server.base",), ("core", "protocol"),
-           ("grpc", "grpc_status", "google.rpc", "structlog", "cryptography", *PROTOBUF)),
+           ("grpc", "grpc_status", "google.rpc", "structlog", "cryptography", "prometheus_client",
+            *PROTOBUF)),
     # the stores: SQLite embedded, PostgreSQL shared, and which one a referee opens
     _layer("store", ("referee.server.store",), ("server-base", "core", "protocol"),
            ("structlog", "psycopg", *PROTOBUF)),
@@ -83,7 +84,7 @@ LAYERS = (
     _layer("sdk", ("referee_client",), ("protocol",), ("grpc", *PROTOBUF)),
     _layer("tournament", ("referee_tournament",), ("sdk", "protocol"),
            ("grpc", "rich", "structlog", "jinja2", "matplotlib", "openskill", "ray",
-            *PROTOBUF)),
+            "prometheus_client", *PROTOBUF)),
     # make run's demo, referee-bot play and conformance: above the SDK and the runner
     _layer("tools", ("referee_tools",), ("tournament", "sdk", "protocol"), ("grpc", "rich")),
     # for researchers: the search bot and the RL adapters, on the SDK and the forward model

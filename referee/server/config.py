@@ -74,3 +74,6 @@ class ServerConfig:
     advertise: str = ""
     # addresses whose calls may name their client in auth.CLIENT_HEADER (--trusted-proxy)
     trusted_proxies: tuple[str, ...] = ()
+    # Prometheus metrics (referee.server.base.metrics) on a listen address of their own,
+    # HOST:PORT; "" = not served there (the web port's /metrics still is, to the admin token)
+    metrics_listen: str = ""

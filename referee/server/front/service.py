@@ -21,7 +21,7 @@ from referee.core import registry, text
 from referee.core.components import ComponentSheet
 from referee.core.contract import Game
 from referee.core.provenance import new_salt
-from referee.server.base import errors, shard, signing
+from referee.server.base import errors, metrics, shard, signing
 from referee.server.base.auth import Context, RateLimiter, bearer, same_hash, token_hash
 from referee.server.base.clock import DEFAULT_JOIN_MS
 from referee.server.base.embargo import REASON as EMBARGOED
@@ -220,6 +220,7 @@ class RefereeService:
             else self.sessions.seat_tokens(match_id, remote,
                                            [shard.token(reg.shard) for _ in range(plan.seats)])
         hashes = [token_hash(t) for t in tokens]
+        metrics.MATCHES_CREATED.labels(match.game.spec.name).inc()
         rt = reg.new_runtime(
             match_id, match, names=plan.names, policy=plan.policy, token_hashes=hashes,
             seed_salt=new_salt(),  # the Welcome's seed commitment; revealed by the record
