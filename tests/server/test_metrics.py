@@ -18,6 +18,7 @@ import grpc
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from referee_tournament.league import metrics as league_metrics
 
 from referee.server.base import metrics
 from referee.v1 import referee_pb2 as pb
@@ -228,6 +229,7 @@ def metric_names(expr: str) -> set[str]:
     expr = re.sub(r"\{[^}]*\}", "", expr)
     expr = re.sub(r"\b(by|without|on|ignoring)\s*\([^)]*\)", "", expr)
     expr = re.sub(r"\[[^\]]*\]", "", expr)
+    expr = re.sub(r"\boffset\s+\w+", "", expr)
     words = set(re.findall(r"[A-Za-z_:][A-Za-z0-9_:]*", expr))
     return {w for w in words if w not in _NOT_METRICS and not w.startswith("$")}
 
@@ -245,7 +247,7 @@ def test_dashboard_names_only_exported_series():
     doc = json.loads(DASHBOARD.read_text())
     exprs = _exprs(doc["panels"])
     assert len(exprs) >= 8
-    known = metrics.names() | {"up"}
+    known = metrics.names() | league_metrics.names() | {"up"}
     for expr in exprs:
         names = metric_names(expr)
         assert names, expr
@@ -263,3 +265,18 @@ def test_alert_rules_name_only_exported_series():
     assert len(exprs) >= 6
     for expr in exprs:
         assert metric_names(expr) <= metrics.names() | {"up"}, expr
+
+
+def test_league_runner_counts_matches_and_incidents():
+    before = league_metrics.REGISTRY.get_sample_value(
+        "referee_league_incidents_total", {"kind": "timeout"}) or 0
+    league_metrics.ended(True, [("bot@1", "timeout", "2 move(s) played by the time policy"),
+                                ("bot@2", "no-such-kind", "x")])
+    assert league_metrics.REGISTRY.get_sample_value(
+        "referee_league_incidents_total", {"kind": "timeout"}) == before + 1
+    assert league_metrics.REGISTRY.get_sample_value(
+        "referee_league_incidents_total", {"kind": "other"}) >= 1
+    assert league_metrics.REGISTRY.get_sample_value(
+        "referee_league_matches_total", {"outcome": "rated"}) >= 1
+    exported = {s.name for fam in league_metrics.REGISTRY.collect() for s in fam.samples}
+    assert exported <= league_metrics.names()
