@@ -68,6 +68,9 @@ class RefereeService:
         # a cluster worker's (front.forward.Forwarder), set by app.RefereeServer: the web
         # viewer watches the matches of other workers through it
         self.forwarder: Forwarder | None = None
+        # ListGames' answer and the sheets it was built for (list_games)
+        self._games: tuple[tuple[tuple[tuple[str, str], str], ...],
+                           pb.ListGamesResponse] | None = None
         self.data_dir = Path(data_dir)
         self.admin_hash = token_hash(admin_token)
         self.limiter = limiter or RateLimiter(0, 1)
@@ -198,7 +201,15 @@ class RefereeService:
         return self.list_games()
 
     def list_games(self) -> pb.ListGamesResponse:
-        return list_games(self.registry.components)
+        """ListGames' answer, built once per set of component sheets (the organizer's, by game,
+        variant and digest) and served as the same message after that: the games and their
+        default sheets do not change while the referee runs (issue 37 item 5)."""
+        components = self.registry.components
+        key = tuple(sorted((k, sheet.sha256) for k, sheet in components.items()))
+        cached = self._games
+        if cached is None or cached[0] != key:
+            cached = self._games = (key, list_games(components))
+        return cached[1]
 
     async def CreateMatch(self, request: pb.CreateMatchRequest, context: Context) -> pb.CreateMatchResponse:
         if not self._admin(context):
