@@ -280,3 +280,19 @@ def test_league_runner_counts_matches_and_incidents():
         "referee_league_matches_total", {"outcome": "rated"}) >= 1
     exported = {s.name for fam in league_metrics.REGISTRY.collect() for s in fam.samples}
     assert exported <= league_metrics.names()
+
+
+def test_each_cluster_worker_gets_its_own_metrics_port():
+    from referee.server.cluster import metrics_address
+
+    shards = ["w1", "w2", "w3"]
+    assert [metrics_address("127.0.0.1:9464", shards, s) for s in shards] == [
+        "127.0.0.1:9465", "127.0.0.1:9466", "127.0.0.1:9467"]
+    assert metrics_address("[::1]:0", shards, "w2") == "[::1]:0"
+
+
+def test_a_bad_metrics_address_stops_the_start(make_server):
+    from referee.server.startup import StartupError
+
+    with pytest.raises(StartupError, match="--metrics-listen"):
+        make_server(metrics_listen="no-port-here")
