@@ -296,6 +296,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "PORT 0 picks a free one); with --workers N, worker K listens on PORT+K "
                         "(one scrape target each). The web port's /metrics serves them to the "
                         "admin token too (docs/organizer/metrics.md)")
+    s.add_argument("--otel", action="store_true",
+                   help="trace every gRPC call with OpenTelemetry's gRPC instrumentation (off by "
+                        "default; needs the otel extra; the exporter is the OpenTelemetry SDK's, "
+                        "configured by its OTEL_* variables: docs/organizer/metrics.md)")
     s.add_argument("--tls-cert", metavar="PEM",
                    help="serve gRPC over TLS with this PEM certificate chain (needs --tls-key)")
     s.add_argument("--tls-key", metavar="PEM",
@@ -565,6 +569,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_call_wait_s=args.max_call_wait,
         http_port=args.http_port, join_ms=args.join_ms, shard=args.shard, peers=args.peers,
         web_host=args.web_host, advertise=args.advertise or "", metrics_listen=args.metrics_listen,
+        otel=args.otel,
         trusted_proxies=tuple(args.trusted_proxies),
         upload_limits=Limits(max_received=args.upload_max_bytes,
                              max_unpacked=args.upload_max_unpacked,

@@ -72,7 +72,8 @@ LAYERS = (
     # the process: configuration, start-up checks, the assembly, a cluster's supervisor
     _layer("server", ("referee.server",),
            ("front", "web", "leagues", "play", "store", "server-base", "core", "protocol"),
-           ("grpc", "grpc_health", "grpc_reflection", "structlog", "uvicorn", *PROTOBUF)),
+           ("grpc", "grpc_health", "grpc_reflection", "structlog", "uvicorn", "opentelemetry",
+            *PROTOBUF)),
     # the forward model for researchers and search bots: engines without a referee, and the
     # local Simulator service that gives other languages the same engines
     _layer("sim", ("referee.sim",), ("core", "protocol"),

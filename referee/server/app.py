@@ -158,7 +158,8 @@ class RefereeServer:
         # renewed three times a lease's life: one late round does not lose a match
         held.spawn(held.keep_leases(cfg.lease_ttl_s / 3))
         limit = int(cfg.max_message_bytes)
-        self.server = grpc.aio.server(options=server_options(cfg))
+        self.server = grpc.aio.server(options=server_options(cfg),
+                                      interceptors=otel_interceptors() if cfg.otel else None)
         handler = generic_handler(self.service)
         if cfg.shard is not None or cfg.advertise:
             self.forwarder = Forwarder(cfg.shard or "", cfg.peers,
@@ -310,6 +311,18 @@ class RefereeServer:
     async def wait(self) -> None:
         assert self.server is not None
         await self.server.wait_for_termination()
+
+
+def otel_interceptors() -> list[grpc.aio.ServerInterceptor]:
+    """--otel: OpenTelemetry's gRPC server interceptor (a span per call, to the tracer provider
+    the OpenTelemetry SDK was configured with, e.g. by ``opentelemetry-instrument``); a
+    StartupError naming the extra when the package is not installed."""
+    try:
+        from opentelemetry.instrumentation.grpc import aio_server_interceptor
+    except ImportError:
+        raise StartupError("--otel needs OpenTelemetry's gRPC instrumentation: "
+                           "pip install 'boardgame-referee[otel]'") from None
+    return [aio_server_interceptor()]
 
 
 async def serve(config: ServerConfig) -> None:

@@ -296,3 +296,45 @@ def test_a_bad_metrics_address_stops_the_start(make_server):
 
     with pytest.raises(StartupError, match="--metrics-listen"):
         make_server(metrics_listen="no-port-here")
+
+
+# ------------------------------------------------------------------ tracing (--otel)
+def test_otel_instruments_the_server(make_server, monkeypatch):
+    """--otel puts OpenTelemetry's interceptor on the server: it sees every call (the spans go to
+    whatever tracer provider the SDK was configured with; none here, so they are no-ops)."""
+    otel = pytest.importorskip("opentelemetry.instrumentation.grpc",
+                               reason="the otel extra is not installed")
+    seen: list[str] = []
+    real = otel.aio_server_interceptor
+
+    def spied(*args, **kwargs):
+        interceptor = real(*args, **kwargs)
+        through = interceptor.intercept_service
+
+        async def intercept_service(continuation, details):
+            seen.append(details.method)
+            return await through(continuation, details)
+
+        interceptor.intercept_service = intercept_service
+        return interceptor
+
+    monkeypatch.setattr(otel, "aio_server_interceptor", spied)
+    h = make_server(otel=True)
+
+    async def games() -> int:
+        async with grpc.aio.insecure_channel(h.target) as ch:
+            return len((await referee_pb2_grpc.RefereeStub(ch).ListGames(
+                pb.ListGamesRequest())).games)
+
+    assert asyncio.run(games()) >= 3
+    assert "/referee.v1.Referee/ListGames" in seen
+
+
+def test_otel_without_the_package_says_which_extra(make_server, monkeypatch):
+    import sys
+
+    from referee.server.startup import StartupError
+
+    monkeypatch.setitem(sys.modules, "opentelemetry.instrumentation.grpc", None)
+    with pytest.raises(StartupError, match=r"boardgame-referee\[otel\]"):
+        make_server(otel=True)
