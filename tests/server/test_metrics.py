@@ -155,6 +155,21 @@ def _query(port: int, expr: str) -> list[dict]:
     return doc["data"]["result"]
 
 
+def _ready(proc: subprocess.Popen, port: int, log: Path) -> None:
+    """Wait for Prometheus's /-/ready (it starts in seconds, more on a loaded machine)."""
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, log.read_text()[-2000:]
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/-/ready", timeout=5) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise AssertionError("prometheus not ready: " + log.read_text()[-2000:])
+
+
 def _until(port: int, expr: str, deadline: float) -> list[dict]:
     while True:
         result = _query(port, expr)
@@ -179,6 +194,7 @@ def test_prometheus_scrapes_a_match(metered, tmp_path):
          f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
         stdout=subprocess.DEVNULL, stderr=(tmp_path / "prometheus.log").open("w"))
     try:
+        _ready(proc, port, tmp_path / "prometheus.log")
         asyncio.run(refused_then_played(metered.target))
         deadline = time.monotonic() + 60
         moves = _until(port, 'referee_moves_total{game="batavia"} > 0', deadline)
