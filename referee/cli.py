@@ -109,7 +109,8 @@ def _host_arg(text: str) -> tuple[str, str]:
 _CLUSTER_OWN = {"host", "port", "port_file", "unix_socket", "data_dir", "admin_token",
                 "admin_token_file", "http_port", "tls_cert", "tls_key", "log_level",
                 "log_format", "workers", "shard", "peers", "web_host", "command", "func", "nginx",
-                "proxy_workers", "lease_owner", "advertise", "house_bots", "house_capacity"}
+                "proxy_workers", "lease_owner", "advertise", "house_bots", "house_capacity",
+                "metrics_listen"}
 
 
 def _worker_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
@@ -313,6 +314,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also serve the web viewer on this port (same host as gRPC, default "
                         "127.0.0.1; off by default; 0 picks a free port): the match list, live "
                         "boards and replays, public views only, no token needed")
+    s.add_argument("--metrics-listen", default="", metavar="HOST:PORT",
+                   help="serve Prometheus metrics on this address of their own (off by default; "
+                        "PORT 0 picks a free one); with --workers N, worker K listens on PORT+K "
+                        "(one scrape target each). The web port's /metrics serves them to the "
+                        "admin token too (docs/organizer/metrics.md)")
+    s.add_argument("--otel", action="store_true",
+                   help="trace every gRPC call with OpenTelemetry's gRPC instrumentation (off by "
+                        "default; needs the otel extra; the exporter is the OpenTelemetry SDK's, "
+                        "configured by its OTEL_* variables: docs/organizer/metrics.md)")
     s.add_argument("--tls-cert", metavar="PEM",
                    help="serve gRPC over TLS with this PEM certificate chain (needs --tls-key)")
     s.add_argument("--tls-key", metavar="PEM",
@@ -582,7 +592,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         keepalive_timeout_s=args.keepalive_timeout, max_pending_calls=args.max_pending_calls,
         max_call_wait_s=args.max_call_wait,
         http_port=args.http_port, join_ms=args.join_ms, shard=args.shard, peers=args.peers,
-        web_host=args.web_host, advertise=args.advertise or "",
+        web_host=args.web_host, advertise=args.advertise or "", metrics_listen=args.metrics_listen,
+        otel=args.otel,
         trusted_proxies=tuple(args.trusted_proxies),
         house_bots=tuple(b for b in args.house_bots.split(",") if b),
         house_capacity=args.house_capacity,
@@ -623,7 +634,7 @@ def _serve_cluster(args: argparse.Namespace) -> int:
             port_file=args.port_file, unix_socket=args.unix_socket, http_port=args.http_port,
             tls_cert=args.tls_cert, tls_key=args.tls_key, log_level=args.log_level,
             nginx=args.nginx, proxy_workers=args.proxy_workers, lease_owner=args.lease_owner,
-            rate=args.rate, burst=args.burst,
+            rate=args.rate, burst=args.burst, metrics_listen=args.metrics_listen,
             home_args=(("--house-bots", args.house_bots, "--house-capacity",
                         str(args.house_capacity)) if args.house_bots else ()),
         )

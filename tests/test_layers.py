@@ -49,7 +49,8 @@ LAYERS = (
     # the referee process, in rooms (each sub-package's README.md says its job), bottom first:
     # what every room shares (errors with reasons, the wire, tokens, clocks, logs, signing)
     _layer("server-base", ("referee.server.base",), ("core", "protocol"),
-           ("grpc", "grpc_status", "google.rpc", "structlog", "cryptography", *PROTOBUF)),
+           ("grpc", "grpc_status", "google.rpc", "structlog", "cryptography", "prometheus_client",
+            *PROTOBUF)),
     # the stores: SQLite embedded, PostgreSQL shared, and which one a referee opens
     _layer("store", ("referee.server.store",), ("server-base", "core", "protocol"),
            ("structlog", "psycopg", *PROTOBUF)),
@@ -71,7 +72,8 @@ LAYERS = (
     # the process: configuration, start-up checks, the assembly, a cluster's supervisor
     _layer("server", ("referee.server",),
            ("front", "web", "leagues", "play", "store", "server-base", "core", "protocol"),
-           ("grpc", "grpc_health", "grpc_reflection", "structlog", "uvicorn", *PROTOBUF)),
+           ("grpc", "grpc_health", "grpc_reflection", "structlog", "uvicorn", "opentelemetry",
+            *PROTOBUF)),
     # the forward model for researchers and search bots: engines without a referee, and the
     # local Simulator service that gives other languages the same engines
     _layer("sim", ("referee.sim",), ("core", "protocol"),
@@ -84,7 +86,7 @@ LAYERS = (
     _layer("sdk", ("referee_client",), ("protocol",), ("grpc", "httpx", *PROTOBUF)),
     _layer("tournament", ("referee_tournament",), ("sdk", "protocol"),
            ("grpc", "rich", "structlog", "jinja2", "matplotlib", "openskill", "ray",
-            *PROTOBUF)),
+            "prometheus_client", *PROTOBUF)),
     # make run's demo, referee-bot play and conformance: above the SDK and the runner
     # and `referee-bot mcp`, the MCP server for language-model agents (the `mcp` extra)
     _layer("tools", ("referee_tools",), ("tournament", "sdk", "protocol"),

@@ -7,7 +7,7 @@ import os
 import signal
 import socket
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import structlog
@@ -15,7 +15,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from referee.core import registry
-from referee.server.base import shard
+from referee.server.base import metrics, shard
 from referee.server.base.auth import RateLimiter, new_token, proxy_peers
 from referee.server.config import ServerConfig
 from referee.server.front.forward import Forwarder, routed
@@ -111,6 +111,9 @@ class RefereeServer:
         self.http_port: int | None = None
         self.forwarder: Forwarder | None = None  # a cluster worker's (referee.server.front.forward)
         self.house: HouseBots | None = None  # with --house-bots (referee.server.house)
+        self.holdings: metrics.Holdings | None = None  # this referee's gauges, read at scrape
+        self.metrics_server: Any = None  # with --metrics-listen
+        self.metrics_port: int | None = None
 
     async def start(self) -> int:
         """Start serving and return the gRPC port. A configuration that cannot work raises
@@ -158,7 +161,8 @@ class RefereeServer:
         # renewed three times a lease's life: one late round does not lose a match
         held.spawn(held.keep_leases(cfg.lease_ttl_s / 3))
         limit = int(cfg.max_message_bytes)
-        self.server = grpc.aio.server(options=server_options(cfg))
+        self.server = grpc.aio.server(options=server_options(cfg),
+                                      interceptors=otel_interceptors() if cfg.otel else None)
         handler = generic_handler(self.service)
         if cfg.shard is not None or cfg.advertise:
             self.forwarder = Forwarder(cfg.shard or "", cfg.peers,
@@ -207,6 +211,16 @@ class RefereeServer:
             max_connection_age_s=cfg.max_connection_age_s, max_pending_calls=cfg.max_pending_calls,
             max_call_wait_s=cfg.max_call_wait_s,
         )
+        self.holdings = metrics.watch(self._holdings)
+        if cfg.metrics_listen:
+            try:
+                self.metrics_server, self.metrics_port = metrics.serve(cfg.metrics_listen)
+            except ValueError as exc:
+                raise StartupError(str(exc)) from None
+            except OSError as exc:
+                raise StartupError(f"--metrics-listen {cfg.metrics_listen}: cannot serve "
+                                   f"there: {exc.strerror or exc}") from None
+            log.info("metrics", listen=cfg.metrics_listen, port=self.metrics_port)
         if cfg.http_port is not None:
             from referee.web import WebServer  # only with --http-port: no cost otherwise
 
@@ -263,12 +277,39 @@ class RefereeServer:
                                "(gRPC refused it; its reason is in the line above)")
         return port
 
+    def _holdings(self) -> dict[str, Any]:
+        """The gauges' reading (metrics.Holdings), on the scraping thread: copies of the
+        registry's maps first (a move on the loop may change them meanwhile)."""
+        out: dict[str, Any] = {"matches": {}, "streams": {"play": 0, "watch": 0}}
+        service, store = self.service, self.store
+        if service is None or store is None:
+            return out
+        matches = out["matches"]
+        streams = out["streams"]
+        for rt in list(service.registry.matches.values()):
+            state = ("broken" if rt.broken else "finished" if rt.game_over is not None
+                     else "live")
+            key = (rt.game.spec.name, state)
+            matches[key] = matches.get(key, 0) + 1
+            streams["play"] += sum(len(s) for s in list(rt.streams.by_seat.values()))
+            streams["watch"] += len(rt.streams.watchers)
+        out["sessions"] = sum(len(c) for c in list(service.sessions.conns.values()))
+        out["store_queue"] = store.queue_depth()
+        return out
+
     async def _close(self, grace: float | None) -> None:
-        """Stop whatever was started, in order: house bots, web viewer, matches, gRPC,
-        store."""
+        """Stop whatever was started, in order: house bots, metrics, web viewer, matches,
+        gRPC, store."""
         if self.house is not None:
             await self.house.stop()
             self.house = None
+        if self.metrics_server is not None:
+            self.metrics_server.shutdown()
+            self.metrics_server.server_close()
+            self.metrics_server = None
+        if self.holdings is not None:
+            metrics.unwatch(self.holdings)
+            self.holdings = None
         if self.web is not None:
             await self.web.stop()
         if self.service is not None:
@@ -294,6 +335,18 @@ class RefereeServer:
     async def wait(self) -> None:
         assert self.server is not None
         await self.server.wait_for_termination()
+
+
+def otel_interceptors() -> list[grpc.aio.ServerInterceptor]:
+    """--otel: OpenTelemetry's gRPC server interceptor (a span per call, to the tracer provider
+    the OpenTelemetry SDK was configured with, e.g. by ``opentelemetry-instrument``); a
+    StartupError naming the extra when the package is not installed."""
+    try:
+        from opentelemetry.instrumentation.grpc import aio_server_interceptor
+    except ImportError:
+        raise StartupError("--otel needs OpenTelemetry's gRPC instrumentation: "
+                           "pip install 'boardgame-referee[otel]'") from None
+    return [aio_server_interceptor()]
 
 
 async def serve(config: ServerConfig) -> None:

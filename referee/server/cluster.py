@@ -84,6 +84,14 @@ def find_nginx(given: str | None = None) -> str:
     return path
 
 
+def metrics_address(listen: str, shards: list[str], s: str) -> str:
+    """Worker ``s``'s --metrics-listen: the cluster's HOST:PORT with PORT + its rank (1, 2, ...);
+    PORT 0 gives each a free port of its own."""
+    host, _, port = listen.rpartition(":")
+    base = int(port)
+    return f"{host}:{base + shards.index(s) + 1 if base else 0}"
+
+
 @dataclass
 class ClusterConfig:
     workers: int
@@ -104,6 +112,9 @@ class ClusterConfig:
     proxy_workers: int = 1
     nginx: str | None = None  # the nginx binary (None: found on PATH or in /usr/sbin)
     lease_owner: str = ""  # the workers' names in the store's leases get their shard appended
+    # --metrics-listen HOST:PORT: worker K (1, 2, ...) serves its metrics on PORT+K, one scrape
+    # target per worker (docs/organizer/metrics.md says why not the multiprocess mode)
+    metrics_listen: str = ""
     # --rate / --burst: nginx holds them for the calls it spreads over the workers (see
     # spread_limit); 0 = no limit
     rate: float = 0.0
@@ -352,6 +363,8 @@ class Cluster:
                     "--unix", str(cfg.socket(s)), "--data-dir", str(Path(cfg.data_dir).absolute()),
                     "--admin-token-file", str(d / "admin.token"), "--log-format", "json",
                     "--log-level", cfg.log_level, *cfg.worker_args]
+            if cfg.metrics_listen:
+                argv += ["--metrics-listen", metrics_address(cfg.metrics_listen, cfg.shards, s)]
             if s == shard.HOME and cfg.http_port is not None:  # the one web viewer
                 argv += ["--web-host", cfg.host, "--http-port", str(cfg.http_port)]
             if s == shard.HOME:

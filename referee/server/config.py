@@ -82,3 +82,8 @@ class ServerConfig:
     # () = none), each playing this many matches at once
     house_bots: tuple[str, ...] = ()
     house_capacity: int = 8
+    # Prometheus metrics (referee.server.base.metrics) on a listen address of their own,
+    # HOST:PORT; "" = not served there (the web port's /metrics still is, to the admin token)
+    metrics_listen: str = ""
+    # OpenTelemetry's gRPC instrumentation on the server (the `otel` extra); off by default
+    otel: bool = False

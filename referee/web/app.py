@@ -51,12 +51,13 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, ExceptionHandler, Message, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
+from referee.server.base import metrics
 from referee.server.base.errors import RefereeError
 from referee.server.store.sqlite import store_outage, unavailable
 
 from . import frames as F
 from . import params, state
-from .leagues import HTTP_STATUS, refusal
+from .leagues import HTTP_STATUS, admin_only, refusal
 from .leagues import routes as league_routes
 from .live import LiveHub
 from .lobby import routes as lobby_routes
@@ -99,6 +100,7 @@ class SecurityHeaders:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message["headers"] = [*message.get("headers", ()), *SECURITY_HEADERS]
+                metrics.WEB_REQUESTS.labels(f"{message['status'] // 100}xx").inc()
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
@@ -291,6 +293,19 @@ async def store_away(request: Request, exc: Exception) -> Response:
 #: Every page and call of the viewer (the league pages' from referee.web.leagues), each path
 #: parameter checked before its handler runs (params.checked_paths). docs/gen/refdoc.py writes
 #: the API reference from these paths and the handlers' docstrings.
+async def metrics_page(request: Request) -> Response:
+    """The referee's Prometheus metrics (text exposition), for the admin token only
+    (`Authorization: Bearer <admin token>`): 401 without a token, 403 with another, each with the
+    documented JSON error and its reason. A scrape job names the token with
+    `authorization: {credentials_file: ...}` (docs/organizer/metrics.md)."""
+    try:
+        admin_only(request)
+    except RefereeError as exc:
+        return refusal(exc)
+    body, content_type = metrics.exposition()
+    return Response(body, headers={"Content-Type": content_type, "Cache-Control": "no-store"})
+
+
 routes = params.checked_paths([
     Route("/", index),
     Route("/api/matches", api_list),
@@ -303,6 +318,7 @@ routes = params.checked_paths([
     Route("/matches/{match_id}/record.json", record),
     Route("/api/signing-key", signing_key),
     *play_routes,
+    Route("/metrics", metrics_page),
     *league_routes,
     *lobby_routes,
     Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),

@@ -272,6 +272,10 @@ def _admin_only(request: Request) -> None:
         raise errors.permission_denied("this is not the admin token")
 
 
+#: the same check for the app's /metrics (referee.web.app)
+admin_only = _admin_only
+
+
 async def api_admin(request: Request) -> Response:
     """GET (admin token): the league's health: its bots with status, sessions and versions, running matches, connected sessions, versions waiting for their check, last standings publish time."""
     name = request.path_params["name"]

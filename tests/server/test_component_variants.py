@@ -43,3 +43,21 @@ def test_organizer_sheet_replaces_only_its_variant(tmp_path):
     assert service.sheet_for(goa, {"edition": "2004"}).name == "goa-2004-organizer"
     assert service.sheet_for(goa, {"edition": "2012"}).sha256 == goa.default_components(
         {"edition": "2012"}).sha256
+
+
+def test_list_games_is_served_from_one_message_per_set_of_sheets(tmp_path):
+    """ListGames is built once (issue 37 item 5): the same message on every call, equal to a
+    fresh build; other sheets give a new one, right for them."""
+    store = SqliteStore(tmp_path / "data")
+    service = RefereeService(store, tmp_path / "data", "admin")
+    first = service.list_games()
+    assert service.list_games() is first
+    assert first.SerializeToString(deterministic=True) == list_games().SerializeToString(
+        deterministic=True)
+    sheets = _organizer_sheet(tmp_path, "2004")
+    service.registry.components.update(sheets)
+    other = service.list_games()
+    assert other is not first
+    assert other.SerializeToString(deterministic=True) == list_games(sheets).SerializeToString(
+        deterministic=True)
+    assert service.list_games() is other

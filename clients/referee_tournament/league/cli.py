@@ -45,6 +45,9 @@ def add_parser(sub) -> None:
                     help="serve: exit once the league has this many matches (all its runs "
                          "together) and they are over")
     lg.add_argument("--log-json", action="store_true", help="serve: log lines on stderr too")
+    lg.add_argument("--metrics-listen", default="", metavar="HOST:PORT",
+                    help="serve: Prometheus metrics (matches ended, incidents) on this address "
+                         "(off by default; docs/organizer/metrics.md)")
 
 
 def main(args, console, out_console) -> int:
@@ -67,6 +70,14 @@ def main(args, console, out_console) -> int:
 
         if args.max_matches is not None:
             cfg = replace(cfg, schedule=replace(cfg.schedule, max_matches=args.max_matches))
+        if args.metrics_listen:
+            from . import metrics
+
+            try:
+                metrics.serve(args.metrics_listen)
+            except (OSError, ValueError) as exc:
+                console.print(f"[red]error[/]: --metrics-listen: {exc}")
+                return EXIT_USAGE
         runner = LeagueRunner(cfg, token, out=Path(args.out) if args.out else None,
                               console=console, log_json=args.log_json)
         try:

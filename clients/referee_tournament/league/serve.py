@@ -55,7 +55,7 @@ from ..play import CHANNEL_OPTIONS, MatchJob, _Bot, _end_bots, _tail, error_line
 from ..registry import game_problems, list_games, sheet_warnings
 from ..report import did_not_play
 from ..runner import _open_log
-from . import hosted, standings
+from . import hosted, metrics, standings
 from .config import LeagueConfig, LeagueGame, settings_json
 from .store import LeagueStore, Running, key_of, split_key
 
@@ -491,7 +491,9 @@ class LeagueRunner:
                     self.ratings[k] = Rating(k, r.mu, r.sigma)
             changed = rate(self.model, self.ratings, seating, result["ranks"])
         streaks = next_streaks(self.store.streaks(), result.get("outcome"))
-        self.store.finish(idx, result, changed, seat_incidents(result.get("outcome")), streaks)
+        incidents = seat_incidents(result.get("outcome"))
+        self.store.finish(idx, result, changed, incidents, streaks)
+        metrics.ended(bool(result.get("ranks")), incidents)
         self.last_end = time.monotonic()
         self.dirty = True
         self.log.info("match_end", idx=idx, match_id=result.get("match_id"),

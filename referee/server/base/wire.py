@@ -11,7 +11,7 @@ from typing import Any
 import structlog
 
 from referee.core.contract import Event, Game, MalformedMove
-from referee.server.base import errors
+from referee.server.base import errors, metrics
 from referee.v1 import referee_pb2 as pb
 
 _log = structlog.get_logger("referee.wire")
@@ -179,6 +179,7 @@ def refusal(reason: str, message: str, version: int, request_id: str = "",
     if value is None or value == pb.REASON_UNSPECIFIED:
         _log.error("refusal_reason_unknown", reason=reason, message=message[:200])
         value = unknown
+    metrics.REFUSALS.labels(pb.Reason.Name(value)).inc()
     return pb.MoveResult(
         accepted=False, reason=value, message=message,
         state_version=version, request_id=request_id,

@@ -21,7 +21,7 @@ from referee.core import registry, text
 from referee.core.components import ComponentSheet
 from referee.core.contract import Game
 from referee.core.provenance import new_salt
-from referee.server.base import errors, shard, signing
+from referee.server.base import errors, metrics, shard, signing
 from referee.server.base.auth import (
     CLIENT_HEADER,
     Context,
@@ -78,6 +78,9 @@ class RefereeService:
         # a cluster worker's (front.forward.Forwarder), set by app.RefereeServer: the web
         # viewer watches the matches of other workers through it
         self.forwarder: Forwarder | None = None
+        # ListGames' answer and the sheets it was built for (list_games)
+        self._games: tuple[tuple[tuple[tuple[str, str], str], ...],
+                           pb.ListGamesResponse] | None = None
         self.data_dir = Path(data_dir)
         self.admin_hash = token_hash(admin_token)
         self.limiter = limiter or RateLimiter(0, 1)
@@ -232,7 +235,15 @@ class RefereeService:
         return self.list_games()
 
     def list_games(self) -> pb.ListGamesResponse:
-        return list_games(self.registry.components)
+        """ListGames' answer, built once per set of component sheets (the organizer's, by game,
+        variant and digest) and served as the same message after that: the games and their
+        default sheets do not change while the referee runs (issue 37 item 5)."""
+        components = self.registry.components
+        key = tuple(sorted((k, sheet.sha256) for k, sheet in components.items()))
+        cached = self._games
+        if cached is None or cached[0] != key:
+            cached = self._games = (key, list_games(components))
+        return cached[1]
 
     async def CreateMatch(self, request: pb.CreateMatchRequest, context: Context) -> pb.CreateMatchResponse:
         if not self._admin(context):
@@ -271,6 +282,7 @@ class RefereeService:
             else self.sessions.seat_tokens(match_id, remote,
                                            [shard.token(reg.shard) for _ in range(plan.seats)])
         hashes = [token_hash(t) for t in tokens]
+        metrics.MATCHES_CREATED.labels(match.game.spec.name).inc()
         rt = reg.new_runtime(
             match_id, match, names=plan.names, policy=plan.policy, token_hashes=hashes,
             seed_salt=new_salt(),  # the Welcome's seed commitment; revealed by the record
@@ -517,7 +529,6 @@ class RefereeService:
         except grpc.aio.AioRpcError as exc:
             raise remote_error(exc) from None
         return answer
-
 
     async def GetLegalMoves(self, request: pb.GetLegalMovesRequest, context: Context) -> pb.Decision:
         rt, seat = self._seat(context, request.match_id)

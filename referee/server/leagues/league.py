@@ -46,7 +46,7 @@ from jsonschema.exceptions import best_match
 
 from referee.core import registry
 from referee.schema import standings_schema
-from referee.server.base import errors
+from referee.server.base import errors, metrics
 from referee.server.base.auth import Context, RateLimiter, client_key, new_token, token_hash
 from referee.server.base.clock import now_ms
 from referee.server.base.errors import clip
@@ -638,6 +638,9 @@ class Leagues:
         if version is not None:
             version.status = request.version_status
             version.message = message
+            # the league runner's smoke check reports its verdict here (ready or rejected)
+            metrics.SMOKE_CHECKS.labels(pb.VersionStatus.Name(request.version_status)
+                                        .removeprefix("VERSION_").lower()).inc()
         self.sessions.set_blocked(request.bot, status == pb.BOT_REMOVED)
         log.info("bot_status", bot=request.bot, status=pb.BotStatus.Name(status),
                  version=request.version,
@@ -686,6 +689,16 @@ class Leagues:
         file as they arrive up to the cap on bytes received (never joined in memory), then kept
         (``keep_upload``). ``announced``: the size the client said it would send (0: unsaid),
         which the bytes received must match."""
+        try:
+            version = await self._receive(row, filename, chunks, announced)
+        except errors.RefereeError as exc:
+            metrics.UPLOADS.labels(exc.reason.lower()).inc()
+            raise
+        metrics.UPLOADS.labels("accepted").inc()
+        return version
+
+    async def _receive(self, row: BotRow, filename: str, chunks: AsyncIterator[bytes],
+                       announced: int) -> pb.BotVersion:
         self.check_daily(row)
         cap = self.limits.max_received
         with self.spool() as spool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from google.protobuf import json_format
 from referee.core.contract import Decision, Event, Game, IllegalMove
 from referee.core.match import Match, MoveEntry, result_json
 from referee.core.provenance import seed_commitment
-from referee.server.base import errors
+from referee.server.base import errors, metrics
 from referee.server.base.clock import MatchClock, StartGate, now_ms
 from referee.server.base.wire import (
     GameWire,
@@ -122,6 +123,13 @@ class MatchRuntime:
         self.match = match
         self.game = match.game
         self.wire: GameWire = ctx.wire(match.game)
+        # this match's series (bound once: a move pays the increment, not the label lookup)
+        game = match.game.spec.name
+        self._moves = metrics.MOVES.labels(game)
+        self._move_seconds = metrics.MOVE_SECONDS.labels(game)
+        self._commit_seconds = metrics.COMMIT_SECONDS.labels(ctx.store.kind)
+        self._expiries = (metrics.CLOCK_EXPIRIES.labels(game, "move"),
+                          metrics.CLOCK_EXPIRIES.labels(game, "forfeit"))
         self.names = names
         self.policy = policy
         self.token_hashes = token_hashes
@@ -425,6 +433,7 @@ class MatchRuntime:
         with the move and sent to nobody while the match is live."""
         lock = self.lock
         await lock.acquire()  # no suspension when the lock is free: the usual case
+        began = time.perf_counter()
         queued = False
         try:
             try:
@@ -462,11 +471,12 @@ class MatchRuntime:
                 self.log.debug("move_rejected", seat=seat, reason=exc.code, message=exc.message)
                 return self.reject(exc.code, exc.message, request_id)
             self.clock.charge(seat, elapsed)
+            queued_at = time.perf_counter()
             stored, rejected = self._store(entry)
             self._recovered = None
             stored.add_done_callback(
                 lambda fut: self._committed(fut, entry, events, rejected, request_id, stream,
-                                            done))
+                                            done, (began, queued_at)))
             queued = True
             return None
         finally:
@@ -492,6 +502,9 @@ class MatchRuntime:
         state moved on but the move is not on disk: it is never acknowledged, and the match
         must not diverge from its log)."""
         exc = asyncio.CancelledError() if fut.cancelled() else fut.exception()
+        if exc is not None:
+            metrics.STORE_ERRORS.labels(self.ctx.store.kind,
+                                        "outage" if store_outage(exc) else "failure").inc()
         if exc is not None and store_outage(exc):
             # the store is away: the move is not played (it is refused with STORE_UNAVAILABLE
             # and may be sent again); the time policy's own move is tried again by _expire
@@ -661,7 +674,7 @@ class MatchRuntime:
 
     def _committed(self, fut: asyncio.Future, entry: MoveEntry, events: list[Event],
                    rejected: list[int] | None, request_id: str, stream: Stream | None,
-                   done: asyncio.Future | None) -> None:
+                   done: asyncio.Future | None, times: tuple[float, float]) -> None:
         """The store's callback for a move ``play`` applied (on the loop): acknowledge it
         (its MoveResult on ``stream``, or in ``done``), announce it, release the lock; a
         failed commit is answered with its error instead. The MoveResult goes out before the
@@ -671,6 +684,10 @@ class MatchRuntime:
         result: pb.MoveResult | None = None
         try:
             self._stored(fut, entry, rejected, events)
+            committed = time.perf_counter()
+            self._moves.inc()
+            self._move_seconds.observe(committed - times[0])
+            self._commit_seconds.observe(committed - times[1])
             sm = pb.ServerMessage()
             result = sm.move_result
             result.accepted = True
@@ -824,6 +841,7 @@ class MatchRuntime:
                     self._wait_for_store(version)
                     return
                 self.log.info("timeout_forfeit", seat=seat, strikes=clock.strikes_used[seat])
+                self._expiries[1].inc()
                 await self._forfeit(seat, f"seat {seat} ran out of time and forfeits",
                                     {"reason": "timeout", "strikes": clock.strikes_used[seat]})
                 return
@@ -844,6 +862,8 @@ class MatchRuntime:
                 self._wait_for_store(version)
                 return
             self.log.info("timeout_move", seat=seat, move=entry.n, policy=policy)
+            self._expiries[0].inc()
+            self._moves.inc()
             await self._after_move(entry, events)
 
     async def abandon(self, seat: int, reason: str, unless_joined: bool) -> tuple[bool, bool]:
@@ -943,6 +963,7 @@ class MatchRuntime:
                 await asyncio.sleep(backoff.failed())
         self.game_over = self.make_game_over()
         self.game_over_bytes = pb.ServerMessage(game_over=self.game_over).SerializeToString()
+        metrics.MATCHES_FINISHED.labels(self.game.spec.name).inc()
         self.log.info(
             "match_over", moves=len(self.match.moves), winners=list(self.game_over.winners),
             record=str(self.record_path),

@@ -419,6 +419,11 @@ class Store(ABC):
         """Where the store is, for logs (never a password)."""
         return self.kind
 
+    def queue_depth(self) -> int:
+        """Writes queued and not yet committed (the metric referee_store_queue_depth; read at
+        scrape time from another thread, so an approximate count)."""
+        return len(self._pending) + (self._handed if self.on_loop else self._queue.qsize())
+
     def _backfill_seat_tokens(self) -> None:
         """A store from before the seat_tokens table: its running matches' tokens go in (once,
         while the table is empty), so another referee finds them."""
