@@ -163,10 +163,12 @@ def test_the_seat_state_ignores_what_the_seat_cannot_see(game_name, seats, optio
 
 def test_the_seat_calls_are_rate_limited_like_the_seats_grpc_calls(tmp_path):
     """One budget per seat token (as its gRPC calls), per client address for unknown tokens:
-    a flood gets 429 with the reason, and the seat's other calls share the same bucket."""
+    a flood gets 429 with the reason, and the seat's other calls share the same bucket. The
+    bucket refills once in 1,000 s, so however slowly a loaded machine sends the 12 calls, the
+    budget of 5 runs out."""
     from .conftest import WebHandle
 
-    h = WebHandle(tmp_path / "data", http_port=0, rate=1.0, burst=5.0)
+    h = WebHandle(tmp_path / "data", http_port=0, rate=0.001, burst=5.0)
     h.start()
     try:
         mid, tokens = h.call(h.create(game="batavia", seats=3))
