@@ -385,11 +385,13 @@ class RefereeService:
         rt: MatchRuntime | None = None
         reader: asyncio.Task | None = None
         try:
-            self._refuse_if_draining()
             try:
                 data = await request_iterator.__anext__()
             except StopAsyncIteration:
                 return
+            # after the Join is read: a refusal racing the client's first write would reach
+            # it as a local INTERNAL error
+            self._refuse_if_draining()
             limit = self.max_message_bytes
             if len(data) > limit:
                 raise frame_too_big("Play", len(data))
