@@ -232,6 +232,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--lease-ttl", type=float, default=5.0, metavar="SECONDS",
                    help="how long a match's lease lasts unrenewed (default 5): after a crash, "
                         "another referee on the store takes the match over this much later")
+    s.add_argument("--drain", type=float, default=5.0, metavar="SECONDS",
+                   help="on SIGTERM the referee drains before it stops: it refuses new matches, "
+                        "streams and moves (UNAVAILABLE, reason DRAINING; clients call again), "
+                        "waits at most this long for the moves being committed, ends every "
+                        "stream and releases its matches' leases (default 5)")
     s.add_argument("--rate", type=float, default=2000.0, metavar="PER_SECOND",
                    help="per-token (or per-peer without a token) rate limit in requests or "
                         "stream messages per second (default 2000; 0 disables)")
@@ -499,8 +504,39 @@ def build_parser() -> argparse.ArgumentParser:
     px.add_argument("--tls-cert", metavar="PEM", help="serve clients over TLS with this "
                     "certificate chain (needs --tls-key)")
     px.add_argument("--tls-key", metavar="PEM", help="the PEM private key of --tls-cert")
+    rs = sub.add_parser(
+        "restart",
+        help="restart the workers of a running `referee serve --workers N`",
+        description=(
+            "With --rolling: restart the workers of the cluster serving --data-dir one at a "
+            "time (w1 first) by sending SIGHUP to its supervisor (the same as `kill -HUP "
+            "$(cat DATA_DIR/cluster/supervisor.pid)`), and wait until it is done. Each worker "
+            "drains (it refuses new matches, streams and moves with UNAVAILABLE, lets the "
+            "moves being committed commit and releases its leases), is started again, resumes "
+            "its matches and answers SERVING on its health check before the next one stops; "
+            "nginx and the other workers keep serving (docs/organizer/cluster.md)."),
+    )
+    rs.add_argument("--rolling", action="store_true", required=True,
+                    help="one worker at a time (the only kind of restart there is)")
+    rs.add_argument("--data-dir", default="./data", metavar="DIR",
+                    help="the cluster's --data-dir (default ./data, as `referee serve`)")
+    rs.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
+                    help="give up waiting after this long (default 600; the restart goes on)")
     sheet_cli.add_parser(sub)
     return p
+
+
+def cmd_restart(args: argparse.Namespace) -> int:
+    from referee.server.cluster import request_rolling_restart
+    from referee.server.startup import StartupError
+
+    try:
+        done = request_rolling_restart(args.data_dir, args.timeout)
+    except StartupError as exc:
+        print(f"referee restart: {exc}", file=sys.stderr)
+        return 1
+    print(f"rolling restart done (rolling restarts since the cluster started: {done})")
+    return 0
 
 
 def cmd_proxy_config(args: argparse.Namespace) -> int:
@@ -565,6 +601,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"referee serve: --admin-token-file: {args.admin_token_file} is empty",
                   file=sys.stderr)
             return 2
+    if not args.drain >= 0:
+        print("referee serve: --drain must be 0 seconds or more", file=sys.stderr)
+        return 2
     if not args.lease_ttl > 0:
         print("referee serve: --lease-ttl must be more than 0 seconds", file=sys.stderr)
         return 2
@@ -582,7 +621,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return _serve_cluster(args)
     config = ServerConfig(
         store_url=url, lease_owner=args.lease_owner, lease_ttl_s=args.lease_ttl,
-        host=args.host, port=args.port, port_file=args.port_file, data_dir=args.data_dir,
+        drain_s=args.drain, host=args.host, port=args.port, port_file=args.port_file, data_dir=args.data_dir,
         unix_socket=args.unix_socket,
         admin_token=args.admin_token, components=_load_components(args.components),
         max_message_bytes=args.max_message_bytes, durability=args.durability,
@@ -635,6 +674,7 @@ def _serve_cluster(args: argparse.Namespace) -> int:
             tls_cert=args.tls_cert, tls_key=args.tls_key, log_level=args.log_level,
             nginx=args.nginx, proxy_workers=args.proxy_workers, lease_owner=args.lease_owner,
             rate=args.rate, burst=args.burst, metrics_listen=args.metrics_listen,
+            drain_s=args.drain,
             home_args=(("--house-bots", args.house_bots, "--house-capacity",
                         str(args.house_capacity)) if args.house_bots else ()),
         )
@@ -906,6 +946,8 @@ def _run(args: argparse.Namespace) -> int:
         return sheet_cli.cmd_sheet(args)
     if args.command == "proxy-config":
         return cmd_proxy_config(args)
+    if args.command == "restart":
+        return cmd_restart(args)
     return 2
 
 

@@ -326,6 +326,16 @@ class RefereeServer:
         await self._close(None)
         self.web = self.service = self.server = self.store = self.forwarder = None
 
+    async def drain(self) -> None:
+        """Before a clean stop (SIGTERM): NOT_SERVING on the health check first (a proxy or
+        load balancer stops sending), then the service's drain (front/service.py): no new
+        match, stream or move, the moves being committed committed and answered, every stream
+        ended with UNAVAILABLE / DRAINING. ``stop`` then releases the leases."""
+        if self.health is not None:
+            await self.health.enter_graceful_shutdown()
+        if self.service is not None:
+            await self.service.drain(self.config.drain_s)
+
     async def stop(self, grace: float | None = 1.0) -> None:
         if self.health is not None:
             await self.health.enter_graceful_shutdown()
@@ -350,7 +360,7 @@ def otel_interceptors() -> list[grpc.aio.ServerInterceptor]:
 
 
 async def serve(config: ServerConfig) -> None:
-    """Run until SIGINT/SIGTERM. The handlers are in place before the server starts: the port
+    """Run until SIGINT/SIGTERM, then drain (``RefereeServer.drain``) and stop. The handlers are in place before the server starts: the port
     file it writes tells a supervisor it is up, and a SIGTERM sent at once must stop it cleanly
     (it used to kill the process when it came before the handlers)."""
     server = RefereeServer(config)
@@ -363,7 +373,8 @@ async def serve(config: ServerConfig) -> None:
             pass
     await server.start()
     await stop.wait()
-    await server.stop(2.0)
+    await server.drain()
+    await server.stop(2.0)  # the grace lets the streams send what they queued, then their end
 
 
 def _bind_unix(server: grpc.aio.Server, path: str) -> None:

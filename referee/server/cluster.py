@@ -19,6 +19,15 @@ unknown token). SIGTERM or SIGINT stops nginx, then the workers, and returns. Lo
 and ``nginx.log`` in the cluster folder. Children get SIGTERM if the supervisor itself dies
 (PR_SET_PDEATHSIG), and nginx runs in a process group of its own that is swept after it dies, so
 no process outlives the cluster.
+
+SIGHUP (or ``referee restart --rolling``, which sends it) restarts the workers one at a time,
+``w1`` first: each gets SIGTERM and drains (``RefereeServer.drain``: no new match, stream or
+move, what was acknowledged committed, its streams ended with UNAVAILABLE, its leases released),
+is started again, resumes its shard's matches from the store, and must answer SERVING on the
+gRPC health check over its socket before the next one is stopped. nginx keeps running
+throughout; the calls of the worker being restarted get UNAVAILABLE meanwhile and the SDK and
+the kits call again. The supervisor's pid is in ``supervisor.pid`` and the number of rolling
+restarts done in ``rolled``, both in the cluster folder.
 """
 from __future__ import annotations
 
@@ -119,6 +128,8 @@ class ClusterConfig:
     # spread_limit); 0 = no limit
     rate: float = 0.0
     burst: float = 1.0
+    # a worker's --drain: the supervisor waits this long (and a margin) for a worker to stop
+    drain_s: float = 5.0
     shards: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -350,6 +361,8 @@ class Cluster:
         self.cfg = cfg
         self.nginx = nginx
         self.stop = threading.Event()
+        self.roll = threading.Event()  # SIGHUP: a rolling restart of the workers
+        self.rolled = 0
         d = cfg.dir
         peers = ",".join(f"{s}=unix:{cfg.socket(s)}" for s in cfg.shards)
         self.workers: list[Child] = []
@@ -435,10 +448,10 @@ class Cluster:
         self._wait_ready(self.workers)
         self.proxy.start()
         self._wait_proxy()
+        _write_atomic(self.cfg.dir / PID_FILE, f"{os.getpid()}\n")
+        _write_atomic(self.cfg.dir / ROLLED_FILE, "0\n")
         if self.cfg.port_file:
-            tmp = Path(self.cfg.port_file + ".tmp")
-            tmp.write_text(f"{self.cfg.port}\n", encoding="utf-8")
-            tmp.replace(self.cfg.port_file)
+            _write_atomic(Path(self.cfg.port_file), f"{self.cfg.port}\n")
         log.info("cluster_serving", host=self.cfg.host, port=self.cfg.port,
                  workers=len(self.workers), folder=str(self.cfg.dir),
                  pids={c.name: c.pid for c in (*self.workers, self.proxy)})
@@ -447,6 +460,9 @@ class Cluster:
     def supervise(self) -> None:
         """Restart whatever dies until stopped."""
         while not self.stop.wait(0.1):
+            if self.roll.is_set():
+                self.roll.clear()
+                self.rolling_restart()
             for child in (*self.workers, self.proxy):
                 if child.alive() or self.stop.is_set():
                     continue
@@ -463,6 +479,63 @@ class Cluster:
                 child.start()
                 log.info("cluster_child_restarted", child=child.name, pid=child.pid,
                          restarts=child.restarts)
+
+    def rolling_restart(self) -> bool:
+        """Restart each worker in turn (see the module's docstring); False if stopped or a
+        worker did not come back healthy (the supervisor's loop then restarts it as after a
+        crash, and the next SIGHUP tries again)."""
+        log.info("cluster_rolling", workers=[w.name for w in self.workers])
+        for w in self.workers:
+            if self.stop.is_set():
+                return False
+            log.info("cluster_worker_draining", child=w.name, pid=w.pid)
+            if w.alive():
+                assert w.proc is not None
+                w.proc.terminate()  # the worker drains (referee.server.app.serve)
+                try:
+                    w.proc.wait(self.cfg.drain_s + 10.0)
+                except subprocess.TimeoutExpired:
+                    log.warning("cluster_child_killed", child=w.name)
+                    w.proc.kill()
+                    w.proc.wait()
+            code = w.proc.returncode if w.proc is not None else None
+            w.restarts += 1
+            w.start()
+            log.info("cluster_child_restarted", child=w.name, pid=w.pid, restarts=w.restarts,
+                     rolling=True, code=code)
+            try:
+                self._wait_ready([w])
+                self._wait_healthy(w)
+            except StartupError as exc:
+                log.error("cluster_rolling_failed", child=w.name, error=str(exc))
+                return False
+        self.rolled += 1
+        _write_atomic(self.cfg.dir / ROLLED_FILE, f"{self.rolled}\n")
+        log.info("cluster_rolled", rolled=self.rolled,
+                 pids={w.name: w.pid for w in self.workers})
+        return True
+
+    def _wait_healthy(self, w: Child) -> None:
+        """Until the worker answers SERVING on the gRPC health check over its Unix socket."""
+        from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+        deadline = time.monotonic() + READY_S
+        with grpc.insecure_channel(f"unix:{self.cfg.socket(w.name)}") as ch:
+            check = health_pb2_grpc.HealthStub(ch).Check  # type: ignore[attr-defined]
+            while True:
+                try:
+                    if check(health_pb2.HealthCheckRequest(), timeout=5).status \
+                            == health_pb2.HealthCheckResponse.SERVING:
+                        return
+                except grpc.RpcError:
+                    pass
+                if not w.alive():
+                    raise StartupError(f"worker {w.name} exited during start-up "
+                                       f"(its log, {w.log_path}):\n{w.tail()}")
+                if self.stop.is_set() or time.monotonic() > deadline:
+                    raise StartupError(f"worker {w.name} was not healthy within "
+                                       f"{READY_S:.0f} s")
+                time.sleep(0.1)
 
     def shutdown(self, grace: float = 10.0) -> None:
         """nginx first (no new calls), then the workers; SIGKILL what outlives ``grace``."""
@@ -482,10 +555,54 @@ class Cluster:
                     c.proc.kill()
                     c.proc.wait()
         self.proxy.sweep()
-        if self.cfg.port_file:
-            with contextlib.suppress(OSError):
-                Path(self.cfg.port_file).unlink()
+        for path in (self.cfg.port_file, self.cfg.dir / PID_FILE):
+            if path:
+                with contextlib.suppress(OSError):
+                    Path(path).unlink()
         log.info("cluster_stopped")
+
+
+PID_FILE = "supervisor.pid"  # in the cluster folder: where SIGHUP goes
+ROLLED_FILE = "rolled"  # the rolling restarts done since the supervisor started
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)  # readers never see a half-written file
+
+
+def request_rolling_restart(data_dir: str, timeout_s: float = 600.0) -> int:
+    """``referee restart --rolling``: SIGHUP to the supervisor of the cluster in ``data_dir``,
+    then wait until it has restarted every worker; the count of rolling restarts done.
+    StartupError if no cluster runs there or it did not finish within ``timeout_s``."""
+    d = Path(data_dir).absolute() / "cluster"
+    try:
+        pid = int((d / PID_FILE).read_text(encoding="utf-8"))
+        before = int((d / ROLLED_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise StartupError(f"--data-dir {data_dir}: no cluster runs there (`referee serve "
+                           f"--workers N` writes {d / PID_FILE})") from None
+    try:
+        os.kill(pid, signal.SIGHUP)
+    except ProcessLookupError:
+        raise StartupError(f"--data-dir {data_dir}: its supervisor (pid {pid}) is not "
+                           "running") from None
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with contextlib.suppress(OSError, ValueError):
+            done = int((d / ROLLED_FILE).read_text(encoding="utf-8"))
+            if done > before:
+                return done
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            raise StartupError(f"the supervisor (pid {pid}) stopped during the rolling "
+                               "restart") from None
+        if time.monotonic() > deadline:
+            raise StartupError(f"the rolling restart did not finish within {timeout_s:.0f} s "
+                               f"(see {d}/w*.log)")
+        time.sleep(0.2)
 
 
 def free_port(host: str) -> int:
@@ -512,7 +629,11 @@ def run(cfg: ClusterConfig) -> int:
         stopping.append(signum)
         cluster.stop.set()
 
+    def on_hup(signum: int, frame: FrameType | None) -> None:
+        cluster.roll.set()
+
     old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    old[signal.SIGHUP] = signal.signal(signal.SIGHUP, on_hup)
     try:
         try:
             cluster.start()

@@ -33,6 +33,9 @@ class ServerConfig:
     # = <host>:<data dir>, the same across its restarts) and how long a lease lasts unrenewed
     lease_owner: str = ""
     lease_ttl_s: float = 5.0
+    # SIGTERM drains first (RefereeService.drain): at most this long waiting for the moves
+    # being committed before the streams end and the leases are released
+    drain_s: float = 5.0
     rate: float = 2000.0  # requests (or stream messages) per second per token / peer
     burst: float = 4000.0
     tls_cert: str | None = None

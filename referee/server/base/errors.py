@@ -137,6 +137,18 @@ def store_unavailable(message: str) -> RefereeError:
     return RefereeError(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", message)
 
 
+#: the reason of a call refused by a referee that is draining (SIGTERM, a rolling restart): it
+#: takes no new match, stream or move and hands its matches on; the caller calls again (through
+#: the proxy, another referee or the same one once restarted answers). Not a move's refusal
+#: reason (no MoveResult carries it): a move sent meanwhile ends its stream with this status.
+DRAINING = "DRAINING"
+
+
+def draining(message: str = "this referee is restarting (draining); call again") -> RefereeError:
+    """UNAVAILABLE / DRAINING: retried by the SDK and the kits like any UNAVAILABLE."""
+    return RefereeError(grpc.StatusCode.UNAVAILABLE, DRAINING, message)
+
+
 def internal(message: str = "internal error") -> RefereeError:
     """A failure of the referee's own (a bug, logged): nothing the caller sent caused it."""
     return RefereeError(grpc.StatusCode.INTERNAL, "INTERNAL", message)

@@ -81,6 +81,9 @@ class RefereeService:
         # ListGames' answer and the sheets it was built for (list_games)
         self._games: tuple[tuple[tuple[tuple[str, str], str], ...],
                            pb.ListGamesResponse] | None = None
+        # set by ``drain`` (SIGTERM): new matches, streams and moves are refused with
+        # UNAVAILABLE / DRAINING, so that the proxy and the clients call again elsewhere or later
+        self.draining = False
         self.data_dir = Path(data_dir)
         self.admin_hash = token_hash(admin_token)
         self.limiter = limiter or RateLimiter(0, 1)
@@ -210,6 +213,43 @@ class RefereeService:
         if emb is not None:
             raise errors.precondition(EMBARGOED, emb.message())
 
+    def _refuse_if_draining(self) -> None:
+        if self.draining:
+            raise errors.draining()
+
+    async def drain(self, bound_s: float) -> tuple[int, int]:
+        """Stop taking work and let what was acknowledged be committed, before a clean stop
+        (SIGTERM; a rolling restart, docs/organizer/cluster.md): from now on CreateMatch, Play,
+        Watch, Session, SubmitMove and a move on an open Play stream are refused with
+        UNAVAILABLE / DRAINING; each held match's lock is taken, waiting (at most ``bound_s``
+        in all) for the move being committed, whose answer is queued when it is released, and
+        kept, so no move of this process commits after it; then every stream ends with
+        UNAVAILABLE / DRAINING after what it has queued (its bots reconnect and join again
+        wherever the match is held next). The stop that follows releases the leases once the
+        store has flushed (``Store.close``): the next call of each match takes it at once.
+        Returns (matches quiesced, matches still committing at the bound)."""
+        self.draining = True
+        self.registry.draining = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + bound_s
+        quiet = late = 0
+        for rt in list(self.registry.matches.values()):
+            try:
+                await asyncio.wait_for(rt.lock.acquire(), max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                late += 1  # its commit is still queued; Store.close flushes it
+                continue
+            quiet += 1
+            rt.cancel_timer()  # no time-out move either: the next holder plays it
+        err = errors.draining()
+        for rt in self.registry.matches.values():
+            for stream in [*(st for lst in rt.streams.by_seat.values() for st in lst),
+                           *rt.streams.watchers]:
+                stream.queue.put_nowait(err)  # after the answers already queued
+        self.sessions.end_every(err)
+        log.info("drained", matches=quiet, still_committing=late)
+        return quiet, late
+
     async def shutdown(self) -> None:
         self.sessions.close()
         self.registry.shutdown()
@@ -246,6 +286,7 @@ class RefereeService:
         return cached[1]
 
     async def CreateMatch(self, request: pb.CreateMatchRequest, context: Context) -> pb.CreateMatchResponse:
+        self._refuse_if_draining()
         if not self._admin(context):
             raise errors.permission_denied("creating a match needs the admin token")
         rid = request_id(request)
@@ -360,6 +401,9 @@ class RefereeService:
                 data = await request_iterator.__anext__()
             except StopAsyncIteration:
                 return
+            # after the Join is read: a refusal racing the client's first write would reach
+            # it as a local INTERNAL error
+            self._refuse_if_draining()
             limit = self.max_message_bytes
             if len(data) > limit:
                 raise frame_too_big("Play", len(data))
@@ -437,6 +481,9 @@ class RefereeService:
                 which = msg.WhichOneof("msg")
                 if which == "submit":
                     sub = msg.submit
+                    if self.draining:  # not played: the bot sends it again where it rejoins
+                        stream.put(errors.draining())
+                        return
                     try:
                         # no await on the commit: its callback answers the move (a stream cut
                         # meanwhile, a bot or a proxy gone, cannot leave a played move without
@@ -476,6 +523,7 @@ class RefereeService:
         # The client half-closed: keep pushing until the match ends or the client cancels.
 
     async def SubmitMove(self, request: pb.SubmitMoveRequest, context: Context) -> pb.MoveResult:
+        self._refuse_if_draining()
         rt, seat = self._seat(context, request.match_id)
         return await _submit(rt, seat, request)
 
@@ -569,6 +617,7 @@ class RefereeService:
         stream: Stream | None = None
         rt: MatchRuntime | None = None
         try:
+            self._refuse_if_draining()
             self._limit(context, None)
             rt = self._runtime(request.match_id)
             if rt.game_over is not None:  # its final view may show a same-seed match's set-up
@@ -647,7 +696,8 @@ class RefereeService:
 
     def Session(self, request_iterator: AsyncIterator[bytes],
                 context: Context) -> AsyncGenerator[Reply, None]:
-        """A bot's session (sessions.py): its raw frames, each parsed there."""
+        """A bot's session (sessions.py): its raw frames, each parsed there (refused while
+        draining: its first frame gets UNAVAILABLE / DRAINING)."""
         return self.sessions.Session(request_iterator, context)
 
     # ------------------------------------------------------------------ lobby (play/lobby.py)

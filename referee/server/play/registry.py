@@ -83,6 +83,7 @@ class MatchRegistry:
         # how long a match's first decision waits for its seats when its policy says 0
         self.join_ms = join_ms
         self.unavailable: dict[str, str] = {}  # running in the store, but failed to resume
+        self.draining = False  # set by the front's drain: this referee takes no match over
         self._wires: dict[str, GameWire] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self.ctx = RuntimeContext(store=store, records_dir=self.records_dir, wire=self.wire,
@@ -190,6 +191,8 @@ class MatchRegistry:
                 return False
         if match_id in self.unavailable or self.store.match_status(match_id) != "running":
             return False
+        if self.draining:  # it is about to release its leases, not to take one
+            raise errors.draining()
         epoch = self.store.try_lease(match_id)
         if epoch is None:
             raise errors.not_owner(f"match {match_id} is run by another referee on this store; "

@@ -154,6 +154,7 @@ class BotSessions:
                  ack_timeout_s: float = 30.0, shard: str | None = None):
         self.store = store
         self.shard = shard  # a cluster worker's: its bot tokens carry it (referee.server.base.shard)
+        self.draining = False  # set by end_every: the referee stops taking sessions
         self.limiter = limiter or RateLimiter(0, 1)
         self.ack_timeout_s = ack_timeout_s
         self.key = _load_key(Path(data_dir) / "bot-seats.key")
@@ -598,6 +599,8 @@ class BotSessions:
                 data = await request_iterator.__anext__()
             except StopAsyncIteration:
                 return
+            if self.draining:  # the referee stops (SIGTERM): the bot reconnects elsewhere/later
+                raise errors.draining()
             bot, h = self._bot_of(context)
             try:
                 first = pb.SessionClientMessage.FromString(data)
@@ -704,6 +707,15 @@ class BotSessions:
             end_with(conn.queue, err)
             self._drop(conn)
         return len(ended)
+
+    def end_every(self, err: RefereeError) -> None:
+        """The referee drains: no new session from now on, and every open one ends with
+        ``err`` after the frames it has queued (its bot reconnects and is sent its unfinished
+        assignments again, as after a restart)."""
+        self.draining = True
+        for conns in self.conns.values():
+            for c in conns:
+                c.queue.put_nowait(err)
 
     def close(self) -> None:
         for conns in self.conns.values():
