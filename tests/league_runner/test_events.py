@@ -143,7 +143,10 @@ def test_a_swiss_inside_a_league_survives_kill_9(tmp_path):
         assert got.returncode == 0, got.stderr
         results = json.loads((out / "results.json").read_text())
         assert results["events"][0]["name"] == "cup"
-        assert "cup" in (out / "index.html").read_text()
+        html = (out / "index.html").read_text()
+        assert "cup: Swiss standings" in html
+        for m in results["events"][0]["matches"]:  # each round's link leads to its match row
+            assert f'href="#m{m["league_idx"]}"' in html and f'id="m{m["league_idx"]}"' in html
     finally:
         stop_all(procs)
         ref.stop()

@@ -328,12 +328,14 @@ def events_json(store: Any) -> list[dict[str, Any]]:
     for row in store.events():
         ev = from_json(row["spec"])
         pairs = store.event_rows(ev.name)
+        league_idx = store.event_league_idx(ev.name)
         doc: dict[str, Any] = {
             "name": ev.name, "format": ev.format, "game": ev.game, "seats": ev.seats,
             "status": row["status"], "start_unix_ms": int(ev.start_unix * 1000),
             "rated": ev.rated, "rule": ev.entrants, "top": ev.top,
             "entrants": row["entrants"], "error": row["error"],
-            "matches": [{"idx": r.idx, "match_id": mid or "", "status": r.status,
+            "matches": [{"idx": r.idx, "league_idx": league_idx.get(r.idx, 0),
+                         "match_id": mid or "", "status": r.status,
                          "seating": list(r.seating), "ranks": r.ranks} for r, mid in pairs]}
         if row["started"]:
             doc["started_unix_ms"] = int(row["started"] * 1000)
@@ -354,9 +356,13 @@ def report_event(doc: dict[str, Any]) -> dict[str, Any] | None:
     s = doc["summary"]
     out = {"type": doc["format"], "name": doc["name"], "complete": s["complete"],
            "points": s["points"], "standings": s["standings"]}
-    for k in ("rounds", "bye_points", "bracket", "duration_s"):
+    for k in ("bye_points", "bracket", "duration_s"):
         if k in s:
             out[k] = s[k]
+    if "rounds" in s:  # the report's match rows are numbered by league index
+        league = {m["idx"]: m["league_idx"] for m in doc["matches"]}
+        out["rounds"] = [{**r, "tables": [{**t, "match": league.get(t["match"], t["match"])}
+                                          for t in r["tables"]]} for r in s["rounds"]]
     if doc["format"] == "knockout":
         first = (s.get("bracket") or [{}])[0].get("tables") or [{}]
         out["best_of"] = len(first[0].get("matches") or [])

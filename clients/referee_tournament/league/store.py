@@ -184,6 +184,11 @@ class LeagueStore:
             self.db.execute("UPDATE events SET status=?, finished=?, error=? WHERE name=?",
                             (status, now, error[:300], name))
 
+    def event_league_idx(self, name: str) -> dict[int, int]:
+        """The event's match indices -> their league indices (the report's match rows)."""
+        return dict(self.db.execute("SELECT event_idx, idx FROM matches WHERE event=?",
+                                    (name,)))
+
     def event_rows(self, name: str) -> list[tuple[Row, str | None]]:
         """The event's matches as store rows whose ``idx`` is the index in the event, with
         their league match ids (None while being created)."""
