@@ -268,3 +268,82 @@ def test_top_n_larger_than_the_field_cancels_with_the_reason(tmp_path):
     finally:
         runner.store.close()
         runner.logf.close()
+
+
+def test_a_knockout_of_the_top_four(tmp_path):
+    """``entrants = "top"``: the four best of the standings (rated by the league's own matches
+    before the start) play a knockout of best-of-2 tables; its matches are rated like any league
+    match (the default)."""
+    ref = LocalReferee(tmp_path / "ref", extra_args=("--http-port", "0")).start()
+    procs: list[subprocess.Popen] = []
+    env = {k: v for k, v in os.environ.items() if k != "REFEREE_ADMIN_TOKEN"}
+    env["REFEREE_ADMIN_TOKEN"] = ref.admin_token
+    toml = tmp_path / "league.toml"
+    out = tmp_path / "run"
+    db = out / "league.sqlite"
+    try:
+        base = f"http://127.0.0.1:{_web_port(ref.log_path)}"
+        remote_league_toml(toml, LEAGUE, ref.address)
+        bots = [*BOTS, "r4"]
+        with open(toml, "a") as f:
+            f.write(textwrap.dedent(f"""
+                [[events]]
+                name = "cup"
+                format = "knockout"
+                start = "{_iso(time.time() + 20)}"
+                entrants = "top"
+                top = 4
+                best_of = 2
+            """))
+        remote_league(ref.address, ref.admin_token, LEAGUE, bots, env, procs)
+        serve = subprocess.Popen([*cli_command(), "league", "serve", str(toml), "--out",
+                                  str(out)], env=env, stdout=subprocess.DEVNULL,
+                                 stderr=open(tmp_path / "serve.log", "a"),  # noqa: SIM115
+                                 start_new_session=True)
+        procs.append(serve)
+        _wait("the knockout to end", lambda: _event_status(db) in ("done", "cancelled"),
+              timeout=300, proc=serve)
+        _wait("the event's end published", lambda: _get(
+            f"{base}/api/leagues/{LEAGUE}/events/cup")[1].get("status") in ("done", "cancelled"),
+              timeout=60)
+        _, ev = _get(f"{base}/api/leagues/{LEAGUE}/events/cup")
+        assert ev["status"] == "done", ev.get("error")
+        assert len(ev["entrants"]) == 4 and set(ev["entrants"]) < set(bots)
+        rows = _event_rows(db)
+        assert len(rows) == 6 and all(r[3] == "done" for r in rows)  # 2 semis + final, x2
+        assert all(r[4] == 1 for r in rows)  # rated (the default)
+        br = ev["summary"]["bracket"]
+        assert len(br) == 2 and len(br[1]["tables"]) == 1
+        assert [s["place"] for s in ev["summary"]["standings"]] == [1, 2, 3, 4]
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        rated_ids = {m for (m,) in con.execute("SELECT DISTINCT match_id FROM history")}
+        con.close()
+        assert {r[2] for r in rows} <= rated_ids
+        _bracket_page(base, tmp_path, ev)
+    finally:
+        stop_all(procs)
+        ref.stop()
+
+
+def _bracket_page(base: str, tmp_path: Path, ev: dict) -> None:
+    """The knockout's page in Chromium: three tables in two rounds, a link to each match."""
+    from ..web.browser import skip_reason
+
+    if skip_reason():
+        pytest.skip(skip_reason())
+    from playwright.sync_api import sync_playwright
+
+    from ..web.browser import ARGS, CHROMIUM
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 800})
+            page.goto(f"{base}/leagues/{LEAGUE}/events/cup")
+            page.locator("#bracket .table-box").first.wait_for()
+            assert page.locator("#bracket .table-box").count() == 3
+            assert page.locator("#bracket a").count() == 6
+            assert page.locator("#event-standings tbody tr").count() == 4
+            page.screenshot(path=str(tmp_path / "league-knockout.png"), full_page=True)
+        finally:
+            browser.close()
