@@ -7,9 +7,12 @@ and show matches only as links (their pages say what may be seen of them).
   /leagues/<name>/register              an entrant registers a bot (the token is shown once)
   /leagues/<name>/admin                 the organizer page (admin token typed in, kept in the
                                         tab's sessionStorage, sent as a Bearer header)
+  /leagues/<name>/events/<event>        an event inside the league: its rounds or bracket
+                                        filling in live, standings with tie-breaks, matches
   /bots/<name>                          a bot: versions, rating history, matches, incidents,
                                         head-to-head; a hosted bot's upload form
-  /api/leagues, /api/leagues/<name>, /api/leagues/<name>/standings, /api/bots/<name>
+  /api/leagues, /api/leagues/<name>, /api/leagues/<name>/standings, /api/bots/<name>,
+  /api/leagues/<name>/events, /api/leagues/<name>/events/<event>
   POST /api/leagues/<name>/register     RegisterBot for the web form (no token; rate-limited)
   POST /api/bots/<name>/upload          UploadBot for the web form (the bot's token as Bearer)
   GET|POST /api/leagues/<name>/admin/…  the organizer page's calls (admin token as Bearer)
@@ -148,6 +151,32 @@ async def league_page(request: Request) -> Response:
         "matches": await _recent(request, league=name)})
 
 
+def _events(request: Request, name: str) -> list[dict[str, Any]]:
+    """The league's events as its runner last published them (standings/2), [] before."""
+    doc = _leagues(request).standings_json(name) or {}
+    return list(doc.get("events") or [])
+
+
+def _event(request: Request, name: str, event: str) -> dict[str, Any]:
+    for e in _events(request, name):
+        if e["name"] == event:
+            return e
+    raise errors.not_found(f"no event {event[:64]!r} in league {name}")
+
+
+async def event_page(request: Request) -> Response:
+    """An event inside a league (HTML): its format, state and entrants, the Swiss or round robin rounds or the knockout bracket filling in as matches end (it refreshes by itself), the standings with their tie-breaks, a link to every match."""
+    name, event = request.path_params["name"], request.path_params["event"]
+    league = _league_or_404(request, name)
+    try:
+        ev = _event(request, name, event)
+    except RefereeError as exc:
+        raise _http(exc) from None
+    return templates.TemplateResponse(request, "league_event.html", {
+        "league": league, "event": ev, "summary": ev.get("summary") or {},
+        "match_ids": {m["idx"]: m["match_id"] for m in ev.get("matches", [])}})
+
+
 async def bot_page(request: Request) -> Response:
     """A league bot (HTML): kind, owner, versions (a failed one with its error line), rating history plot, recent matches with replay links, incidents, head-to-head; a hosted bot's upload form."""
     name = request.path_params["name"]
@@ -200,6 +229,31 @@ async def api_standings(request: Request) -> Response:
     return JSONResponse({"standings": doc, "published_unix_ms": league["standings_unix_ms"],
                          "state": league["state"], "reason": league["reason"]},
                         headers={"Cache-Control": "no-cache"})
+
+
+async def api_events(request: Request) -> Response:
+    """JSON `{"events": [...]}`: the league's events (name, format, game, status, start and, once drawn, entrants) without their rounds; `[]` before the runner publishes any."""
+    name = request.path_params["name"]
+    try:
+        _leagues(request).league(name)
+        evs = _events(request, name)
+    except RefereeError as exc:
+        return refusal(exc)
+    keep = ("name", "format", "game", "status", "start_unix_ms", "started_unix_ms",
+            "finished_unix_ms", "rated", "rule", "top", "entrants", "error")
+    return JSONResponse({"events": [{k: e[k] for k in keep if k in e} for e in evs]},
+                        headers={"Cache-Control": "no-cache"})
+
+
+async def api_event(request: Request) -> Response:
+    """JSON: one event of the league as its runner published it (standings schema, `events` item): status, entrants, `matches` (index in the event, match id, status, seating, ranks) and `summary` (standings with tie-breaks; `rounds` or `bracket`); 404 with reason NOT_FOUND for an unknown event."""
+    name, event = request.path_params["name"], request.path_params["event"]
+    try:
+        _leagues(request).league(name)
+        ev = _event(request, name, event)
+    except RefereeError as exc:
+        return refusal(exc)
+    return JSONResponse(ev, headers={"Cache-Control": "no-cache"})
 
 
 async def api_bot(request: Request) -> Response:
@@ -342,10 +396,13 @@ routes = [
     Route("/leagues/{name}", league_page),
     Route("/leagues/{name}/register", register_page),
     Route("/leagues/{name}/admin", admin_page),
+    Route("/leagues/{name}/events/{event}", event_page),
     Route("/bots/{name}", bot_page),
     Route("/api/leagues", api_leagues),
     Route("/api/leagues/{name}", api_league),
     Route("/api/leagues/{name}/standings", api_standings),
+    Route("/api/leagues/{name}/events", api_events),
+    Route("/api/leagues/{name}/events/{event}", api_event),
     Route("/api/leagues/{name}/register", api_register, methods=["POST"]),
     Route("/api/leagues/{name}/admin", api_admin),
     Route("/api/leagues/{name}/admin/bots/{bot}", api_admin_bot, methods=["POST"]),

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..config import ON_EXPIRY, ConfigError
 from ..sandbox import SandboxSpec
+from .events import parse_events
 
 REGISTRATIONS = ("invite", "open", "closed")
 ROTATIONS = ("shuffle", "balanced")
@@ -82,6 +83,8 @@ class LeagueConfig:
     # people may challenge the league's entrants in the referee's lobby ("play the champion",
     # docs/bot/lobby.md); those matches are no league matches and this runner never rates them
     challenges: bool = False
+    # events the runner plays inside the league (``[[events]]``; .events.LeagueEvent)
+    events: tuple[Any, ...] = ()
 
     def output_dir(self) -> Path:
         return Path("runs") / f"league-{self.name}"
@@ -139,7 +142,7 @@ def _unknown(t: dict, where: str, known: tuple[str, ...]) -> None:
 
 def parse(raw: dict[str, Any], *, base_dir: str = ".", source: str = "") -> LeagueConfig:
     _unknown(raw, "", ("league", "referee", "games", "time", "rating", "schedule", "smoke",
-                       "hosted"))
+                       "hosted", "events"))
     lg = _table(raw, "league")
     _unknown(lg, "league", ("name", "title", "description", "registration", "approval",
                             "challenges"))
@@ -231,7 +234,8 @@ def parse(raw: dict[str, Any], *, base_dir: str = ".", source: str = "") -> Leag
         games=tuple(games), time_policy=time_policy,
         rating_model=_str(rt, "model", "rating", "plackett_luce", RATING_MODELS),
         schedule=schedule, smoke=smoke, hosted=hosted, base_dir=base_dir, source=source,
-        challenges=challenges)
+        challenges=challenges,
+        events=parse_events(raw.get("events"), {g.name: g.seats for g in games}))
 
 
 def load(path: str | Path) -> LeagueConfig:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..ladder import write_rated_report
 from ..runner import METHODS, RunError
+from .events import events_json, report_event
 from .store import LeagueStore, split_key
 
 
@@ -39,6 +40,12 @@ def report_only(out: Path, console=None) -> dict[str, Any]:
                 "time_policy": settings.get("time_policy", {}), "entrants": names,
                 "sandboxed": [n for n in names if split_key(n)[1]], "methods": METHODS,
                 "generated_unix": round(time.time(), 3)}
+        # the league's events (results.json "events"); the HTML shows the latest one begun
+        events = events_json(store)
+        info["events"] = events
+        shown = [e for e in (report_event(d) for d in events) if e is not None]
+        if shown:
+            info["event"] = shown[-1]
         return write_rated_report(out, rows, names, info, ratings, console)
     finally:
         store.close()

@@ -40,7 +40,7 @@ import os
 import random
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,15 @@ from ..report import did_not_play
 from ..runner import _open_log
 from . import hosted, metrics, standings
 from .config import LeagueConfig, LeagueGame, settings_json
+from .events import (
+    LeagueEvent,
+    Plan,
+    arena_seed,
+    event_seed,
+    events_json,
+    from_json,
+    new_event_problems,
+)
 from .store import LeagueStore, Running, key_of, split_key
 
 REGISTRATION = {"invite": pb.REGISTRATION_INVITE, "open": pb.REGISTRATION_OPEN,
@@ -397,19 +406,21 @@ class LeagueRunner:
 
     # ------------------------------------------------------------------ matches
     def _launch(self, idx: int, game: LeagueGame, seating: list[str], seed: int,
-                resume: Running | None = None, resend: str = "") -> None:
+                resume: Running | None = None, resend: str = "",
+                event: tuple[str, int, bool] | None = None) -> None:
         """Play a match in a task of its own: a new one, one left running by a previous run
         (``resume``), or one it left being created (``resend``: its stored request_id)."""
         for k in set(seating):
             bot = split_key(k)[0]
             self.busy[bot] = self.busy.get(bot, 0) + 1
-        task = asyncio.create_task(self._play(idx, game, seating, seed, resume, resend))
+        task = asyncio.create_task(self._play(idx, game, seating, seed, resume, resend, event))
         self.tasks[task] = idx
 
     async def _play(self, idx: int, game: LeagueGame, seating: list[str], seed: int,
-                    resume: Running | None = None, resend: str = "") -> None:
+                    resume: Running | None = None, resend: str = "",
+                    event: tuple[str, int, bool] | None = None) -> None:
         try:
-            await self._play_match(idx, game, seating, seed, resume, resend)
+            await self._play_match(idx, game, seating, seed, resume, resend, event)
         finally:
             for k in set(seating):
                 self.busy[split_key(k)[0]] -= 1
@@ -420,7 +431,8 @@ class LeagueRunner:
         self.log.warning("match_lost", idx=idx, error=error)
 
     async def _play_match(self, idx: int, game: LeagueGame, seating: list[str], seed: int,
-                          resume: Running | None, resend: str = "") -> None:
+                          resume: Running | None, resend: str = "",
+                          event: tuple[str, int, bool] | None = None) -> None:
         commands: dict[int, tuple[list[str], str]] = {}
         start_errors: dict[int, str] = {}
         for s, k in enumerate(seating):
@@ -452,7 +464,7 @@ class LeagueRunner:
         if resume is None:
             # stored before the call is sent: the same call again (after a restart, or while
             # the referee is unreachable) gets the match the first one made, never a second
-            job.request_id = resend or self.store.intend(idx, game.name, seating, seed)
+            job.request_id = resend or self.store.intend(idx, game.name, seating, seed, event)
         while True:
             result = await play_match(job, existing=existing, on_tokens=keep)
             if result.get("match_id") is None:  # CreateMatch refused or failed: nothing kept
@@ -484,7 +496,7 @@ class LeagueRunner:
             _atomic(self.out / rel, text)
             result["record_path"] = rel
         changed = []
-        if result.get("ranks"):
+        if result.get("ranks") and self.store.rated(idx):  # an unrated event's match: not rated
             for k in seating:
                 if k not in self.ratings:
                     r = self.model.rating(name=k)
@@ -553,6 +565,130 @@ class LeagueRunner:
             if self.first_start is None:
                 self.first_start = self.last_start
 
+    # ------------------------------------------------------------------ events
+    def _store_events(self) -> None:
+        """The file's events, stored once each: a new one may not start in the past (a stored
+        one that started is resumed). An event the file no longer has goes on as stored."""
+        known = {e["name"] for e in self.store.events()}
+        problems = new_event_problems(self.cfg.events, known)
+        if problems:
+            raise LeagueError("; ".join(problems))
+        for ev in self.cfg.events:
+            if ev.name not in known:
+                seed = event_seed(self.cfg.name, self.cfg.schedule.seed, ev.name)
+                ev = replace(ev, seed=seed)
+                self.store.add_event(ev.name, ev.to_json())
+                self.log.info("event_scheduled", name=ev.name, format=ev.format,
+                              start_unix=ev.start_unix)
+
+    def _draw(self, ev: LeagueEvent, bots: list[pb.LeagueBot]) -> tuple[list[str], str]:
+        """The event's entrants by its rule, best rated first (its seeds), or why none."""
+        def ordinal(k: str) -> float:
+            r = self.ratings.get(k)
+            return r.ordinal if r is not None else float("-inf")
+
+        if ev.entrants == "ready":
+            keys = [e.key for e in eligible(bots)]
+            if len(keys) < ev.seats:
+                return [], (f"{len(keys)} bot(s) ready at the start; a {ev.format} of "
+                            f"{ev.game} needs at least {ev.seats}")
+        else:
+            ranked = []
+            for b in bots:
+                if b.status != pb.BOT_ACTIVE:
+                    continue
+                k = key_of(b.name, b.current_version) if b.kind == pb.BOT_KIND_HOSTED \
+                    else b.name
+                if k in self.ratings:
+                    ranked.append(k)
+            if len(ranked) < ev.top:
+                return [], (f"top {ev.top} asked, but the standings hold {len(ranked)} active "
+                            "rated bot(s)")
+            keys = sorted(ranked, key=lambda k: (-ordinal(k), k))[: ev.top]
+        keys.sort(key=lambda k: (-ordinal(k), k))
+        try:
+            Plan(ev, keys)
+        except ValueError as exc:
+            return [], str(exc)
+        return keys, ""
+
+    def _drive_events(self, bots: list[pb.LeagueBot]) -> set[str]:
+        """Start the events whose time has come, create the matches their rounds (or arena)
+        want now, close those that are over; returns the bots the running events hold."""
+        held: set[str] = set()
+        now = time.time()
+        for row in self.store.events():
+            if row["status"] not in ("scheduled", "running"):
+                continue
+            ev = from_json(row["spec"])
+            if row["status"] == "scheduled":
+                if now < ev.start_unix:
+                    continue
+                entrants, why = self._draw(ev, bots)
+                self.dirty = True
+                if why:
+                    self.store.set_event(ev.name, "cancelled", error=why)
+                    self.log.warning("event_cancelled", name=ev.name, error=why)
+                    continue
+                self.store.set_event(ev.name, "running", entrants=entrants)
+                self.log.info("event_start", name=ev.name, entrants=entrants)
+                row["entrants"], row["started"] = entrants, now
+            held |= {split_key(k)[0] for k in row["entrants"]}
+            self._advance(ev, row["entrants"], row["started"] or now)
+        return held
+
+    def _advance(self, ev: LeagueEvent, entrants: list[str], started: float) -> None:
+        plan = Plan(ev, entrants)
+        rows = [r for r, _ in self.store.event_rows(ev.name)]
+        stored = {r.idx for r in rows}
+        busy = any(r.status in ("creating", "running") for r in rows)
+        league_game = next((g for g in self.cfg.games if g.name == ev.game), None)
+        game = LeagueGame(ev.game, ev.seats, league_game.options if league_game else ())
+        limit = self.cfg.schedule.concurrency
+
+        def free(k: str) -> bool:
+            return self.busy.get(split_key(k)[0], 0) == 0
+
+        def launch(eidx: int, seating: tuple[str, ...], seed: int) -> None:
+            idx = self.next_idx
+            self.next_idx += 1
+            self._launch(idx, game, list(seating), seed, event=(ev.name, eidx, ev.rated))
+            self.log.info("event_match", name=ev.name, event_idx=eidx, idx=idx,
+                          seating=list(seating))
+            self.last_start = time.monotonic()
+            if self.first_start is None:
+                self.first_start = self.last_start
+
+        if plan.arena is not None:
+            nxt = max(stored, default=-1) + 1
+            if time.time() < started + ev.duration_s:
+                while len(self.tasks) < limit:
+                    table = plan.arena_table([k for k in entrants if free(k)], rows)
+                    if table is None:
+                        break
+                    launch(nxt, table, arena_seed(ev.seed, nxt))
+                    nxt += 1
+            elif not busy:
+                self._close_event(ev)
+            return
+        specs, complete, _ = plan.state(rows)
+        if complete and not busy:
+            self._close_event(ev)
+            return
+        for p in specs:
+            if len(self.tasks) >= limit:
+                break
+            if p.idx not in stored and all(free(k) for k in p.seating):
+                launch(p.idx, p.seating, p.seed)
+
+    def _close_event(self, ev: LeagueEvent) -> None:
+        self.store.set_event(ev.name, "done")
+        self.dirty = True
+        self.log.info("event_end", name=ev.name)
+
+    def _events_json(self) -> list[dict[str, Any]]:
+        return events_json(self.store)
+
     def _game(self, name: str, seating: list[str]) -> LeagueGame:
         """The league's game ``name`` (as its file says now), or one with its default options
         for a game the file no longer has."""
@@ -570,7 +706,7 @@ class LeagueRunner:
     async def _publish(self, running: int) -> None:
         doc = standings.build(self.store, self.cfg.name, [g.name for g in self.cfg.games],
                               running=running, paused=self.paused, last_error=self.last_error,
-                              current=self.current)
+                              current=self.current, events=self._events_json())
         text = json.dumps(doc, separators=(",", ":"))
         _atomic(self.out / "standings.json", json.dumps(doc, indent=1) + "\n")
         try:
@@ -591,6 +727,7 @@ class LeagueRunner:
         self.started = self.store.count()  # max_matches counts the league's matches, all runs
         try:
             await self._check_games()
+            self._store_events()
             await self._open()
             for c in self.store.creating():  # left by a run stopped before CreateMatch answered
                 if not c.request_id:
@@ -628,7 +765,9 @@ class LeagueRunner:
                                 t = asyncio.create_task(self._smoke(*key))
                                 self.smoking[t] = key
                     if state == pb.LEAGUE_RUNNING:
-                        self._start_matches(eligible(bots))
+                        held = self._drive_events(bots)
+                        # an event's entrants play its matches only while it runs
+                        self._start_matches([e for e in eligible(bots) if e.bot not in held])
                 if self.dirty:
                     await self._publish(len(self.tasks))
                 self._show()

@@ -22,12 +22,13 @@ RATING_MODEL = "OpenSkill Plackett-Luce; rating = mu - 3 sigma"
 
 
 def build(store: LeagueStore, league: str, games: list[str], *, running: int, paused: bool,
-          last_error: str = "", current: dict[str, int] | None = None) -> dict[str, Any]:
+          last_error: str = "", current: dict[str, int] | None = None,
+          events: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The standings of ``league``: one entry per bot, for the version that plays now
     (``current``: each hosted bot's current version; a bot without one, e.g. its versions all
     failed, shows its newest rated version), ranked by rating. Older versions' ratings stay in
     the league's database and its report."""
-    rows = store.rows()
+    rows = store.rows(rated_only=True)  # an unrated event's matches are the event's only
     ratings = store.ratings()
     keys = sorted(ratings)
     counts, _ = incidents(rows, keys)
@@ -73,11 +74,16 @@ def build(store: LeagueStore, league: str, games: list[str], *, running: int, pa
                     "wins": p["wins"], "losses": p["losses"], "draws": p["draws"]})
         h2h.append({"bot": p["b"], "opponent": p["a"], "matches": p["meetings"],
                     "wins": p["losses"], "losses": p["wins"], "draws": p["draws"]})
-    return {"league": league, "generated_unix_ms": int(time.time() * 1000), "games": games,
-            "rating_model": RATING_MODEL, "entries": entries, "head_to_head": h2h,
-            "health": {"running_matches": running,
-                       "matches_total": sum(1 for r in rows if r.status in ("done", "failed")),
-                       "paused": paused, "last_error": last_error[:300]}}
+    doc: dict[str, Any] = {
+        "league": league, "generated_unix_ms": int(time.time() * 1000), "games": games,
+        "rating_model": RATING_MODEL, "entries": entries, "head_to_head": h2h,
+        "health": {"running_matches": running,
+                   "matches_total": store.count("done") + store.count("failed"),
+                   "paused": paused, "last_error": last_error[:300]}}
+    if events:
+        doc["version"] = 2  # standings/2: with the league's events
+        doc["events"] = events
+    return doc
 
 
 def _as_bot(m: MatchResult) -> MatchResult:

@@ -74,6 +74,15 @@ CREATE TABLE IF NOT EXISTS incidents (
   message TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS crash_streaks (key TEXT PRIMARY KEY, streak INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS events (
+  name TEXT PRIMARY KEY,
+  spec TEXT NOT NULL,             -- JSON: the [[events]] table as first stored (kept as is)
+  status TEXT NOT NULL,           -- scheduled | running | done | cancelled
+  entrants TEXT,                  -- JSON: rating keys drawn at the start, seed order
+  started REAL,
+  finished REAL,
+  error TEXT
+);
 """
 
 
@@ -114,6 +123,9 @@ class LeagueStore:
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.executescript(SCHEMA)
         add_columns(self.db, "matches", {"request_id": "TEXT"})  # from before request ids
+        # from before events: a match's event, its index in the event, whether it is rated
+        add_columns(self.db, "matches", {"event": "TEXT", "event_idx": "INTEGER",
+                                         "rated": "INTEGER NOT NULL DEFAULT 1"})
 
     def close(self) -> None:
         self.db.close()
@@ -130,16 +142,72 @@ class LeagueStore:
     def next_index(self) -> int:
         return (self.db.execute("SELECT MAX(idx) FROM matches").fetchone()[0] or 0) + 1
 
-    def intend(self, idx: int, game: str, seating: list[str], seed: int) -> str:
+    def intend(self, idx: int, game: str, seating: list[str], seed: int,
+               event: tuple[str, int, bool] | None = None) -> str:
         """A match about to be created, committed before ``CreateMatch`` is sent, with the
         call's request_id (returned): sent again with it, the call gets the match the first
         one made (the referee's CreateMatch is idempotent) instead of a second one."""
         rid = uuid.uuid4().hex
+        name, eidx, rated = event or (None, None, True)
         self.db.execute(
-            "INSERT INTO matches (idx, game, seating, seed, status, started, request_id)"
-            " VALUES (?,?,?,?,'creating',?,?)",
-            (idx, game, json.dumps(seating), str(seed), time.time(), rid))
+            "INSERT INTO matches (idx, game, seating, seed, status, started, request_id,"
+            " event, event_idx, rated) VALUES (?,?,?,?,'creating',?,?,?,?,?)",
+            (idx, game, json.dumps(seating), str(seed), time.time(), rid, name, eidx,
+             int(rated)))
         return rid
+
+    def rated(self, idx: int) -> bool:
+        row = self.db.execute("SELECT rated FROM matches WHERE idx=?", (idx,)).fetchone()
+        return bool(row[0]) if row else True
+
+    # ---------------------------------------------------------------- events
+    def add_event(self, name: str, spec: dict[str, Any]) -> None:
+        """An event of the league file, stored once (its first spec is the one it plays)."""
+        self.db.execute("INSERT OR IGNORE INTO events (name, spec, status) VALUES (?,?,"
+                        "'scheduled')", (name, json.dumps(spec)))
+
+    def events(self) -> list[dict[str, Any]]:
+        return [{"name": n, "spec": json.loads(spec), "status": st,
+                 "entrants": json.loads(ent) if ent else [], "started": started,
+                 "finished": finished, "error": error or ""}
+                for n, spec, st, ent, started, finished, error in self.db.execute(
+                    "SELECT name, spec, status, entrants, started, finished, error FROM events"
+                    " ORDER BY json_extract(spec, '$.start_unix'), name")]
+
+    def set_event(self, name: str, status: str, *, entrants: list[str] | None = None,
+                  error: str = "") -> None:
+        now = time.time()
+        if status == "running":
+            self.db.execute("UPDATE events SET status=?, entrants=?, started=? WHERE name=?",
+                            (status, json.dumps(entrants or []), now, name))
+        else:
+            self.db.execute("UPDATE events SET status=?, finished=?, error=? WHERE name=?",
+                            (status, now, error[:300], name))
+
+    def event_league_idx(self, name: str) -> dict[int, int]:
+        """The event's match indices -> their league indices (the report's match rows)."""
+        return dict(self.db.execute("SELECT event_idx, idx FROM matches WHERE event=?",
+                                    (name,)))
+
+    def event_rows(self, name: str) -> list[tuple[Row, str | None]]:
+        """The event's matches as store rows whose ``idx`` is the index in the event, with
+        their league match ids (None while being created)."""
+        out = []
+        for (eidx, mid, game, seating, seed, status, started, finished, scores, ranks,
+             outcome, error) in self.db.execute(
+                "SELECT event_idx, match_id, game, seating, seed, status, started, finished,"
+                " scores, ranks, outcome, error FROM matches WHERE event=? ORDER BY event_idx",
+                (name,)):
+            names = tuple(json.loads(seating))
+            out.append((Row(
+                idx=eidx, round=0, group=game, table=tuple(sorted(names)), seating=names,
+                seed=int(seed), status=status, attempts=1, match_id=mid, referee=None,
+                seconds=round(finished - started, 3) if finished else None,
+                scores=json.loads(scores) if scores else None,
+                ranks=json.loads(ranks) if ranks else None,
+                outcome=json.loads(outcome) if outcome else None, record_path=None,
+                error=error, finished=finished), mid))
+        return out
 
     def forget(self, idx: int) -> None:
         """A match the referee refused to create."""
@@ -235,13 +303,15 @@ class LeagueStore:
                 lst.append({"kind": kind, "match": mid or "", "t": t, "message": msg})
         return out
 
-    def rows(self) -> list[Row]:
-        """Every league match as a tournament's store row, in the order they finished."""
+    def rows(self, rated_only: bool = False) -> list[Row]:
+        """Every league match as a tournament's store row, in the order they finished
+        (``rated_only``: without the matches of unrated events)."""
         out = []
         for (idx, mid, game, seating, seed, status, started, finished, scores, ranks, outcome,
              path, error) in self.db.execute(
                 "SELECT idx, match_id, game, seating, seed, status, started, finished, scores,"
                 " ranks, outcome, record_path, error FROM matches"
+                + (" WHERE rated=1" if rated_only else "") +
                 " ORDER BY finished IS NULL, finished, idx"):
             names = tuple(json.loads(seating))
             out.append(Row(
