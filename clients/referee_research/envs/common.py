@@ -12,7 +12,7 @@ from referee.core.text import describe_view
 from referee.sim.model import Simulation
 from referee.v1 import referee_pb2
 
-from .encoding import Encodings, encodings
+from .encoding import MEMOISED, MODES, REFLECTIVE, Encodings, encodings
 
 
 def rank_reward(result: Result, seat: int) -> float:
@@ -27,7 +27,11 @@ def rank_reward(result: Result, seat: int) -> float:
 class Table:
     """One match on the forward model, with each decision's legal moves by action index."""
 
-    def __init__(self, game: str, seats: int, options: Mapping[str, Any] | None = None):
+    def __init__(self, game: str, seats: int, options: Mapping[str, Any] | None = None,
+                 observations: str = MEMOISED):
+        if observations not in MODES:
+            raise ValueError(f"observations {observations!r} is not one of {MODES}")
+        self.reflective = observations == REFLECTIVE
         self.name = game
         self.seats = seats
         self.options = dict(options or {})
@@ -107,8 +111,15 @@ class Table:
         return [event for events in reversed(parts) for event in events]
 
     def observe(self, seat: int) -> np.ndarray:
+        """``seat``'s view encoded (:class:`~.encoding.ObservationEncoding`): from the bytes the
+        referee would send it (``Game.view_bytes``, built from the game's cached fragments; it
+        parses to exactly ``Game.view``), or, with ``observations="reflective"``, the view
+        message walked field by field as before issue 36 (the same vector, slower)."""
         assert self.sim is not None
-        return self.enc.observations.encode(self.sim.view(seat))
+        if self.reflective:
+            return self.enc.observations.encode(self.sim.view(seat), memo=False)
+        sim = self.sim
+        return self.enc.observations.encode_bytes(sim.game.view_bytes(sim.state, seat))
 
     def text(self, seat: int | None) -> str:
         """``seat``'s view (None: a spectator's) as text (``referee.core.text.describe_view`` of

@@ -239,9 +239,10 @@ def _scalar(field: FieldDescriptor, path: str, layout: dict[str, Any]
 
 
 def _message(desc: Descriptor, prefix: str, layout: dict[str, Any], depth: int,
-             names: list[str]) -> tuple[int, Callable[[Any, np.ndarray, int], None]]:
+             names: list[str], fields: list[Plane] | None = None
+             ) -> tuple[int, Callable[[Any, np.ndarray, int], None]]:
     """(width, write(message, out, offset)) for a whole message; ``names`` gets one name per
-    slot of the vector."""
+    slot of the vector, ``fields`` (if given) one :class:`Plane` per field of the message."""
     parts: list[tuple[int, Callable[[Any, np.ndarray, int], None]]] = []
     width = 0
     for field in desc.fields:
@@ -249,13 +250,17 @@ def _message(desc: Descriptor, prefix: str, layout: dict[str, Any], depth: int,
         is_message = field.type == _FD.TYPE_MESSAGE
         if is_message and depth >= MAX_DEPTH:
             continue
+        start = width
+        children: list[Plane] | None = None
+        cap = 0
         if field.is_repeated:
             cap = int(layout.get("caps", {}).get(path, 0))
             if is_message:
                 assert field.message_type is not None
                 one_names: list[str] = []
+                children = []
                 each, write_one = _message(field.message_type, path + ".", layout, depth + 1,
-                                           one_names)
+                                           one_names, children)
             else:
                 each, write_one = _scalar(field, path, layout)
                 one_names = [path] * each
@@ -281,8 +286,9 @@ def _message(desc: Descriptor, prefix: str, layout: dict[str, Any], depth: int,
         elif is_message:
             assert field.message_type is not None
             sub_names: list[str] = []
+            children = []
             each, write_sub = _message(field.message_type, path + ".", layout, depth + 1,
-                                       sub_names)
+                                       sub_names, children)
             names.append(f"{path}#present")
             names.extend(sub_names)
 
@@ -302,6 +308,9 @@ def _message(desc: Descriptor, prefix: str, layout: dict[str, Any], depth: int,
                 write_value(getattr(msg, name), out, at)
             parts.append((width, write_scalar))
             width += each
+        if fields is not None:
+            fields.append(Plane(field, start, width - start, parts[-1][1], children, cap,
+                                each))
 
     def write(msg: Any, out: np.ndarray, at: int) -> None:
         for offset, part in parts:
@@ -309,20 +318,189 @@ def _message(desc: Descriptor, prefix: str, layout: dict[str, Any], depth: int,
     return width, write
 
 
+@dataclass(frozen=True)
+class Plane:
+    """One field of the View: its slice ``[start, start + width)`` of the observation (the
+    field's slots are named in :attr:`ObservationEncoding.names`)."""
+
+    field: FieldDescriptor
+    start: int
+    width: int
+    #: write(message, out, at): the field of ``message`` written at ``out[at:]``
+    write: Callable[[Any, np.ndarray, int], None]
+    #: a message field's own planes (None: a scalar field)
+    children: list[Plane] | None = None
+    #: a repeated field's slots (each: a presence flag, then ``each`` values)
+    cap: int = 0
+    #: the width of one value of the field (a repeated field's entry, a message's fields)
+    each: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.field.name
+
+
+#: Entries kept per field in the memo of :class:`ObservationEncoding` before it starts afresh
+#: (a few thousand keep the hits and cap the memory at a few MB per game).
+MEMO_LIMIT = 4096
+#: The reflective walk of every field at every call (the encoding before issue 36; the same
+#: vectors, about ten times slower): ``ObservationEncoding.encode(view, memo=False)``.
+REFLECTIVE = "reflective"
+#: The default: the same vectors, each field's writes memoised by its encoded value.
+MEMOISED = "memoised"
+MODES = (MEMOISED, REFLECTIVE)
+
+Writes = tuple[np.ndarray, np.ndarray]
+_NO_WRITES: Writes = (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32))
+
+
+def _join(parts: list[Writes]) -> Writes:
+    if not parts:
+        return _NO_WRITES
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def _shift(writes: Writes, by: int, flag: float | None = None) -> Writes:
+    """``writes`` moved ``by`` slots on, after a slot of value ``flag`` (if given) at ``by``."""
+    at, values = writes
+    if flag is None:
+        return at + by, values
+    return (np.concatenate((np.array([by], dtype=np.intp), at + (by + 1))),
+            np.concatenate((np.array([flag], dtype=np.float32), values)))
+
+
+class _Node:
+    """The memoised encoding of one message type (its planes): a message's writes (slot
+    indices relative to its first slot, and the values there), keyed by its encoded bytes, and
+    each field's writes keyed by the field's value (its entries' bytes for a repeated message
+    field). A View repeats most of its parts from one decision to the next, so most lookups
+    hit; a miss computes only the fields that changed. The writes are exactly those of the
+    reflective walk (the plane's ``write``)."""
+
+    def __init__(self, planes: list[Plane]):
+        self.planes = planes
+        self.by_number = {p.field.number: p for p in planes}
+        self.children = {p.field.number: _Node(p.children) for p in planes
+                         if p.children is not None}
+        self.memo: dict[bytes, Writes] = {}
+        self.field_memo: dict[int, dict[Any, Writes]] = {p.field.number: {} for p in planes}
+        empty = [(p, self._scalar(p, None)) for p in planes if p.children is None
+                 and not p.field.is_repeated]
+        #: the writes of the fields a message leaves unset (an enum's first value, a string's
+        #: slot for ""), by field number
+        self.defaults: dict[int, Writes] = {p.field.number: w for p, w in empty if len(w[0])}
+
+    @staticmethod
+    def _scalar(plane: Plane, message: Message | None) -> Writes:
+        """The writes of a scalar (or repeated scalar) field of ``message`` (None: unset)."""
+        scratch = np.zeros(plane.width, dtype=np.float32)
+        if message is None:
+            plane.write(_Unset(plane.field), scratch, 0)
+        else:
+            plane.write(message, scratch, 0)
+        at = np.flatnonzero(scratch)
+        return (at + plane.start).astype(np.intp), scratch[at]
+
+    def writes(self, message: Message, memo: bool = True) -> Writes:
+        key = b""
+        if memo:
+            key = message.SerializeToString(deterministic=True)
+            hit = self.memo.get(key)
+            if hit is not None:
+                return hit
+        parts: list[Writes] = []
+        unset = dict(self.defaults)
+        by_number = self.by_number
+        for field, value in message.ListFields():
+            number = field.number
+            plane = by_number.get(number)
+            if plane is None:  # a field past MAX_DEPTH: not encoded
+                continue
+            unset.pop(number, None)
+            child = self.children.get(number)
+            if child is None:
+                fkey: Any = tuple(value) if field.is_repeated else value
+            elif field.is_repeated:
+                fkey = tuple(v.SerializeToString(deterministic=True) for v in value)
+            else:
+                fkey = value.SerializeToString(deterministic=True)
+            cache = self.field_memo[number]
+            found = cache.get(fkey)
+            if found is None:
+                found = self._field(plane, child, message, value)
+                if len(cache) >= MEMO_LIMIT:
+                    cache.clear()
+                cache[fkey] = found
+            parts.append(found)
+        parts.extend(unset.values())
+        out = _join(parts)
+        if memo:
+            if len(self.memo) >= MEMO_LIMIT:
+                self.memo.clear()
+            self.memo[key] = out
+        return out
+
+    def _field(self, plane: Plane, child: _Node | None, message: Message, value: Any) -> Writes:
+        if child is None:
+            return self._scalar(plane, message)
+        if not plane.field.is_repeated:
+            return _shift(child.writes(value), plane.start, 1.0)
+        slot = plane.each + 1
+        parts = [(np.array([plane.start], dtype=np.intp),
+                  np.array([len(value)], dtype=np.float32))]
+        for n, entry in enumerate(value):
+            if n == plane.cap:
+                break
+            parts.append(_shift(child.writes(entry), plane.start + 1 + n * slot, 1.0))
+        return _join(parts)
+
+
+class _Unset:
+    """A message whose one field holds its default (what ``getattr`` of an unset field
+    returns), for the writes of unset fields."""
+
+    def __init__(self, field: FieldDescriptor):
+        self._field = field
+
+    def __getattr__(self, name: str) -> Any:
+        return self._field.default_value
+
+
 class ObservationEncoding:
-    """A game's View message -> a float32 vector of fixed size (see the module docstring)."""
+    """A game's View message -> a float32 vector of fixed size (see the module docstring).
+
+    The vector is a sequence of **planes**, one per field of the View (:attr:`planes`, in
+    descriptor order; ``docs/research/environments.md`` lists them per game). Speed: a View
+    repeats most of its parts from one decision to the next (the games build them from cached
+    fragments), so the writes of each message and each field are memoised, keyed by their own
+    encoded value (:class:`_Node`). That is exactly what the reflective walk writes
+    (``encode(view, memo=False)``; ``tests/research/test_encoding.py`` checks the two agree on
+    random positions), and it is still a function of the view alone."""
 
     def __init__(self, game: Game):
         layout = load_layout().get(game.spec.name, {})
         self.names: list[str] = []
-        desc: Descriptor = game.view_message.DESCRIPTOR  # type: ignore[assignment]
-        self.size, self._write = _message(desc, "", layout, 0, self.names)
+        self.view_message: type[Message] = game.view_message
+        desc: Descriptor = self.view_message.DESCRIPTOR  # type: ignore[assignment]
+        self.planes: list[Plane] = []
+        self.size, self._write = _message(desc, "", layout, 0, self.names, self.planes)
         assert len(self.names) == self.size, (len(self.names), self.size)
+        self._root = _Node(self.planes)
 
-    def encode(self, view: Message) -> np.ndarray:
+    def encode(self, view: Message, memo: bool = True) -> np.ndarray:
         out = np.zeros(self.size, dtype=np.float32)
-        self._write(view, out, 0)
+        if not memo:
+            self._write(view, out, 0)
+            return out
+        at, values = self._root.writes(view, memo=False)
+        out[at] = values
         return out
+
+    def encode_bytes(self, data: bytes) -> np.ndarray:
+        """The vector of a View given as the bytes the referee sends (``Game.view_bytes``)."""
+        return self.encode(self.view_message.FromString(data))
 
 
 @dataclass(frozen=True)
