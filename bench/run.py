@@ -144,8 +144,8 @@ from referee_client.tokens import add_token_flag, token_arg  # noqa: E402
 from bench import fairness as fairness_bench  # noqa: E402 - needs the path set above
 from bench import ismcts as ismcts_bench  # noqa: E402
 from bench import league as league_bench  # noqa: E402
-from bench import sessions as session_bench  # noqa: E402
 from bench import research as research_bench  # noqa: E402
+from bench import sessions as session_bench  # noqa: E402
 from bench import sim as sim_bench  # noqa: E402
 from bench import store as store_bench  # noqa: E402
 from bench.grpc_phases import RefereeServer, run_phase  # noqa: E402

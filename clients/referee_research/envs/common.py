@@ -38,6 +38,7 @@ class Table:
         self.enc: Encodings = encodings(game)
         self.sim: Simulation | None = None
         self.legal: dict[int, Any] = {}
+        self._mask: np.ndarray | None = None
         #: The public events so far, for the samplers (:meth:`events`), as a persistent list:
         #: (the log before, one move's events), so a copy of the table shares it at no cost
         #: (OpenSpiel's search copies states far more often than it reads their events).
@@ -75,6 +76,7 @@ class Table:
         assert self.sim is not None
         d = self.sim.decision()
         self.legal = {} if d is None else self.enc.actions.legal(d.moves)
+        self._mask = None  # built on first use, once per decision
 
     @property
     def to_move(self) -> int | None:
@@ -133,7 +135,9 @@ class Table:
         """The legal actions of ``seat`` (all zero when it is not its turn)."""
         if seat != self.to_move:
             return np.zeros(self.enc.actions.size, dtype=np.int8)
-        return self.enc.actions.mask(self.legal)
+        if self._mask is None:
+            self._mask = self.enc.actions.mask(self.legal)
+        return self._mask.copy()  # a copy: the caller may write to it
 
     def rewards(self) -> list[float] | None:
         """Each seat's reward once the match is over, else None."""

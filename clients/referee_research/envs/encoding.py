@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -192,7 +193,7 @@ class ActionEncoding:
 
     def mask(self, legal: Iterable[int]) -> np.ndarray:
         m = np.zeros(self.size, dtype=np.int8)
-        m[list(legal)] = 1
+        m[np.fromiter(legal, dtype=np.intp)] = 1
         return m
 
     def describe(self, i: int) -> str:
@@ -310,7 +311,8 @@ def _message(desc: Descriptor, prefix: str, layout: dict[str, Any], depth: int,
             width += each
         if fields is not None:
             fields.append(Plane(field, start, width - start, parts[-1][1], children, cap,
-                                each))
+                                each, write_one if field.is_repeated else (
+                                    write_sub if is_message else None)))
 
     def write(msg: Any, out: np.ndarray, at: int) -> None:
         for offset, part in parts:
@@ -334,6 +336,8 @@ class Plane:
     cap: int = 0
     #: the width of one value of the field (a repeated field's entry, a message's fields)
     each: int = 0
+    #: write(value, out, at): one value of the field (an entry, the message) at ``out[at:]``
+    write_each: Callable[[Any, np.ndarray, int], None] | None = None
 
     @property
     def name(self) -> str:
@@ -343,6 +347,8 @@ class Plane:
 #: Entries kept per field in the memo of :class:`ObservationEncoding` before it starts afresh
 #: (a few thousand keep the hits and cap the memory at a few MB per game).
 MEMO_LIMIT = 4096
+#: Messages at most this wide are walked whole on a memo miss (:class:`_Node`).
+WALK_WIDTH = 512
 #: The reflective walk of every field at every call (the encoding before issue 36; the same
 #: vectors, about ten times slower): ``ObservationEncoding.encode(view, memo=False)``.
 REFLECTIVE = "reflective"
@@ -371,6 +377,12 @@ def _shift(writes: Writes, by: int, flag: float | None = None) -> Writes:
             np.concatenate((np.array([flag], dtype=np.float32), values)))
 
 
+# The kinds of field (keys of their memo: the value, its encoding, a tuple of either). The
+# views hold no map field, whose encoding would need ``deterministic=True`` to be a key.
+_SCALAR, _REPEATED_SCALAR, _MESSAGE, _REPEATED_MESSAGE = 0, 1, 2, 3
+_serialise = operator.methodcaller("SerializeToString")
+
+
 class _Node:
     """The memoised encoding of one message type (its planes): a message's writes (slot
     indices relative to its first slot, and the values there), keyed by its encoded bytes, and
@@ -379,11 +391,16 @@ class _Node:
     hit; a miss computes only the fields that changed. The writes are exactly those of the
     reflective walk (the plane's ``write``)."""
 
-    def __init__(self, planes: list[Plane]):
+    def __init__(self, planes: list[Plane], width: int = 0,
+                 write: Callable[[Any, np.ndarray, int], None] | None = None):
         self.planes = planes
+        #: a small message is walked whole on a miss (one walk and one numpy call cost less
+        #: than its fields' lookups and the joins of their writes)
+        self.walk = write if write is not None and width <= WALK_WIDTH else None
+        self.width = width
         self.by_number = {p.field.number: p for p in planes}
-        self.children = {p.field.number: _Node(p.children) for p in planes
-                         if p.children is not None}
+        self.children = {p.field.number: _Node(p.children, p.each, p.write_each)
+                         for p in planes if p.children is not None}
         self.memo: dict[bytes, Writes] = {}
         self.field_memo: dict[int, dict[Any, Writes]] = {p.field.number: {} for p in planes}
         empty = [(p, self._scalar(p, None)) for p in planes if p.children is None
@@ -391,6 +408,12 @@ class _Node:
         #: the writes of the fields a message leaves unset (an enum's first value, a string's
         #: slot for ""), by field number
         self.defaults: dict[int, Writes] = {p.field.number: w for p, w in empty if len(w[0])}
+        #: field number -> (plane, child node, kind, memo of the field's writes)
+        self.fields: dict[int, tuple[Plane, _Node | None, int, dict[Any, Writes]]] = {
+            p.field.number: (p, self.children.get(p.field.number),
+                             (_MESSAGE if p.children is not None else _SCALAR)
+                             + (1 if p.field.is_repeated else 0),
+                             self.field_memo[p.field.number]) for p in planes}
 
     @staticmethod
     def _scalar(plane: Plane, message: Message | None) -> Writes:
@@ -406,27 +429,35 @@ class _Node:
     def writes(self, message: Message, memo: bool = True) -> Writes:
         key = b""
         if memo:
-            key = message.SerializeToString(deterministic=True)
+            key = message.SerializeToString()
             hit = self.memo.get(key)
             if hit is not None:
                 return hit
+            if self.walk is not None:
+                scratch = np.zeros(self.width, dtype=np.float32)
+                self.walk(message, scratch, 0)
+                at = np.flatnonzero(scratch)
+                out = self.memo[key] = (at, scratch[at])
+                if len(self.memo) > MEMO_LIMIT:
+                    self.memo.clear()
+                return out
         parts: list[Writes] = []
         unset = dict(self.defaults)
-        by_number = self.by_number
+        fields = self.fields
         for field, value in message.ListFields():
-            number = field.number
-            plane = by_number.get(number)
-            if plane is None:  # a field past MAX_DEPTH: not encoded
+            entry = fields.get(field.number)
+            if entry is None:  # a field past MAX_DEPTH: not encoded
                 continue
-            unset.pop(number, None)
-            child = self.children.get(number)
-            if child is None:
-                fkey: Any = tuple(value) if field.is_repeated else value
-            elif field.is_repeated:
-                fkey = tuple(v.SerializeToString(deterministic=True) for v in value)
+            plane, child, kind, cache = entry
+            unset.pop(field.number, None)
+            if kind == _SCALAR:
+                fkey: Any = value
+            elif kind == _MESSAGE:
+                fkey = value.SerializeToString()
+            elif kind == _REPEATED_MESSAGE:
+                fkey = tuple(map(_serialise, value))
             else:
-                fkey = value.SerializeToString(deterministic=True)
-            cache = self.field_memo[number]
+                fkey = tuple(value)
             found = cache.get(fkey)
             if found is None:
                 found = self._field(plane, child, message, value)
@@ -434,7 +465,8 @@ class _Node:
                     cache.clear()
                 cache[fkey] = found
             parts.append(found)
-        parts.extend(unset.values())
+        if unset:
+            parts.extend(unset.values())
         out = _join(parts)
         if memo:
             if len(self.memo) >= MEMO_LIMIT:
@@ -447,14 +479,19 @@ class _Node:
             return self._scalar(plane, message)
         if not plane.field.is_repeated:
             return _shift(child.writes(value), plane.start, 1.0)
-        slot = plane.each + 1
-        parts = [(np.array([plane.start], dtype=np.intp),
-                  np.array([len(value)], dtype=np.float32))]
-        for n, entry in enumerate(value):
-            if n == plane.cap:
-                break
-            parts.append(_shift(child.writes(entry), plane.start + 1 + n * slot, 1.0))
-        return _join(parts)
+        # the length, each entry's presence flag, each entry's writes moved to its slot: a few
+        # numpy calls for the whole field, however many entries
+        entries = [child.writes(entry) for entry in value[:plane.cap]]
+        flags = plane.start + 1 + np.arange(len(entries), dtype=np.intp) * (plane.each + 1)
+        head = np.concatenate((np.array([plane.start], dtype=np.intp), flags))
+        head_values = np.ones(len(head), dtype=np.float32)
+        head_values[0] = len(value)
+        if not entries:
+            return head, head_values
+        at = np.concatenate([w[0] for w in entries])
+        at += np.repeat(flags + 1, [len(w[0]) for w in entries])
+        return (np.concatenate((head, at)),
+                np.concatenate([head_values, *(w[1] for w in entries)]))
 
 
 class _Unset:
