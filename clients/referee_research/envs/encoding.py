@@ -494,6 +494,39 @@ class _Node:
                 np.concatenate([head_values, *(w[1] for w in entries)]))
 
 
+def _shadow_class(desc: Descriptor) -> type[Message] | None:
+    """A message type that parses ``desc``'s encoding with its message fields as repeated
+    ``bytes`` (each record's payload: concatenated they merge as the real field does, and an
+    empty but present message is one empty record) and its enum fields as ``int32`` (the same
+    varints), in a pool of its own. None for a message with a oneof (kept whole there)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    if desc.oneofs:
+        return None
+    proto = descriptor_pb2.DescriptorProto()
+    desc.CopyToProto(proto)
+    proto.name = "Shadow"
+    for name in ("nested_type", "enum_type", "extension", "options"):
+        proto.ClearField(name)
+    fp = descriptor_pb2.FieldDescriptorProto
+    for f in proto.field:
+        f.ClearField("options")
+        if f.type == fp.TYPE_MESSAGE:
+            f.type = fp.TYPE_BYTES
+            f.label = fp.LABEL_REPEATED
+            f.ClearField("type_name")
+        elif f.type == fp.TYPE_ENUM:
+            f.type = fp.TYPE_INT32
+            f.ClearField("type_name")
+    file = descriptor_pb2.FileDescriptorProto(
+        name=f"referee_research/shadow/{desc.full_name}.proto",
+        package="referee_research.shadow", syntax="proto3", message_type=[proto])
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    return message_factory.GetMessageClass(
+        pool.FindMessageTypeByName("referee_research.shadow.Shadow"))
+
+
 class _Unset:
     """A message whose one field holds its default (what ``getattr`` of an unset field
     returns), for the writes of unset fields."""
@@ -525,6 +558,9 @@ class ObservationEncoding:
         self.size, self._write = _message(desc, "", layout, 0, self.names, self.planes)
         assert len(self.names) == self.size, (len(self.names), self.size)
         self._root = _Node(self.planes)
+        self._shadow = _shadow_class(desc)
+        self._shadow_memo: dict[int, dict[Any, Writes]] = {p.field.number: {}
+                                                           for p in self.planes}
 
     def encode(self, view: Message, memo: bool = True) -> np.ndarray:
         out = np.zeros(self.size, dtype=np.float32)
@@ -536,8 +572,54 @@ class ObservationEncoding:
         return out
 
     def encode_bytes(self, data: bytes) -> np.ndarray:
-        """The vector of a View given as the bytes the referee sends (``Game.view_bytes``)."""
-        return self.encode(self.view_message.FromString(data))
+        """The vector of a View given as the bytes the referee sends (``Game.view_bytes``).
+
+        The bytes are parsed as the View's *shadow* (:func:`_shadow_class`): the same fields
+        with every message field a repeated ``bytes`` field, so each field's memo key (its
+        records' bytes) comes out of the C parser as it is, without the Python wrappers and
+        re-encoding of each sub-message a parsed View would need."""
+        if self._shadow is None:
+            return self.encode(self.view_message.FromString(data))
+        root = self._root
+        at: list[np.ndarray] = []
+        values: list[np.ndarray] = []
+        unset = dict(root.defaults)
+        fields = root.fields
+        memos = self._shadow_memo
+        for field, value in self._shadow.FromString(data).ListFields():
+            number = field.number
+            if number not in fields:  # a field past MAX_DEPTH: not encoded
+                continue
+            unset.pop(number, None)
+            key = tuple(value) if field.is_repeated else value
+            cache = memos[number]
+            found = cache.get(key)
+            if found is None:
+                found = self._shadow_miss(field, value)
+                if len(cache) >= MEMO_LIMIT:
+                    cache.clear()
+                cache[key] = found
+            at.append(found[0])
+            values.append(found[1])
+        for w in unset.values():
+            at.append(w[0])
+            values.append(w[1])
+        out = np.zeros(self.size, dtype=np.float32)
+        if at:
+            out[np.concatenate(at)] = np.concatenate(values)
+        return out
+
+    def _shadow_miss(self, field: FieldDescriptor, value: Any) -> Writes:
+        """The writes of one field of a shadow View: that field alone, as the real View."""
+        assert self._shadow is not None
+        part = self._shadow()
+        if field.is_repeated:
+            getattr(part, field.name).extend(value)
+        else:
+            setattr(part, field.name, value)
+        real = self.view_message.FromString(part.SerializeToString())
+        plane, child, _, _ = self._root.fields[field.number]
+        return self._root._field(plane, child, real, getattr(real, field.name))
 
 
 @dataclass(frozen=True)
