@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
@@ -377,111 +377,104 @@ def _shift(writes: Writes, by: int, flag: float | None = None) -> Writes:
             np.concatenate((np.array([flag], dtype=np.float32), values)))
 
 
-# The kinds of field (keys of their memo: the value, its encoding, a tuple of either). The
-# views hold no map field, whose encoding would need ``deterministic=True`` to be a key.
-_SCALAR, _REPEATED_SCALAR, _MESSAGE, _REPEATED_MESSAGE = 0, 1, 2, 3
-_serialise = operator.methodcaller("SerializeToString")
-
-
 class _Node:
-    """The memoised encoding of one message type (its planes): a message's writes (slot
-    indices relative to its first slot, and the values there), keyed by its encoded bytes, and
-    each field's writes keyed by the field's value (its entries' bytes for a repeated message
-    field). A View repeats most of its parts from one decision to the next, so most lookups
-    hit; a miss computes only the fields that changed. The writes are exactly those of the
-    reflective walk (the plane's ``write``)."""
+    """The memoised encoding of one message type (its planes), driven by the message's bytes:
+    its writes into the vector (slot indices relative to its first slot, and the values
+    there) keyed by those bytes, and each field's writes keyed by the field's value (a
+    message field's records). The bytes are parsed as the type's *shadow*
+    (:func:`_shadow_class`), so every key, down to a sub-message's records, comes out of
+    protobuf's C parser as it is, without a Python wrapper or a re-encoding per sub-message.
+    A View repeats most of its parts from one decision to the next, so most lookups hit; a
+    miss computes only the parts that changed. The writes are exactly those of the reflective
+    walk (the planes' ``write``): ``tests/research/test_encoding.py``."""
 
-    def __init__(self, planes: list[Plane], width: int = 0,
-                 write: Callable[[Any, np.ndarray, int], None] | None = None):
+    def __init__(self, planes: list[Plane], desc: Descriptor, width: int,
+                 write: Callable[[Any, np.ndarray, int], None]):
         self.planes = planes
-        #: a small message is walked whole on a miss (one walk and one numpy call cost less
-        #: than its fields' lookups and the joins of their writes)
-        self.walk = write if write is not None and width <= WALK_WIDTH else None
         self.width = width
-        self.by_number = {p.field.number: p for p in planes}
-        self.children = {p.field.number: _Node(p.children, p.each, p.write_each)
-                         for p in planes if p.children is not None}
+        self.cls: type[Message] = message_factory.GetMessageClass(desc)
+        self.shadow = _shadow_class(desc)
+        #: a small message (or one with no shadow) is walked whole on a miss: one parse, one
+        #: walk and one numpy call cost less than its fields' lookups and joins
+        self.walk = write if width <= WALK_WIDTH or self.shadow is None else None
         self.memo: dict[bytes, Writes] = {}
-        self.field_memo: dict[int, dict[Any, Writes]] = {p.field.number: {} for p in planes}
-        empty = [(p, self._scalar(p, None)) for p in planes if p.children is None
-                 and not p.field.is_repeated]
-        #: the writes of the fields a message leaves unset (an enum's first value, a string's
-        #: slot for ""), by field number
-        self.defaults: dict[int, Writes] = {p.field.number: w for p, w in empty if len(w[0])}
-        #: field number -> (plane, child node, kind, memo of the field's writes)
-        self.fields: dict[int, tuple[Plane, _Node | None, int, dict[Any, Writes]]] = {
-            p.field.number: (p, self.children.get(p.field.number),
-                             (_MESSAGE if p.children is not None else _SCALAR)
-                             + (1 if p.field.is_repeated else 0),
-                             self.field_memo[p.field.number]) for p in planes}
+        #: field number -> (plane, child node, its memo)
+        self.fields: dict[int, tuple[Plane, _Node | None, dict[Any, Writes]]] = {}
+        for p in planes:
+            child = None
+            if p.children is not None:
+                assert p.field.message_type is not None and p.write_each is not None
+                child = _Node(p.children, p.field.message_type, p.each, p.write_each)
+            self.fields[p.field.number] = (p, child, {})
+        #: the writes of the scalar fields a message leaves unset (an enum's first value, a
+        #: string's slot for ""), by field number
+        self.defaults: dict[int, Writes] = {}
+        for p in planes:
+            if p.children is None and not p.field.is_repeated:
+                w = self._scalar(p, p.field.default_value)
+                if len(w[0]):
+                    self.defaults[p.field.number] = w
 
     @staticmethod
-    def _scalar(plane: Plane, message: Message | None) -> Writes:
-        """The writes of a scalar (or repeated scalar) field of ``message`` (None: unset)."""
+    def _scalar(plane: Plane, value: Any) -> Writes:
+        """The writes of a scalar (or repeated scalar) field holding ``value``."""
         scratch = np.zeros(plane.width, dtype=np.float32)
-        if message is None:
-            plane.write(_Unset(plane.field), scratch, 0)
-        else:
-            plane.write(message, scratch, 0)
+        plane.write(_Holder(value), scratch, 0)
         at = np.flatnonzero(scratch)
         return (at + plane.start).astype(np.intp), scratch[at]
 
-    def writes(self, message: Message, memo: bool = True) -> Writes:
-        key = b""
+    def writes(self, data: bytes, memo: bool = True) -> Writes:
+        """The writes of the message encoded as ``data``."""
         if memo:
-            key = message.SerializeToString()
-            hit = self.memo.get(key)
+            hit = self.memo.get(data)
             if hit is not None:
                 return hit
-            if self.walk is not None:
-                scratch = np.zeros(self.width, dtype=np.float32)
-                self.walk(message, scratch, 0)
-                at = np.flatnonzero(scratch)
-                out = self.memo[key] = (at, scratch[at])
-                if len(self.memo) > MEMO_LIMIT:
-                    self.memo.clear()
-                return out
-        parts: list[Writes] = []
-        unset = dict(self.defaults)
-        fields = self.fields
-        for field, value in message.ListFields():
-            entry = fields.get(field.number)
-            if entry is None:  # a field past MAX_DEPTH: not encoded
-                continue
-            plane, child, kind, cache = entry
-            unset.pop(field.number, None)
-            if kind == _SCALAR:
-                fkey: Any = value
-            elif kind == _MESSAGE:
-                fkey = value.SerializeToString()
-            elif kind == _REPEATED_MESSAGE:
-                fkey = tuple(map(_serialise, value))
-            else:
-                fkey = tuple(value)
-            found = cache.get(fkey)
-            if found is None:
-                found = self._field(plane, child, message, value)
-                if len(cache) >= MEMO_LIMIT:
-                    cache.clear()
-                cache[fkey] = found
-            parts.append(found)
-        if unset:
-            parts.extend(unset.values())
-        out = _join(parts)
+        if self.walk is not None:
+            scratch = np.zeros(self.width, dtype=np.float32)
+            self.walk(self.cls.FromString(data), scratch, 0)
+            at = np.flatnonzero(scratch)
+            out: Writes = (at, scratch[at])
+        else:
+            assert self.shadow is not None
+            at_parts: list[np.ndarray] = []
+            value_parts: list[np.ndarray] = []
+            unset = dict(self.defaults)
+            fields = self.fields
+            for field, value in self.shadow.FromString(data).ListFields():
+                entry = fields.get(field.number)
+                if entry is None:  # a field past MAX_DEPTH: not encoded
+                    continue
+                plane, child, cache = entry
+                unset.pop(field.number, None)
+                key = tuple(value) if field.is_repeated else value
+                found = cache.get(key)
+                if found is None:
+                    found = self._field(plane, child, value)
+                    if len(cache) >= MEMO_LIMIT:
+                        cache.clear()
+                    cache[key] = found
+                at_parts.append(found[0])
+                value_parts.append(found[1])
+            for w in unset.values():
+                at_parts.append(w[0])
+                value_parts.append(w[1])
+            out = ((np.concatenate(at_parts), np.concatenate(value_parts)) if at_parts
+                   else _NO_WRITES)
         if memo:
             if len(self.memo) >= MEMO_LIMIT:
                 self.memo.clear()
-            self.memo[key] = out
+            self.memo[data] = out
         return out
 
-    def _field(self, plane: Plane, child: _Node | None, message: Message, value: Any) -> Writes:
+    def _field(self, plane: Plane, child: _Node | None, value: Any) -> Writes:
+        """The writes of one field of a shadow message holding ``value``."""
         if child is None:
-            return self._scalar(plane, message)
-        if not plane.field.is_repeated:
-            return _shift(child.writes(value), plane.start, 1.0)
+            return self._scalar(plane, value)
+        if not plane.field.is_repeated:  # its records merge, as the real field's do
+            return _shift(child.writes(b"".join(value)), plane.start, 1.0)
         # the length, each entry's presence flag, each entry's writes moved to its slot: a few
         # numpy calls for the whole field, however many entries
-        entries = [child.writes(entry) for entry in value[:plane.cap]]
+        entries = [child.writes(record) for record in value[:plane.cap]]
         flags = plane.start + 1 + np.arange(len(entries), dtype=np.intp) * (plane.each + 1)
         head = np.concatenate((np.array([plane.start], dtype=np.intp), flags))
         head_values = np.ones(len(head), dtype=np.float32)
@@ -499,8 +492,6 @@ def _shadow_class(desc: Descriptor) -> type[Message] | None:
     ``bytes`` (each record's payload: concatenated they merge as the real field does, and an
     empty but present message is one empty record) and its enum fields as ``int32`` (the same
     varints), in a pool of its own. None for a message with a oneof (kept whole there)."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-
     if desc.oneofs:
         return None
     proto = descriptor_pb2.DescriptorProto()
@@ -527,15 +518,15 @@ def _shadow_class(desc: Descriptor) -> type[Message] | None:
         pool.FindMessageTypeByName("referee_research.shadow.Shadow"))
 
 
-class _Unset:
-    """A message whose one field holds its default (what ``getattr`` of an unset field
-    returns), for the writes of unset fields."""
+class _Holder:
+    """Stands for a message whose one field holds ``value`` (what a plane's ``write`` reads
+    with ``getattr``)."""
 
-    def __init__(self, field: FieldDescriptor):
-        self._field = field
+    def __init__(self, value: Any):
+        self._value = value
 
     def __getattr__(self, name: str) -> Any:
-        return self._field.default_value
+        return self._value
 
 
 class ObservationEncoding:
@@ -557,69 +548,27 @@ class ObservationEncoding:
         self.planes: list[Plane] = []
         self.size, self._write = _message(desc, "", layout, 0, self.names, self.planes)
         assert len(self.names) == self.size, (len(self.names), self.size)
-        self._root = _Node(self.planes)
-        self._shadow = _shadow_class(desc)
-        self._shadow_memo: dict[int, dict[Any, Writes]] = {p.field.number: {}
-                                                           for p in self.planes}
+        self._root = _Node(self.planes, desc, self.size, self._write)
+        self._root.walk = None  # the View is never small: memoise its parts
 
     def encode(self, view: Message, memo: bool = True) -> np.ndarray:
+        """``view``'s vector; ``memo=False``: by the reflective walk of every field."""
+        if memo:
+            return self.encode_bytes(view.SerializeToString())
         out = np.zeros(self.size, dtype=np.float32)
-        if not memo:
-            self._write(view, out, 0)
-            return out
-        at, values = self._root.writes(view, memo=False)
-        out[at] = values
+        self._write(view, out, 0)
         return out
 
     def encode_bytes(self, data: bytes) -> np.ndarray:
-        """The vector of a View given as the bytes the referee sends (``Game.view_bytes``).
-
-        The bytes are parsed as the View's *shadow* (:func:`_shadow_class`): the same fields
-        with every message field a repeated ``bytes`` field, so each field's memo key (its
-        records' bytes) comes out of the C parser as it is, without the Python wrappers and
-        re-encoding of each sub-message a parsed View would need."""
-        if self._shadow is None:
-            return self.encode(self.view_message.FromString(data))
-        root = self._root
-        at: list[np.ndarray] = []
-        values: list[np.ndarray] = []
-        unset = dict(root.defaults)
-        fields = root.fields
-        memos = self._shadow_memo
-        for field, value in self._shadow.FromString(data).ListFields():
-            number = field.number
-            if number not in fields:  # a field past MAX_DEPTH: not encoded
-                continue
-            unset.pop(number, None)
-            key = tuple(value) if field.is_repeated else value
-            cache = memos[number]
-            found = cache.get(key)
-            if found is None:
-                found = self._shadow_miss(field, value)
-                if len(cache) >= MEMO_LIMIT:
-                    cache.clear()
-                cache[key] = found
-            at.append(found[0])
-            values.append(found[1])
-        for w in unset.values():
-            at.append(w[0])
-            values.append(w[1])
+        """The vector of a View given as the bytes the referee sends (``Game.view_bytes``),
+        its parts' writes memoised (:class:`_Node`)."""
         out = np.zeros(self.size, dtype=np.float32)
-        if at:
-            out[np.concatenate(at)] = np.concatenate(values)
+        if self._root.shadow is None:
+            self._write(self.view_message.FromString(data), out, 0)
+            return out
+        at, values = self._root.writes(data, memo=False)
+        out[at] = values
         return out
-
-    def _shadow_miss(self, field: FieldDescriptor, value: Any) -> Writes:
-        """The writes of one field of a shadow View: that field alone, as the real View."""
-        assert self._shadow is not None
-        part = self._shadow()
-        if field.is_repeated:
-            getattr(part, field.name).extend(value)
-        else:
-            setattr(part, field.name, value)
-        real = self.view_message.FromString(part.SerializeToString())
-        plane, child, _, _ = self._root.fields[field.number]
-        return self._root._field(plane, child, real, getattr(real, field.name))
 
 
 @dataclass(frozen=True)
