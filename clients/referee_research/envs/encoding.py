@@ -355,7 +355,7 @@ MEMO_LIMIT = 1024
 #: Messages at most this wide are walked whole on a memo miss (:class:`_Node`).
 WALK_WIDTH = 512
 #: The reflective walk of every field at every call (the encoding before issue 36; the same
-#: vectors, about ten times slower): ``ObservationEncoding.encode(view, memo=False)``.
+#: vectors, up to three times slower): ``ObservationEncoding.encode(view, memo=False)``.
 REFLECTIVE = "reflective"
 #: The default: the same vectors, each field's writes memoised by its encoded value.
 MEMOISED = "memoised"
