@@ -103,6 +103,11 @@ Forward model (``bench/sim.py``; ``--sim-seconds``, 0 skips it)
     ``sim.<game>.samples_per_s`` (``Game.sample_state`` from the view of the seat to act), over
     positions of random games.
 
+Research environments (``bench/research.py``; ``--research-seconds``, 0 skips it)
+    ``research.<game>.env_steps_per_cpu_s``: PettingZoo AEC steps per CPU-second of random
+    play at 3 seats, each step reading the agent's observation and action mask (issue 36's
+    goal: >= 10,000).
+
 Memory (``bench/memory.py``)
     ``engine.<game>.state_kb_mean`` / ``state_kb_max``: the heap one game state takes (a
     ``copy.deepcopy`` traced with ``tracemalloc``, sampled along random playouts; the tables
@@ -139,6 +144,7 @@ from referee_client.tokens import add_token_flag, token_arg  # noqa: E402
 from bench import fairness as fairness_bench  # noqa: E402 - needs the path set above
 from bench import ismcts as ismcts_bench  # noqa: E402
 from bench import league as league_bench  # noqa: E402
+from bench import research as research_bench  # noqa: E402
 from bench import sessions as session_bench  # noqa: E402
 from bench import sim as sim_bench  # noqa: E402
 from bench import store as store_bench  # noqa: E402
@@ -363,6 +369,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds per figure and game of the forward model's phase "
                              "(sim.<game>.clones_per_s, samples_per_s; bench/sim.py; default 2, "
                              "0 skips it)")
+    parser.add_argument("--research-seconds", type=float, default=2.0, metavar="S",
+                        help="CPU-seconds per game of the research environments' phase "
+                             "(research.<game>.env_steps_per_cpu_s; bench/research.py; "
+                             "default 2, 0 skips it)")
     store_bench.add_arguments(parser)
     parser.add_argument("--output", default=str(RESULTS), help="results file")
     args = parser.parse_args(argv)
@@ -579,6 +589,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.sim_seconds:
         console.print("forward model phase: clones and samples per second …")
         results["sim"] = sim_bench.run_phase(games, args.sim_seconds)
+    if args.research_seconds:
+        console.print("research phase: PettingZoo AEC steps per CPU-second …")
+        results["research"] = research_bench.run_phase(games, args.research_seconds)
     if args.store_seconds:
         console.print("store phase: SQLite and PostgreSQL …")
         results["store"] = store_bench.run_store_phase(
@@ -598,6 +611,7 @@ def main(argv: list[str] | None = None) -> int:
         **league_bench.target(results),
         **fairness_bench.target(results),
         **sim_bench.target(results),
+        **research_bench.target(results),
     }
     # Flat dotted names as well, for quick greps and dashboards.
     flat = {}
@@ -648,6 +662,7 @@ def main(argv: list[str] | None = None) -> int:
     flat.update(fairness_bench.flat(results))
     flat.update(ismcts_bench.flat(results))
     flat.update(sim_bench.flat(results))
+    flat.update(research_bench.flat(results))
     flat.update(store_bench.flat(results))
     results["summary"] = flat
     Path(args.output).write_text(json.dumps(results, indent=2, default=str) + "\n")
@@ -762,6 +777,7 @@ def main(argv: list[str] | None = None) -> int:
     fairness_bench.table_rows(results, table)
     ismcts_bench.table_rows(results, table)
     sim_bench.table_rows(results, table)
+    research_bench.table_rows(results, table)
     store_bench.table_rows(results, table)
     m = results["machine"]
     table.add_row("machine", f"{m['cpu_count']} CPUs",

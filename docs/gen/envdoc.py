@@ -3,6 +3,9 @@
 drift from the code."""
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 
 def spaces_section() -> str:
     from referee_research.envs.encoding import encodings
@@ -22,3 +25,68 @@ def spaces_section() -> str:
                     f"({acts.stable} + {acts.overflow}) | {enc.observations.size} | {stable} | "
                     f"{overflow} |")
     return "\n".join(rows) + "\n"
+
+
+def _kind(plane: Any) -> str:
+    """What a plane's slots hold, in a few words."""
+    from google.protobuf.descriptor import FieldDescriptor as F
+
+    field = plane.field
+    if field.type == F.TYPE_MESSAGE:
+        one = f"`{field.message_type.name}` ({plane.each} slots)"
+        if field.is_repeated:
+            return f"length, then {plane.cap} × (presence flag, {one})"
+        return f"presence flag, then {one}"
+    if field.type == F.TYPE_ENUM:
+        one = f"one-hot over `{field.enum_type.name}` ({plane.each})"
+    elif field.type == F.TYPE_STRING:
+        one = f"one-hot over {plane.each - 1} strings and “other”"
+    elif field.type == F.TYPE_BOOL:
+        one = "0/1"
+    elif field.type == F.TYPE_BYTES:
+        one = "not encoded"
+    else:
+        one = "the number"
+    if field.is_repeated:
+        return f"length, then {plane.cap} × (presence flag, {one})"
+    return one
+
+
+def _field_comments(root: Path, proto: str, message: str) -> dict[str, str]:
+    """``message``'s field name -> the first sentence of its comment in ``proto``."""
+    from protodoc import descriptor_set
+
+    out: dict[str, str] = {}
+    for fd in descriptor_set(root / "proto", [proto]).file:
+        if fd.name != proto:
+            continue
+        for i, msg in enumerate(fd.message_type):
+            if msg.name != message:
+                continue
+            comments = {tuple(loc.path): (loc.leading_comments or loc.trailing_comments)
+                        for loc in fd.source_code_info.location}
+            for j, field in enumerate(msg.field):
+                text = " ".join(comments.get((4, i, 2, j), "").split())
+                out[field.name] = text.split(". ")[0].rstrip(".").replace("|", "\\|")
+    return out
+
+
+def planes_section(root: Path) -> str:
+    """Per game, the observation's planes: one per field of its View, with its slice of the
+    vector, what its slots hold and the field's comment in the game's .proto."""
+    from referee_research.envs.encoding import encodings
+
+    from referee.core import registry
+
+    parts = []
+    for name in sorted(registry.games()):
+        obs = encodings(name).observations
+        desc = obs.view_message.DESCRIPTOR
+        comments = _field_comments(root, desc.file.name, desc.name)
+        parts += [f"**{name}** ({obs.size:,} floats, {len(obs.planes)} planes)", "",
+                  "| plane (View field) | slice | slots | what |", "| --- | --- | --- | --- |"]
+        for p in obs.planes:
+            parts.append(f"| `{p.name}` | {p.start}–{p.start + p.width} | {_kind(p)} | "
+                         f"{comments.get(p.name, '')} |")
+        parts.append("")
+    return "\n".join(parts) + "\n"

@@ -130,6 +130,8 @@ def expand(what: str) -> str:
         return sampling(rest[0])
     if kind == "spaces":
         return envdoc.spaces_section()
+    if kind == "planes":
+        return envdoc.planes_section(ROOT)
     raise ValueError(f"unknown generator {kind!r} in <!-- gen: {what} -->")
 
 

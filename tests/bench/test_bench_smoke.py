@@ -21,7 +21,7 @@ def test_bench_writes_results(tmp_path):
          "--warmup", "0.5", "--concurrency", "4", "--clients", "1", "--tournament-matches", "2",
          "--tournament-concurrency", "2", "--idle-matches", "20",
          "--persistent-matches", "4", "--league-matches", "4", "--fairness-pairs", "2",
-         "--sim-seconds", "0.2", "--ismcts-matches", "1", "--ismcts-iterations", "1",
+         "--sim-seconds", "0.2", "--research-seconds", "0.2", "--ismcts-matches", "1", "--ismcts-iterations", "1",
          "--cluster-matches", "8", "--load-matches", "8", "--burst-matches", "8", "--store-seconds", "0.5",
          "--store-matches", "4", "--output", str(out_file)],
         capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
@@ -47,7 +47,8 @@ def test_bench_writes_results(tmp_path):
                 "fairness.batavia.shared_chance", "fairness.goa.shared_chance",
                 "fairness.goa_2004.shared_chance", "fairness.santa_maria.shared_chance",
                 *(f"sim.{g}.{k}" for g in ("batavia", "goa", "santa_maria")
-                  for k in ("clones_per_s", "deepcopy_clones_per_s"))):
+                  for k in ("clones_per_s", "deepcopy_clones_per_s")),
+                *(f"research.{g}.env_steps_per_cpu_s" for g in ("batavia", "goa", "santa_maria"))):
         assert summary[key] > 0, key
     # the load and store phases ran, small (their sizes above; their figures are `make bench`'s)
     for key in ("grpc.load8.moves_per_s", "grpc.joins4000.joined",

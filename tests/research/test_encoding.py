@@ -64,10 +64,13 @@ def test_observation_reads_the_seats_view_only(name):
         for seat in range(sim.seat_count):
             other = Simulation(sim.game, rerandomise(sim.state, seat, rnd), sim.options,
                                sim.components)
-            mine = enc.encode(sim.view(seat))
-            theirs = enc.encode(other.view(seat))
+            mine = enc.encode(sim.view(seat), memo=False)
+            theirs = enc.encode(other.view(seat), memo=False)
             assert np.array_equal(mine, theirs), (
                 f"{name}: seat {seat}'s observation changed with what it cannot see")
+            # the environments' path (the view's bytes, memoised writes) reads no more
+            fast = enc.encode_bytes(other.game.view_bytes(other.state, seat))
+            assert np.array_equal(mine, fast), f"{name}: seat {seat}'s fast observation differs"
             total += 1
             changed += other.hash() != sim.hash()
     assert changed > total * 0.5, f"{name}: the hook redrew nothing ({changed}/{total})"
@@ -87,3 +90,61 @@ def test_observation_tells_views_apart(name):
         data = view.SerializeToString(deterministic=True)
         assert seen.setdefault(key, data) == data, f"{name}: two views, one observation"
     assert len(seen) > 100
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_planes_tile_the_observation_space(name):
+    """The planes (one per View field) cover the vector in order, without gap or overlap, and
+    the environments' space is that wide."""
+    from referee_research.envs.aec import raw_env
+    enc = encodings(name).observations
+    at = 0
+    for plane in enc.planes:
+        assert plane.start == at, (name, plane.name)
+        assert all(n.startswith(plane.name) for n in enc.names[at:at + plane.width])
+        at += plane.width
+    assert at == enc.size == len(enc.names)
+    env = raw_env(name, 3 if registry.get(name).spec.max_seats >= 3 else None)
+    space = env.observation_space(env.possible_agents[0])["observation"]
+    assert space.shape == (enc.size,)
+    env.reset(seed=1)
+    assert env.observe(env.agent_selection)["observation"].shape == space.shape
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_memoised_encoding_equals_the_reflective_walk(name):
+    """On random positions, every seat's and a spectator's view: the environments' encoding
+    (the view's bytes, writes memoised per message and field) is the reflective walk's vector,
+    and so is a second encoding of the same view (the memo's hits)."""
+    enc = ObservationEncoding(registry.get(name))  # a fresh memo: misses, then hits
+    checked = 0
+    for sim in positions(name, 120, 41, every=2):
+        for seat in (None, *range(sim.seat_count)):
+            reference = enc.encode(sim.view(seat), memo=False)
+            data = sim.game.view_bytes(sim.state, seat)
+            for _ in range(2):
+                fast = enc.encode_bytes(data)
+                assert fast.dtype == np.float32 and fast.shape == reference.shape
+                if not np.array_equal(fast, reference):
+                    wrong = np.flatnonzero(fast != reference)[:5]
+                    raise AssertionError(f"{name}: {[enc.names[i] for i in wrong]}")
+            checked += 1
+    assert checked > 300
+
+
+def test_reflective_option_gives_the_same_observations():
+    from referee_research.envs.aec import raw_env
+    envs = [raw_env("santa_maria", 3, seed=4, observations=mode)
+            for mode in ("memoised", "reflective")]
+    for env in envs:
+        env.reset(seed=4)
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        a, b = (env.observe(env.agent_selection) for env in envs)
+        assert np.array_equal(a["observation"], b["observation"])
+        assert np.array_equal(a["action_mask"], b["action_mask"])
+        action = int(rng.choice(np.flatnonzero(a["action_mask"])))
+        for env in envs:
+            env.step(action)
+    with pytest.raises(ValueError, match="observations"):
+        raw_env("batavia", 3, observations="planes")

@@ -20,6 +20,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .common import Table
+from .encoding import MEMOISED
 
 #: What ``render()`` offers: "ansi" returns a view as text, "human" prints it.
 RENDER_MODES = ("ansi", "human")
@@ -44,9 +45,10 @@ class RefereeAEC(AECEnv):
     """One game as a PettingZoo AEC environment (see the module docstring)."""
 
     def __init__(self, game: str, seats: int, options: Mapping[str, Any] | None = None,
-                 seed: int | None = None, render_mode: str | None = None):
+                 seed: int | None = None, render_mode: str | None = None,
+                 observations: str = MEMOISED):
         super().__init__()
-        self.table = Table(game, seats, options)
+        self.table = Table(game, seats, options, observations)
         self.metadata = {"render_modes": list(RENDER_MODES), "name": f"{game}_v0",
                          "is_parallelizable": False}
         if render_mode not in (None, *RENDER_MODES):
@@ -116,15 +118,17 @@ class RefereeAEC(AECEnv):
 
 
 def raw_env(game: str, seats: int | None = None, options: Mapping[str, Any] | None = None,
-            seed: int | None = None, render_mode: str | None = None) -> RefereeAEC:
+            seed: int | None = None, render_mode: str | None = None,
+            observations: str = MEMOISED) -> RefereeAEC:
     """The PettingZoo AEC environment of ``game`` for ``seats`` seats (default: the fewest the
     game takes, at least 2 where it can), with the game's ``options``; ``seed`` seeds the match
-    seeds that ``reset()`` draws."""
+    seeds that ``reset()`` draws. ``observations="reflective"`` encodes each view by the walk
+    of before issue 36 (the same vectors, slower; :mod:`.encoding`)."""
     from referee.core import registry
     spec = registry.get(game).spec
     if seats is None:
         seats = max(spec.min_seats, min(2, spec.max_seats))
-    return RefereeAEC(game, seats, options, seed, render_mode)
+    return RefereeAEC(game, seats, options, seed, render_mode, observations)
 
 
 #: The environment alone, under the name the factories' users know too.
@@ -136,13 +140,14 @@ ILLEGAL_REWARD = -1.0
 
 
 def env(game: str, seats: int | None = None, options: Mapping[str, Any] | None = None,
-        seed: int | None = None, render_mode: str | None = None) -> AECEnv:
+        seed: int | None = None, render_mode: str | None = None,
+        observations: str = MEMOISED) -> AECEnv:
     """:func:`raw_env` with the wrappers PettingZoo's own classic environments apply: an illegal
     action ends the episode with ``ILLEGAL_REWARD`` for its agent (``TerminateIllegalWrapper``;
     the raw environment raises ValueError instead), an action outside the space fails an
     assertion (``AssertOutOfBoundsWrapper``), and calls out of order are refused
     (``OrderEnforcingWrapper``)."""
-    wrapped: AECEnv = raw_env(game, seats, options, seed, render_mode)
+    wrapped: AECEnv = raw_env(game, seats, options, seed, render_mode, observations)
     wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=ILLEGAL_REWARD)
     wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
     return wrappers.OrderEnforcingWrapper(wrapped)

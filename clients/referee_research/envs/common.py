@@ -12,7 +12,7 @@ from referee.core.text import describe_view
 from referee.sim.model import Simulation
 from referee.v1 import referee_pb2
 
-from .encoding import Encodings, encodings
+from .encoding import MEMOISED, MODES, REFLECTIVE, Encodings, encodings
 
 
 def rank_reward(result: Result, seat: int) -> float:
@@ -27,13 +27,18 @@ def rank_reward(result: Result, seat: int) -> float:
 class Table:
     """One match on the forward model, with each decision's legal moves by action index."""
 
-    def __init__(self, game: str, seats: int, options: Mapping[str, Any] | None = None):
+    def __init__(self, game: str, seats: int, options: Mapping[str, Any] | None = None,
+                 observations: str = MEMOISED):
+        if observations not in MODES:
+            raise ValueError(f"observations {observations!r} is not one of {MODES}")
+        self.reflective = observations == REFLECTIVE
         self.name = game
         self.seats = seats
         self.options = dict(options or {})
         self.enc: Encodings = encodings(game)
         self.sim: Simulation | None = None
         self.legal: dict[int, Any] = {}
+        self._mask: np.ndarray | None = None
         #: The public events so far, for the samplers (:meth:`events`), as a persistent list:
         #: (the log before, one move's events), so a copy of the table shares it at no cost
         #: (OpenSpiel's search copies states far more often than it reads their events).
@@ -71,6 +76,7 @@ class Table:
         assert self.sim is not None
         d = self.sim.decision()
         self.legal = {} if d is None else self.enc.actions.legal(d.moves)
+        self._mask = None  # built on first use, once per decision
 
     @property
     def to_move(self) -> int | None:
@@ -107,8 +113,15 @@ class Table:
         return [event for events in reversed(parts) for event in events]
 
     def observe(self, seat: int) -> np.ndarray:
+        """``seat``'s view encoded (:class:`~.encoding.ObservationEncoding`): from the bytes the
+        referee would send it (``Game.view_bytes``, built from the game's cached fragments; it
+        parses to exactly ``Game.view``), or, with ``observations="reflective"``, the view
+        message walked field by field as before issue 36 (the same vector, slower)."""
         assert self.sim is not None
-        return self.enc.observations.encode(self.sim.view(seat))
+        if self.reflective:
+            return self.enc.observations.encode(self.sim.view(seat), memo=False)
+        sim = self.sim
+        return self.enc.observations.encode_bytes(sim.game.view_bytes(sim.state, seat))
 
     def text(self, seat: int | None) -> str:
         """``seat``'s view (None: a spectator's) as text (``referee.core.text.describe_view`` of
@@ -122,7 +135,9 @@ class Table:
         """The legal actions of ``seat`` (all zero when it is not its turn)."""
         if seat != self.to_move:
             return np.zeros(self.enc.actions.size, dtype=np.int8)
-        return self.enc.actions.mask(self.legal)
+        if self._mask is None:
+            self._mask = self.enc.actions.mask(self.legal)
+        return self._mask.copy()  # a copy: the caller may write to it
 
     def rewards(self) -> list[float] | None:
         """Each seat's reward once the match is over, else None."""

@@ -35,6 +35,7 @@ from referee.v1 import referee_pb2
 
 from .aec import RENDER_MODES, observation_space, show
 from .common import Table
+from .encoding import MEMOISED
 
 #: The reward of an illegal action (the episode ends).
 ILLEGAL_REWARD = -1.0
@@ -60,9 +61,9 @@ class SingleSeatEnv(gym.Env):
     def __init__(self, game: str, seats: int | None = None, seat: int = 0,
                  opponents: str | Sequence[str] = "random",
                  options: Mapping[str, Any] | None = None, render_mode: str | None = None,
-                 preset: Mapping[str, Any] | None = None):
+                 preset: Mapping[str, Any] | None = None, observations: str = MEMOISED):
         """``preset``: options a registered id fixes (``referee/Goa2004-v0``: the 2004
-        edition), under ``options``."""
+        edition), under ``options``; ``observations``: as :func:`.aec.raw_env`'s."""
         spec = registry.get(game).spec
         if render_mode not in (None, *RENDER_MODES):
             raise ValueError(f"render_mode {render_mode!r} is not one of {RENDER_MODES}")
@@ -80,7 +81,7 @@ class SingleSeatEnv(gym.Env):
             make_bot(game, name, 0)  # fail now on an unknown name
         self.game = game
         self.seat = seat
-        self.table = Table(game, seats, options)
+        self.table = Table(game, seats, options, observations)
         self.render_mode = render_mode
         enc = self.table.enc
         self.observation_space = observation_space(enc.observations.size, enc.actions.size)
