@@ -15,6 +15,7 @@ import pytest
 
 from referee.cli import main as cli_main
 from referee.server.store import backup as bk
+from referee.server.store.sqlite import SCHEMA_VERSION
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc
 
@@ -86,7 +87,7 @@ def test_backup_mid_match_restores_and_resumes(make_server, store_url, tmp_path,
     manifest = json.loads((dest / "manifest.json").read_text())
     assert manifest["format"] == bk.FORMAT
     assert manifest["store"] == ("postgresql" if store_url else "sqlite")
-    assert manifest["schema_version"] == 2
+    assert manifest["schema_version"] == SCHEMA_VERSION
     assert f"records/{done}.json" in manifest["files"]
     assert "record-signing.key" in manifest["files"]
     assert (bk.DUMP_FILE if store_url else bk.DB_FILE) in manifest["files"]

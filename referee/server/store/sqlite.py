@@ -131,11 +131,11 @@ CREATE TABLE IF NOT EXISTS create_requests (  -- CreateMatchRequest.request_id: 
 """
 
 
-#: The version of the schema this referee writes, kept in the settings row below. 1: release
-#: 0.1.0 (no settings row); 2: release 0.2.0 (the columns of ADDED_COLUMNS, the tables
-#: leases, seat_tokens, records, settings, create_requests). Raise it with any change an older
-#: referee would misread; columns and tables only ever get added.
-SCHEMA_VERSION = 2
+#: The version of the schema this referee writes, kept in the settings row below. 1: the
+#: tables of release 0.1.0 (which wrote no row: a store without one is version 1, or a
+#: development store from before, which ADDED_COLUMNS brings up to it). Raise it with any
+#: change an older referee would misread; columns and tables only ever get added.
+SCHEMA_VERSION = 1
 SCHEMA_VERSION_SETTING = "schema_version"
 
 
