@@ -194,7 +194,8 @@ def backup(data_dir: str | Path, dest: str | Path, store_url: str = "",
         n_records = 0
         for f in sorted(data.rglob("*")):
             rel = f.relative_to(data)
-            if not f.is_file() or f.name.startswith(DB_FILE) or rel.parts[0] == MANIFEST:
+            if not f.is_file() or f.name.startswith(DB_FILE) or rel.parts[0] == MANIFEST \
+                    or ".incoming" in rel.parts:  # uploads still arriving: not a bot yet
                 continue
             if rel.parts[0] == RECORDS:
                 if len(rel.parts) != 2 or f.suffix != ".json" or f.stem not in finished:
