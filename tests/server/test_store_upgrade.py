@@ -9,6 +9,7 @@ import asyncio
 import json
 import shutil
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,34 @@ def test_a_store_of_a_newer_schema_is_refused_unchanged(make_server, tmp_path):
         make_server(data)
     # refused before a column was added (ADDED_COLUMNS would have put a second "note" back)
     assert list(sqlite3.connect(db).iterdump()) == before
+
+
+PG_RELEASES = sorted(p.parent.name for p in FIXTURES.glob("*/postgresql.sql"))
+
+
+@pytest.mark.parametrize("release", PG_RELEASES)
+def test_a_previous_release_postgresql_store_upgrades_and_resumes(release, make_server,
+                                                                 pg_server, tmp_path, capsys):
+    """The same with a plain SQL dump of a PostgreSQL store that release wrote."""
+    psycopg = pytest.importorskip("psycopg")
+    url = pg_server.new_database()
+    subprocess.run([str(pg_server.bin / "psql"), "-q", "-v", "ON_ERROR_STOP=1", "-d", url,
+                    "-f", str(FIXTURES / release / "postgresql.sql")],
+                   check=True, capture_output=True, text=True)
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURES / release / "postgresql", data)
+    data.chmod(0o700)
+    fx = json.loads((FIXTURES / release / "postgresql.json").read_text())
+    srv = make_server(data, store_url=url)
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT value FROM settings WHERE name=%s",
+                           (SCHEMA_VERSION_SETTING,)).fetchone()
+    assert row == (str(SCHEMA_VERSION),)
+    assert len(srv.service.matches[fx["running"]].match.moves) == fx["running_moves"]
+    logs = asyncio.run(play_match(srv.target, fx["running"], fx["running_tokens"], seed=3))
+    assert all(log.game_over is not None for log in logs)
+    assert cli_main(["replay", "verify", logs[0].game_over.record_path,
+                     "--data-dir", str(data)]) == 0
+    assert cli_main(["replay", "verify", str(data / "records" / f"{fx['finished']}.json"),
+                     "--data-dir", str(data)]) == 0
+    assert capsys.readouterr().out.count("replay: OK") == 2
