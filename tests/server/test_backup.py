@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -161,3 +162,18 @@ def test_a_password_on_the_command_line_is_refused(url, tmp_path, capsys):
     assert cli_main(["backup", str(tmp_path / "b"), "--store", url]) == 1
     err = capsys.readouterr().err
     assert "password" in err and "secret" not in err
+
+
+def test_only_the_records_of_matches_finished_in_the_copy_are_kept(tmp_path, capsys):
+    """A record written after the store was copied (its match ended during the backup) is left
+    out: restored, the match resumes from the copy instead of having two endings."""
+    fixture = Path(__file__).parent.parent / "fixtures" / "stores" / "0.1.0"
+    data = tmp_path / "data"
+    shutil.copytree(fixture / "sqlite", data)
+    fx = json.loads((fixture / "matches.json").read_text())
+    (data / "records" / f"{fx['running']}.json").write_text("{}")
+    assert cli_main(["backup", str(tmp_path / "b"), "--data-dir", str(data), "--quiet"]) == 0
+    files = json.loads((tmp_path / "b" / "manifest.json").read_text())["files"]
+    assert f"records/{fx['finished']}.json" in files
+    assert f"records/{fx['running']}.json" not in files
+    assert "bot-seats.key" in files and "record-signing.key" in files
