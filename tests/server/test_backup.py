@@ -9,6 +9,7 @@ import json
 import random
 import shutil
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import grpc
@@ -177,3 +178,27 @@ def test_only_the_records_of_matches_finished_in_the_copy_are_kept(tmp_path, cap
     assert f"records/{fx['finished']}.json" in files
     assert f"records/{fx['running']}.json" not in files
     assert "bot-seats.key" in files and "record-signing.key" in files
+
+
+def test_the_sqlite_copy_is_one_snapshot_and_never_blocks_the_writer(tmp_path, monkeypatch):
+    """Commits of another connection between the copy's steps go through (the writer is not
+    blocked) and are not in the copy (it is the store at one instant, not restarted by them)."""
+    src, dst = tmp_path / "s.sqlite3", tmp_path / "d.sqlite3"
+    w = sqlite3.connect(src, isolation_level=None)
+    w.execute("PRAGMA journal_mode=WAL")
+    w.execute("CREATE TABLE t (x BLOB)")
+    w.executemany("INSERT INTO t VALUES (randomblob(1000))", [()] * 2000)
+    monkeypatch.setattr(bk, "STEP_PAGES", 50)
+    written = []
+
+    def progress(_: str) -> None:  # between steps: the referee commits a move
+        if len(written) < 30:  # bounded: a copy restarted by each commit would never end
+            w.execute("INSERT INTO t VALUES (randomblob(1000))")
+            written.append(1)
+
+    bk._sqlite_snapshot(src, dst, progress)
+    assert len(written) > 2
+    assert w.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 2000 + len(written)
+    with closing(sqlite3.connect(dst)) as copy:
+        assert copy.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 2000
+    w.close()
