@@ -523,6 +523,31 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
                     help="give up waiting after this long (default 600; the restart goes on)")
     sheet_cli.add_parser(sub)
+    for name, text in (
+            ("backup", ("Copy a referee's data into a new directory DEST, safely while it "
+                        "runs: the store (SQLite's online backup of <data-dir>/referee.sqlite3, "
+                        "or pg_dump's custom format of a PostgreSQL store), the records of its "
+                        "finished matches, the other files of the data directory (its keys, "
+                        "its bots), and manifest.json (when, which store and schema version, "
+                        "the SHA-256 of every file). See docs/organizer/backups.md.")),
+            ("restore", ("Put the backup SRC into a new --data-dir (and, for a PostgreSQL "
+                        "backup, an empty database: --store-file or $REFEREE_STORE_URL), after "
+                        "checking every file against the manifest; then start `referee serve` "
+                        "on it, which resumes the unfinished matches. A data directory that "
+                        "already holds a store, or a database with tables, is refused."))):
+        b = sub.add_parser(name, description=text, help={
+            "backup": "copy a referee's store, records and keys while it runs",
+            "restore": "put a backup into a new data directory (or empty database)"}[name])
+        b.add_argument("path", metavar="DEST" if name == "backup" else "SRC",
+                       help="the backup directory (backup: new or empty)")
+        b.add_argument("--data-dir", default="./data",
+                       help="the referee's data directory (default ./data)")
+        b.add_argument("--store", default="", metavar="URL",
+                       help="the PostgreSQL store (postgresql://...; no password here: use "
+                            "$PGPASSWORD, a PGPASSFILE, --store-file or $REFEREE_STORE_URL)")
+        b.add_argument("--store-file", default="", metavar="PATH",
+                       help="read the store URL from PATH")
+        b.add_argument("--quiet", action="store_true", help="print only the summary")
     return p
 
 
@@ -948,7 +973,33 @@ def _run(args: argparse.Namespace) -> int:
         return cmd_proxy_config(args)
     if args.command == "restart":
         return cmd_restart(args)
+    if args.command in ("backup", "restore"):
+        return cmd_backup(args)
     return 2
+
+
+def cmd_backup(args: argparse.Namespace) -> int:
+    """``referee backup DEST`` / ``referee restore SRC``: progress on stderr, the summary on
+    stdout, a clear one-line error and exit code 1 when it cannot be done."""
+    from referee.server.store import backup as bk
+    from referee.server.store.opening import StoreUrlError, store_url
+
+    def progress(text: str) -> None:
+        if not args.quiet:
+            print(f"referee {args.command}: {text}", file=sys.stderr, flush=True)
+
+    try:
+        url = store_url(args.store, args.store_file)
+        if args.command == "backup":
+            summary = bk.backup(args.data_dir, args.path, url, progress)
+            print(f"backed up into {args.path}: {summary.line()}")
+        else:
+            summary = bk.restore(args.path, args.data_dir, url, progress)
+            print(f"restored into {args.data_dir}: {summary.line()}")
+    except (bk.BackupError, StoreUrlError) as exc:
+        print(f"referee {args.command}: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
-from referee.server.store.sqlite import SqliteStore, Store
+from referee.server.store.sqlite import SqliteStore, Store, StoreSchemaError
 
 STORE_URL_ENV = "REFEREE_STORE_URL"
 PG_SCHEMES = ("postgresql", "postgres")
@@ -74,7 +74,7 @@ def open_store(url: str, data_dir: str | Path, durability: str = "normal") -> St
 
 def is_store_error(exc: BaseException) -> bool:
     """Whether ``exc`` is the database's (a store that cannot be opened or used)."""
-    if isinstance(exc, sqlite3.Error):
+    if isinstance(exc, (sqlite3.Error, StoreSchemaError)):
         return True
     psycopg = sys.modules.get("psycopg")
     return psycopg is not None and isinstance(exc, psycopg.Error)

@@ -130,6 +130,7 @@ class PostgresStore(Store):
             conn.execute("SELECT pg_advisory_lock(?)", (SCHEMA_LOCK,))
             try:
                 self._script(conn, script)
+                self.check_schema_version(conn)
                 for table, cols in (added or {}).items():
                     have = self.columns(conn, table)
                     for col, decl in cols.items():

@@ -133,6 +133,18 @@ CREATE TABLE IF NOT EXISTS create_requests (  -- CreateMatchRequest.request_id: 
 """
 
 
+#: The version of the schema this referee writes, kept in the settings row below. 1: the
+#: tables of release 0.1.0 (which wrote no row: a store without one is version 1, or a
+#: development store from before, which ADDED_COLUMNS brings up to it). Raise it with any
+#: change an older referee would misread; columns and tables only ever get added.
+SCHEMA_VERSION = 1
+SCHEMA_VERSION_SETTING = "schema_version"
+
+
+class StoreSchemaError(RuntimeError):
+    """The store was written by a newer referee (a higher schema version): it is not opened."""
+
+
 @dataclass(slots=True)
 class MatchRow:
     id: str
@@ -398,6 +410,7 @@ class Store(ABC):
         added), then run ``after`` (indexes on added columns)."""
         with self.connection() as conn:
             self._script(conn, script)
+            self.check_schema_version(conn)
             for table, cols in (added or {}).items():
                 have = self.columns(conn, table)
                 for col, decl in cols.items():
@@ -405,6 +418,24 @@ class Store(ABC):
                         conn.execute(f"ALTER TABLE {table} ADD COLUMN {col} {decl}")
             if after:
                 self._script(conn, after)
+
+    def check_schema_version(self, conn: DbConn) -> None:
+        """Refuse a store a newer referee has written (its schema_version setting is above
+        ours: its tables may mean things this referee does not know, and writing them could
+        corrupt it); otherwise record ours, so the next upgrade knows where it starts. A store
+        without the setting is from release 0.1.0 (schema 1) or a development build since."""
+        row = conn.execute("SELECT value FROM settings WHERE name = ?",
+                           (SCHEMA_VERSION_SETTING,)).fetchone()
+        have = int(row[0]) if row and str(row[0]).isdigit() else 0
+        if have > SCHEMA_VERSION:
+            raise StoreSchemaError(
+                f"the store {self.describe()} has schema version {have}, written by a newer "
+                f"referee; this one knows up to {SCHEMA_VERSION}: run the newer referee (or "
+                "restore a backup taken before the upgrade)")
+        if have < SCHEMA_VERSION:
+            conn.execute("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name)"
+                         " DO UPDATE SET value = excluded.value",
+                         (SCHEMA_VERSION_SETTING, str(SCHEMA_VERSION)))
 
     @contextmanager
     def connection(self) -> Iterator[DbConn]:
