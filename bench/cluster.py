@@ -132,6 +132,42 @@ def _summary(phase: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def measure_by_workers(*, counts: tuple[int, ...] = (1, 2, 4), matches: int = 300,
+                       clients: int = 2, seats: int = 4, seconds: float = 15.0,
+                       warmup: float = 5.0, progress=None, task=None) -> dict[str, Any]:
+    """``cluster.cpu_per_move_by_workers``: the CPU per move of the referee processes (nginx
+    apart) with each number of workers in ``counts``, under the same load. One worker is the
+    plain referee (``referee serve`` runs no supervisor nor nginx for ``--workers 1``), so the
+    figure for N workers against the one for 1 is what a move costs more for being served by
+    one of N processes sharing the machine and the store."""
+    from bench.grpc_phases import RefereeServer, run_phase
+
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="referee-workers-") as tmp:
+        for n in counts:
+            work = Path(tmp) / f"w{n}"
+            work.mkdir()
+            server: Any = RefereeServer(work) if n == 1 else ClusterServer(work, n)
+            server.start()
+            try:
+                res = run_phase("moves", server, clients=clients, concurrency=matches,
+                                seconds=seconds, warmup=warmup, game="batavia", seats=seats,
+                                payload_bytes=0, progress=progress, task=task)
+            finally:
+                server.stop()
+            if n == 1:
+                cpu = res["server_cpu_ms_per_op"]
+            else:
+                first, last = server.parts[-2], server.parts[-1]
+                cpu = (last["workers"] - first["workers"]) / (res["count"] or 1) * 1000
+            out[str(n)] = {"cpu_ms_per_move": round(cpu, 4),
+                           "moves_per_s": round(res["per_s"], 1)}
+    one = out.get("1", {}).get("cpu_ms_per_move")
+    for fig in out.values():
+        fig["vs_one"] = round(fig["cpu_ms_per_move"] / one, 3) if one else None
+    return out
+
+
 def measure_cluster(*, matches: int = 300, clients: int = 2, seats: int = 4,
                     seconds: float = 15.0, warmup: float = 5.0, workers: int = 2,
                     progress=None, task=None) -> dict[str, Any]:
