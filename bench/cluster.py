@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.grpc_phases import _cpu_seconds_of
+from bench.grpc_phases import _cpu_split_of
 
 
 def descendants(pid: int) -> set[int]:
@@ -95,13 +95,17 @@ class ClusterServer:
 
     def cpu_seconds(self) -> float:
         assert self.proc is not None
-        parts = {"proxy": 0.0, "workers": 0.0}
+        parts = {"proxy": 0.0, "workers": 0.0, "workers_sys": 0.0}
         for pid in descendants(self.proc.pid):
             try:
-                cpu = _cpu_seconds_of(pid)
+                user, system = _cpu_split_of(pid)
             except (OSError, IndexError, ValueError):
                 continue
-            parts["proxy" if _comm(pid) == "nginx" else "workers"] += cpu
+            if _comm(pid) == "nginx":
+                parts["proxy"] += user + system
+            else:
+                parts["workers"] += user + system
+                parts["workers_sys"] += system
         self.parts.append(parts)
         return parts["proxy"] + parts["workers"]
 
@@ -157,10 +161,14 @@ def measure_by_workers(*, counts: tuple[int, ...] = (1, 2, 4), matches: int = 30
                 server.stop()
             if n == 1:
                 cpu = res["server_cpu_ms_per_op"]
+                sys_ms = res.get("server_cpu_sys_ms_per_op", float("nan"))
             else:
                 first, last = server.parts[-2], server.parts[-1]
-                cpu = (last["workers"] - first["workers"]) / (res["count"] or 1) * 1000
-            out[str(n)] = {"cpu_ms_per_move": round(cpu, 4),
+                per = 1000 / (res["count"] or 1)
+                cpu = (last["workers"] - first["workers"]) * per
+                sys_ms = (last["workers_sys"] - first["workers_sys"]) * per
+            # sys: the kernel's share (sockets, wake-ups), which grows with the processes
+            out[str(n)] = {"cpu_ms_per_move": round(cpu, 4), "sys_ms_per_move": round(sys_ms, 4),
                            "moves_per_s": round(res["per_s"], 1)}
     one = out.get("1", {}).get("cpu_ms_per_move")
     for fig in out.values():
