@@ -107,6 +107,8 @@ class RefereeService:
         # the largest request body taken, but for PublishStandings and UploadBot's chunks (the
         # gRPC limit is raised for those two; see app.server_options)
         self.max_message_bytes = max_message_bytes
+        self._games_key: tuple[tuple[str, int], ...] = ()  # list_games: the reply's games
+        self._games_reply = pb.ListGamesResponse()
 
     # ------------------------------------------------------------------ the registry's, read
     # (the web viewer reads these names on the service: referee.web.reader.ServerView)
@@ -232,7 +234,15 @@ class RefereeService:
         return self.list_games()
 
     def list_games(self) -> pb.ListGamesResponse:
-        return list_games(self.registry.components)
+        """The ListGames reply, built once (issue 37 item 5: it was rebuilt on every call, the
+        sheets' options walked each time) and again only when the registered games change (a
+        game registered after start: tests, plugins). The sheets are fixed at start."""
+        games = registry.games()
+        key = tuple((name, id(game)) for name, game in games.items())
+        if self._games_key != key:
+            self._games_reply = list_games(self.registry.components)
+            self._games_key = key
+        return self._games_reply
 
     async def CreateMatch(self, request: pb.CreateMatchRequest, context: Context) -> pb.CreateMatchResponse:
         if not self._admin(context):
