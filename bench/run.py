@@ -95,7 +95,9 @@ Store (``bench/store.py``; ``--store-seconds``, 0 skips it)
     ``--store-matches`` matches writing their moves at once through the store alone, SQLite and
     PostgreSQL (a throw-away cluster from Debian's binaries, or ``--store-pg-url``), and
     ``store.postgresql.grpc_moves_per_s``: the gRPC move phase on a referee with a PostgreSQL
-    store (only when the bench starts the referee).
+    store (only when the bench starts the referee). With a cluster the bench starts:
+    ``store.postgresql.<durability>.server_cpu_ms_per_move`` and
+    ``store.postgresql.grpc_db_cpu_ms_per_move``, the database server's own CPU per move.
 
 Forward model (``bench/sim.py``; ``--sim-seconds``, 0 skips it)
     ``sim.<game>.clones_per_s`` (``Game.clone``), ``sim.<game>.deepcopy_clones_per_s`` (the
