@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from referee.server.base.errors import RefereeError
 from referee.server.store.postgres import PostgresStore
 from referee.server.store.sqlite import MoveRow
@@ -29,6 +31,31 @@ def test_the_store_prepares_its_repeated_statements(pg_server):
             conn.execute("SELECT status FROM matches WHERE id = ?", (f"m{n}",)).fetchall()
         prepared = conn.execute("SELECT statement FROM pg_prepared_statements").fetchall()
         assert any("FROM matches WHERE id" in s for (s,) in prepared), prepared
+    finally:
+        conn.close()
+        store.close()
+
+
+def test_a_rollback_heals_a_stale_prepared_statement(pg_server):
+    """What the store relies on when psycopg's cache names a statement the server no longer
+    has (the failure once seen after a failed pipeline): the statement fails, and the ROLLBACK
+    that every failed batch and write ends with (``_rollback``) makes psycopg forget its
+    prepared statements, so the same statement works again on the same connection."""
+    import psycopg
+
+    from referee.server.store.sqlite import _rollback
+
+    store = PostgresStore(pg_server.new_database())
+    conn = store._connect()
+    sql = "SELECT status FROM matches WHERE id = ?"
+    try:
+        for n in range(3):
+            conn.execute(sql, (f"m{n}",)).fetchall()  # prepared by now
+        conn.raw.pgconn.exec_(b"DEALLOCATE ALL")  # behind psycopg's back: its cache is stale
+        with pytest.raises(psycopg.errors.InvalidSqlStatementName):
+            conn.execute(sql, ("m9",)).fetchall()
+        _rollback(conn)
+        assert conn.execute(sql, ("m9",)).fetchall() == []
     finally:
         conn.close()
         store.close()
