@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.grpc_phases import _cpu_seconds_of
+from bench.grpc_phases import _cpu_split_of
 
 
 def descendants(pid: int) -> set[int]:
@@ -95,13 +95,17 @@ class ClusterServer:
 
     def cpu_seconds(self) -> float:
         assert self.proc is not None
-        parts = {"proxy": 0.0, "workers": 0.0}
+        parts = {"proxy": 0.0, "workers": 0.0, "workers_sys": 0.0}
         for pid in descendants(self.proc.pid):
             try:
-                cpu = _cpu_seconds_of(pid)
+                user, system = _cpu_split_of(pid)
             except (OSError, IndexError, ValueError):
                 continue
-            parts["proxy" if _comm(pid) == "nginx" else "workers"] += cpu
+            if _comm(pid) == "nginx":
+                parts["proxy"] += user + system
+            else:
+                parts["workers"] += user + system
+                parts["workers_sys"] += system
         self.parts.append(parts)
         return parts["proxy"] + parts["workers"]
 
@@ -130,6 +134,46 @@ def _summary(phase: dict[str, Any]) -> dict[str, Any]:
         "cpu_ms_per_move": round(phase["server_cpu_ms_per_op"], 4),
         "rejected": phase.get("rejected"),
     }
+
+
+def measure_by_workers(*, counts: tuple[int, ...] = (1, 2, 4), matches: int = 300,
+                       clients: int = 2, seats: int = 4, seconds: float = 15.0,
+                       warmup: float = 5.0, progress=None, task=None) -> dict[str, Any]:
+    """``cluster.cpu_per_move_by_workers``: the CPU per move of the referee processes (nginx
+    apart) with each number of workers in ``counts``, under the same load. One worker is the
+    plain referee (``referee serve`` runs no supervisor nor nginx for ``--workers 1``), so the
+    figure for N workers against the one for 1 is what a move costs more for being served by
+    one of N processes sharing the machine and the store."""
+    from bench.grpc_phases import RefereeServer, run_phase
+
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="referee-workers-") as tmp:
+        for n in counts:
+            work = Path(tmp) / f"w{n}"
+            work.mkdir()
+            server: Any = RefereeServer(work) if n == 1 else ClusterServer(work, n)
+            server.start()
+            try:
+                res = run_phase("moves", server, clients=clients, concurrency=matches,
+                                seconds=seconds, warmup=warmup, game="batavia", seats=seats,
+                                payload_bytes=0, progress=progress, task=task)
+            finally:
+                server.stop()
+            if n == 1:
+                cpu = res["server_cpu_ms_per_op"]
+                sys_ms = res.get("server_cpu_sys_ms_per_op", float("nan"))
+            else:
+                first, last = server.parts[-2], server.parts[-1]
+                per = 1000 / (res["count"] or 1)
+                cpu = (last["workers"] - first["workers"]) * per
+                sys_ms = (last["workers_sys"] - first["workers_sys"]) * per
+            # sys: the kernel's share (sockets, wake-ups), which grows with the processes
+            out[str(n)] = {"cpu_ms_per_move": round(cpu, 4), "sys_ms_per_move": round(sys_ms, 4),
+                           "moves_per_s": round(res["per_s"], 1)}
+    one = out.get("1", {}).get("cpu_ms_per_move")
+    for fig in out.values():
+        fig["vs_one"] = round(fig["cpu_ms_per_move"] / one, 3) if one else None
+    return out
 
 
 def measure_cluster(*, matches: int = 300, clients: int = 2, seats: int = 4,

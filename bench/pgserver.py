@@ -83,6 +83,24 @@ class PgServer:
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
 
+    def cpu_seconds(self) -> float:
+        """The CPU seconds the database server has used so far: the postmaster, its live
+        processes (backends, WAL writer, checkpointer...), and those that ended (reaped by the
+        postmaster, so in its children's times), from /proc (Linux)."""
+        from bench.cluster import descendants
+
+        pid = int((self.data / "postmaster.pid").read_text().split()[0])
+        tick = os.sysconf("SC_CLK_TCK")
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total = sum(int(f) for f in fields[11:15]) / tick
+        for child in descendants(pid):
+            try:
+                fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # ended meanwhile: counted in the postmaster's children's times
+                continue
+            total += (int(fields[11]) + int(fields[12])) / tick
+        return total
+
     def url(self, database: str = "postgres") -> str:
         """The URL of ``database``: a Unix socket, no password (the cluster trusts it)."""
         return f"postgresql://{USER}@/{database}?host={quote(str(self.socket_dir), safe='')}"

@@ -95,7 +95,9 @@ Store (``bench/store.py``; ``--store-seconds``, 0 skips it)
     ``--store-matches`` matches writing their moves at once through the store alone, SQLite and
     PostgreSQL (a throw-away cluster from Debian's binaries, or ``--store-pg-url``), and
     ``store.postgresql.grpc_moves_per_s``: the gRPC move phase on a referee with a PostgreSQL
-    store (only when the bench starts the referee).
+    store (only when the bench starts the referee). With a cluster the bench starts:
+    ``store.postgresql.<durability>.server_cpu_ms_per_move`` and
+    ``store.postgresql.grpc_db_cpu_ms_per_move``, the database server's own CPU per move.
 
 Forward model (``bench/sim.py``; ``--sim-seconds``, 0 skips it)
     ``sim.<game>.clones_per_s`` (``Game.clone``), ``sim.<game>.deepcopy_clones_per_s`` (the
@@ -351,6 +353,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="Batavia matches at once against `referee serve --workers 2` "
                              "behind nginx and against one plain referee, bench/cluster.py "
                              "(default 300; 0 skips it; needs nginx)")
+    parser.add_argument("--cluster-workers", default="1,2,4", metavar="N,N,...",
+                        help="numbers of workers for cluster.cpu_per_move_by_workers: the "
+                             "workers' CPU per move with each, under the cluster phase's load "
+                             "(default 1,2,4; '' skips it)")
     parser.add_argument("--skip-web", action="store_true",
                         help="skip the web-viewer phases (bench/web.py: moves with --http-port "
                              "and open viewers against plain)")
@@ -548,7 +554,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cluster_matches and not args.skip_grpc and not args.address:
         import shutil
 
-        from bench.cluster import measure_cluster
+        from bench.cluster import measure_by_workers, measure_cluster
 
         if shutil.which("nginx") or os.access("/usr/sbin/nginx", os.X_OK):
             with Progress(*columns, console=console) as progress:
@@ -559,6 +565,15 @@ def main(argv: list[str] | None = None) -> int:
                     matches=args.cluster_matches, clients=args.clients, seats=args.seats,
                     seconds=args.grpc_seconds, warmup=args.warmup, progress=progress,
                     task=t_cluster)
+                if args.cluster_workers:
+                    counts = tuple(int(n) for n in args.cluster_workers.split(","))
+                    t_by = progress.add_task(
+                        f"gRPC CPU per move by workers ({args.cluster_workers})",
+                        total=len(counts) * (args.warmup + args.grpc_seconds), rate="")
+                    results["cluster"]["cpu_per_move_by_workers"] = measure_by_workers(
+                        counts=counts, matches=args.cluster_matches, clients=args.clients,
+                        seats=args.seats, seconds=args.grpc_seconds, warmup=args.warmup,
+                        progress=progress, task=t_by)
         else:
             console.print("cluster phase skipped: nginx is not installed (nginx-light)")
 
@@ -657,6 +672,8 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("moves_per_s", "plain_moves_per_s", "speedup_vs_plain", "p99_ms",
                     "proxy_cpu_ms_per_move", "workers_cpu_ms_per_move"):
             flat[f"cluster.{key}"] = results["cluster"][key]
+        for n, fig in results["cluster"].get("cpu_per_move_by_workers", {}).items():
+            flat[f"cluster.cpu_per_move_by_workers.{n}"] = fig["cpu_ms_per_move"]
     flat.update(session_bench.flat(results))
     flat.update(league_bench.flat(results))
     flat.update(fairness_bench.flat(results))
@@ -767,6 +784,13 @@ def main(argv: list[str] | None = None) -> int:
                       f"{c['matches']} matches (x{c['speedup_vs_plain']}); p99 "
                       f"{c['p99_ms']} ms; CPU per move: nginx {c['proxy_cpu_ms_per_move']} ms, "
                       f"workers {c['workers_cpu_ms_per_move']} ms; {c['notes']}")
+        by = c.get("cpu_per_move_by_workers")
+        if by:
+            table.add_row("cluster.cpu_per_move_by_workers (ms)",
+                          " / ".join(f"{n}: {f['cpu_ms_per_move']}" for n, f in by.items()),
+                          "the workers' CPU per move (nginx apart) with 1, 2, 4 workers "
+                          "under the same load; vs one: "
+                          + ", ".join(f"{n}: x{f['vs_one']}" for n, f in by.items()))
     if "matches_per_s" in results.get("tournament", {}):
         t = results["tournament"]
         table.add_row("tournament.matches_per_s", f"{t['matches_per_s']:.2f}",

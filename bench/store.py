@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,10 @@ def add_arguments(parser) -> None:
                              "$PGPASSWORD) instead of a throw-away cluster")
 
 
-def measure_store(store: Store, matches: int, seconds: float) -> dict[str, Any]:
+def measure_store(store: Store, matches: int, seconds: float,
+                  server_cpu: Callable[[], float] | None = None) -> dict[str, Any]:
+    """One figure; ``server_cpu`` (PostgreSQL started here): the database server's CPU
+    seconds so far, read at both ends of the measured time for ``server_cpu_ms_per_move``."""
     store.enable_leases("bench", 600_000, lambda mid: None)
     store.start()
     ids = [f"bench{i:04d}" for i in range(matches)]
@@ -53,6 +57,7 @@ def measure_store(store: Store, matches: int, seconds: float) -> dict[str, Any]:
             names=["a", "b", "c", "d"], status="running", created_ms=0, finished_ms=None,
             forfeited=None, result=None)) for mid in ids))
         batches0, ops0 = store.batches, store.ops
+        server0 = server_cpu() if server_cpu else 0.0
         cpu0, t0 = time.process_time(), time.perf_counter()
         t_end = t0 + seconds
 
@@ -68,6 +73,7 @@ def measure_store(store: Store, matches: int, seconds: float) -> dict[str, Any]:
         await asyncio.gather(*(one(mid) for mid in ids))
         wall = time.perf_counter() - t0
         measure["cpu"] = time.process_time() - cpu0
+        measure["server_cpu"] = (server_cpu() - server0) if server_cpu else float("nan")
         measure["batches"] = store.batches - batches0
         measure["ops"] = store.ops - ops0
         return wall
@@ -77,12 +83,15 @@ def measure_store(store: Store, matches: int, seconds: float) -> dict[str, Any]:
         wall = asyncio.run(run())
     finally:
         store.close()
-    return {
+    out = {
         "moves_per_s": round(moves / wall),
         "commit_batch_mean": round(measure["ops"] / max(1, measure["batches"]), 2),
         "cpu_ms_per_move": round(measure["cpu"] / max(1, moves) * 1000, 4),
         "matches": matches,
     }
+    if server_cpu is not None:
+        out["server_cpu_ms_per_move"] = round(measure["server_cpu"] / max(1, moves) * 1000, 4)
+    return out
 
 
 def run_store_phase(args, grpc_phase=None) -> dict[str, Any]:
@@ -107,14 +116,18 @@ def run_store_phase(args, grpc_phase=None) -> dict[str, Any]:
     try:
         for durability in ("normal", "full"):
             db = pg.new_database() if pg else url
-            out[f"postgresql.{durability}"] = measure_store(open_store(db, "", durability),
-                                                            matches, seconds)
+            out[f"postgresql.{durability}"] = measure_store(
+                open_store(db, "", durability), matches, seconds,
+                pg.cpu_seconds if pg else None)
         if grpc_phase is not None:
             db = pg.new_database() if pg else url
-            moves = grpc_phase(("--store", db))
+            moves = grpc_phase(("--store", db), pg.cpu_seconds if pg else None)
             out["postgresql.grpc_moves_per_s"] = round(moves["per_s"], 1)
             out["postgresql.grpc_server_cpu_ms_per_move"] = round(
                 moves["server_cpu_ms_per_op"], 4)
+            if "db_server_cpu_ms_per_op" in moves:  # the database server's own CPU
+                out["postgresql.grpc_db_cpu_ms_per_move"] = round(
+                    moves["db_server_cpu_ms_per_op"], 4)
     finally:
         if pg is not None:
             pg.stop()
@@ -130,17 +143,36 @@ def grpc_moves(args):
         def update(self, *a: Any, **k: Any) -> None:
             pass
 
-    def phase(extra: tuple[str, ...]) -> dict[str, Any]:
+    class Metered(RefereeServer):
+        """The referee, with the database server's CPU read at the same moments as its own
+        (``run_phase`` reads it at the start and the end of the measured time)."""
+
+        db_cpu: Callable[[], float] | None = None
+        db_readings: list[float]
+
+        def cpu_split(self) -> tuple[float, float]:
+            if self.db_cpu is not None:
+                self.db_readings.append(self.db_cpu())
+            return super().cpu_split()
+
+    def phase(extra: tuple[str, ...],
+              db_cpu: Callable[[], float] | None = None) -> dict[str, Any]:
         with tempfile.TemporaryDirectory(prefix="referee-bench-store-grpc-") as tmp:
-            server = RefereeServer(Path(tmp), extra_args=extra)
+            server = Metered(Path(tmp), extra_args=extra)
+            server.db_cpu, server.db_readings = db_cpu, []
             server.start()
             try:
-                return run_phase("moves", server, clients=args.clients,
-                                 concurrency=args.concurrency, seconds=args.store_seconds,
-                                 warmup=args.warmup, game=args.game, seats=args.seats,
-                                 payload_bytes=0, progress=Quiet(), task=None)
+                res = run_phase("moves", server, clients=args.clients,
+                                concurrency=args.concurrency, seconds=args.store_seconds,
+                                warmup=args.warmup, game=args.game, seats=args.seats,
+                                payload_bytes=0, progress=Quiet(), task=None)
             finally:
                 server.stop()
+            if len(server.db_readings) >= 2:
+                res["db_server_cpu_ms_per_op"] = ((server.db_readings[-1]
+                                                   - server.db_readings[-2])
+                                                  / max(1, res["count"]) * 1000)
+            return res
 
     return phase
 
@@ -149,8 +181,10 @@ def flat(results: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, r in results.get("store", {}).items():
         if isinstance(r, dict):
-            for key in ("moves_per_s", "commit_batch_mean", "cpu_ms_per_move"):
-                out[f"store.{name}.{key}"] = r[key]
+            for key in ("moves_per_s", "commit_batch_mean", "cpu_ms_per_move",
+                        "server_cpu_ms_per_move"):
+                if key in r:
+                    out[f"store.{name}.{key}"] = r[key]
         elif name != "postgresql_skipped":
             out[f"store.{name}"] = r
     return out
@@ -162,7 +196,9 @@ def table_rows(results: dict[str, Any], table) -> None:
             table.add_row(f"store.{name}.moves_per_s", f"{r['moves_per_s']:,}",
                           f"{r['matches']} matches writing at once, the store alone; "
                           f"{r['commit_batch_mean']} writes a commit, "
-                          f"{r['cpu_ms_per_move']} CPU ms a move")
+                          f"{r['cpu_ms_per_move']} CPU ms a move"
+                          + (f", database server {r['server_cpu_ms_per_move']}"
+                             if 'server_cpu_ms_per_move' in r else ""))
         elif name == "postgresql_skipped":
             table.add_row("store.postgresql", "skipped", str(r)[:80])
         elif name == "postgresql.grpc_moves_per_s":
@@ -176,7 +212,14 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(prog="python -m bench.store", description=__doc__)
     add_arguments(parser)
-    print(json.dumps(run_store_phase(parser.parse_args()), indent=2))
+    parser.add_argument("--grpc", action="store_true",
+                        help="also the gRPC move phase on a referee with --store postgresql")
+    for flag, default in (("--clients", 2), ("--concurrency", 16), ("--warmup", 2.0),
+                          ("--seats", 4)):
+        parser.add_argument(flag, type=type(default), default=default)
+    parser.add_argument("--game", default="batavia")
+    args = parser.parse_args()
+    print(json.dumps(run_store_phase(args, grpc_moves(args) if args.grpc else None), indent=2))
 
 
 if __name__ == "__main__":

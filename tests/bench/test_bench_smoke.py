@@ -22,7 +22,7 @@ def test_bench_writes_results(tmp_path):
          "--tournament-concurrency", "2", "--idle-matches", "20",
          "--persistent-matches", "4", "--league-matches", "4", "--fairness-pairs", "2",
          "--sim-seconds", "0.2", "--research-seconds", "0.2", "--ismcts-matches", "1", "--ismcts-iterations", "1",
-         "--cluster-matches", "8", "--load-matches", "8", "--burst-matches", "8", "--store-seconds", "0.5",
+         "--cluster-matches", "8", "--cluster-workers", "1,2", "--load-matches", "8", "--burst-matches", "8", "--store-seconds", "0.5",
          "--store-matches", "4", "--output", str(out_file)],
         capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
     )
@@ -59,10 +59,13 @@ def test_bench_writes_results(tmp_path):
     assert summary["grpc.burst8.unfinished"] == 0 and summary["grpc.burst8.finished"] == 8
     if not skip_reason():  # a throw-away PostgreSQL cluster (bench/pgserver.py)
         for key in ("store.postgresql.normal.moves_per_s", "store.postgresql.full.moves_per_s",
-                    "store.postgresql.grpc_moves_per_s"):
+                    "store.postgresql.grpc_moves_per_s",
+                    "store.postgresql.normal.server_cpu_ms_per_move",
+                    "store.postgresql.grpc_db_cpu_ms_per_move"):
             assert summary[key] > 0, key
     if shutil.which("nginx") or os.access("/usr/sbin/nginx", os.X_OK):  # bench/cluster.py
-        for key in ("moves_per_s", "plain_moves_per_s", "proxy_cpu_ms_per_move"):
+        for key in ("moves_per_s", "plain_moves_per_s", "proxy_cpu_ms_per_move",
+                    "cpu_per_move_by_workers.1", "cpu_per_move_by_workers.2"):
             assert summary[f"cluster.{key}"] > 0, key
     # combined decisions: fewer messages per move than plain streams (Batavia: about 1.5 vs 2)
     assert 1 <= summary["grpc.combined.server_messages_per_move"] < results["grpc"][

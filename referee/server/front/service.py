@@ -78,9 +78,8 @@ class RefereeService:
         # a cluster worker's (front.forward.Forwarder), set by app.RefereeServer: the web
         # viewer watches the matches of other workers through it
         self.forwarder: Forwarder | None = None
-        # ListGames' answer and the sheets it was built for (list_games)
-        self._games: tuple[tuple[tuple[tuple[str, str], str], ...],
-                           pb.ListGamesResponse] | None = None
+        # ListGames' answer and the sheets and games it was built for (list_games)
+        self._games: tuple[Any, pb.ListGamesResponse] | None = None
         # set by ``drain`` (SIGTERM): new matches, streams and moves are refused with
         # UNAVAILABLE / DRAINING, so that the proxy and the clients call again elsewhere or later
         self.draining = False
@@ -275,11 +274,14 @@ class RefereeService:
         return self.list_games()
 
     def list_games(self) -> pb.ListGamesResponse:
-        """ListGames' answer, built once per set of component sheets (the organizer's, by game,
-        variant and digest) and served as the same message after that: the games and their
-        default sheets do not change while the referee runs (issue 37 item 5)."""
+        """ListGames' answer, built once per set of games and component sheets (the
+        organizer's, by game, variant and digest) and served as the same message after that
+        (issue 37 item 5: it was rebuilt on every call, the sheets' options walked each time).
+        Neither changes while the referee runs, except a game registered after start (tests,
+        plugins), which the key also holds."""
         components = self.registry.components
-        key = tuple(sorted((k, sheet.sha256) for k, sheet in components.items()))
+        key = (tuple(sorted((k, sheet.sha256) for k, sheet in components.items())),
+               tuple((name, id(game)) for name, game in registry.games().items()))
         cached = self._games
         if cached is None or cached[0] != key:
             cached = self._games = (key, list_games(components))

@@ -40,6 +40,13 @@ LOCK_TIMEOUT_MS = 15000
 #: How long opening a connection may take (libpq's connect_timeout, unless the URL sets one):
 #: readers connect on the event loop, which must not hang on a database host that is away.
 CONNECT_TIMEOUT_S = 3
+#: psycopg prepares a statement on the server (a named prepared statement, parsed and planned
+#: once per connection) the second time a connection runs it: the writes of a move (the lease
+#: check, the move row, the match row) then cost the server no parse nor plan, which halves its
+#: CPU per move in the store bench (docs/benchmarks.md, "PostgreSQL"). A connection that is lost
+#: takes its statements with it (a new one prepares again), and a failed batch's ROLLBACK makes
+#: psycopg forget them all and DEALLOCATE ALL (tests/server/test_store_postgres_prepared.py).
+PREPARE_THRESHOLD = 2
 
 
 @lru_cache(maxsize=512)
@@ -88,11 +95,10 @@ class PostgresStore(Store):
         self._backfill_seat_tokens()
 
     def _connect(self) -> PgConn:
-        # no server-side prepared statements: after a failed pipeline psycopg's cache of them
-        # can name one the server dropped ("prepared statement _pg3_0 does not exist")
         timeout: dict[str, Any] = ({} if "connect_timeout" in self.url
                                    else {"connect_timeout": CONNECT_TIMEOUT_S})
-        raw = psycopg.connect(self.url, autocommit=True, prepare_threshold=None, **timeout)
+        raw = psycopg.connect(self.url, autocommit=True, prepare_threshold=PREPARE_THRESHOLD,
+                              **timeout)
         # durability as with SQLite: "normal" survives a crash of the referee (the server has
         # the commit) but not of the database server's machine (synchronous_commit=off: the
         # WAL is flushed within a few hundred ms, not before the commit returns); "full"
