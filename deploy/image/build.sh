@@ -84,6 +84,9 @@ step 4 "writing the OCI archive"
 rm -f "$out/referee.oci.tar"
 buildah push --quiet "$name:$version" "oci-archive:$out/referee.oci.tar:$name:$version"
 echo "$name:$version" > "$out/referee.oci.name"
+size=$(buildah images --noheading --format '{{.Size}}' "$name:$version")
+# The archive is the build's output: the image leaves buildah's store, so that builds do not
+# pile up there (`podman load` the archive to run it).
+buildah rmi "$name:$version" >/dev/null
 printf '== done: %s, image %s (%s unpacked), archive %s (%s MB)\n' "$(date -u +%H:%M:%S)" \
-    "$name:$version" "$(buildah images --noheading --format '{{.Size}}' "$name:$version")" \
-    "$out/referee.oci.tar" "$(( $(stat -c %s "$out/referee.oci.tar") / 1048576 ))"
+    "$name:$version" "$size" "$out/referee.oci.tar" "$(( $(stat -c %s "$out/referee.oci.tar") / 1048576 ))"
