@@ -6,7 +6,8 @@ STAMP  := $(VENV)/.installed
 PROTOS := $(wildcard proto/referee/v1/*.proto)
 GEN    := referee/v1/.generated
 
-.PHONY: setup proto run serve test bench lint proto-lint clean help packages docs docs-serve
+.PHONY: setup proto run serve test bench lint proto-lint clean help packages docs docs-serve \
+        image test-image
 
 help:
 	@echo "make run         set up, start a referee (SQLite store), play a live Batavia match among"
@@ -22,6 +23,10 @@ help:
 	@echo "make proto       generate the Python code of proto/ into referee/v1/"
 	@echo "make proto-lint  buf lint and buf breaking against the last release's protocol"
 	@echo "make packages    install the Debian packages the tests and the kits use (when root)"
+	@echo "make image       build the referee's OCI image into build/image/referee.oci.tar from Debian"
+	@echo "                 bookworm and the project's wheel, no base image pulled (root; 3 minutes)"
+	@echo "make test-image  build the image, then run it with podman and play a match against it"
+	@echo "                 (opt-in, not part of make test; root; about 4 minutes)"
 	@echo "make clean       remove .venv, the generated code, bench/results.json and site/"
 	@echo "make help        this list"
 
@@ -66,6 +71,23 @@ test: setup packages
 # missing and running as root; otherwise the tests that need them skip and say why.
 packages: setup
 	@$(PY) -m tests.debian tests/debian-packages.txt clients/*/debian-packages.txt
+
+# The referee's OCI image (deploy/image/build.sh, docs/organizer/operations.md): mmdebstrap
+# makes a Debian bookworm root file system with the project's wheel and its PyPI dependencies
+# in a venv, buildah makes the image, written as an OCI archive for `podman load`. Needs root
+# and the packages of deploy/image/debian-packages.txt, installed here when missing. It prints
+# each step; about 3 minutes, most of it Debian's and PyPI's downloads.
+IMAGE_OUT := build/image
+image: setup
+	@$(PY) -m tests.debian deploy/image/debian-packages.txt
+	@if [ "$$(id -u)" != 0 ]; then echo "make image needs root (mmdebstrap's root mode, buildah)"; \
+		exit 2; fi
+	deploy/image/build.sh $(IMAGE_OUT) $(PY)
+
+# The image run with podman, a match played against it from this machine
+# (tests/deploy/test_image.py). Opt-in: the build takes minutes, so `make test` and CI skip it.
+test-image: image
+	REFEREE_IMAGE_TEST=1 $(PY) -m pytest -q -n 0 -p no:cacheprovider tests/deploy/test_image.py
 
 bench: setup
 	$(PY) -m bench.run
