@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from referee_client.bot import Bot
@@ -25,8 +25,8 @@ from referee.core.contract import Result
 from referee.sim import Simulation
 from referee.v1 import referee_pb2
 
-from .ismcts import STRONG, Budget
-from .ismcts_bot import ISMCTSBot
+from .ismcts import PROFILES, Budget
+from .ismcts_bot import DEFAULT_PROFILE, ISMCTSBot
 from .messages import decision_message, event_message
 
 #: Makes the bot of one seat of one match: (seat, seed) -> Bot.
@@ -208,11 +208,23 @@ def greedy_factory(game: str) -> BotFactory:
 
 
 def ismcts_factory(iterations: int | None, seconds: float | None = None,
+                   profile: str = DEFAULT_PROFILE, cpu: bool = False,
                    **knobs: Any) -> BotFactory:
-    """The ISMCTS bot with this budget, seeded per match and seat: the bot's own settings
-    (:data:`~.ismcts.STRONG`) with these Settings knobs changed."""
-    settings = replace(STRONG, budget=Budget(iterations=iterations, seconds=seconds), **knobs)
+    """The ISMCTS bot with this budget (``cpu``: seconds of CPU time), seeded per match and
+    seat: the settings of ``profile`` (:data:`~.ismcts.PROFILES`, the bot's by default) with
+    these Settings knobs changed."""
+    settings = replace(PROFILES[profile],
+                       budget=Budget(iterations=iterations, seconds=seconds, cpu=cpu), **knobs)
     return lambda seat, seed: ISMCTSBot(seed * 8 + seat, settings)
+
+
+def effective_settings(seconds: float | None = None, profile: str = DEFAULT_PROFILE,
+                       cpu: bool = False, **knobs: Any) -> dict[str, Any]:
+    """What a duel's bot plays with, for its report: the profile's settings with the knobs
+    changed (the budget apart: the report has its own fields)."""
+    settings = replace(PROFILES[profile], **knobs)
+    out = {f.name: getattr(settings, f.name) for f in fields(settings) if f.name != "budget"}
+    return {"profile": profile, "seconds": seconds, "cpu": cpu, **out}
 
 
 def schedule(seeds: int, seats: int, first_seed: int = 1) -> Iterator[tuple[int, int]]:
@@ -255,7 +267,7 @@ def duel(game: str, seats: int, matches: int, iterations: int | None,
     on ``jobs`` processes. With ``sprt`` the duel stops as soon as the test decides (which may
     leave the last seed with fewer than every seat). ``progress`` is called after every
     match."""
-    report = DuelReport(game, seats, iterations, dict(knobs), sprt=sprt)
+    report = DuelReport(game, seats, iterations, effective_settings(seconds, **knobs), sprt=sprt)
     seeds = max(1, -(-matches // seats))
     work = [(game, seats, seed, seat, iterations, seconds, dict(knobs))
             for seed, seat in schedule(seeds, seats, first_seed)]

@@ -55,7 +55,13 @@ def test_bench_phase_reports_every_game():
     results = {"ismcts": ismcts_bench.run_phase({"batavia": games["batavia"]}, 3, 2)}
     flat = ismcts_bench.flat(results)
     assert set(flat) == {"ismcts.batavia.win_rate_vs_greedy", "ismcts.batavia.interval",
-                         "ismcts.batavia.matches"}
+                         "ismcts.batavia.matches", "ismcts.batavia.iterations_per_cpu_s",
+                         "ismcts.batavia.iterations_per_cpu_s_min",
+                         "ismcts.batavia.iterations_per_cpu_s_strong"}
+    rate = results["ismcts"]["batavia"]["rate"]
+    assert [r["seats"] for r in rate["by_seats"]] == [3, 4, 5]  # every seat count
+    assert all(r["iterations"] > 0 for r in rate["by_seats"])
+    assert flat["ismcts.batavia.iterations_per_cpu_s"] > 0
     assert flat["ismcts.batavia.matches"] == 3
 
 
