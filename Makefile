@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 PROTOS := $(wildcard proto/referee/v1/*.proto)
 GEN    := referee/v1/.generated
 
-.PHONY: setup proto run serve test bench lint proto-lint clean help packages docs docs-serve
+.PHONY: setup proto run serve test bench bench-sprt lint proto-lint clean help packages docs docs-serve
 
 help:
 	@echo "make run         set up, start a referee (SQLite store), play a live Batavia match among"
@@ -69,6 +69,11 @@ packages: setup
 
 bench: setup
 	$(PY) -m bench.run
+
+# The search bot against greedy at one CPU second a move, SPRT at every seat count of every
+# game (bench/sprt.py; hours: opt-in, never part of test or bench). PROFILE=fast for the other.
+bench-sprt: setup
+	$(PY) -m bench.sprt --profile $(or $(PROFILE),strong) --json bench/sprt.json
 
 # The documentation site (mkdocs.yml): tutorials per role and references written from the
 # source at each build (docs/gen/hooks.py). Strict: a broken link or reference fails the build.

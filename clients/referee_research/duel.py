@@ -136,9 +136,12 @@ class DuelReport:
 
     def line(self) -> str:
         lo, hi = self.interval
+        seconds = self.settings.get("seconds")
+        budget = (f"{self.iterations} iterations" if self.iterations is not None else
+                  f"{seconds} s{' of CPU' if self.settings.get('cpu') else ''}")
         text = (f"{self.game} {self.seats} seats: ismcts wins {self.win_rate:.1%} of "
                 f"{self.matches} matches vs greedy (95% {lo:.1%}-{hi:.1%}; an equal player "
-                f"{self.baseline:.1%}); {self.iterations} iterations a move, "
+                f"{self.baseline:.1%}); {budget} a move, "
                 f"{self.seconds_per_move:.2f} s a searched move here")
         if self.sprt is not None:
             text += f"; SPRT {self.sprt.verdict()}"

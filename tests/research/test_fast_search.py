@@ -115,3 +115,14 @@ def test_the_profile_flag_picks_the_settings_and_flags_change_single_knobs():
                                                     "--rollout-depth", "4"]))
     assert fast == replace(FAST, budget=Budget(iterations=9, seconds=None), rollout_depth=4)
     assert set(PROFILES) == {"strong", "fast"}
+
+
+def test_the_sprt_run_covers_every_seat_count_of_every_game():
+    from bench.sprt import tables
+
+    expected = []
+    for name in GAMES:
+        spec = registry.get(name).spec
+        expected += [(name, n) for n in range(max(2, spec.min_seats), spec.max_seats + 1)]
+    assert tables(GAMES) == expected
+    assert ("santa_maria", 2) in expected and ("batavia", 5) in expected
