@@ -13,6 +13,7 @@ help:
 	@echo "                 reference bots, then a short tournament of the reference bots on every game"
 	@echo "make test        run the whole test suite (about 10 minutes on 2 cores)"
 	@echo "make bench       measure engine and gRPC speed; writes bench/results.json (about 7 minutes)"
+	@echo "make bench-sprt  the search bot vs greedy at 1 CPU s a move, SPRT at every table (hours)"
 	@echo "make lint        ruff, mypy, buf lint and buf breaking, as CI runs them"
 	@echo "make serve       run the referee alone on 127.0.0.1:50051"
 	@echo "make docs        build the documentation site into site/ (open site/index.html)"

@@ -85,7 +85,10 @@ Search bot (``bench/ismcts.py``; ``--ismcts-matches``, 0 skips it)
     ``ismcts.<game>.win_rate_vs_greedy`` with ``ismcts.<game>.interval`` (95% Wilson) and
     ``ismcts.<game>.matches``: the ISMCTS bot against the greedy bots, in process, duplicate
     seeds with seats rotated; a few matches at a small iteration budget (``--ismcts-iterations``)
-    to keep the bench short, so the interval is wide.
+    to keep the bench short, so the interval is wide. ``ismcts.<game>.iterations_per_cpu_s``
+    (``_min``: the slowest seat count; ``_strong``: the bot's default profile): search iterations
+    per CPU second of the fast profile, every seat count. The long SPRT duels at one CPU second
+    a move are ``make bench-sprt`` (``bench/sprt.py``), never part of this run.
 
 CPU use of the server and of the client processes is recorded per phase (from /proc and
 os.times), which shows which side is the bottleneck on this machine.
