@@ -93,19 +93,20 @@ def rate_phase(games: dict[str, Game], iterations: int = RATE_ITERATIONS) -> dic
     return out
 
 
-def run_phase(games: dict[str, Game], matches: int = MATCHES,
-              iterations: int = ITERATIONS) -> dict[str, Any]:
+def run_phase(games: dict[str, Game], matches: int = MATCHES, iterations: int = ITERATIONS,
+              rate_iterations: int = RATE_ITERATIONS) -> dict[str, Any]:
     """``results["ismcts"]``: per game, the duel's report (or why it was skipped) and the
-    search's iteration rate (``rate``)."""
+    search's iteration rate (``rate``; ``rate_iterations`` a search, 0 skips it)."""
     out: dict[str, Any] = {}
-    rates = rate_phase(games)
+    rates = rate_phase(games, rate_iterations) if rate_iterations else {}
     for name, game in sorted(games.items()):
         seats = max(2, game.spec.min_seats)
         try:
             out[name] = duel(name, seats, matches, iterations).as_dict()
         except NotImplementedError as exc:
             out[name] = {"skipped": str(exc)}
-        out[name]["rate"] = rates[name]
+        if name in rates:
+            out[name]["rate"] = rates[name]
     return out
 
 

@@ -362,6 +362,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ismcts-iterations", type=int, default=ismcts_bench.ITERATIONS,
                         metavar="K", help="the search bot's iterations per move in the bench "
                                           f"(default {ismcts_bench.ITERATIONS})")
+    parser.add_argument("--ismcts-rate-iterations", type=int, default=ismcts_bench.RATE_ITERATIONS,
+                        metavar="K", help="iterations a search for ismcts.<game>."
+                                          "iterations_per_cpu_s (default "
+                                          f"{ismcts_bench.RATE_ITERATIONS}; 0 skips it)")
     parser.add_argument("--sim-seconds", type=float, default=2.0, metavar="S",
                         help="seconds per figure and game of the forward model's phase "
                              "(sim.<game>.clones_per_s, samples_per_s; bench/sim.py; default 2, "
@@ -578,7 +582,8 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"ismcts phase: {args.ismcts_matches} matches per game vs greedy, "
                       f"{args.ismcts_iterations} iterations a move …")
         results["ismcts"] = ismcts_bench.run_phase(games, args.ismcts_matches,
-                                                   args.ismcts_iterations)
+                                                   args.ismcts_iterations,
+                                                   args.ismcts_rate_iterations)
     if args.sim_seconds:
         console.print("forward model phase: clones and samples per second …")
         results["sim"] = sim_bench.run_phase(games, args.sim_seconds)
