@@ -88,10 +88,11 @@ class DuelReport:
     per_seed: list[float] = field(default_factory=list)
     sprt: Sprt | None = None
     searches: int = 0  # decisions the bot searched (more than one legal move)
-    search_seconds: float = 0.0  # wall time of those searches
+    search_seconds: float = 0.0  # wall time of those searches (CPU time with a CPU budget)
+    search_iterations: int = 0  # iterations of those searches
 
     def add(self, result: Result, seat: int, searches: int = 0,
-            search_seconds: float = 0.0) -> float:
+            search_seconds: float = 0.0, search_iterations: int = 0) -> float:
         share = first_share(result, seat)
         self.matches += 1
         self.wins += share
@@ -99,6 +100,7 @@ class DuelReport:
         self.score_diff += result.scores[seat] - max(others, default=0)
         self.searches += searches
         self.search_seconds += search_seconds
+        self.search_iterations += search_iterations
         if self.sprt is not None:
             self.sprt.add(share)
         return share
@@ -132,6 +134,8 @@ class DuelReport:
                 if self.matches else 0.0,
                 "searched_moves": self.searches,
                 "seconds_per_move": round(self.seconds_per_move, 4),
+                "iterations_per_move": round(self.search_iterations / self.searches, 1)
+                if self.searches else 0.0,
                 "sprt": None if self.sprt is None else self.sprt.as_dict()}
 
     def line(self) -> str:
@@ -246,7 +250,7 @@ def duel_match(game: str, seats: int, seed: int, seat: int, challenger: BotFacto
 
 
 def _run_one(job: tuple[str, int, int, int, int | None, float | None, dict[str, Any]]
-             ) -> tuple[int, int, Result, int, float]:
+             ) -> tuple[int, int, Result, int, float, int]:
     game, seats, seed, seat, iterations, seconds, knobs = job
     bots: list[ISMCTSBot] = []
     make = ismcts_factory(iterations, seconds, **knobs)
@@ -258,7 +262,8 @@ def _run_one(job: tuple[str, int, int, int, int | None, float | None, dict[str, 
         return bot
 
     result = duel_match(game, seats, seed, seat, challenger, greedy_factory(game))
-    return seed, seat, result, bots[0].searches, bots[0].search_seconds
+    return seed, seat, result, bots[0].searches, bots[0].search_seconds, \
+        bots[0].search_iterations
 
 
 def duel(game: str, seats: int, matches: int, iterations: int | None,
@@ -276,8 +281,8 @@ def duel(game: str, seats: int, matches: int, iterations: int | None,
             for seed, seat in schedule(seeds, seats, first_seed)]
     if jobs <= 1:
         for job in work:
-            _seed, seat, result, searches, spent = _run_one(job)
-            report.add(result, seat, searches, spent)
+            _seed, seat, result, searches, spent, its = _run_one(job)
+            report.add(result, seat, searches, spent, its)
             if progress:
                 progress(report)
             if sprt is not None and sprt.decision is not None:
@@ -286,8 +291,8 @@ def duel(game: str, seats: int, matches: int, iterations: int | None,
     import multiprocessing
 
     with multiprocessing.get_context("spawn").Pool(jobs) as pool:  # leaving it terminates it
-        for _seed, seat, result, searches, spent in pool.imap(_run_one, work):
-            report.add(result, seat, searches, spent)
+        for _seed, seat, result, searches, spent, its in pool.imap(_run_one, work):
+            report.add(result, seat, searches, spent, its)
             if progress:
                 progress(report)
             if sprt is not None and sprt.decision is not None:

@@ -77,7 +77,8 @@ class ISMCTSBot(Bot):
         self.searches = 0  # decisions searched (more than one legal move)
         #: state version before which the end is too far for the horizon: the prior's move
         self.skip_until = 0
-        self.search_seconds = 0.0  # their wall time
+        self.search_seconds = 0.0  # their time (CPU time with a CPU budget)
+        self.search_iterations = 0  # their iterations
 
     def on_welcome(self, welcome: referee_pb2.Welcome) -> None:
         self.game = registry.get(welcome.game)
@@ -126,11 +127,13 @@ class ISMCTSBot(Bot):
             self.skip_until = decision.state_version + result.beyond - horizon
             self.searches += 1
             self.search_seconds += result.seconds
+            self.search_iterations += result.iterations
             self.note(f"greedy move: the end is {result.beyond} moves or more away (horizon "
                       f"{horizon}); {result.seconds * 1000:.0f} ms")
         elif result.iterations:
             self.searches += 1
             self.search_seconds += result.seconds
+            self.search_iterations += result.iterations
             self.note(result.note(_label))
         return decision.legal_moves[legal.index(result.move)]
 
