@@ -117,6 +117,11 @@ class Settings:
     #: when it looks worse, and the paired choice, which needs two shared worlds, keeps it).
     #: None: the game's choice (``heuristics.PRIOR_PACE``)
     prior_pace: bool | None = None
+    #: what scores a rollout cut at ``rollout_depth``: ``"estimate"`` (the game's guess from
+    #: the public view, :data:`heuristics.SCORE_ESTIMATES`) or ``"provisional"`` (the game's own
+    #: final scoring applied to the sample, ``Game.provisional_scores``: no View built, the
+    #: fast profile's; a game without it falls back to the estimate)
+    evaluation: str = "estimate"
 
     def __post_init__(self) -> None:
         if self.rollout not in ROLLOUTS:
@@ -125,6 +130,9 @@ class Settings:
             raise ValueError(f"epsilon must be within [0, 1], not {self.epsilon}")
         if self.horizon is not None and self.horizon < 1:
             raise ValueError(f"horizon must be at least 1, not {self.horizon}")
+        if self.evaluation not in EVALUATIONS:
+            raise ValueError(f"evaluation must be one of {', '.join(EVALUATIONS)}, "
+                             f"not {self.evaluation!r}")
         if self.widening is not None and self.widening <= 0:
             raise ValueError(f"widening must be positive, not {self.widening}")
 
@@ -135,6 +143,8 @@ _MASK = (1 << 64) - 1
 
 #: The rollout policies a search can use (``Settings.rollout``).
 ROLLOUTS = ("random", "prior")
+#: How a cut rollout is scored (``Settings.evaluation``).
+EVALUATIONS = ("estimate", "provisional")
 
 #: The settings the bot plays with (its budget aside): flat Monte Carlo over the root's moves,
 #: the greedy move tried first and kept unless clearly beaten, a few more candidates by
@@ -151,7 +161,8 @@ STRONG = Settings(rollout="prior", tree_depth=0, widening=1.5, prior_weight=0.25
 #: sample, a few engine moves and one provisional scoring an iteration
 #: (docs/research/search-bot.md, *A thousand iterations a second*).
 FAST = Settings(rollout="random", rollout_depth=10, tree_depth=0, widening=1.5,
-                prior_weight=0.25, horizon=None, paired=True, prior_margin=0.02)
+                prior_weight=0.25, horizon=None, paired=True, prior_margin=0.02,
+                evaluation="provisional")
 
 
 #: The settings a bot or a duel starts from (``--profile``); flags change single knobs.
@@ -462,9 +473,10 @@ class Search:
 
     def _can_estimate(self, sim: Simulation) -> bool:
         if self._estimator is None:
-            # the engine's own provisional scoring (no protobuf, the hot path) where the game
-            # has one, else the view-based guess of heuristics.py
-            self._estimator = sim.game.provisional_scores(sim.state) is not None
+            # the engine's own provisional scoring (no protobuf, the hot path) where asked and
+            # the game has one, else the view-based guess of heuristics.py
+            self._estimator = (self.settings.evaluation == "provisional"
+                               and sim.game.provisional_scores(sim.state) is not None)
         return self._estimator or sim.game.spec.name in heuristics.SCORE_ESTIMATES
 
     def _estimate(self, sim: Simulation) -> list[float]:
@@ -548,6 +560,7 @@ def search(determinize: Determinizer, seat: int, legal: Sequence[Any], seed: int
 
 
 __all__ = [
+    "EVALUATIONS",
     "EXPLORATION",
     "FAST",
     "MARGIN_WEIGHT",

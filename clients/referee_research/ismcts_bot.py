@@ -220,6 +220,10 @@ def add_search_flags(p: argparse.ArgumentParser) -> None:
                    help="paired: play the greedy move again whenever another root move has "
                         "more visits, so they share every world (default: the game's choice, "
                         "on for Batavia)")
+    p.add_argument("--evaluation", choices=ismcts.EVALUATIONS,
+                   help="what scores a rollout cut at --rollout-depth: the game's estimate from "
+                        "the public view, or its final scoring applied to the sample now "
+                        f"(strong's {STRONG.evaluation}, fast's {FAST.evaluation})")
     p.add_argument("--exploration", type=float,
                    help=f"UCB1's exploration constant (strong's {STRONG.exploration})")
 
@@ -230,7 +234,7 @@ def search_knobs(args: argparse.Namespace) -> dict[str, Any]:
              "widening": args.widening, "exploration": args.exploration, "paired": args.paired,
              "horizon": args.horizon, "prior_margin": args.prior_margin,
              "prior_pace": args.prior_pace, "rollout_depth": args.rollout_depth,
-             "prior_weight": args.prior_weight}
+             "prior_weight": args.prior_weight, "evaluation": args.evaluation}
     return {k: v for k, v in knobs.items() if v is not None}
 
 
