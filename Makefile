@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 PROTOS := $(wildcard proto/referee/v1/*.proto)
 GEN    := referee/v1/.generated
 
-.PHONY: setup proto run serve test bench lint proto-lint clean help packages docs docs-serve \
+.PHONY: setup proto run serve test bench bench-sprt lint proto-lint clean help packages docs docs-serve \
         image test-image
 
 help:
@@ -14,6 +14,7 @@ help:
 	@echo "                 reference bots, then a short tournament of the reference bots on every game"
 	@echo "make test        run the whole test suite (about 10 minutes on 2 cores)"
 	@echo "make bench       measure engine and gRPC speed; writes bench/results.json (about 7 minutes)"
+	@echo "make bench-sprt  the search bot vs greedy at 1 CPU s a move, SPRT at every table (hours)"
 	@echo "make lint        ruff, mypy, buf lint and buf breaking, as CI runs them"
 	@echo "make serve       run the referee alone on 127.0.0.1:50051"
 	@echo "make docs        build the documentation site into site/ (open site/index.html)"
@@ -91,6 +92,11 @@ test-image: image
 
 bench: setup
 	$(PY) -m bench.run
+
+# The search bot against greedy at one CPU second a move, SPRT at every seat count of every
+# game (bench/sprt.py; hours: opt-in, never part of test or bench). PROFILE=fast for the other.
+bench-sprt: setup
+	$(PY) -m bench.sprt --profile $(or $(PROFILE),strong) --json bench/sprt.json
 
 # The documentation site (mkdocs.yml): tutorials per role and references written from the
 # source at each build (docs/gen/hooks.py). Strict: a broken link or reference fails the build.

@@ -7,30 +7,106 @@ with the seats rotated (``referee_research.duel``), at the game's smallest table
 or more; with its 95% Wilson ``interval``, its ``matches`` and ``iterations`` per move. The bench
 keeps it short (a few matches, a small iteration budget): the figure is a smoke reading with a
 wide interval; docs/research/search-bot.md and docs/research/ismcts-duels.json have the long
-runs. A game whose sampler is missing is reported as skipped."""
+runs. A game whose sampler is missing is reported as skipped.
+
+``ismcts.<game>.iterations_per_cpu_s``: the search with the ``fast`` profile
+(``ismcts.FAST``, an iteration budget) at a few positions of a random game at the game's
+smallest table, iterations over the CPU seconds (``time.process_time``) they took;
+``..._min`` the slowest seat count's; ``..._strong`` the bot's default profile
+(``ismcts.STRONG``, greedy rollouts to the end) at the smallest table, a few iterations. Figures
+of this machine and its load, asserted in no test."""
 from __future__ import annotations
 
+import time
+from dataclasses import replace
 from typing import Any
 
 from referee_research.duel import duel
+from referee_research.ismcts import FAST, STRONG, Budget, Search, Settings, from_views
 
 from referee.core.contract import Game
+from referee.core.rng import Rng
+from referee.sim import Simulation
+from referee.sim.model import uniform
 
 #: bench defaults: matches per game (rounded up to whole seeds) and iterations per move
 MATCHES = 4
 ITERATIONS = 4
 
 
-def run_phase(games: dict[str, Game], matches: int = MATCHES,
-              iterations: int = ITERATIONS) -> dict[str, Any]:
-    """``results["ismcts"]``: per game, the duel's report (or why it was skipped)."""
+#: the iteration-rate figure: iterations a search, and after how many random moves each
+#: position is taken (a decision with a choice at or after that move)
+RATE_ITERATIONS = 200
+RATE_POSITIONS = (10, 40, 80, 120)
+#: the strong profile's iterations a search (each a greedy rollout to the end)
+STRONG_ITERATIONS = 4
+
+
+def iteration_rate(name: str, seats: int, settings: Settings | None = None,
+                   iterations: int = RATE_ITERATIONS,
+                   positions: tuple[int, ...] = RATE_POSITIONS) -> dict[str, Any]:
+    """Iterations per CPU second of the search (``settings``: the fast profile's) on ``name`` at
+    ``seats`` seats, summed over a search at each position of ``positions`` (random play on
+    seeds 1, 2, ...). The determinizations come from the deciding seat's view, as the bot's."""
+    run = replace(settings or FAST, budget=Budget(iterations=iterations, seconds=None))
+    done = 0
+    cpu = 0.0
+    for k, at in enumerate(positions):
+        sim = Simulation.new(name, seats, 1 + k)
+        choose = uniform(Rng(k))
+        d = sim.decision()
+        for _ in range(at):
+            if d is None:
+                break
+            sim.apply(choose(d), d.seat)
+            d = sim.decision()
+        while d is not None and len(d.moves) < 2:  # a forced move is not searched
+            sim.apply(d.moves[0], d.seat)
+            d = sim.decision()
+        if d is None:
+            continue
+        determinize = from_views(name, d.seat, sim.view(d.seat), seats, (), sim.options)
+        start = time.process_time()
+        result = Search(determinize, d.seat, list(d.moves), run, d.moves[0]).run(k)
+        cpu += time.process_time() - start
+        done += result.iterations
+    return {"seats": seats, "iterations": done, "cpu_seconds": round(cpu, 4),
+            "iterations_per_cpu_s": round(done / cpu, 1) if cpu > 0 else 0.0}
+
+
+def rate_phase(games: dict[str, Game], iterations: int = RATE_ITERATIONS) -> dict[str, Any]:
+    """Per game, the search's iteration rate at every seat count of two or more."""
     out: dict[str, Any] = {}
+    for name, game in sorted(games.items()):
+        per = []
+        try:
+            for seats in range(max(2, game.spec.min_seats), game.spec.max_seats + 1):
+                per.append(iteration_rate(name, seats, iterations=iterations))
+        except NotImplementedError as exc:
+            out[name] = {"skipped": str(exc)}
+            continue
+        strong = iteration_rate(name, per[0]["seats"], STRONG, STRONG_ITERATIONS,
+                                RATE_POSITIONS[:2])
+        out[name] = {"by_seats": per,
+                     "iterations_per_cpu_s": min(r["iterations_per_cpu_s"] for r in per),
+                     "strong": strong}
+    return out
+
+
+def run_phase(games: dict[str, Game], matches: int = MATCHES, iterations: int = ITERATIONS,
+              rate_iterations: int = RATE_ITERATIONS) -> dict[str, Any]:
+    """``results["ismcts"]``: per game, the duel's report (or why it was skipped) and the
+    search's iteration rate (``rate``; ``rate_iterations`` a search, 0 skips it)."""
+    out: dict[str, Any] = {}
+    rates = rate_phase(games, rate_iterations) if rate_iterations else {}
     for name, game in sorted(games.items()):
         seats = max(2, game.spec.min_seats)
         try:
             out[name] = duel(name, seats, matches, iterations).as_dict()
         except NotImplementedError as exc:
             out[name] = {"skipped": str(exc)}
+        if name in rates:
+            out[name]["rate"] = rates[name]
     return out
 
 
@@ -41,11 +117,27 @@ def flat(results: dict[str, Any]) -> dict[str, Any]:
             out[f"ismcts.{name}.win_rate_vs_greedy"] = r["win_rate"]
             out[f"ismcts.{name}.interval"] = r["interval"]
             out[f"ismcts.{name}.matches"] = r["matches"]
+        rate = r.get("rate", {})
+        if "by_seats" in rate:
+            out[f"ismcts.{name}.iterations_per_cpu_s_min"] = rate["iterations_per_cpu_s"]
+            # the figure of the issue: the game's smallest table (as the duel's)
+            out[f"ismcts.{name}.iterations_per_cpu_s"] = rate["by_seats"][0][
+                "iterations_per_cpu_s"]
+            out[f"ismcts.{name}.iterations_per_cpu_s_strong"] = rate["strong"][
+                "iterations_per_cpu_s"]
     return out
 
 
 def table_rows(results: dict[str, Any], table) -> None:
     for name, r in results.get("ismcts", {}).items():
+        rate = r.get("rate", {})
+        if "by_seats" in rate:
+            table.add_row(f"ismcts.{name}.iterations_per_cpu_s",
+                          f"{rate['by_seats'][0]['iterations_per_cpu_s']:.0f}",
+                          "search iterations per CPU second, fast profile; by seats: "
+                          + ", ".join(f"{x['seats']}: {x['iterations_per_cpu_s']:.0f}"
+                                      for x in rate["by_seats"])
+                          + f"; strong profile {rate['strong']['iterations_per_cpu_s']:.0f}")
         if "win_rate" not in r:
             table.add_row(f"ismcts.{name}.win_rate_vs_greedy", "skipped", r["skipped"][:80])
             continue

@@ -85,7 +85,10 @@ Search bot (``bench/ismcts.py``; ``--ismcts-matches``, 0 skips it)
     ``ismcts.<game>.win_rate_vs_greedy`` with ``ismcts.<game>.interval`` (95% Wilson) and
     ``ismcts.<game>.matches``: the ISMCTS bot against the greedy bots, in process, duplicate
     seeds with seats rotated; a few matches at a small iteration budget (``--ismcts-iterations``)
-    to keep the bench short, so the interval is wide.
+    to keep the bench short, so the interval is wide. ``ismcts.<game>.iterations_per_cpu_s``
+    (``_min``: the slowest seat count; ``_strong``: the bot's default profile): search iterations
+    per CPU second of the fast profile, every seat count. The long SPRT duels at one CPU second
+    a move are ``make bench-sprt`` (``bench/sprt.py``), never part of this run.
 
 CPU use of the server and of the client processes is recorded per phase (from /proc and
 os.times), which shows which side is the bottleneck on this machine.
@@ -371,6 +374,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ismcts-iterations", type=int, default=ismcts_bench.ITERATIONS,
                         metavar="K", help="the search bot's iterations per move in the bench "
                                           f"(default {ismcts_bench.ITERATIONS})")
+    parser.add_argument("--ismcts-rate-iterations", type=int, default=ismcts_bench.RATE_ITERATIONS,
+                        metavar="K", help="iterations a search for ismcts.<game>."
+                                          "iterations_per_cpu_s (default "
+                                          f"{ismcts_bench.RATE_ITERATIONS}; 0 skips it)")
     parser.add_argument("--sim-seconds", type=float, default=2.0, metavar="S",
                         help="seconds per figure and game of the forward model's phase "
                              "(sim.<game>.clones_per_s, samples_per_s; bench/sim.py; default 2, "
@@ -600,7 +607,8 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"ismcts phase: {args.ismcts_matches} matches per game vs greedy, "
                       f"{args.ismcts_iterations} iterations a move …")
         results["ismcts"] = ismcts_bench.run_phase(games, args.ismcts_matches,
-                                                   args.ismcts_iterations)
+                                                   args.ismcts_iterations,
+                                                   args.ismcts_rate_iterations)
     if args.sim_seconds:
         console.print("forward model phase: clones and samples per second …")
         results["sim"] = sim_bench.run_phase(games, args.sim_seconds)

@@ -14,12 +14,13 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from . import duel as duel_mod
 from . import ismcts_bot
-from .ismcts import STRONG, Settings
+from .ismcts import FAST, PROFILES, STRONG
 from .ismcts_bot import add_search_flags, search_knobs
 
 
@@ -38,14 +39,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seats", type=int, required=True, help="seats per match")
     p.add_argument("--matches", type=int, default=200,
                    help="matches to play, rounded up to whole seeds (default 200)")
-    p.add_argument("--iterations", type=int, default=20,
-                   help="search iterations per move (default 20)")
-    p.add_argument("--prior-weight", type=float, default=STRONG.prior_weight,
+    p.add_argument("--iterations", type=int,
+                   help="search iterations per move (default 20 unless --seconds)")
+    p.add_argument("--seconds", type=float,
+                   help="thinking time per move (with --iterations: whichever ends first)")
+    p.add_argument("--cpu", action="store_true",
+                   help="--seconds of CPU time (time.process_time), not wall time: a budget "
+                        "the machine's load does not shorten")
+    p.add_argument("--prior-weight", type=float,
                    help="virtual visits of the greedy bot's move, as a share of the iterations "
-                        f"(default {STRONG.prior_weight})")
-    p.add_argument("--rollout-depth", type=int, metavar="N", default=STRONG.rollout_depth,
+                        f"(strong's {STRONG.prior_weight})")
+    p.add_argument("--rollout-depth", type=int, metavar="N",
                    help="stop rollouts after N moves where the game has a score estimate "
-                        f"(default {STRONG.rollout_depth})")
+                        f"(strong's {STRONG.rollout_depth}, fast's {FAST.rollout_depth})")
     add_search_flags(p)
     p.add_argument("--sprt", action="store_true",
                    help="stop as soon as Wald's SPRT decides between H0 (an equal player's "
@@ -82,13 +88,16 @@ def _duel(args: argparse.Namespace) -> int:
         print(f"{args.game} duels take {max(2, spec.min_seats)} to {spec.max_seats} seats",
               file=sys.stderr)
         return 2
-    if args.matches < 1 or args.iterations < 1 or args.jobs < 1:
-        print("--matches, --iterations and --jobs must be at least 1", file=sys.stderr)
+    if args.iterations is None and args.seconds is None:
+        args.iterations = 20
+    if (args.matches < 1 or args.jobs < 1 or (args.iterations is not None and args.iterations < 1)
+            or (args.seconds is not None and args.seconds <= 0)):
+        print("--matches, --iterations and --jobs must be at least 1, --seconds positive",
+              file=sys.stderr)
         return 2
-    knobs: dict[str, Any] = {"rollout_depth": args.rollout_depth,
-                             "prior_weight": args.prior_weight, **search_knobs(args)}
+    knobs: dict[str, Any] = search_knobs(args)
     try:
-        Settings(**knobs)
+        replace(PROFILES[args.profile], **knobs)  # checks the knobs
         sprt = duel_mod.sprt_for(args.seats, args.sprt_delta, args.sprt_alpha,
                                  args.sprt_beta) if args.sprt else None
     except ValueError as exc:
@@ -107,8 +116,9 @@ def _duel(args: argparse.Namespace) -> int:
                 _write(args.json, report)
 
         report = duel_mod.duel(args.game, args.seats, args.matches, args.iterations,
-                               jobs=args.jobs, first_seed=args.first_seed, progress=tick,
-                               sprt=sprt, **knobs)
+                               args.seconds, jobs=args.jobs, first_seed=args.first_seed,
+                               progress=tick, sprt=sprt, profile=args.profile, cpu=args.cpu,
+                               **knobs)
     print(report.line())
     if args.json:
         _write(args.json, report)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from referee_client.bot import Bot
@@ -25,8 +25,8 @@ from referee.core.contract import Result
 from referee.sim import Simulation
 from referee.v1 import referee_pb2
 
-from .ismcts import STRONG, Budget
-from .ismcts_bot import ISMCTSBot
+from .ismcts import PROFILES, Budget
+from .ismcts_bot import DEFAULT_PROFILE, ISMCTSBot
 from .messages import decision_message, event_message
 
 #: Makes the bot of one seat of one match: (seat, seed) -> Bot.
@@ -88,10 +88,11 @@ class DuelReport:
     per_seed: list[float] = field(default_factory=list)
     sprt: Sprt | None = None
     searches: int = 0  # decisions the bot searched (more than one legal move)
-    search_seconds: float = 0.0  # wall time of those searches
+    search_seconds: float = 0.0  # wall time of those searches (CPU time with a CPU budget)
+    search_iterations: int = 0  # iterations of those searches
 
     def add(self, result: Result, seat: int, searches: int = 0,
-            search_seconds: float = 0.0) -> float:
+            search_seconds: float = 0.0, search_iterations: int = 0) -> float:
         share = first_share(result, seat)
         self.matches += 1
         self.wins += share
@@ -99,6 +100,7 @@ class DuelReport:
         self.score_diff += result.scores[seat] - max(others, default=0)
         self.searches += searches
         self.search_seconds += search_seconds
+        self.search_iterations += search_iterations
         if self.sprt is not None:
             self.sprt.add(share)
         return share
@@ -132,13 +134,18 @@ class DuelReport:
                 if self.matches else 0.0,
                 "searched_moves": self.searches,
                 "seconds_per_move": round(self.seconds_per_move, 4),
+                "iterations_per_move": round(self.search_iterations / self.searches, 1)
+                if self.searches else 0.0,
                 "sprt": None if self.sprt is None else self.sprt.as_dict()}
 
     def line(self) -> str:
         lo, hi = self.interval
+        seconds = self.settings.get("seconds")
+        budget = (f"{self.iterations} iterations" if self.iterations is not None else
+                  f"{seconds} s{' of CPU' if self.settings.get('cpu') else ''}")
         text = (f"{self.game} {self.seats} seats: ismcts wins {self.win_rate:.1%} of "
                 f"{self.matches} matches vs greedy (95% {lo:.1%}-{hi:.1%}; an equal player "
-                f"{self.baseline:.1%}); {self.iterations} iterations a move, "
+                f"{self.baseline:.1%}); {budget} a move, "
                 f"{self.seconds_per_move:.2f} s a searched move here")
         if self.sprt is not None:
             text += f"; SPRT {self.sprt.verdict()}"
@@ -208,11 +215,23 @@ def greedy_factory(game: str) -> BotFactory:
 
 
 def ismcts_factory(iterations: int | None, seconds: float | None = None,
+                   profile: str = DEFAULT_PROFILE, cpu: bool = False,
                    **knobs: Any) -> BotFactory:
-    """The ISMCTS bot with this budget, seeded per match and seat: the bot's own settings
-    (:data:`~.ismcts.STRONG`) with these Settings knobs changed."""
-    settings = replace(STRONG, budget=Budget(iterations=iterations, seconds=seconds), **knobs)
+    """The ISMCTS bot with this budget (``cpu``: seconds of CPU time), seeded per match and
+    seat: the settings of ``profile`` (:data:`~.ismcts.PROFILES`, the bot's by default) with
+    these Settings knobs changed."""
+    settings = replace(PROFILES[profile],
+                       budget=Budget(iterations=iterations, seconds=seconds, cpu=cpu), **knobs)
     return lambda seat, seed: ISMCTSBot(seed * 8 + seat, settings)
+
+
+def effective_settings(seconds: float | None = None, profile: str = DEFAULT_PROFILE,
+                       cpu: bool = False, **knobs: Any) -> dict[str, Any]:
+    """What a duel's bot plays with, for its report: the profile's settings with the knobs
+    changed (the budget apart: the report has its own fields)."""
+    settings = replace(PROFILES[profile], **knobs)
+    out = {f.name: getattr(settings, f.name) for f in fields(settings) if f.name != "budget"}
+    return {"profile": profile, "seconds": seconds, "cpu": cpu, **out}
 
 
 def schedule(seeds: int, seats: int, first_seed: int = 1) -> Iterator[tuple[int, int]]:
@@ -231,7 +250,7 @@ def duel_match(game: str, seats: int, seed: int, seat: int, challenger: BotFacto
 
 
 def _run_one(job: tuple[str, int, int, int, int | None, float | None, dict[str, Any]]
-             ) -> tuple[int, int, Result, int, float]:
+             ) -> tuple[int, int, Result, int, float, int]:
     game, seats, seed, seat, iterations, seconds, knobs = job
     bots: list[ISMCTSBot] = []
     make = ismcts_factory(iterations, seconds, **knobs)
@@ -243,7 +262,8 @@ def _run_one(job: tuple[str, int, int, int, int | None, float | None, dict[str, 
         return bot
 
     result = duel_match(game, seats, seed, seat, challenger, greedy_factory(game))
-    return seed, seat, result, bots[0].searches, bots[0].search_seconds
+    return seed, seat, result, bots[0].searches, bots[0].search_seconds, \
+        bots[0].search_iterations
 
 
 def duel(game: str, seats: int, matches: int, iterations: int | None,
@@ -255,14 +275,14 @@ def duel(game: str, seats: int, matches: int, iterations: int | None,
     on ``jobs`` processes. With ``sprt`` the duel stops as soon as the test decides (which may
     leave the last seed with fewer than every seat). ``progress`` is called after every
     match."""
-    report = DuelReport(game, seats, iterations, dict(knobs), sprt=sprt)
+    report = DuelReport(game, seats, iterations, effective_settings(seconds, **knobs), sprt=sprt)
     seeds = max(1, -(-matches // seats))
     work = [(game, seats, seed, seat, iterations, seconds, dict(knobs))
             for seed, seat in schedule(seeds, seats, first_seed)]
     if jobs <= 1:
         for job in work:
-            _seed, seat, result, searches, spent = _run_one(job)
-            report.add(result, seat, searches, spent)
+            _seed, seat, result, searches, spent, its = _run_one(job)
+            report.add(result, seat, searches, spent, its)
             if progress:
                 progress(report)
             if sprt is not None and sprt.decision is not None:
@@ -271,8 +291,8 @@ def duel(game: str, seats: int, matches: int, iterations: int | None,
     import multiprocessing
 
     with multiprocessing.get_context("spawn").Pool(jobs) as pool:  # leaving it terminates it
-        for _seed, seat, result, searches, spent in pool.imap(_run_one, work):
-            report.add(result, seat, searches, spent)
+        for _seed, seat, result, searches, spent, its in pool.imap(_run_one, work):
+            report.add(result, seat, searches, spent, its)
             if progress:
                 progress(report)
             if sprt is not None and sprt.decision is not None:

@@ -61,6 +61,9 @@ class Budget:
 
     iterations: int | None = None
     seconds: float | None = 0.2
+    #: ``seconds`` of this process's CPU time (``time.process_time``) instead of wall time: a
+    #: budget the machine's load does not shorten (duels at a fixed second of CPU a move)
+    cpu: bool = False
 
     def __post_init__(self) -> None:
         if self.iterations is None and self.seconds is None:
@@ -114,6 +117,11 @@ class Settings:
     #: when it looks worse, and the paired choice, which needs two shared worlds, keeps it).
     #: None: the game's choice (``heuristics.PRIOR_PACE``)
     prior_pace: bool | None = None
+    #: what scores a rollout cut at ``rollout_depth``: ``"estimate"`` (the game's guess from
+    #: the public view, :data:`heuristics.SCORE_ESTIMATES`) or ``"provisional"`` (the game's own
+    #: final scoring applied to the sample, ``Game.provisional_scores``: no View built, the
+    #: fast profile's; a game without it falls back to the estimate)
+    evaluation: str = "estimate"
 
     def __post_init__(self) -> None:
         if self.rollout not in ROLLOUTS:
@@ -122,6 +130,9 @@ class Settings:
             raise ValueError(f"epsilon must be within [0, 1], not {self.epsilon}")
         if self.horizon is not None and self.horizon < 1:
             raise ValueError(f"horizon must be at least 1, not {self.horizon}")
+        if self.evaluation not in EVALUATIONS:
+            raise ValueError(f"evaluation must be one of {', '.join(EVALUATIONS)}, "
+                             f"not {self.evaluation!r}")
         if self.widening is not None and self.widening <= 0:
             raise ValueError(f"widening must be positive, not {self.widening}")
 
@@ -132,6 +143,8 @@ _MASK = (1 << 64) - 1
 
 #: The rollout policies a search can use (``Settings.rollout``).
 ROLLOUTS = ("random", "prior")
+#: How a cut rollout is scored (``Settings.evaluation``).
+EVALUATIONS = ("estimate", "provisional")
 
 #: The settings the bot plays with (its budget aside): flat Monte Carlo over the root's moves,
 #: the greedy move tried first and kept unless clearly beaten, a few more candidates by
@@ -139,6 +152,21 @@ ROLLOUTS = ("random", "prior")
 #: ``rollout_depth`` moves before the game's score estimate (docs/research/search-bot.md).
 STRONG = Settings(rollout="prior", tree_depth=0, widening=1.5, prior_weight=0.25,
                   rollout_depth=None, horizon=120, paired=True, prior_margin=0.02)
+
+#: The bot's settings since issue 36: the same root choice (the greedy move kept unless paired
+#: worlds clearly prefer another, a few candidates by progressive widening) at a thousand
+#: iterations a CPU second and more: uniform rollouts drawn from the engine's move lists cut
+#: after ``rollout_depth`` moves, where the game's own final scoring applied to the sample
+#: (``Game.provisional_scores``) stands in for the end. No protobuf on the inner loop: one
+#: sample, a few engine moves and one provisional scoring an iteration
+#: (docs/research/search-bot.md, *A thousand iterations a second*).
+FAST = Settings(rollout="random", rollout_depth=10, tree_depth=0, widening=1.5,
+                prior_weight=0.25, horizon=None, paired=True, prior_margin=0.02,
+                evaluation="provisional")
+
+
+#: The settings a bot or a duel starts from (``--profile``); flags change single knobs.
+PROFILES: dict[str, Settings] = {"strong": STRONG, "fast": FAST}
 
 
 class _BeyondHorizon(Exception):
@@ -253,11 +281,14 @@ class Search:
         #: twice the horizon), which a bot can use to skip the searches until the end is near
         self.beyond = False
         self.remaining = 0
+        self._estimator: bool | None = None  # the game scores a state provisionally
+        self._root_legal = set(self.legal)
 
     def run(self, seed: int) -> SearchResult:
         settings = self.settings
         budget = settings.budget
-        start = time.perf_counter()
+        clock = time.process_time if budget.cpu else time.perf_counter
+        start = clock()
         if len(self.legal) == 1:
             return SearchResult(self.legal[0], {self.legal[0]: 0}, {}, 0, 0.0)
         rng = Rng(seed)
@@ -275,9 +306,9 @@ class Search:
                 break
             if budget.iterations is not None and done >= budget.iterations:
                 break
-            if deadline is not None and time.perf_counter() >= deadline:
+            if deadline is not None and clock() >= deadline:
                 break
-        return self._result(done, time.perf_counter() - start)
+        return self._result(done, clock() - start)
 
     # ------------------------------------------------------------------ one iteration
     def _policy(self, sim: Simulation) -> Policy | None:
@@ -333,7 +364,7 @@ class Search:
             game, state = sim.game, sim.state
             policy = self._policy(sim)
             first = True
-        root_legal = set(self.legal)
+        root_legal = self._root_legal
         while not expanded:
             d = game.decision(state)
             if d is None:
@@ -419,15 +450,14 @@ class Search:
         game, state = sim.game, sim.state
         depth = self.settings.rollout_depth
         played = 0
-        if depth is not None and sim.game.spec.name not in heuristics.SCORE_ESTIMATES:
+        if depth is not None and not self._can_estimate(sim):
             depth = None  # nothing to stand in for the end: play to it
         horizon = self.settings.horizon if depth is None else None
         while (d := game.decision(state)) is not None:
             if horizon is not None and played >= 2 * horizon:
                 raise _BeyondHorizon(played)
             if depth is not None and played >= depth:
-                estimate = heuristics.score_estimate(sim)
-                assert estimate is not None
+                estimate = self._estimate(sim)
                 # an estimated rank is a coarse guess: the margin alone, which moves with
                 # every point, scores an unfinished game
                 return estimate_rewards(estimate, 1.0)
@@ -440,6 +470,22 @@ class Search:
         result = game.result(state)
         assert result is not None
         return rewards(result, self.settings.margin_weight)
+
+    def _can_estimate(self, sim: Simulation) -> bool:
+        if self._estimator is None:
+            # the engine's own provisional scoring (no protobuf, the hot path) where asked and
+            # the game has one, else the view-based guess of heuristics.py
+            self._estimator = (self.settings.evaluation == "provisional"
+                               and sim.game.provisional_scores(sim.state) is not None)
+        return self._estimator or sim.game.spec.name in heuristics.SCORE_ESTIMATES
+
+    def _estimate(self, sim: Simulation) -> list[float]:
+        if self._estimator:
+            scores = sim.game.provisional_scores(sim.state)
+        else:
+            scores = heuristics.score_estimate(sim)
+        assert scores is not None
+        return scores
 
     def _result(self, iterations: int, seconds: float) -> SearchResult:
         visits: dict[Any, int] = {}
@@ -494,9 +540,15 @@ def from_views(game: str, seat: int, view: Message | bytes, seat_count: int,
         message.ParseFromString(bytes(view))
         view = message
     frozen_history = list(history)
+    # what every draw shares is derived once per decision, not once per iteration
+    g = registry.get(game)
+    parsed = g.spec.parse_options(options)
+    sheet = g.default_components(parsed)
+    views = {seat: view}
 
     def draw(rng: Rng) -> Simulation:
-        return Simulation.from_views(game, {seat: view}, seat_count, rng, frozen_history, options)
+        return Simulation(g, g.sample_state(views, frozen_history, rng, parsed, seat_count, sheet),
+                          parsed, sheet)
 
     return draw
 
@@ -508,8 +560,11 @@ def search(determinize: Determinizer, seat: int, legal: Sequence[Any], seed: int
 
 
 __all__ = [
+    "EVALUATIONS",
     "EXPLORATION",
+    "FAST",
     "MARGIN_WEIGHT",
+    "PROFILES",
     "ROLLOUTS",
     "STRONG",
     "Budget",

@@ -29,7 +29,7 @@ from referee.sim.convert import event_from_proto
 from referee.v1 import referee_pb2
 
 from . import heuristics, ismcts
-from .ismcts import STRONG, Budget, Determinizer, Settings
+from .ismcts import FAST, STRONG, Budget, Determinizer, Settings
 
 log = logs.get_logger("referee_research.ismcts_bot")
 
@@ -40,6 +40,16 @@ DEFAULT_SECONDS = 0.5
 #: options) -> Determinizer. The default is the game's sampler (:func:`ismcts.from_views`).
 DeterminizerFactory = Callable[[str, int, Message, int, Sequence[Event], Mapping[str, Any]],
                                Determinizer]
+
+
+#: The profile (:data:`ismcts.PROFILES`) the bot plays with unless told otherwise: the one
+#: whose duels against greedy are measured (docs/research/search-bot.md).
+DEFAULT_PROFILE = "strong"
+
+
+def default_settings(profile: str = DEFAULT_PROFILE) -> Settings:
+    """The bot's settings: ``profile``'s, at :data:`DEFAULT_SECONDS` a move."""
+    return replace(ismcts.PROFILES[profile], budget=Budget(seconds=DEFAULT_SECONDS))
 
 
 class ISMCTSBot(Bot):
@@ -54,7 +64,7 @@ class ISMCTSBot(Bot):
     def __init__(self, seed: int | None = None, settings: Settings | None = None,
                  determinizer: DeterminizerFactory | None = None):
         self.seed = 0 if seed is None else seed
-        self.settings = settings or replace(STRONG, budget=Budget(seconds=DEFAULT_SECONDS))
+        self.settings = settings or default_settings()
         self.determinizer = determinizer or ismcts.from_views
         self.history: list[Event] = []
         self.game: Game | None = None
@@ -67,7 +77,8 @@ class ISMCTSBot(Bot):
         self.searches = 0  # decisions searched (more than one legal move)
         #: state version before which the end is too far for the horizon: the prior's move
         self.skip_until = 0
-        self.search_seconds = 0.0  # their wall time
+        self.search_seconds = 0.0  # their time (CPU time with a CPU budget)
+        self.search_iterations = 0  # their iterations
 
     def on_welcome(self, welcome: referee_pb2.Welcome) -> None:
         self.game = registry.get(welcome.game)
@@ -116,11 +127,13 @@ class ISMCTSBot(Bot):
             self.skip_until = decision.state_version + result.beyond - horizon
             self.searches += 1
             self.search_seconds += result.seconds
+            self.search_iterations += result.iterations
             self.note(f"greedy move: the end is {result.beyond} moves or more away (horizon "
                       f"{horizon}); {result.seconds * 1000:.0f} ms")
         elif result.iterations:
             self.searches += 1
             self.search_seconds += result.seconds
+            self.search_iterations += result.iterations
             self.note(result.note(_label))
         return decision.legal_moves[legal.index(result.move)]
 
@@ -159,12 +172,13 @@ def add_bot_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--iterations", type=int,
                    help="iterations per move (with --seconds: whichever ends first; alone: "
                         "reproducible play)")
-    p.add_argument("--rollout-depth", type=int, metavar="N", default=STRONG.rollout_depth,
+    p.add_argument("--rollout-depth", type=int, metavar="N",
                    help="stop rollouts after N moves where the game has a score estimate "
-                        f"(default {STRONG.rollout_depth})")
-    p.add_argument("--prior-weight", type=float, default=STRONG.prior_weight,
+                        f"(default: the profile's; strong {STRONG.rollout_depth}, fast "
+                        f"{FAST.rollout_depth})")
+    p.add_argument("--prior-weight", type=float,
                    help="virtual visits of the greedy bot's move, as a share of the iterations "
-                        f"(default {STRONG.prior_weight})")
+                        f"(default: the profile's, {STRONG.prior_weight})")
     add_search_flags(p)
     p.add_argument("--give-up-after", type=float, default=120.0, metavar="S",
                    help="stop retrying after S seconds without reaching the referee")
@@ -173,51 +187,65 @@ def add_bot_flags(p: argparse.ArgumentParser) -> None:
 
 
 def add_search_flags(p: argparse.ArgumentParser) -> None:
-    """The search's knobs shared by ``ismcts`` and ``duel`` (defaults: :data:`STRONG`)."""
-    p.add_argument("--rollout", choices=ismcts.ROLLOUTS, default=STRONG.rollout,
+    """The search's knobs shared by ``ismcts`` and ``duel``: ``--profile`` picks the settings
+    (:data:`ismcts.PROFILES`), each other flag changes one knob of them (unset: the profile's;
+    the help names the strong profile's)."""
+    p.add_argument("--profile", choices=sorted(ismcts.PROFILES), default=DEFAULT_PROFILE,
+                   help="the settings the other flags change: strong (rollouts where every "
+                        "seat plays greedy, to the end) or fast (uniform rollouts from the "
+                        "engine cut after a few moves, scored by the game's provisional final "
+                        f"scoring; 1,000+ iterations a CPU second) (default {DEFAULT_PROFILE})")
+    p.add_argument("--rollout", choices=ismcts.ROLLOUTS,
                    help="rollout policy: every seat as the game's greedy bot (prior) or uniform "
-                        f"(random) (default {STRONG.rollout})")
-    p.add_argument("--epsilon", type=float, default=STRONG.epsilon,
+                        f"(random) (strong's {STRONG.rollout})")
+    p.add_argument("--epsilon", type=float,
                    help="with --rollout prior: the share of rollout moves drawn at random "
-                        f"(default {STRONG.epsilon})")
-    p.add_argument("--tree-depth", type=int, default=STRONG.tree_depth, metavar="N",
+                        f"(strong's {STRONG.epsilon})")
+    p.add_argument("--tree-depth", type=int, metavar="N",
                    help="choice nodes below the root (0: flat Monte Carlo over the root's "
-                        f"moves; default {STRONG.tree_depth})")
-    p.add_argument("--widening", type=float, default=STRONG.widening,
+                        f"moves; strong's {STRONG.tree_depth})")
+    p.add_argument("--widening", type=float,
                    help="progressive widening: at most ceil(W*sqrt(visits+1)) children a node, "
-                        f"the greedy move first (default {STRONG.widening})")
-    p.add_argument("--paired", action=argparse.BooleanOptionalAction, default=STRONG.paired,
+                        f"the greedy move first (strong's {STRONG.widening})")
+    p.add_argument("--paired", action=argparse.BooleanOptionalAction,
                    help="compare the root's moves on the same determinizations (common random "
-                        f"numbers; default {'on' if STRONG.paired else 'off'})")
-    p.add_argument("--horizon", type=int, default=STRONG.horizon, metavar="N",
+                        f"numbers; strong's {'on' if STRONG.paired else 'off'})")
+    p.add_argument("--horizon", type=int, metavar="N",
                    help="rollouts to the end: search only where greedy play ends the game "
-                        f"within N moves, else play the greedy move (default {STRONG.horizon})")
-    p.add_argument("--prior-margin", type=float, default=STRONG.prior_margin,
+                        f"within N moves, else play the greedy move (strong's {STRONG.horizon})")
+    p.add_argument("--prior-margin", type=float,
                    help="paired: the mean reward gain over the greedy move, on shared worlds, "
-                        f"that another move needs to be played (default {STRONG.prior_margin})")
+                        f"that another move needs to be played (strong's {STRONG.prior_margin})")
     p.add_argument("--prior-pace", action=argparse.BooleanOptionalAction, default=None,
                    help="paired: play the greedy move again whenever another root move has "
                         "more visits, so they share every world (default: the game's choice, "
                         "on for Batavia)")
-    p.add_argument("--exploration", type=float, default=STRONG.exploration,
-                   help=f"UCB1's exploration constant (default {STRONG.exploration})")
+    p.add_argument("--evaluation", choices=ismcts.EVALUATIONS,
+                   help="what scores a rollout cut at --rollout-depth: the game's estimate from "
+                        "the public view, or its final scoring applied to the sample now "
+                        f"(strong's {STRONG.evaluation}, fast's {FAST.evaluation})")
+    p.add_argument("--exploration", type=float,
+                   help=f"UCB1's exploration constant (strong's {STRONG.exploration})")
 
 
 def search_knobs(args: argparse.Namespace) -> dict[str, Any]:
-    """The Settings fields :func:`add_search_flags` sets."""
-    return {"rollout": args.rollout, "epsilon": args.epsilon, "tree_depth": args.tree_depth,
-            "widening": args.widening, "exploration": args.exploration, "paired": args.paired,
-            "horizon": args.horizon, "prior_margin": args.prior_margin,
-            "prior_pace": args.prior_pace}
+    """The Settings fields the flags set (the unset ones left to the profile)."""
+    knobs = {"rollout": args.rollout, "epsilon": args.epsilon, "tree_depth": args.tree_depth,
+             "widening": args.widening, "exploration": args.exploration, "paired": args.paired,
+             "horizon": args.horizon, "prior_margin": args.prior_margin,
+             "prior_pace": args.prior_pace, "rollout_depth": args.rollout_depth,
+             "prior_weight": args.prior_weight, "evaluation": args.evaluation}
+    return {k: v for k, v in knobs.items() if v is not None}
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
     seconds = args.seconds
     if seconds is None and args.iterations is None:
         seconds = DEFAULT_SECONDS
-    return Settings(budget=Budget(iterations=args.iterations, seconds=seconds),
-                    rollout_depth=args.rollout_depth, prior_weight=args.prior_weight,
-                    **search_knobs(args))
+    return replace(ismcts.PROFILES[args.profile],
+                   budget=Budget(iterations=args.iterations, seconds=seconds,
+                                 cpu=getattr(args, "cpu", False)),
+                   **search_knobs(args))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -333,6 +333,13 @@ class Game(abc.ABC, Generic[S, M]):
         (the forward model's clone is a search bot's hot path)."""
         return copy.deepcopy(state)
 
+    def provisional_scores(self, state: S) -> list[float] | None:
+        """Each seat's final score if the game ended now: the game's own final scoring applied
+        to a copy of ``state``, without its end-of-game condition (None: the game has none).
+        A search bot's static evaluation where it cuts a rollout short; it reads the full state,
+        so a bot calls it on its own determinization, never on the true state."""
+        return None
+
     def sample_state(
         self, views: Mapping[int, Message], history: Sequence[Event], rng: Rng,
         options: Mapping[str, Any], seat_count: int, components: ComponentSheet,

@@ -37,7 +37,21 @@ def test_duel_with_sprt_reports_its_test_and_time_per_move(tmp_path, capsys):
     assert report["sprt"]["decision"] is None  # two matches cannot decide it
     assert report["settings"]["rollout"] == "prior" and report["searched_moves"] > 0
     assert report["seconds_per_move"] > 0
+    assert 0 < report["iterations_per_move"] <= 2  # a search stopped at the horizon ran one
     assert "SPRT undecided" in capsys.readouterr().out
+
+
+def test_duel_at_cpu_seconds_a_move_with_the_fast_profile(tmp_path, capsys):
+    out = tmp_path / "duel.json"
+    assert cli.main(["duel", "goa", "--seats", "2", "--matches", "1", "--seconds", "0.01",
+                     "--cpu", "--profile", "fast", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["iterations"] is None and report["matches"] == 2  # one seed, both seats
+    settings = report["settings"]
+    assert settings["profile"] == "fast" and settings["cpu"] is True
+    assert settings["seconds"] == 0.01 and settings["rollout"] == "random"
+    assert report["iterations_per_move"] >= 1
+    assert "0.01 s of CPU a move" in capsys.readouterr().out
 
 
 def test_duel_refuses_bad_usage(capsys):
@@ -55,7 +69,13 @@ def test_bench_phase_reports_every_game():
     results = {"ismcts": ismcts_bench.run_phase({"batavia": games["batavia"]}, 3, 2)}
     flat = ismcts_bench.flat(results)
     assert set(flat) == {"ismcts.batavia.win_rate_vs_greedy", "ismcts.batavia.interval",
-                         "ismcts.batavia.matches"}
+                         "ismcts.batavia.matches", "ismcts.batavia.iterations_per_cpu_s",
+                         "ismcts.batavia.iterations_per_cpu_s_min",
+                         "ismcts.batavia.iterations_per_cpu_s_strong"}
+    rate = results["ismcts"]["batavia"]["rate"]
+    assert [r["seats"] for r in rate["by_seats"]] == [3, 4, 5]  # every seat count
+    assert all(r["iterations"] > 0 for r in rate["by_seats"])
+    assert flat["ismcts.batavia.iterations_per_cpu_s"] > 0
     assert flat["ismcts.batavia.matches"] == 3
 
 

@@ -26,7 +26,7 @@ from referee.core.contract import (
 from referee.core.rng import Rng
 from referee.v1 import batavia_pb2 as pb
 
-from . import moves, rules, sim, text
+from . import moves, rules, scoring, sim, text
 from . import view as views
 from .catalog import MAX_SEATS, MIN_SEATS, N_STALL_TILES
 from .sheet import SHEET_SCHEMA, check_consistency
@@ -136,6 +136,12 @@ class BataviaGame(SheetGame[rules.State, moves.Move]):
 
     def clone(self, state: rules.State) -> rules.State:
         return sim.clone_state(state)
+
+    def provisional_scores(self, state: rules.State) -> list[float] | None:
+        """Final scoring's totals now, applied to a copy (it ends the copy's game)."""
+        copy = sim.clone_state(state)
+        scoring.final_scoring(copy, "provisional")
+        return [float(f["total"]) for f in copy.final]
 
     def sample_state(
         self, views: Mapping[int, Message], history: Sequence[Event], rng: Rng,

@@ -27,7 +27,7 @@ from referee.core.contract import (
 from referee.core.rng import Rng
 from referee.v1 import goa_pb2 as pb
 
-from . import moves, rules, sim, text
+from . import moves, rules, scoring, sim, text
 from . import view as views
 from .catalog import GRID_SIDE, MAX_SEATS, Rules
 from .sheet import SHEET_SCHEMA, check_consistency
@@ -184,6 +184,10 @@ class GoaGame(SheetGame[State, moves.Move]):
 
     def clone(self, state: State) -> State:
         return sim.clone_state(state)
+
+    def provisional_scores(self, state: State) -> list[float] | None:
+        """Final scoring's totals now (``scoring.score_seat`` reads the state, changes nothing)."""
+        return [float(scoring.score_seat(state, p)["total"]) for p in range(state.n)]
 
     def sample_state(self, views: Mapping[int, Message], history: Sequence[Event], rng: Rng,
                      options: Mapping[str, Any], seat_count: int,

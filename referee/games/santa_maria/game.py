@@ -24,7 +24,7 @@ from referee.core.contract import (
 from referee.core.rng import Rng
 from referee.v1 import santa_maria_pb2 as pb
 
-from . import moves, rules, sim, text
+from . import moves, rules, scoring, sim, text
 from . import view as views
 from .catalog import DIE_FACES, RES_NAMES
 from .geometry import N_ROTATIONS
@@ -128,6 +128,14 @@ class SantaMariaGame(SheetGame[rules.State, moves.Move]):
 
     def clone(self, state: rules.State) -> rules.State:
         return sim.clone_state(state)
+
+    def provisional_scores(self, state: rules.State) -> list[float] | None:
+        """Final scoring's totals now, applied to a copy (it ends the copy's game)."""
+        copy = sim.clone_state(state)
+        if len(copy.last_retreat) < copy.n:  # before the first year's end: no tie-break yet
+            copy.last_retreat = [0] * copy.n
+        scoring.final_scoring(copy)
+        return [float(f["total"]) for f in copy.final]
 
     def sample_state(
         self, views: Mapping[int, Message], history: Sequence[Event], rng: Rng,
