@@ -98,7 +98,7 @@ LAYERS = (
            ("research", "tools", "tournament", "sdk", "referee-cli", "server", "front", "web", "leagues", "play", "store", "server-base",
             "sim", "games",
             "core", "protocol"),
-           ("grpc", "rich", "httpx", "psycopg", *PROTOBUF)),
+           ("grpc", "rich", "httpx", "psycopg", "numpy", *PROTOBUF)),
 )
 #: Imports that cross layers on purpose: the registry finds the games by scanning the package
 #: referee.games (importlib), without naming any.
