@@ -336,6 +336,17 @@ EVENT_KEYS = {"points": ("swiss", "knockout", "arena"),
               "ratings_from": ("knockout",), "duration_s": ("arena",)}
 
 
+def rank_points(v: Any, seats: int, key: str) -> tuple[float, ...]:
+    """An event's points per table rank (a tournament's `[format] points`, a league event's
+    `points`): one number per seat, first place first, never increasing."""
+    if (not isinstance(v, list) or len(v) != seats
+            or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)
+            or any(a < b for a, b in pairwise(v))):
+        raise ConfigError(key, f"expected {seats} numbers (one per seat), first place first, "
+                          f"never increasing; got {v!r}")
+    return tuple(float(x) for x in v)
+
+
 def _event_format(f: dict, fmt: Format, n: int, seats: int) -> Format:
     """The event keys of the [format] table, checked against the event type."""
     from dataclasses import replace
@@ -354,15 +365,7 @@ def _event_format(f: dict, fmt: Format, n: int, seats: int) -> Format:
     if n < seats:
         raise ConfigError("entrants", f"a {fmt.type} event needs at least {seats} entrants "
                           "(one full table: game.seats)")
-    points = None
-    if "points" in f:
-        v = f["points"]
-        if (not isinstance(v, list) or len(v) != seats
-                or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)
-                or any(a < b for a, b in pairwise(v))):
-            raise ConfigError(f"{p}points", f"expected {seats} numbers (game.seats), first "
-                              f"place first, never increasing; got {v!r}")
-        points = tuple(float(x) for x in v)
+    points = rank_points(f["points"], seats, f"{p}points") if "points" in f else None
     dup = f.get("duplicate_seeds", False)
     if not isinstance(dup, bool):
         raise ConfigError(f"{p}duplicate_seeds", f"expected true or false, got {dup!r}")

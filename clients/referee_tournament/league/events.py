@@ -21,10 +21,10 @@ import hashlib
 import re
 import time
 from dataclasses import asdict, dataclass
-from itertools import combinations, pairwise
+from itertools import combinations
 from typing import Any
 
-from ..config import ConfigError
+from ..config import ConfigError, rank_points
 from ..events import (
     Arena,
     Knockout,
@@ -150,15 +150,7 @@ def parse_events(raw: Any, games: dict[str, int], *, now: float | None = None
         rated = e.get("rated", True)
         if not isinstance(rated, bool):
             raise ConfigError(f"{w}.rated", "expected true or false")
-        points: tuple[float, ...] = ()
-        if "points" in e:
-            v = e["points"]
-            if (not isinstance(v, list) or len(v) != seats
-                    or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)
-                    or any(a < b for a, b in pairwise(v))):
-                raise ConfigError(f"{w}.points", f"expected {seats} numbers, first place first, "
-                                  f"never increasing; got {v!r}")
-            points = tuple(float(x) for x in v)
+        points = rank_points(e["points"], seats, f"{w}.points") if "points" in e else ()
         dup = e.get("duplicate_seeds", False)
         if not isinstance(dup, bool):
             raise ConfigError(f"{w}.duplicate_seeds", "expected true or false")
