@@ -7,6 +7,7 @@ browser made is recorded) nor in the referee's log. One referee and one browser 
 module. The HTTP-level checks are in test_play_http.py."""
 from __future__ import annotations
 
+import json
 import random
 import time
 
@@ -230,9 +231,17 @@ def test_a_reload_and_a_lost_network_keep_the_seat(server, chromium):
         s = settle(page, -2)
         assert s["ready"] and "#token" not in page.url
         # a refused move: its reason on the page, nothing changed
-        page.evaluate("window.RefereePlay.page.data.decision.version += 7")
+        # (the stale version is written into the request on its way out: changing the page's
+        # data instead raced its 5 s poll, which could read the decision again before the click)
+        def stale(route):
+            body = json.loads(route.request.post_data)
+            body["version"] += 7
+            route.continue_(post_data=json.dumps(body))
+
+        page.route("**/api/play/*/move", stale)
         page.locator("#move-list button.move").last.click()  # a bid: no confirmation
         page.locator("#refusal").wait_for()
+        page.unroute("**/api/play/*/move")
         assert "STALE_STATE" in page.locator("#refusal").text_content()
         assert server.service.matches[mid].match.version == s["v"]
         ctx.set_offline(True)
