@@ -20,7 +20,7 @@ from referee import cli
 from referee.server.base import logs
 from referee.v1 import referee_pb2 as pb
 
-from .browser import ARGS, CHROMIUM, save_screenshot, skip_reason
+from .browser import save_screenshot
 from .conftest import WebHandle
 
 #: (game, edition options, seats, the person's seat): 2 to 5 seats across the runs
@@ -40,23 +40,10 @@ def server(tmp_path_factory):
     h.close()
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    reason = skip_reason()
-    if reason:
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
-def open_seat(chromium, server, mid, token, width=1400, height=1000, watch=False):
+def open_seat(browser, server, mid, token, width=1400, height=1000, watch=False):
     """A fresh browser context on the seat's play page, recording every request's URL and
     headers (the test looks for the token in them)."""
-    ctx = chromium.new_context(viewport={"width": width, "height": height})
+    ctx = browser.new_context(viewport={"width": width, "height": height})
     page = ctx.new_page()
     page.errors = []
     page.requests = []
@@ -151,14 +138,14 @@ def no_token_sent(page, token) -> None:
 
 @pytest.mark.parametrize(("game", "options", "seats", "human"), CLICK_RUNS,
                          ids=["batavia-3", "goa2012-2", "goa2004-4", "santa_maria-2"])
-def test_a_whole_match_played_by_clicking_on_the_board(server, chromium, game, options, seats,
+def test_a_whole_match_played_by_clicking_on_the_board(server, browser, game, options, seats,
                                                         human, tmp_path, capfd):
     logs.configure("debug")  # the referee's log is looked at for the token too
     try:
         mid, tokens = server.call(server.create(
             game=game, seats=seats, seed=11 + seats, options=options,
             names=["ann", "bob", "cy", "dee", "eve"][:seats]))
-        ctx, page = open_seat(chromium, server, mid, tokens[human])
+        ctx, page = open_seat(browser, server, mid, tokens[human])
         try:
             start_bots(server, mid, tokens, human, game)
             kinds = click_through(page, random.Random(seats))
@@ -179,11 +166,11 @@ def test_a_whole_match_played_by_clicking_on_the_board(server, chromium, game, o
     print(f"{game} {options}: {kinds}")
 
 
-def test_a_whole_match_played_with_the_keyboard_only(server, chromium):
+def test_a_whole_match_played_with_the_keyboard_only(server, browser):
     """The list of legal moves: Tab to a move, Enter; a confirmation takes Enter too."""
     mid, tokens = server.call(server.create(game="batavia", seats=5, seed=5))
     human = 0
-    ctx, page = open_seat(chromium, server, mid, tokens[human])
+    ctx, page = open_seat(browser, server, mid, tokens[human])
     rng = random.Random(5)
     try:
         start_bots(server, mid, tokens, human, "batavia")
@@ -220,10 +207,10 @@ def test_a_whole_match_played_with_the_keyboard_only(server, chromium):
         ctx.close()
 
 
-def test_a_reload_and_a_lost_network_keep_the_seat(server, chromium):
+def test_a_reload_and_a_lost_network_keep_the_seat(server, browser):
     mid, tokens = server.call(server.create(game="batavia", seats=3, seed=3))
     human = server.service.matches[mid].decision.seat
-    ctx, page = open_seat(chromium, server, mid, tokens[human])
+    ctx, page = open_seat(browser, server, mid, tokens[human])
     try:
         s = settle(page, -2)
         assert s["ready"]
@@ -254,7 +241,7 @@ def test_a_reload_and_a_lost_network_keep_the_seat(server, chromium):
     finally:
         ctx.close()
     # a tab without the token asks for it, and sends nothing without it
-    ctx = chromium.new_context()
+    ctx = browser.new_context()
     try:
         page = ctx.new_page()
         page.goto(f"{server.base}/play/{mid}")
@@ -267,7 +254,7 @@ def test_a_reload_and_a_lost_network_keep_the_seat(server, chromium):
 @pytest.mark.parametrize(("game", "options", "seats"), [
     ("batavia", {}, 3), ("goa", {}, 2), ("goa", {"edition": "2004"}, 3),
     ("santa_maria", {}, 2)])
-def test_screenshots_of_the_play_page(server, chromium, tmp_path, game, options, seats):
+def test_screenshots_of_the_play_page(server, browser, tmp_path, game, options, seats):
     """The docs' pictures (docs/play-*.png: run with REFEREE_WEB_SCREENSHOTS=docs), desktop and
     a 390-pixel phone: the seat to move with its targets lit, as the window first shows it."""
     mid, tokens = server.call(server.create(
@@ -279,7 +266,7 @@ def test_screenshots_of_the_play_page(server, chromium, tmp_path, game, options,
     human = rt.decision.seat
     name = game.replace("_", "-") + ("-2004" if options else "")
     for width, height, suffix in ((1400, 1000, "desktop"), (390, 844, "phone")):
-        ctx, page = open_seat(chromium, server, mid, tokens[human], width, height)
+        ctx, page = open_seat(browser, server, mid, tokens[human], width, height)
         try:
             s = settle(page, -2)
             assert s["deciding"] and s["lit"]
@@ -295,11 +282,11 @@ def test_screenshots_of_the_play_page(server, chromium, tmp_path, game, options,
             ctx.close()
 
 
-def test_watch_shows_the_seats_view_and_notes_read_only(server, chromium):
+def test_watch_shows_the_seats_view_and_notes_read_only(server, browser):
     """`#token=...&watch=1`: a program plays the seat; the page shows its view and its own
     notes live, lights nothing and offers no move."""
     mid, tokens = server.call(server.create(game="batavia", seats=3, seed=9))
-    ctx, page = open_seat(chromium, server, mid, tokens[0], watch=True)
+    ctx, page = open_seat(browser, server, mid, tokens[0], watch=True)
     try:
         server.background(server.play_slowly(mid, tokens, delay=0.02, notes=True))
         page.locator("#notes li").first.wait_for()
@@ -342,7 +329,7 @@ COVER_JS = """([game, states]) => {
 }"""
 
 
-def test_every_legal_move_has_its_place_on_the_board(server, chromium):
+def test_every_legal_move_has_its_place_on_the_board(server, browser):
     """Beyond the decisions the played matches meet: every decision of random matches of every
     game, edition and variant (2 to 5 seats, and Santa Maria's solo), as the seat's page gets
     it, has each of its legal moves at a place the board draws."""
@@ -351,7 +338,7 @@ def test_every_legal_move_has_its_place_on_the_board(server, chromium):
     from referee.web.play import seat_json
 
     mid, _ = server.call(server.create(game="batavia", seats=3))
-    ctx = chromium.new_context()
+    ctx = browser.new_context()
     page = ctx.new_page()
     page.goto(f"{server.base}/play/{mid}")  # the page's scripts, without a seat
     try:
