@@ -48,5 +48,8 @@ def test_a_burst_of_matches_joined_at_once_all_finish():
     # started after them all (each method has its own queue): when it is answered, many of
     # the burst's streams still wait for their Welcome (held back behind them, a fresh
     # ListGames waited 60 s, past the tournament runner's 30 s deadline on CreateMatch and
-    # GetRecord, and was answered with about none left)
-    assert out["waiting_at_probe"] >= 240, out  # a tenth of the streams
+    # GetRecord, and was answered with about none left). How many still wait depends on how
+    # busy the machine is (1,895 of 2,400 on a quiet one, 160 in a clean-checkout CI run next to
+    # the other tests), so the bound is 1% of the streams: above "about none", well below
+    # what a loaded machine still shows
+    assert out["waiting_at_probe"] >= 24, out
