@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from google.protobuf.message import Message
 
 from .components import ComponentSheet
+from .planes import ObservationPlanes
 from .rng import Chance, Rng
 from .texttable import TextTable
 
@@ -332,6 +333,12 @@ class Game(abc.ABC, Generic[S, M]):
         both hash alike. The default deep-copies; a game overrides it with a hand-written copy
         (the forward model's clone is a search bot's hot path)."""
         return copy.deepcopy(state)
+
+    def observation_planes(self) -> ObservationPlanes | None:
+        """The game's compact observation for learners (referee/core/planes.py): named feature
+        planes written straight from the state, a function of the seat's view alone. None: the
+        research environments encode the View message generically. Built once; cache it."""
+        return None
 
     def provisional_scores(self, state: S) -> list[float] | None:
         """Each seat's final score if the game ended now: the game's own final scoring applied
