@@ -5,7 +5,8 @@ them); a person's challenge to it (EnterLobby, then Challenge, no admin token an
 a match at once, the kit gets it as an Assignment and plays it to the end against the person's
 seat, and the record is complete with no move left to the clock. A second challenge while it
 plays is refused BOT_BUSY (the limit is 1 though its capacity is 2), and a challenge for a game
-it did not name is refused as not challengeable."""
+it did not name is refused as not challengeable. The lobby's flags out of place are bad usage
+(exit 2) in every kit."""
 from __future__ import annotations
 
 import json
@@ -78,5 +79,31 @@ def test_kit_session_accepts_a_lobby_challenge_and_plays_it_out(kit, tmp_path):
             record = json.loads(rec.record_json)
             assert record["result"] and not any(m.get("timeout") for m in record["moves"])
             assert record["lobby"]["challenged"] == BOT
+        finally:
+            k.stop()
+
+
+#: flag sets every kit refuses as bad usage (exit 2, before connecting): the lobby's flags
+#: with a single match (else a complete command), its limits without --accept-challenges, a
+#: limit out of range
+BAD_USAGE = [
+    ["--match", "m1", "--token=t", "--accept-challenges"],
+    ["--match", "m1", "--token=t", "--games", GAME],
+    ["--session", "--games", GAME],
+    ["--session", "--max-challenges", "1"],
+    ["--session", "--accept-challenges", "--max-challenges", "257"],
+    ["--session", "--accept-challenges", "--max-challenges", "-1"],
+]
+
+
+@pytest.mark.parametrize("kit", SESSION_KITS)
+def test_kit_refuses_the_lobby_flags_out_of_place(kit, tmp_path):
+    base = KITS[kit]()
+    for i, flags in enumerate(BAD_USAGE):
+        # a bot token and an address that answers nothing: only the flags can be wrong
+        k = Kit([*base, *flags, "--address", "127.0.0.1:9"], "some-bot-token",
+                tmp_path / f"kit{i}.log")
+        try:
+            assert k.wait(30) == 2, (flags, k.text())
         finally:
             k.stop()
