@@ -5,6 +5,7 @@
 //           [--fallback first_legal]
 //   bin/bot --session [--bot-token-file PATH] [--capacity N] [--max-matches N] [--seed N]
 //           [--give-up-after S] [--fallback first_legal]     (session mode: see run_session)
+//           [--accept-challenges [--games G,G] [--max-challenges N]]
 //
 // The token may also come from $REFEREE_TOKEN (the address from $REFEREE_ADDRESS, the match from
 // $REFEREE_MATCH). The bot opens the Play stream with `authorization: Bearer <token>`, sends
@@ -145,6 +146,12 @@ struct Args {
   std::string bot_token;  // session mode: $REFEREE_BOT_TOKEN or --bot-token-file
   int capacity = 1, max_matches = 0;
   double give_up_after = 120;  // seconds (session mode); 0: never
+  // session mode, the lobby (issue 33): take challenges and seats in seeks that let bots join
+  // while the session is open; the games accepted (empty: every game) and the lobby matches
+  // played at once (0: the capacity). Sent in SessionHello.
+  bool accept_challenges = false;
+  std::vector<std::string> challenge_games;
+  int max_challenges = 0;
 };
 
 const char* kUsage =
@@ -152,6 +159,7 @@ const char* kUsage =
     "[--fallback first_legal]\n"
     "       bin/bot --session [--address HOST:PORT] [--bot-token-file PATH] [--capacity N]\n"
     "               [--max-matches N] [--seed N] [--give-up-after S] [--fallback first_legal]\n"
+    "               [--accept-challenges [--games G,G] [--max-challenges N]]\n"
     "The seat token comes from $REFEREE_TOKEN, the bot token of --session from "
     "$REFEREE_BOT_TOKEN.";
 
@@ -184,7 +192,9 @@ Args parse_args(int argc, char** argv) {
   if (const char* v = std::getenv("REFEREE_BOT_TOKEN")) a.bot_token = v;
   for (int i = 1; i < argc; ++i) a.session = a.session || std::string(argv[i]) == "--session";
   const std::set<std::string> session_only = {"--bot-token-file", "--capacity", "--max-matches",
-                                              "--give-up-after"};
+                                              "--give-up-after", "--accept-challenges", "--games",
+                                              "--max-challenges"};
+  bool lobby_flag = false;  // --games or --max-challenges given
   const std::set<std::string> match_only = {"--match", "--token"};
   std::string token_file;
   try {
@@ -215,6 +225,21 @@ Args parse_args(int argc, char** argv) {
       else if (flag == "--capacity") a.capacity = std::stoi(take());
       else if (flag == "--max-matches") a.max_matches = std::stoi(take());
       else if (flag == "--give-up-after") a.give_up_after = std::stod(take());
+      else if (flag == "--accept-challenges") {
+        if (inline_value) usage_error("--accept-challenges takes no value");
+        a.accept_challenges = true;
+      }
+      else if (flag == "--games") {
+        std::stringstream list(take());
+        for (std::string g; std::getline(list, g, ',');) {
+          auto first = g.find_first_not_of(" \t");
+          if (first != std::string::npos) {
+            a.challenge_games.push_back(g.substr(first, g.find_last_not_of(" \t") - first + 1));
+          }
+        }
+        lobby_flag = true;
+      }
+      else if (flag == "--max-challenges") a.max_challenges = std::stoi(take()), lobby_flag = true;
       else if (flag == "-h" || flag == "--help") { std::cout << kUsage << std::endl; std::exit(0); }
       else usage_error("unknown argument " + flag);
     }
@@ -227,6 +252,10 @@ Args parse_args(int argc, char** argv) {
     if (a.capacity < 1 || a.capacity > 256 || a.max_matches < 0 || !(a.give_up_after >= 0)) {
       usage_error("--capacity is 1 to 256, --max-matches and --give-up-after at least 0");
     }
+    if (lobby_flag && !a.accept_challenges) {
+      usage_error("--games and --max-challenges go with --accept-challenges");
+    }
+    if (a.max_challenges < 0 || a.max_challenges > 256) usage_error("--max-challenges is 0 to 256");
   } else if (a.match.empty() || a.token.empty()) {
     usage_error("no match or no seat token");
   }
@@ -534,7 +563,9 @@ int run_single(const Args& a) {
 //
 // The bot token comes from $REFEREE_BOT_TOKEN or --bot-token-file PATH ("-": standard input),
 // never from the command line. One Session stream (`authorization: Bearer <bot token>`):
-// SessionHello{capacity}, then every Assignment is acknowledged and, if new, played on a Play
+// SessionHello{capacity} (with --accept-challenges also the lobby's accept_challenges,
+// challenge_games and max_challenges: while the session is open the referee seats the bot in
+// challenges naming it and in seeks that let bots join), then every Assignment is acknowledged and, if new, played on a Play
 // stream of its own thread with the assignment's seat token, over the same channel, with the
 // same `choose` and refusal rules as a single match. An assignment sent again (`resent`, after a
 // reconnect or a referee restart) that is being played or is done is only acknowledged again:
@@ -621,6 +652,9 @@ class Session {
     pb::SessionClientMessage hello;
     hello.mutable_hello()->set_capacity(a_.capacity);
     hello.mutable_hello()->set_agent("cpp-starter bin/bot --session");
+    hello.mutable_hello()->set_accept_challenges(a_.accept_challenges);
+    for (const auto& g : a_.challenge_games) hello.mutable_hello()->add_challenge_games(g);
+    hello.mutable_hello()->set_max_challenges(a_.max_challenges);
     call->Write(hello);
     pb::SessionServerMessage msg;
     while (call->Read(&msg)) {

@@ -5,6 +5,7 @@
 //	        [--fallback first_legal]
 //	bin/bot --session [--bot-token-file PATH] [--capacity N] [--max-matches N] [--seed N]
 //	        [--give-up-after S] [--fallback first_legal]     (session mode: session.go)
+//	        [--accept-challenges [--games G,G] [--max-challenges N]]
 //
 // The token may also come from $REFEREE_TOKEN (the address from $REFEREE_ADDRESS, the match from
 // $REFEREE_MATCH). The bot opens the Play stream with `authorization: Bearer <token>`, sends
@@ -32,6 +33,7 @@ import (
 	"io"
 	"math/rand"
 	"os"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -148,11 +150,18 @@ type args struct {
 	botToken              string // session mode: $REFEREE_BOT_TOKEN or --bot-token-file
 	capacity, maxMatches  int
 	giveUpAfter           time.Duration
+	// session mode, the lobby (issue 33): take challenges and seats in seeks that let bots
+	// join while the session is open; the games accepted (empty: every game) and the lobby
+	// matches played at once (0: the capacity). Sent in SessionHello.
+	acceptChallenges bool
+	challengeGames   []string
+	maxChallenges    int
 }
 
 const usage = `usage: bin/bot --address HOST:PORT --match ID [--token=TOKEN] [--seed N] [--fallback first_legal]
        bin/bot --session [--address HOST:PORT] [--bot-token-file PATH] [--capacity N]
                [--max-matches N] [--seed N] [--give-up-after S] [--fallback first_legal]
+               [--accept-challenges [--games G,G] [--max-challenges N]]
 The seat token comes from $REFEREE_TOKEN, the bot token of --session from $REFEREE_BOT_TOKEN.`
 
 func parseArgs() args {
@@ -170,6 +179,9 @@ func parseArgs() args {
 	fs.IntVar(&a.capacity, "capacity", 1, "session mode: matches played at once (1 to 256)")
 	fs.IntVar(&a.maxMatches, "max-matches", 0, "session mode: stop after N matches (0: until stopped)")
 	giveUp := fs.Float64("give-up-after", 120, "session mode: stop after S seconds without reaching the referee (0: never)")
+	fs.BoolVar(&a.acceptChallenges, "accept-challenges", false, "session mode: take challenges from the referee's lobby, and seats in seeks that let bots join, while the session is open")
+	games := fs.String("games", "", "with --accept-challenges: the games accepted, comma-separated (default: every game)")
+	fs.IntVar(&a.maxChallenges, "max-challenges", 0, "with --accept-challenges: lobby matches played at once (0 to 256; 0: --capacity)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
@@ -177,9 +189,10 @@ func parseArgs() args {
 		fmt.Fprintln(os.Stderr, "--fallback takes first_legal")
 		os.Exit(2)
 	}
-	sessionOnly := map[string]bool{"bot-token-file": true, "capacity": true, "max-matches": true, "give-up-after": true}
+	sessionOnly := map[string]bool{"bot-token-file": true, "capacity": true, "max-matches": true, "give-up-after": true,
+		"accept-challenges": true, "games": true, "max-challenges": true}
 	matchOnly := map[string]bool{"match": true, "token": true}
-	bad := ""
+	bad, badLobby := "", ""
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "seed" {
 			a.seeded = true
@@ -187,7 +200,14 @@ func parseArgs() args {
 		if (sessionOnly[f.Name] && !a.session) || (matchOnly[f.Name] && a.session) {
 			bad = f.Name
 		}
+		if (f.Name == "games" || f.Name == "max-challenges") && !a.acceptChallenges && bad == "" {
+			badLobby = f.Name
+		}
 	})
+	if badLobby != "" && bad == "" {
+		fmt.Fprintf(os.Stderr, "--%s goes with --accept-challenges\n%s\n", badLobby, usage)
+		os.Exit(2)
+	}
 	if bad != "" {
 		fmt.Fprintf(os.Stderr, "--%s does not go with%s --session\n%s\n", bad, map[bool]string{true: "", false: "out"}[a.session], usage)
 		os.Exit(2)
@@ -197,6 +217,11 @@ func parseArgs() args {
 		os.Exit(2)
 	}
 	a.seed = *seed
+	for _, g := range strings.Split(*games, ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			a.challengeGames = append(a.challengeGames, g)
+		}
+	}
 	a.giveUpAfter = time.Duration(*giveUp * float64(time.Second))
 	if a.session {
 		if *tokenFile != "" {
@@ -207,7 +232,8 @@ func parseArgs() args {
 			}
 			a.botToken = token
 		}
-		if a.botToken == "" || a.capacity < 1 || a.capacity > 256 || a.maxMatches < 0 || *giveUp < 0 {
+		if a.botToken == "" || a.capacity < 1 || a.capacity > 256 || a.maxMatches < 0 || *giveUp < 0 ||
+			a.maxChallenges < 0 || a.maxChallenges > 256 {
 			fmt.Fprintln(os.Stderr, "no bot token ($REFEREE_BOT_TOKEN or --bot-token-file), or a value out of range")
 			fmt.Fprintln(os.Stderr, usage)
 			os.Exit(2)

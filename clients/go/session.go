@@ -5,7 +5,8 @@
 //
 // The bot token comes from $REFEREE_BOT_TOKEN or --bot-token-file PATH ('-': standard input),
 // never from the command line. The bot opens one Session stream (`authorization: Bearer <bot
-// token>`), sends SessionHello{capacity}, and acknowledges every Assignment the referee pushes;
+// token>`), sends SessionHello{capacity, and with --accept-challenges the lobby's accept_challenges,
+// challenge_games and max_challenges}, and acknowledges every Assignment the referee pushes;
 // each new one is played on an ordinary Play stream with the assignment's seat token, over the
 // same connection, with the same `choose` and refusal rules as a single match. An assignment
 // the referee sends again (`resent`, after a reconnect or a referee restart) that is being
@@ -167,7 +168,9 @@ func (s *session) stream(retry *retrier) error {
 	if err != nil {
 		return err
 	}
-	hello := &pb.SessionHello{Capacity: uint32(s.a.capacity), Agent: "go-starter bin/bot --session"}
+	hello := &pb.SessionHello{Capacity: uint32(s.a.capacity), Agent: "go-starter bin/bot --session",
+		AcceptChallenges: s.a.acceptChallenges, ChallengeGames: s.a.challengeGames,
+		MaxChallenges: uint32(s.a.maxChallenges)}
 	if err := call.Send(&pb.SessionClientMessage{Msg: &pb.SessionClientMessage_Hello{Hello: hello}}); err != nil {
 		return err
 	}

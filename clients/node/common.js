@@ -20,6 +20,7 @@ const RETRYABLE = new Set([grpc.status.UNAVAILABLE, grpc.status.CANCELLED, grpc.
 
 // Parse argv against `flags` ({'--flag': [key, convert]}), starting from `defaults`. A value
 // follows its flag or is glued to it with `=` (`--token=-abc`: a token may begin with `-`).
+// A flag whose convert is Boolean is a switch (no value: present means true).
 // --help prints `usage` and exits 0; an unknown argument, a flag without its value, or
 // `valid(args)` false prints it and exits 2.
 function parseArgs(argv, { usage, flags, defaults, valid }) {
@@ -39,6 +40,14 @@ function parseArgs(argv, { usage, flags, defaults, valid }) {
       process.exit(2);
     }
     const [key, convert] = flag;
+    if (convert === Boolean) { // a switch: present or not, no value
+      if (value !== undefined) {
+        console.error(`${a} takes no value\n${usage}`);
+        process.exit(2);
+      }
+      args[key] = true;
+      continue;
+    }
     const raw = value !== undefined ? value : argv[++i];
     if (raw === undefined) {
       console.error(`${a} needs a value\n${usage}`);

@@ -5,12 +5,16 @@
 //   npm install            (once, in clients/node)
 //   REFEREE_BOT_TOKEN=BOT_TOKEN node session_bot.js --address 127.0.0.1:50051 [--capacity N]
 //       [--max-matches N] [--seed N] [--give-up-after S] [--fallback first_legal]
+//       [--accept-challenges [--games G,G] [--max-challenges N]]
 //   (or node bot.js --session ..., the same flags as every kit's session mode)
 //
 // The bot token (from `referee-bot register`, or `register-bot` for an organizer) comes from
 // $REFEREE_BOT_TOKEN or --bot-token-file PATH ('-': standard input), never from the command
 // line. The bot opens the Session stream with `authorization: Bearer <bot token>`, sends
-// SessionHello{capacity}, and for every Assignment acknowledges it and plays the seat on an
+// SessionHello{capacity} (with --accept-challenges also the lobby's accept_challenges,
+// challenge_games from --games, every game when none, and max_challenges, 0 = the capacity:
+// while the session is open the referee's lobby seats it in challenges naming the bot and in
+// seeks that let bots join, each one an ordinary Assignment), and for every Assignment acknowledges it and plays the seat on an
 // ordinary Play stream with the assignment's seat token, over the same client (one HTTP/2
 // connection), with strategy.js's `choose` and common.js's refusal rules. A dropped session
 // reconnects with backoff; the referee sends every unfinished assignment again (`resent`), and
@@ -30,6 +34,7 @@ const { choose, onRefused } = require('./strategy');
 
 const USAGE = 'usage: node session_bot.js [--address HOST:PORT] [--bot-token-file PATH] '
   + '[--capacity N] [--max-matches N] [--seed N] [--give-up-after S] [--fallback first_legal]\n'
+  + '       [--accept-challenges [--games G,G] [--max-challenges N]]\n'
   + 'The bot token comes from $REFEREE_BOT_TOKEN, or the file given (-: standard input).';
 const log = logger('node-session');
 
@@ -46,12 +51,19 @@ function parse(argv) {
     flags: { '--address': ['address', String], '--bot-token-file': ['botTokenFile', String],
              '--capacity': ['capacity', Number], '--max-matches': ['maxMatches', Number],
              '--seed': ['seed', Number], '--give-up-after': ['giveUpAfter', Number],
-             '--fallback': ['fallback', String] },
+             '--fallback': ['fallback', String],
+             '--accept-challenges': ['acceptChallenges', Boolean], '--games': ['games', String],
+             '--max-challenges': ['maxChallenges', Number] },
     defaults: { address: process.env.REFEREE_ADDRESS || '127.0.0.1:50051', botTokenFile: '',
-                capacity: 1, maxMatches: 0, seed: undefined, giveUpAfter: 120, fallback: '' },
+                capacity: 1, maxMatches: 0, seed: undefined, giveUpAfter: 120, fallback: '',
+                acceptChallenges: false, games: undefined, maxChallenges: undefined },
     valid: (a) => Number.isInteger(a.capacity) && a.capacity >= 1 && a.capacity <= 256
       && Number.isInteger(a.maxMatches) && a.maxMatches >= 0 && a.giveUpAfter >= 0
-      && ['', 'first_legal'].includes(a.fallback),
+      && ['', 'first_legal'].includes(a.fallback)
+      // --games and --max-challenges go with --accept-challenges
+      && (a.acceptChallenges || (a.games === undefined && a.maxChallenges === undefined))
+      && (a.maxChallenges === undefined
+          || (Number.isInteger(a.maxChallenges) && a.maxChallenges >= 0 && a.maxChallenges <= 256)),
   });
   args.botToken = process.env.REFEREE_BOT_TOKEN || '';
   if (args.botTokenFile) {
@@ -231,7 +243,12 @@ async function main(argv = process.argv.slice(2)) {
       session.on('error', lost);
       session.on('end', () => lost({ code: grpc.status.UNAVAILABLE,
                                      details: 'the referee closed the session' }));
-      session.write({ hello: { capacity: args.capacity, agent: 'node session_bot.js' } });
+      session.write({ hello: {
+        capacity: args.capacity, agent: 'node session_bot.js',
+        accept_challenges: args.acceptChallenges,
+        challenge_games: (args.games || '').split(',').map((g) => g.trim()).filter(Boolean),
+        max_challenges: args.maxChallenges || 0,
+      } });
     };
     open();
   });

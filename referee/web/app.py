@@ -57,7 +57,7 @@ from referee.server.store.sqlite import store_outage, unavailable
 
 from . import frames as F
 from . import params, state
-from .leagues import HTTP_STATUS, admin_only, refusal
+from .leagues import HTTP_STATUS, RETRY_AFTER_S, admin_only, refusal
 from .leagues import routes as league_routes
 from .live import LiveHub
 from .lobby import routes as lobby_routes
@@ -284,10 +284,10 @@ async def store_away(request: Request, exc: Exception) -> Response:
     away = unavailable(state.of(request).service.store.kind)
     if request.url.path.startswith("/api/"):
         return JSONResponse({"error": away.message, "status": 503, "reason": away.reason},
-                            status_code=503, headers={"Retry-After": "2"})
+                            status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
     return templates.TemplateResponse(
         request, "error.html", {"status": 503, "detail": away.message},
-        status_code=503, headers={"Retry-After": "2"})
+        status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
 
 
 #: Every page and call of the viewer (the league pages' from referee.web.leagues), each path

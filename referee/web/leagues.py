@@ -52,16 +52,24 @@ HTTP_STATUS = {
     grpc.StatusCode.PERMISSION_DENIED: 403, grpc.StatusCode.NOT_FOUND: 404,
     grpc.StatusCode.ALREADY_EXISTS: 409, grpc.StatusCode.FAILED_PRECONDITION: 409,
     grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
-    grpc.StatusCode.UNAVAILABLE: 503,  # STORE_UNAVAILABLE: the store is away, retry
+    grpc.StatusCode.UNAVAILABLE: 503,  # STORE_UNAVAILABLE, DRAINING...: retry (Retry-After)
 }
 NO_STORE = {"Cache-Control": "no-store"}
 RECENT = 10
 
 
+#: seconds a client waits before calling again after a 503 (the header Retry-After): a
+#: draining referee (DRAINING) is back, or its successor up, within seconds; so is a store
+RETRY_AFTER_S = 2
+
+
 def refusal(exc: RefereeError) -> JSONResponse:
+    """A refusal as the documented JSON error with its reason; a 503 (UNAVAILABLE: DRAINING,
+    STORE_UNAVAILABLE, NOT_OWNER...) changed nothing and says when to call again."""
     status = HTTP_STATUS.get(exc.code, 500)
+    headers = {**NO_STORE, "Retry-After": str(RETRY_AFTER_S)} if status == 503 else NO_STORE
     return JSONResponse({"error": exc.message, "status": status, "reason": exc.reason},
-                        status_code=status, headers=NO_STORE)
+                        status_code=status, headers=headers)
 
 
 def _http(exc: RefereeError) -> HTTPException:

@@ -61,7 +61,7 @@ async def api_seat(request: Request) -> Response:
 
 
 async def api_move(request: Request) -> Response:
-    """POST a move for the seat of the `Authorization: Bearer <seat token>` (as SubmitMove): the body `{"move": <referee.v1.Move as protobuf JSON>, "version": <the decision's state version>, "note": "...", "request_id": "..."}`; answers the accepted MoveResult as JSON, or the refusal as the documented JSON error with its reason (`ILLEGAL_MOVE`, `STALE_STATE`, `NOT_YOUR_TURN`, `WRONG_GAME`, `MALFORMED`, ...) and the message naming the rule. A refused move changes nothing."""
+    """POST a move for the seat of the `Authorization: Bearer <seat token>` (as SubmitMove): the body `{"move": <referee.v1.Move as protobuf JSON>, "version": <the decision's state version>, "note": "...", "request_id": "..."}`; answers the accepted MoveResult as JSON, or the refusal as the documented JSON error with its reason (`ILLEGAL_MOVE`, `STALE_STATE`, `NOT_YOUR_TURN`, `WRONG_GAME`, `MALFORMED`, ...) and the message naming the rule; 503 with `Retry-After` (`DRAINING`: the referee is stopping for a restart; `STORE_UNAVAILABLE`) to send it again later. A refused move changes nothing."""
     web = state.of(request)
     meta = await _meta(request)
     token = _token(request)

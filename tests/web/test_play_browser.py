@@ -251,6 +251,41 @@ def test_a_reload_and_a_lost_network_keep_the_seat(server, browser):
         ctx.close()
 
 
+def test_a_move_refused_by_a_draining_referee_is_sent_again(server, browser):
+    """A move answered 503 / DRAINING (the referee stops for a restart; test_play_http.py pins
+    that answer) was not played: the page says the referee is restarting, waits Retry-After
+    and sends the same move again, which is then played; no refusal is shown."""
+    mid, tokens = server.call(server.create(game="batavia", seats=3, seed=4))
+    human = server.service.matches[mid].decision.seat
+    ctx, page = open_seat(browser, server, mid, tokens[human])
+    try:
+        s = settle(page, -2)
+        v0 = s["v"]
+        sent: list[dict] = []
+
+        def draining_once(route):
+            sent.append(json.loads(route.request.post_data))
+            if len(sent) > 1:
+                route.continue_()
+                return
+            route.fulfill(status=503, headers={"Retry-After": "1", "Cache-Control": "no-store"},
+                          content_type="application/json", body=json.dumps({
+                              "error": "the referee is draining (stopping); call again",
+                              "status": 503, "reason": "DRAINING"}))
+
+        page.route("**/api/play/*/move", draining_once)
+        page.locator("#move-list button.move").last.click()  # a bid: no confirmation
+        page.locator("#net", has_text="the referee is restarting, retrying").wait_for()
+        s = settle(page, s["v"])
+        page.unroute("**/api/play/*/move")
+        assert len(sent) == 2 and sent[0] == sent[1], sent  # the same move, id and version
+        assert not s["refusal"], s["refusal_text"]
+        assert server.service.matches[mid].match.version > v0
+        assert page.locator("#net").is_hidden()
+    finally:
+        ctx.close()
+
+
 @pytest.mark.parametrize(("game", "options", "seats"), [
     ("batavia", {}, 3), ("goa", {}, 2), ("goa", {"edition": "2004"}, 3),
     ("santa_maria", {}, 2)])

@@ -187,3 +187,26 @@ def test_the_seat_calls_are_rate_limited_like_the_seats_grpc_calls(tmp_path):
         assert made_up[-1] == 429, made_up
     finally:
         h.close()
+
+
+def test_a_move_sent_while_the_referee_drains_gets_503_draining_and_changes_nothing(web):
+    """SIGTERM's drain (RefereeServer.drain) holds every match's lock until the process stops:
+    a move from the play page must not wait on it (it did, until the page gave up) but be
+    refused at once, as SubmitMove is, with 503, the documented JSON error, the reason DRAINING
+    and Retry-After (play.js says the referee is restarting and sends it again), and nothing
+    played. The page can still read its seat meanwhile."""
+    mid, tokens = web.call(web.create(game="batavia", seats=3))
+    seat = next(s for s, t in enumerate(tokens) if seat_state(web, mid, t)["decision"])
+    before = seat_state(web, mid, tokens[seat])
+    d = before["decision"]
+    web.call(web.server.drain())
+    r = httpx.post(f"{web.base}/api/play/{mid}/move", headers=auth(tokens[seat]), timeout=10,
+                   json={"move": d["moves"][0]["move"], "version": d["version"],
+                         "request_id": "during-drain"})
+    assert r.status_code == 503, r.text
+    assert int(r.headers["retry-after"]) > 0
+    assert r.headers["cache-control"] == "no-store"
+    out = r.json()
+    assert out["status"] == 503 and out["reason"] == "DRAINING" and out["error"], out
+    assert web.service.store.load_moves(mid) == []
+    assert {**seat_state(web, mid, tokens[seat]), "now_ms": 0} == {**before, "now_ms": 0}

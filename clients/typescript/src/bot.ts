@@ -5,6 +5,7 @@
 //                    [--fallback first_legal]
 //   node dist/bot.js --session [--bot-token-file PATH] [--capacity N] [--max-matches N]
 //                    [--seed N] [--give-up-after S] [--fallback first_legal]   (src/session.ts)
+//                    [--accept-challenges [--games G,G] [--max-challenges N]]
 //
 // The token may also come from $REFEREE_TOKEN (and the address from $REFEREE_ADDRESS, the match
 // from $REFEREE_MATCH). The bot opens the Play stream with `authorization: Bearer <token>`,
@@ -120,6 +121,7 @@ const USAGE = 'usage: node dist/bot.js --address HOST:PORT --match ID [--token=T
   + '[--fallback first_legal]\n'
   + '       node dist/bot.js --session [--address HOST:PORT] [--bot-token-file PATH] [--capacity N]\n'
   + '                        [--max-matches N] [--seed N] [--give-up-after S] [--fallback first_legal]\n'
+  + '                        [--accept-challenges [--games G,G] [--max-challenges N]]\n'
   + 'The seat token comes from $REFEREE_TOKEN, the bot token of --session from $REFEREE_BOT_TOKEN.';
 
 function usageError(why: string): never {
@@ -139,7 +141,13 @@ function parseArgs(argv: string[]): { single?: Args; session?: SessionArgs } {
   let capacity = 1;
   let maxMatches = 0;
   let giveUpAfter = 120;
-  const SESSION_ONLY = ['--bot-token-file', '--capacity', '--max-matches', '--give-up-after'];
+  // the lobby (issue 33): take challenges, the games accepted ('': every game), the lobby
+  // matches played at once (0: the capacity)
+  let acceptChallenges = false;
+  let games: string | undefined;
+  let maxChallenges: number | undefined;
+  const SESSION_ONLY = ['--bot-token-file', '--capacity', '--max-matches', '--give-up-after',
+                        '--accept-challenges', '--games', '--max-challenges'];
   const MATCH_ONLY = ['--match', '--token'];
   for (let i = 0; i < argv.length; i++) {
     let flag = argv[i];
@@ -161,6 +169,12 @@ function parseArgs(argv: string[]): { single?: Args; session?: SessionArgs } {
       case '--capacity': capacity = Number(take()); break;
       case '--max-matches': maxMatches = Number(take()); break;
       case '--give-up-after': giveUpAfter = Number(take()); break;
+      case '--accept-challenges':
+        if (value !== undefined) usageError('--accept-challenges takes no value');
+        acceptChallenges = true;
+        break;
+      case '--games': games = take(); break;
+      case '--max-challenges': maxChallenges = Number(take()); break;
       case '-h': case '--help': console.log(USAGE); process.exit(0);
       default: usageError(`unknown argument ${flag}`);
     }
@@ -180,7 +194,16 @@ function parseArgs(argv: string[]): { single?: Args; session?: SessionArgs } {
         || !(Number.isInteger(maxMatches) && maxMatches >= 0) || !(giveUpAfter >= 0)) {
       usageError('--capacity is 1 to 256, --max-matches and --give-up-after at least 0');
     }
-    return { session: { address, botToken, capacity, maxMatches, seed, giveUpAfter, fallback } };
+    if (!acceptChallenges && (games !== undefined || maxChallenges !== undefined)) {
+      usageError('--games and --max-challenges go with --accept-challenges');
+    }
+    if (maxChallenges !== undefined
+        && !(Number.isInteger(maxChallenges) && maxChallenges >= 0 && maxChallenges <= 256)) {
+      usageError('--max-challenges is 0 to 256');
+    }
+    const challengeGames = (games ?? '').split(',').map((g) => g.trim()).filter(Boolean);
+    return { session: { address, botToken, capacity, maxMatches, seed, giveUpAfter, fallback,
+                        acceptChallenges, challengeGames, maxChallenges: maxChallenges ?? 0 } };
   }
   if (!match || !token) usageError('no match or no seat token');
   return { single: { address, match, token, seed, fallback } };

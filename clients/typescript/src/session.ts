@@ -2,10 +2,13 @@
 //
 //   REFEREE_BOT_TOKEN=BOT_TOKEN node dist/bot.js --session --address HOST:PORT [--capacity N]
 //       [--max-matches N] [--seed N] [--give-up-after S] [--fallback first_legal]
+//       [--accept-challenges [--games G,G] [--max-challenges N]]
 //
 // The bot token comes from $REFEREE_BOT_TOKEN or --bot-token-file PATH ('-': standard input),
 // never from the command line. The bot opens one Session stream (`authorization: Bearer <bot
-// token>`), sends SessionHello{capacity}, and acknowledges every Assignment the referee pushes;
+// token>`), sends SessionHello{capacity} (with --accept-challenges also the lobby's
+// accept_challenges, challenge_games and max_challenges: while the session is open the referee
+// seats the bot in challenges naming it and in seeks that let bots join), and acknowledges every Assignment the referee pushes;
 // each new one is played on an ordinary Play stream with the assignment's seat token, over the
 // same connection, with bot.ts's `choose` and refusal rules. An assignment sent again
 // (`resent`, after a reconnect or a referee restart) that is being played or is done is only
@@ -56,6 +59,9 @@ export interface SessionArgs {
   seed?: number;
   giveUpAfter: number;       // seconds; 0: never
   fallback: string;
+  acceptChallenges: boolean; // the lobby: take challenges while the session is open
+  challengeGames: string[];  // with acceptChallenges: the games accepted (empty: every game)
+  maxChallenges: number;     // with acceptChallenges: lobby matches at once (0: capacity)
 }
 
 /** What the session needs from bot.ts. */
@@ -221,7 +227,11 @@ export function runSession(args: SessionArgs, deps: Deps): Promise<number> {
         lost(err.code, err.details, String(err.metadata?.get('referee-reason')?.[0] ?? ''));
       });
       session.on('end', () => lost(grpc.status.UNAVAILABLE, 'the referee closed the session', ''));
-      session.write({ hello: { capacity: args.capacity, agent: 'typescript-starter --session' } });
+      session.write({ hello: {
+        capacity: args.capacity, agent: 'typescript-starter --session',
+        accept_challenges: args.acceptChallenges, challenge_games: args.challengeGames,
+        max_challenges: args.maxChallenges,
+      } });
     };
     open();
   });

@@ -548,6 +548,9 @@ class RefereeService:
 
     async def seat_move(self, request: pb.SubmitMoveRequest, token: str,
                         client: str) -> pb.MoveResult:
+        # as SubmitMove: refused while draining (issue 33), else the move would wait on the
+        # match's lock, which the drain holds until the process stops, and the page with it
+        self._refuse_if_draining()
         away = await self._seat_forward("SubmitMove", request, token, client)
         if away is not None:
             return pb.MoveResult.FromString(away)

@@ -360,11 +360,24 @@
       const body = {move: m.move, version: d.version,
                     request_id: `web-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`};
       try {
-        const r = await fetch(`/api/play/${opts.id}/move`, {
-          method: "POST", headers: {...this.headers(), "Content-Type": "application/json"},
-          body: JSON.stringify(body), cache: "no-store"});
-        const out = await r.json();
-        if (!r.ok) this.showError(out);
+        for (let tries = 1; ; tries++) {
+          const r = await fetch(`/api/play/${opts.id}/move`, {
+            method: "POST", headers: {...this.headers(), "Content-Type": "application/json"},
+            body: JSON.stringify(body), cache: "no-store"});
+          const out = await r.json();
+          if (r.status === 503 && tries <= 20) {
+            // nothing was played (DRAINING: the referee stops for a restart; or its store is
+            // away): the same move, request id and version again after Retry-After
+            this.net(out.reason === "DRAINING" ? "the referee is restarting, retrying…"
+              : `${out.reason || "unavailable"}: retrying…`);
+            const wait = Math.min(30, Math.max(1, Number(r.headers.get("Retry-After")) || 2));
+            await new Promise((done) => setTimeout(done, wait * 1000));
+            continue;
+          }
+          this.net("");
+          if (!r.ok) this.showError(out);
+          break;
+        }
       } catch (err) {
         // the answer was lost, not necessarily the move: the state says which
         this.net("connection lost while sending; checking the match…");
