@@ -184,6 +184,7 @@ def test_a_new_game_reads_back(edition):
         v = encode(state, seat)
         assert plane(v, "edition")[0] == (edition == "2004")
         assert list(plane(v, "seat_count")) == [0, 1, 0]
+        assert np.flatnonzero(plane(v, "my_seat")).tolist() == [seat]
         # relative seats: slot 0 is the observer; the others' ducats are hidden
         assert plane(v, "ducats")[0] == pytest.approx(state.ducats[seat] / 30)
         assert list(plane(v, "ducats")[1:]) == [0, 0, 0]

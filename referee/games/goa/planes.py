@@ -69,6 +69,9 @@ N_TOKENS = MAX_SEATS + 1  # "one more Auction token than there are players" (cat
 #: land features: present, colony, then per spice the sacks on it and its empty fields that
 #: take that spice
 _LAND_WIDTH = 2 + 2 * N_SPICES
+#: per field mask (a bit per spice it takes), the land-feature slots an empty field counts in
+_EMPTY_TAKES = tuple(tuple(2 + N_SPICES + sp for sp in range(N_SPICES) if mask >> sp & 1)
+                     for mask in range(1 << N_SPICES))
 
 #: Normalisers (not rules: typical high values, so most values land in [0, 1]).
 _SCALE = {"ducats": 30.0, "ships": 10.0, "colonists": 10.0, "cards": 10.0, "vp": 10.0,
@@ -134,6 +137,8 @@ class GoaPlanes(ObservationPlanes):
         self.edition = L.add("edition", 1, "1: the 2004 edition, 0: the 2012 edition")
         self.seat_count = L.add("seat_count", S - min_seats + 1,
                                 f"one-hot: {min_seats}..{S} seats")
+        self.seat = L.add("my_seat", S, "one-hot absolute seat of the observer (the moves name "
+                          "seats absolutely: Espionage)")
         self.phase = L.add("phase", len(PHASES),
                            "one-hot: quick start, place tokens, auctions, actions, extra "
                            "actions, game over")
@@ -246,6 +251,7 @@ class GoaPlanes(ObservationPlanes):
         if state.edition == "2004":
             out[self.edition] = 1.0
         out[self.seat_count + n - self.min_seats] = 1.0
+        out[self.seat + seat] = 1.0
         out[self.phase + state.phase - QUICK] = 1.0
         out[self.round] = state.round / t.rounds
         if state.round > t.rules.rounds_per_phase:
@@ -410,20 +416,18 @@ class GoaPlanes(ObservationPlanes):
         for c, r in enumerate(state.rows[s]):
             if r:
                 out[at + c] = r / LAST_ROW
-        base = self.lands + k * MAX_LANDS * _LAND_WIDTH
-        for i, land in enumerate(state.lands[s]):
-            at = base + i * _LAND_WIDTH
+        at = self.lands + k * MAX_LANDS * _LAND_WIDTH
+        for land in state.lands[s]:
             out[at] = 1.0
             if land.colony:
                 out[at + 1] = 1.0
-            at += 2
             for mask, spice in zip(land.takes, land.spices):
                 if spice >= 0:
-                    out[at + spice] += 1.0
+                    out[at + 2 + spice] += 1.0
                 else:
-                    for sp in range(N_SPICES):
-                        if mask >> sp & 1:
-                            out[at + N_SPICES + sp] += 1.0
+                    for sp in _EMPTY_TAKES[mask]:
+                        out[at + sp] += 1.0
+            at += _LAND_WIDTH
         at = self.colonies + k * N_COLONIES
         for c, ct in enumerate(state.colonies[s]):
             if ct >= 0:
