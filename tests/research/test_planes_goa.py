@@ -78,7 +78,8 @@ def test_declared_once_with_unique_planes_tiling_the_vector():
 def test_fixed_width_bounded_values_at_every_seat_count_and_edition(sample):
     """Every seat of every sampled state, 2-4 seats, both editions and the option sets: the
     vector has the one width (a write past it raises in a list that long), every value is finite,
-    not negative and small (scaled to about [0, 1] or small counts)."""
+    not negative and small (scaled to about [0, 1] or small counts), the same into a list as
+    into a numpy array."""
     seen = set()
     for state in sample:
         seen.add((state.edition, state.n))
@@ -87,6 +88,8 @@ def test_fixed_width_bounded_values_at_every_seat_count_and_edition(sample):
             PLANES.encode(state, seat, out)
             vector = np.array(out)
             assert len(out) == WIDTH
+            # a numpy array is written through a memoryview of its buffer: the same values
+            assert np.array_equal(vector.astype(np.float32), encode(state, seat))
             assert np.isfinite(vector).all() and vector.min() >= 0
             big = [p.name for p in PLANES.planes if vector[p.start:p.stop].max(initial=0) > 10]
             assert not big, big

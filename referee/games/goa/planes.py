@@ -22,7 +22,7 @@ colony tile means is looked up in tables built once per ``Rules``.
 from __future__ import annotations
 
 from collections.abc import Callable, MutableSequence
-from typing import Any
+from typing import Any, cast
 
 from referee.core.planes import ObservationPlanes, PlaneLayout
 
@@ -233,6 +233,8 @@ class GoaPlanes(ObservationPlanes):
         self.winners = L.add("winner", S, "1: a winner (game over)")
         self._by_base = _pending_writers(self)
         self._writers: dict[type, _Writer | None] = {}
+        #: per rules' tables, ``_tile_writes``
+        self._square_writes: dict[int, tuple[_Tables, list[tuple[tuple[int, int, float], ...]]]] = {}
 
     def writer_for(self, cls: type) -> _Writer | None:
         """The writer of a sub-decision class's pending planes (None: it shows nothing of its
@@ -242,6 +244,7 @@ class GoaPlanes(ObservationPlanes):
         return write
 
     def encode(self, state: State, seat: int, out: MutableSequence[float]) -> None:
+        out = _fast(out)
         n = state.n
         t = _tables(state.rules)
         over = state.phase == OVER
@@ -365,23 +368,16 @@ class GoaPlanes(ObservationPlanes):
               out: MutableSequence[float]) -> None:
         """What ``view._grid`` shows: each square's tile, auction token and face-down
         Bonanza tile."""
-        g_type, g_spice, g_fields = self.g_type, self.g_spice, self.g_fields
-        g_n, g_vp = self.g_n, self.g_vp
-        tile_type, tile_spice = t.tile_type, t.tile_spice
-        tile_fields, tile_n, tile_vp = t.tile_fields, t.tile_n, t.tile_vp
+        entry = self._square_writes.get(id(t))
+        if entry is None or entry[0] is not t:
+            if len(self._square_writes) >= _RULES_LIMIT:
+                self._square_writes.clear()
+            entry = self._square_writes[id(t)] = (t, self._tile_writes(t))
+        writes = entry[1]
         for g, tile in enumerate(state.grid):
-            if tile < 0:
-                continue
-            out[g_type + g * N_TILE_TYPES + tile_type[tile]] = 1.0
-            sp = tile_spice[tile]
-            if sp >= 0:
-                out[g_spice + g * N_SPICES + sp] = 1.0
-            if tile_fields[tile]:
-                out[g_fields + g] = tile_fields[tile] / 3
-            if tile_n[tile]:
-                out[g_n + g] = tile_n[tile] * 0.1
-            if tile_vp[tile]:
-                out[g_vp + g] = tile_vp[tile] * _VP
+            if tile >= 0:
+                for base, stride, value in writes[tile]:
+                    out[base + g * stride] = value
         if state.tokens:
             # as view._grid: the last token on a cell is the one shown
             token_at = {cell: k for k, cell in enumerate(state.tokens) if cell >= 0}
@@ -397,6 +393,23 @@ class GoaPlanes(ObservationPlanes):
             for g, b in enumerate(state.bonanza):
                 if b >= 0:
                     out[at + g] = 1.0
+
+    def _tile_writes(self, t: _Tables) -> list[tuple[tuple[int, int, float], ...]]:
+        """Per tile, its non-zero slots on square 0 of the grid planes and each plane's stride
+        per square: (first slot, stride, value)."""
+        out = []
+        for tile in range(len(t.tile_type)):
+            w = [(self.g_type + t.tile_type[tile], N_TILE_TYPES, 1.0)]
+            if t.tile_spice[tile] >= 0:
+                w.append((self.g_spice + t.tile_spice[tile], N_SPICES, 1.0))
+            if t.tile_fields[tile]:
+                w.append((self.g_fields, 1, t.tile_fields[tile] / 3))
+            if t.tile_n[tile]:
+                w.append((self.g_n, 1, t.tile_n[tile] * 0.1))
+            if t.tile_vp[tile]:
+                w.append((self.g_vp, 1, t.tile_vp[tile] * _VP))
+            out.append(tuple(w))
+        return out
 
     def _seat(self, state: State, t: _Tables, s: int, k: int, visible: bool,
               out: MutableSequence[float]) -> None:
@@ -453,6 +466,16 @@ class GoaPlanes(ObservationPlanes):
             out[self.duty + k] = sum(t.tile_vp[x] for x in state.duty_face_down[s]) * _VP
         if state.phase == EXTRA and state.extra_passed[s]:
             out[self.passed + k] = 1.0
+
+
+def _fast(out: MutableSequence[float]) -> MutableSequence[float]:
+    """``out`` itself, or a memoryview of its buffer where it has a flat one (a numpy array):
+    a memoryview's item writes cost about half a numpy array's."""
+    try:
+        view = memoryview(out)  # type: ignore[arg-type]  # a list has no buffer: TypeError
+    except TypeError:
+        return out
+    return cast(MutableSequence[float], view) if view.ndim == 1 else out
 
 
 _Writer = Callable[[State, Any, MutableSequence[float]], None]
