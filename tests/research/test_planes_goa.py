@@ -6,6 +6,7 @@ back from known states. tests/research/test_planes.py holds every declaring game
 contract; this file holds Goa's own facts."""
 from __future__ import annotations
 
+import pickle
 import random
 import sys
 
@@ -73,6 +74,16 @@ def test_declared_once_with_unique_planes_tiling_the_vector():
     assert at == WIDTH
     # far narrower than the View's generic encoding (35,109 floats at the time of issue 36)
     assert WIDTH < 2_500
+
+
+def test_pickles_and_encodes_the_same(sample):
+    again = pickle.loads(pickle.dumps(PLANES))
+    assert [(p.name, p.start, p.width) for p in again.planes] == [
+        (p.name, p.start, p.width) for p in PLANES.planes]
+    for state in sample[::20]:
+        out = np.zeros(WIDTH, np.float32)
+        again.encode(state, 0, out)
+        assert np.array_equal(out, encode(state, 0))
 
 
 def test_fixed_width_bounded_values_at_every_seat_count_and_edition(sample):

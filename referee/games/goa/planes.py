@@ -236,6 +236,11 @@ class GoaPlanes(ObservationPlanes):
         #: per rules' tables, ``_tile_writes``
         self._square_writes: dict[int, tuple[_Tables, list[tuple[tuple[int, int, float], ...]]]] = {}
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles as its two widths (an environment holding it pickles mid-episode; its
+        writers are closures and its caches are rebuilt on use)."""
+        return (GoaPlanes, (self.min_seats, self.symbols))
+
     def writer_for(self, cls: type) -> _Writer | None:
         """The writer of a sub-decision class's pending planes (None: it shows nothing of its
         own), found once per class along its bases."""
