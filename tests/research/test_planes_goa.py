@@ -18,8 +18,9 @@ from referee.games.goa import GAME
 from referee.games.goa import planes as goa_planes
 from referee.games.goa.auction import auctioneer
 from referee.games.goa.catalog import MAX_SEATS, TILE_TYPES
+from referee.games.goa.moves import MAX_LANDS
 from referee.games.goa.spices import ProgressPayment
-from referee.games.goa.state import AUCTION, OVER, State, SubDecision
+from referee.games.goa.state import AUCTION, OVER, Land, State, SubDecision
 from referee.sim.model import Simulation
 from referee.v1 import goa_pb2 as pb
 from tests.contract import hooks
@@ -280,3 +281,18 @@ def test_the_end_reads_back():
     assert sorted((w - 1) % 3 for w in winners) == sorted(
         np.flatnonzero(plane(v, "winner")).tolist())
     assert plane(v, "to_move").sum() == 0 and plane(v, "decision_kind").sum() == 0
+
+
+def test_lands_past_what_moves_can_name_stay_in_their_plane():
+    """A custom sheet may allow more lands than the moves name (moves.MAX_LANDS): the extra
+    ones are not written over the next planes."""
+    state = new_game(4, seed=3)
+    before = encode(state, 0)
+    state.lands[3] = [Land(False, 0, [1], [0]) for _ in range(MAX_LANDS + 3)]  # slot 3: last
+    after = encode(state, 0)
+    lands = plane(after, "lands").reshape(MAX_SEATS, MAX_LANDS, -1)
+    assert lands[3, :, 0].sum() == MAX_LANDS
+    assert np.array_equal(lands[:3], plane(before, "lands").reshape(MAX_SEATS, MAX_LANDS, -1)[:3])
+    for p in PLANES.planes:
+        if p.name != "lands":
+            assert np.array_equal(before[p.start:p.stop], after[p.start:p.stop]), p.name

@@ -435,7 +435,10 @@ class GoaPlanes(ObservationPlanes):
             if r:
                 out[at + c] = r / LAST_ROW
         at = self.lands + k * MAX_LANDS * _LAND_WIDTH
+        stop = at + MAX_LANDS * _LAND_WIDTH  # the moves name no land past MAX_LANDS either
         for land in state.lands[s]:
+            if at == stop:
+                break
             out[at] = 1.0
             if land.colony:
                 out[at + 1] = 1.0
