@@ -89,8 +89,8 @@ class _Tables:
     """What each tile, card and colony tile of one ``Rules`` means, in slot terms."""
 
     __slots__ = ("b_tiles", "card_colonists", "card_effect", "card_symbol", "extra_cards",
-                 "mission", "red_slot", "rounds", "rules", "tile_fields", "tile_n", "tile_spice",
-                 "tile_type", "tile_vp")
+                 "mission", "most_fields", "red_slot", "rounds", "rules", "tile_fields",
+                 "tile_n", "tile_spice", "tile_type", "tile_vp")
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
@@ -106,6 +106,7 @@ class _Tables:
         self.card_symbol = [c.symbol for c in rules.cards]
         self.card_colonists = [c.colonists for c in rules.cards]
         self.b_tiles = max(1, sum(1 for t in tiles if t.phase == "B"))
+        self.most_fields = max(1, *self.tile_fields)
         self.rounds = 2 * rules.rounds_per_phase
         self.extra_cards = max(1, rules.extra_cards)
 
@@ -182,7 +183,8 @@ class GoaPlanes(ObservationPlanes):
                             "per square (row-major), one-hot tile type (none: empty)")
         self.g_spice = L.add("grid_tile_spice", G * N_SPICES,
                              "per square, one-hot plantation spice")
-        self.g_fields = L.add("grid_tile_fields", G, "per square, the tile's fields / 3")
+        self.g_fields = L.add("grid_tile_fields", G,
+                              "per square, the tile's fields / the most a tile has (3)")
         self.g_n = L.add("grid_tile_amount", G, "per square, the tile's amount (n) / 10")
         self.g_vp = L.add("grid_tile_vp", G, "per square, the tile's VP / 10")
         self.g_token = L.add("grid_token_seat", G * S, "per square, one-hot relative seat of "
@@ -408,7 +410,7 @@ class GoaPlanes(ObservationPlanes):
             if t.tile_spice[tile] >= 0:
                 w.append((self.g_spice + t.tile_spice[tile], N_SPICES, 1.0))
             if t.tile_fields[tile]:
-                w.append((self.g_fields, 1, t.tile_fields[tile] / 3))
+                w.append((self.g_fields, 1, t.tile_fields[tile] / t.most_fields))
             if t.tile_n[tile]:
                 w.append((self.g_n, 1, t.tile_n[tile] * 0.1))
             if t.tile_vp[tile]:
