@@ -124,6 +124,10 @@ def _tables(rules: Rules) -> _Tables:
     return t
 
 
+#: a tile's writes on the grid planes: (slot on square 0, stride per square, value) each
+_SquareWrites = tuple[tuple[int, int, float], ...]
+
+
 class GoaPlanes(ObservationPlanes):
     """Goa's planes (both editions). ``min_seats`` and ``symbols`` (the most Expedition symbols
     the game's own sheets name) fix the widths the catalog does not; a custom sheet with more
@@ -236,7 +240,7 @@ class GoaPlanes(ObservationPlanes):
         self._by_base = _pending_writers(self)
         self._writers: dict[type, _Writer | None] = {}
         #: per rules' tables, ``_tile_writes``
-        self._square_writes: dict[int, tuple[_Tables, list[tuple[tuple[int, int, float], ...]]]] = {}
+        self._square_writes: dict[int, tuple[_Tables, list[_SquareWrites]]] = {}
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as its two widths (an environment holding it pickles mid-episode; its
@@ -401,7 +405,7 @@ class GoaPlanes(ObservationPlanes):
                 if b >= 0:
                     out[at + g] = 1.0
 
-    def _tile_writes(self, t: _Tables) -> list[tuple[tuple[int, int, float], ...]]:
+    def _tile_writes(self, t: _Tables) -> list[_SquareWrites]:
         """Per tile, its non-zero slots on square 0 of the grid planes and each plane's stride
         per square: (first slot, stride, value)."""
         out = []
