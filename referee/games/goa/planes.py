@@ -73,6 +73,9 @@ _LAND_WIDTH = 2 + 2 * N_SPICES
 _EMPTY_TAKES = tuple(tuple(2 + N_SPICES + sp for sp in range(N_SPICES) if mask >> sp & 1)
                      for mask in range(1 << N_SPICES))
 
+#: per board cell, its grid square (-1: an edge space)
+_GRID_OF_CELL = tuple(grid_index(cell) for cell in range(BOARD_CELLS))
+
 #: Normalisers (not rules: typical high values, so most values land in [0, 1]).
 _SCALE = {"ducats": 30.0, "ships": 10.0, "colonists": 10.0, "cards": 10.0, "vp": 10.0,
           "total": 50.0, "sacks": 10.0}
@@ -360,7 +363,7 @@ class GoaPlanes(ObservationPlanes):
         if k == 0:
             out[self.lot + 1] = 1.0
         elif state.tokens[k] >= 0:
-            g = grid_index(state.tokens[k])
+            g = _GRID_OF_CELL[state.tokens[k]]
             if g >= 0 and state.grid[g] >= 0:
                 out[self.lot_square + g] = 1.0
         out[self.auctioneer + rel[a]] = 1.0
@@ -394,7 +397,7 @@ class GoaPlanes(ObservationPlanes):
             token_at = {cell: k for k, cell in enumerate(state.tokens) if cell >= 0}
             seats = state.token_seats
             for cell, k in token_at.items():
-                g = grid_index(cell)
+                g = _GRID_OF_CELL[cell]
                 if g < 0:
                     continue
                 out[self.g_token + g * MAX_SEATS + rel[seats[k]]] = 1.0
