@@ -30,6 +30,7 @@ from referee.v1 import goa_pb2 as pb
 from . import moves, rules, scoring, sim, text
 from . import view as views
 from .catalog import GRID_SIDE, MAX_SEATS, Rules
+from .planes import GoaPlanes
 from .sheet import SHEET_SCHEMA, check_consistency
 from .state import OVER, State, state_digest
 
@@ -143,6 +144,7 @@ class GoaGame(SheetGame[State, moves.Move]):
     engine = rules
     views = views
     text_table = text.TABLE
+    _planes: GoaPlanes | None = None
 
     # ---- components
     def check_sheet(self, sheet: ComponentSheet) -> None:
@@ -181,6 +183,16 @@ class GoaGame(SheetGame[State, moves.Move]):
     # ---- the forward model
     def view_bytes(self, state: State, seat: int | None) -> bytes:
         return views.build_view_bytes(state, seat)
+
+    def observation_planes(self) -> GoaPlanes:
+        """planes.py: one layout for both editions, built once (its widths read the game's own
+        sheets: the most Expedition symbols either edition names)."""
+        planes = self._planes
+        if planes is None:
+            symbols = max(len(self.rules_for(self.default_components({"edition": e})).symbols)
+                          for e in SHEETS)
+            planes = self._planes = GoaPlanes(SPEC.min_seats, symbols)
+        return planes
 
     def clone(self, state: State) -> State:
         return sim.clone_state(state)
