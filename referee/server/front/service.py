@@ -17,7 +17,7 @@ import structlog
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from referee.core import registry, text
+from referee.core import provenance, registry, text
 from referee.core.components import ComponentSheet
 from referee.core.contract import Game
 from referee.core.provenance import new_salt
@@ -286,6 +286,22 @@ class RefereeService:
         if cached is None or cached[0] != key:
             cached = self._games = (key, list_games(components))
         return cached[1]
+
+    async def GetGameRules(self, request: pb.GetGameRulesRequest,
+                           context: Context) -> pb.GameRules:
+        """A hosted game's spec (as ListGames, from the same cached message), its rulings and
+        the versions records carry. Public; nothing in it is secret."""
+        if not request.game:
+            raise errors.malformed("GetGameRules needs a game (a name from ListGames)")
+        spec = next((g for g in self.list_games().games if g.name == request.game), None)
+        if spec is None:
+            hosted = ", ".join(g.name for g in self.list_games().games)
+            raise errors.not_found(f"unknown game {clip(request.game)}; this referee hosts "
+                                   f"{hosted}")
+        game = registry.get(spec.name)
+        return pb.GameRules(spec=spec, rulings_markdown=provenance.rulings_text(game),
+                            rules_version=provenance.rules_version(game),
+                            engine_version=provenance.engine_version())
 
     async def CreateMatch(self, request: pb.CreateMatchRequest, context: Context) -> pb.CreateMatchResponse:
         self._refuse_if_draining()
