@@ -91,12 +91,13 @@ class Seat:
     options: dict[str, str] = field(default_factory=dict)
     move_ms: int = 0
     seen: int = 0  # the last state version shown: events after it are new
+    event: str = ""  # the tournament or league event the match belongs to ("" for none)
 
     def public(self) -> dict[str, Any]:
         return {"match_id": self.match_id, "game": self.game, "seat": self.seat,
                 "status": self.status, "seat_count": self.seat_count,
                 "seat_names": self.seat_names, "options": self.options,
-                "move_ms": self.move_ms}
+                "move_ms": self.move_ms, "event": self.event}
 
 
 class Agent:
@@ -183,7 +184,7 @@ class Agent:
             return
         self.seats[a.match_id] = Seat(
             a.match_id, a.seat, a.seat_token, a.game, "offered", a.seat_count,
-            list(a.seat_names), dict(a.options), a.time_policy.move_ms)
+            list(a.seat_names), dict(a.options), a.time_policy.move_ms, event=a.event)
         self._assigned.set()
 
     async def _ack(self, match_id: str, seat: int, accept: bool = True) -> None:

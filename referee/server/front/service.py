@@ -346,12 +346,13 @@ class RefereeService:
             match_id, match, names=plan.names, policy=plan.policy, token_hashes=hashes,
             seed_salt=new_salt(),  # the Welcome's seed commitment; revealed by the record
         )
+        extra = {**({"event": plan.event} if plan.event else {}), **(extra or {})}
         rt.league_fields = league_fields(request.league, plan.bots, versions)
-        rt.league_fields.update(extra or {})
+        rt.league_fields.update(extra)
         rt.unlisted = request.unlisted
         game = plan.game.spec.name
         bound = self.sessions.bind(match_id, remote, game=game, names=plan.names,
-                                   policy=plan.policy,
+                                   policy=plan.policy, event=plan.event,
                                    options={k: opt_str(v) for k, v in plan.options.items()})
         stored = self.store.insert_match(
             MatchRow(
@@ -364,7 +365,7 @@ class RefereeService:
                 reveal_policy=plan.reveal_policy, record_format=match.record_format,
                 league=request.league, unlisted=request.unlisted, seat_bots=plan.bots,
                 seat_versions=versions,
-                start=match.start, seed_salt=rt.seed_salt, extra=dict(extra or {}),
+                start=match.start, seed_salt=rt.seed_salt, extra=extra,
             ),
             (self.admin_hash, rid, fingerprint(request)) if rid else None,
         )
