@@ -3,8 +3,9 @@
 An organizer registers the bot once (``RegisterBot``, admin token) and gets a bot token. The bot
 then runs :func:`run_session`: it opens the ``Session`` stream with that token and its
 capacity, and for every ``Assignment`` the referee pushes (match id, seat, seat token, game,
-options, time policy) it plays the seat with :func:`~referee_client.bot.play` on an ordinary
-``Play`` stream over the SAME channel, up to ``capacity`` matches at once::
+options, time policy, and ``event``: the tournament or league event it belongs to) it plays
+the seat with :func:`~referee_client.bot.play` on an ordinary ``Play`` stream over the SAME
+channel, up to ``capacity`` matches at once::
 
     from referee_client import Bot, run_session
 

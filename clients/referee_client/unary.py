@@ -186,6 +186,11 @@ class AdminClient(_Client):
     def list_games(self) -> list[referee_pb2.GameSpec]:
         return list(self._call(self.stub.ListGames, referee_pb2.ListGamesRequest()).games)
 
+    def game_rules(self, game: str) -> referee_pb2.GameRules:
+        """``game``'s spec, its rulings (RULINGS.md) and the rules and engine versions its
+        records carry, as this referee plays them (``GetGameRules``; public)."""
+        return self._call(self.stub.GetGameRules, referee_pb2.GetGameRulesRequest(game=game))
+
     def create_match(
         self,
         game: str,

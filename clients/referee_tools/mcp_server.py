@@ -4,8 +4,9 @@ An MCP client (a chat application, an agent framework) starts it over stdio or r
 streamable HTTP on 127.0.0.1, and gets tools to find its matches, read its seat as text or as
 JSON, submit moves and wait for its turn, and resources with each game's rules summary and
 rulings. It is a client of the referee's protocol like any bot (``DescribeSeat``,
-``SubmitMove``, ``GetView``, ``Session``, ``ListGames``, ``RegisterBot``), so any referee or
-cluster serves it; it imports nothing of the referee but the generated protocol code.
+``SubmitMove``, ``GetView``, ``Session``, ``ListGames``, ``GetGameRules``, ``RegisterBot``),
+so any referee or cluster serves it; it imports nothing of the referee but the generated
+protocol code.
 
 Secrets stay in this process: the bot token (``$REFEREE_BOT_TOKEN`` or ``--bot-token-file``),
 the admin token that ``register_bot`` needs (``$REFEREE_ADMIN_TOKEN`` or
@@ -90,12 +91,13 @@ class Seat:
     options: dict[str, str] = field(default_factory=dict)
     move_ms: int = 0
     seen: int = 0  # the last state version shown: events after it are new
+    event: str = ""  # the tournament or league event the match belongs to ("" for none)
 
     def public(self) -> dict[str, Any]:
         return {"match_id": self.match_id, "game": self.game, "seat": self.seat,
                 "status": self.status, "seat_count": self.seat_count,
                 "seat_names": self.seat_names, "options": self.options,
-                "move_ms": self.move_ms}
+                "move_ms": self.move_ms, "event": self.event}
 
 
 class Agent:
@@ -182,7 +184,7 @@ class Agent:
             return
         self.seats[a.match_id] = Seat(
             a.match_id, a.seat, a.seat_token, a.game, "offered", a.seat_count,
-            list(a.seat_names), dict(a.options), a.time_policy.move_ms)
+            list(a.seat_names), dict(a.options), a.time_policy.move_ms, event=a.event)
         self._assigned.set()
 
     async def _ack(self, match_id: str, seat: int, accept: bool = True) -> None:
@@ -364,6 +366,19 @@ class Agent:
         got = await self.stub.ListGames(referee_pb2.ListGamesRequest(), timeout=10)
         return list(got.games)
 
+    async def game_rules(self, game: str) -> referee_pb2.GameRules | None:
+        """The game's rules as the referee plays them (GetGameRules); None from a referee
+        that predates the call (UNIMPLEMENTED). Unknown games raise ValueError."""
+        try:
+            return await self.stub.GetGameRules(referee_pb2.GetGameRulesRequest(game=game),
+                                                timeout=10)
+        except grpc.aio.AioRpcError as err:
+            if err.code() == grpc.StatusCode.UNIMPLEMENTED:
+                return None
+            if err.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT):
+                raise ValueError(f"no game {game[:40]!r} on this referee") from None
+            raise
+
 
 def _bounded(timeout_s: float) -> float:
     return max(0.0, min(float(timeout_s), WAIT_LIMIT_S))
@@ -391,10 +406,13 @@ def render_seat(s: Seat, text: referee_pb2.SeatText) -> str:
     return "\n".join(parts)
 
 
-def rules_summary(spec: referee_pb2.GameSpec) -> str:
-    """A game's rules summary from what ListGames says of it (any referee serves it)."""
+def rules_summary(spec: referee_pb2.GameSpec, rules_version: str = "",
+                  engine_version: str = "") -> str:
+    """A game's rules summary from what ListGames (or GetGameRules) says of it."""
     lines = [f"# {spec.title or spec.name}", "",
              f"Rulebook: {spec.rulebook}" if spec.rulebook else "",
+             (f"The referee plays rulings {rules_version} (a finished record's rules_version) "
+              f"with engine {engine_version or 'unknown'}.") if rules_version else "",
              f"Seats: {spec.min_seats} to {spec.max_seats}.", "", "## Options"]
     for o in spec.options:
         choices = f" (one of {', '.join(o.choices)})" if o.choices else ""
@@ -482,6 +500,9 @@ def build(agent: Agent, host: str = "127.0.0.1") -> Any:
     @server.resource("referee://games/{game}/rules", mime_type="text/markdown")
     async def rules(game: str) -> str:
         """A game's rules summary: rulebook, seats, options, component sheets."""
+        got = await agent.game_rules(game)
+        if got is not None:
+            return rules_summary(got.spec, got.rules_version, got.engine_version)
         spec = next((g for g in await agent.games() if g.name == game), None)
         if spec is None:
             raise ValueError(f"no game {game[:40]!r} on this referee")
@@ -489,11 +510,19 @@ def build(agent: Agent, host: str = "127.0.0.1") -> Any:
 
     @server.resource("referee://games/{game}/rulings", mime_type="text/markdown")
     async def rulings(game: str) -> str:
-        """How the referee settles the points a game's rulebook leaves open (RULINGS.md)."""
+        """How the referee settles the points a game's rulebook leaves open (RULINGS.md), as
+        the referee plays them (GetGameRules)."""
+        got = await agent.game_rules(game)
+        if got is not None:
+            if not got.rulings_markdown:
+                raise ValueError(f"the referee has no rulings for {game[:40]!r}")
+            return got.rulings_markdown
+        # a referee older than GetGameRules: this installation's copy, said so
         text = rulings_text(game)
         if text is None:
             raise ValueError(f"no rulings for {game[:40]!r} in this installation")
-        return text
+        return (f"> The referee does not serve its rulings (it predates GetGameRules); these "
+                f"are this installation's, which may differ from the referee's.\n\n{text}")
 
     return server
 

@@ -78,6 +78,9 @@ class MatchJob:
     # seats whose bot giving up on a refused decision ends the match at once (referee-bot
     # play without --keep-going): see :class:`GiveUpWatch`
     stop_on_give_up: list[int] = field(default_factory=list)
+    # the event the match belongs to (CreateMatchRequest.event): the tournament's name, or a
+    # league event's; the referee tells the seats in their Welcome and Assignment
+    event: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -188,7 +191,7 @@ def match_request(job: MatchJob) -> pb.CreateMatchRequest:
         seat_bots=league.get("seat_bots") or job.seat_bots,
         league=league.get("name", ""), unlisted=bool(league.get("unlisted")),
         seat_bot_versions=league.get("seat_bot_versions") or [],
-        request_id=job.request_id,
+        request_id=job.request_id, event=job.event,
         reveal_policy=pb.REVEAL_POLICY_SAFE,  # the referee's default, said explicitly
     )
 

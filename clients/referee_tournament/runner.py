@@ -395,7 +395,7 @@ class Runner:
             join_timeout_s=t.join_timeout_s,
             log_dir=None if remote_logs else str(self.out / "bots"),
             sandboxes=[asdict(e.sandbox) if e.sandbox else None for e in entrants],
-            unix_socket=endpoint.unix_socket if endpoint else None,
+            unix_socket=endpoint.unix_socket if endpoint else None, event=cfg.name,
             **self._persistent_fields(entrants),
         )
 

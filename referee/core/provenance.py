@@ -59,15 +59,33 @@ def _rulings_digest(path: str) -> str:
         return ""
 
 
+@cache
+def _rulings_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _rulings_path(game: Game) -> str | None:
+    module = sys.modules.get(type(game).__module__)
+    where = getattr(module, "__file__", None)
+    return str(Path(where).parent / "RULINGS.md") if where else None
+
+
+def rulings_text(game: Game) -> str:
+    """The game's ``RULINGS.md`` as this referee plays it ("" for a game without one), the
+    text whose digest is :func:`rules_version`. Read once per game."""
+    path = _rulings_path(game)
+    return _rulings_text(path) if path else ""
+
+
 def rules_version(game: Game) -> str:
     """The version of the game's rules as this referee plays them: ``sha256:<hex>`` of the
     game's ``RULINGS.md`` (how each open point of its rulebook is settled, beside its
     ``game.py``), or "" for a game without one (a test game). Read once per game."""
-    module = sys.modules.get(type(game).__module__)
-    where = getattr(module, "__file__", None)
-    if not where:
-        return ""
-    return _rulings_digest(str(Path(where).parent / "RULINGS.md"))
+    path = _rulings_path(game)
+    return _rulings_digest(path) if path else ""
 
 
 # ---------------------------------------------------------------------------- checks

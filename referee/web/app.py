@@ -130,7 +130,7 @@ async def index(request: Request) -> Response:
 
 
 async def api_list(request: Request) -> Response:
-    """JSON `{"matches": [...], "next": cursor|null, "previous": cursor|null}`: the listed matches (unlisted ones, smoke tests and conformance, never), newest first, each with its public summary (`id`, `game`, `title`, `seats`, `names`, `state`, `created_ms`, `finished_ms`, `result`, `league`, `bots`, `bot_versions`). Query: `game=`, `league=`, `bot=` (bound to a seat), `limit=` (default 50, at most 200), `cursor=` (the page after `next`), `before=` (the page before `previous`)."""
+    """JSON `{"matches": [...], "next": cursor|null, "previous": cursor|null}`: the listed matches (unlisted ones, smoke tests and conformance, never), newest first, each with its public summary (`id`, `game`, `title`, `seats`, `names`, `state`, `created_ms`, `finished_ms`, `result`, `league`, `event`, `bots`, `bot_versions`). Query: `game=`, `league=`, `bot=` (bound to a seat), `limit=` (default 50, at most 200), `cursor=` (the page after `next`), `before=` (the page before `previous`)."""
     return JSONResponse(await state.of(request).source.page(**_list_query(request)))
 
 

@@ -79,6 +79,7 @@ class MatchSource:
             # public, like a chess clock's faces; now_ms lets a page allow for its own clock
             "clock": clock_json(rt.clock.public_proto()) if not over else None, "now_ms": now_ms(),
             "league": rt.league_fields.get("league", ""),
+            "event": str(rt.league_fields.get("event", "")),
             "bots": list(rt.league_fields.get("seat_bots", ())),
             "bot_versions": list(rt.league_fields.get("seat_bot_versions", ())),
             "unlisted": rt.unlisted,
@@ -96,7 +97,8 @@ class MatchSource:
             "created_ms": row.created_ms, "finished_ms": row.finished_ms,
             "version": None, "current_seat": -1,
             "result": F.result_summary(row.result, list(row.names)),
-            "league": row.league, "bots": list(row.seat_bots or ()),
+            "league": row.league, "event": str((row.extra or {}).get("event", "")),
+            "bots": list(row.seat_bots or ()),
             "bot_versions": list(row.seat_versions or ()), "unlisted": row.unlisted,
         }
 

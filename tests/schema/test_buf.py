@@ -84,8 +84,8 @@ def test_the_protocol_passes_both_checks(tree):
     # a new enum whose zero value is a choice: the mistake the 0.2.0 fix was about
     (("goa.proto", "enum Spice {", "enum Tint {\n  RED = 0;\n}\n\nenum Spice {"),
      "ENUM_ZERO_VALUE_SUFFIX"),
-    (("referee.proto", "  string request_id = 14;\n}",
-      "  string request_id = 14;\n  string LateField = 15;\n}"), "FIELD_LOWER_SNAKE_CASE"),
+    (("referee.proto", "  string event = 15;\n}",
+      "  string event = 15;\n  string LateField = 16;\n}"), "FIELD_LOWER_SNAKE_CASE"),
     (("sim.proto", "service Simulator {",
       "message sim_note { string text = 1; }\n\nservice Simulator {"), "MESSAGE_PASCAL_CASE"),
 ])
@@ -100,7 +100,7 @@ def test_a_style_violation_fails_buf_lint(tree, change, rule):
     # a field deleted without reserving its number
     (("referee.proto", "  string request_id = 14;\n", ""), "deleted"),
     # a field renumbered: an older client's bytes land in another field
-    (("referee.proto", "  string request_id = 14;", "  string request_id = 15;"), "deleted"),
+    (("referee.proto", "  string request_id = 14;", "  string request_id = 16;"), "deleted"),
     # an enum value renumbered (the old number gone)
     (("referee.proto", "  REVEAL_POLICY_NONE = 1;", "  REVEAL_POLICY_NONE = 4;"), "deleted"),
     # a field's type changed

@@ -318,7 +318,8 @@ class LeagueRunner:
         return hosted.command(folder, runtime, node=self.cfg.hosted.node), str(folder)
 
     def _job(self, idx: int, game: LeagueGame, seating: list[str], seed: int,
-             commands: dict[int, tuple[list[str], str]], unlisted: bool = False) -> MatchJob:
+             commands: dict[int, tuple[list[str], str]], unlisted: bool = False,
+             event: str = "") -> MatchJob:
         bots = [split_key(k)[0] for k in seating]
         versions = [split_key(k)[1] for k in seating]
         sandbox = asdict(self.cfg.hosted.sandbox)
@@ -335,7 +336,7 @@ class LeagueRunner:
             log_dir=str(self.out / "bots"),
             sandboxes=[sandbox if s in commands else None for s in range(n)],
             unix_socket=self.cfg.unix_socket,
-            seat_bots=["" if s in commands else bots[s] for s in range(n)],
+            seat_bots=["" if s in commands else bots[s] for s in range(n)], event=event,
             extra={"league": {"name": self.cfg.name, "seat_bots": bots, "unlisted": unlisted,
                               "seat_bot_versions": versions}})
 
@@ -450,7 +451,8 @@ class LeagueRunner:
                 # the match exists: the time policy plays the seat; counted as a start crash
                 start_errors[s] = str(exc)
                 commands[s] = (["/nonexistent-bot"], str(self.out / "hosted"))
-        job = self._job(idx, game, seating, seed, commands)
+        job = self._job(idx, game, seating, seed, commands,
+                        event=event[0] if event else self.store.event_of(idx))
         tokens: dict[int, str] = dict(resume.hosted_tokens) if resume else {}
 
         def keep(match_id: str, seat_tokens: dict[int, str]) -> None:

@@ -219,6 +219,12 @@ class LeagueStore:
             "UPDATE matches SET match_id=?, status='running', hosted_tokens=? WHERE idx=?",
             (match_id, json.dumps({str(k): v for k, v in seat_tokens.items()}), idx))
 
+    def event_of(self, idx: int) -> str:
+        """The name of the league event match ``idx`` belongs to ("" for a scheduled match):
+        sent as CreateMatchRequest.event, the same on every sending of the same request."""
+        row = self.db.execute("SELECT event FROM matches WHERE idx=?", (idx,)).fetchone()
+        return (row[0] or "") if row else ""
+
     def creating(self) -> list[Creating]:
         """The matches a runner stopped while creating (it never learnt their id or tokens)."""
         return [Creating(idx, game, json.loads(seating), int(seed), rid or "")

@@ -17,7 +17,7 @@ import structlog
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from referee.core import registry, text
+from referee.core import provenance, registry, text
 from referee.core.components import ComponentSheet
 from referee.core.contract import Game
 from referee.core.provenance import new_salt
@@ -287,6 +287,22 @@ class RefereeService:
             cached = self._games = (key, list_games(components))
         return cached[1]
 
+    async def GetGameRules(self, request: pb.GetGameRulesRequest,
+                           context: Context) -> pb.GameRules:
+        """A hosted game's spec (as ListGames, from the same cached message), its rulings and
+        the versions records carry. Public; nothing in it is secret."""
+        if not request.game:
+            raise errors.malformed("GetGameRules needs a game (a name from ListGames)")
+        spec = next((g for g in self.list_games().games if g.name == request.game), None)
+        if spec is None:
+            hosted = ", ".join(g.name for g in self.list_games().games)
+            raise errors.not_found(f"unknown game {clip(request.game)}; this referee hosts "
+                                   f"{hosted}")
+        game = registry.get(spec.name)
+        return pb.GameRules(spec=spec, rulings_markdown=provenance.rulings_text(game),
+                            rules_version=provenance.rules_version(game),
+                            engine_version=provenance.engine_version())
+
     async def CreateMatch(self, request: pb.CreateMatchRequest, context: Context) -> pb.CreateMatchResponse:
         self._refuse_if_draining()
         if not self._admin(context):
@@ -330,12 +346,13 @@ class RefereeService:
             match_id, match, names=plan.names, policy=plan.policy, token_hashes=hashes,
             seed_salt=new_salt(),  # the Welcome's seed commitment; revealed by the record
         )
+        extra = {**({"event": plan.event} if plan.event else {}), **(extra or {})}
         rt.league_fields = league_fields(request.league, plan.bots, versions)
-        rt.league_fields.update(extra or {})
+        rt.league_fields.update(extra)
         rt.unlisted = request.unlisted
         game = plan.game.spec.name
         bound = self.sessions.bind(match_id, remote, game=game, names=plan.names,
-                                   policy=plan.policy,
+                                   policy=plan.policy, event=plan.event,
                                    options={k: opt_str(v) for k, v in plan.options.items()})
         stored = self.store.insert_match(
             MatchRow(
@@ -348,7 +365,7 @@ class RefereeService:
                 reveal_policy=plan.reveal_policy, record_format=match.record_format,
                 league=request.league, unlisted=request.unlisted, seat_bots=plan.bots,
                 seat_versions=versions,
-                start=match.start, seed_salt=rt.seed_salt, extra=dict(extra or {}),
+                start=match.start, seed_salt=rt.seed_salt, extra=extra,
             ),
             (self.admin_hash, rid, fingerprint(request)) if rid else None,
         )

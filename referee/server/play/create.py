@@ -22,6 +22,8 @@ from referee.v1 import referee_pb2 as pb
 #: Longest option value and seat name accepted.
 MAX_OPTION_CHARS = 64
 MAX_NAME_CHARS = 200
+#: CreateMatchRequest.event: an organizer's name for a tournament or an event of a league
+MAX_EVENT_CHARS = 120
 #: Longest CreateMatchRequest.request_id (printable ASCII)
 MAX_REQUEST_ID_CHARS = 128
 
@@ -65,6 +67,7 @@ class MatchPlan:
     seed: int
     reveal_policy: str  # "safe" | "none" (see embargo.py)
     start: dict[str, Any] | None = None  # CreateMatchRequest.start as a record keeps it
+    event: str = ""  # CreateMatchRequest.event, checked
 
 
 def plan_match(
@@ -89,11 +92,13 @@ def plan_match(
             f"component sheet {request.components_sha256[:12]}… is not loaded; this "
             f"referee uses {sheet.name} ({sheet.sha256[:12]}…) for {game.spec.name}"
         )
+    event = check_text(request.event, "event", max_len=MAX_EVENT_CHARS).strip()
     seed = request.seed if request.HasField("seed") else secrets.randbits(63)
     return MatchPlan(game=game, options=options, seats=seats, names=names, bots=bots,
                      policy=policy, sheet=sheet, seed=seed,
                      reveal_policy=_reveal_policy(request.reveal_policy),
-                     start=_start(request) if request.HasField("start") else None)
+                     start=_start(request) if request.HasField("start") else None,
+                     event=event)
 
 
 def _start(request: pb.CreateMatchRequest) -> dict[str, Any]:

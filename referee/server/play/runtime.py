@@ -245,6 +245,7 @@ class MatchRuntime:
                 options={k: opt_str(v) for k, v in self.match.options.items()},
                 time_policy=self.policy,
                 seed_commitment=self.seed_commitment,
+                event=self.league_fields.get("event", ""),
             )
         )
 

@@ -273,7 +273,7 @@ class BotSessions:
 
     # ------------------------------------------------------------------ matches
     def bind(self, match_id: str, bots: list[str], *, game: str, options: dict[str, str],
-             policy: pb.TimePolicy, names: list[str]) -> Binding | None:
+             policy: pb.TimePolicy, names: list[str], event: str = "") -> Binding | None:
         """Store the assignments of a new match; queued BEFORE the match row, so the writer
         thread commits them no later than the match. Await ``.stored``, then :meth:`activate`
         sends them once the match is live."""
@@ -282,6 +282,8 @@ class BotSessions:
         info = {"game": game, "options": options, "seat_count": len(bots), "seat_names": names,
                 "time_policy": json_format.MessageToDict(policy,
                                                          preserving_proto_field_name=True)}
+        if event:  # absent otherwise: assignments stored before it read the same
+            info["event"] = event
         text = json.dumps(info, sort_keys=True)
         created = now_ms()
         rows = [(match_id, s, b, "open", text, created) for s, b in enumerate(bots) if b]
@@ -455,7 +457,7 @@ class BotSessions:
         msg = pb.SessionServerMessage(assignment=pb.Assignment(
             match_id=a.match_id, seat=a.seat, seat_token=self.seat_token(a.match_id, a.seat),
             game=info["game"], options=info["options"], seat_count=info["seat_count"],
-            seat_names=info["seat_names"], resent=a.sent > 0,
+            seat_names=info["seat_names"], resent=a.sent > 0, event=info.get("event", ""),
             time_policy=json_format.ParseDict(info["time_policy"], pb.TimePolicy()),
         ))
         a.sent += 1
