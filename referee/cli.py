@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from referee import sheet_cli
 
@@ -912,6 +913,26 @@ def cmd_replay_html(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def game_table(g: Any) -> Any:
+    """``referee games``' table of one game's options (a ``GameInfo``): readable at 80
+    columns (tests/test_tables_80.py), the names whole, the descriptions folded."""
+    from rich.table import Table
+
+    t = Table(title=f"{g.title} — `{g.name}`, {g.min_seats}-{g.max_seats} seats",
+              title_justify="left", show_lines=False)
+    # the option's name is what a user types: whole; the description takes what is left
+    t.add_column("option", no_wrap=True)
+    t.add_column("type", no_wrap=True)
+    t.add_column("default", overflow="fold", max_width=12)
+    t.add_column("values", overflow="fold", max_width=16)
+    t.add_column("description", overflow="fold", ratio=1)
+    for o in g.options:
+        values = ", ".join(o.choices) if o.type == "enum" else (
+            f"{o.min}..{o.max}" if o.type == "int" and (o.min or o.max) else "")
+        t.add_row(o.name, o.type, o.default_value, values, o.description)
+    return t
+
+
 def cmd_games(args: argparse.Namespace) -> int:
     from google.protobuf import json_format
 
@@ -922,21 +943,10 @@ def cmd_games(args: argparse.Namespace) -> int:
         print(json_format.MessageToJson(resp, preserving_proto_field_name=True))
         return 0
     from rich.console import Console
-    from rich.table import Table
 
     console = Console()
     for g in resp.games:
-        t = Table(title=f"{g.title} — `{g.name}`, {g.min_seats}-{g.max_seats} seats",
-                  show_lines=False)
-        t.add_column("option")
-        t.add_column("type")
-        t.add_column("default")
-        t.add_column("values")
-        t.add_column("description", overflow="fold")
-        for o in g.options:
-            values = ", ".join(o.choices) if o.type == "enum" else (
-                f"{o.min}..{o.max}" if o.type == "int" and (o.min or o.max) else "")
-            t.add_row(o.name, o.type, o.default_value, values, o.description)
+        t = game_table(g)
         console.print(t)
         for c in g.components:
             counts = ", ".join(f"{k} {v}" for k, v in c.provenance_counts.items())
