@@ -87,6 +87,16 @@ def _address_arg(text: str) -> str:
     return text
 
 
+def _advertise_arg(text: str) -> str:
+    """``--advertise``: ``HOST:PORT``, or ``unix:/ABSOLUTE/PATH`` (what ``--workers`` gives each
+    of its workers: the socket the others hand its matches' calls to)."""
+    if text.startswith("unix:"):
+        if not text[5:].startswith("/"):
+            raise argparse.ArgumentTypeError(f"{text!r}: unix: needs an absolute path")
+        return text
+    return _address_arg(text)
+
+
 def _ip_arg(text: str) -> str:
     """An IP address (``--trusted-proxy``): the peer address a proxy's calls come from."""
     import ipaddress
@@ -356,12 +366,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="(set by --workers) the web viewer's address when not --host")
     mh = s.add_argument_group("many hosts: referees on several machines sharing a PostgreSQL "
                               "store behind one proxy (docs/organizer/many-hosts.md)")
-    mh.add_argument("--advertise", type=_address_arg, default=None, metavar="HOST:PORT",
+    mh.add_argument("--advertise", type=_advertise_arg, default=None, metavar="HOST:PORT",
                     help="the address the other referees reach this one at (written in the "
                          "leases of its matches): with it this referee is one of several hosts "
                          "(give it --shard wK, --store, --lease-owner): it hands each call for "
                          "a match another live referee runs to that one, and takes over any "
-                         "match whose lease expired (a dead host's). Not with --workers")
+                         "match whose lease expired (a dead host's). Not with --workers (which "
+                         "gives each worker its socket, unix:PATH)")
     s.add_argument("--trusted-proxy", dest="trusted_proxies", action="append", default=[],
                    type=_ip_arg, metavar="IP", help="a host whose calls name their client: gRPC "
                    "calls in the x-referee-client header nginx writes (the proxy's address, and "
