@@ -243,9 +243,9 @@ def _match_json(r: Row) -> dict[str, Any]:
     }
 
 
-#: what the compact leaderboard's short headers stand for
-COMPACT_CAPTION = ("t·c·h·r: time-outs, crashes, hangs, rejected moves; tok·ill·re: tokens per "
-                   "move, illegal answers per 100 moves, re-asks")
+#: what the compact leaderboard's short headers stand for (the second with chat-model entrants)
+COMPACT_CAPTION = ("t·c·h·r: time-outs, crashes, hangs, rejected moves",
+                   "tok·ill·re: tokens per move, illegal answers per 100 moves, re-asks")
 
 
 def leaderboard_table(data: dict, title: str = "Leaderboard", compact: bool = False) -> Table:
@@ -253,8 +253,9 @@ def leaderboard_table(data: dict, title: str = "Leaderboard", compact: bool = Fa
     # compact: what an 80-column terminal holds (tests/test_tables_80.py): no side borders,
     # one space between columns, shorter headers, the caption saying what they stand for;
     # the entrant's name folds over lines rather than pushing a figure out
+    models = any("llm_tokens" in e for e in data["leaderboard"])
     t = Table(title=title, title_justify="left", caption_justify="left",
-              caption=(COMPACT_CAPTION if compact else
+              caption=("; ".join(COMPACT_CAPTION[:2 if models else 1]) if compact else
                        "wins: matches with a first place (a shared one included); place [95%]: "
                        "bootstrap of this table's order (μ−3σ), each resample rated again"),
               box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD, show_edge=not compact,
@@ -273,7 +274,6 @@ def leaderboard_table(data: dict, title: str = "Leaderboard", compact: bool = Fa
     if not compact:
         t.add_column("place [95%]", justify="right", no_wrap=True)
     t.add_column("t·c·h·r" if compact else "t/o·crash·hang·rej", justify="right", no_wrap=True)
-    models = any("llm_tokens" in e for e in data["leaderboard"])
     if models:  # chat-model entrants: tokens per move, illegal answers per 100 moves, re-asks
         t.add_column("tok·ill·re" if compact else "tok/move·ill/100·reask", justify="right",
                      no_wrap=True)
@@ -322,11 +322,6 @@ def event_rules(event: dict[str, Any]) -> str:
         best_of=event.get("best_of"))
 
 
-#: shorter headers than the fields' names, for an 80-column terminal
-EVENT_HEADERS = {"buchholz": "buchholz", "out_in_round": "out in", "points_at_last_table":
-                 "last points"}
-
-
 def event_table(data: dict) -> Table | None:
     """The event's standings (Swiss, knockout, arena) with their tie-break values."""
     event = data.get("event")
@@ -343,7 +338,7 @@ def event_table(data: dict) -> Table | None:
     t.add_column("#", justify="right", no_wrap=True)
     t.add_column("entrant", overflow="fold", min_width=10, ratio=1)
     for c in cols:
-        t.add_column(EVENT_HEADERS.get(c, c), justify="right", no_wrap=True)
+        t.add_column(c.replace("_", " "), justify="right", no_wrap=True)
     for s in event["standings"]:
         name = s["name"] + (" (withdrawn)" if s.get("withdrawn") else "") + (
             " (on fire)" if s.get("on_fire") else "")
