@@ -310,7 +310,6 @@ def bench_engine(game, seconds: float, progress=None, task=None) -> EngineResult
 def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-    from rich.table import Table
 
     parser = argparse.ArgumentParser(
         prog="python -m bench.run",
@@ -692,10 +691,7 @@ def main(argv: list[str] | None = None) -> int:
     results["summary"] = flat
     Path(args.output).write_text(json.dumps(results, indent=2, default=str) + "\n")
 
-    table = Table(title="referee bench", title_justify="left")
-    table.add_column("measure")
-    table.add_column("value", justify="right")
-    table.add_column("notes")
+    table = summary_table()
     for name, e in results["engine"].items():
         note = e.get("error", f"{e['games']} games, seats {e['seat_counts']}, one core; "
                               f"{e['decisions_per_cpu_s']:,}/CPU-s")
@@ -824,6 +820,19 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"[bold red]FAILED: {key} = {count}: matches the phase started never "
                       "ended (a stall; see the phase's figures in the results file)[/]")
     return 1 if stalled else 0
+
+
+def summary_table() -> Any:
+    """The table of the measures ``python -m bench`` prints (its rows added by ``main``)."""
+    from rich.table import Table
+
+    table = Table(title="referee bench", title_justify="left")
+    # at 80 columns (tests/test_tables_80.py) the measure's dotted name folds (it is one word
+    # to rich, which would cut it to an ellipsis), the notes wrap and take what is left
+    table.add_column("measure", overflow="fold", max_width=28)
+    table.add_column("value", justify="right", overflow="fold", max_width=18)
+    table.add_column("notes", overflow="fold", ratio=1)
+    return table
 
 
 def unfinished_matches(flat: dict[str, Any]) -> dict[str, Any]:

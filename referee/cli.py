@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from referee import sheet_cli
 
@@ -84,6 +85,16 @@ def _address_arg(text: str) -> str:
     if number == 0:
         raise argparse.ArgumentTypeError(f"{text!r}: a fixed port is needed here, not 0")
     return text
+
+
+def _advertise_arg(text: str) -> str:
+    """``--advertise``: ``HOST:PORT``, or ``unix:/ABSOLUTE/PATH`` (what ``--workers`` gives each
+    of its workers: the socket the others hand its matches' calls to)."""
+    if text.startswith("unix:"):
+        if not text[5:].startswith("/"):
+            raise argparse.ArgumentTypeError(f"{text!r}: unix: needs an absolute path")
+        return text
+    return _address_arg(text)
 
 
 def _ip_arg(text: str) -> str:
@@ -355,12 +366,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="(set by --workers) the web viewer's address when not --host")
     mh = s.add_argument_group("many hosts: referees on several machines sharing a PostgreSQL "
                               "store behind one proxy (docs/organizer/many-hosts.md)")
-    mh.add_argument("--advertise", type=_address_arg, default=None, metavar="HOST:PORT",
+    mh.add_argument("--advertise", type=_advertise_arg, default=None, metavar="HOST:PORT",
                     help="the address the other referees reach this one at (written in the "
                          "leases of its matches): with it this referee is one of several hosts "
                          "(give it --shard wK, --store, --lease-owner): it hands each call for "
                          "a match another live referee runs to that one, and takes over any "
-                         "match whose lease expired (a dead host's). Not with --workers")
+                         "match whose lease expired (a dead host's). Not with --workers (which "
+                         "gives each worker its socket, unix:PATH)")
     s.add_argument("--trusted-proxy", dest="trusted_proxies", action="append", default=[],
                    type=_ip_arg, metavar="IP", help="a host whose calls name their client: gRPC "
                    "calls in the x-referee-client header nginx writes (the proxy's address, and "
@@ -912,6 +924,26 @@ def cmd_replay_html(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def game_table(g: Any) -> Any:
+    """``referee games``' table of one game's options (a ``GameInfo``): readable at 80
+    columns (tests/test_tables_80.py), the names whole, the descriptions folded."""
+    from rich.table import Table
+
+    t = Table(title=f"{g.title} — `{g.name}`, {g.min_seats}-{g.max_seats} seats",
+              title_justify="left", show_lines=False)
+    # the option's name is what a user types: whole; the description takes what is left
+    t.add_column("option", no_wrap=True)
+    t.add_column("type", no_wrap=True)
+    t.add_column("default", overflow="fold", max_width=12)
+    t.add_column("values", overflow="fold", max_width=16)
+    t.add_column("description", overflow="fold", ratio=1)
+    for o in g.options:
+        values = ", ".join(o.choices) if o.type == "enum" else (
+            f"{o.min}..{o.max}" if o.type == "int" and (o.min or o.max) else "")
+        t.add_row(o.name, o.type, o.default_value, values, o.description)
+    return t
+
+
 def cmd_games(args: argparse.Namespace) -> int:
     from google.protobuf import json_format
 
@@ -922,21 +954,10 @@ def cmd_games(args: argparse.Namespace) -> int:
         print(json_format.MessageToJson(resp, preserving_proto_field_name=True))
         return 0
     from rich.console import Console
-    from rich.table import Table
 
     console = Console()
     for g in resp.games:
-        t = Table(title=f"{g.title} — `{g.name}`, {g.min_seats}-{g.max_seats} seats",
-                  show_lines=False)
-        t.add_column("option")
-        t.add_column("type")
-        t.add_column("default")
-        t.add_column("values")
-        t.add_column("description", overflow="fold")
-        for o in g.options:
-            values = ", ".join(o.choices) if o.type == "enum" else (
-                f"{o.min}..{o.max}" if o.type == "int" and (o.min or o.max) else "")
-            t.add_row(o.name, o.type, o.default_value, values, o.description)
+        t = game_table(g)
         console.print(t)
         for c in g.components:
             counts = ", ".join(f"{k} {v}" for k, v in c.provenance_counts.items())

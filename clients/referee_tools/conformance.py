@@ -481,11 +481,15 @@ def print_table(rows: list[Row], command: list[str], file=None) -> None:
     from rich.table import Table
 
     table = Table(title=f"conformance: {shlex.join(command)}", title_justify="left")
-    for col in ("game", "check", "result", "detail"):
-        table.add_column(col, overflow="fold")
+    table.add_column("game", overflow="fold")
+    table.add_column("check", overflow="fold", ratio=1)
+    table.add_column("result", no_wrap=True)
+    table.add_column("detail", overflow="fold", ratio=1)
     for r in rows:
         table.add_row(r.game, r.check, "[green]PASS[/]" if r.ok else "[red bold]FAIL[/]", r.detail)
-    console = Console(file=file or sys.stdout, width=max(120, Console().width))
+    # the terminal's width (80 when it is not one, or $COLUMNS): a wider console than the
+    # terminal would wrap every line of the table into fragments (tests/test_tables_80.py)
+    console = Console(file=file or sys.stdout)
     console.print(table)
     failed = sum(not r.ok for r in rows)
     console.print(f"conformance: {len(rows) - failed} of {len(rows)} checks passed")

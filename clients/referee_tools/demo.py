@@ -124,9 +124,15 @@ def render(state: MatchState, names: list[str], progress: Progress) -> Group:
         progress.update(progress.task_ids[0], completed=min(road, 36),
                         description=f"round {v.round} · {PHASE.get(v.phase, '?')}")
     table = Table(expand=True, title=f"move {state.version}", title_justify="left")
-    for col in ("seat", "bot", "gold", "bills", "hand", "merchant", "seals", "tiles",
-                "crates placed"):
-        table.add_column(col, justify="right" if col not in ("bot", "seals") else "left")
+    # at 80 columns (tests/test_tables_80.py): the figures whole, the bot's name folded, the
+    # seals wrapped; "crates" are the crates placed
+    for col in ("seat", "bot", "gold", "bills", "hand", "merchant", "seals", "tiles", "crates"):
+        if col == "bot":
+            table.add_column(col, overflow="fold", ratio=1, min_width=8)
+        elif col == "seals":
+            table.add_column(col, min_width=5)
+        else:
+            table.add_column(col, justify="right", no_wrap=True)
     if v is not None:
         for p in v.players:
             marker = "▶ " if p.seat == state.current_seat else "  "
@@ -210,9 +216,17 @@ def follow(address: str, match_id: str, names: list[str], bots: list[BotProcess]
 # ---------------------------------------------------------------------- results
 def print_results(game_over: referee_pb2.GameOver, bots: list[BotProcess]) -> None:
     console.print()
+    console.print(results_table(game_over, bots))
+
+
+def results_table(game_over: referee_pb2.GameOver, bots: list[BotProcess]) -> Table:
+    """The final scores, one row a seat, its score's parts in words."""
     table = Table(title=f"Final scores — {game_over.summary}", title_justify="left")
-    for col in ("rank", "seat", "name", "bot", "gold", "breakdown"):
-        table.add_column(col, justify="right" if col in ("rank", "seat", "gold") else "left")
+    for col in ("rank", "seat", "name", "bot", "gold", "breakdown"):  # 80 columns: see above
+        if col in ("rank", "seat", "gold"):
+            table.add_column(col, justify="right", no_wrap=True)
+        else:
+            table.add_column(col, overflow="fold", ratio=2 if col == "breakdown" else 1)
     kinds = {b.seat: b.kind for b in bots}
     for s in sorted(game_over.seats, key=lambda s: (s.rank, s.seat)):
         try:
@@ -231,7 +245,7 @@ def print_results(game_over: referee_pb2.GameOver, bots: list[BotProcess]) -> No
         style = "bold green" if s.rank == 1 else ""
         table.add_row(str(s.rank), str(s.seat), s.name, kinds.get(s.seat, "?"), str(s.score),
                       breakdown, style=style)
-    console.print(table)
+    return table
 
 
 def verify(record_path: str) -> str:

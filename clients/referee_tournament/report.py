@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import structlog
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -242,28 +243,40 @@ def _match_json(r: Row) -> dict[str, Any]:
     }
 
 
+#: what the compact leaderboard's short headers stand for (the second with chat-model entrants)
+COMPACT_CAPTION = ("t·c·h·r: time-outs, crashes, hangs, rejected moves",
+                   "tok·ill·re: tokens per move, illegal answers per 100 moves, re-asks")
+
+
 def leaderboard_table(data: dict, title: str = "Leaderboard", compact: bool = False) -> Table:
     """The leaderboard; ``compact`` drops the intervals and μ ± σ (for narrow terminals)."""
+    # compact: what an 80-column terminal holds (tests/test_tables_80.py): no side borders,
+    # one space between columns, shorter headers, the caption saying what they stand for;
+    # the entrant's name folds over lines rather than pushing a figure out
+    models = any("llm_tokens" in e for e in data["leaderboard"])
     t = Table(title=title, title_justify="left", caption_justify="left",
-              caption=None if compact else (
-                  "wins: matches with a first place (a shared one included); place [95%]: "
-                  "bootstrap of this table's order (μ−3σ), each resample rated again"))
-    t.add_column("#", justify="right")
-    t.add_column("entrant", no_wrap=True)
+              caption=("; ".join(COMPACT_CAPTION[:2 if models else 1]) if compact else
+                       "wins: matches with a first place (a shared one included); place [95%]: "
+                       "bootstrap of this table's order (μ−3σ), each resample rated again"),
+              box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD, show_edge=not compact,
+              padding=(0, 0) if compact else (0, 1), pad_edge=not compact)
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("entrant", overflow="fold", min_width=10, ratio=1 if compact else None,
+                 no_wrap=not compact)
     t.add_column("μ−3σ", justify="right", no_wrap=True)
     if not compact:
         t.add_column("μ ± σ", justify="right", no_wrap=True)
-    t.add_column("matches", justify="right")
-    t.add_column("wins", justify="right")
+    t.add_column("matches", justify="right", no_wrap=True)
+    t.add_column("wins", justify="right", no_wrap=True)
     t.add_column("win %" if compact else "win % [95%]", justify="right", no_wrap=True)
     t.add_column("score" if compact else "avg score [95%]", justify="right", no_wrap=True)
     t.add_column("rank" if compact else "avg rank [95%]", justify="right", no_wrap=True)
     if not compact:
         t.add_column("place [95%]", justify="right", no_wrap=True)
-    t.add_column("t/o·crash·hang·rej", justify="right", no_wrap=True)
-    models = any("llm_tokens" in e for e in data["leaderboard"])
+    t.add_column("t·c·h·r" if compact else "t/o·crash·hang·rej", justify="right", no_wrap=True)
     if models:  # chat-model entrants: tokens per move, illegal answers per 100 moves, re-asks
-        t.add_column("tok/move·ill/100·reask", justify="right", no_wrap=True)
+        t.add_column("tok·ill·re" if compact else "tok/move·ill/100·reask", justify="right",
+                     no_wrap=True)
     for e in data["leaderboard"]:
         name = e["name"] + (f" ({e['note']})" if e.get("note") else "")
         wr = e["win_rate"]
@@ -321,10 +334,11 @@ def event_table(data: dict) -> Table | None:
     cols = {"swiss": ("points", "buchholz", "direct", "seed", "tables", "byes"),
             "knockout": ("out_in_round", "points_at_last_table", "seed"),
             "arena": ("score", "matches", "wins", "seed")}[kind]
-    t.add_column("#", justify="right")
-    t.add_column("entrant", no_wrap=True)
+    # the figures whole on one line; the name folds (tests/test_tables_80.py)
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("entrant", overflow="fold", min_width=10, ratio=1)
     for c in cols:
-        t.add_column(c.replace("_", " "), justify="right")
+        t.add_column(c.replace("_", " "), justify="right", no_wrap=True)
     for s in event["standings"]:
         name = s["name"] + (" (withdrawn)" if s.get("withdrawn") else "") + (
             " (on fire)" if s.get("on_fire") else "")

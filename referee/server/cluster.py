@@ -8,7 +8,11 @@ with the configuration it writes to ``<data-dir>/cluster/nginx.conf``:
 * a call carrying ``authorization: Bearer wK.…`` (a seat or bot token of worker K) goes to
   worker K; the bot and league calls (RegisterBot, UploadBot, the league RPCs) to the home
   worker ``w1``; any other call (the admin's, the unauthenticated) to any worker, round robin;
-  a worker hands a call naming another shard's match on to its owner (``forward.py``);
+  a worker hands a call naming another shard's match on to the worker that holds it
+  (``forward.py``): each worker runs with ``--advertise unix:<its socket>``, so the match's
+  lease in the store names its holder;
+* while nothing listens on worker K's socket, its calls go to the other workers (``backup``),
+  which take over any of its matches whose lease is free (``MatchRegistry.adopt``);
 * nginx sets ``x-referee-client`` to the client's address, replacing any a client sent, and the
   workers trust it only on their Unix sockets (``auth.client_address``): rate limits key on the
   real client.
@@ -22,11 +26,12 @@ no process outlives the cluster.
 
 SIGHUP (or ``referee restart --rolling``, which sends it) restarts the workers one at a time,
 ``w1`` first: each gets SIGTERM and drains (``RefereeServer.drain``: no new match, stream or
-move, what was acknowledged committed, its streams ended with UNAVAILABLE, its leases released),
-is started again, resumes its shard's matches from the store, and must answer SERVING on the
-gRPC health check over its socket before the next one is stopped. nginx keeps running
-throughout; the calls of the worker being restarted get UNAVAILABLE meanwhile and the SDK and
-the kits call again. The supervisor's pid is in ``supervisor.pid`` and the number of rolling
+move, what was acknowledged committed, each match's lease released behind its last commit,
+its streams ended with UNAVAILABLE), is started again, resumes the matches of its shard no
+other worker took over meanwhile, and must answer SERVING on the gRPC health check over its
+socket before the next one is stopped. nginx keeps running throughout; the bots of the worker
+being restarted get UNAVAILABLE / DRAINING, call again, and reach another worker, which takes
+their match over at once. The supervisor's pid is in ``supervisor.pid`` and the number of rolling
 restarts done in ``rolled``, both in the cluster folder.
 """
 from __future__ import annotations
@@ -198,7 +203,12 @@ def nginx_conf(cfg: ClusterConfig) -> str:
         listens.append(f"unix:{Path(cfg.unix_socket).absolute()}")
     return proxy_conf(
         f"`referee serve --workers {cfg.workers}`; rewritten at every start", cfg.dir,
-        upstreams={s: [f"unix:{cfg.socket(s)} max_fails=0"] for s in cfg.shards},
+        # a worker's calls go to it, and to the others (``backup``) only while nothing listens
+        # on its socket (it is restarting): they take its matches over, whose leases it
+        # released as it drained. max_fails=0: tried first on every call, never marked down
+        upstreams={s: [f"unix:{cfg.socket(s)} max_fails=0",
+                       *(f"unix:{cfg.socket(o)} backup" for o in cfg.shards if o != s)]
+                   for s in cfg.shards},
         anyone=[f"unix:{cfg.socket(s)} max_fails=1 fail_timeout=1s" for s in cfg.shards],
         listens=listens, tls_cert=cfg.tls_cert, tls_key=cfg.tls_key,
         proxy_workers=cfg.proxy_workers, limit=spread_limit(cfg.rate, cfg.burst))
@@ -370,8 +380,12 @@ class Cluster:
         # sharing one name would release and renew each other's leases
         owner = cfg.lease_owner or f"{socket.gethostname()}:{Path(cfg.data_dir).absolute()}"
         for s in cfg.shards:
+            # --advertise: a worker takes over any shard's match whose lease is free (a
+            # draining worker releases each as it lets go of it; nginx sends the calls of a
+            # worker that is down to the others, ``backup``) and hands the calls of a match
+            # another worker took over to that one, as referees on several hosts do
             argv = [sys.executable, "-m", "referee.cli", "serve", "--shard", s, "--peers", peers,
-                    "--lease-owner", f"{owner}:{s}",
+                    "--lease-owner", f"{owner}:{s}", "--advertise", f"unix:{cfg.socket(s)}",
                     "--host", "127.0.0.1", "--port", "0", "--port-file", str(d / f"{s}.port"),
                     "--unix", str(cfg.socket(s)), "--data-dir", str(Path(cfg.data_dir).absolute()),
                     "--admin-token-file", str(d / "admin.token"), "--log-format", "json",

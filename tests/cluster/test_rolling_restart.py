@@ -5,11 +5,19 @@ and ``referee restart --rolling`` restarting every worker in turn meanwhile. The
 finishes with a complete, signed record (progress, within the load's own bound; no time is
 asserted), every move acknowledged to a bot is in its record with the state hash the bot was
 given, no move was refused, each worker drained and exited cleanly (code 0: not killed at the
-bound), and every seat of a match its worker restarted under it reconnected. With the SQLite
-store and with PostgreSQL as the shared store."""
+bound), every seat of a match its worker restarted under it reconnected, and the other worker
+took such matches over while it restarted (the draining worker released their leases; nginx
+sent their calls to the other worker while nothing listened on its socket). With the SQLite
+store and with PostgreSQL as the shared store.
+
+The output (``-s``) gives the pause of the matches under way across each worker's restart: the
+longest time between two acknowledged moves of the match (figures for the report, no bound
+asserted: the machine is shared)."""
 from __future__ import annotations
 
 import asyncio
+import itertools
+import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -32,10 +40,29 @@ CONCURRENT = 8  # matches under way at once
 FINISH_S = 180.0  # the matches under way when the restart is done have this long to end
 
 
+class Timed(Acked):
+    """Acked, with the time (time.time()) of each accepted move: the pauses."""
+
+    def __init__(self, seed: int):
+        super().__init__(seed)
+        self.times: list[float] = []
+
+    def on_move_result(self, result) -> None:
+        super().on_move_result(result)
+        if result.accepted:
+            self.times.append(time.time())
+
+
+def longest_pause(bots: list[Timed]) -> float:
+    """The longest time between two acknowledged moves of one match (any seats)."""
+    times = sorted(t for b in bots for t in b.times)
+    return max((b - a for a, b in itertools.pairwise(times)), default=0.0)
+
+
 @dataclass
 class Run:
     match: pb.CreateMatchResponse
-    bots: list[Acked]
+    bots: list[Timed]
     stats: list[PlayStats]
     started: float  # time.time(): compared with the supervisor's log timestamps
     ended: float
@@ -55,7 +82,7 @@ async def _create(stub, n: int) -> pb.CreateMatchResponse:
 
 async def _one(stub, address: str, n: int) -> Run:
     m = await _create(stub, n)
-    bots = [Acked(n * 10 + s.seat) for s in m.seats]
+    bots = [Timed(n * 10 + s.seat) for s in m.seats]
     started = time.time()
     backoff = Backoff(initial=0.05, maximum=0.5, give_up_after=90)
     results = await asyncio.gather(*(play(bots[i], address, m.match_id, s.token,
@@ -117,6 +144,7 @@ def _rolling_restart_under_load(c: ClusterHandle) -> None:
     runs = asyncio.run(go())
     rolled = c.events("cluster_rolled")
     assert len(rolled) == 1
+    handed: dict[str, set[str]] = {}
     for w in ("w1", "w2"):
         draining = [d for d in c.events("cluster_worker_draining") if d["child"] == w]
         back = [d for d in c.events("cluster_child_restarted")
@@ -131,6 +159,21 @@ def _rolling_restart_under_load(c: ClusterHandle) -> None:
         assert spanning, f"no match of {w} was under way across its restart: load too short"
         for r in spanning:
             assert all(s.reconnects >= 1 for s in r.stats), (w, r.match.match_id)
+        # handed over: the other worker took some of them over during the restart
+        other = next(o for o in ("w1", "w2") if o != w)
+        taken = {d["match_id"] for d in log_events(c.data / "cluster" / f"{other}.log",
+                                                   "match_taken_over")
+                 if _ts(draining[0]) <= _ts(d) <= _ts(back[0]) + 5}
+        mine = {r.match.match_id for r in spanning}
+        pauses = sorted(longest_pause(r.bots) for r in spanning)
+        print(f"\n{w} restarted: {len(spanning)} matches under way across it, "
+              f"{len(taken & mine)} taken over by {other}; longest pause between two "
+              f"acknowledged moves: median {statistics.median(pauses):.2f} s, "
+              f"max {pauses[-1]:.2f} s")
+        handed[w] = taken & mine
+    # asserted once every worker's figures are out
+    for w, ids in handed.items():
+        assert ids, f"no match of {w} was taken over by the other worker during its restart"
 
 
 @pytest.mark.slow

@@ -3,7 +3,8 @@ check says NOT_SERVING, new matches, streams and moves are refused with UNAVAILA
 (the SDK and the kits call again: elsewhere, or here once restarted), a move being committed is
 committed and answered before its stream ends, and every stream then ends with UNAVAILABLE /
 DRAINING. A move is never acknowledged and lost: it is acknowledged and in the store, or refused.
-"""
+Each match's lease is released as the drain lets go of it (after its last move's commit), so
+that another referee takes it at once (tests/cluster/test_rolling_restart.py)."""
 from __future__ import annotations
 
 import asyncio
@@ -97,6 +98,11 @@ def test_a_move_being_committed_is_acknowledged_and_a_later_one_refused(server):
             assert not drained.done()  # still waiting for A's commit
             release.set()
             await asyncio.wrap_future(drained)
+            # drained, not yet stopped: each match's lease is free already, behind its move's
+            # commit, for another referee to take at the bots' next call
+            for mid in (a, b):
+                assert service.store.lease_holder(mid)[0] == "", mid
+            assert len(service.store.load_moves(a)) == 1
             a_got, a_err = await _rest(a_call)
             results = [m.move_result for m in a_got if m.WhichOneof("msg") == "move_result"]
             assert [r.accepted for r in results] == [True], a_got

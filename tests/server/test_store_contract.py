@@ -286,3 +286,38 @@ def test_a_match_that_ends_is_not_taken_for_lost(store_url, tmp_path):
     store.close()
     assert lost == []
     assert [m.n for m in store.load_moves("m2")] == [1, 2]
+
+
+def test_a_released_lease_is_free_at_once_after_the_writes_before_it(store_url, tmp_path):
+    """A draining referee hands a match over (``Store.release_lease``): the release commits
+    after the writes queued before it (its last move is in the store for whoever takes the
+    match), another referee takes the lease at once (no expiry to wait for), the releaser's
+    renewals do not count the match as lost, and a lease already taken over is not freed by
+    a stale release."""
+    a, b = open_store(store_url, tmp_path), open_store(store_url, tmp_path)
+    lost: list[str] = []
+    a.enable_leases("A", 60_000, lost.append)
+    b.enable_leases("B", 60_000, lambda mid: None)
+    a.start()
+    b.start()
+
+    async def run():
+        await a.insert_match(row("m1"))
+        await a.insert_match(row("m2"))
+        moved = a.insert_move("m1", move(1))  # queued, not awaited: the release follows it
+        released = a.release_lease("m1")
+        renewed = a.renew_leases()
+        await asyncio.gather(moved, released, renewed)
+        assert [m.n for m in b.load_moves("m1")] == [1]
+        assert b.try_lease("m1") == 2  # at once: the lease lives a minute unreleased
+        assert b.try_lease("m2") is None  # not released: still A's
+        stale = a.epochs["m2"]
+        assert b.lease_holder("m2")[0] == "A"
+        a.epochs["m2"] = stale - 1  # a release of an epoch A no longer holds frees nothing
+        await a.release_lease("m2")
+        assert b.lease_holder("m2")[0] == "A"
+
+    asyncio.run(run())
+    assert lost == []
+    a.close()
+    b.close()

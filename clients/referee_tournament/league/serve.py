@@ -46,6 +46,7 @@ from typing import Any
 
 import grpc
 from rich.markup import escape
+from rich.table import Table
 
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
@@ -812,21 +813,27 @@ class LeagueRunner:
         if self.console is None or not self.console.is_terminal:
             return
         from rich.live import Live
-        from rich.table import Table
 
-        t = Table(title=f"{self.cfg.title}: {len(self.tasks)} running, "
-                        f"{self.store.count('done')} rated"
-                        + (" (paused)" if self.paused else ""))
-        for col in ("#", "bot", "rating", "matches", "wins"):
-            t.add_column(col, justify="left" if col == "bot" else "right")
-        board = sorted(self.ratings.values(), key=lambda r: -r.ordinal)
-        for i, r in enumerate(board[:20], 1):
-            t.add_row(str(i), r.name, f"{r.ordinal:.2f}", str(r.matches), f"{r.wins:g}")
+        t = standings_table(self.cfg.title, len(self.tasks), self.store.count("done"),
+                            self.paused, list(self.ratings.values()))
         if self.live is None:
             self.live = Live(t, console=self.console, refresh_per_second=2, transient=False)
             self.live.start()
         else:
             self.live.update(t)
+
+
+def standings_table(title: str, running: int, rated: int, paused: bool,
+                    ratings: list[Rating]) -> Table:
+    """The live standings on a terminal (the top 20 by ordinal)."""
+    t = Table(title=f"{title}: {running} running, {rated} rated"
+                    + (" (paused)" if paused else ""))
+    for col in ("#", "bot", "rating", "matches", "wins"):
+        t.add_column(col, justify="left" if col == "bot" else "right")
+    board = sorted(ratings, key=lambda r: -r.ordinal)
+    for i, r in enumerate(board[:20], 1):
+        t.add_row(str(i), r.name, f"{r.ordinal:.2f}", str(r.matches), f"{r.wins:g}")
+    return t
 
 
 def admin_token(cfg: LeagueConfig, token_file: str | None = None) -> str:

@@ -2,8 +2,9 @@
 
 A worker started with ``--shard S`` makes match ids ``S-<hex>`` and seat and bot tokens
 ``S.<hex>``; the proxy in front of the cluster routes every call carrying ``authorization:
-Bearer S.…`` to worker S, and a worker hands a call naming another shard's match id to its owner
-(``referee.server.front.forward``). Without a shard (one plain referee) ids and tokens are what they
+Bearer S.…`` to worker S (to another while S is down), and a worker hands a call naming a match
+it does not hold to the worker whose lease holds it (``referee.server.front.forward``): the shard
+says where a match was made and is resumed, the lease where it is played now. Without a shard (one plain referee) ids and tokens are what they
 always were: 16 and 64 hex digits. Shard names are ``w1``, ``w2``, …: short, and made of
 characters that can appear in neither hex part, so parsing is unambiguous.
 """

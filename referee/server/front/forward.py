@@ -9,7 +9,8 @@ home worker, which keeps the bots, their sessions and the leagues. Everything el
 where it lands. The owner sees the original client in CLIENT_HEADER (for its rate limits) and
 the original ``authorization``.
 
-On several hosts (``referee serve --advertise``, a "roaming" referee) the owner is not a fixed
+On several hosts (``referee serve --advertise``, a "roaming" referee; the workers of
+``--workers N`` are started so too) the owner is not a fixed
 shard but whoever holds the match's lease in the shared store, which names its address: a call
 for a match this referee does not hold goes to that address while the lease is live, and is
 served here otherwise (the registry then takes the match over, ``MatchRegistry.adopt``). A Play
@@ -94,9 +95,11 @@ _CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 16 << 20),
 
 
 class Forwarder:
-    """This referee's view of the others. A worker of one machine's cluster: ``peers`` maps
-    each shard to its gRPC address, which owns that shard's matches. A host of several
-    (``held`` given, the registry of this referee's matches: ``--advertise``): a match's owner
+    """This referee's view of the others. A worker given ``--shard`` and ``--peers`` alone:
+    ``peers`` maps each shard to its gRPC address, which owns that shard's matches. A host of
+    several, or a worker of ``--workers N`` (which advertises its socket so that the others
+    take its matches over while it restarts), ``held`` given, the registry of this referee's
+    matches (``--advertise``): a match's owner
     is its lease's holder (``MatchRegistry.holder_address``); ``peers`` may still name the home shard's address,
     for the CreateMatch calls that bind bots or a league."""
 

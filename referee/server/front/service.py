@@ -224,14 +224,19 @@ class RefereeService:
         in all) for the move being committed, whose answer is queued when it is released, and
         kept, so no move of this process commits after it; then every stream ends with
         UNAVAILABLE / DRAINING after what it has queued (its bots reconnect and join again
-        wherever the match is held next). The stop that follows releases the leases once the
-        store has flushed (``Store.close``): the next call of each match takes it at once.
-        Returns (matches quiesced, matches still committing at the bound)."""
+        wherever the match is held next). Each quiesced match's lease is released as soon as
+        its lock is taken, behind its queued writes (``Store.release_lease``), and the streams
+        end once those releases are committed: the bots' next calls find the match free, and
+        another referee (a cluster's next worker) takes it at once instead of after this one's
+        stop. The stop that follows releases the rest (``Store.close``). Returns (matches
+        quiesced, matches still committing at the bound)."""
         self.draining = True
         self.registry.draining = True
         loop = asyncio.get_running_loop()
         deadline = loop.time() + bound_s
         quiet = late = 0
+        released: list[asyncio.Future] = []
+        store = self.registry.store
         for rt in list(self.registry.matches.values()):
             try:
                 await asyncio.wait_for(rt.lock.acquire(), max(0.0, deadline - loop.time()))
@@ -240,6 +245,13 @@ class RefereeService:
                 continue
             quiet += 1
             rt.cancel_timer()  # no time-out move either: the next holder plays it
+            if store.owner and rt.game_over is None:
+                released.append(store.release_lease(rt.id))
+        if released:
+            done, _ = await asyncio.wait(released, timeout=max(0.1, deadline - loop.time()))
+            failed = sum(1 for f in done if f.exception() is not None)
+            if failed or len(done) < len(released):  # Store.close releases them again
+                log.warning("drain_release_failed", matches=len(released) - len(done) + failed)
         err = errors.draining()
         for rt in self.registry.matches.values():
             for stream in [*(st for lst in rt.streams.by_seat.values() for st in lst),

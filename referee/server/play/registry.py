@@ -184,7 +184,7 @@ class MatchRegistry:
         else (an unknown token or match, a match that is over)."""
         if not self.store.owner or not match_id or match_id in self.matches \
                 or not (self.roaming or self.owns(match_id)):
-            return False  # a worker of one machine's cluster never takes another shard's
+            return False  # a worker without --advertise never takes another shard's
         if token_h is not None:
             found = self.store.match_of_token(token_h)
             if found is None or found[0] != match_id:

@@ -943,6 +943,38 @@ class Store(ABC):
 
         return self._submit(_light(op))  # rewrites rows: says little of a full disk
 
+    def release_lease(self, match_id: str) -> asyncio.Future:
+        """Give up the lease of one match this referee holds, as a write of the next group
+        commit: after every write queued before it (its last acknowledged move among them),
+        so a referee that takes the match at once loads it whole. A draining referee
+        (``RefereeService.drain``) hands each match over this way as soon as it lets go of
+        it, instead of at ``close`` after its streams' grace: the next call of the match
+        reaches another referee (a cluster's next worker, through nginx's ``backup``) that
+        takes it at once (``MatchRegistry.adopt``). Only the epoch this referee acquired is
+        released (a lease already taken over stays the taker's); the renewals skip the match
+        meanwhile, which must not count its release as a loss."""
+        epoch = self.epochs.get(match_id)
+        if not self.owner or epoch is None:
+            fut = asyncio.get_running_loop().create_future()
+            fut.set_result(None)
+            return fut
+        owner = self.owner
+
+        def op(c: DbConn) -> None:
+            c.execute("UPDATE leases SET owner='', expires_ms=0 WHERE match_id=? AND owner=?"
+                      " AND epoch=?", (match_id, owner, epoch))
+
+        self._ending.add(match_id)
+
+        def done(f: asyncio.Future) -> None:
+            self._ending.discard(match_id)
+            if not f.cancelled() and f.exception() is None:
+                self.epochs.pop(match_id, None)
+
+        fut = self._submit(_light(op))
+        fut.add_done_callback(done)
+        return fut
+
     def release_leases(self, keep: Iterable[str] = ()) -> None:
         """Give up the leases held under this referee's name (all but ``keep``): at a clean
         shutdown, so another referee may take its matches over at once, and at start-up for
