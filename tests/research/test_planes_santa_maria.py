@@ -35,6 +35,17 @@ def sample():
             for sim in positions(NAME, 160, 11, every=5)]
 
 
+@pytest.fixture(scope="module")
+def rare_steps():
+    """Positions whose pending step shows details in the View (a tile to place, an exchange's
+    building, a die's line, a ship's dock): some are rare, so every decision of 3,000 is read."""
+    shown = {"santa_maria.place_tile", "santa_maria.exchange", "santa_maria.place_die",
+             "santa_maria.astronomy"}
+    return [Simulation(sim.game, sim.game.clone(sim.state), sim.options, sim.components)
+            for sim in positions(NAME, 3000, 11, every=1)
+            if sim.decision() is not None and sim.decision().kind in shown]
+
+
 def encode(planes, state, seat):
     out = np.zeros(planes.planes.width, np.float32)
     planes.encode(state, seat, out)
@@ -207,14 +218,15 @@ def test_over_shows_every_port(planes, sample):
         assert ((ships > 0) == (points > 0)).all()
 
 
-def test_the_planes_read_back_as_the_view_shows(planes, sample):
+def test_the_planes_read_back_as_the_view_shows(planes, sample, rare_steps):
     """On random positions, at every seat: the planes say what the seat's View message says
     (built by view.py, apart from the planes' code and caches), concept by concept. A stale
     cached block or a misplaced seat shows here."""
     from referee.v1 import santa_maria_pb2 as pb
     game = registry.get(NAME)
     ms = planes.seats
-    for sim in sample:
+    seen_kinds: set[str] = set()
+    for sim in sample + rare_steps:
         n = sim.seat_count
         for seat in range(n):
             view = pb.View.FromString(game.view_bytes(sim.state, seat))
@@ -228,6 +240,40 @@ def test_the_planes_read_back_as_the_view_shows(planes, sample):
                 assert get("seat.to_act")[(view.current_seat - seat) % n] == 1
                 assert planes.kinds[int(np.argmax(get("decision.kind")))] == view.pending.kind
             assert get("decision.main_action_done")[0] == view.main_action_done
+            pending = view.pending
+            kind = pending.kind.rsplit(".", 1)[-1]
+            tile = get("pending.tile", (planes.max_tile_cells, -1))
+            if kind == "place_tile":
+                assert np.flatnonzero(get("pending.tile_slot")).tolist() == [pending.slot]
+                for i, c in enumerate(pending.tile):
+                    name = pb.Terrain.Name(c.content.terrain).lower()
+                    assert tile[i, planes.feature_index(name)] == 1
+                    assert tile[i, planes.feature_index("building")] == c.content.building
+                assert tile[len(pending.tile):].sum() == 0
+                seen_kinds.add(kind)
+            else:
+                assert tile.sum() == 0 and get("pending.tile_slot").sum() == 0
+            building = get("pending.building")
+            if kind == "exchange":
+                cell = (pending.row - 1) * GRID_SIDE + pending.col - 1
+                assert np.flatnonzero(building).tolist() == [cell]
+                assert get("pending.second_exchange")[0] == pending.second
+                seen_kinds.add(kind)
+            else:
+                assert building.sum() == 0
+            line = get("pending.line", (2, GRID_SIDE))
+            if kind == "place_die":
+                want = (0, pending.row - 1) if pending.row else (1, pending.col - 1)
+                assert list(zip(*np.nonzero(line))) == [want]
+                seen_kinds.add(kind)
+            else:
+                assert line.sum() == 0
+            dock = get("pending.dock")
+            if kind == "astronomy":
+                assert np.flatnonzero(dock).tolist() == [pending.dock]
+                seen_kinds.add(kind)
+            else:
+                assert dock.sum() == 0
             assert get("seat.first_player")[(view.first_player - seat) % n] == 1
             for p in view.players:
                 k = (p.seat - seat) % n
@@ -272,3 +318,4 @@ def test_the_planes_read_back_as_the_view_shows(planes, sample):
                 assert monks[space.space].tolist() == want
             assert get("supply.white_dice").tolist() == [
                 float(list(view.white_dice).count(f)) for f in range(1, GRID_SIDE + 1)]
+    assert seen_kinds == {"place_tile", "exchange", "place_die", "astronomy"}, seen_kinds

@@ -26,9 +26,10 @@ from typing import Any
 
 from referee.core.planes import ObservationPlanes, PlaneLayout
 
-from . import action_tasks, effect_tasks  # noqa: F401  (every task class, for its kind)
+from .action_tasks import DiePlacement, TilePlacement
 from .catalog import (
     EFFECT_ID,
+    HALL_SLOT,
     N_CELLS,
     N_RESOURCES,
     RES_NAMES,
@@ -36,14 +37,14 @@ from .catalog import (
     Rules,
     tile_cells,
 )
+from .effect_tasks import AstronomyShift, ExchangeOffer
+from .moves import BLUE, ROW, WHITE
 from .sheet import BISHOPS, DOCK_BONUSES, GRID_SIDE, N_DOCKS, SCHOLARS, TERRAINS
 from .state import DRAFT, OVER, YEAR, State, Task
 from .tracks import conquistador_order
 
 #: the decision a turn asks for when no sub-decision is pending (turn.py)
 TURN_KIND = "santa_maria.turn"
-#: ``Player.die_on`` values (moves.py: WHITE = 1, BLUE = 2)
-_WHITE, _BLUE = 1, 2
 #: the scales of the open-ended counts: coins and points in tens (a learner's input stays near
 #: [0, 1] over a game); a normalisation, not a component value
 _TENS = 0.1
@@ -90,6 +91,7 @@ class SantaMariaPlanes(ObservationPlanes):
         self._tables: dict[Rules, tuple[Any, ...]] = {}
         self._colony_cache: dict[tuple, array] = {}
         self._board_cache: dict[tuple, array] = {}
+        self._tile_cache: dict[tuple, array] = {}
         ms = max_seats
         n_display = rules.display_doubles + rules.display_triples
         n_monk = rules.scholars_drawn + rules.bishops_drawn + len(rules.camps)
@@ -105,6 +107,23 @@ class SantaMariaPlanes(ObservationPlanes):
                           "1 when the turn's main action is taken (free actions or end turn left)")
         self.o_queue = add("decision.queued_steps", 1,
                            "how many steps of the turn are pending (a small integer)")
+        # what the pending step shows (view.py: the Pending message)
+        nf = len(_CELL_FEATURES)
+        self.max_tile_cells = max(len(t) for t in (*rules.doubles, *rules.triples,
+                                                   *rules.town_halls))
+        self.o_p_tile = add("pending.tile", self.max_tile_cells * nf,
+                            "place_tile: the tile's cells in its order, [cell][feature: as the "
+                            "colony planes, " + ", ".join(f for f, _ in _CELL_FEATURES) + "]")
+        self.o_p_slot = add("pending.tile_slot", HALL_SLOT + 1,
+                            "place_tile: 1 at the display slot the tile came from (last: a "
+                            "drafted town hall)")
+        self.o_p_building = add("pending.building", N_CELLS,
+                                "exchange: 1 at the building's cell (row-major) in your colony")
+        self.o_p_second = add("pending.second_exchange", 1,
+                              "exchange: 1 for Industrialization's second exchange")
+        self.o_p_line = add("pending.line", 2 * GRID_SIDE,
+                            "place_die: 1 at the activated line, [row, column][index]")
+        self.o_p_dock = add("pending.dock", N_DOCKS, "astronomy: 1 at the shifted ship's dock")
         self.o_variant = add("variant", 2, "1 for: advanced set-up, shared blue dice variant")
         # ---- seat slots: slot k is the seat k places after the observer (slot 0: the observer)
         per_seat = f"one slot per seat slot (0 = you, k = the k-th seat after you; {ms} slots)"
@@ -215,6 +234,11 @@ class SantaMariaPlanes(ObservationPlanes):
         self.colony_stride = (len(_CELL_FEATURES) + 3) * N_CELLS
         self._table(rules)
 
+    @staticmethod
+    def feature_index(name: str) -> int:
+        """A cell feature's place in a cell's features (``pending.tile``'s inner axis)."""
+        return [f for f, _ in _CELL_FEATURES].index(name)
+
     # ------------------------------------------------------------------ sheet-derived tables
 
     @staticmethod
@@ -309,6 +333,25 @@ class SantaMariaPlanes(ObservationPlanes):
             out[at + 2 * nh + nh * nh + i * len(SCHOLARS) + SCHOLARS.index(scholar)] = 1.0
         return out
 
+    def _pending(self, task: Task, r: Rules, o: Any) -> None:
+        """The front task's own details, as its ``pending_view`` shows them."""
+        if isinstance(task, TilePlacement):
+            block = self._cached(self._tile_cache, (r, task.tile), self._tile_block, r, task.tile)
+            o[self.o_p_tile:self.o_p_tile + len(block)] = block
+            o[self.o_p_slot + task.slot] = 1.0
+        elif isinstance(task, ExchangeOffer):
+            o[self.o_p_building + task.cell] = 1.0
+            if task.second:
+                o[self.o_p_second] = 1.0
+        elif isinstance(task, DiePlacement):
+            o[self.o_p_line + (0 if task.line == ROW else GRID_SIDE) + task.index] = 1.0
+        elif isinstance(task, AstronomyShift):
+            o[self.o_p_dock + task.dock] = 1.0
+
+    def _tile_block(self, r: Rules, tile: int) -> list[float]:
+        kind_feat = self._table(r)[0]
+        return [x for k in tile_cells(r, tile) for x in kind_feat[k]]
+
     # ------------------------------------------------------------------ the encoder
 
     def encode(self, state: State, seat: int, out: MutableSequence[float]) -> None:
@@ -331,6 +374,7 @@ class SantaMariaPlanes(ObservationPlanes):
             if state.queue:
                 task = state.queue[0]
                 actor, kind = task.seat, task.kind
+                self._pending(task, r, o)
             else:
                 actor, kind = state.current, TURN_KIND
             o[self.o_kind + self._kind_index[kind]] = 1.0
@@ -410,9 +454,9 @@ class SantaMariaPlanes(ObservationPlanes):
                     c = low.bit_length() - 1
                     b ^= low
                     die = die_on[c]
-                    if die == _WHITE:
+                    if die == WHITE:
                         o[at + c] = 1.0
-                    elif die == _BLUE:
+                    elif die == BLUE:
                         o[at + N_CELLS + c] = 1.0
                     if coins_on[c]:
                         o[at + 2 * N_CELLS + c] = float(coins_on[c])
