@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import pickle
 import random
 
 import numpy as np
@@ -319,3 +320,17 @@ def test_the_planes_read_back_as_the_view_shows(planes, sample, rare_steps):
             assert get("supply.white_dice").tolist() == [
                 float(list(view.white_dice).count(f)) for f in range(1, GRID_SIDE + 1)]
     assert seen_kinds == {"place_tile", "exchange", "place_die", "astronomy"}, seen_kinds
+
+
+def test_pickles_small_and_encodes_the_same(planes, sample):
+    """A pickled declaration (inside a pickled environment) carries its rules, not its caches."""
+    for sim in sample[:40]:
+        encode(planes, sim.state, 0)
+    assert planes._colony_cache and planes._board_cache
+    data = pickle.dumps(planes)
+    again = pickle.loads(data)
+    assert len(data) < 60_000, len(data)  # the sheet the rules pickle as: 27 kB
+    assert again.planes.width == planes.planes.width
+    assert [p.name for p in again.planes] == [p.name for p in planes.planes]
+    for sim in sample[:40]:
+        assert np.array_equal(encode(again, sim.state, 0), encode(planes, sim.state, 0))

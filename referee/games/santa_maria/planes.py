@@ -48,8 +48,10 @@ TURN_KIND = "santa_maria.turn"
 #: the scales of the open-ended counts: coins and points in tens (a learner's input stays near
 #: [0, 1] over a game); a normalisation, not a component value
 _TENS = 0.1
-#: cached blocks kept per kind of block before it is emptied (a few MB at most)
-_CACHE_LIMIT = 4_096
+#: cached blocks kept per kind of block before it is emptied: a colony's block with its key is
+#: about 2.5 kB, a board's 1.5 kB, so the caches stay under 5 MB; an environment's episodes
+#: meet far fewer colonies and boards between two tiles laid
+_CACHE_LIMIT = 1_024
 
 
 def _decision_kinds() -> tuple[str, ...]:
@@ -238,6 +240,11 @@ class SantaMariaPlanes(ObservationPlanes):
     def feature_index(name: str) -> int:
         """A cell feature's place in a cell's features (``pending.tile``'s inner axis)."""
         return [f for f, _ in _CELL_FEATURES].index(name)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles as its sheet's rules and seat count (the caches are rebuilt, not carried), so
+        a pickled research environment stays small."""
+        return (type(self), (self.rules, self.seats))
 
     # ------------------------------------------------------------------ sheet-derived tables
 
