@@ -3,7 +3,8 @@
 
 What enters is what ``view.py`` shows the seat, no more: every colony, coin, resource, die,
 track, monk and retreat marker, the display, the ship slots, the monk tiles, the draft's lots, the
-piles' sizes; the faces of the seat's own ships (everyone's once the game is over, as the final
+piles' sizes, the pending step's details (the tile to place, the exchange's building, the die's
+line, the ship's dock); the faces of the seat's own ships (everyone's once the game is over, as the final
 scoring shows them). Never the piles' order, the Scholars and Bishops left in the box, the
 other seats' ship faces or the RNG (tests/research/test_planes_santa_maria.py redraws those and
 checks the vector stays).
@@ -14,7 +15,8 @@ slots past the seat count stay 0. Every width comes from the game's sheet (read 
 default sheet) or from the shared vocabulary of ``sheet.py``, so every seat count and option
 (standard or advanced set-up, random or picked boards, shared blue dice) has the one width.
 
-Speed (a few tens of microseconds at 3 seats): the parts that change only now and then, a
+Speed (12, 15, 19 and 23 us a call at 1 to 4 seats on random positions, against about 100 us
+for the View's bytes and their generic encoding): the parts that change only now and then, a
 colony's cells and the board's tiles, are kept as ready ``array('f')`` blocks keyed by what they
 show and copied into ``out`` in one slice each; the rest is written slot by slot, only where it is
 not 0 (``out`` arrives zeroed). No protobuf message is built."""
