@@ -24,7 +24,7 @@ from referee.core.contract import (
 from referee.core.rng import Rng
 from referee.v1 import santa_maria_pb2 as pb
 
-from . import moves, rules, scoring, sim, text
+from . import moves, planes, rules, scoring, sim, text
 from . import view as views
 from .catalog import DIE_FACES, RES_NAMES
 from .geometry import N_ROTATIONS
@@ -119,6 +119,7 @@ class SantaMariaGame(SheetGame[rules.State, moves.Move]):
     engine = rules
     views = views
     text_table = text.TABLE
+    _planes: planes.SantaMariaPlanes | None = None
 
     def check_sheet(self, sheet: ComponentSheet) -> None:
         check_consistency(sheet)
@@ -128,6 +129,13 @@ class SantaMariaGame(SheetGame[rules.State, moves.Move]):
 
     def clone(self, state: rules.State) -> rules.State:
         return sim.clone_state(state)
+
+    def observation_planes(self) -> planes.SantaMariaPlanes:
+        """The compact planes (planes.py), laid out once from the default sheet."""
+        if self._planes is None:
+            self._planes = planes.SantaMariaPlanes(
+                self.rules_for(self.default_components({})), SPEC.max_seats)
+        return self._planes
 
     def provisional_scores(self, state: rules.State) -> list[float] | None:
         """Final scoring's totals now, applied to a copy (it ends the copy's game)."""
