@@ -55,7 +55,7 @@ from ..play import CHANNEL_OPTIONS, MatchJob, _Bot, _end_bots, _tail, error_line
 from ..registry import game_problems, list_games, sheet_warnings
 from ..report import did_not_play
 from ..runner import _open_log
-from . import hosted, metrics, standings
+from . import challenges, hosted, metrics, standings
 from .config import LeagueConfig, LeagueGame, settings_json
 from .events import (
     LeagueEvent,
@@ -225,6 +225,7 @@ class LeagueRunner:
         #: monotonic times of the first match start and the last match end (for the bench)
         self.first_start: float | None = None
         self.last_end: float | None = None
+        self.signing_key: bytes | None = None  # the referee's (GetSigningKey), read once
 
     # ------------------------------------------------------------------ referee calls
     async def _open(self) -> None:
@@ -698,7 +699,7 @@ class LeagueRunner:
     def _seat_counts(self, game: str, seats: int) -> dict[str, list[int]]:
         counts: dict[str, list[int]] = {}
         for (seating,) in self.store.db.execute(
-                "SELECT seating FROM matches WHERE game=?", (game,)):
+                "SELECT seating FROM matches WHERE game=? AND challenge=0", (game,)):
             for s, k in enumerate(json.loads(seating)):
                 counts.setdefault(k, [0] * seats)[min(s, seats - 1)] += 1
         return counts
@@ -706,7 +707,9 @@ class LeagueRunner:
     async def _publish(self, running: int) -> None:
         doc = standings.build(self.store, self.cfg.name, [g.name for g in self.cfg.games],
                               running=running, paused=self.paused, last_error=self.last_error,
-                              current=self.current, events=self._events_json())
+                              current=self.current, events=self._events_json(),
+                              challenge_mode=self.cfg.rate_challenges if self.cfg.challenges
+                              else None)
         text = json.dumps(doc, separators=(",", ":"))
         _atomic(self.out / "standings.json", json.dumps(doc, indent=1) + "\n")
         try:
@@ -718,6 +721,55 @@ class LeagueRunner:
         self.dirty = False
         self.log.info("standings_published", entries=len(doc["entries"]),
                       matches=doc["health"]["matches_total"], running=running)
+
+    # ------------------------------------------------------------------ challenges
+    async def _take_challenges(self, bots: list[pb.LeagueBot]) -> None:
+        """The lobby's finished challenges to this league's entrants taken in, each once
+        (:mod:`.challenges`): rated with ``rate_challenges``, else kept apart."""
+        try:
+            if self.signing_key is None:
+                key = await self.stub.GetSigningKey(pb.GetSigningKeyRequest(), timeout=30)
+                if key.algorithm != challenges.ALGORITHM or len(key.public_key) != 32:
+                    self._error("the referee serves no Ed25519 signing key: challenges are "
+                                "not taken in")
+                    return
+                self.signing_key = bytes(key.public_key)
+            got = await self.stub.ListLeagueChallenges(pb.ListLeagueChallengesRequest(
+                league=self.cfg.name,
+                # from 1 ms before the newest taken in: one finished in the same ms is not
+                # missed (those taken in already are skipped below)
+                finished_after_unix_ms=max(0, self.store.challenge_cursor() - 1)),
+                metadata=self.admin, timeout=30)
+        except grpc.aio.AioRpcError as err:
+            self._error(f"ListLeagueChallenges failed: {err.code().name}: {err.details()}")
+            return
+        entrants = {b.name for b in bots}
+        for c in got.challenges:
+            if self.store.has_challenge(c.match_id):
+                continue
+            try:
+                rec = await self.stub.GetRecord(pb.GetRecordRequest(match_id=c.match_id),
+                                                metadata=self.admin, timeout=30)
+            except grpc.aio.AioRpcError as err:
+                self._error(f"GetRecord {c.match_id} failed: {err.code().name}: "
+                            f"{err.details()}")
+                return  # asked again from the same time at the next poll
+            try:
+                record = json.loads(rec.record_json)
+            except ValueError:
+                record = {}
+            ch = challenges.read(c.match_id, record if isinstance(record, dict) else {},
+                                 self.cfg.name, entrants, self.signing_key)
+            rel = f"records/challenge-{c.match_id}.json"
+            _atomic(self.out / rel, rec.record_json)
+            changed = challenges.take_in(self.store, self.model, self.ratings, ch,
+                                         c.finished_unix_ms, rated=self.cfg.rate_challenges,
+                                         record_path=rel)
+            self.dirty = True
+            self.log.info("challenge_taken", match_id=c.match_id, seating=ch.seating,
+                          ranks=ch.result.get("ranks"), rated=bool(changed),
+                          problem=ch.problem or None,
+                          ratings={r.name: round(r.ordinal, 3) for r in changed})
 
     # ------------------------------------------------------------------ the loop
     async def run(self) -> dict[str, Any]:
@@ -754,6 +806,8 @@ class LeagueRunner:
                     self.current = {b.name: b.current_version for b in bots
                                     if b.kind == pb.BOT_KIND_HOSTED}
                     await self._enforce_crash_limit(bots)
+                    if self.cfg.challenges:
+                        await self._take_challenges(bots)
                     for b in bots:
                         if b.status != pb.BOT_ACTIVE or b.kind != pb.BOT_KIND_HOSTED:
                             continue

@@ -529,9 +529,15 @@ class Lobby:
         req = pb.CreateMatchRequest(
             game=seek.game, options=seek.options, seats=seek.seats, time_policy=seek.policy,
             seat_names=[c.name for c in claims], seat_bots=[c.bot for c in claims])
-        extra: dict[str, object] = {"lobby": {"seek": seek.id, "rated": seek.rated,
-                                              "challenged": seek.challenged,
-                                              "preset": seek.preset}}
+        lobby: dict[str, object] = {"seek": seek.id, "rated": seek.rated,
+                                    "challenged": seek.challenged, "preset": seek.preset}
+        # a challenge to an entrant of a league that allows them: the league named, so that
+        # its runner finds the match (ListLeagueChallenges) and, if its organizer says so,
+        # rates it; the signed record is what the runner trusts
+        league = self.league_leave(seek.challenged, seek.game) if seek.challenged else None
+        if league:
+            lobby["league"] = league
+        extra: dict[str, object] = {"lobby": lobby}
         seek.starting = True
         try:
             match_id, tokens = await self.create(req, extra)
