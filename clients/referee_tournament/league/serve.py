@@ -20,7 +20,10 @@ settings updated; its stored state is kept), the run folder's database is opened
   assigns remote seats to their sessions, the runner starts each hosted seat's bot in the
   sandbox with its seat token in ``$REFEREE_TOKEN`` (:mod:`.hosted`), follows the match to its
   end (:func:`..play.play_match`), then rates it (OpenSkill, per version), commits it and
-  publishes the standings (coalesced: once per poll at most).
+  publishes the standings (coalesced: once per poll at most);
+* with ``challenges = true``, the lobby's finished challenges to its entrants are taken in,
+  each once, apart from its own matches, and rated only with ``rate_challenges``
+  (:mod:`.challenges`).
 
 A hosted version whose bot crashes before its first move in ``hosted.crash_limit`` matches in
 a row is marked FAILED with the error line (the bot plays its older READY version, if any).

@@ -7,7 +7,9 @@ CreateMatch again when it restarts, and the referee answers with the match the f
 made, if it made one; ``lost`` when that cannot be done), every rating (``ratings``, one row per bot **version**: a remote bot is its version
 0), each rating change (``history``), the incidents of hosted and remote bots (``incidents``),
 the consecutive start crashes of each hosted version (``crash_streaks``) and the league file
-(``meta``). A finished match, the ratings it changed, their history and its incidents are
+(``meta``). The lobby's challenges to the entrants it took in are rows of ``matches`` too
+(``challenge`` = 1, each match id once; ``seed`` holds its finishing time), kept out of the
+league's own counts and rows (:meth:`LeagueStore.challenge_rows`). A finished match, the ratings it changed, their history and its incidents are
 committed in one transaction before the standings are published, so a runner killed at any
 point (kill -9 included) loses no finished result and never rates a match twice: a restarted
 runner finds its ``running`` matches again (the referee still holds them) and follows them to

@@ -17,7 +17,8 @@ invitation, and a match starts when every seat is taken (docs/bot/lobby.md).
   ``challenge_games``, ``max_challenges``): while such a session is open, a challenge naming
   the bot starts a match at once, and a seek that lets bots join (``bots_may_join``) is filled
   with them. A league may let people challenge its entrants (settings ``"challenges": true``;
-  the front's ``league_leave`` says which league does).
+  the front's ``league_leave`` says which league does); the record then names that league
+  (``lobby.league``) for its runner (``ListLeagueChallenges``).
 * Seeks live in this referee's memory: a restart forgets the open ones (nothing was promised:
   no match exists yet); a filled seek's match is an ordinary match, stored and resumed as any.
 
