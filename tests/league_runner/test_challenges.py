@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import random
+import signal
 import sqlite3
 import subprocess
 import textwrap
@@ -28,13 +29,13 @@ from referee.v1 import referee_pb2_grpc as pb_grpc
 from tests.server.helpers import md, play_seat
 
 from ..tournament.conftest import cli_command
-from .helpers import _web_port, remote_league, stop_all
+from .helpers import _wait, _web_port, remote_league, stop_all
 
 LEAGUE = "champs"
 POOL = "~challengers"
 
 
-def _toml(path: Path, address: str, rate: bool) -> None:
+def _toml(path: Path, address: str, rate: bool, max_matches: int = 2) -> None:
     path.write_text(textwrap.dedent(f"""
         [league]
         name = "{LEAGUE}"
@@ -50,7 +51,7 @@ def _toml(path: Path, address: str, rate: bool) -> None:
         concurrency = 1
         matches_per_minute = 600
         poll_s = 0.2
-        max_matches = 2
+        max_matches = {max_matches}
     """))
 
 
@@ -156,6 +157,27 @@ def test_challenges_are_kept_apart_then_rated_once_when_the_organizer_says_so(tm
         _run_league(toml, out, env, log)
         again, rows_again, history_again = _db(out)
         assert again == rated and rows_again == rows and history_again == history
+
+        # a runner killed with SIGKILL once it took a challenge in: the one after it takes
+        # nothing in twice (the league is paused, so that the killed one plays no match)
+        third = _challenge(ref.address, "north", rated=True)
+        got = subprocess.run([*cli_command(), "league", "pause", str(toml)], env=env,
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert got.returncode == 0, got.stderr
+        forever = tmp_path / "forever.toml"
+        _toml(forever, ref.address, rate=True, max_matches=0)
+        with open(log, "a") as err:
+            runner = subprocess.Popen(
+                [*cli_command(), "league", "serve", str(forever), "--out", str(out)], env=env,
+                stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        procs.append(runner)
+        _wait("the challenge taken in", lambda: len(_db(out)[1]) == 3, proc=runner)
+        os.killpg(runner.pid, signal.SIGKILL)
+        runner.wait(10)
+        _run_league(toml, out, env, log)
+        final, rows_final, _ = _db(out)
+        assert [m for m, _, _ in rows_final] == [first, second, third]
+        assert final[POOL][2] == 2 and final["north"][2] == rated["north"][2] + 1
     finally:
         stop_all(procs)
         ref.stop()

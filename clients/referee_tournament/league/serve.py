@@ -71,6 +71,11 @@ from .events import (
 )
 from .store import LeagueStore, Running, key_of, split_key
 
+#: How often the runner asks the referee for finished challenges (``ListLeagueChallenges``), at
+#: least: the referee reads its finished lobby matches since the last one taken in, a read the
+#: runner's fast polls need not repeat
+CHALLENGE_POLL_S = 5.0
+
 REGISTRATION = {"invite": pb.REGISTRATION_INVITE, "open": pb.REGISTRATION_OPEN,
                 "closed": pb.REGISTRATION_CLOSED}
 
@@ -229,6 +234,7 @@ class LeagueRunner:
         self.first_start: float | None = None
         self.last_end: float | None = None
         self.signing_key: bytes | None = None  # the referee's (GetSigningKey), read once
+        self.challenges_due = 0.0  # monotonic time of the next ListLeagueChallenges
 
     # ------------------------------------------------------------------ referee calls
     async def _open(self) -> None:
@@ -809,7 +815,9 @@ class LeagueRunner:
                     self.current = {b.name: b.current_version for b in bots
                                     if b.kind == pb.BOT_KIND_HOSTED}
                     await self._enforce_crash_limit(bots)
-                    if self.cfg.challenges:
+                    if self.cfg.challenges and time.monotonic() >= self.challenges_due:
+                        self.challenges_due = time.monotonic() + max(self.cfg.schedule.poll_s,
+                                                                     CHALLENGE_POLL_S)
                         await self._take_challenges(bots)
                     for b in bots:
                         if b.status != pb.BOT_ACTIVE or b.kind != pb.BOT_KIND_HOSTED:
