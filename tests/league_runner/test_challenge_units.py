@@ -126,3 +126,16 @@ def test_standings_show_challenges_apart_and_only_when_the_league_takes_them(tmp
     assert off["challenges"]["pool"] is None and off["challenges"]["rated"] is False
     jsonschema.validate(off, schema)
     s.close()
+
+
+def test_the_league_report_names_no_pool_entrant(tmp_path):
+    """The league's report (``referee-tournament report``) is about its own matches: the
+    challengers' pool is no entrant of it."""
+    from referee_tournament.league.report import report_only
+    s, _ = _taken(tmp_path, rated=True)
+    s.set_meta({"name": LEAGUE, "format": "league", "settings": json.dumps(
+        {"games": [{"name": "goa", "seats": 2, "options": {}}], "time_policy": {}})})
+    s.close()
+    got = report_only(tmp_path)
+    text = json.dumps(got)
+    assert challenges.POOL not in text

@@ -882,7 +882,8 @@ class LeagueRunner:
                         + (" (paused)" if self.paused else ""))
         for col in ("#", "bot", "rating", "matches", "wins"):
             t.add_column(col, justify="left" if col == "bot" else "right")
-        board = sorted(self.ratings.values(), key=lambda r: -r.ordinal)
+        board = sorted((r for r in self.ratings.values() if not challenges.is_pool(r.name)),
+                       key=lambda r: -r.ordinal)
         for i, r in enumerate(board[:20], 1):
             t.add_row(str(i), r.name, f"{r.ordinal:.2f}", str(r.matches), f"{r.wins:g}")
         if self.live is None:
