@@ -86,7 +86,7 @@ LAYERS = (
     _layer("sdk", ("referee_client",), ("protocol",), ("grpc", "httpx", *PROTOBUF)),
     _layer("tournament", ("referee_tournament",), ("sdk", "protocol"),
            ("grpc", "rich", "structlog", "jinja2", "matplotlib", "openskill", "ray",
-            "prometheus_client", *PROTOBUF)),
+            "prometheus_client", "cryptography", *PROTOBUF)),
     # make run's demo, referee-bot play and conformance: above the SDK and the runner
     # and `referee-bot mcp`, the MCP server for language-model agents (the `mcp` extra)
     _layer("tools", ("referee_tools",), ("tournament", "sdk", "protocol"),

@@ -70,6 +70,7 @@ log = structlog.get_logger("referee.cluster")
 #: the calls that go to the home worker: it keeps the bots, their sessions and the leagues
 HOME_CALLS = ("RegisterBot", "UploadBot", "GetBotArchive", "SetBotStatus", "OpenLeague",
               "GetLeague", "SetLeagueState", "CreateInvite", "ListLeagueBots", "PublishStandings",
+              "ListLeagueChallenges",
               # the lobby (issue 33) lives beside the bot sessions it seats; a worker reached
               # anyway hands these on too (front.forward.ROUTED)
               "EnterLobby", "OpenSeek", "Challenge", "ListSeeks", "JoinSeek", "CancelSeek",

@@ -389,3 +389,30 @@ def test_leagues_bots_versions_and_standings_survive_a_restart(make_server, tmp_
                 "BAD_INVITE"
 
     _run(check())
+
+
+def test_a_removed_bot_is_gone_from_the_challenges_section_too(server):
+    """Issue 33 item 2: the standings' challenges section (a league that allows challenges)
+    names entrants; one the organizer removed is left out of it as of the entries."""
+    challenges = {"rated": True, "matches": 2, "pool": None,
+                  "by_entrant": [{"bot": b, "matches": 1, "wins": 1, "losses": 0, "draws": 0}
+                                 for b in ("alpha", "beta")],
+                  "recent": [{"match": f"m{i}", "game": "batavia", "finished_unix_ms": 1,
+                              "entrants": {b: "win"}, "rated": True}
+                             for i, b in enumerate(("alpha", "beta"))]}
+
+    async def run():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            stub = stub_for(ch)
+            await open_league(stub, registration=pb.REGISTRATION_OPEN)
+            for b in ("alpha", "beta"):
+                await stub.RegisterBot(_entrant(b))
+            await stub.PublishStandings(pb.PublishStandingsRequest(
+                league="spring", standings_json=json.dumps(
+                    {**standings_doc(), "challenges": challenges})), metadata=md(ADMIN))
+            await stub.SetBotStatus(pb.SetBotStatusRequest(bot="beta", status=pb.BOT_REMOVED),
+                                    metadata=md(ADMIN))
+    _run(run())
+    ch = server.service.leagues.standings_json("spring")["challenges"]
+    assert [e["bot"] for e in ch["by_entrant"]] == ["alpha"]
+    assert [m["entrants"] for m in ch["recent"]] == [{"alpha": "win"}, {}]

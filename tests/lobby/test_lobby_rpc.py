@@ -292,6 +292,31 @@ def test_a_league_that_allows_it_lets_people_challenge_its_entrants(server):
     rt = server.service.matches[mid]
     assert "league" not in rt.league_fields
     assert rt.league_fields["lobby"]["challenged"] == "champ"
+    # named in its record, so that the league's runner finds it (ListLeagueChallenges)
+    assert rt.league_fields["lobby"]["league"] == "open"
+
+
+def test_list_league_challenges_is_the_organizers_and_refuses_bad_input(server):
+    """ListLeagueChallenges (issue 33 item 2) needs the admin token, names a known league and a
+    time that is one; a league without finished challenges lists none."""
+    async def body(ch, stub):
+        from tests.server.conftest import ADMIN
+        await stub.OpenLeague(pb.OpenLeagueRequest(league=pb.League(
+            name="quiet", games=["goa"], settings_json='{"challenges": true}')),
+            metadata=md(ADMIN))
+        me = await person(stub)
+        assert await refused(stub.ListLeagueChallenges(pb.ListLeagueChallengesRequest(
+            league="quiet"), metadata=md(me))) == (grpc.StatusCode.PERMISSION_DENIED,
+                                                  "PERMISSION_DENIED")
+        assert await refused(stub.ListLeagueChallenges(pb.ListLeagueChallengesRequest(
+            league="nowhere"), metadata=md(ADMIN))) == (grpc.StatusCode.NOT_FOUND, "NOT_FOUND")
+        assert await refused(stub.ListLeagueChallenges(pb.ListLeagueChallengesRequest(
+            league="quiet", finished_after_unix_ms=-1), metadata=md(ADMIN))) == (
+            grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED")
+        got = await stub.ListLeagueChallenges(pb.ListLeagueChallengesRequest(league="quiet"),
+                                              metadata=md(ADMIN))
+        assert list(got.challenges) == []
+    run(server, body)
 
 
 def test_a_bot_joining_with_its_token_is_seated_as_that_bot(server):

@@ -321,3 +321,31 @@ def test_a_released_lease_is_free_at_once_after_the_writes_before_it(store_url, 
     assert lost == []
     a.close()
     b.close()
+
+
+def test_finished_lobby_matches_for_league_challenges(store_url, tmp_path):
+    """ListLeagueChallenges' read (issue 33 item 2): the finished matches whose record adds
+    fields (the lobby's), after a time, oldest first; running ones and plain ones are not."""
+    store = open_store(store_url, tmp_path, "normal")
+    store.start()
+    lobby = {"lobby": {"seek": "s", "rated": True, "challenged": "champ", "league": "L"}}
+
+    async def run():
+        await store.insert_match(row("plain"))
+        await store.insert_match(row("event", extra={"event": "swiss"}))
+        await store.insert_match(row("c1", extra=lobby))
+        await store.insert_match(row("c2", extra=lobby))
+        await store.insert_match(row("live", extra=lobby))
+        for mid, t in (("plain", 5), ("event", 6), ("c2", 7), ("c1", 6)):
+            await store.finish_match(mid, status="finished", finished_ms=t, forfeited=None,
+                                     result={"scores": [1, 2, 3]},
+                                     record_path=tmp_path / "records" / f"{mid}.json",
+                                     record={"match_id": mid})
+
+    asyncio.run(run())
+    try:
+        assert store.finished_lobby_matches(0) == [("c1", 6, lobby), ("c2", 7, lobby)]
+        assert [m for m, _, _ in store.finished_lobby_matches(6)] == ["c2"]
+        assert store.finished_lobby_matches(7) == []
+    finally:
+        store.close()

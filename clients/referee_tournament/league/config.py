@@ -81,8 +81,11 @@ class LeagueConfig:
     base_dir: str = "."
     source: str = ""
     # people may challenge the league's entrants in the referee's lobby ("play the champion",
-    # docs/bot/lobby.md); those matches are no league matches and this runner never rates them
+    # docs/bot/lobby.md); those matches are no league matches: the runner takes their signed
+    # results in apart from its own (the standings' "challenges"), and rates them only when
+    # ``rate_challenges`` says so (issue 33, item 2)
     challenges: bool = False
+    rate_challenges: bool = False
     # events the runner plays inside the league (``[[events]]``; .events.LeagueEvent)
     events: tuple[Any, ...] = ()
 
@@ -97,7 +100,8 @@ class LeagueConfig:
                 "pairing": self.schedule.pairing, "rotation": self.schedule.rotation,
                 "matches_per_minute": self.schedule.matches_per_minute,
                 "concurrency": self.schedule.concurrency,
-                "crash_limit": self.hosted.crash_limit, "challenges": self.challenges}
+                "crash_limit": self.hosted.crash_limit, "challenges": self.challenges,
+                "rate_challenges": self.rate_challenges}
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -145,7 +149,7 @@ def parse(raw: dict[str, Any], *, base_dir: str = ".", source: str = "") -> Leag
                        "hosted", "events"))
     lg = _table(raw, "league")
     _unknown(lg, "league", ("name", "title", "description", "registration", "approval",
-                            "challenges"))
+                            "challenges", "rate_challenges"))
     name = lg.get("name")
     if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
         raise ConfigError("league.name", "expected 1-64 letters, digits, '.', '_', '+', '-'")
@@ -155,6 +159,12 @@ def parse(raw: dict[str, Any], *, base_dir: str = ".", source: str = "") -> Leag
     challenges = lg.get("challenges", False)
     if not isinstance(challenges, bool):
         raise ConfigError("league.challenges", "expected true or false")
+    rate_challenges = lg.get("rate_challenges", False)
+    if not isinstance(rate_challenges, bool):
+        raise ConfigError("league.rate_challenges", "expected true or false")
+    if rate_challenges and not challenges:
+        raise ConfigError("league.rate_challenges", "rates the challenges `challenges = true` "
+                          "allows: set that too")
     ref = _table(raw, "referee")
     if "admin_token" in ref:
         raise ConfigError("referee.admin_token", "a secret never goes in the file: use "
@@ -234,7 +244,7 @@ def parse(raw: dict[str, Any], *, base_dir: str = ".", source: str = "") -> Leag
         games=tuple(games), time_policy=time_policy,
         rating_model=_str(rt, "model", "rating", "plackett_luce", RATING_MODELS),
         schedule=schedule, smoke=smoke, hosted=hosted, base_dir=base_dir, source=source,
-        challenges=challenges,
+        challenges=challenges, rate_challenges=rate_challenges,
         events=parse_events(raw.get("events"), {g.name: g.seats for g in games}))
 
 

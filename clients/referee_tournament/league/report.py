@@ -14,6 +14,7 @@ from typing import Any
 
 from ..ladder import write_rated_report
 from ..runner import METHODS, RunError
+from .challenges import is_pool
 from .events import events_json, report_event
 from .store import LeagueStore, split_key
 
@@ -30,7 +31,8 @@ def report_only(out: Path, console=None) -> dict[str, Any]:
     try:
         meta = store.meta()
         settings = json.loads(meta.get("settings") or "{}")
-        ratings = store.ratings()
+        # the challengers' pool (rated challenges, issue 33) is no entrant of the league's
+        ratings = {k: r for k, r in store.ratings().items() if not is_pool(k)}
         rows = store.rows()
         names = sorted(set(ratings) | {k for r in rows for k in r.seating})
         games = [g["name"] for g in settings.get("games", [])]

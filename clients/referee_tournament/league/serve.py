@@ -20,7 +20,10 @@ settings updated; its stored state is kept), the run folder's database is opened
   assigns remote seats to their sessions, the runner starts each hosted seat's bot in the
   sandbox with its seat token in ``$REFEREE_TOKEN`` (:mod:`.hosted`), follows the match to its
   end (:func:`..play.play_match`), then rates it (OpenSkill, per version), commits it and
-  publishes the standings (coalesced: once per poll at most).
+  publishes the standings (coalesced: once per poll at most);
+* with ``challenges = true``, the lobby's finished challenges to its entrants are taken in,
+  each once, apart from its own matches, and rated only with ``rate_challenges``
+  (:mod:`.challenges`).
 
 A hosted version whose bot crashes before its first move in ``hosted.crash_limit`` matches in
 a row is marked FAILED with the error line (the bot plays its older READY version, if any).
@@ -56,7 +59,7 @@ from ..play import CHANNEL_OPTIONS, MatchJob, _Bot, _end_bots, _tail, error_line
 from ..registry import game_problems, list_games, sheet_warnings
 from ..report import did_not_play
 from ..runner import _open_log
-from . import hosted, metrics, standings
+from . import challenges, hosted, metrics, standings
 from .config import LeagueConfig, LeagueGame, settings_json
 from .events import (
     LeagueEvent,
@@ -68,6 +71,11 @@ from .events import (
     new_event_problems,
 )
 from .store import LeagueStore, Running, key_of, split_key
+
+#: How often the runner asks the referee for finished challenges (``ListLeagueChallenges``), at
+#: least: the referee reads its finished lobby matches since the last one taken in, a read the
+#: runner's fast polls need not repeat
+CHALLENGE_POLL_S = 5.0
 
 REGISTRATION = {"invite": pb.REGISTRATION_INVITE, "open": pb.REGISTRATION_OPEN,
                 "closed": pb.REGISTRATION_CLOSED}
@@ -226,6 +234,8 @@ class LeagueRunner:
         #: monotonic times of the first match start and the last match end (for the bench)
         self.first_start: float | None = None
         self.last_end: float | None = None
+        self.signing_key: bytes | None = None  # the referee's (GetSigningKey), read once
+        self.challenges_due = 0.0  # monotonic time of the next ListLeagueChallenges
 
     # ------------------------------------------------------------------ referee calls
     async def _open(self) -> None:
@@ -701,7 +711,7 @@ class LeagueRunner:
     def _seat_counts(self, game: str, seats: int) -> dict[str, list[int]]:
         counts: dict[str, list[int]] = {}
         for (seating,) in self.store.db.execute(
-                "SELECT seating FROM matches WHERE game=?", (game,)):
+                "SELECT seating FROM matches WHERE game=? AND challenge=0", (game,)):
             for s, k in enumerate(json.loads(seating)):
                 counts.setdefault(k, [0] * seats)[min(s, seats - 1)] += 1
         return counts
@@ -709,7 +719,9 @@ class LeagueRunner:
     async def _publish(self, running: int) -> None:
         doc = standings.build(self.store, self.cfg.name, [g.name for g in self.cfg.games],
                               running=running, paused=self.paused, last_error=self.last_error,
-                              current=self.current, events=self._events_json())
+                              current=self.current, events=self._events_json(),
+                              challenge_mode=self.cfg.rate_challenges if self.cfg.challenges
+                              else None)
         text = json.dumps(doc, separators=(",", ":"))
         _atomic(self.out / "standings.json", json.dumps(doc, indent=1) + "\n")
         try:
@@ -721,6 +733,55 @@ class LeagueRunner:
         self.dirty = False
         self.log.info("standings_published", entries=len(doc["entries"]),
                       matches=doc["health"]["matches_total"], running=running)
+
+    # ------------------------------------------------------------------ challenges
+    async def _take_challenges(self, bots: list[pb.LeagueBot]) -> None:
+        """The lobby's finished challenges to this league's entrants taken in, each once
+        (:mod:`.challenges`): rated with ``rate_challenges``, else kept apart."""
+        try:
+            if self.signing_key is None:
+                key = await self.stub.GetSigningKey(pb.GetSigningKeyRequest(), timeout=30)
+                if key.algorithm != challenges.ALGORITHM or len(key.public_key) != 32:
+                    self._error("the referee serves no Ed25519 signing key: challenges are "
+                                "not taken in")
+                    return
+                self.signing_key = bytes(key.public_key)
+            got = await self.stub.ListLeagueChallenges(pb.ListLeagueChallengesRequest(
+                league=self.cfg.name,
+                # from 1 ms before the newest taken in: one finished in the same ms is not
+                # missed (those taken in already are skipped below)
+                finished_after_unix_ms=max(0, self.store.challenge_cursor() - 1)),
+                metadata=self.admin, timeout=30)
+        except grpc.aio.AioRpcError as err:
+            self._error(f"ListLeagueChallenges failed: {err.code().name}: {err.details()}")
+            return
+        entrants = {b.name for b in bots}
+        for c in got.challenges:
+            if self.store.has_challenge(c.match_id):
+                continue
+            try:
+                rec = await self.stub.GetRecord(pb.GetRecordRequest(match_id=c.match_id),
+                                                metadata=self.admin, timeout=30)
+            except grpc.aio.AioRpcError as err:
+                self._error(f"GetRecord {c.match_id} failed: {err.code().name}: "
+                            f"{err.details()}")
+                return  # asked again from the same time at the next poll
+            try:
+                record = json.loads(rec.record_json)
+            except ValueError:
+                record = {}
+            ch = challenges.read(c.match_id, record if isinstance(record, dict) else {},
+                                 self.cfg.name, entrants, self.signing_key)
+            rel = f"records/challenge-{c.match_id}.json"
+            _atomic(self.out / rel, rec.record_json)
+            changed = challenges.take_in(self.store, self.model, self.ratings, ch,
+                                         c.finished_unix_ms, rated=self.cfg.rate_challenges,
+                                         record_path=rel)
+            self.dirty = True
+            self.log.info("challenge_taken", match_id=c.match_id, seating=ch.seating,
+                          ranks=ch.result.get("ranks"), rated=bool(changed),
+                          problem=ch.problem or None,
+                          ratings={r.name: round(r.ordinal, 3) for r in changed})
 
     # ------------------------------------------------------------------ the loop
     async def run(self) -> dict[str, Any]:
@@ -757,6 +818,10 @@ class LeagueRunner:
                     self.current = {b.name: b.current_version for b in bots
                                     if b.kind == pb.BOT_KIND_HOSTED}
                     await self._enforce_crash_limit(bots)
+                    if self.cfg.challenges and time.monotonic() >= self.challenges_due:
+                        self.challenges_due = time.monotonic() + max(self.cfg.schedule.poll_s,
+                                                                     CHALLENGE_POLL_S)
+                        await self._take_challenges(bots)
                     for b in bots:
                         if b.status != pb.BOT_ACTIVE or b.kind != pb.BOT_KIND_HOSTED:
                             continue
@@ -814,8 +879,10 @@ class LeagueRunner:
             return
         from rich.live import Live
 
+        # the challengers' pool is rated but is no entrant: never on the board
         t = standings_table(self.cfg.title, len(self.tasks), self.store.count("done"),
-                            self.paused, list(self.ratings.values()))
+                            self.paused, [r for r in self.ratings.values()
+                                          if not challenges.is_pool(r.name)])
         if self.live is None:
             self.live = Live(t, console=self.console, refresh_per_second=2, transient=False)
             self.live.start()

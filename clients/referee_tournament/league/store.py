@@ -7,7 +7,9 @@ CreateMatch again when it restarts, and the referee answers with the match the f
 made, if it made one; ``lost`` when that cannot be done), every rating (``ratings``, one row per bot **version**: a remote bot is its version
 0), each rating change (``history``), the incidents of hosted and remote bots (``incidents``),
 the consecutive start crashes of each hosted version (``crash_streaks``) and the league file
-(``meta``). A finished match, the ratings it changed, their history and its incidents are
+(``meta``). The lobby's challenges to the entrants it took in are rows of ``matches`` too
+(``challenge`` = 1, each match id once; ``seed`` holds its finishing time), kept out of the
+league's own counts and rows (:meth:`LeagueStore.challenge_rows`). A finished match, the ratings it changed, their history and its incidents are
 committed in one transaction before the standings are published, so a runner killed at any
 point (kill -9 included) loses no finished result and never rates a match twice: a restarted
 runner finds its ``running`` matches again (the referee still holds them) and follows them to
@@ -126,6 +128,11 @@ class LeagueStore:
         # from before events: a match's event, its index in the event, whether it is rated
         add_columns(self.db, "matches", {"event": "TEXT", "event_idx": "INTEGER",
                                          "rated": "INTEGER NOT NULL DEFAULT 1"})
+        # a lobby challenge to an entrant (issue 33), taken in from its signed record: the
+        # league did not create it; ``rated`` says whether it moved the ratings
+        add_columns(self.db, "matches", {"challenge": "INTEGER NOT NULL DEFAULT 0"})
+        self.db.execute("CREATE UNIQUE INDEX IF NOT EXISTS matches_challenge_id ON matches"
+                        " (match_id) WHERE challenge=1")
 
     def close(self) -> None:
         self.db.close()
@@ -247,10 +254,62 @@ class LeagueStore:
                     " FROM matches WHERE status='running' ORDER BY idx")]
 
     def count(self, status: str | None = None) -> int:
+        """The league's own matches (challenges taken in are not: they are no league's)."""
         if status is None:
-            return self.db.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
-        return self.db.execute("SELECT COUNT(*) FROM matches WHERE status=?",
+            return self.db.execute("SELECT COUNT(*) FROM matches WHERE challenge=0"
+                                   ).fetchone()[0]
+        return self.db.execute("SELECT COUNT(*) FROM matches WHERE status=? AND challenge=0",
                                (status,)).fetchone()[0]
+
+    # ---------------------------------------------------------------- challenges (issue 33)
+    def has_challenge(self, match_id: str) -> bool:
+        return self.db.execute("SELECT 1 FROM matches WHERE challenge=1 AND match_id=?",
+                               (match_id,)).fetchone() is not None
+
+    def challenge_cursor(self) -> int:
+        """The finishing time (referee's Unix ms) of the newest challenge taken in: the
+        runner asks the referee for those finished after it."""
+        row = self.db.execute("SELECT MAX(CAST(seed AS INTEGER)) FROM matches WHERE challenge=1"
+                              ).fetchone()
+        return int(row[0] or 0)
+
+    def take_challenge(self, match_id: str, game: str, seating: list[str], finished_ms: int,
+                       result: dict[str, Any], changed: list[Rating], error: str = "") -> bool:
+        """A finished challenge taken in once: its row and the ratings it changed (with their
+        history) in one transaction; False (nothing written) when it was taken in already, so
+        a runner restarted at any point (kill -9 included) never rates it twice. ``seed``
+        keeps its finishing time (the cursor); ``rated`` is whether ``changed`` moved."""
+        now = time.time()
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            if self.has_challenge(match_id):
+                return False
+            idx = self.next_index()
+            self.db.execute(
+                "INSERT INTO matches (idx, match_id, game, seating, seed, status, started,"
+                " finished, scores, ranks, record_path, error, rated, challenge)"
+                " VALUES (?,?,?,?,?,'done',?,?,?,?,?,?,?,1)",
+                (idx, match_id, game, json.dumps(seating), str(finished_ms), now, now,
+                 json.dumps(result.get("scores")), json.dumps(result.get("ranks")),
+                 result.get("record_path"), error[:300] or None, int(bool(changed))))
+            self._rate_rows(changed, now, match_id)
+        return True
+
+    def challenge_rows(self) -> list[tuple[Row, bool]]:
+        """The challenges taken in, oldest first, as store rows with whether each was rated."""
+        out = []
+        for (idx, mid, game, seating, finished, scores, ranks, path, error,
+             rated) in self.db.execute(
+                "SELECT idx, match_id, game, seating, finished, scores, ranks, record_path,"
+                " error, rated FROM matches WHERE challenge=1 ORDER BY idx"):
+            names = tuple(json.loads(seating))
+            out.append((Row(
+                idx=idx, round=0, group=game, table=tuple(sorted(names)), seating=names,
+                seed=0, status="done", attempts=1, match_id=mid, referee=None, seconds=None,
+                scores=json.loads(scores) if scores else None,
+                ranks=json.loads(ranks) if ranks else None, outcome=None, record_path=path,
+                error=error, finished=finished), bool(rated)))
+        return out
 
     def finish(self, idx: int, result: dict[str, Any], changed: list[Rating],
                incidents: list[tuple[str, str, str]], streaks: dict[str, int]) -> None:
@@ -268,21 +327,25 @@ class LeagueStore:
                 (status, now, json.dumps(result.get("scores")), json.dumps(result.get("ranks")),
                  json.dumps(result.get("outcome")) if result.get("outcome") else None,
                  result.get("record_path"), result.get("error"), idx))
-            self.db.executemany(
-                "INSERT INTO ratings (key, bot, version, mu, sigma, matches, wins, updated)"
-                " VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(key) DO UPDATE SET mu=excluded.mu,"
-                " sigma=excluded.sigma, matches=excluded.matches, wins=excluded.wins,"
-                " updated=excluded.updated",
-                [(r.name, *split_key(r.name), r.mu, r.sigma, r.matches, r.wins, now)
-                 for r in changed])
-            self.db.executemany("INSERT INTO history (key, t_ms, rating, match_id)"
-                                " VALUES (?,?,?,?)",
-                                [(r.name, t_ms, r.ordinal, mid) for r in changed])
+            self._rate_rows(changed, now, mid)
             self.db.executemany("INSERT INTO incidents (key, kind, match_id, t_ms, message)"
                                 " VALUES (?,?,?,?,?)",
                                 [(k, kind, mid, t_ms, msg[:300]) for k, kind, msg in incidents])
             self.db.executemany("INSERT OR REPLACE INTO crash_streaks (key, streak)"
                                 " VALUES (?, ?)", list(streaks.items()))
+
+    def _rate_rows(self, changed: list[Rating], now: float, mid: str) -> None:
+        """The ratings ``changed`` and their history (inside the caller's transaction)."""
+        self.db.executemany(
+            "INSERT INTO ratings (key, bot, version, mu, sigma, matches, wins, updated)"
+            " VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(key) DO UPDATE SET mu=excluded.mu,"
+            " sigma=excluded.sigma, matches=excluded.matches, wins=excluded.wins,"
+            " updated=excluded.updated",
+            [(r.name, *split_key(r.name), r.mu, r.sigma, r.matches, r.wins, now)
+             for r in changed])
+        self.db.executemany("INSERT INTO history (key, t_ms, rating, match_id)"
+                            " VALUES (?,?,?,?)",
+                            [(r.name, int(now * 1000), r.ordinal, mid) for r in changed])
 
     # ---------------------------------------------------------------- ratings
     def ratings(self) -> dict[str, Rating]:
@@ -311,13 +374,14 @@ class LeagueStore:
 
     def rows(self, rated_only: bool = False) -> list[Row]:
         """Every league match as a tournament's store row, in the order they finished
-        (``rated_only``: without the matches of unrated events)."""
+        (``rated_only``: without the matches of unrated events); challenges taken in are
+        :meth:`challenge_rows`."""
         out = []
         for (idx, mid, game, seating, seed, status, started, finished, scores, ranks, outcome,
              path, error) in self.db.execute(
                 "SELECT idx, match_id, game, seating, seed, status, started, finished, scores,"
-                " ranks, outcome, record_path, error FROM matches"
-                + (" WHERE rated=1" if rated_only else "") +
+                " ranks, outcome, record_path, error FROM matches WHERE challenge=0"
+                + (" AND rated=1" if rated_only else "") +
                 " ORDER BY finished IS NULL, finished, idx"):
             names = tuple(json.loads(seating))
             out.append(Row(

@@ -50,6 +50,9 @@ from referee.v1 import referee_pb2 as pb
 
 log = structlog.get_logger("referee.server")
 
+#: ListLeagueChallenges answers at most this many matches a call (the runner asks again from
+#: the last one's time)
+CHALLENGES_PAGE = 500
 #: a parsed request (handlers get raw bytes, parsed as their method's request message)
 M = TypeVar("M", bound=Message)
 #: what a handler answers: a message, or one serialised once for many streams (``_ser``)
@@ -791,6 +794,25 @@ class RefereeService:
     async def SetBotStatus(self, request: pb.SetBotStatusRequest, context: Context) -> pb.LeagueBot:
         self._need_admin(context, "changing a bot's status")
         return await self.leagues.set_status(request)
+
+    async def ListLeagueChallenges(self, request: pb.ListLeagueChallengesRequest,
+                                   context: Context) -> pb.ListLeagueChallengesResponse:
+        """The finished lobby challenges a league's leave allowed (issue 33): its runner takes
+        them in apart from its own matches, rated when its organizer says so."""
+        self._need_admin(context, "listing a league's challenges")
+        self.leagues.league(request.league)  # NOT_FOUND for a league this referee lacks
+        if request.finished_after_unix_ms < 0:
+            raise errors.malformed("finished_after_unix_ms is a time (Unix ms), not negative")
+        limit = min(request.limit or CHALLENGES_PAGE, CHALLENGES_PAGE)
+        out = pb.ListLeagueChallengesResponse()
+        for mid, finished, extra in self.store.finished_lobby_matches(
+                request.finished_after_unix_ms):
+            lobby = extra.get("lobby")
+            if isinstance(lobby, dict) and lobby.get("league") == request.league:
+                out.challenges.add(match_id=mid, finished_unix_ms=finished)
+                if len(out.challenges) >= limit:
+                    break
+        return out
 
     async def PublishStandings(self, request: pb.PublishStandingsRequest,
                                context: Context) -> pb.PublishStandingsResponse:

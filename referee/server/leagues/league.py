@@ -291,8 +291,9 @@ class Leagues:
         """The league that lets people challenge ``bot`` in the lobby ("play the champion",
         issue 33): an active remote entrant of a running league whose settings say
         ``"challenges": true``, in one of the league's games (``game``; "": any); None
-        otherwise. Such matches are no league matches: the
-        league runner neither plays nor rates them, so they stay out of its standings."""
+        otherwise. Such matches are no league matches: the league runner does not create
+        them; their records name the league (``lobby.league``) and its runner takes their
+        results in apart, rated only when its file says ``rate_challenges``."""
         row = self.bots.get(bot)
         if row is None or row.status != pb.BOT_ACTIVE or row.kind == pb.BOT_KIND_HOSTED:
             return None
@@ -352,6 +353,13 @@ class Leagues:
         doc["entries"] = [e for e in doc["entries"] if e["bot"] not in gone]
         doc["head_to_head"] = [h for h in doc.get("head_to_head", [])
                                if h["bot"] not in gone and h["opponent"] not in gone]
+        ch = doc.get("challenges")
+        if isinstance(ch, dict):  # the challenges taken in (issue 33): the same bots gone
+            ch = doc["challenges"] = dict(ch)
+            ch["by_entrant"] = [e for e in ch.get("by_entrant", []) if e["bot"] not in gone]
+            ch["recent"] = [{**m, "entrants": {b: r for b, r in m["entrants"].items()
+                                               if b not in gone}}
+                            for m in ch.get("recent", [])]
         return doc
 
     def bot_json(self, name: str) -> dict[str, Any]:

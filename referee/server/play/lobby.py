@@ -17,7 +17,8 @@ invitation, and a match starts when every seat is taken (docs/bot/lobby.md).
   ``challenge_games``, ``max_challenges``): while such a session is open, a challenge naming
   the bot starts a match at once, and a seek that lets bots join (``bots_may_join``) is filled
   with them. A league may let people challenge its entrants (settings ``"challenges": true``;
-  the front's ``league_leave`` says which league does).
+  the front's ``league_leave`` says which league does); the record then names that league
+  (``lobby.league``) for its runner (``ListLeagueChallenges``).
 * Seeks live in this referee's memory: a restart forgets the open ones (nothing was promised:
   no match exists yet); a filled seek's match is an ordinary match, stored and resumed as any.
 
@@ -529,9 +530,15 @@ class Lobby:
         req = pb.CreateMatchRequest(
             game=seek.game, options=seek.options, seats=seek.seats, time_policy=seek.policy,
             seat_names=[c.name for c in claims], seat_bots=[c.bot for c in claims])
-        extra: dict[str, object] = {"lobby": {"seek": seek.id, "rated": seek.rated,
-                                              "challenged": seek.challenged,
-                                              "preset": seek.preset}}
+        lobby: dict[str, object] = {"seek": seek.id, "rated": seek.rated,
+                                    "challenged": seek.challenged, "preset": seek.preset}
+        # a challenge to an entrant of a league that allows them: the league named, so that
+        # its runner finds the match (ListLeagueChallenges) and, if its organizer says so,
+        # rates it; the signed record is what the runner trusts
+        league = self.league_leave(seek.challenged, seek.game) if seek.challenged else None
+        if league:
+            lobby["league"] = league
+        extra: dict[str, object] = {"lobby": lobby}
         seek.starting = True
         try:
             match_id, tokens = await self.create(req, extra)

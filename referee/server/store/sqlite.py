@@ -1014,6 +1014,18 @@ class Store(ABC):
                                     (match_id,)).fetchone()
         return row[0] if row else None
 
+    def finished_lobby_matches(self, after_ms: int) -> list[tuple[str, int, dict[str, Any]]]:
+        """(id, finished_ms, extra) of the finished lobby matches (their record's added fields
+        hold "lobby"; an event's match adds "event" only) finished after ``after_ms``, oldest
+        first: what ListLeagueChallenges sifts.
+        A read connection of its own; the league runner asks with its last time, so each call
+        reads only the matches finished since."""
+        rows = self.reader().execute(
+            "SELECT id, finished_ms, extra_json FROM matches WHERE status='finished'"
+            " AND extra_json LIKE '%\"lobby\":%' AND finished_ms>? ORDER BY finished_ms, id",
+            (after_ms,)).fetchall()
+        return [(r[0], int(r[1] or 0), json.loads(r[2])) for r in rows]
+
     def running_twins(self, game: str, seed: int, match_id: str) -> list[str]:
         """The running matches of ``game`` on ``seed`` but ``match_id``, whichever referee on
         the store runs them (see referee.server.base.embargo)."""
