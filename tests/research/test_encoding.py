@@ -104,7 +104,8 @@ def test_planes_tile_the_observation_space(name):
         assert all(n.startswith(plane.name) for n in enc.names[at:at + plane.width])
         at += plane.width
     assert at == enc.size == len(enc.names)
-    env = raw_env(name, 3 if registry.get(name).spec.max_seats >= 3 else None)
+    env = raw_env(name, 3 if registry.get(name).spec.max_seats >= 3 else None,
+                  observations="memoised")
     space = env.observation_space(env.possible_agents[0])["observation"]
     assert space.shape == (enc.size,)
     env.reset(seed=1)
@@ -147,4 +148,4 @@ def test_reflective_option_gives_the_same_observations():
         for env in envs:
             env.step(action)
     with pytest.raises(ValueError, match="observations"):
-        raw_env("batavia", 3, observations="planes")
+        raw_env("batavia", 3, observations="pixels")

@@ -357,9 +357,13 @@ WALK_WIDTH = 512
 #: The reflective walk of every field at every call (the encoding before issue 36; the same
 #: vectors, up to three times slower): ``ObservationEncoding.encode(view, memo=False)``.
 REFLECTIVE = "reflective"
-#: The default: the same vectors, each field's writes memoised by its encoded value.
+#: The View encoding, each field's writes memoised by its encoded value (the same vectors as
+#: the walk): the default of a game that declares no planes.
 MEMOISED = "memoised"
-MODES = (MEMOISED, REFLECTIVE)
+#: The game's own feature planes (``Game.observation_planes``, referee/core/planes.py): the
+#: default where the game declares them.
+PLANES = "planes"
+MODES = (PLANES, MEMOISED, REFLECTIVE)
 
 Writes = tuple[np.ndarray, np.ndarray]
 _NO_WRITES: Writes = (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32))
