@@ -31,9 +31,10 @@ _COMPANIES = ", ".join(COMPANY_IDS)
 _GOODS = ", ".join(GOOD_IDS)
 #: a stall space's slots: face down, taken, then (face up) its company and its good one-hot
 _STALL = 2 + N_COMPANIES + N_GOODS
-#: one seat's public holdings (see ``_SEAT_PARTS``)
+#: what the table shows of each seat: (plane, slots per seat, what each holds); each plane has
+#: ``MAX_SEATS`` times that many slots, the viewer's first
 _SEAT_PARTS = (
-    ("present", 1, "1 if the seat is at the table (the match has that many seats)"),
+    ("seated", 1, "1 if the seat is at the table (the match has that many seats)"),
     ("merchant", 1, f"merchant's space / {ARRIVAL} (0: start, 1: the arrival tile)"),
     ("hand_size", 1, "ship cards in hand / all ship cards of the sheet"),
     ("bills", 1, "bills of exchange / the bills a seat starts with"),
@@ -49,15 +50,6 @@ _SEAT_PARTS = (
     ("arrival_tile", 1, "1 if the seat holds the arrival tile"),
     ("in_auction", 1, "1 if the seat is still bidding in this round's auction"),
 )
-_SEAT = sum(width for _, width, _ in _SEAT_PARTS)
-_SEAT_AT = {name: sum(w for _, w, _ in _SEAT_PARTS[:i]) for i, (name, _, _) in
-            enumerate(_SEAT_PARTS)}
-_S_PRESENT, _S_MERCHANT, _S_HAND, _S_BILLS, _S_GOLD = (
-    _SEAT_AT[k] for k in ("present", "merchant", "hand_size", "bills", "gold"))
-_S_FACE_UP, _S_SEALS, _S_BY_COMPANY, _S_BY_GOOD = (
-    _SEAT_AT[k] for k in ("face_up", "seals", "tiles_by_company", "tiles_by_good"))
-_S_CRATES, _S_ARRIVAL, _S_IN_AUCTION = (
-    _SEAT_AT[k] for k in ("crates_left", "arrival_tile", "in_auction"))
 #: fragments keyed by what they show (a few hundred distinct keys per match)
 _CACHE_LIMIT = 4_096
 
@@ -108,9 +100,10 @@ class BataviaPlanes(ObservationPlanes):
                           "per company, (space of the next face-up stall of the company ahead "
                           f"of the viewer's merchant - the merchant's space) / {SPACES}; 0 if "
                           "none")
-        self._players = add("players", MAX_SEATS * _SEAT,
-                            f"{_SEAT} slots per seat, relative to the viewer (its own first): "
-                            + "; ".join(f"{n} ({w}): {m}" for n, w, m in _SEAT_PARTS))
+        self._part = {name: add(name, MAX_SEATS * width,
+                                "per seat, relative to the viewer (its own first)"
+                                + (f", {width} slots each" if width > 1 else "") + f": {meaning}")
+                      for name, width, meaning in _SEAT_PARTS}
         self._houses = add("counting_houses", N_GOODS * N_COMPANIES * MAX_SEATS,
                            f"per counting house ({_GOODS}), per company's space ({_COMPANIES})"
                            ": the seat whose crate is on it, one-hot relative to the viewer "
@@ -134,8 +127,6 @@ class BataviaPlanes(ObservationPlanes):
                            "company's cards")
         self._pending = add("pending_tile", N_COMPANIES + N_GOODS,
                             "the exchange phase's tile just taken: company and good one-hot")
-        self._arrival = add("arrival_holder", MAX_SEATS,
-                            "the seat holding the arrival tile, one-hot relative to the viewer")
         self._final = add("final_round", 1, "1 once the arrival tile was taken, until the end")
         self._scales: dict[int, tuple[Any, _Scales]] = {}
         self._rows: dict[tuple[int, ...], tuple[int, ...]] = {}
@@ -214,20 +205,27 @@ class BataviaPlanes(ObservationPlanes):
         # the seats' public holdings, the viewer's first
         holders = [seal_holder(state, c) for c in range(N_COMPANIES)]
         auction = phase == AUCTION
+        part = self._part
+        p_seated, p_merchant, p_hand, p_bills, p_gold, p_face_up, p_seals = (
+            part["seated"], part["merchant"], part["hand_size"], part["bills"], part["gold"],
+            part["face_up"], part["seals"])
+        p_by_company, p_by_good, p_crates, p_arrival, p_in_auction = (
+            part["tiles_by_company"], part["tiles_by_good"], part["crates_left"],
+            part["arrival_tile"], part["in_auction"])
         for k in range(n):
             s = (seat + k) % n
-            at = self._players + k * _SEAT
-            out[at + _S_PRESENT] = 1.0
-            out[at + _S_MERCHANT] = state.merchant[s] / ARRIVAL
-            out[at + _S_HAND] = sum(state.hands[s]) * sc.cards_total
-            out[at + _S_BILLS] = state.bills[s] * sc.bills
-            out[at + _S_GOLD] = (state.final[s]["total"] if over else state.gold[s]) * sc.gold
+            out[p_seated + k] = 1.0
+            out[p_merchant + k] = state.merchant[s] / ARRIVAL
+            out[p_hand + k] = sum(state.hands[s]) * sc.cards_total
+            out[p_bills + k] = state.bills[s] * sc.bills
+            out[p_gold + k] = (state.final[s]["total"] if over else state.gold[s]) * sc.gold
             face_up = state.face_up[s]
+            at = k * N_COMPANIES
             for c in range(N_COMPANIES):
                 if face_up[c]:
-                    out[at + _S_FACE_UP + c] = face_up[c] * cards[c]
+                    out[p_face_up + at + c] = face_up[c] * cards[c]
                 if holders[c] == s:
-                    out[at + _S_SEALS + c] = 1.0
+                    out[p_seals + at + c] = 1.0
             tiles = state.tiles[s]
             if tiles:  # counted before the one store each (out may be float32)
                 by_company = [0] * N_COMPANIES
@@ -237,15 +235,15 @@ class BataviaPlanes(ObservationPlanes):
                     by_good[tile % N_GOODS] += 1
                 for c in range(N_COMPANIES):
                     if by_company[c]:
-                        out[at + _S_BY_COMPANY + c] = by_company[c] / N_GOODS
+                        out[p_by_company + at + c] = by_company[c] / N_GOODS
                 for g in range(N_GOODS):
                     if by_good[g]:
-                        out[at + _S_BY_GOOD + g] = by_good[g] / N_COMPANIES
-            out[at + _S_CRATES] = state.crates_left[s] * sc.crates
+                        out[p_by_good + k * N_GOODS + g] = by_good[g] / N_COMPANIES
+            out[p_crates + k] = state.crates_left[s] * sc.crates
             if state.arrival_holder == s:
-                out[at + _S_ARRIVAL] = 1.0
+                out[p_arrival + k] = 1.0
             if auction and state.in_auction[s]:
-                out[at + _S_IN_AUCTION] = 1.0
+                out[p_in_auction + k] = 1.0
         for i in self._house_ones(state.crate_owner, n, seat):
             out[i] = 1.0
         if auction:  # the View's auction part is set in this phase only
@@ -272,10 +270,8 @@ class BataviaPlanes(ObservationPlanes):
             c, g = divmod(state.pending_tile, N_GOODS)
             out[self._pending + c] = 1.0
             out[self._pending + N_COMPANIES + g] = 1.0
-        if state.arrival_holder >= 0:
-            out[self._arrival + (state.arrival_holder - seat) % n] = 1.0
-            if not over:
-                out[self._final] = 1.0
+        if state.arrival_holder >= 0 and not over:
+            out[self._final] = 1.0
 
 
 @cache
