@@ -55,6 +55,7 @@ class RefereeAEC(AECEnv):
             raise ValueError(f"render_mode {render_mode!r} is not one of {RENDER_MODES}")
         self.render_mode = render_mode
         self.possible_agents = [f"seat_{s}" for s in range(seats)]
+        self._seat_of = {agent: s for s, agent in enumerate(self.possible_agents)}
         enc = self.table.enc
         space = observation_space(self.table.observation_size, enc.actions.size)
         self.observation_spaces = dict.fromkeys(self.possible_agents, space)
@@ -85,7 +86,7 @@ class RefereeAEC(AECEnv):
         self.agent_selection = self._agent(0 if to_move is None else to_move)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.possible_agents.index(agent)
+        seat = self._seat_of[agent]
         observation = self.table.observe(seat)
         return {"observation": observation, "action_mask": self.table.mask(seat)}
 

@@ -107,8 +107,9 @@ class Table:
 
     def refresh(self) -> None:
         """Index the pending decision's legal moves (after the match changed under the table)."""
-        assert self.sim is not None
-        d = self.sim.decision()
+        sim = self.sim
+        assert sim is not None
+        d = sim.game.decision(sim.state)
         if d is None:
             self.legal = {}
             self._to_move = None
@@ -190,6 +191,8 @@ class Table:
     def rewards(self) -> list[float] | None:
         """Each seat's reward once the match is over, else None."""
         assert self.sim is not None
+        if self._to_move is not None:  # a decision is pending: not over (Game.decision)
+            return None
         result = self.sim.result()
         if result is None:
             return None
