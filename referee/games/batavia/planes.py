@@ -17,7 +17,7 @@ rest is a few dozen stores.
 from __future__ import annotations
 
 from collections.abc import MutableSequence
-from functools import cache
+from functools import lru_cache
 from typing import Any, cast
 
 from referee.core.planes import ObservationPlanes, PlaneLayout
@@ -285,7 +285,7 @@ def _items(out: MutableSequence[float]) -> MutableSequence[float]:
     return cast(MutableSequence[float], view) if view.ndim == 1 else out
 
 
-@cache
+@lru_cache(maxsize=1)  # no argument: one entry
 def declared_planes() -> BataviaPlanes:
     """The one declaration (its caches shared by every match of the process)."""
     return BataviaPlanes()
