@@ -6,6 +6,12 @@ tiles or the die of a round whose auction is over. The seats are written **relat
 viewer** (slot 0 is the viewer, slot k the k-th seat after it clockwise), so a learner's
 features mean the same from every chair; ``seat`` keeps the absolute seat too.
 
+What is summarised rather than copied: the stall tiles a seat keeps are counted per company
+and per good, not listed pair by pair (an exchange counts companies; nothing scores a kept
+tile's good, and where each taken tile's crate went is in the counting houses' plane), and the
+next stall of each company ahead of the viewer's merchant is given as a distance (what the
+rules read when it lays cards: ``stalls_ahead``).
+
 Counts are scaled by the component sheet the match plays with (``State.rules``: the cards of a
 company, the bills and crates a seat starts with, the cannon's last space...), so a value near
 1 is "all there is"; nothing here is a number of the box.
