@@ -101,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=2.0, help="CPU-seconds per game")
     parser.add_argument("--observations", default=None,
-                        help="the environments' observations option (default: theirs)")
+                        help="the environments' observation mode: planes, memoised or "
+                             "reflective (default: theirs, planes where the game declares them)")
     parser.add_argument("--profile", metavar="GAME", help="print a cProfile of GAME's loop")
     args = parser.parse_args(argv)
     if args.profile:
