@@ -4,9 +4,10 @@
 ``research.<game>.env_steps_per_cpu_s``
     PettingZoo AEC steps per CPU-second (``time.process_time``) of random play at 3 seats (the
     game's nearest seat count when it cannot seat 3), default options, through the raw
-    environment: each step reads the agent's observation and action mask (``env.last()``, as a
-    learner does) and plays a uniformly random legal action; a finished match resets.
-    Issue 36's goal: >= 10,000 in every game.
+    environment in its default observation mode (the game's feature planes where it declares
+    them, else its View encoded; ``observations`` in the results): each step reads the agent's
+    observation and action mask (``env.last()``, as a learner does) and plays a uniformly
+    random legal action; a finished match resets. Issue 36's goal: >= 10,000 in every game.
 
 ``python -m bench.research [--seconds S] [--profile GAME]`` prints the figures (and a cProfile
 of one game's loop)."""
@@ -60,6 +61,7 @@ def measure(name: str, seconds: float, observations: str | None = None) -> dict[
         done += steps(env, 500, rng)
     return {"seats": len(env.possible_agents), "steps": done,
             "env_steps_per_cpu_s": round(done / spent),
+            "observations": env.table.observations,
             "observation_size": int(env.observation_space(env.possible_agents[0])[
                 "observation"].shape[0]),
             "action_size": int(env.action_space(env.possible_agents[0]).n)}
@@ -83,7 +85,8 @@ def target(results: dict[str, Any]) -> dict[str, Any]:
 def table_rows(results: dict[str, Any], table: Any) -> None:
     for name, r in results.get("research", {}).items():
         table.add_row(f"research.{name}.env_steps_per_cpu_s", f"{r['env_steps_per_cpu_s']:,}",
-                      f"{r['seats']} seats, observation {r['observation_size']:,} wide, "
+                      f"{r['seats']} seats, observation ({r.get('observations', 'memoised')}) "
+                      f"{r['observation_size']:,} wide, "
                       f"{r['action_size']:,} actions (goal {STEPS_GOAL:,})")
 
 
@@ -98,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=2.0, help="CPU-seconds per game")
     parser.add_argument("--observations", default=None,
-                        help="the environments' observations option (default: theirs)")
+                        help="the environments' observation mode: planes, memoised or "
+                             "reflective (default: theirs, planes where the game declares them)")
     parser.add_argument("--profile", metavar="GAME", help="print a cProfile of GAME's loop")
     args = parser.parse_args(argv)
     if args.profile:

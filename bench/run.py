@@ -110,8 +110,8 @@ Forward model (``bench/sim.py``; ``--sim-seconds``, 0 skips it)
 
 Research environments (``bench/research.py``; ``--research-seconds``, 0 skips it)
     ``research.<game>.env_steps_per_cpu_s``: PettingZoo AEC steps per CPU-second of random
-    play at 3 seats, each step reading the agent's observation and action mask (issue 36's
-    goal: >= 10,000).
+    play at 3 seats, each step reading the agent's observation (the default mode: the game's
+    feature planes where it declares them) and action mask (issue 36's goal: >= 10,000).
 
 Memory (``bench/memory.py``)
     ``engine.<game>.state_kb_mean`` / ``state_kb_max``: the heap one game state takes (a

@@ -1,6 +1,6 @@
-"""The research environments' spaces, per game, for docs/research/environments.md
-(``<!-- gen: spaces -->``): read from the encodings the environments use, so the table cannot
-drift from the code."""
+"""The research environments' spaces and observation planes, per game, for
+docs/research/environments.md (``<!-- gen: spaces -->``, ``<!-- gen: planes -->``): read from the
+encodings and the planes the environments use, so the tables cannot drift from the code."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,8 +12,8 @@ def spaces_section() -> str:
 
     from referee.core import registry
 
-    rows = [("| game | seats | actions (stable + overflow) | observation floats | "
-             "move kinds enumerated | move kinds in the overflow block |"),
+    rows = [("| game | seats | actions (stable + overflow) | observation floats (default; "
+             "the View encoded) | move kinds enumerated | move kinds in the overflow block |"),
             "| --- | --- | --- | --- | --- | --- |"]
     for name in sorted(registry.games()):
         enc = encodings(name)
@@ -21,9 +21,11 @@ def spaces_section() -> str:
         acts = enc.actions
         stable = ", ".join(f"`{k.kind}` ({k.count})" for k in acts.kinds if k.stable)
         overflow = ", ".join(f"`{k.kind}`" for k in acts.kinds if not k.stable) or "none"
+        declared = enc.game.observation_planes()
+        size = (f"{declared.planes.width} planes; {enc.observations.size}" if declared
+                else f"{enc.observations.size}")
         rows.append(f"| {name} | {spec.min_seats}–{spec.max_seats} | {acts.size} "
-                    f"({acts.stable} + {acts.overflow}) | {enc.observations.size} | {stable} | "
-                    f"{overflow} |")
+                    f"({acts.stable} + {acts.overflow}) | {size} | {stable} | {overflow} |")
     return "\n".join(rows) + "\n"
 
 
@@ -72,18 +74,33 @@ def _field_comments(root: Path, proto: str, message: str) -> dict[str, str]:
 
 
 def planes_section(root: Path) -> str:
-    """Per game, the observation's planes: one per field of its View, with its slice of the
-    vector, what its slots hold and the field's comment in the game's .proto."""
+    """Per game, its observation's planes: where the game declares feature planes
+    (``Game.observation_planes``, the environments' default observation), each plane's name,
+    slice, width and the meaning the game declares; else one plane per field of its View, with
+    its slice, what its slots hold and the field's comment in the game's .proto."""
     from referee_research.envs.encoding import encodings
 
     from referee.core import registry
 
     parts = []
     for name in sorted(registry.games()):
+        declared = registry.get(name).observation_planes()
+        if declared is not None:
+            layout = declared.planes
+            parts += [(f"**{name}**: feature planes ({layout.width:,} floats, {len(layout)} "
+                      "planes; the default observation)"), "",
+                      "| plane | slice | slots | what each slot holds |",
+                      "| --- | --- | --- | --- |"]
+            for fp in layout:
+                meaning = " ".join(fp.meaning.split()).replace("|", "\\|")
+                parts.append(f"| `{fp.name}` | {fp.start}–{fp.stop} | {fp.width} | {meaning} |")
+            parts.append("")
+            continue
         obs = encodings(name).observations
         desc = obs.view_message.DESCRIPTOR
         comments = _field_comments(root, desc.file.name, desc.name)
-        parts += [f"**{name}** ({obs.size:,} floats, {len(obs.planes)} planes)", "",
+        parts += [(f"**{name}**: its View encoded ({obs.size:,} floats, {len(obs.planes)} planes; "
+                  "the game declares no feature planes)"), "",
                   "| plane (View field) | slice | slots | what |", "| --- | --- | --- | --- |"]
         for p in obs.planes:
             parts.append(f"| `{p.name}` | {p.start}–{p.start + p.width} | {_kind(p)} | "

@@ -10,6 +10,8 @@ docs/research/environments.md):
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import random
 
 import numpy as np
@@ -49,6 +51,31 @@ def test_legal_moves_get_distinct_stable_indices(name):
     assert dropped == 0, f"{name}: {dropped} legal moves past the overflow cap"
     # the enumeration covers what play reaches: the overflow slots are for rare values
     assert overflowed <= total / 100, f"{name}: {overflowed} of {total} moves in the overflow"
+
+
+def _anew(move):
+    """An equal move that is another object (an interning ``__copy__`` is bypassed)."""
+    if dataclasses.is_dataclass(move):
+        return dataclasses.replace(move)
+    return copy.copy(move)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_a_move_built_anew_gets_the_index_of_the_interned_one(name):
+    """Legal moves are matched to their index by identity first (the engines intern their
+    moves); an equal move that is another object (a bid past the interned range, a move
+    unpickled or built by a client) must get the same index."""
+    enc = encodings(name).actions
+    seen = 0
+    for sim in positions(name, 60, 9, every=3):
+        d = sim.decision()
+        if d is None:
+            continue
+        fresh = [_anew(m) for m in d.moves]
+        assert fresh == list(d.moves)
+        assert enc.legal(fresh).keys() == enc.legal(d.moves).keys()
+        seen += sum(a is not b for a, b in zip(fresh, d.moves))
+    assert seen > 100, f"{name}: too few moves built anew to check ({seen})"
 
 
 @pytest.mark.parametrize("name", GAMES)
@@ -104,7 +131,8 @@ def test_planes_tile_the_observation_space(name):
         assert all(n.startswith(plane.name) for n in enc.names[at:at + plane.width])
         at += plane.width
     assert at == enc.size == len(enc.names)
-    env = raw_env(name, 3 if registry.get(name).spec.max_seats >= 3 else None)
+    env = raw_env(name, 3 if registry.get(name).spec.max_seats >= 3 else None,
+                  observations="memoised")
     space = env.observation_space(env.possible_agents[0])["observation"]
     assert space.shape == (enc.size,)
     env.reset(seed=1)
@@ -147,4 +175,4 @@ def test_reflective_option_gives_the_same_observations():
         for env in envs:
             env.step(action)
     with pytest.raises(ValueError, match="observations"):
-        raw_env("batavia", 3, observations="planes")
+        raw_env("batavia", 3, observations="pixels")

@@ -132,9 +132,9 @@ def test_observation_types_are_honoured_or_refused(name):
     strings = [state.observation_string(p) for p in range(players)]
     assert strings == [state.table.text(p) for p in range(players)]
     assert all(strings) and len(set(strings)) == players, "each player's own view, described"
-    for p in range(players):
+    for p in range(players):  # a seat's tensor: its observation as the environments make it
         assert np.array_equal(np.asarray(state.observation_tensor(p), np.float32),
-                              enc.encode(sim.view(p)))
+                              state.table.observe(p))
 
     public = make_observation(game, IIG(perfect_recall=False, public_info=True,
                                         private_info=PRIVATE.NONE))
@@ -145,9 +145,9 @@ def test_observation_types_are_honoured_or_refused(name):
     everyone = make_observation(game, IIG(perfect_recall=False, public_info=True,
                                           private_info=PRIVATE.ALL_PLAYERS))
     everyone.set_from(state, 0)
-    assert everyone.tensor.shape == (players, enc.size)
+    assert everyone.tensor.shape == (players, state.table.observation_size)
     for p in range(players):
-        assert np.array_equal(everyone.tensor[p], enc.encode(sim.view(p)))
+        assert np.array_equal(everyone.tensor[p], state.table.observe(p))
         assert strings[p] in everyone.string_from(state, 0)
 
     for refused in (IIG(perfect_recall=True),

@@ -3,7 +3,8 @@
 ``env("batavia", seats=3)`` is the environment with PettingZoo's standard wrappers, as its own
 environments are made (:func:`env`); ``raw_env`` / ``aec`` the environment alone. One match at a time: agents ``seat_0`` ... ``seat_{n-1}``, the
 one to act is the seat the rules say (not a fixed rotation: auctions and sub-decisions change
-who decides). Each agent observes ``{"observation": its view encoded, "action_mask": its legal
+who decides). Each agent observes ``{"observation": its view encoded (the game's feature planes
+where it declares them, :func:`raw_env`), "action_mask": its legal
 actions}``; a seat that is not to act has an all-zero mask. The only rewards come when the match
 ends: +1 for first place, -1 for last, evenly between (:func:`~.common.rank_reward`).
 ``render_mode="ansi"``: ``render()`` is the spectator's view as text (no seat's secrets);
@@ -20,7 +21,6 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .common import Table
-from .encoding import MEMOISED
 
 #: What ``render()`` offers: "ansi" returns a view as text, "human" prints it.
 RENDER_MODES = ("ansi", "human")
@@ -46,7 +46,7 @@ class RefereeAEC(AECEnv):
 
     def __init__(self, game: str, seats: int, options: Mapping[str, Any] | None = None,
                  seed: int | None = None, render_mode: str | None = None,
-                 observations: str = MEMOISED):
+                 observations: str | None = None):
         super().__init__()
         self.table = Table(game, seats, options, observations)
         self.metadata = {"render_modes": list(RENDER_MODES), "name": f"{game}_v0",
@@ -55,8 +55,9 @@ class RefereeAEC(AECEnv):
             raise ValueError(f"render_mode {render_mode!r} is not one of {RENDER_MODES}")
         self.render_mode = render_mode
         self.possible_agents = [f"seat_{s}" for s in range(seats)]
+        self._seat_of = {agent: s for s, agent in enumerate(self.possible_agents)}
         enc = self.table.enc
-        space = observation_space(enc.observations.size, enc.actions.size)
+        space = observation_space(self.table.observation_size, enc.actions.size)
         self.observation_spaces = dict.fromkeys(self.possible_agents, space)
         self.action_spaces = {a: spaces.Discrete(enc.actions.size) for a in self.possible_agents}
         self._seeds = np.random.default_rng(seed)
@@ -85,7 +86,7 @@ class RefereeAEC(AECEnv):
         self.agent_selection = self._agent(0 if to_move is None else to_move)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.possible_agents.index(agent)
+        seat = self._seat_of[agent]
         observation = self.table.observe(seat)
         return {"observation": observation, "action_mask": self.table.mask(seat)}
 
@@ -119,11 +120,14 @@ class RefereeAEC(AECEnv):
 
 def raw_env(game: str, seats: int | None = None, options: Mapping[str, Any] | None = None,
             seed: int | None = None, render_mode: str | None = None,
-            observations: str = MEMOISED) -> RefereeAEC:
+            observations: str | None = None) -> RefereeAEC:
     """The PettingZoo AEC environment of ``game`` for ``seats`` seats (default: the fewest the
     game takes, at least 2 where it can), with the game's ``options``; ``seed`` seeds the match
-    seeds that ``reset()`` draws. ``observations="reflective"`` encodes each view by the walk
-    of before issue 36 (the same vectors, slower; :mod:`.encoding`)."""
+    seeds that ``reset()`` draws. ``observations``: None (the default) observes through the
+    game's feature planes where it declares them (``"planes"``, ``Game.observation_planes``),
+    else through its View encoded (``"memoised"``); ``"memoised"`` and ``"reflective"`` (the
+    walk of before issue 36: the same vectors, slower) ask for the View encoding in any game
+    (:mod:`.encoding`)."""
     from referee.core import registry
     spec = registry.get(game).spec
     if seats is None:
@@ -141,7 +145,7 @@ ILLEGAL_REWARD = -1.0
 
 def env(game: str, seats: int | None = None, options: Mapping[str, Any] | None = None,
         seed: int | None = None, render_mode: str | None = None,
-        observations: str = MEMOISED) -> AECEnv:
+        observations: str | None = None) -> AECEnv:
     """:func:`raw_env` with the wrappers PettingZoo's own classic environments apply: an illegal
     action ends the episode with ``ILLEGAL_REWARD`` for its agent (``TerminateIllegalWrapper``;
     the raw environment raises ValueError instead), an action outside the space fails an

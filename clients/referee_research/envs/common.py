@@ -1,5 +1,6 @@
-"""What the environments share: a match on the forward model seen through the two encodings,
-and the reward a finished match gives each seat (docs/research/environments.md)."""
+"""What the environments share: a match on the forward model seen through the game's encodings
+(its actions; its observation planes where it declares them, else its View encoded), and the
+reward a finished match gives each seat (docs/research/environments.md)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -8,11 +9,12 @@ from typing import Any
 import numpy as np
 
 from referee.core.contract import Event, Result
+from referee.core.planes import ObservationPlanes
 from referee.core.text import describe_view
 from referee.sim.model import Simulation
 from referee.v1 import referee_pb2
 
-from .encoding import MEMOISED, MODES, REFLECTIVE, Encodings, encodings
+from .encoding import MEMOISED, MODES, PLANES, REFLECTIVE, Encodings, encodings
 
 
 def rank_reward(result: Result, seat: int) -> float:
@@ -24,25 +26,55 @@ def rank_reward(result: Result, seat: int) -> float:
     return 1.0 - 2.0 * (result.ranks[seat] - 1) / (n - 1)
 
 
+def observation_mode(game: str, observations: str | None) -> str:
+    """The observation mode asked for, checked: None is the game's planes where it declares
+    them (``Game.observation_planes``), else its View encoded with memoised writes."""
+    declared = encodings(game).game.observation_planes() is not None
+    if observations is None:
+        return PLANES if declared else MEMOISED
+    if observations not in MODES:
+        raise ValueError(f"observations {observations!r} is not one of {MODES}")
+    if observations == PLANES and not declared:
+        raise ValueError(f"observations {PLANES!r}: {game} declares no observation planes "
+                         f"(use {MEMOISED!r} or {REFLECTIVE!r})")
+    return observations
+
+
 class Table:
-    """One match on the forward model, with each decision's legal moves by action index."""
+    """One match on the forward model, with each decision's legal moves by action index.
+
+    Per step it keeps the pending decision (:meth:`refresh`: its seat, its legal moves by
+    index, the mask built on first use), so the environments' reads between two moves cost no
+    second call into the rules."""
 
     def __init__(self, game: str, seats: int, options: Mapping[str, Any] | None = None,
-                 observations: str = MEMOISED):
-        if observations not in MODES:
-            raise ValueError(f"observations {observations!r} is not one of {MODES}")
-        self.reflective = observations == REFLECTIVE
+                 observations: str | None = None):
+        self.observations = observation_mode(game, observations)
         self.name = game
         self.seats = seats
         self.options = dict(options or {})
         self.enc: Encodings = encodings(game)
+        self.planes: ObservationPlanes | None = None
+        self._bind()
         self.sim: Simulation | None = None
         self.legal: dict[int, Any] = {}
+        self._to_move: int | None = None
         self._mask: np.ndarray | None = None
         #: The public events so far, for the samplers (:meth:`events`), as a persistent list:
         #: (the log before, one move's events), so a copy of the table shares it at no cost
         #: (OpenSpiel's search copies states far more often than it reads their events).
         self.log: tuple[Any, tuple[Event, ...]] | None = None
+
+    def _bind(self) -> None:
+        """The per-process parts: the game's planes (when observed through them) and the
+        observation's width."""
+        if self.observations == PLANES:
+            self.planes = self.enc.game.observation_planes()
+            assert self.planes is not None
+            self.observation_size = self.planes.planes.width
+        else:
+            self.planes = None
+            self.observation_size = self.enc.observations.size
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Table:
         """A copy playing on independently: the match cloned, the encodings shared."""
@@ -54,10 +86,11 @@ class Table:
         return other
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickles without its encodings (built once per game and process, from closures):
-        unpickling takes the unpickling process's own (:meth:`__setstate__`)."""
+        """Pickles without its encodings and planes (built once per game and process, from
+        closures and caches): unpickling takes the unpickling process's own
+        (:meth:`__setstate__`)."""
         state = dict(self.__dict__)
-        del state["enc"]
+        del state["enc"], state["planes"]
         events = self.events()
         state["log"] = (None, tuple(events)) if events else None  # flat: no deep nesting
         return state
@@ -65,6 +98,7 @@ class Table:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.enc = encodings(self.name)
+        self._bind()
 
     def reset(self, seed: int) -> None:
         self.sim = Simulation.new(self.name, self.seats, seed, self.options)
@@ -73,20 +107,24 @@ class Table:
 
     def refresh(self) -> None:
         """Index the pending decision's legal moves (after the match changed under the table)."""
-        assert self.sim is not None
-        d = self.sim.decision()
-        self.legal = {} if d is None else self.enc.actions.legal(d.moves)
+        sim = self.sim
+        assert sim is not None
+        d = sim.game.decision(sim.state)
+        if d is None:
+            self.legal = {}
+            self._to_move = None
+        else:
+            self.legal = self.enc.actions.legal(d.moves)
+            self._to_move = d.seat
         self._mask = None  # built on first use, once per decision
 
     @property
     def to_move(self) -> int | None:
-        assert self.sim is not None
-        return self.sim.to_move()
+        return self._to_move
 
     def play(self, action: int) -> list[Event]:
         """Play the move of ``action`` for the seat to act (its public events); ValueError if it
         is not legal."""
-        assert self.sim is not None
         move = self.legal.get(int(action))
         if move is None:
             raise ValueError(f"action {action} is not legal now "
@@ -95,8 +133,11 @@ class Table:
 
     def play_move(self, move: Any) -> list[Event]:
         """Play an engine move (one of the decision's, whether it has an index or not)."""
-        assert self.sim is not None
-        events = self.sim.apply(move)
+        sim = self.sim
+        assert sim is not None
+        if self._to_move is None:
+            raise ValueError("the game is over")
+        events = sim.game.apply(sim.state, self._to_move, move)
         if events:
             self.log = (self.log, tuple(events))
         self.refresh()
@@ -113,14 +154,22 @@ class Table:
         return [event for events in reversed(parts) for event in events]
 
     def observe(self, seat: int) -> np.ndarray:
-        """``seat``'s view encoded (:class:`~.encoding.ObservationEncoding`): from the bytes the
-        referee would send it (``Game.view_bytes``, built from the game's cached fragments; it
-        parses to exactly ``Game.view``), or, with ``observations="reflective"``, the view
-        message walked field by field as before issue 36 (the same vector, slower)."""
-        assert self.sim is not None
-        if self.reflective:
-            return self.enc.observations.encode(self.sim.view(seat), memo=False)
+        """``seat``'s observation, ``observation_size`` float32s. ``"planes"``: the game's
+        feature planes (``ObservationPlanes.encode``, written from the state, reading only what
+        the seat may see). The View encodings (:class:`~.encoding.ObservationEncoding`):
+        ``"memoised"`` from the bytes the referee would send the seat (``Game.view_bytes``,
+        built from the game's cached fragments; it parses to exactly ``Game.view``),
+        ``"reflective"`` the view message walked field by field as before issue 36 (the same
+        vector, slower)."""
         sim = self.sim
+        assert sim is not None
+        planes = self.planes
+        if planes is not None:
+            out = np.zeros(self.observation_size, dtype=np.float32)
+            planes.encode(sim.state, seat, out)  # type: ignore[arg-type]  # ndarray: a sequence
+            return out
+        if self.observations == REFLECTIVE:
+            return self.enc.observations.encode(sim.view(seat), memo=False)
         return self.enc.observations.encode_bytes(sim.game.view_bytes(sim.state, seat))
 
     def text(self, seat: int | None) -> str:
@@ -142,6 +191,8 @@ class Table:
     def rewards(self) -> list[float] | None:
         """Each seat's reward once the match is over, else None."""
         assert self.sim is not None
+        if self._to_move is not None:  # a decision is pending: not over (Game.decision)
+            return None
         result = self.sim.result()
         if result is None:
             return None

@@ -178,6 +178,11 @@ class ActionEncoding:
         self.stable = len(self.moves)
         self.overflow = overflow
         self.size = self.stable + overflow
+        #: the stable moves by identity: the engines intern their moves, so a decision's moves
+        #: are mostly these very objects, found without hashing a dataclass (``self.moves``
+        #: keeps them alive, so an id here is always theirs); an equal move built anew falls
+        #: back to :attr:`index`
+        self.by_id = {id(move): i for i, move in enumerate(self.moves)}
 
     def legal(self, moves: Sequence[Any]) -> dict[int, Any]:
         """Index -> engine move for a decision's legal moves (moves past the overflow cap are
@@ -186,8 +191,11 @@ class ActionEncoding:
         k = self.stable
         end = self.size
         index = self.index
+        by_id = self.by_id
         for move in moves:
-            i = index.get(move)
+            i = by_id.get(id(move))
+            if i is None:
+                i = index.get(move)
             if i is not None:
                 out[i] = move
             elif k < end:
@@ -197,7 +205,7 @@ class ActionEncoding:
 
     def mask(self, legal: Iterable[int]) -> np.ndarray:
         m = np.zeros(self.size, dtype=np.int8)
-        m[np.fromiter(legal, dtype=np.intp)] = 1
+        m[list(legal)] = 1
         return m
 
     def describe(self, i: int) -> str:
@@ -357,9 +365,13 @@ WALK_WIDTH = 512
 #: The reflective walk of every field at every call (the encoding before issue 36; the same
 #: vectors, up to three times slower): ``ObservationEncoding.encode(view, memo=False)``.
 REFLECTIVE = "reflective"
-#: The default: the same vectors, each field's writes memoised by its encoded value.
+#: The View encoding, each field's writes memoised by its encoded value (the same vectors as
+#: the walk): the default of a game that declares no planes.
 MEMOISED = "memoised"
-MODES = (MEMOISED, REFLECTIVE)
+#: The game's own feature planes (``Game.observation_planes``, referee/core/planes.py): the
+#: default where the game declares them.
+PLANES = "planes"
+MODES = (PLANES, MEMOISED, REFLECTIVE)
 
 Writes = tuple[np.ndarray, np.ndarray]
 _NO_WRITES: Writes = (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32))

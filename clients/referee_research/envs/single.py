@@ -35,7 +35,6 @@ from referee.v1 import referee_pb2
 
 from .aec import RENDER_MODES, observation_space, show
 from .common import Table
-from .encoding import MEMOISED
 
 #: The reward of an illegal action (the episode ends).
 ILLEGAL_REWARD = -1.0
@@ -61,7 +60,7 @@ class SingleSeatEnv(gym.Env):
     def __init__(self, game: str, seats: int | None = None, seat: int = 0,
                  opponents: str | Sequence[str] = "random",
                  options: Mapping[str, Any] | None = None, render_mode: str | None = None,
-                 preset: Mapping[str, Any] | None = None, observations: str = MEMOISED):
+                 preset: Mapping[str, Any] | None = None, observations: str | None = None):
         """``preset``: options a registered id fixes (``referee/Goa2004-v0``: the 2004
         edition), under ``options``; ``observations``: as :func:`.aec.raw_env`'s."""
         spec = registry.get(game).spec
@@ -84,7 +83,7 @@ class SingleSeatEnv(gym.Env):
         self.table = Table(game, seats, options, observations)
         self.render_mode = render_mode
         enc = self.table.enc
-        self.observation_space = observation_space(enc.observations.size, enc.actions.size)
+        self.observation_space = observation_space(self.table.observation_size, enc.actions.size)
         self.action_space = spaces.Discrete(enc.actions.size)
         self._bots: dict[int, Bot | None] = {}
 

@@ -18,7 +18,9 @@ OpenSpiel asks for (``pyspiel.IIGObservationType``) are honoured or refused, nev
 something else (:class:`ViewObserver`): without perfect recall, a player's own view
 (``SINGLE_PLAYER``), the spectator's view (``NONE``: the public part) or every seat's view
 (``ALL_PLAYERS``); the strings are the views as text (``referee.core.text.describe_view``), the
-tensors the views encoded. Perfect recall (an information state) and private information without
+tensors the views encoded: a seat's as the environments encode it (the game's feature planes
+where it declares them, ``Game.observation_planes``), the spectator's as its View encoded
+(planes are written for a seat). Perfect recall (an information state) and private information without
 the public part are refused with ValueError: a view is not split into public and private parts,
 and the samplers draw a position from what a seat sees now and the public events, not from the
 history of its past private observations, so an information state could not be resampled. The
@@ -234,8 +236,13 @@ class ViewObserver:
                       pyspiel.PrivateInfoType.NONE: "public",
                       pyspiel.PrivateInfoType.ALL_PLAYERS: "all"}[private]
         self.encoding = encodings(game.game_name).observations
-        rows = game.players if self.scope == "all" else 1
-        shape = (rows, self.encoding.size) if self.scope == "all" else (self.encoding.size,)
+        #: a seat's observation as the environments make it (the game's planes where it
+        #: declares them, else its View encoded); the spectator's (``"public"``) is always its
+        #: View encoded: planes are written for a seat
+        self.planes = encodings(game.game_name).game.observation_planes()
+        size = (self.encoding.size if self.scope == "public" or self.planes is None
+                else self.planes.planes.width)
+        shape = (game.players, size) if self.scope == "all" else (size,)
         self.tensor = np.zeros(shape, np.float32)
         self.dict = {"views" if self.scope == "all" else "view": self.tensor}
 
@@ -253,10 +260,11 @@ class ViewObserver:
         if self.scope == "player":  # the hot path: the Table's own encoding
             self.tensor[:] = state.table.observe(player)
             return
-        encode = self.encoding.encode
         assert state.table.sim is not None
-        rows = [encode(state.table.sim.view(seat)) for seat in self._seats(state, player)]
-        self.tensor[:] = rows[0] if self.scope == "public" else np.stack(rows)
+        if self.scope == "public":
+            self.tensor[:] = self.encoding.encode(state.table.sim.view(None))
+            return
+        self.tensor[:] = np.stack([state.table.observe(seat) for seat in range(state.table.seats)])
 
     def string_from(self, state: RefereeSpielState, player: int) -> str:
         if not state.seeded:

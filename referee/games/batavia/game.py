@@ -29,6 +29,7 @@ from referee.v1 import batavia_pb2 as pb
 from . import moves, rules, scoring, sim, text
 from . import view as views
 from .catalog import MAX_SEATS, MIN_SEATS, N_STALL_TILES
+from .planes import BataviaPlanes, declared_planes
 from .sheet import SHEET_SCHEMA, check_consistency
 
 COMPONENTS_DIR = Path(__file__).parent / "components"
@@ -130,6 +131,10 @@ class BataviaGame(SheetGame[rules.State, moves.Move]):
 
     def check_sheet(self, sheet: ComponentSheet) -> None:
         check_consistency(sheet)
+
+    def observation_planes(self) -> BataviaPlanes:
+        """The compact observation for learners (planes.py), built once."""
+        return declared_planes()
 
     def view_bytes(self, state: rules.State, seat: int | None) -> bytes:
         return views.build_view_bytes(state, seat)
