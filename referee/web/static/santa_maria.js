@@ -282,10 +282,12 @@
     const lots = (v.lots || []);
     if (lots.some((l) => !l.taken)) {
       out.push(S.text(16, y + 14, "Town hall + Scholar lots (advanced setup)", {font_size: 14, font_weight: "bold", fill: "#4a3520"}));
-      const ts = 40, bw = 180, bh = 2 * ts + 26;  // five lots a row; a town hall is at most 2 rows
+      // five lots a row, as tall as the tallest town hall
+      const rows = Math.max(1, ...lots.map((l) => Math.max(0, ...(l.town_hall || []).map((c) => (c.dr || 0) + 1))));
+      const ts = 58, bw = 180, bh = rows * ts + 34;
       lots.forEach((l, i) => {
         const cells = l.town_hall || [];
-        const x = 16 + (i % 5) * (bw + 14), yy = y + 24 + Math.floor(i / 5) * (bh + 12);
+        const x = 16 + (i % 5) * (bw + 10), yy = y + 24 + Math.floor(i / 5) * (bh + 12);
         const parts = [S.rect(x, yy, bw, bh, {rx: 5, fill: l.taken ? "#eee" : "#fffaf0", stroke: "#b39b6b", stroke_dasharray: l.taken ? "4 3" : undefined})];
         if (!l.taken) parts.push(cells.map((c) => cell({row: (c.dr || 0) + 1, col: (c.dc || 0) + 1, content: c.content, printed: false}, x + 4 + (c.dc || 0) * ts, yy + 4 + (c.dr || 0) * ts, ts)).join(""));
         parts.push(S.text(x + 6, yy + bh - 8, `${i + 1}. ${l.taken ? "taken" : "Scholar " + nice(l.scholar)}`, {font_size: FONT}));
