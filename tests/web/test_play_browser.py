@@ -316,9 +316,10 @@ COVER = [
 ]
 
 #: the catch-all places the boards used to send moves to when they had no place of their own:
-#: the seat's name bar (end the turn, decline, the drafts, the quick starter's ducats) and the
-#: whole row of a seat's resources (Santa Maria's exchange). No board draws them as places now.
-CATCH_ALL = ("me:", "resources:")
+#: the seat's name bar (end the turn, decline, the drafts, the quick starter's ducats), the
+#: whole row of a seat's resources (Santa Maria's exchange) and Goa's whole supplies line (ships,
+#: colonists, extra actions). No board draws them as places now.
+CATCH_ALL = ("me:", "resources:", "stats:")
 
 COVER_JS = """([game, states, catchAll]) => {
   const div = document.createElement('div');

@@ -167,7 +167,16 @@
     }
     const old = prevPlayer(ctx, seat);
     const ly = y + 30 + 16 + 5 * 24 + 6;
-    out.push(S.g(S.rect(x + 6, ly - 9, w - 12, 17, {fill: "#fff", opacity: 0.01}) + S.text(x + 10, ly + 4, `${p.ships} ships · ${p.colonists} colonists · ${p.hand_size} exp. cards · ${p.extra_action_cards} extra act.`, {font_size: 11.5}), {class: "supplies", data_hit: `stats:${seat}`}));
+    // ships, colonists, Expedition cards, Extra action cards: each its own place (the play page
+    // takes a ship or a colonist there, plays or passes an extra action on the cards)
+    const sup = [[`${p.ships} ships`, `ships:${seat}`, 56], [`${p.colonists} colonists`, `colonists:${seat}`, 76],
+      [`${p.hand_size} exp. cards`, null, 88], [`${p.extra_action_cards} extra act.`, `extra:${seat}`, 80]];
+    let sx = x + 6;
+    out.push(S.g(sup.map(([label, hit, sw]) => {
+      const part = S.rect(sx, ly - 9, sw - 4, 17, {fill: "#fff", opacity: 0.01}) + S.text(sx + 4, ly + 4, label, {font_size: 11.5});
+      sx += sw;
+      return hit ? S.g(part, {data_hit: hit}) : part;
+    }).join(""), {class: "supplies"}));
     const stats = (q) => [q.ships, q.colonists, q.hand_size, q.extra_action_cards].join();
     if (old && stats(old) !== stats(p)) out.push(S.mark(x + 6, ly - 9, w - 12, 17, ctx, "ships, colonists or cards changed"));
     let lx = x + 10, lyy = ly + 12;
@@ -249,8 +258,11 @@
         return `col:${seat}:${ACTION_COLUMN[kind]}`;
       case "pay_spice": case "place_spice": case "sell_spice": case "done": case "discard_plantation":
         return `lands:${seat}`;
-      case "take_ship": case "take_colonist": case "choose_resource":
-      case "play_extra_action": case "pass_extra_action": return `stats:${seat}`;
+      case "take_ship": return `ships:${seat}`;
+      case "take_colonist": return `colonists:${seat}`;
+      case "choose_resource":  // Ships/Colonists tile, Resupply
+        return f.kind === "RESOURCE_SHIPS" ? `ships:${seat}` : f.kind === "RESOURCE_COLONISTS" ? `colonists:${seat}` : `lands:${seat}`;
+      case "play_extra_action": case "pass_extra_action": return `extra:${seat}`;
       case "use_tile": case "espionage": case "take_favor": return `tiles:${seat}`;
       case "play_card": case "discard_card": return `hand:${seat}`;
       case "draw": return "deck";
