@@ -154,11 +154,29 @@
     const mine = S.sees(v, seat);
     out.push(S.g(S.rect(x, y, w, 24, {rx: 8, fill: S.seatColor(seat)}) +
       S.text(x + 10, y + 17, `${S.name(meta, seat)}${v.first_player === seat ? " ⚑" : ""}`, {font_size: 14, fill: "#fff", font_weight: "bold"}) +
-      S.text(x + w - 10, y + 17, fs ? `${fs.total} VP · ${fs.ducats} ducats` : mine ? `ducats ${v.my_ducats || 0}` : "ducats ?", {font_size: 13, fill: "#fff", text_anchor: "end", class: "ducats"}), {class: "player-head", data_hit: `me:${seat}`}));
+      // the ducats: where the quick starter takes its ducats (the play page)
+      S.g(S.rect(x + w - 130, y + 2, 124, 20, {fill: "#fff", opacity: 0.01}) +
+        S.text(x + w - 10, y + 17, fs ? `${fs.total} VP · ${fs.ducats} ducats` : mine ? `ducats ${v.my_ducats || 0}` : "ducats ?", {font_size: 13, fill: "#fff", text_anchor: "end", class: "ducats"}), {data_hit: `ducats:${seat}`}), {class: "player-head"}));
     out.push(progressBoard(v, p, x + 6, y + 30, ctx));
+    if (mine && !fs) {
+      // the seat's own "end of turn" marker beside its Development board (the play page)
+      const ex = x + w - 32, ey = y + 46;
+      out.push(S.g(S.rect(ex, ey, 26, 120, {rx: 13, fill: "#6a4a2a", stroke: "#3b2a1a", stroke_width: 1.5}) +
+        S.text(ex + 13, ey + 60, "End turn", {font_size: 12, fill: "#fff", font_weight: "bold", text_anchor: "middle", dominant_baseline: "middle", transform: `rotate(-90 ${ex + 13} ${ey + 60})`}) +
+        S.title("end of turn"), {class: "marker-button", data_hit: `end:${seat}`}));
+    }
     const old = prevPlayer(ctx, seat);
     const ly = y + 30 + 16 + 5 * 24 + 6;
-    out.push(S.g(S.rect(x + 6, ly - 9, w - 12, 17, {fill: "#fff", opacity: 0.01}) + S.text(x + 10, ly + 4, `${p.ships} ships · ${p.colonists} colonists · ${p.hand_size} exp. cards · ${p.extra_action_cards} extra act.`, {font_size: 11.5}), {class: "supplies", data_hit: `stats:${seat}`}));
+    // ships, colonists, Expedition cards, Extra action cards: each its own place (the play page
+    // takes a ship or a colonist there, plays or passes an extra action on the cards)
+    const sup = [[`${p.ships} ships`, `ships:${seat}`, 56], [`${p.colonists} colonists`, `colonists:${seat}`, 76],
+      [`${p.hand_size} exp. cards`, null, 88], [`${p.extra_action_cards} extra act.`, `extra:${seat}`, 80]];
+    let sx = x + 6;
+    out.push(S.g(sup.map(([label, hit, sw]) => {
+      const part = S.rect(sx, ly - 9, sw - 4, 17, {fill: "#fff", opacity: 0.01}) + S.text(sx + 4, ly + 4, label, {font_size: 11.5});
+      sx += sw;
+      return hit ? S.g(part, {data_hit: hit}) : part;
+    }).join(""), {class: "supplies"}));
     const stats = (q) => [q.ships, q.colonists, q.hand_size, q.extra_action_cards].join();
     if (old && stats(old) !== stats(p)) out.push(S.mark(x + 6, ly - 9, w - 12, 17, ctx, "ships, colonists or cards changed"));
     let lx = x + 10, lyy = ly + 12;
@@ -240,14 +258,18 @@
         return `col:${seat}:${ACTION_COLUMN[kind]}`;
       case "pay_spice": case "place_spice": case "sell_spice": case "done": case "discard_plantation":
         return `lands:${seat}`;
-      case "take_ship": case "take_colonist": case "choose_resource":
-      case "play_extra_action": case "pass_extra_action": return `stats:${seat}`;
+      case "take_ship": return `ships:${seat}`;
+      case "take_colonist": return `colonists:${seat}`;
+      case "choose_resource":  // Ships/Colonists tile, Resupply
+        return f.kind === "RESOURCE_SHIPS" ? `ships:${seat}` : f.kind === "RESOURCE_COLONISTS" ? `colonists:${seat}` : `lands:${seat}`;
+      case "play_extra_action": case "pass_extra_action": return `extra:${seat}`;
       case "use_tile": case "espionage": case "take_favor": return `tiles:${seat}`;
       case "play_card": case "discard_card": return `hand:${seat}`;
       case "draw": return "deck";
       case "reveal_more": case "recruit": case "decline": return "colonies";
       case "choose_colony_tile": return "colony-tiles";
-      case "end_turn": case "quick_ducats": return `me:${seat}`;
+      case "end_turn": return `end:${seat}`;
+      case "quick_ducats": return `ducats:${seat}`;
       default: return null;
     }
   };

@@ -205,8 +205,8 @@
       const cx = x + 8 + (i % 3) * colw, cy = y + Math.floor(i / 3) * 19;
       out.push(S.g(S.rect(cx, cy - 13, colw - 4, 17, {fill: "#fff", opacity: 0.01}) + icon(k, cx + 7, cy - 4, 6) + S.text(cx + 18, cy, `${label} ${n}`, {font_size: FONT, class: k === "coins" ? "coins" : "resource"}) + S.title(`${label}: ${n}`), {data_hit: `res:${seat}:${k}`}));
     });
-    // the row is where exchanges are paid, a resource where it is sold or bought (the play page)
-    const row = S.g(out.join(""), {class: "resources", data_hit: `resources:${seat}`});
+    // a resource is where it is sold or bought (the play page)
+    const row = S.g(out.join(""), {class: "resources"});
     if (old && (S.differs(old.resources, p.resources) || old.coins !== p.coins)) return row + S.mark(x + 4, y - 15, w - 8, 38, ctx, "resources or coins");
     return row;
   }
@@ -220,7 +220,7 @@
     const out = [];
     const head = `${S.name(meta, seat)} · board ${p.colony_board}`;
     out.push(S.g(S.rect(x, y, w, 26, {rx: 8, fill: S.seatColor(seat)}) +
-      S.text(x + 10, y + 18, head, {font_size: 14, fill: "#fff", font_weight: "bold"}), {class: "player-head", data_hit: `me:${seat}`}));
+      S.text(x + 10, y + 18, head, {font_size: 14, fill: "#fff", font_weight: "bold"}), {class: "player-head"}));
     if (v.first_player === seat) out.push(S.g(S.pennant(x + 18 + head.length * 8.4, y + 7, "#fff") + S.title("first player")));
     const ptxt = `${p.points} points`;
     out.push(S.g(S.star(x + w - 24 - ptxt.length * 8.2, y + 13, 8, {fill: "#fff", stroke: "#fff"}) + S.text(x + w - 10, y + 18, ptxt, {font_size: 14, fill: "#fff", font_weight: "bold", text_anchor: "end", class: "points"})));
@@ -262,8 +262,58 @@
     else if (per.some((n) => n > 0)) line("ships face down: points hidden", {fill: "#7a6a55"});
     if ((p.scholars || []).length) line(`scholars: ${p.scholars.map(nice).join(", ")}`);
     if (old && (S.differs(old.port, p.port) || old.retreat_space !== p.retreat_space || old.monks_left !== p.monks_left)) out.push(S.mark(x + 4, gy + 6 * s + 64, w - 8, ly - (gy + 6 * s + 64) - 8, ctx, "port, monks or retreat"));
+    if (S.sees(v, seat) && !(v.final || []).length) {
+      // the seat's own markers: where it ends its turn and where it lets an effect go by (the
+      // play page; an exchange is declined on its building)
+      ly += 4;
+      const marker = (mx, label, hit, fill) => out.push(S.g(S.rect(mx, ly - 14, 130, 24, {rx: 12, fill, stroke: "#3b2a1a", stroke_width: 1.5}) +
+        S.text(mx + 65, ly + 2, label, {font_size: FONT, text_anchor: "middle", fill: "#fff", font_weight: "bold"}) + S.title(label), {class: "marker-button", data_hit: hit}));
+      marker(x + 10, "End turn", `end:${seat}`, "#6a4a2a");
+      marker(x + 150, "Let it go by", `pass:${seat}`, "#7a6a55");
+      ly += 22;
+    }
     const h = ly - y + 2;
     return [S.rect(x, y, w, h, {rx: 8, fill: "#fffaf0", stroke: S.seatColor(seat), stroke_width: seat === v.current_seat ? 4 : 2}) + out.join(""), h];
+  }
+
+  // the set-up draft, while it lasts: the town hall + Scholar lots (advanced setup) and the
+  // A-side colony boards (colony_boards=pick), each where the seat picks it (the play page)
+  function draftPanels(v, y, out) {
+    const lots = (v.lots || []);
+    if (lots.some((l) => !l.taken)) {
+      out.push(S.text(16, y + 14, "Town hall + Scholar lots (advanced setup)", {font_size: 14, font_weight: "bold", fill: "#4a3520"}));
+      // five lots a row, as tall as the tallest town hall
+      const rows = Math.max(1, ...lots.map((l) => Math.max(0, ...(l.town_hall || []).map((c) => (c.dr || 0) + 1))));
+      const ts = 58, bw = 180, bh = rows * ts + 34;
+      lots.forEach((l, i) => {
+        const cells = l.town_hall || [];
+        const x = 16 + (i % 5) * (bw + 10), yy = y + 24 + Math.floor(i / 5) * (bh + 12);
+        const parts = [S.rect(x, yy, bw, bh, {rx: 5, fill: l.taken ? "#eee" : "#fffaf0", stroke: "#b39b6b", stroke_dasharray: l.taken ? "4 3" : undefined})];
+        if (!l.taken) parts.push(cells.map((c) => cell({row: (c.dr || 0) + 1, col: (c.dc || 0) + 1, content: c.content, printed: false}, x + 4 + (c.dc || 0) * ts, yy + 4 + (c.dr || 0) * ts, ts)).join(""));
+        parts.push(S.text(x + 6, yy + bh - 8, `${i + 1}. ${l.taken ? "taken" : "Scholar " + nice(l.scholar)}`, {font_size: FONT}));
+        parts.push(S.title(`lot ${i + 1}: town hall and Scholar ${nice(l.scholar)}${l.taken ? " (taken)" : ""}`));
+        out.push(S.g(parts.join(""), l.taken ? {class: "lot taken"} : {class: "lot", data_hit: `lot:${i}`}));
+      });
+      y += 24 + Math.ceil(lots.length / 5) * (bh + 12) + 10;
+    }
+    const boards = (v.colony_boards || []);
+    if (boards.some((b) => !b.taken)) {
+      out.push(S.text(16, y + 14, "Colony boards to choose (A side)", {font_size: 14, font_weight: "bold", fill: "#4a3520"}));
+      const s = 24;
+      boards.forEach((b, i) => {
+        const x = 16 + (i % 5) * (6 * s + 24), yy = y + 24 + Math.floor(i / 5) * (6 * s + 40);
+        const parts = [S.rect(x - 4, yy - 4, 6 * s + 8, 6 * s + 26, {rx: 5, fill: b.taken ? "#eee" : "#efe6cf", stroke: "#b39b6b", stroke_dasharray: b.taken ? "4 3" : undefined})];
+        for (const c of b.cells || []) {
+          const t = (c.content || {}).terrain;
+          parts.push(S.rect(x + ((c.col || 1) - 1) * s + 1, yy + ((c.row || 1) - 1) * s + 1, s - 2, s - 2, {rx: 2, fill: TERRAIN[t] || "#f4ecd8", stroke: "#8a7a60", stroke_width: 0.6}));
+        }
+        parts.push(S.text(x, yy + 6 * s + 16, `${i + 1}. ${b.id || "board"}${b.taken ? " (taken)" : ""}`, {font_size: FONT}));
+        parts.push(S.title(`colony board ${b.id || i + 1}${b.taken ? " (taken)" : ""}`));
+        out.push(S.g(parts.join(""), b.taken ? {class: "colony-board taken"} : {class: "colony-board", data_hit: `board:${i}`}));
+      });
+      y += 24 + Math.ceil(boards.length / 5) * (6 * s + 40);
+    }
+    return y;
   }
 
   window.RefereeBoards.santa_maria = function (v, meta, ctx) {
@@ -355,6 +405,7 @@
       tileRowH = Math.max(tileRowH, t.present ? th : ts);
     });
     y = rowY + tileRowH + 10;
+    y = draftPanels(v, y, out);
     out.push(legend(16, y, W - 32));
     y += 130;
     // colonies, two per row (legible cells: about 75 units)
@@ -377,6 +428,8 @@
   // the row or column whose number is clicked (the chooser then names the die); a tile is
   // placed by clicking the cell its first cell goes to (the chooser names the turn).
   const P = window.RefereePlay = window.RefereePlay || {hits: {}, confirm: {}};
+  // the exchange building being used (View.pending names it)
+  const building = (v, seat) => `cell:${seat}:${(v.pending && v.pending.row) || 0},${(v.pending && v.pending.col) || 0}`;
   P.hits.santa_maria = function (kind, f, v, seat) {
     const at = (r, c) => `cell:${seat}:${r || 0},${c || 0}`;
     switch (kind) {
@@ -391,8 +444,12 @@
       case "religion": return "religion";
       case "recruit_monk": return `monk:${f.space || 0}`;
       case "sell": case "buy": return `res:${seat}:${String(f.resource || "").toLowerCase()}`;
-      case "exchange": return `resources:${seat}`;
-      case "end_turn": case "decline": case "choose_board": case "draft_lot": return `me:${seat}`;
+      case "exchange": return building(v, seat);
+      case "decline":  // an exchange on its building; a ship, a monk, a road, Mathematics let go by
+        return v.pending && v.pending.kind === "santa_maria.exchange" ? building(v, seat) : `pass:${seat}`;
+      case "end_turn": return `end:${seat}`;
+      case "choose_board": return `board:${f.board || 0}`;
+      case "draft_lot": return `lot:${f.lot || 0}`;
       default: return null;
     }
   };
