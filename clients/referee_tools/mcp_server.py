@@ -134,6 +134,8 @@ def public_seek(seek: referee_pb2.Seek) -> dict[str, Any]:
     """A seek as the lobby shows everyone (no token, no secret), trimmed for a model."""
     out = json_format.MessageToDict(seek, preserving_proto_field_name=True)
     out["state"] = _seek_state(seek)
+    # every seat with its number (protobuf's JSON leaves out seat 0 and empty names)
+    out["seat_list"] = [{"seat": s.seat, "name": s.name, "bot": s.bot} for s in seek.seat_list]
     out.pop("created_unix_ms", None)
     if seek.expires_unix_ms:
         out["expires_in_s"] = max(0, round(seek.expires_unix_ms / 1000 - time.time()))
