@@ -27,7 +27,8 @@ this server accepts at once since the agent asked for the match. Without one it 
 lobby player: ``EnterLobby``'s token is kept here, and the seat tokens of a filled seek are read
 with ``GetSeek`` (a long poll per open seek, in the background). Either way the seat appears in
 ``list_matches`` / ``wait_for_match`` and is played with the same tools as any other. An
-invitation secret is shown only for a private seek (the agent asked for one to pass on).
+invitation secret is shown only for a private seek (the agent asked for one to pass on). When
+this server stops it withdraws the seeks still open: nobody would play their matches.
 """
 from __future__ import annotations
 
@@ -251,6 +252,11 @@ class Agent:
         for seek in self.seeks.values():
             if seek.task is not None:
                 seek.task.cancel()
+            if seek.state == "open" and self._channel is not None:
+                # nobody will play a seek's match once its agent is gone: withdraw it
+                with contextlib.suppress(grpc.aio.AioRpcError, TimeoutError):
+                    await self.stub.CancelSeek(referee_pb2.CancelSeekRequest(
+                        seek_id=seek.seek_id), metadata=bearer(seek.token), timeout=2)
         if self._session_task is not None:
             self._session_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

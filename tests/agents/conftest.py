@@ -20,7 +20,8 @@ def referee(tmp_path_factory):
 @pytest.fixture(scope="package")
 def house_referee(tmp_path_factory):
     """A referee whose lobby has its house bot ``house-random`` (``--house-bots random``),
-    ready once the bot's Session accepts challenges."""
+    ready once the bot's Session accepts challenges. Every test calls from 127.0.0.1, so the
+    lobby's rate of seeks per address is raised (its burst of 5 would throttle the package)."""
     import time
 
     import grpc
@@ -28,7 +29,7 @@ def house_referee(tmp_path_factory):
     from referee.v1 import referee_pb2, referee_pb2_grpc
 
     server = LocalReferee(tmp_path_factory.mktemp("agents-house") / "data",
-                          extra_args=("--house-bots", "random"))
+                          extra_args=("--house-bots", "random", "--seek-rate", "5"))
     server.start()
     try:
         with grpc.insecure_channel(server.address) as ch:

@@ -13,11 +13,13 @@ import re
 import subprocess
 import sys
 
+import grpc
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from referee_client.connection import bearer
 
-from referee.v1 import referee_pb2
+from referee.v1 import referee_pb2, referee_pb2_grpc
 
 from .standin import legal_ids
 from .test_mcp import ROOT, Tools, _command, _env, _stub_call
@@ -169,6 +171,78 @@ def test_a_registered_agent_challenges_as_its_bot(house_referee, tmp_path):
     data = _verify(referee, mid, tmp_path)
     assert data["lobby"]["challenged"] == "house-random"
     assert {m.get("note") for m in data["moves"] if m["seat"] == seat} == {"lobby"}
+
+
+def test_an_agent_meets_a_person_through_seeks_both_ways(house_referee):
+    """A person (the test, through the lobby's RPCs) joins the agent's public seek by its id and
+    its private seek by its invitation: the agent's server sees each fill (GetSeek's long poll)
+    and wait_for_match gives the seat, playable at once; the agent joins the person's seek by id
+    and is seated at once; an invitation works once."""
+    referee = house_referee
+
+    async def main():
+        async with Client(_params(referee, admin=False)) as client, \
+                grpc.aio.insecure_channel(referee.address) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            ada = bearer((await stub.EnterLobby(referee_pb2.EnterLobbyRequest(
+                name="ada"))).lobby_token)
+            tools = LobbyTools(client, [referee.admin_token])
+            raw = Tools(client, [referee.admin_token])  # for the one result with a secret
+
+            async def seated(mid: str, seek_id: str) -> dict:
+                got = await tools("wait_for_match", timeout_s=30)
+                mine = [m for m in got["matches"] if m["match_id"] == mid]
+                assert len(mine) == 1 and mine[0]["status"] == "accepted", got
+                assert mine[0]["seek_id"] == seek_id
+                turn = await tools("get_seat", match_id=mid)
+                assert turn["ok"] and turn["seat"] == mine[0]["seat"], turn
+                return mine[0]
+
+            # the agent's public seek, joined by the person: the watcher sees it fill
+            opened = await tools("open_seek", game="goa", seats=2, preset=CLOCK)
+            sid = opened["seek"]["seek_id"]
+            joined = await stub.JoinSeek(referee_pb2.JoinSeekRequest(seek_id=sid),
+                                         metadata=ada, timeout=10)
+            assert joined.seek.state == referee_pb2.SEEK_FILLED
+            first = await seated(joined.seek.match_id, sid)
+            assert sorted(first["seat_names"]) == ["ada", "claude"]
+
+            # a private seek: off the list, its invitation returned once, good for one seat
+            private = await raw("open_seek", game="batavia", seats=3, preset=CLOCK,
+                                private=True, bots_may_join=False)
+            invitation = private["invitation"]
+            assert len(invitation) >= 32 and invitation not in json.dumps(private["seek"])
+            psid = private["seek"]["seek_id"]
+            listed = await tools("list_seeks")
+            assert psid not in [k["seek_id"] for k in listed["seeks"]]
+            await stub.JoinSeek(referee_pb2.JoinSeekRequest(invitation=invitation),
+                                metadata=ada, timeout=10)
+            used = await tools("join_seek", invitation=invitation)
+            assert used["ok"] is False and used["reason"] == "BAD_INVITATION", used
+            waiting = await tools("list_matches")
+            assert [k["state"] for k in waiting["seeks"] if k["seek_id"] == psid] == ["open"]
+
+            # the person's seek, joined by the agent: seated at once
+            theirs = await stub.OpenSeek(referee_pb2.OpenSeekRequest(
+                game="santa_maria", seats=2, preset=CLOCK), metadata=ada, timeout=10)
+            took = await tools("join_seek", seek_id=theirs.seek.seek_id)
+            assert took["ok"] and took["seek"]["state"] == "filled", took
+            await seated(took["seek"]["match_id"], theirs.seek.seek_id)
+        return ada, psid
+
+    async def after(ada, psid: str) -> grpc.StatusCode:
+        """The agent's server withdrew its open seek when it stopped."""
+        async with grpc.aio.insecure_channel(referee.address) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            try:
+                await stub.GetSeek(referee_pb2.GetSeekRequest(seek_id=psid), metadata=ada,
+                                   timeout=10)
+            except grpc.aio.AioRpcError as err:
+                return err.code()
+            return grpc.StatusCode.OK
+
+    ada, psid = asyncio.run(asyncio.wait_for(main(), 300))
+    assert asyncio.run(after(ada, psid)) == grpc.StatusCode.NOT_FOUND
 
 
 def test_llm_challenges_a_house_bot_and_plays_the_match(house_referee, standin, tmp_path):
