@@ -3,6 +3,12 @@
     OPENAI_API_KEY=K REFEREE_TOKEN=T referee-bot llm --base-url http://127.0.0.1:8080/v1 \\
         --model qwen2.5-7b-instruct --address 127.0.0.1:50051 --match M
 
+or, with no match and no token, against a bot of the referee's lobby (a house bot of
+``referee serve --house-bots``), challenged as an anonymous lobby player (:mod:`.lobby`)::
+
+    referee-bot llm --base-url http://127.0.0.1:8080/v1 --model qwen2.5-7b-instruct \\
+        --address 127.0.0.1:50051 --challenge house-greedy-goa --game goa
+
 The API key is read from ``--api-key-file PATH`` or ``$OPENAI_API_KEY`` only: there is no flag
 that takes the key itself, since a command line is readable by every user of the machine."""
 from __future__ import annotations
