@@ -3,6 +3,12 @@
     OPENAI_API_KEY=K REFEREE_TOKEN=T referee-bot llm --base-url http://127.0.0.1:8080/v1 \\
         --model qwen2.5-7b-instruct --address 127.0.0.1:50051 --match M
 
+or, with no match and no token, against a bot of the referee's lobby (a house bot of
+``referee serve --house-bots``), challenged as an anonymous lobby player (:mod:`.lobby`)::
+
+    referee-bot llm --base-url http://127.0.0.1:8080/v1 --model qwen2.5-7b-instruct \\
+        --address 127.0.0.1:50051 --challenge house-greedy-goa --game goa
+
 The API key is read from ``--api-key-file PATH`` or ``$OPENAI_API_KEY`` only: there is no flag
 that takes the key itself, since a command line is readable by every user of the machine."""
 from __future__ import annotations
@@ -16,8 +22,11 @@ from pathlib import Path
 from .bot import Backoff, play
 from .tokens import add_token_flag, read_token_file, token_arg
 
-EXIT_OK = 0
+EXIT_OK, EXIT_FAILED = 0, 1
 KEY_ENV = "OPENAI_API_KEY"
+#: --challenge's clock: a bank of 15 minutes and 10 s a move, for a model that answers in
+#: seconds (the lobby's "rapid")
+CHALLENGE_PRESET = "rapid"
 
 
 def add_parser(sub, add_connection: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -53,9 +62,22 @@ def add_parser(sub, add_connection: Callable[[argparse.ArgumentParser], None]) -
                    help="most tokens of one answer (default 256)")
     p.add_argument("--usage-file", metavar="PATH",
                    help="append the match's token usage to PATH as one JSON line at its end")
-    p.add_argument("--match", help="play this match's seat (from CreateMatch); without it, "
-                   "open a bot Session and play every match the referee assigns to the bot "
-                   "(a league's remote bot)")
+    p.add_argument("--match", help="play this match's seat (from CreateMatch); without it "
+                   "(and without --challenge), open a bot Session and play every match the "
+                   "referee assigns to the bot (a league's remote bot)")
+    p.add_argument("--challenge", metavar="BOT",
+                   help="challenge BOT through the referee's lobby (e.g. house-random, "
+                        "house-greedy-goa on a referee with --house-bots) and play the match, "
+                        "as an anonymous lobby player named after the model "
+                        "(docs/bot/play-a-model.md)")
+    p.add_argument("--game", default="goa",
+                   help="with --challenge: the game (default goa)")
+    p.add_argument("--preset", default=CHALLENGE_PRESET, metavar="CLOCK",
+                   help="with --challenge: the clock, a lobby preset (bullet, blitz, rapid, "
+                        "classical, bot, or M+S: M minutes and S seconds a move; default "
+                        f"{CHALLENGE_PRESET}: a model's answers take seconds)")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="with --challenge: a game option (repeatable, e.g. edition=2004)")
     add_token_flag(p, "--token", "REFEREE_TOKEN", "this seat's secret token")
     p.add_argument("--bot-token-file", metavar="PATH",
                    help="without --match: the bot's token (default: $REFEREE_BOT_TOKEN)")
@@ -73,7 +95,16 @@ def main(args: argparse.Namespace, log, tls) -> int:
     from .llm import ChatClient, ChatModelBot, load_template, usage_json
 
     token = bot_token = None
-    if args.match:
+    options: dict[str, str] = {}
+    if args.challenge:
+        if args.match:
+            args.usage_error("give --match or --challenge, not both")
+        for item in args.option:
+            key, eq, value = item.partition("=")
+            if not eq or not key:
+                args.usage_error(f"argument --option: expected KEY=VALUE, got {item!r}")
+            options[key] = value
+    elif args.match:
         token = token_arg(args, "--token", "REFEREE_TOKEN")
         if not token:
             args.usage_error("no seat token: pass --token-file or set REFEREE_TOKEN")
@@ -106,6 +137,20 @@ def main(args: argparse.Namespace, log, tls) -> int:
                       max_tokens=args.max_tokens)
     if bot_token is not None:
         return _session(args, log, tls, chat, bot_token, template, system)
+    if args.challenge:
+        from .lobby import LobbyRefused, challenge
+
+        try:
+            got = asyncio.run(challenge(args.address, args.challenge, args.game,
+                                        preset=args.preset, options=options,
+                                        name=f"llm {args.model}", tls=tls))
+        except LobbyRefused as exc:
+            log.error("challenge refused", bot=args.challenge, reason=exc.reason,
+                      message=exc.message)
+            asyncio.run(chat.close())
+            return EXIT_FAILED
+        log.info("challenge accepted", bot=args.challenge, match=got.match_id, seat=got.seat)
+        args.match, token = got.match_id, got.token
     assert token is not None
     bot = ChatModelBot(chat, args.address, token, template=template, reasks=args.reasks,
                        tls=tls, system=system)

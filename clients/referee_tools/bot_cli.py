@@ -135,13 +135,16 @@ def _add_mcp(sub: argparse._SubParsersAction) -> None:
         help="a Model Context Protocol server that seats a language-model agent",
         description=(
             "Serve MCP tools (register_bot, list_matches, wait_for_match, accept_match, "
-            "get_seat, wait_for_turn, submit_move) and resources (referee://games, "
+            "get_seat, wait_for_turn, submit_move, and the lobby's list_seeks, open_seek, "
+            "challenge, join_seek, cancel_seek) and resources (referee://games, "
             "referee://games/<game>/rules, referee://games/<game>/rulings) to an MCP client, "
             "over stdio (the client starts this command) or streamable HTTP on 127.0.0.1. "
             "It plays the matches its bot is assigned (bot token: $REFEREE_BOT_TOKEN or "
             "--bot-token-file; register_bot needs the admin token: $REFEREE_ADMIN_TOKEN or "
             "--admin-token-file) and/or one seat (--match with $REFEREE_TOKEN or "
-            "--token-file). Tokens stay inside this process: no tool result carries one."),
+            "--token-file). In the lobby it is its bot, or without a bot token an anonymous "
+            "lobby player named --lobby-name. Tokens stay inside this process: no tool result "
+            "carries one."),
         epilog="example (an MCP client's configuration): command referee-bot, args [mcp, "
                "--address, 127.0.0.1:50051], env {REFEREE_BOT_TOKEN: ...}",
     )
@@ -165,6 +168,9 @@ def _add_mcp(sub: argparse._SubParsersAction) -> None:
                         "$REFEREE_ADMIN_TOKEN)")
     p.add_argument("--capacity", type=int, default=4, metavar="N",
                    help="matches assigned at once (default 4)")
+    p.add_argument("--lobby-name", default="agent", metavar="NAME",
+                   help="without a bot token: the name of the anonymous lobby player the agent "
+                        "is in the lobby (default agent; at most 40 characters)")
     sdk_cli._add_connection(p)
 
 
@@ -201,7 +207,7 @@ def _mcp(args: argparse.Namespace) -> int:
                                     "--bot-token-file"),
                   admin_token=_secret(args, args.admin_token_file, "REFEREE_ADMIN_TOKEN",
                                       "--admin-token-file"),
-                  capacity=args.capacity)
+                  capacity=args.capacity, lobby_name=args.lobby_name[:40])
     if args.match:
         token = _secret(args, args.token_file, "REFEREE_TOKEN", "--token-file")
         if not token:

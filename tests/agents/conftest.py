@@ -1,5 +1,6 @@
 """Fixtures of the agents' tests (issue 34): one `referee serve` for the package (its matches
-are independent), and the stand-in chat server."""
+are independent), one with house bots for the lobby's tests (started only by them), and the
+stand-in chat server."""
 from __future__ import annotations
 
 import pytest
@@ -14,6 +15,32 @@ def referee(tmp_path_factory):
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="package")
+def house_referee(tmp_path_factory):
+    """A referee whose lobby has its house bot ``house-random`` (``--house-bots random``),
+    ready once the bot's Session accepts challenges. Every test calls from 127.0.0.1, so the
+    lobby's rate of seeks per address is raised (its burst of 5 would throttle the package)."""
+    import time
+
+    import grpc
+
+    from referee.v1 import referee_pb2, referee_pb2_grpc
+
+    server = LocalReferee(tmp_path_factory.mktemp("agents-house") / "data",
+                          extra_args=("--house-bots", "random", "--seek-rate", "5"))
+    server.start()
+    try:
+        with grpc.insecure_channel(server.address) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            deadline = time.monotonic() + 60
+            while not stub.ListSeeks(referee_pb2.ListSeeksRequest(), timeout=10).bots:
+                assert time.monotonic() < deadline, "the house bot never came"
+                time.sleep(0.2)
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture
