@@ -509,15 +509,24 @@ class Agent:
         return {str(k): str(v).lower() if isinstance(v, bool) else str(v)
                 for k, v in options.items()}
 
-    async def open_seek(self, game: str, seats: int, options: dict[str, Any] | None,
-                        preset: str, time_policy: dict[str, Any] | None, rated: bool,
-                        private: bool, bots_may_join: bool, name: str) -> dict[str, Any]:
+    def _seek_terms(self, options: dict[str, Any] | None, preset: str,
+                    time_policy: dict[str, Any] | None) -> Any:
+        """(options, clock) of an open_seek or a challenge, or the refusal of either."""
         clock = self._clock(preset, time_policy)
         opts = self._options(options)
         if isinstance(clock, dict):
             return clock
         if opts is None:
             return refusal("MALFORMED", "options is an object of option names to values")
+        return opts, clock
+
+    async def open_seek(self, game: str, seats: int, options: dict[str, Any] | None,
+                        preset: str, time_policy: dict[str, Any] | None, rated: bool,
+                        private: bool, bots_may_join: bool, name: str) -> dict[str, Any]:
+        checked = self._seek_terms(options, preset, time_policy)
+        if isinstance(checked, dict):
+            return checked
+        opts, clock = checked
         req = referee_pb2.OpenSeekRequest(
             game=game, seats=max(0, int(seats)), options=opts, preset=clock[0],
             time_policy=clock[1], rated=rated, private=private, bots_may_join=bots_may_join,
@@ -531,12 +540,10 @@ class Agent:
     async def challenge(self, bot: str, game: str, seats: int, options: dict[str, Any] | None,
                         preset: str, time_policy: dict[str, Any] | None, rated: bool,
                         name: str) -> dict[str, Any]:
-        clock = self._clock(preset, time_policy)
-        opts = self._options(options)
-        if isinstance(clock, dict):
-            return clock
-        if opts is None:
-            return refusal("MALFORMED", "options is an object of option names to values")
+        checked = self._seek_terms(options, preset, time_policy)
+        if isinstance(checked, dict):
+            return checked
+        opts, clock = checked
         req = referee_pb2.ChallengeRequest(
             bot=bot, game=game, seats=max(0, int(seats)), options=opts, preset=clock[0],
             time_policy=clock[1], rated=rated, name=name)

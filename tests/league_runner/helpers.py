@@ -119,13 +119,13 @@ def session_bot(address: str, bot_token: str, env: dict[str, str]) -> subprocess
         stderr=subprocess.DEVNULL, start_new_session=True, cwd=os.getcwd())
 
 
-def remote_league_toml(path: Path, league: str, address: str, schedule: str = "") -> None:
+def remote_league_toml(path: Path, league: str, address: str, schedule: str = "",
+                       more: str = "") -> None:
     """The league file of :func:`remote_league`'s league: one match at a time, polled every
-    0.2 s; ``schedule``: more lines of its ``[schedule]`` table."""
-    path.write_text(textwrap.dedent(f"""
-        [league]
-        name = "{league}"
-        registration = "closed"
+    0.2 s; ``schedule``: more lines of its ``[schedule]`` table, ``more``: of its ``[league]``
+    table."""
+    path.write_text(f'[league]\nname = "{league}"\nregistration = "closed"\n{more}\n'
+                    + textwrap.dedent(f"""
         [referee]
         address = "{address}"
         [[games]]

@@ -16,7 +16,6 @@ import random
 import signal
 import sqlite3
 import subprocess
-import textwrap
 import urllib.request
 from pathlib import Path
 
@@ -29,30 +28,15 @@ from referee.v1 import referee_pb2_grpc as pb_grpc
 from tests.server.helpers import md, play_seat
 
 from ..tournament.conftest import cli_command
-from .helpers import _wait, _web_port, remote_league, stop_all
+from .helpers import _wait, _web_port, remote_league, remote_league_toml, stop_all
 
 LEAGUE = "champs"
 POOL = "~challengers"
 
 
 def _toml(path: Path, address: str, rate: bool, max_matches: int = 2) -> None:
-    path.write_text(textwrap.dedent(f"""
-        [league]
-        name = "{LEAGUE}"
-        registration = "closed"
-        challenges = true
-        rate_challenges = {"true" if rate else "false"}
-        [referee]
-        address = "{address}"
-        [[games]]
-        name = "santa_maria"
-        seats = 2
-        [schedule]
-        concurrency = 1
-        matches_per_minute = 600
-        poll_s = 0.2
-        max_matches = {max_matches}
-    """))
+    remote_league_toml(path, LEAGUE, address, f"max_matches = {max_matches}\n",
+                       more=f"challenges = true\nrate_challenges = {str(rate).lower()}")
 
 
 def _db(out: Path) -> tuple[dict[str, tuple], list[tuple], int]:
