@@ -146,7 +146,8 @@ if str(ROOT) not in sys.path:  # `python bench/run.py` as well as `python -m ben
 
 from referee_client.tokens import add_token_flag, token_arg  # noqa: E402
 
-from bench import fairness as fairness_bench  # noqa: E402 - needs the path set above
+from bench import compiled as compiled_build  # noqa: E402 - needs the path set above
+from bench import fairness as fairness_bench  # noqa: E402
 from bench import ismcts as ismcts_bench  # noqa: E402
 from bench import league as league_bench  # noqa: E402
 from bench import research as research_bench  # noqa: E402
@@ -307,6 +308,77 @@ def bench_engine(game, seconds: float, progress=None, task=None) -> EngineResult
     return out
 
 
+def measure_compiled(args: argparse.Namespace, console: Any) -> int:
+    """``--compiled``: the engine phase and the plain gRPC move phase with the compiled build
+    present (bench/compiled.py), merged into the results file under ``engine_compiled`` and
+    ``server_compiled``, with each figure's ratio to the pure-Python one the file already holds
+    (a plain ``make bench`` run before ``make compiled``)."""
+    from rich.progress import BarColumn, Progress, TextColumn
+
+    old = compiled_build.stale()
+    missing = [m for m in compiled_build.MODULES if not compiled_build.compiled(m)]
+    if old or missing:
+        raise SystemExit(f"bench --compiled: the build is {'stale' if old else 'missing'} "
+                         f"({', '.join(old or missing)}): run `make compiled` first")
+    out = Path(args.output)
+    results: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {}
+    plain = results.get("engine", {})
+    engine: dict[str, Any] = {}
+    games, _ = discover_games()
+    for name in [] if args.skip_engine else sorted(games):
+        r = bench_engine(games[name], args.engine_seconds)
+        base = plain.get(name, {}).get("decisions_per_cpu_s")
+        engine[name] = {
+            "decisions_per_cpu_s": round(r.decisions_per_cpu_s),
+            "decisions_per_s": round(r.decisions_per_s),
+            "cpu_seconds": round(r.cpu_seconds, 2),
+            "speedup_vs_python": round(r.decisions_per_cpu_s / base, 2) if base else None,
+            **({"error": r.error} if r.error else {}),
+        }
+        console.print(f"engine_compiled.{name}: {engine[name]['decisions_per_cpu_s']:,} "
+                      f"decisions/CPU-s ({engine[name]['speedup_vs_python']}x python)")
+    server: dict[str, Any] = {}
+    if not args.skip_grpc:
+        with tempfile.TemporaryDirectory(prefix="referee-bench-") as tmp:
+            ref = RefereeServer(Path(tmp), args.address, args.admin_token)
+            ref.start()
+            try:
+                with Progress(TextColumn("{task.description:<28}"), BarColumn(),
+                              TextColumn("{task.fields[rate]:>24}"), console=console) as progress:
+                    task = progress.add_task(f"gRPC moves ({args.game}), compiled",
+                                             total=args.warmup + args.grpc_seconds, rate="")
+                    moves = run_phase("moves", ref, clients=args.clients,
+                                      concurrency=args.concurrency, seconds=args.grpc_seconds,
+                                      warmup=args.warmup, game=args.game, seats=args.seats,
+                                      payload_bytes=0, progress=progress, task=task)
+            finally:
+                ref.stop()
+        g = results.get("grpc", {})
+        floor = g.get("floor", {}).get("server_cpu_ms_per_relay")
+        cpu = moves["server_cpu_ms_per_op"]
+        server = {
+            "game": args.game, "seats": args.seats, "concurrency": args.concurrency,
+            "move_per_s": round(moves["per_s"], 1),
+            "cpu_ms_per_move": round(cpu, 4),
+            "python_cpu_ms_per_move": g.get("server_cpu_ms_per_move"),
+            "to_floor_relay": round(cpu / floor, 2) if floor else None,
+        }
+        console.print(f"server_compiled.cpu_ms_per_move: {server['cpu_ms_per_move']} "
+                      f"(python {server['python_cpu_ms_per_move']}, floor relay {floor})")
+    results["engine_compiled"] = engine
+    results["server_compiled"] = server
+    results["compiled_build"] = {"modules": list(compiled_build.MODULES),
+                                 "generated_unix": int(time.time()),
+                                 "machine": machine_info()}
+    summary = results.setdefault("summary", {})
+    for name, e in engine.items():
+        summary[f"engine_compiled.{name}.decisions_per_cpu_s"] = e["decisions_per_cpu_s"]
+    if server:
+        summary["server_compiled.cpu_ms_per_move"] = server["cpu_ms_per_move"]
+    out.write_text(json.dumps(results, indent=2, default=str) + "\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
@@ -388,7 +460,18 @@ def main(argv: list[str] | None = None) -> int:
                              "default 2, 0 skips it)")
     store_bench.add_arguments(parser)
     parser.add_argument("--output", default=str(RESULTS), help="results file")
+    parser.add_argument("--compiled", action="store_true",
+                        help="measure the compiled build (make compiled) instead: the engine phase "
+                             "and the gRPC move phase only, written into the results file's "
+                             "engine_compiled and server_compiled keys beside the pure-Python "
+                             "figures already there (bench/compiled.py)")
     args = parser.parse_args(argv)
+    if args.compiled:
+        return measure_compiled(args, Console())
+    if compiled_build.extensions():
+        parser.error("the compiled build is present (make compiled), so these figures would not "
+                     "be the pure-Python reference's: `make clean-compiled` first, or --compiled "
+                     "to measure the build")
     args.usage_error = parser.error
     args.admin_token = token_arg(args, "--admin-token", "REFEREE_ADMIN_TOKEN") or ""
 
