@@ -115,7 +115,7 @@ clean-compiled:
 # module of the build really is imported from its extension module.
 test-compiled: compiled
 	REFEREE_COMPILED_TEST=1 $(PY) -m pytest -n 2 -q -p no:cacheprovider \
-		tests/bench/test_compiled.py tests/contract tests/batavia tests/goa tests/santa_maria
+		tests/bench/test_compiled.py tests/contract tests/batavia tests/goa tests/santa_maria tests/sim
 
 # The search bot against greedy at one CPU second a move, SPRT at every seat count of every
 # game (bench/sprt.py; hours: opt-in, never part of test or bench). PROFILE=fast for the other.
