@@ -41,9 +41,10 @@ BUILD_DIR = ROOT / "build" / "compiled"
 #: the source hashes of the modules of the build present (written by ``build``)
 MANIFEST = BUILD_DIR / "manifest.json"
 
-#: Compiled: each game's engine (the rules, the state, the moves, scoring and the rule modules
-#: they call; none of the views, texts, sheets or adapters, which build protobuf messages or read
-#: JSON), and the core modules on the move path that mypyc takes as they are.
+#: Compiled: each game's rule modules that mypyc takes as they are (the rules, scoring and the
+#: modules they call; Batavia's state), each game's view, and the core's match record and state
+#: hash: what a decision, a move and the server's view and hash of each move run through. Not the
+#: adapters, sheets, texts or wording, which run once a match or build protobuf messages from JSON.
 MODULES: tuple[str, ...] = (
     "referee.core.match",
     "referee.core.hashing",

@@ -61,6 +61,15 @@ Burst (``bench/burst.py``; ``--burst-matches``, 0 skips it)
     burst, the slowest stream's wait for its Welcome (``welcome_s_max``), and how long a
     ListGames made meanwhile on a fresh channel took (``probe_s``).
 
+Compiled build (``--compiled``, bench/compiled.py; after ``make compiled``)
+    Only the engine phase and the plain gRPC move phase, run with the mypyc build present, merged
+    into the results file beside the pure-Python figures it holds: ``engine_compiled.<game>``
+    (``decisions_per_cpu_s`` and ``speedup_vs_python``, against ``engine.<game>``) and
+    ``server_compiled`` (``cpu_ms_per_move``, ``python_cpu_ms_per_move`` = grpc's,
+    ``to_floor_relay`` against ``grpc.floor``). Without the flag, when
+    the build is present it warns and lists the compiled modules in ``machine.compiled_build``
+    (empty for the pure-Python reference's figures, which ``engine.*`` and ``grpc.*`` should be).
+
 A phase with ``unfinished`` above 0 makes ``bench.run`` print FAILED and exit 1 (the results
 are written first).
 
@@ -468,17 +477,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.compiled:
         return measure_compiled(args, Console())
-    if compiled_build.extensions():
-        parser.error("the compiled build is present (make compiled), so these figures would not "
-                     "be the pure-Python reference's: `make clean-compiled` first, or --compiled "
-                     "to measure the build")
+    # engine.* and grpc.* are the pure-Python reference's figures: a build present is said
+    # (machine.compiled_build, and on the terminal), so a run with it is never taken for those.
+    built = [m for m in compiled_build.MODULES if compiled_build.extension(m) is not None]
+    if built:
+        Console().print("[yellow]the compiled build is present (make compiled): these figures "
+                        "are not the pure-Python reference's; `make clean-compiled` first, or "
+                        "--compiled to measure the build[/yellow]")
     args.usage_error = parser.error
     args.admin_token = token_arg(args, "--admin-token", "REFEREE_ADMIN_TOKEN") or ""
 
     console = Console()
     results: dict[str, Any] = {
         "generated_unix": int(time.time()),
-        "machine": machine_info(),
+        "machine": {**machine_info(), "compiled_build": built},
         "definitions": (__doc__ or "").strip(),
         "settings": {k: v for k, v in vars(args).items() if k not in ("output", "admin_token", "admin_token_file", "usage_error")},
         "engine": {},
