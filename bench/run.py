@@ -66,7 +66,10 @@ Compiled build (``--compiled``, bench/compiled.py; after ``make compiled``)
     into the results file beside the pure-Python figures it holds: ``engine_compiled.<game>``
     (``decisions_per_cpu_s`` and ``speedup_vs_python``, against ``engine.<game>``) and
     ``server_compiled`` (``cpu_ms_per_move``, ``python_cpu_ms_per_move`` = grpc's,
-    ``to_floor_relay`` against ``grpc.floor``). Without the flag, when
+    ``to_floor_relay`` against ``grpc.floor``), and, unless their flags are 0, the research
+    phase's environment steps (``research_compiled.<game>.env_steps_per_cpu_s``) and the
+    search's iteration rate at the smallest table (``ismcts_compiled.<game>.iterations_per_cpu_s``),
+    each with the pure-Python figure (``python``) the file holds. Without the flag, when
     the build is present it warns and lists the compiled modules in ``machine.compiled_build``
     (empty for the pure-Python reference's figures, which ``engine.*`` and ``grpc.*`` should be).
 
@@ -318,7 +321,7 @@ def bench_engine(game, seconds: float, progress=None, task=None) -> EngineResult
 
 
 def measure_compiled(args: argparse.Namespace, console: Any) -> int:
-    """``--compiled``: the engine phase and the plain gRPC move phase with the compiled build
+    """``--compiled``: the engine, gRPC move, research and search-rate phases with the build
     present (bench/compiled.py), merged into the results file under ``engine_compiled`` and
     ``server_compiled``, with each figure's ratio to the pure-Python one the file already holds
     (a plain ``make bench`` run before ``make compiled``)."""
@@ -374,8 +377,25 @@ def measure_compiled(args: argparse.Namespace, console: Any) -> int:
         }
         console.print(f"server_compiled.cpu_ms_per_move: {server['cpu_ms_per_move']} "
                       f"(python {server['python_cpu_ms_per_move']}, floor relay {floor})")
+    # issue 36's items 1 and 2 with the build: environment steps and the search's iterations
+    research: dict[str, Any] = {}
+    for name, r in (research_bench.run_phase(games, args.research_seconds)
+                    if args.research_seconds else {}).items():
+        research[name] = {"env_steps_per_cpu_s": r["env_steps_per_cpu_s"],
+                          "python": results.get("research", {}).get(name, {}).get(
+                              "env_steps_per_cpu_s")}
+    ismcts: dict[str, Any] = {}
+    for name, r in (ismcts_bench.rate_phase(games, args.ismcts_rate_iterations)
+                    if args.ismcts_rate_iterations else {}).items():
+        if "by_seats" in r:
+            ismcts[name] = {"iterations_per_cpu_s": r["by_seats"][0]["iterations_per_cpu_s"],
+                            "seats": r["by_seats"][0]["seats"],
+                            "python": results.get("summary", {}).get(
+                                f"ismcts.{name}.iterations_per_cpu_s")}
     results["engine_compiled"] = engine
     results["server_compiled"] = server
+    results["research_compiled"] = research
+    results["ismcts_compiled"] = ismcts
     results["compiled_build"] = {"modules": list(compiled_build.MODULES),
                                  "generated_unix": int(time.time()),
                                  "machine": machine_info()}
@@ -384,6 +404,10 @@ def measure_compiled(args: argparse.Namespace, console: Any) -> int:
         summary[f"engine_compiled.{name}.decisions_per_cpu_s"] = e["decisions_per_cpu_s"]
     if server:
         summary["server_compiled.cpu_ms_per_move"] = server["cpu_ms_per_move"]
+    for name, r in research.items():
+        summary[f"research_compiled.{name}.env_steps_per_cpu_s"] = r["env_steps_per_cpu_s"]
+    for name, r in ismcts.items():
+        summary[f"ismcts_compiled.{name}.iterations_per_cpu_s"] = r["iterations_per_cpu_s"]
     out.write_text(json.dumps(results, indent=2, default=str) + "\n")
     return 0
 
