@@ -15,10 +15,10 @@ help:
 	@echo "make test        run the whole test suite (about 10 minutes on 2 cores)"
 	@echo "make bench       measure engine and gRPC speed; writes bench/results.json (about 7 minutes)"
 	@echo "make compiled    compile the engines with mypyc into extension modules that shadow their .py"
-	@echo "                 files while present (optional, about 4 minutes; bench/compiled.py)"
+	@echo "                 files while present (optional; a minute or two; bench/compiled.py)"
 	@echo "make clean-compiled  remove the compiled build: the pure-Python reference runs again"
-	@echo "make test-compiled   build, then run the golden records, the contract tests and the"
-	@echo "                 games' rule tests against the build (opt-in, not part of make test)"
+	@echo "make test-compiled   build, then run the golden records, the contract tests, the games'"
+	@echo "                 rule tests and the forward model's against it (opt-in, not in make test)"
 	@echo "make bench-sprt  the search bot vs greedy at 1 CPU s a move, SPRT at every table (hours)"
 	@echo "make lint        ruff, mypy, buf lint and buf breaking, as CI runs them"
 	@echo "make serve       run the referee alone on 127.0.0.1:50051"
@@ -110,7 +110,7 @@ clean-compiled:
 	find referee -name '*.so' -delete
 	rm -f referee_compiled__mypyc*.so build/compiled/manifest.json
 
-# Opt-in (the build takes minutes): the golden records and the contract tests, and each game's
+# Opt-in (it builds first): the golden records and the contract tests, and each game's
 # rule tests, run with the build present; tests/bench/test_compiled.py first checks that every
 # module of the build really is imported from its extension module.
 test-compiled: compiled
