@@ -7,13 +7,18 @@ PROTOS := $(wildcard proto/referee/v1/*.proto)
 GEN    := referee/v1/.generated
 
 .PHONY: setup proto run serve test bench bench-sprt lint proto-lint clean help packages docs docs-serve \
-        image test-image
+        image test-image compiled clean-compiled test-compiled
 
 help:
 	@echo "make run         set up, start a referee (SQLite store), play a live Batavia match among"
 	@echo "                 reference bots, then a short tournament of the reference bots on every game"
 	@echo "make test        run the whole test suite (about 10 minutes on 2 cores)"
 	@echo "make bench       measure engine and gRPC speed; writes bench/results.json (about 7 minutes)"
+	@echo "make compiled    compile the engines with mypyc into extension modules that shadow their .py"
+	@echo "                 files while present (optional; a minute or two; bench/compiled.py)"
+	@echo "make clean-compiled  remove the compiled build: the pure-Python reference runs again"
+	@echo "make test-compiled   build, then run the golden records, the contract tests, the games'"
+	@echo "                 rule tests and the forward model's against it (opt-in, not in make test)"
 	@echo "make bench-sprt  the search bot vs greedy at 1 CPU s a move, SPRT at every table (hours)"
 	@echo "make lint        ruff, mypy, buf lint and buf breaking, as CI runs them"
 	@echo "make serve       run the referee alone on 127.0.0.1:50051"
@@ -93,6 +98,25 @@ test-image: image
 bench: setup
 	$(PY) -m bench.run
 
+# The optional compiled build of the engines (bench/compiled.py, docs/benchmarks.md): mypyc
+# compiles bench/compiled.py's MODULES into extension modules next to their .py files, which
+# Python imports first while they are there; the pure-Python modules stay the reference.
+# `python -m bench.run --compiled` measures it. Needs a C compiler and Python's headers.
+compiled: setup
+	$(PY) -m bench.compiled build
+
+# What bench/compiled.py's clean removes, without the venv (make clean runs it too)
+clean-compiled:
+	find referee -name '*.so' -delete
+	rm -f referee_compiled__mypyc*.so build/compiled/manifest.json
+
+# Opt-in (it builds first): the golden records and the contract tests, and each game's
+# rule tests, run with the build present; tests/bench/test_compiled.py first checks that every
+# module of the build really is imported from its extension module.
+test-compiled: compiled
+	REFEREE_COMPILED_TEST=1 $(PY) -m pytest -n 2 -q -p no:cacheprovider \
+		tests/bench/test_compiled.py tests/contract tests/batavia tests/goa tests/santa_maria tests/sim
+
 # The search bot against greedy at one CPU second a move, SPRT at every seat count of every
 # game (bench/sprt.py; hours: opt-in, never part of test or bench). PROFILE=fast for the other.
 bench-sprt: setup
@@ -123,5 +147,5 @@ proto-lint:
 	$(VENV)/bin/buf lint
 	$(VENV)/bin/buf breaking --against $(BASELINE)
 
-clean:
+clean: clean-compiled
 	rm -rf $(VENV) referee/v1 .pytest_cache bench/results.json site

@@ -61,6 +61,18 @@ Burst (``bench/burst.py``; ``--burst-matches``, 0 skips it)
     burst, the slowest stream's wait for its Welcome (``welcome_s_max``), and how long a
     ListGames made meanwhile on a fresh channel took (``probe_s``).
 
+Compiled build (``--compiled``, bench/compiled.py; after ``make compiled``)
+    Only the engine phase and the plain gRPC move phase, run with the mypyc build present, merged
+    into the results file beside the pure-Python figures it holds: ``engine_compiled.<game>``
+    (``decisions_per_cpu_s`` and ``speedup_vs_python``, against ``engine.<game>``) and
+    ``server_compiled`` (``cpu_ms_per_move``, ``python_cpu_ms_per_move`` = grpc's,
+    ``to_floor_relay`` against ``grpc.floor``), and, unless their flags are 0, the research
+    phase's environment steps (``research_compiled.<game>.env_steps_per_cpu_s``) and the
+    search's iteration rate at the smallest table (``ismcts_compiled.<game>.iterations_per_cpu_s``),
+    each with the pure-Python figure (``python``) the file holds. Without the flag, when
+    the build is present it warns and lists the compiled modules in ``machine.compiled_build``
+    (empty for the pure-Python reference's figures, which ``engine.*`` and ``grpc.*`` should be).
+
 A phase with ``unfinished`` above 0 makes ``bench.run`` print FAILED and exit 1 (the results
 are written first).
 
@@ -146,7 +158,8 @@ if str(ROOT) not in sys.path:  # `python bench/run.py` as well as `python -m ben
 
 from referee_client.tokens import add_token_flag, token_arg  # noqa: E402
 
-from bench import fairness as fairness_bench  # noqa: E402 - needs the path set above
+from bench import compiled as compiled_build  # noqa: E402 - needs the path set above
+from bench import fairness as fairness_bench  # noqa: E402
 from bench import ismcts as ismcts_bench  # noqa: E402
 from bench import league as league_bench  # noqa: E402
 from bench import research as research_bench  # noqa: E402
@@ -307,6 +320,98 @@ def bench_engine(game, seconds: float, progress=None, task=None) -> EngineResult
     return out
 
 
+def measure_compiled(args: argparse.Namespace, console: Any) -> int:
+    """``--compiled``: the engine, gRPC move, research and search-rate phases with the build
+    present (bench/compiled.py), merged into the results file under ``engine_compiled`` and
+    ``server_compiled``, with each figure's ratio to the pure-Python one the file already holds
+    (a plain ``make bench`` run before ``make compiled``)."""
+    from rich.progress import BarColumn, Progress, TextColumn
+
+    old = compiled_build.stale()
+    missing = [m for m in compiled_build.MODULES if not compiled_build.compiled(m)]
+    if old or missing:
+        raise SystemExit(f"bench --compiled: the build is {'stale' if old else 'missing'} "
+                         f"({', '.join(old or missing)}): run `make compiled` first")
+    out = Path(args.output)
+    results: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {}
+    plain = results.get("engine", {})
+    engine: dict[str, Any] = {}
+    games, _ = discover_games()
+    for name in [] if args.skip_engine else sorted(games):
+        r = bench_engine(games[name], args.engine_seconds)
+        base = plain.get(name, {}).get("decisions_per_cpu_s")
+        engine[name] = {
+            "decisions_per_cpu_s": round(r.decisions_per_cpu_s),
+            "decisions_per_s": round(r.decisions_per_s),
+            "cpu_seconds": round(r.cpu_seconds, 2),
+            "speedup_vs_python": round(r.decisions_per_cpu_s / base, 2) if base else None,
+            **({"error": r.error} if r.error else {}),
+        }
+        console.print(f"engine_compiled.{name}: {engine[name]['decisions_per_cpu_s']:,} "
+                      f"decisions/CPU-s ({engine[name]['speedup_vs_python']}x python)")
+    server: dict[str, Any] = {}
+    if not args.skip_grpc:
+        with tempfile.TemporaryDirectory(prefix="referee-bench-") as tmp:
+            ref = RefereeServer(Path(tmp), args.address, args.admin_token)
+            ref.start()
+            try:
+                with Progress(TextColumn("{task.description:<28}"), BarColumn(),
+                              TextColumn("{task.fields[rate]:>24}"), console=console) as progress:
+                    task = progress.add_task(f"gRPC moves ({args.game}), compiled",
+                                             total=args.warmup + args.grpc_seconds, rate="")
+                    moves = run_phase("moves", ref, clients=args.clients,
+                                      concurrency=args.concurrency, seconds=args.grpc_seconds,
+                                      warmup=args.warmup, game=args.game, seats=args.seats,
+                                      payload_bytes=0, progress=progress, task=task)
+            finally:
+                ref.stop()
+        g = results.get("grpc", {})
+        floor = g.get("floor", {}).get("server_cpu_ms_per_relay")
+        cpu = moves["server_cpu_ms_per_op"]
+        server = {
+            "game": args.game, "seats": args.seats, "concurrency": args.concurrency,
+            "move_per_s": round(moves["per_s"], 1),
+            "cpu_ms_per_move": round(cpu, 4),
+            "python_cpu_ms_per_move": g.get("server_cpu_ms_per_move"),
+            "to_floor_relay": round(cpu / floor, 2) if floor else None,
+        }
+        console.print(f"server_compiled.cpu_ms_per_move: {server['cpu_ms_per_move']} "
+                      f"(python {server['python_cpu_ms_per_move']}, floor relay {floor})")
+    # issue 36's items 1 and 2 with the build: environment steps and the search's iterations
+    research: dict[str, Any] = {}
+    for name, r in (research_bench.run_phase(games, args.research_seconds)
+                    if args.research_seconds else {}).items():
+        research[name] = {"env_steps_per_cpu_s": r["env_steps_per_cpu_s"],
+                          "python": results.get("research", {}).get(name, {}).get(
+                              "env_steps_per_cpu_s")}
+    ismcts: dict[str, Any] = {}
+    for name, r in (ismcts_bench.rate_phase(games, args.ismcts_rate_iterations)
+                    if args.ismcts_rate_iterations else {}).items():
+        if "by_seats" in r:
+            ismcts[name] = {"iterations_per_cpu_s": r["by_seats"][0]["iterations_per_cpu_s"],
+                            "seats": r["by_seats"][0]["seats"],
+                            "python": results.get("summary", {}).get(
+                                f"ismcts.{name}.iterations_per_cpu_s")}
+    results["engine_compiled"] = engine
+    results["server_compiled"] = server
+    results["research_compiled"] = research
+    results["ismcts_compiled"] = ismcts
+    results["compiled_build"] = {"modules": list(compiled_build.MODULES),
+                                 "generated_unix": int(time.time()),
+                                 "machine": machine_info()}
+    summary = results.setdefault("summary", {})
+    for name, e in engine.items():
+        summary[f"engine_compiled.{name}.decisions_per_cpu_s"] = e["decisions_per_cpu_s"]
+    if server:
+        summary["server_compiled.cpu_ms_per_move"] = server["cpu_ms_per_move"]
+    for name, r in research.items():
+        summary[f"research_compiled.{name}.env_steps_per_cpu_s"] = r["env_steps_per_cpu_s"]
+    for name, r in ismcts.items():
+        summary[f"ismcts_compiled.{name}.iterations_per_cpu_s"] = r["iterations_per_cpu_s"]
+    out.write_text(json.dumps(results, indent=2, default=str) + "\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
@@ -387,14 +492,28 @@ def main(argv: list[str] | None = None) -> int:
                              "default 2, 0 skips it)")
     store_bench.add_arguments(parser)
     parser.add_argument("--output", default=str(RESULTS), help="results file")
+    parser.add_argument("--compiled", action="store_true",
+                        help="measure the compiled build (make compiled) instead: the engine phase "
+                             "and the gRPC move phase only, written into the results file's "
+                             "engine_compiled and server_compiled keys beside the pure-Python "
+                             "figures already there (bench/compiled.py)")
     args = parser.parse_args(argv)
+    if args.compiled:
+        return measure_compiled(args, Console())
+    # engine.* and grpc.* are the pure-Python reference's figures: a build present is said
+    # (machine.compiled_build, and on the terminal), so a run with it is never taken for those.
+    built = [m for m in compiled_build.MODULES if compiled_build.extension(m) is not None]
+    if built:
+        Console().print("[yellow]the compiled build is present (make compiled): these figures "
+                        "are not the pure-Python reference's; `make clean-compiled` first, or "
+                        "--compiled to measure the build[/yellow]")
     args.usage_error = parser.error
     args.admin_token = token_arg(args, "--admin-token", "REFEREE_ADMIN_TOKEN") or ""
 
     console = Console()
     results: dict[str, Any] = {
         "generated_unix": int(time.time()),
-        "machine": machine_info(),
+        "machine": {**machine_info(), "compiled_build": built},
         "definitions": (__doc__ or "").strip(),
         "settings": {k: v for k, v in vars(args).items() if k not in ("output", "admin_token", "admin_token_file", "usage_error")},
         "engine": {},

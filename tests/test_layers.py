@@ -98,7 +98,8 @@ LAYERS = (
            ("research", "tools", "tournament", "sdk", "referee-cli", "server", "front", "web", "leagues", "play", "store", "server-base",
             "sim", "games",
             "core", "protocol"),
-           ("grpc", "rich", "httpx", "psycopg", "numpy", *PROTOBUF)),
+           # mypyc and setuptools: the optional compiled build of the engines (bench/compiled.py)
+           ("grpc", "rich", "httpx", "psycopg", "numpy", "mypyc", "setuptools", *PROTOBUF)),
 )
 #: Imports that cross layers on purpose: the registry finds the games by scanning the package
 #: referee.games (importlib), without naming any.

@@ -26,7 +26,7 @@ def clone_state(s: State) -> State:
     assigned here; ``tests/batavia/test_sim.py`` reads this function's source and fails if one is
     missing. ``final`` (the scoring dicts) is copied a level deep: nothing changes it in place
     once it is written."""
-    c = object.__new__(State)
+    c = State.__new__(State)  # not object.__new__: the compiled build's State refuses it
     c.n = s.n
     c.options = s.options
     c.rules = s.rules
@@ -158,7 +158,7 @@ def _sample_state(
     phase = _PHASE[v.phase]
     players = list(v.players)
 
-    s = object.__new__(State)
+    s = State.__new__(State)  # not object.__new__: the compiled build's State refuses it
     s.n = n
     s.options = dict(options)
     s.rules = rules
