@@ -92,7 +92,9 @@ def planes_section(root: Path) -> str:
                       "| plane | slice | slots | what each slot holds |",
                       "| --- | --- | --- | --- |"]
             for fp in layout:
-                meaning = " ".join(fp.meaning.split()).replace("|", "\\|")
+                # a meaning is plain text: a "[slot: ...]" in it is no Markdown link
+                meaning = (" ".join(fp.meaning.split()).replace("|", "\\|")
+                           .replace("[", "\\[").replace("]", "\\]"))
                 parts.append(f"| `{fp.name}` | {fp.start}–{fp.stop} | {fp.width} | {meaning} |")
             parts.append("")
             continue
