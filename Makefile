@@ -108,7 +108,7 @@ compiled: setup
 # What bench/compiled.py's clean removes, without the venv (make clean runs it too)
 clean-compiled:
 	find referee -name '*.so' -delete
-	rm -f referee_compiled__mypyc*.so build/compiled/manifest.json
+	rm -f build/compiled/manifest.json
 
 # Opt-in (it builds first): the golden records and the contract tests, and each game's
 # rule tests, run with the build present; tests/bench/test_compiled.py first checks that every

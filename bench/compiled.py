@@ -3,9 +3,10 @@ modules with mypyc ... as an optional build with the pure-Python modules kept as
 
 ``make compiled`` (``python -m bench.compiled build``) compiles ``MODULES`` with mypyc, which
 ships with mypy, into C extension modules written next to their ``.py`` files
-(``referee/games/goa/rules.cpython-311-x86_64-linux-gnu.so``...) plus one shared library at the
-repository root (``referee_compiled__mypyc...so``, the code of every module: mypyc compiles
-them as one group, so calls between them are native calls). Python's import system tries an
+(``referee/games/goa/rules.cpython-311-x86_64-linux-gnu.so``...) plus one shared library in the
+``referee`` package (``referee/compiled__mypyc...so``, the code of every module: mypyc compiles
+them as one group, so calls between them are native calls; inside the package, so a process
+that finds ``referee`` finds it, the ``referee`` console script included). Python's import system tries an
 extension module before the source of the same name, so the build shadows those ``.py`` files
 while it is present and nothing else changes: no import, no flag, no engine edit.
 ``make clean-compiled`` (``python -m bench.compiled clean``) removes it and the pure-Python
@@ -34,8 +35,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-#: the name of the shared library at the repository root that holds the compiled code
-GROUP = "referee_compiled"
+#: the group whose shared library (``referee/compiled__mypyc...so``) holds the compiled code
+GROUP = "referee.compiled"
 #: where the build keeps its C sources and objects (under build/, which git ignores)
 BUILD_DIR = ROOT / "build" / "compiled"
 #: the source hashes of the modules of the build present (written by ``build``)
@@ -100,7 +101,7 @@ def _digest(path: Path) -> str:
 
 def extensions() -> list[Path]:
     """The build's files present: the extension modules under referee/ and the shared library."""
-    return sorted([*ROOT.joinpath("referee").rglob("*.so"), *ROOT.glob(f"{GROUP}__mypyc*.so")])
+    return sorted(ROOT.joinpath("referee").rglob("*.so"))  # the shared library is there too
 
 
 def extension(module: str) -> Path | None:

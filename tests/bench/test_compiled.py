@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -37,3 +40,15 @@ def test_the_compiled_build_is_what_runs():
     assert python == [], f"imported from .py, not the build: {python}"
     for module in compiled.LEFT_OUT:
         assert (importlib.import_module(module).__file__ or "").endswith(".py"), module
+
+
+@pytest.mark.skipif(not COMPILED_RUN, reason="opt-in: make test-compiled (REFEREE_COMPILED_TEST=1)")
+def test_the_installed_commands_find_the_build(tmp_path):
+    """The console scripts run outside the checkout, with no PYTHONPATH: the build's shared
+    library must be found through the ``referee`` package (it once sat at the repository root,
+    and `referee serve` then failed at start with the build present)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    script = Path(sys.executable).with_name("referee")
+    done = subprocess.run([str(script), "games"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
