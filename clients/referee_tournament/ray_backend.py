@@ -55,20 +55,25 @@ class RayBackend:
             await asyncio.to_thread(self.ray.shutdown)
 
 
-#: Ray waits a fixed 30 s for its raylet to register at start-up, which a loaded machine (a
-#: build or a test suite beside it) can miss; a local instance is started again this many times
+#: Ray waits a fixed time for its raylet to register, and for its GCS server to write its port
+#: file, at start-up, which a loaded machine (a build or a test suite beside it) can miss; a
+#: local instance is started again this many times
 START_ATTEMPTS = 3
+#: what Ray's start-up says when it gave up waiting (a bare Exception for the raylet, a
+#: RuntimeError for the GCS server's port file, seen in a clean-checkout CI run)
+SLOW_START = ("timed out during startup", "Timed out waiting for file")
 
 
 def start_local_ray(ray: Any, num_cpus: int) -> None:
     """Start a local Ray instance of ``num_cpus`` for this process, trying again after Ray's
-    "timed out during startup" (its raylet slow to register), at most ``START_ATTEMPTS`` times."""
+    start-up timed out (:data:`SLOW_START`: its raylet slow to register, its GCS server slow to
+    write its port), at most ``START_ATTEMPTS`` times."""
     for attempt in range(1, START_ATTEMPTS + 1):
         try:
             ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
                      configure_logging=False)
             return
         except Exception as exc:  # Ray raises a bare Exception for this
-            if "timed out during startup" not in str(exc) or attempt == START_ATTEMPTS:
+            if not any(w in str(exc) for w in SLOW_START) or attempt == START_ATTEMPTS:
                 raise
             ray.shutdown()

@@ -81,6 +81,10 @@ def test_a_local_ray_slow_to_start_is_started_again():
     never = _SlowRay(fails=START_ATTEMPTS)
     with pytest.raises(Exception, match="timed out during startup"):
         start_local_ray(never, 2)
+    # the GCS server slow to write its port file (a clean-checkout CI run): started again too
+    gcs = _SlowRay(fails=1, message="Timed out waiting for file /tmp/ray/session_x/gcs_server_port")
+    start_local_ray(gcs, 2)
+    assert (gcs.inits, gcs.shutdowns) == (2, 1)
     other = _SlowRay(fails=1, message="some other failure")  # not retried
     with pytest.raises(Exception, match="some other failure"):
         start_local_ray(other, 2)
