@@ -109,6 +109,23 @@ async def _stub_call(referee, method: str, request, token: str):
         return await getattr(stub, method)(request, metadata=bearer(token), timeout=10)
 
 
+def _verify(referee, mid: str, tmp_path) -> dict:
+    """The finished match's record (complete, and `referee replay verify` says OK), parsed."""
+    record = asyncio.run(_stub_call(referee, "GetRecord",
+                                    referee_pb2.GetRecordRequest(match_id=mid),
+                                    referee.admin_token))
+    assert record.complete
+    path = tmp_path / "record.json"
+    path.write_text(record.record_json)
+    from referee_tournament.procs import referee_command
+
+    out = subprocess.run([*referee_command(), "replay", "verify", str(path), "--data-dir",
+                          str(referee.data_dir)], capture_output=True, text=True, timeout=120,
+                         check=False)
+    assert out.returncode == 0 and out.stdout.startswith("OK"), out.stdout + out.stderr
+    return json.loads(record.record_json)
+
+
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize(("game", "seats", "options"), GAMES,
                          ids=["goa2012", "goa2004", "santa_maria", "batavia"])
@@ -192,21 +209,9 @@ def test_an_agent_plays_a_whole_match_through_mcp(referee, transport, game, seat
             return mid
 
     mid = asyncio.run(asyncio.wait_for(main(), 600))
-    record = asyncio.run(_stub_call(referee, "GetRecord",
-                                    referee_pb2.GetRecordRequest(match_id=mid),
-                                    referee.admin_token))
-    assert record.complete
-    data = json.loads(record.record_json)
+    data = _verify(referee, mid, tmp_path)
     notes = {m.get("note") for m in data["moves"] if m["seat"] == agent_seat}
     assert {"by id", "structured"} <= notes
-    path = tmp_path / "record.json"
-    path.write_text(record.record_json)
-    from referee_tournament.procs import referee_command
-
-    out = subprocess.run([*referee_command(), "replay", "verify", str(path), "--data-dir",
-                          str(referee.data_dir)], capture_output=True, text=True, timeout=120,
-                         check=False)
-    assert out.returncode == 0 and out.stdout.startswith("OK"), out.stdout + out.stderr
 
 
 async def _check_refusals(tools: Tools, mid: str) -> int:

@@ -22,7 +22,7 @@ from referee_client.connection import bearer
 from referee.v1 import referee_pb2, referee_pb2_grpc
 
 from .standin import legal_ids
-from .test_mcp import ROOT, Tools, _command, _env, _stub_call
+from .test_mcp import ROOT, Tools, _command, _env, _verify
 
 pytestmark = pytest.mark.slow  # a referee with a house bot, whole matches
 
@@ -47,22 +47,6 @@ def _params(referee, *, admin: bool) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable,
                                  args=_command(referee, "--lobby-name", "claude"),
                                  env=env, cwd=str(ROOT))
-
-
-def _verify(referee, mid: str, tmp_path) -> dict:
-    record = asyncio.run(_stub_call(referee, "GetRecord",
-                                    referee_pb2.GetRecordRequest(match_id=mid),
-                                    referee.admin_token))
-    assert record.complete
-    path = tmp_path / "record.json"
-    path.write_text(record.record_json)
-    from referee_tournament.procs import referee_command
-
-    out = subprocess.run([*referee_command(), "replay", "verify", str(path), "--data-dir",
-                          str(referee.data_dir)], capture_output=True, text=True, timeout=120,
-                         check=False)
-    assert out.returncode == 0 and out.stdout.startswith("OK"), out.stdout + out.stderr
-    return json.loads(record.record_json)
 
 
 async def _play_out(tools: Tools, mid: str) -> int:
