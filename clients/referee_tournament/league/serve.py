@@ -462,8 +462,10 @@ class LeagueRunner:
                 # the match exists: the time policy plays the seat; counted as a start crash
                 start_errors[s] = str(exc)
                 commands[s] = (["/nonexistent-bot"], str(self.out / "hosted"))
+        # a resent request names the event it named the first time (the same request gets the
+        # same match); a followed match sends none
         job = self._job(idx, game, seating, seed, commands,
-                        event=event[0] if event else self.store.event_of(idx))
+                        event=event[0] if event else self.store.event_of(idx) if resend else "")
         tokens: dict[int, str] = dict(resume.hosted_tokens) if resume else {}
 
         def keep(match_id: str, seat_tokens: dict[int, str]) -> None:
