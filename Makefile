@@ -19,7 +19,8 @@ help:
 	@echo "make clean-compiled  remove the compiled build: the pure-Python reference runs again"
 	@echo "make test-compiled   build, then run the golden records, the contract tests, the games'"
 	@echo "                 rule tests and the forward model's against it (opt-in, not in make test)"
-	@echo "make bench-sprt  the search bot vs greedy at 1 CPU s a move, SPRT at every table (hours)"
+	@echo "make bench-sprt  the search bot vs greedy at 1 CPU s a move, SPRT at every table (hours;"
+	@echo "                 stop it any time: the next run goes on where it stopped)"
 	@echo "make lint        ruff, mypy, buf lint and buf breaking, as CI runs them"
 	@echo "make serve       run the referee alone on 127.0.0.1:50051"
 	@echo "make docs        build the documentation site into site/ (open site/index.html)"
@@ -119,8 +120,9 @@ test-compiled: compiled
 
 # The search bot against greedy at one CPU second a move, SPRT at every seat count of every
 # game (bench/sprt.py; hours: opt-in, never part of test or bench). PROFILE=fast for the other.
+# It goes on from bench/sprt.json where an earlier run stopped (--resume): stop it any time.
 bench-sprt: setup
-	$(PY) -m bench.sprt --profile $(or $(PROFILE),strong) --json bench/sprt.json
+	$(PY) -m bench.sprt --profile $(or $(PROFILE),strong) --json bench/sprt.json --resume
 
 # The documentation site (mkdocs.yml): tutorials per role and references written from the
 # source at each build (docs/gen/hooks.py). Strict: a broken link or reference fails the build.

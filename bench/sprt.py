@@ -8,11 +8,18 @@ SPRT decides between H0 (an equal player's share of first place, 1/seats) and H1
 ``--delta``) or ``--matches`` are played. Progress goes to stdout after every match; the JSON
 (``--json``, rewritten after every match so a stopped run keeps its figures) lists each duel's
 report: win rate with its 95% Wilson interval, the SPRT's log-likelihood ratio and verdict,
-seconds and iterations a searched move."""
+seconds and iterations a searched move, and every match played (``played``).
+
+``--resume`` reads that JSON and goes on where it stopped: a table the SPRT decided is kept as it
+is, an undecided one counts its matches again and plays only the rest of its schedule, so the
+hours a complete run needs may be spread over several sittings (``commits`` lists the checkouts
+that played each table's matches: a search made faster between two sittings plays the later
+matches with more iterations a move)."""
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +39,27 @@ def tables(games: list[str]) -> list[tuple[str, int]]:
     return out
 
 
+def checkout() -> str:
+    """The commit this run plays with ("unknown" outside a git checkout)."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                             text=True, check=True, cwd=Path(__file__).resolve().parent)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return out.stdout.strip() or "unknown"
+
+
+def same_duel(old: dict[str, Any], name: str, seats: int, profile: str, seconds: float,
+              p1: float) -> bool:
+    """Whether a stored report is of this table's duel: same game, seats, profile, budget and
+    H1 (a report of other terms is never resumed, it is played again)."""
+    settings = old.get("settings") or {}
+    return (old.get("game") == name and old.get("seats") == seats
+            and settings.get("profile") == profile and settings.get("seconds") == seconds
+            and settings.get("cpu") is True
+            and abs(((old.get("sprt") or {}).get("p1") or -1) - p1) < 1e-3)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.sprt", description=__doc__)
     parser.add_argument("--games", nargs="*", default=sorted(registry.games()),
@@ -45,23 +73,44 @@ def main(argv: list[str] | None = None) -> int:
                         help="H1's share of first place above an equal player's")
     parser.add_argument("--jobs", type=int, default=1, help="processes per duel")
     parser.add_argument("--json", default="sprt.json", help="where the reports go")
+    parser.add_argument("--resume", action="store_true",
+                        help="go on from the reports already in --json (see above)")
     args = parser.parse_args(argv)
-    done: list[dict[str, Any]] = []
     path = Path(args.json)
+    earlier: list[dict[str, Any]] = []
+    if args.resume and path.exists():
+        earlier = json.loads(path.read_text(encoding="utf-8"))
+    commit = checkout()
+    done: list[dict[str, Any]] = []
     for name, seats in tables(args.games):
         if args.seats and seats not in args.seats:
             continue
+        sprt = sprt_for(seats, args.delta)
+        old = next((r for r in earlier
+                    if same_duel(r, name, seats, args.profile, args.seconds, sprt.p1)), None)
+        if old is not None:
+            earlier.remove(old)
+        commits = list((old or {}).get("commits", []))
+        if old is not None and (old.get("sprt") or {}).get("decision"):
+            print(f"{name} {seats} seats: decided earlier ({old['sprt']['decision']}), kept",
+                  flush=True)
+            done.append(old)
+            continue
+        resume = (old or {}).get("played", [])
+        if resume:
+            print(f"{name} {seats} seats: resuming after {len(resume)} matches", flush=True)
 
-        def tick(report: DuelReport) -> None:
+        def tick(report: DuelReport, commits: list[str] = commits) -> None:
             print(report.line(), flush=True)
-            path.write_text(json.dumps([*done, report.as_dict()], indent=1) + "\n",
-                            encoding="utf-8")
+            if commit not in commits:
+                commits.append(commit)
+            path.write_text(json.dumps([*done, {**report.as_dict(), "commits": commits},
+                                        *earlier], indent=1) + "\n", encoding="utf-8")
 
         report = duel(name, seats, args.matches, None, args.seconds, jobs=args.jobs,
-                      progress=tick, sprt=sprt_for(seats, args.delta), profile=args.profile,
-                      cpu=True)
-        done.append(report.as_dict())
-        path.write_text(json.dumps(done, indent=1) + "\n", encoding="utf-8")
+                      progress=tick, sprt=sprt, profile=args.profile, cpu=True, resume=resume)
+        done.append({**report.as_dict(), "commits": commits})
+        path.write_text(json.dumps([*done, *earlier], indent=1) + "\n", encoding="utf-8")
     return 0
 
 

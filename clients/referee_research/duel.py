@@ -90,20 +90,30 @@ class DuelReport:
     searches: int = 0  # decisions the bot searched (more than one legal move)
     search_seconds: float = 0.0  # wall time of those searches (CPU time with a CPU budget)
     search_iterations: int = 0  # iterations of those searches
+    #: one row per match played, in order: (seed, the bot's seat, its share of first place, its
+    #: score margin, searches, search seconds, iterations): what a stopped duel resumes from
+    played: list[tuple[int, int, float, float, int, float, int]] = field(default_factory=list)
 
     def add(self, result: Result, seat: int, searches: int = 0,
-            search_seconds: float = 0.0, search_iterations: int = 0) -> float:
+            search_seconds: float = 0.0, search_iterations: int = 0, seed: int = 0) -> float:
         share = first_share(result, seat)
+        others = [s for i, s in enumerate(result.scores) if i != seat]
+        margin = result.scores[seat] - max(others, default=0)
+        self.record((seed, seat, share, margin, searches, search_seconds, search_iterations))
+        return share
+
+    def record(self, row: tuple[int, int, float, float, int, float, int]) -> None:
+        """Count one match from its row (:attr:`played`), as :meth:`add` does from a Result."""
+        _seed, _seat, share, margin, searches, seconds, iterations = row
+        self.played.append(row)
         self.matches += 1
         self.wins += share
-        others = [s for i, s in enumerate(result.scores) if i != seat]
-        self.score_diff += result.scores[seat] - max(others, default=0)
+        self.score_diff += margin
         self.searches += searches
-        self.search_seconds += search_seconds
-        self.search_iterations += search_iterations
+        self.search_seconds += seconds
+        self.search_iterations += iterations
         if self.sprt is not None:
             self.sprt.add(share)
-        return share
 
     @property
     def seconds_per_move(self) -> float:
@@ -136,7 +146,8 @@ class DuelReport:
                 "seconds_per_move": round(self.seconds_per_move, 4),
                 "iterations_per_move": round(self.search_iterations / self.searches, 1)
                 if self.searches else 0.0,
-                "sprt": None if self.sprt is None else self.sprt.as_dict()}
+                "sprt": None if self.sprt is None else self.sprt.as_dict(),
+                "played": [list(row) for row in self.played]}
 
     def line(self) -> str:
         lo, hi = self.interval
@@ -269,20 +280,30 @@ def _run_one(job: tuple[str, int, int, int, int | None, float | None, dict[str, 
 def duel(game: str, seats: int, matches: int, iterations: int | None,
          seconds: float | None = None, jobs: int = 1, first_seed: int = 1,
          progress: Callable[[DuelReport], None] | None = None,
-         sprt: Sprt | None = None, **knobs: Any) -> DuelReport:
+         sprt: Sprt | None = None, resume: list[list[Any]] | None = None,
+         **knobs: Any) -> DuelReport:
     """ISMCTS (``iterations`` per move) against greedy on ``game`` with ``seats`` seats, over
     ``matches`` matches rounded up to whole seeds (each seed played with the bot in every seat),
     on ``jobs`` processes. With ``sprt`` the duel stops as soon as the test decides (which may
     leave the last seed with fewer than every seat). ``progress`` is called after every
-    match."""
+    match. ``resume`` (the ``played`` rows of an earlier, stopped report of the same duel)
+    counts those matches first and plays only the rest of the schedule."""
     report = DuelReport(game, seats, iterations, effective_settings(seconds, **knobs), sprt=sprt)
+    done: set[tuple[int, int]] = set()
+    for row in resume or []:
+        seed, seat, share, margin, searches, spent, its = row
+        report.record((int(seed), int(seat), float(share), float(margin), int(searches),
+                       float(spent), int(its)))
+        done.add((int(seed), int(seat)))
     seeds = max(1, -(-matches // seats))
     work = [(game, seats, seed, seat, iterations, seconds, dict(knobs))
-            for seed, seat in schedule(seeds, seats, first_seed)]
+            for seed, seat in schedule(seeds, seats, first_seed) if (seed, seat) not in done]
+    if sprt is not None and sprt.decision is not None:
+        work = []
     if jobs <= 1:
         for job in work:
-            _seed, seat, result, searches, spent, its = _run_one(job)
-            report.add(result, seat, searches, spent, its)
+            seed, seat, result, searches, spent, its = _run_one(job)
+            report.add(result, seat, searches, spent, its, seed=seed)
             if progress:
                 progress(report)
             if sprt is not None and sprt.decision is not None:
@@ -291,8 +312,8 @@ def duel(game: str, seats: int, matches: int, iterations: int | None,
     import multiprocessing
 
     with multiprocessing.get_context("spawn").Pool(jobs) as pool:  # leaving it terminates it
-        for _seed, seat, result, searches, spent, its in pool.imap(_run_one, work):
-            report.add(result, seat, searches, spent, its)
+        for seed, seat, result, searches, spent, its in pool.imap(_run_one, work):
+            report.add(result, seat, searches, spent, its, seed=seed)
             if progress:
                 progress(report)
             if sprt is not None and sprt.decision is not None:

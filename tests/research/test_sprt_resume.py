@@ -1,0 +1,73 @@
+"""``make bench-sprt`` spread over sittings: a stopped duel resumes from the matches its JSON
+lists, counting them once and playing only the rest of its schedule (bench/sprt.py --resume).
+The matches are faked (a fixed result per seed and seat), so this pins the bookkeeping, not the
+bot."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from referee_research import duel as duel_mod
+
+from bench import sprt as sprt_bench
+from referee.core.contract import Result
+
+
+@pytest.fixture
+def fake_matches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """Every match "played" (seed, the bot's seat); the bot wins when seed + seat is even."""
+    played: list[tuple[int, int]] = []
+
+    def run_one(job: tuple[Any, ...]) -> tuple[int, int, Result, int, float, int]:
+        _game, seats, seed, seat = job[:4]
+        played.append((seed, seat))
+        win = (seed + seat) % 2 == 0
+        scores = [10 if (s == seat) == win else 5 for s in range(seats)]
+        ranks = [1 + sum(1 for o in scores if o > x) for x in scores]
+        return seed, seat, Result(scores, ranks, [], []), 3, 1.5, 30
+
+    monkeypatch.setattr(duel_mod, "_run_one", run_one)
+    return played
+
+
+def test_a_resumed_duel_counts_its_matches_once_and_plays_only_the_rest(fake_matches):
+    whole = duel_mod.duel("batavia", 3, 9, 4)
+    assert len(fake_matches) == 9
+    fake_matches.clear()
+    first = duel_mod.duel("batavia", 3, 4, 4)  # whole seeds: 6 matches
+    rows = json.loads(json.dumps(first.as_dict()))["played"][:4]  # a sitting stopped after 4
+    assert [tuple(r[:2]) for r in rows] == [(1, 0), (1, 1), (1, 2), (2, 0)]
+    fake_matches.clear()
+    rest = duel_mod.duel("batavia", 3, 9, 4, resume=rows)
+    assert fake_matches == [(2, 1), (2, 2), (3, 0), (3, 1), (3, 2)], "only the rest is played"
+    for key in ("matches", "wins", "win_rate", "mean_score_margin", "searched_moves",
+                "iterations_per_move", "played"):
+        assert rest.as_dict()[key] == whole.as_dict()[key], key
+
+
+def test_bench_sprt_resume_keeps_decided_tables_and_goes_on_with_the_others(
+        fake_matches, tmp_path, capsys):
+    out = tmp_path / "sprt.json"
+    args = ["--games", "batavia", "--seats", "3", "4", "--matches", "6", "--json", str(out)]
+    assert sprt_bench.main(args) == 0
+    reports = json.loads(out.read_text())
+    assert [(r["game"], r["seats"], r["matches"]) for r in reports] == [
+        ("batavia", 3, 6), ("batavia", 4, 8)]
+    assert all(r["commits"] for r in reports)
+    # the 3-seat table is marked decided, the 4-seat one stopped after 5 matches
+    reports[0]["sprt"]["decision"] = "H1"
+    reports[1]["played"] = reports[1]["played"][:5]
+    out.write_text(json.dumps(reports))
+    fake_matches.clear()
+    assert sprt_bench.main([*args, "--resume"]) == 0
+    assert fake_matches == [(2, 1), (2, 2), (2, 3)], "the decided table is not played again"
+    again = json.loads(out.read_text())
+    assert again[0] == reports[0]
+    assert again[1]["matches"] == 8 and len(again[1]["played"]) == 8
+    said = capsys.readouterr().out
+    assert "decided earlier (H1), kept" in said and "resuming after 5 matches" in said
+    # a report of other terms (another profile) is never resumed: the table is played anew
+    fake_matches.clear()
+    assert sprt_bench.main([*args, "--resume", "--profile", "fast", "--seats", "4"]) == 0
+    assert len(fake_matches) == 8
