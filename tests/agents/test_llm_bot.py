@@ -23,6 +23,8 @@ from referee_client.llm import (
 )
 from referee_client.unary import time_policy_proto
 
+from .records import verified_record
+
 IDS = {"abc234", "xyz789", "qqq222"}
 
 
@@ -50,24 +52,6 @@ def test_a_prompt_template_with_unknown_fields_is_refused(tmp_path):
     good = tmp_path / "q.txt"
     good.write_text("$view\n$moves\n$feedback")
     assert load_template(good).get_identifiers() == ["view", "moves", "feedback"]
-
-
-def _record(referee, match_id):
-    with AdminClient(referee.address, referee.admin_token) as admin:
-        rec = admin.record(match_id)
-    assert rec.complete
-    return rec.record_json
-
-
-def _verify(record_json, referee, tmp_path):
-    from referee_tournament.procs import referee_command
-
-    path = tmp_path / "record.json"
-    path.write_text(record_json)
-    out = subprocess.run([*referee_command(), "replay", "verify", str(path),
-                          "--data-dir", str(referee.data_dir)],
-                         capture_output=True, text=True, timeout=120, check=False)
-    assert out.returncode == 0 and out.stdout.startswith("OK"), out.stdout + out.stderr
 
 
 def test_a_whole_match_with_wrong_malformed_late_and_silent_answers(referee, standin, tmp_path):
@@ -105,7 +89,7 @@ def test_a_whole_match_with_wrong_malformed_late_and_silent_answers(referee, sta
         "content"]
     assert all(k == "Bearer sk-test-key-123" for k in chat_server.keys)
 
-    record_json = _record(referee, created.match_id)
+    record_json = verified_record(referee, created.match_id, tmp_path)
     assert "sk-test-key" not in record_json
     record = json.loads(record_json)
     mine = [m for m in record["moves"] if m["seat"] == 0]
@@ -117,7 +101,6 @@ def test_a_whole_match_with_wrong_malformed_late_and_silent_answers(referee, sta
     assert sum(n[2] for n in noted) == u.reasks  # type: ignore[index]
     assert sum(n[3] for n in noted) == u.illegal  # type: ignore[index]
     assert all(len(m["note"].encode()) <= 512 for m in mine if m.get("note"))
-    _verify(record_json, referee, tmp_path)
 
 
 def test_the_command_takes_its_key_from_a_file_and_writes_the_usage(referee, standin, tmp_path):

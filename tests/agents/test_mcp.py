@@ -10,7 +10,6 @@ import asyncio
 import json
 import os
 import random
-import subprocess
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -26,6 +25,7 @@ from referee_client.connection import bearer
 
 from referee.v1 import referee_pb2, referee_pb2_grpc
 
+from .records import verified_record
 from .standin import legal_ids
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,19 +111,7 @@ async def _stub_call(referee, method: str, request, token: str):
 
 def _verify(referee, mid: str, tmp_path) -> dict:
     """The finished match's record (complete, and `referee replay verify` says OK), parsed."""
-    record = asyncio.run(_stub_call(referee, "GetRecord",
-                                    referee_pb2.GetRecordRequest(match_id=mid),
-                                    referee.admin_token))
-    assert record.complete
-    path = tmp_path / "record.json"
-    path.write_text(record.record_json)
-    from referee_tournament.procs import referee_command
-
-    out = subprocess.run([*referee_command(), "replay", "verify", str(path), "--data-dir",
-                          str(referee.data_dir)], capture_output=True, text=True, timeout=120,
-                         check=False)
-    assert out.returncode == 0 and out.stdout.startswith("OK"), out.stdout + out.stderr
-    return json.loads(record.record_json)
+    return json.loads(verified_record(referee, mid, tmp_path))
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
