@@ -4,7 +4,9 @@
         --model qwen2.5-7b-instruct --address 127.0.0.1:50051 --match M
 
 or, with no match and no token, against a bot of the referee's lobby (a house bot of
-``referee serve --house-bots``), challenged as an anonymous lobby player (:mod:`.lobby`)::
+``referee serve --house-bots``), challenged as an anonymous lobby player (:mod:`.lobby`), or
+as the agent's own bot when a bot token is given (``--bot-token-file`` or
+``$REFEREE_BOT_TOKEN``: the match then comes on the bot's Session)::
 
     referee-bot llm --base-url http://127.0.0.1:8080/v1 --model qwen2.5-7b-instruct \\
         --address 127.0.0.1:50051 --challenge house-greedy-goa --game goa
@@ -68,7 +70,8 @@ def add_parser(sub, add_connection: Callable[[argparse.ArgumentParser], None]) -
     p.add_argument("--challenge", metavar="BOT",
                    help="challenge BOT through the referee's lobby (e.g. house-random, "
                         "house-greedy-goa on a referee with --house-bots) and play the match, "
-                        "as an anonymous lobby player named after the model "
+                        "as an anonymous lobby player named after the model, or as the bot "
+                        "of --bot-token-file / $REFEREE_BOT_TOKEN when one is given "
                         "(docs/bot/play-a-model.md)")
     p.add_argument("--game", default="goa",
                    help="with --challenge: the game (default goa)")
@@ -80,7 +83,8 @@ def add_parser(sub, add_connection: Callable[[argparse.ArgumentParser], None]) -
                    help="with --challenge: a game option (repeatable, e.g. edition=2004)")
     add_token_flag(p, "--token", "REFEREE_TOKEN", "this seat's secret token")
     p.add_argument("--bot-token-file", metavar="PATH",
-                   help="without --match: the bot's token (default: $REFEREE_BOT_TOKEN)")
+                   help="without --match: the bot's token (default: $REFEREE_BOT_TOKEN); "
+                        "with --challenge, the bot that challenges")
     p.add_argument("--capacity", type=int, default=1, metavar="N",
                    help="without --match: matches played at once (default 1)")
     p.add_argument("--max-matches", type=int, metavar="N",
@@ -104,21 +108,17 @@ def main(args: argparse.Namespace, log, tls) -> int:
             if not eq or not key:
                 args.usage_error(f"argument --option: expected KEY=VALUE, got {item!r}")
             options[key] = value
+        # with a bot token the model challenges as that bot (its seat comes on the bot's
+        # Session); without one, as an anonymous lobby player
+        bot_token = _bot_token(args, required=False)
     elif args.match:
         token = token_arg(args, "--token", "REFEREE_TOKEN")
         if not token:
             args.usage_error("no seat token: pass --token-file or set REFEREE_TOKEN")
             return 2
     else:
-        bot_token = os.environ.get("REFEREE_BOT_TOKEN") or None
-        if args.bot_token_file:
-            try:
-                bot_token = read_token_file(args.bot_token_file)
-            except (OSError, ValueError) as exc:
-                args.usage_error(f"argument --bot-token-file: {exc}")
+        bot_token = _bot_token(args, required=True)
         if not bot_token:
-            args.usage_error("give --match (and its seat token), or a bot token for a "
-                             "session: --bot-token-file or $REFEREE_BOT_TOKEN")
             return 2
     key = os.environ.get(KEY_ENV) or None
     if args.api_key_file:
@@ -136,6 +136,9 @@ def main(args: argparse.Namespace, log, tls) -> int:
     chat = ChatClient(args.base_url, args.model, key, temperature=args.temperature,
                       max_tokens=args.max_tokens)
     if bot_token is not None:
+        if args.challenge:
+            return _session(args, log, tls, chat, bot_token, template, system,
+                            challenge=options)
         return _session(args, log, tls, chat, bot_token, template, system)
     if args.challenge:
         from .lobby import LobbyRefused, challenge
@@ -171,9 +174,26 @@ def main(args: argparse.Namespace, log, tls) -> int:
     return EXIT_OK
 
 
+def _bot_token(args: argparse.Namespace, required: bool) -> str | None:
+    """The bot token of --bot-token-file or $REFEREE_BOT_TOKEN (never a command-line value);
+    a usage error when ``required`` and there is none."""
+    bot_token = os.environ.get("REFEREE_BOT_TOKEN") or None
+    if args.bot_token_file:
+        try:
+            bot_token = read_token_file(args.bot_token_file)
+        except (OSError, ValueError) as exc:
+            args.usage_error(f"argument --bot-token-file: {exc}")
+    if required and not bot_token:
+        args.usage_error("give --match (and its seat token), or a bot token for a "
+                         "session: --bot-token-file or $REFEREE_BOT_TOKEN")
+    return bot_token
+
+
 def _session(args: argparse.Namespace, log, tls, chat, bot_token: str, template,
-             system: str | None) -> int:
-    """Every match the referee assigns to the bot, one ChatModelBot each (one chat client)."""
+             system: str | None, challenge: dict[str, str] | None = None) -> int:
+    """Every match the referee assigns to the bot, one ChatModelBot each (one chat client).
+    With ``challenge`` (the game's options), the bot challenges ``args.challenge`` through the
+    lobby as its Session opens, and the session ends after that one match."""
     from .llm import ChatModelBot, usage_json
     from .session import session
 
@@ -191,14 +211,34 @@ def _session(args: argparse.Namespace, log, tls, chat, bot_token: str, template,
 
     async def run():
         try:
-            return await session(made, args.address, bot_token, capacity=args.capacity,
-                                 tls=tls, max_matches=args.max_matches,
-                                 agent=f"referee-bot llm {args.model}", on_game_over=over,
-                                 backoff=Backoff(give_up_after=args.give_up_after))
+            playing = asyncio.ensure_future(session(
+                made, args.address, bot_token, capacity=args.capacity, tls=tls,
+                max_matches=1 if challenge is not None else args.max_matches,
+                agent=f"referee-bot llm {args.model}", on_game_over=over,
+                backoff=Backoff(give_up_after=args.give_up_after)))
+            if challenge is not None:
+                from .lobby import LobbyRefused
+                from .lobby import challenge as challenge_bot
+
+                try:
+                    got = await challenge_bot(args.address, args.challenge, args.game,
+                                              preset=args.preset, options=challenge,
+                                              name=f"llm {args.model}", tls=tls,
+                                              bot_token=bot_token)
+                except LobbyRefused as exc:
+                    playing.cancel()
+                    log.error("challenge refused", bot=args.challenge, reason=exc.reason,
+                              message=exc.message)
+                    return None
+                log.info("challenge accepted, as the bot", bot=args.challenge,
+                         match=got.match_id)
+            return await playing
         finally:
             await chat.close()
 
     stats = asyncio.run(run())
+    if stats is None:
+        return EXIT_FAILED
     if args.usage_file:
         with open(args.usage_file, "a", encoding="utf-8") as f:
             for bot in bots:

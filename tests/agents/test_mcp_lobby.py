@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import subprocess
 import sys
@@ -249,3 +250,30 @@ def test_llm_challenges_a_house_bot_and_plays_the_match(house_referee, standin, 
     no = subprocess.run([*base, "--challenge", "no-such-bot"], capture_output=True, text=True,
                         timeout=120, check=False)
     assert no.returncode == 1 and "NOT_FOUND" in no.stderr, no.stderr[-2000:]
+
+
+def test_llm_with_a_bot_token_challenges_as_its_bot(house_referee, standin, tmp_path):
+    """`referee-bot llm --challenge` with a bot token (from the environment, never the command
+    line) challenges as that bot: the match comes as an Assignment on the bot's Session, which
+    ends after it. Without the token the same command plays as an anonymous lobby player
+    (the test above), and its log never says it opened a session."""
+    from referee_client import register_bot
+
+    referee = house_referee
+    chat_server = standin(seed=9)
+    token = register_bot(referee.address, referee.admin_token, "llm-lobby-bot")
+    usage_file = tmp_path / "usage.jsonl"
+    out = subprocess.run(
+        [sys.executable, "-m", "referee_client.cli", "llm", "--base-url", chat_server.base_url,
+         "--model", "stand-in", "--address", referee.address, "--game", "santa_maria", "--preset",
+         CLOCK, "--challenge", "house-random", "--usage-file", str(usage_file)],
+        capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "REFEREE_BOT_TOKEN": token})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "challenge accepted, as the bot" in out.stderr, out.stderr[-2000:]
+    assert "session over" in out.stderr and "finished=1" in out.stderr, out.stderr[-2000:]
+    assert token not in out.stderr + out.stdout
+    usage = json.loads(usage_file.read_text().splitlines()[0])
+    assert usage["moves"] > 3 and usage["illegal"] == 0
+    data = _verify(referee, usage["match_id"], tmp_path)
+    assert data["lobby"]["challenged"] == "house-random"
