@@ -294,7 +294,12 @@ class Agent:
             out["seeks"] = [k.public() for k in self.seeks.values()]
         if self.notices:
             out["notices"] = self.notices[-5:]
-        if not self.seats:
+        closed = [k.seek_id for k in self.seeks.values() if k.state in ("expired", "gone")]
+        if not self.seats and closed and not any(k.state == "open" for k in self.seeks.values()):
+            out["message"] = (f"no match: your seek {closed[-1]} expired before every seat was "
+                              "taken; open_seek again, join_seek one of list_seeks, or "
+                              "challenge a bot")
+        elif not self.seats:
             waiting = any(k.state == "open" for k in self.seeks.values())
             out["message"] = (
                 "no match yet: your open seek's match shows here once every seat is taken "

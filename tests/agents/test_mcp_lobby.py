@@ -19,6 +19,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from referee_client.connection import bearer
+from referee_tournament.procs import LocalReferee
 
 from referee.v1 import referee_pb2, referee_pb2_grpc
 
@@ -277,3 +278,40 @@ def test_llm_with_a_bot_token_challenges_as_its_bot(house_referee, standin, tmp_
     assert usage["moves"] > 3 and usage["illegal"] == 0
     data = _verify(referee, usage["match_id"], tmp_path)
     assert data["lobby"]["challenged"] == "house-random"
+
+
+@pytest.fixture(scope="module")
+def short_seek_referee(tmp_path_factory):
+    """A referee whose open seeks expire after 2 s (``--seek-ttl 2``)."""
+    server = LocalReferee(tmp_path_factory.mktemp("agents-short-seeks") / "data",
+                          extra_args=("--seek-ttl", "2", "--seek-rate", "5"))
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_an_agents_seek_that_expires_is_said_to_have_expired(short_seek_referee):
+    """An open seek nobody joins expires: wait_for_match comes back with it marked expired and
+    a message that says so, list_seeks no longer offers it, and another agent's join_seek on
+    it is refused with the lobby's reason."""
+    referee = short_seek_referee
+
+    async def main():
+        async with Client(_params(referee, admin=False)) as a, \
+                Client(_params(referee, admin=False)) as b:
+            ada, bea = LobbyTools(a, []), LobbyTools(b, [])
+            opened = await ada("open_seek", game="goa", seats=2, preset=CLOCK)
+            assert opened["ok"], opened
+            sid = opened["seek"]["seek_id"]
+            assert sid in [k["seek_id"] for k in (await bea("list_seeks", game="goa"))["seeks"]]
+            waited = await ada("wait_for_match", timeout_s=60)
+            assert waited["matches"] == [], waited
+            assert [(k["seek_id"], k["state"]) for k in waited["seeks"]] in (
+                [(sid, "expired")], [(sid, "gone")]), waited
+            assert "expired" in waited["message"], waited
+            listed = await bea("list_seeks", game="goa")
+            assert sid not in [k["seek_id"] for k in listed["seeks"]], listed
+            late = await bea("join_seek", seek_id=sid)
+            assert late["ok"] is False and late["reason"] in ("NOT_FOUND", "SEEK_CLOSED"), late
+
+    asyncio.run(asyncio.wait_for(main(), 300))
