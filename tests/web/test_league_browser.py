@@ -172,3 +172,33 @@ def test_organizer_page_acts_on_bots_and_the_league(web, page, tmp_path):
     assert page.locator("#standings tbody tr[data-bot=gamma]").count() == 0
     assert page.goto(web.base + "/bots/gamma").status == 404
     assert not page.errors, page.errors
+
+
+def test_league_page_shows_new_challenges_without_a_reload(web, page, tmp_path):
+    """The Challenges section follows the runner's publications as the standings do: a first
+    challenge result appears (drawn by the page's own template) without a reload."""
+    lg = build_sync(web)
+    page.goto(web.base + "/leagues/spring")
+    assert page.locator("#challenges").count() == 0
+    page.evaluate("window.__sameDocument = true")
+    doc = standings_doc("spring", bots=("alpha", "gamma", "beta"))
+    doc["challenges"] = {
+        "rated": True, "matches": 1,
+        "pool": {"rating": -1.25, "mu": 24.5, "sigma": 8.3, "matches": 1},
+        "by_entrant": [{"bot": "alpha", "matches": 1, "wins": 1, "losses": 0, "draws": 0}],
+        "recent": [{"match": lg.finished[0], "game": "batavia",
+                    "finished_unix_ms": 1_790_000_000_000, "entrants": {"alpha": "win"},
+                    "rated": True}]}
+    _publish(web, doc)
+    wait_until(page, "document.querySelector('#challenge-results tr[data-bot=\"alpha\"]')"
+                     " !== null", 20_000)
+    row = page.locator('#challenge-results tr[data-bot="alpha"] td')
+    assert [row.nth(i).inner_text() for i in range(5)] == ["alpha", "1", "1", "0", "0"]
+    assert page.locator("#challenges").get_attribute("data-rated") == "yes"
+    assert "-1.25" in page.locator("#challengers-pool").inner_text()
+    recent = page.locator("#challenge-matches tbody tr")
+    assert recent.count() == 1 and lg.finished[0] in recent.inner_text()
+    assert recent.locator("td.time").inner_text().startswith("2026-")  # local time drawn
+    assert page.evaluate("window.__sameDocument") is True, "the page was reloaded"
+    save_screenshot(page.locator("main"), tmp_path, "league-challenges.png")
+    assert not page.errors, page.errors

@@ -49,13 +49,33 @@
     if (upd && data.published_unix_ms) { upd.dataset.ms = data.published_unix_ms; fmtTimes(upd.parentNode); }
   }
   window.RefereeStandings = draw;  // the browser tests redraw from the API and compare
+  // the challenges section, drawn by the server's own template: taken from a fresh copy of
+  // this page whenever the runner publishes new standings (they carry the challenges)
+  function redrawChallenges() {
+    const box = document.getElementById("challenges-box");
+    if (!box) return;
+    fetch(location.pathname, { cache: "no-store" })
+      .then((r) => (r.ok ? r.text() : null))
+      .then((html) => {
+        if (!html) return;
+        const fresh = new DOMParser().parseFromString(html, "text/html").getElementById("challenges-box");
+        if (fresh) { box.replaceChildren(...fresh.childNodes); fmtTimes(box); }
+      }).catch(() => {});
+  }
   const opts = document.getElementById("league-data");
   if (opts) {
     const name = JSON.parse(opts.textContent).name;
+    const upd = document.getElementById("updated");
+    let published = upd ? String(upd.dataset.ms || "") : "";
     const poll = () => {
       if (document.hidden) return;
       fetch("/api/leagues/" + encodeURIComponent(name) + "/standings", { cache: "no-store" })
-        .then((r) => (r.ok ? r.json() : null)).then((d) => { if (d) draw(d); }).catch(() => {});
+        .then((r) => (r.ok ? r.json() : null)).then((d) => {
+          if (!d) return;
+          draw(d);
+          const now = String(d.published_unix_ms || "");
+          if (now !== published) { published = now; redrawChallenges(); }
+        }).catch(() => {});
     };
     setInterval(poll, POLL_MS);
   }
