@@ -135,3 +135,42 @@ def test_with_the_prior_at_pace_a_paired_search_can_leave_a_greedy_move_that_loo
     assert r.move != prior and r.values[r.move] > r.values[prior] + settings.prior_margin
     prior_visits = paced.root.children[(0, prior)].visits
     assert prior_visits >= max(r.visits.values()) - 1
+
+
+def test_the_cyclic_collector_is_off_during_a_search_and_on_again_after(monkeypatch):
+    """A search runs with the cyclic GC paused (a fifth of Goa's strong search was collection)
+    and restores it, also when an iteration raises; a search that starts with it off (another
+    thread's search paused it) leaves it off."""
+    import gc
+
+    sim = Simulation.new("goa", 2, 4)
+    d = sim.decision()
+    det = ismcts.from_views("goa", d.seat, sim.view(d.seat), 2)
+    settings = replace(ismcts.STRONG, budget=Budget(iterations=2, seconds=None))
+    seen: list[bool] = []
+    original = ismcts.Search._iterate
+
+    def iterate(self, rng):
+        seen.append(gc.isenabled())
+        return original(self, rng)
+
+    monkeypatch.setattr(ismcts.Search, "_iterate", iterate)
+    assert gc.isenabled()
+    ismcts.search(det, d.seat, d.moves, 3, settings, d.moves[0])
+    assert seen and not any(seen)
+    assert gc.isenabled()
+
+    def broken(self, rng):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(ismcts.Search, "_iterate", broken)
+    with pytest.raises(RuntimeError):
+        ismcts.search(det, d.seat, d.moves, 3, settings, d.moves[0])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with ismcts.cyclic_gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
