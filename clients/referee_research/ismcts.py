@@ -26,9 +26,11 @@ machine's load. Nothing here names a game: what differs per game goes through th
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -296,18 +298,19 @@ class Search:
         self._world_seed = rng.next64()
         deadline = None if budget.seconds is None else start + budget.seconds
         done = 0
-        while True:
-            done += 1
-            try:
-                self._iterate(Rng(rng.next64()))
-            except _BeyondHorizon as far:  # the end is further than the search looks
-                self.beyond = True
-                self.remaining = far.moves
-                break
-            if budget.iterations is not None and done >= budget.iterations:
-                break
-            if deadline is not None and clock() >= deadline:
-                break
+        with cyclic_gc_paused():
+            while True:
+                done += 1
+                try:
+                    self._iterate(Rng(rng.next64()))
+                except _BeyondHorizon as far:  # the end is further than the search looks
+                    self.beyond = True
+                    self.remaining = far.moves
+                    break
+                if budget.iterations is not None and done >= budget.iterations:
+                    break
+                if deadline is not None and clock() >= deadline:
+                    break
         return self._result(done, clock() - start)
 
     # ------------------------------------------------------------------ one iteration
@@ -530,6 +533,26 @@ class Search:
         return best
 
 
+@contextlib.contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for one search, back on after (if it was on).
+
+    A rollout allocates many short-lived containers (clones, views, the greedy bot's tables) and
+    the caches of encodings grow beside them, so the collector kept walking the long-lived heap:
+    in Goa a fifth of a strong search's CPU (docs/research/search-bot.md, *Speed*). Reference
+    counting still frees everything acyclic at once; cycles made during one search wait for the
+    next collection after it. It changes no choice. Process-wide, as the switch is: a search that
+    starts with it off (another thread's search) leaves it to the one that turned it off."""
+    was_on = gc.isenabled()
+    if was_on:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 def from_views(game: str, seat: int, view: Message | bytes, seat_count: int,
                history: Sequence[Event] = (), options: Mapping[str, Any] | None = None
                ) -> Determinizer:
@@ -572,6 +595,7 @@ __all__ = [
     "Search",
     "SearchResult",
     "Settings",
+    "cyclic_gc_paused",
     "estimate_rewards",
     "from_views",
     "rewards",

@@ -135,3 +135,112 @@ def test_with_the_prior_at_pace_a_paired_search_can_leave_a_greedy_move_that_loo
     assert r.move != prior and r.values[r.move] > r.values[prior] + settings.prior_margin
     prior_visits = paced.root.children[(0, prior)].visits
     assert prior_visits >= max(r.visits.values()) - 1
+
+
+def test_the_cyclic_collector_is_off_during_a_search_and_on_again_after(monkeypatch):
+    """A search runs with the cyclic GC paused (a fifth of Goa's strong search was collection)
+    and restores it, also when an iteration raises; a search that starts with it off (another
+    thread's search paused it) leaves it off."""
+    import gc
+
+    sim = Simulation.new("goa", 2, 4)
+    d = sim.decision()
+    det = ismcts.from_views("goa", d.seat, sim.view(d.seat), 2)
+    settings = replace(ismcts.STRONG, budget=Budget(iterations=2, seconds=None))
+    seen: list[bool] = []
+    original = ismcts.Search._iterate
+
+    def iterate(self, rng):
+        seen.append(gc.isenabled())
+        return original(self, rng)
+
+    monkeypatch.setattr(ismcts.Search, "_iterate", iterate)
+    assert gc.isenabled()
+    ismcts.search(det, d.seat, d.moves, 3, settings, d.moves[0])
+    assert seen and not any(seen)
+    assert gc.isenabled()
+
+    def broken(self, rng):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(ismcts.Search, "_iterate", broken)
+    with pytest.raises(RuntimeError):
+        ismcts.search(det, d.seat, d.moves, 3, settings, d.moves[0])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with ismcts.cyclic_gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_santa_maria_greedy_chooses_alike_with_its_shared_placement_cache(monkeypatch):
+    """The greedy Santa Maria bot's best placements are shared across decisions
+    (``santa_maria_values._PLACEMENTS``, the rollouts' main cost): along random games at every
+    seat count, its choice with the cache warm from all the decisions before is the one it
+    makes with the cache emptied first, and the cache was hit."""
+    from referee_client.bots import santa_maria_values as smv
+
+    hits = 0
+    original = smv.Ctx.best_placement
+
+    def counted(self, tile_cells):
+        nonlocal hits
+        before = len(smv._PLACEMENTS)
+        found = original(self, tile_cells)
+        hits += len(smv._PLACEMENTS) == before
+        return found
+
+    monkeypatch.setattr(smv.Ctx, "best_placement", counted)
+    for sim, d in per_seat_count("santa_maria", 60, 7):
+        message = messages.decision_message(sim, d.seat, d.kind, list(d.moves), 0, d.prompt)
+        bot = heuristics.prior_bot("santa_maria", 3)
+        assert bot is not None
+        warm = bot.choose(message)
+        saved = dict(smv._PLACEMENTS)
+        smv._PLACEMENTS.clear()
+        bot = heuristics.prior_bot("santa_maria", 3)
+        assert bot is not None
+        assert bot.choose(message) == warm
+        smv._PLACEMENTS.update(saved)
+    assert hits > 0
+
+
+def test_santa_maria_shared_placements_tell_colonies_apart():
+    """Colonies with the same cells but other contents (a building, colonists) or another year
+    do not share a best placement: each display tile's with the shared cache warm from the
+    first colony is the one computed from an empty cache."""
+    from referee_client.bots import santa_maria_values as smv
+
+    from referee.v1 import santa_maria_pb2
+
+    checked = 0
+    for sim, d in per_seat_count("santa_maria", 12, 5):
+        view = santa_maria_pb2.View.FromString(sim.game.view_bytes(sim.state, d.seat))
+        me = next(p for p in view.players if p.seat == view.seat)
+        if not me.colony or not view.display:
+            continue
+        for change in ("building", "colonists", "year"):
+            other = santa_maria_pb2.View()
+            other.CopyFrom(view)
+            them = next(p for p in other.players if p.seat == other.seat)
+            for cell in them.colony:
+                if change == "building":
+                    cell.content.building = not cell.content.building
+                elif change == "colonists":
+                    cell.content.colonists += 1
+            if change == "year":
+                other.year = 3 if view.year != 3 else 1
+            smv._PLACEMENTS.clear()
+            first = smv.Ctx(view, smv.Weights())
+            for tile in view.display:
+                first.best_placement(tile.cells)
+            warm = smv.Ctx(other, smv.Weights())
+            got = [warm.best_placement(t.cells) for t in other.display]
+            smv._PLACEMENTS.clear()
+            cold = smv.Ctx(other, smv.Weights())
+            assert got == [cold.best_placement(t.cells) for t in other.display], change
+            checked += 1
+    assert checked > 0

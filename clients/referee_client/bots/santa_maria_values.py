@@ -122,6 +122,12 @@ def can_pay(cost: list[int], res: list[int]) -> list[int] | None:
     return pay
 
 
+#: best placements shared by every decision (:meth:`Ctx.best_placement`), keyed by the tile and
+#: all the colony facts a placement's bonus reads; cleared when it holds this many
+PLACEMENT_CACHE = 1 << 15
+_PLACEMENTS: dict[tuple, tuple[float, tuple[int, int, int] | None]] = {}
+
+
 class Ctx:
     """What the bot knows about the position, decoded once per decision."""
 
@@ -146,6 +152,7 @@ class Ctx:
         self._free: set[int] | None = None
         self.line_values: dict[tuple[int, int, int], float] = {}
         self._placements: dict[tuple, tuple[float, tuple[int, int, int] | None]] = {}
+        self._placement_base: tuple | None = None
         self.occ_mask: int | None = None
         self.tile_values: dict[int, float] = {}
         self.row_empty: list[int] | None = None
@@ -408,6 +415,13 @@ class Ctx:
         found = self._placements.get(key)
         if found is not None:
             return found
+        # the same tile on the same colony scores the same from one decision to the next (a
+        # turn asks several times; a search's rollouts ask thousands): keyed by all it reads
+        shared = (self._placement_key(), offsets, facts)
+        found = _PLACEMENTS.get(shared)
+        if found is not None:
+            self._placements[key] = found
+            return found
         if self.occ_mask is None:
             self.occ_mask = sum(1 << c for c in self.grid)
         occ = self.occ_mask
@@ -425,7 +439,21 @@ class Ctx:
             if bonus > best:
                 best, where = bonus, (row, col, rot)
         self._placements[key] = (best, where)
+        if len(_PLACEMENTS) >= PLACEMENT_CACHE:
+            _PLACEMENTS.clear()
+        _PLACEMENTS[shared] = (best, where)
         return best, where
+
+    def _placement_key(self) -> tuple:
+        """What :meth:`placement_bonus` reads besides the tile: the colony's cells (building,
+        colonists), the year, the square bishop and the weights it uses."""
+        key = self._placement_base
+        if key is None:
+            key = self._placement_base = (
+                tuple(sorted((c, cell.content.building, cell.content.colonists)
+                             for c, cell in self.grid.items())),
+                self.year, "square" in self.bishops, self.w.line_synergy, self.w.uses)
+        return key
 
     # ------------------------------------------------------------------ main actions
     def tile_value(self, slot: int) -> float:

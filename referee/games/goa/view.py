@@ -213,8 +213,8 @@ _FRAGMENTS: dict[int, tuple[Rules, dict[tuple, bytes]]] = {}
 
 def build_view_bytes(state: State, seat: int | None) -> bytes:
     """The encoded View: its other fields built as :func:`build_view` does, then the grid, each
-    seat's holdings and the colony supply from caches of their encodings. Concatenated
-    encodings of a message merge (a repeated field appends), so it parses to exactly
+    seat's holdings, each discarded card and the colony supply from caches of their encodings.
+    Concatenated encodings of a message merge (a repeated field appends), so it parses to exactly
     ``build_view(state, seat)``."""
     rules = state.rules
     entry = _FRAGMENTS.get(id(rules))
@@ -240,6 +240,15 @@ def build_view_bytes(state: State, seat: int | None) -> bytes:
             frag = cache[key] = pb.View(
                 players=[_player(rules, state, s, visible)]).SerializeToString()
         out.append(frag)
+    # the expedition discard grows to dozens of cards and was built card by card at every view:
+    # each card's encoding is made once (a repeated field's entries concatenate)
+    for c in state.discard:
+        key = ("discard", c)
+        frag = cache.get(key)
+        if frag is None:
+            frag = cache[key] = pb.View(
+                expedition_discard=[card_info(rules, c)]).SerializeToString()
+        out.append(frag)
     key = ("colony_supply", *(tuple(sup) for sup in state.colony_supply))
     frag = cache.get(key)
     if frag is None:
@@ -254,7 +263,8 @@ def build_view(state: State, seat: int | None) -> pb.View:
 
 
 def _build(state: State, seat: int | None, with_parts: bool) -> pb.View:
-    """The View; without the grid, the players and the colony supply unless ``with_parts``."""
+    """The View; without the grid, the players, the expedition discard and the colony supply
+    unless ``with_parts``."""
     rules = state.rules
     n = state.n
     over = state.phase == OVER
@@ -262,7 +272,8 @@ def _build(state: State, seat: int | None, with_parts: bool) -> pb.View:
     parts: dict[str, Any] = {}
     if with_parts:
         parts = {"grid": _grid(rules, state), "colony_supply": _colony_supply(rules, state),
-                 "players": [_player(rules, state, s, s == seat or over) for s in range(n)]}
+                 "players": [_player(rules, state, s, s == seat or over) for s in range(n)],
+                 "expedition_discard": [card_info(rules, c) for c in state.discard]}
     view = pb.View(
         seat=-1 if seat is None else seat,
         seat_count=n,
@@ -277,7 +288,6 @@ def _build(state: State, seat: int | None, with_parts: bool) -> pb.View:
         box_count=len(state.box),
         b_tiles_left=len(state.stacks.get("B", ())),
         expedition_deck_size=len(state.deck),
-        expedition_discard=[card_info(rules, c) for c in state.discard],
         extra_action_supply=state.extra_supply,
         progress_bonus=list(state.first_bonus),
         board=_board_cached(rules),
