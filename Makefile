@@ -121,8 +121,11 @@ test-compiled: compiled
 # The search bot against greedy at one CPU second a move, SPRT at every seat count of every
 # game (bench/sprt.py; hours: opt-in, never part of test or bench). PROFILE=fast for the other.
 # It goes on from bench/sprt.json where an earlier run stopped (--resume): stop it any time.
+# Goa's 2004 edition is played as tables of its own after every game's default.
 bench-sprt: setup
 	$(PY) -m bench.sprt --profile $(or $(PROFILE),strong) --json bench/sprt.json --resume
+	$(PY) -m bench.sprt --profile $(or $(PROFILE),strong) --json bench/sprt.json --resume \
+		--games goa --option edition=2004
 
 # The documentation site (mkdocs.yml): tutorials per role and references written from the
 # source at each build (docs/gen/hooks.py). Strict: a broken link or reference fails the build.

@@ -50,11 +50,12 @@ def checkout() -> str:
 
 
 def same_duel(old: dict[str, Any], name: str, seats: int, profile: str, seconds: float,
-              p1: float) -> bool:
-    """Whether a stored report is of this table's duel: same game, seats, profile, budget and
-    H1 (a report of other terms is never resumed, it is played again)."""
+              p1: float, options: dict[str, str] | None = None) -> bool:
+    """Whether a stored report is of this table's duel: same game, options, seats, profile,
+    budget and H1 (a report of other terms is never resumed, it is played again)."""
     settings = old.get("settings") or {}
     return (old.get("game") == name and old.get("seats") == seats
+            and (old.get("options") or {}) == (options or {})
             and settings.get("profile") == profile and settings.get("seconds") == seconds
             and settings.get("cpu") is True
             and abs(((old.get("sprt") or {}).get("p1") or -1) - p1) < 1e-3)
@@ -73,9 +74,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="H1's share of first place above an equal player's")
     parser.add_argument("--jobs", type=int, default=1, help="processes per duel")
     parser.add_argument("--json", default="sprt.json", help="where the reports go")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="a game option for every table (repeatable; e.g. edition=2004 "
+                             "for Goa's first edition: its own tables in the same JSON)")
     parser.add_argument("--resume", action="store_true",
                         help="go on from the reports already in --json (see above)")
     args = parser.parse_args(argv)
+    options: dict[str, str] = {}
+    for item in args.option:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            parser.error(f"argument --option: expected KEY=VALUE, got {item!r}")
+        options[key] = value
     path = Path(args.json)
     earlier: list[dict[str, Any]] = []
     if args.resume and path.exists():
@@ -87,18 +97,20 @@ def main(argv: list[str] | None = None) -> int:
             continue
         sprt = sprt_for(seats, args.delta)
         old = next((r for r in earlier
-                    if same_duel(r, name, seats, args.profile, args.seconds, sprt.p1)), None)
+                    if same_duel(r, name, seats, args.profile, args.seconds, sprt.p1,
+                                 options)), None)
         if old is not None:
             earlier.remove(old)
         commits = list((old or {}).get("commits", []))
+        label = name + "".join(f" {k}={v}" for k, v in sorted(options.items()))
         if old is not None and (old.get("sprt") or {}).get("decision"):
-            print(f"{name} {seats} seats: decided earlier ({old['sprt']['decision']}), kept",
+            print(f"{label} {seats} seats: decided earlier ({old['sprt']['decision']}), kept",
                   flush=True)
             done.append(old)
             continue
         resume = (old or {}).get("played", [])
         if resume:
-            print(f"{name} {seats} seats: resuming after {len(resume)} matches", flush=True)
+            print(f"{label} {seats} seats: resuming after {len(resume)} matches", flush=True)
 
         def tick(report: DuelReport, commits: list[str] = commits) -> None:
             print(report.line(), flush=True)
@@ -108,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
                                         *earlier], indent=1) + "\n", encoding="utf-8")
 
         report = duel(name, seats, args.matches, None, args.seconds, jobs=args.jobs,
-                      progress=tick, sprt=sprt, profile=args.profile, cpu=True, resume=resume)
+                      progress=tick, sprt=sprt, profile=args.profile, cpu=True, resume=resume,
+                      options=options)
         done.append({**report.as_dict(), "commits": commits})
         path.write_text(json.dumps([*done, *earlier], indent=1) + "\n", encoding="utf-8")
     return 0

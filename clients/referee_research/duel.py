@@ -82,6 +82,7 @@ class DuelReport:
     seats: int
     iterations: int | None
     settings: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, str] = field(default_factory=dict)  # the game's, beyond its defaults
     matches: int = 0
     wins: float = 0.0
     score_diff: float = 0.0  # sum over matches of (its score - the best other seat's)
@@ -135,8 +136,8 @@ class DuelReport:
 
     def as_dict(self) -> dict[str, Any]:
         lo, hi = self.interval
-        return {"game": self.game, "seats": self.seats, "iterations": self.iterations,
-                "settings": self.settings,
+        return {"game": self.game, "seats": self.seats, "options": self.options,
+                "iterations": self.iterations, "settings": self.settings,
                 "matches": self.matches, "wins": self.wins,
                 "win_rate": round(self.win_rate, 4),
                 "interval": [round(lo, 4), round(hi, 4)], "baseline": round(self.baseline, 4),
@@ -154,7 +155,8 @@ class DuelReport:
         seconds = self.settings.get("seconds")
         budget = (f"{self.iterations} iterations" if self.iterations is not None else
                   f"{seconds} s{' of CPU' if self.settings.get('cpu') else ''}")
-        text = (f"{self.game} {self.seats} seats: ismcts wins {self.win_rate:.1%} of "
+        game = self.game + "".join(f" {k}={v}" for k, v in sorted(self.options.items()))
+        text = (f"{game} {self.seats} seats: ismcts wins {self.win_rate:.1%} of "
                 f"{self.matches} matches vs greedy (95% {lo:.1%}-{hi:.1%}; an equal player "
                 f"{self.baseline:.1%}); {budget} a move, "
                 f"{self.seconds_per_move:.2f} s a searched move here")
@@ -260,9 +262,9 @@ def duel_match(game: str, seats: int, seed: int, seat: int, challenger: BotFacto
     return play(sim, bots, {k: str(v) for k, v in (options or {}).items()})
 
 
-def _run_one(job: tuple[str, int, int, int, int | None, float | None, dict[str, Any]]
-             ) -> tuple[int, int, Result, int, float, int]:
-    game, seats, seed, seat, iterations, seconds, knobs = job
+def _run_one(job: tuple[str, int, int, int, int | None, float | None, dict[str, Any],
+                        dict[str, str]]) -> tuple[int, int, Result, int, float, int]:
+    game, seats, seed, seat, iterations, seconds, knobs, options = job
     bots: list[ISMCTSBot] = []
     make = ismcts_factory(iterations, seconds, **knobs)
 
@@ -272,7 +274,8 @@ def _run_one(job: tuple[str, int, int, int, int | None, float | None, dict[str, 
         bots.append(bot)
         return bot
 
-    result = duel_match(game, seats, seed, seat, challenger, greedy_factory(game))
+    result = duel_match(game, seats, seed, seat, challenger, greedy_factory(game),
+                        options or None)
     return seed, seat, result, bots[0].searches, bots[0].search_seconds, \
         bots[0].search_iterations
 
@@ -281,14 +284,16 @@ def duel(game: str, seats: int, matches: int, iterations: int | None,
          seconds: float | None = None, jobs: int = 1, first_seed: int = 1,
          progress: Callable[[DuelReport], None] | None = None,
          sprt: Sprt | None = None, resume: list[list[Any]] | None = None,
-         **knobs: Any) -> DuelReport:
+         options: Mapping[str, str] | None = None, **knobs: Any) -> DuelReport:
     """ISMCTS (``iterations`` per move) against greedy on ``game`` with ``seats`` seats, over
     ``matches`` matches rounded up to whole seeds (each seed played with the bot in every seat),
     on ``jobs`` processes. With ``sprt`` the duel stops as soon as the test decides (which may
     leave the last seed with fewer than every seat). ``progress`` is called after every
     match. ``resume`` (the ``played`` rows of an earlier, stopped report of the same duel)
-    counts those matches first and plays only the rest of the schedule."""
-    report = DuelReport(game, seats, iterations, effective_settings(seconds, **knobs), sprt=sprt)
+    counts those matches first and plays only the rest of the schedule. ``options`` are the
+    game's (e.g. Goa's ``edition``), its defaults where not given."""
+    report = DuelReport(game, seats, iterations, effective_settings(seconds, **knobs), sprt=sprt,
+                        options=dict(options or {}))
     done: set[tuple[int, int]] = set()
     for row in resume or []:
         seed, seat, share, margin, searches, spent, its = row
@@ -296,7 +301,7 @@ def duel(game: str, seats: int, matches: int, iterations: int | None,
                        float(spent), int(its)))
         done.add((int(seed), int(seat)))
     seeds = max(1, -(-matches // seats))
-    work = [(game, seats, seed, seat, iterations, seconds, dict(knobs))
+    work = [(game, seats, seed, seat, iterations, seconds, dict(knobs), dict(options or {}))
             for seed, seat in schedule(seeds, seats, first_seed) if (seed, seat) not in done]
     if sprt is not None and sprt.decision is not None:
         work = []

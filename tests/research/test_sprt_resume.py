@@ -71,3 +71,24 @@ def test_bench_sprt_resume_keeps_decided_tables_and_goes_on_with_the_others(
     fake_matches.clear()
     assert sprt_bench.main([*args, "--resume", "--profile", "fast", "--seats", "4"]) == 0
     assert len(fake_matches) == 8
+
+
+def test_an_edition_is_a_table_of_its_own(fake_matches, tmp_path, monkeypatch):
+    """``--option edition=2004`` plays Goa's first edition (the option reaches every match) as
+    tables of their own in the same JSON, never resumed from the default edition's."""
+    seen: list[dict] = []
+    real = duel_mod._run_one
+
+    def run_one(job):
+        seen.append(job[7])
+        return real(job)
+
+    monkeypatch.setattr(duel_mod, "_run_one", run_one)
+    out = tmp_path / "sprt.json"
+    args = ["--games", "goa", "--seats", "2", "--matches", "2", "--json", str(out), "--resume"]
+    assert sprt_bench.main(args) == 0
+    assert sprt_bench.main([*args, "--option", "edition=2004"]) == 0
+    reports = json.loads(out.read_text())
+    assert [(r["game"], r["options"], r["matches"]) for r in reports] == [
+        ("goa", {"edition": "2004"}, 2), ("goa", {}, 2)]
+    assert seen == [{}, {}, {"edition": "2004"}, {"edition": "2004"}]
