@@ -7,7 +7,7 @@ PROTOS := $(wildcard proto/referee/v1/*.proto)
 GEN    := referee/v1/.generated
 
 .PHONY: setup proto run serve test bench bench-sprt lint proto-lint clean help packages docs docs-serve \
-        image test-image compiled clean-compiled test-compiled
+        image test-image test-systemd compiled clean-compiled test-compiled
 
 help:
 	@echo "make run         set up, start a referee (SQLite store), play a live Batavia match among"
@@ -34,6 +34,8 @@ help:
 	@echo "                 bookworm and the project's wheel, no base image pulled (root; 3 minutes)"
 	@echo "make test-image  build the image, then run it with podman and play a match against it"
 	@echo "                 (opt-in, not part of make test; root; about 4 minutes)"
+	@echo "make test-systemd  build the image with systemd, boot it in podman, start referee.service"
+	@echo "                 and play a match against it (opt-in like test-image; root; 4 minutes)"
 	@echo "make clean       remove .venv, the generated code, bench/results.json and site/"
 	@echo "make help        this list"
 
@@ -95,6 +97,13 @@ image: setup
 # (tests/deploy/test_image.py). Opt-in: the build takes minutes, so `make test` and CI skip it.
 test-image: image
 	REFEREE_IMAGE_TEST=1 $(PY) -m pytest -q -n 0 -p no:cacheprovider tests/deploy/test_image.py
+
+# deploy/systemd's units started under a real systemd (PID 1 in a podman container) from the
+# image built with Debian's systemd (SYSTEMD=1, build/image/referee-systemd.oci.tar), which
+# the test builds when stale (tests/deploy/test_systemd_boot.py). Opt-in like test-image.
+test-systemd: setup
+	@$(PY) -m tests.debian deploy/image/debian-packages.txt
+	REFEREE_IMAGE_TEST=1 $(PY) -m pytest -q -n 0 -p no:cacheprovider tests/deploy/test_systemd_boot.py
 
 bench: setup
 	$(PY) -m bench.run

@@ -14,6 +14,20 @@ set -euo pipefail
 out=$(realpath -m "${1:?usage: build.sh OUT_DIR PYTHON [EXTRAS]}")
 py=${2:?usage: build.sh OUT_DIR PYTHON [EXTRAS]}
 extras=${3:-web}
+# SYSTEMD=1: the same image plus Debian's systemd (systemd-sysv's /sbin/init, dbus), to start
+# deploy/systemd's units under a real systemd as PID 1 (tests/deploy/test_systemd_boot.py,
+# `make test-systemd`); written as referee-systemd.oci.tar. The referee's image has no systemd.
+packages=python3,python3-venv,ca-certificates,tini,libstdc++6
+archive=referee.oci.tar
+if [ "${SYSTEMD:-0}" = 1 ]; then
+    packages=$packages,systemd,systemd-sysv,dbus
+    archive=referee-systemd.oci.tar
+fi
+# The referee's data volume; none in the systemd image: a volume mounted on /var/lib/referee
+# makes referee.service fail at start (238/STATE_DIRECTORY, "Device or resource busy"): with
+# DynamicUser= systemd moves its StateDirectory to /var/lib/private/referee and links it back.
+volume=(--volume /var/lib/referee)
+[ "${SYSTEMD:-0}" = 1 ] && volume=()
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -21,7 +35,7 @@ version=$("$py" -c 'import tomllib,sys; print(tomllib.load(open(sys.argv[1],"rb"
 revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
 # the checkout's remote when it has one (no address is invented), else the commit it was built from
 source=$(git -C "$root" config --get remote.origin.url 2>/dev/null || echo "boardgame-referee@$revision")
-name=${IMAGE_NAME:-localhost/boardgame-referee}
+name=${IMAGE_NAME:-localhost/boardgame-referee$([ "${SYSTEMD:-0}" = 1 ] && echo -systemd)}
 step() { printf '== [%s/4] %s (%s)\n' "$1" "$2" "$(date -u +%H:%M:%S)"; }
 
 "$py" -c 'import sys, platform; sys.exit(sys.version_info[:2] != (3, 11) or platform.machine() != "x86_64")' \
@@ -44,7 +58,7 @@ echo "== downloading the wheels of its runtime dependencies (extras: $extras)"
 step 2 "making the Debian bookworm root file system with mmdebstrap, the wheel and its PyPI dependencies in /opt/referee (2-4 minutes)"
 # path-exclude: no manuals, docs or translations in the image (the copyright files stay).
 mmdebstrap --variant=essential --mode=root --format=tar \
-    --include=python3,python3-venv,ca-certificates,tini,libstdc++6 \
+    --include=$packages \
     --dpkgopt='path-exclude=/usr/share/man/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' \
     --dpkgopt='path-exclude=/usr/share/doc/*' \
@@ -56,7 +70,7 @@ mmdebstrap --variant=essential --mode=root --format=tar \
     --customize-hook="copy-in $here/entrypoint.sh /usr/local/bin" \
     --customize-hook='echo "referee:x:10001:10001:referee:/var/lib/referee:/usr/sbin/nologin" >> "$1/etc/passwd"' \
     --customize-hook='echo "referee:x:10001:" >> "$1/etc/group"' \
-    --customize-hook='mkdir -p "$1/var/lib/referee" && chown 10001:10001 "$1/var/lib/referee" && chmod 700 "$1/var/lib/referee"' \
+    --customize-hook="$( [ "${SYSTEMD:-0}" = 1 ] && echo true || echo 'mkdir -p "$1/var/lib/referee" && chown 10001:10001 "$1/var/lib/referee" && chmod 700 "$1/var/lib/referee"')" \
     --customize-hook='rm -rf "$1/tmp/wheels" "$1/var/lib/apt/lists"/* "$1/var/cache/apt"/* "$1/var/log"/*' \
     --customize-hook='find "$1/opt/referee" "$1/usr/lib/python3.11" -name __pycache__ -prune -exec rm -rf {} +' \
     bookworm "$work/rootfs.tar" "$mirror"
@@ -70,7 +84,7 @@ buildah config \
     --env PATH=/opt/referee/bin:/usr/local/bin:/usr/bin:/bin \
     --env PYTHONDONTWRITEBYTECODE=1 \
     --entrypoint '["/usr/bin/tini", "--", "/usr/local/bin/entrypoint.sh"]' --cmd '[]' \
-    --volume /var/lib/referee --port 50051/tcp --stop-signal SIGTERM \
+    "${volume[@]}" --port 50051/tcp --stop-signal SIGTERM \
     --label org.opencontainers.image.title=boardgame-referee \
     --label "org.opencontainers.image.version=$version" \
     --label "org.opencontainers.image.revision=$revision" \
@@ -81,12 +95,12 @@ buildah commit --quiet --rm "$ctr" "$name:$version" >/dev/null
 trap 'rm -rf "$work"' EXIT
 
 step 4 "writing the OCI archive"
-rm -f "$out/referee.oci.tar"
-buildah push --quiet "$name:$version" "oci-archive:$out/referee.oci.tar:$name:$version"
-echo "$name:$version" > "$out/referee.oci.name"
+rm -f "$out/$archive"
+buildah push --quiet "$name:$version" "oci-archive:$out/$archive:$name:$version"
+echo "$name:$version" > "$out/${archive%.tar}.name"
 size=$(buildah images --noheading --format '{{.Size}}' "$name:$version")
 # The archive is the build's output: the image leaves buildah's store, so that builds do not
 # pile up there (`podman load` the archive to run it).
 buildah rmi "$name:$version" >/dev/null
 printf '== done: %s, image %s (%s unpacked), archive %s (%s MB)\n' "$(date -u +%H:%M:%S)" \
-    "$name:$version" "$size" "$out/referee.oci.tar" "$(( $(stat -c %s "$out/referee.oci.tar") / 1048576 ))"
+    "$name:$version" "$size" "$out/$archive" "$(( $(stat -c %s "$out/$archive") / 1048576 ))"
