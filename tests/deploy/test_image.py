@@ -67,19 +67,26 @@ def _newest_source() -> float:
     return newest
 
 
-def _archive() -> Path:
-    """`make image`'s archive when fresh, else built now, else a skip saying why."""
-    if ARCHIVE.exists() and ARCHIVE.stat().st_mtime > _newest_source():
-        return ARCHIVE
+def built_archive(archive: Path, target: str, env: dict[str, str] | None = None) -> Path:
+    """``archive`` (written by deploy/image/build.sh into OUT) when fresh, else built now (with
+    ``env`` added to the build's environment), else a skip naming the make ``target``."""
+    if archive.exists() and archive.stat().st_mtime > _newest_source():
+        return archive
     missing = [c for c in ("mmdebstrap", "buildah") if shutil.which(c) is None]
     if os.geteuid() != 0 or missing:
-        pytest.skip(f"no fresh {ARCHIVE.relative_to(ROOT)} and cannot build one "
+        pytest.skip(f"no fresh {archive.relative_to(ROOT)} and cannot build one "
                     f"({'not root' if os.geteuid() else 'missing ' + ' '.join(missing)}): "
-                    "run `make image` as root")
+                    f"run `{target}` as root")
     proc = subprocess.run([str(ROOT / "deploy/image/build.sh"), str(OUT), sys.executable],
-                          capture_output=True, text=True, check=False)
+                          capture_output=True, text=True, check=False,
+                          env={**os.environ, **(env or {})})
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
-    return ARCHIVE
+    return archive
+
+
+def _archive() -> Path:
+    """`make image`'s archive when fresh, else built now, else a skip saying why."""
+    return built_archive(ARCHIVE, "make image")
 
 
 class Podman:

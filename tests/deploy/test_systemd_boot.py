@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.test_image import ROOT, Podman, _newest_source
+from tests.deploy.test_image import ROOT, Podman, built_archive
 
 OUT = ROOT / "build" / "image"
 ARCHIVE = OUT / "referee-systemd.oci.tar"
@@ -66,8 +66,7 @@ pytestmark = [
 
 def _archive() -> Path:
     """The systemd image's archive when fresh, else built now, else a skip saying why."""
-    if ARCHIVE.exists() and ARCHIVE.stat().st_mtime > _newest_source():
-        return ARCHIVE
+    return built_archive(ARCHIVE, "make test-systemd", {"SYSTEMD": "1"})
     missing = [c for c in ("mmdebstrap", "buildah") if shutil.which(c) is None]
     if os.geteuid() != 0 or missing:
         pytest.skip(f"no fresh {ARCHIVE.relative_to(ROOT)} and cannot build one "
