@@ -1,6 +1,7 @@
 """Raw-stub helpers for the league tests (no SDK: the wire protocol itself)."""
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 
@@ -11,8 +12,8 @@ from referee.v1 import referee_pb2_grpc
 from tests.server.conftest import ADMIN
 from tests.server.helpers import md, reason_of
 
-__all__ = ["ADMIN", "db_rows", "error_of", "md", "open_league", "reason_of", "standings_doc",
-           "stub_for", "upload"]
+__all__ = ["ADMIN", "db_rows", "error_of", "md", "open_league", "reason_of", "refused_upload",
+           "standings_doc", "stub_for", "upload"]
 
 
 def stub_for(channel: grpc.aio.Channel) -> referee_pb2_grpc.RefereeStub:
@@ -36,13 +37,38 @@ async def open_league(stub, name: str = "spring", **fields) -> pb.League:
 
 async def upload(stub, token: str, filename: str, data: bytes, chunk: int = 32 * 1024,
                  size: int | None = None) -> pb.BotVersion:
-    def frames():
+    return await stub.UploadBot(_frames(filename, data, chunk, size), metadata=md(token))
+
+
+def _frames(filename: str | None, data: bytes, chunk: int, size: int | None):
+    """An upload's frames: the header (none when ``filename`` is None), then the chunks."""
+    if filename is not None:
         yield pb.UploadBotChunk(header=pb.UploadBotHeader(
             filename=filename, size=len(data) if size is None else size))
-        for i in range(0, len(data), chunk):
-            yield pb.UploadBotChunk(data=data[i:i + chunk])
+    for i in range(0, len(data), chunk):
+        yield pb.UploadBotChunk(data=data[i:i + chunk])
 
-    return await stub.UploadBot(frames(), metadata=md(token))
+
+def _sync_refusal(target: str, token: str, filename: str | None, data: bytes,
+                  size: int | None) -> tuple[grpc.StatusCode, str | None, str]:
+    with grpc.insecure_channel(target) as ch:
+        try:
+            referee_pb2_grpc.RefereeStub(ch).UploadBot(
+                _frames(filename, data, 32 * 1024, size), metadata=md(token))
+        except grpc.RpcError as err:
+            return err.code(), reason_of(err), err.details() or ""  # type: ignore[attr-defined]
+    raise AssertionError("the upload was not refused")
+
+
+async def refused_upload(target: str, token: str, filename: str | None, data: bytes,
+                         size: int | None = None) -> tuple[grpc.StatusCode, str | None, str]:
+    """(code, reason, details) of an upload the referee refuses before reading it all, sent
+    with grpcio's synchronous client as the SDK sends it. grpcio's asyncio client can report
+    such a call as INTERNAL: when the server ends a client-streaming call while the client is
+    still writing, the late write's failure overwrites the server's status (grpc/grpc issue
+    36066), which made these assertions flaky under load; the synchronous client reports the
+    server's status. ``filename=None`` sends no header, only the data."""
+    return await asyncio.to_thread(_sync_refusal, target, token, filename, data, size)
 
 
 def db_rows(server, sql, args=()):

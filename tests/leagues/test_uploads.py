@@ -25,7 +25,16 @@ from .archives import (
     zip_bomb,
     zip_of,
 )
-from .helpers import ADMIN, db_rows, error_of, md, open_league, stub_for, upload
+from .helpers import (
+    ADMIN,
+    db_rows,
+    error_of,
+    md,
+    open_league,
+    refused_upload,
+    stub_for,
+    upload,
+)
 
 
 def _run(coro):
@@ -127,33 +136,28 @@ def test_upload_refusals_by_token_and_kind(server):
             await _register(stub, "theirs")
             remote = await _register(stub, "remote", pb.BOT_KIND_REMOTE)
             data = good_tar_gz()
-            assert (await error_of(upload(stub, "", "b.tar.gz", data)))[0] == \
+            assert (await refused_upload(server.target, "", "b.tar.gz", data))[0] == \
                 grpc.StatusCode.UNAUTHENTICATED
-            assert (await error_of(upload(stub, "f" * 64, "b.tar.gz", data)))[0] == \
+            assert (await refused_upload(server.target, "f" * 64, "b.tar.gz", data))[0] == \
                 grpc.StatusCode.UNAUTHENTICATED
-            assert (await error_of(upload(stub, ADMIN, "b.tar.gz", data)))[0] == \
+            assert (await refused_upload(server.target, ADMIN, "b.tar.gz", data))[0] == \
                 grpc.StatusCode.UNAUTHENTICATED
-            code, reason, _ = await error_of(upload(stub, remote, "b.tar.gz", data))
+            code, reason, _ = await refused_upload(server.target, remote, "b.tar.gz", data)
             assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "NOT_HOSTED")
             # a bot's token uploads for that bot only: there is no way to name another
             v = await upload(stub, mine, "b.tar.gz", data)
             assert v.bot == "mine"
             assert _stored(server)[0] == [("mine", 1)]
             # announced or sent size past the cap, a lying header, a first chunk without header
-            assert (await error_of(upload(stub, mine, "b.tar.gz", data, size=17 << 20)))[1] == \
-                "BAD_ARCHIVE"
-            assert (await error_of(upload(stub, mine, "b.tar.gz", data,
-                                          size=len(data) + 1)))[1] == "BAD_ARCHIVE"
-
-            def headless():
-                yield pb.UploadBotChunk(data=data)
-
-            assert (await error_of(stub.UploadBot(headless(), metadata=md(mine))))[1] == \
-                "MALFORMED"
+            assert (await refused_upload(server.target, mine, "b.tar.gz", data,
+                                         size=17 << 20))[1] == "BAD_ARCHIVE"
+            assert (await refused_upload(server.target, mine, "b.tar.gz", data,
+                                         size=len(data) + 1))[1] == "BAD_ARCHIVE"
+            assert (await refused_upload(server.target, mine, None, data))[1] == "MALFORMED"
             # removed: the token uploads nothing more
             await stub.SetBotStatus(pb.SetBotStatusRequest(bot="mine", status=pb.BOT_REMOVED),
                                     metadata=md(ADMIN))
-            assert (await error_of(upload(stub, mine, "b.tar.gz", data)))[0] == \
+            assert (await refused_upload(server.target, mine, "b.tar.gz", data))[0] == \
                 grpc.StatusCode.UNAUTHENTICATED
             assert _stored(server)[0] == [("mine", 1)]
 
