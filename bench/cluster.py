@@ -14,6 +14,7 @@ nginx, so every figure is of a machine already saturated by its own load generat
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
@@ -24,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.grpc_phases import _cpu_split_of
+from bench.grpc_phases import RefereeServer, _cpu_split_of
 
 
 def descendants(pid: int) -> set[int]:
@@ -45,6 +46,21 @@ def descendants(pid: int) -> set[int]:
             out.add(child)
             todo.append(child)
     return out
+
+
+def switches(pid: int) -> int:
+    """The context switches of every thread of ``pid`` so far, voluntary (a thread waits: an
+    idle event loop's epoll, a lock) and not (the scheduler takes the core), from /proc."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            text = (task / "status").read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if "ctxt_switches:" in line:
+                total += int(line.rsplit(None, 1)[1])
+    return total
 
 
 def _comm(pid: int) -> str:
@@ -95,7 +111,7 @@ class ClusterServer:
 
     def cpu_seconds(self) -> float:
         assert self.proc is not None
-        parts = {"proxy": 0.0, "workers": 0.0, "workers_sys": 0.0}
+        parts = {"proxy": 0.0, "workers": 0.0, "workers_sys": 0.0, "switches": 0.0}
         for pid in descendants(self.proc.pid):
             try:
                 user, system = _cpu_split_of(pid)
@@ -106,6 +122,8 @@ class ClusterServer:
             else:
                 parts["workers"] += user + system
                 parts["workers_sys"] += system
+                with contextlib.suppress(OSError, ValueError):
+                    parts["switches"] += switches(pid)
         self.parts.append(parts)
         return parts["proxy"] + parts["workers"]
 
@@ -136,6 +154,20 @@ def _summary(phase: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+class _Counted(RefereeServer):
+    """The plain referee of ``measure_by_workers``, also counting its context switches at each
+    CPU reading (a phase reads the CPU at its measured part's start and end)."""
+
+    def __init__(self, workdir: Path):
+        super().__init__(workdir)
+        self.switches: list[int] = []
+
+    def cpu_split(self) -> tuple[float, float]:
+        assert self.proc is not None
+        self.switches.append(switches(self.proc.pid))
+        return super().cpu_split()
+
+
 def measure_by_workers(*, counts: tuple[int, ...] = (1, 2, 4), matches: int = 300,
                        clients: int = 2, seats: int = 4, seconds: float = 15.0,
                        warmup: float = 5.0, progress=None, task=None) -> dict[str, Any]:
@@ -144,14 +176,14 @@ def measure_by_workers(*, counts: tuple[int, ...] = (1, 2, 4), matches: int = 30
     plain referee (``referee serve`` runs no supervisor nor nginx for ``--workers 1``), so the
     figure for N workers against the one for 1 is what a move costs more for being served by
     one of N processes sharing the machine and the store."""
-    from bench.grpc_phases import RefereeServer, run_phase
+    from bench.grpc_phases import run_phase
 
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="referee-workers-") as tmp:
         for n in counts:
             work = Path(tmp) / f"w{n}"
             work.mkdir()
-            server: Any = RefereeServer(work) if n == 1 else ClusterServer(work, n)
+            server: Any = _Counted(work) if n == 1 else ClusterServer(work, n)
             server.start()
             try:
                 res = run_phase("moves", server, clients=clients, concurrency=matches,
@@ -159,16 +191,22 @@ def measure_by_workers(*, counts: tuple[int, ...] = (1, 2, 4), matches: int = 30
                                 payload_bytes=0, progress=progress, task=task)
             finally:
                 server.stop()
+            count = res["count"] or 1
             if n == 1:
                 cpu = res["server_cpu_ms_per_op"]
                 sys_ms = res.get("server_cpu_sys_ms_per_op", float("nan"))
+                switched = server.switches[-1] - server.switches[-2]
             else:
                 first, last = server.parts[-2], server.parts[-1]
-                per = 1000 / (res["count"] or 1)
+                per = 1000 / count
                 cpu = (last["workers"] - first["workers"]) * per
                 sys_ms = (last["workers_sys"] - first["workers_sys"]) * per
-            # sys: the kernel's share (sockets, wake-ups), which grows with the processes
+                switched = last["switches"] - first["switches"]
+            # sys: the kernel's share (sockets, wake-ups), which grows with the processes;
+            # switches: the referee threads' context switches, each mostly an event loop that
+            # ran out of work and slept in epoll (docs/benchmarks.md, the model)
             out[str(n)] = {"cpu_ms_per_move": round(cpu, 4), "sys_ms_per_move": round(sys_ms, 4),
+                           "switches_per_move": round(switched / count, 3),
                            "moves_per_s": round(res["per_s"], 1)}
     one = out.get("1", {}).get("cpu_ms_per_move")
     for fig in out.values():

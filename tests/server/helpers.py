@@ -82,6 +82,7 @@ async def play_seat(stub, match_id: str, token: str, rng: random.Random, *, max_
                 log.events.append(msg.event)
             elif which == "game_over":
                 log.game_over = msg.game_over
+                out.put_nowait(None)  # the client's side ends at GameOver (docs/bot/protocol.md)
     finally:
         out.put_nowait(None)
         call.cancel()

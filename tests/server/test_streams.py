@@ -329,3 +329,41 @@ def test_events_only_for_streams_that_ask(server):
                 call.cancel()
 
     asyncio.run(run())
+
+
+def test_a_finished_play_stream_waits_for_the_client_to_end_its_side(server):
+    """docs/bot/protocol.md, step 5: after GameOver the referee waits (up to
+    ``CLOSE_WAIT_S``) for the client to end its side, so that the stream ends with both sides
+    closed: a stream the server ends first gets RST_STREAM(NO_ERROR) after its trailers, which
+    HAProxy 2.6 passed on to the seats as CANCELLED, losing GameOvers (docs/benchmarks.md). A
+    client that never ends its side still gets the stream's end, ``close_wait_s`` later."""
+    service = server.server.service
+    assert service is not None
+
+    async def run():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            mid, tokens = await create(stub, seats=3, seed=3)
+            await play_match(server.target, mid, tokens)
+
+            async def finished_stream(token: str) -> grpc.aio.StreamStreamCall:
+                call = stub.Play(metadata=md(token))
+                await call.write(pb.ClientMessage(join=pb.Join(match_id=mid)))
+                assert [(await call.read()).WhichOneof("msg") for _ in range(2)] == [
+                    "welcome", "game_over"]
+                return call
+
+            service.close_wait_s = 60.0
+            call = await finished_stream(tokens[0])
+            await asyncio.sleep(0.5)
+            assert not call.done()  # the referee waits for our side...
+            await call.done_writing()
+            assert await call.read() is grpc.aio.EOF  # ...and ends the stream once it ended
+            assert await call.code() == grpc.StatusCode.OK
+
+            service.close_wait_s = 0.2  # a client that never ends its side: the bound
+            call = await finished_stream(tokens[1])
+            assert await asyncio.wait_for(call.read(), 30) is grpc.aio.EOF
+            assert await call.code() == grpc.StatusCode.OK
+
+    asyncio.run(run())

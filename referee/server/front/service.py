@@ -53,6 +53,14 @@ log = structlog.get_logger("referee.server")
 #: ListLeagueChallenges answers at most this many matches a call (the runner asks again from
 #: the last one's time)
 CHALLENGES_PAGE = 500
+#: After a Play stream's last message (the GameOver), how long the referee waits for the client
+#: to end its side (half-close, or cancel) before it ends the stream itself. A stream the
+#: server ends first is closed with trailers and then RST_STREAM(NO_ERROR) (RFC 9113, 8.1),
+#: which a proxy may pass on as an abort that loses the GameOver still in its buffers (HAProxy
+#: 2.6 does); a stream both sides closed ends with the trailers alone. The SDK and the kits end
+#: their side when they read GameOver; a client that does not gets the stream's end this much
+#: later (docs/protocol.md, "Ending a Play stream").
+CLOSE_WAIT_S = 2.0
 #: a parsed request (handlers get raw bytes, parsed as their method's request message)
 M = TypeVar("M", bound=Message)
 #: what a handler answers: a message, or one serialised once for many streams (``_ser``)
@@ -115,6 +123,7 @@ class RefereeService:
         # the largest request body taken, but for PublishStandings and UploadBot's chunks (the
         # gRPC limit is raised for those two; see app.server_options)
         self.max_message_bytes = max_message_bytes
+        self.close_wait_s = CLOSE_WAIT_S
 
     # ------------------------------------------------------------------ the registry's, read
     # (the web viewer reads these names on the service: referee.web.reader.ServerView)
@@ -456,6 +465,8 @@ class RefereeService:
             while True:
                 item = get_nowait() if qsize() else await get()
                 if item is CLOSE:
+                    if not reader.done():  # the client's side is still open: see CLOSE_WAIT_S
+                        await asyncio.wait((reader,), timeout=self.close_wait_s)
                     return
                 if item.__class__ is RefereeError:
                     raise item
