@@ -14,8 +14,8 @@ that does no game work at all:
            Decision is pending per match.
 
 The stub is shaped like the referee's ``Play`` handler (a reader task per stream feeding a
-queue that an async generator drains, the same server options), with raw-bytes serializers
-and no validation, storage or protobuf. Clients are spawned processes, each one asyncio loop
+queue that an async generator drains, the same server options and gRPC experiments), with
+raw-bytes serializers and no validation, storage or protobuf. Clients are spawned processes, each one asyncio loop
 with one channel, the streams split over them as in ``bench/run.py``; each phase has a
 warm-up that is not measured. ``relay_per_s`` counts acks (one per "move").
 
@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.grpc_phases import _cpu_split_of, _percentile
+from referee.cli import GRPC_EXPERIMENTS
 
 SERVICE = "referee.bench.Floor"
 ECHO_METHOD = f"/{SERVICE}/Echo"
@@ -182,7 +183,15 @@ class StubServer:
         port_q = ctx.Queue()
         proc = ctx.Process(target=_serve, args=(self.payload_bytes, os.getpid(), port_q),
                            name="bench-floor-stub", daemon=True)
-        proc.start()
+        # the referee's gRPC settings (referee.cli.tune_grpc), read by the stub's gRPC when the
+        # spawned process imports it: the floor is the same transport, doing no work
+        own = os.environ.get("GRPC_EXPERIMENTS")
+        os.environ["GRPC_EXPERIMENTS"] = GRPC_EXPERIMENTS if own is None else own
+        try:
+            proc.start()
+        finally:
+            if own is None:
+                del os.environ["GRPC_EXPERIMENTS"]
         self.proc = proc  # only once started: stop() joins it
         deadline = time.monotonic() + timeout
         while True:

@@ -80,7 +80,7 @@ LAYERS = (
            ("grpc", "grpc_status", "google.rpc", *PROTOBUF)),
     _layer("referee-cli", ("referee.cli", "referee.sheet_cli"),
            ("server", "front", "web", "leagues", "play", "store", "server-base", "sim", "core",
-            "protocol"), ("rich", *PROTOBUF)),
+            "protocol"), ("rich", "grpc", *PROTOBUF)),
     # the Python SDK speaks the wire protocol only, as a bot in any language does; the
     # chat-model bot (referee_client.llm, the `llm` extra) talks HTTP to the model with httpx
     _layer("sdk", ("referee_client",), ("protocol",), ("grpc", "httpx", *PROTOBUF)),

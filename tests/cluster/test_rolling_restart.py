@@ -40,12 +40,28 @@ CONCURRENT = 8  # matches under way at once
 FINISH_S = 180.0  # the matches under way when the restart is done have this long to end
 
 
+#: each bot's thinking time a move (awaited: the bots share one event loop), so that a match
+#: lasts longer than a worker's restart and some are under way across it (asserted below): at
+#: full speed a Batavia match could end, taken over by the other worker, before the restarted
+#: one was back
+THINK_S = 0.01
+
+
 class Timed(Acked):
     """Acked, with the time (time.time()) of each accepted move: the pauses."""
 
     def __init__(self, seed: int):
         super().__init__(seed)
         self.times: list[float] = []
+
+    def choose(self, decision):
+        move = super().choose(decision)
+
+        async def thought():
+            await asyncio.sleep(THINK_S)
+            return move
+
+        return thought()
 
     def on_move_result(self, result) -> None:
         super().on_move_result(result)
