@@ -20,7 +20,7 @@ extras=${3:-web}
 packages=python3,python3-venv,ca-certificates,tini,libstdc++6
 archive=referee.oci.tar
 if [ "${SYSTEMD:-0}" = 1 ]; then
-    packages=$packages,systemd,systemd-sysv,dbus
+    packages=$packages,systemd,systemd-sysv,dbus,nginx-light  # nginx: referee-cluster.service
     archive=referee-systemd.oci.tar
 fi
 # The referee's data volume; none in the systemd image: a volume mounted on /var/lib/referee

@@ -122,12 +122,9 @@ def _start(podman: Podman, unit: str) -> None:
         if active == "failed" or time.monotonic() > deadline:
             journal = podman("exec", NAME, "journalctl", "--no-pager", "-n", "60", "-u", unit,
                              check=False)
-            if "Permission denied: '/run/credentials/" in journal:
-                # Found by this test, not fixed yet: bookworm's systemd 252 leaves the
-                # credential folder root's (0700) under DynamicUser= (systemd issue 24291),
-                # so the dynamic user cannot read LoadCredential=admin-token.
-                pytest.xfail(f"{unit}: the dynamic user cannot read its LoadCredential= "
-                             "(systemd 252, DynamicUser=): " + journal.splitlines()[-3])
+            # (found by this test: bookworm's systemd 252 leaves the credential folder root's
+            # under DynamicUser=, systemd issue 24291; the units' ExecStartPre=+ step hands the
+            # service's user a copy, and without it this start fails with Permission denied)
             raise AssertionError(f"{unit} is {active}:\n{journal}")
         time.sleep(0.5)
 
@@ -155,6 +152,8 @@ def test_referee_service_under_systemd(booted: Podman):
     # the state directory (DynamicUser puts it under /var/lib/private) is the dynamic user's
     assert _sh(podman, "stat -L -c '%u %a' /var/lib/referee") == f"{uid} 700"
     assert _sh(podman, "getent passwd " + uid).split(":")[0] == "referee"
+    # the admin token it reads: its user's own copy of the credential, readable by it alone
+    assert _sh(podman, "stat -L -c '%u %a' /var/lib/referee/admin.token") == f"{uid} 400"
 
     match_id = podman("exec", NAME, "/opt/referee/bin/python", "-c", PLAY, ADMIN)
     record = json.loads(_sh(podman, f"cat /var/lib/referee/records/{match_id}.json"))
@@ -165,3 +164,44 @@ def test_referee_service_under_systemd(booted: Podman):
     again = json.loads(podman("exec", NAME, "/opt/referee/bin/python", "-c", RECORD, ADMIN,
                               match_id))
     assert again["moves"] == record["moves"]
+
+
+def test_referee_cluster_service_under_systemd(booted: Podman):
+    """referee-cluster.service (instead of referee.service: it conflicts with it) starts its
+    supervisor, two workers and nginx as its dynamic user, serves a match through nginx, and
+    stops them all with the unit."""
+    podman = booted
+    unit = (ROOT / "deploy/systemd/referee-cluster.service").read_text()
+    podman("exec", "-i", NAME, "sh", "-ec",
+           "cat > /etc/systemd/system/referee-cluster.service", stdin=unit)
+    _sh(podman, f"install -d -m 0755 /etc/referee && umask 077 && "
+                f"printf '%s\\n' '{ADMIN}' > /etc/referee/admin.token")
+    podman("exec", NAME, "systemctl", "daemon-reload")
+    _start(podman, "referee-cluster.service")
+    assert podman("exec", NAME, "systemctl", "is-active", "referee.service",
+                  check=False) != "active"  # Conflicts=
+
+    show = dict(line.split("=", 1) for line in podman(
+        "exec", NAME, "systemctl", "show", "referee-cluster.service", "--property",
+        "DynamicUser,ProtectSystem,NoNewPrivileges,MainPID").splitlines())
+    assert show["DynamicUser"] == "yes" and show["ProtectSystem"] == "strict"
+    assert show["NoNewPrivileges"] == "yes"
+    uid = _sh(podman, f"stat -c %u /proc/{show['MainPID']}")
+    assert uid != "0"
+    # every process of the unit (supervisor, workers, nginx) is its user's
+    procs = _sh(podman, "for p in /proc/[0-9]*; do grep -qs 'referee-cluster.service' "
+                        "$p/cgroup && echo ${p#/proc/}; done; true").split()
+    owners = {_sh(podman, f"stat -c %u /proc/{p}") for p in procs}
+    commands = [_sh(podman, f"tr '\\0' ' ' < /proc/{p}/cmdline") for p in procs]
+    assert owners == {uid}, commands
+    assert sum("--shard" in c for c in commands) == 2, commands
+    assert any(c.startswith("nginx") or "/nginx " in c for c in commands), commands
+
+    match_id = podman("exec", NAME, "/opt/referee/bin/python", "-c", PLAY, ADMIN)
+    record = json.loads(podman("exec", NAME, "/opt/referee/bin/python", "-c", RECORD, ADMIN,
+                               match_id))
+    assert record["moves"] and record["result"]
+
+    podman("exec", NAME, "systemctl", "stop", "referee-cluster.service")
+    assert podman("exec", NAME, "systemctl", "is-active", "referee-cluster.service",
+                  check=False) == "inactive"
