@@ -34,8 +34,8 @@ help:
 	@echo "                 bookworm and the project's wheel, no base image pulled (root; 3 minutes)"
 	@echo "make test-image  build the image, then run it with podman and play a match against it"
 	@echo "                 (opt-in, not part of make test; root; about 4 minutes)"
-	@echo "make test-systemd  build the image with systemd, boot it in podman, start referee.service"
-	@echo "                 and play a match against it (opt-in like test-image; root; 4 minutes)"
+	@echo "make test-systemd  build the image with systemd, boot it in podman, start referee.service,"
+	@echo "                 then referee-cluster.service, a match against each (opt-in; root; 5 minutes)"
 	@echo "make clean       remove .venv, the generated code, bench/results.json and site/"
 	@echo "make help        this list"
 
