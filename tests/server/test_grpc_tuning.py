@@ -72,10 +72,12 @@ def _probe(mode: str) -> int:
 def test_the_experiments_turned_off_take_the_event_engine_threads_off_every_read():
     plain, tuned = _probe("plain"), _probe("tuned")
     # with gRPC's defaults its EventEngine threads wake several times a call; with the
-    # referee's setting the event loop polls the sockets itself (a handful of wake-ups in all).
-    # If gRPC renames or drops these experiments, the two come out alike and this fails.
+    # referee's setting the event loop polls the sockets itself: 8,152 against 70 on a quiet
+    # machine, 4,842 against 741 under a full test run (the threads still wake now and then).
+    # If gRPC renames or drops these experiments, the two come out alike (7,183 against 5,288
+    # with the listener's experiment left on) and this fails.
     assert plain > 1500, plain
-    assert tuned < plain / 10, (plain, tuned)
+    assert tuned < plain / 3, (plain, tuned)
 
 
 def test_an_operators_own_setting_wins():
