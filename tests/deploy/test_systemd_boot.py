@@ -129,21 +129,27 @@ def _start(podman: Podman, unit: str) -> None:
         time.sleep(0.5)
 
 
-def test_referee_service_under_systemd(booted: Podman):
-    podman = booted
-    unit = (ROOT / "deploy/systemd/referee.service").read_text()
-    # installed as docs/organizer/operations.md says
-    podman("exec", "-i", NAME, "sh", "-ec",
-           "cat > /etc/systemd/system/referee.service", stdin=unit)
+def _install(podman: Podman, unit: str) -> None:
+    """The unit and the admin token installed as docs/organizer/operations.md says."""
+    podman("exec", "-i", NAME, "sh", "-ec", f"cat > /etc/systemd/system/{unit}",
+           stdin=(ROOT / "deploy/systemd" / unit).read_text())
     _sh(podman, f"install -d -m 0755 /etc/referee && umask 077 && "
                 f"printf '%s\\n' '{ADMIN}' > /etc/referee/admin.token")
     podman("exec", NAME, "systemctl", "daemon-reload")
+
+
+def _show(podman: Podman, unit: str, properties: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in podman(
+        "exec", NAME, "systemctl", "show", unit, "--property", properties).splitlines())
+
+
+def test_referee_service_under_systemd(booted: Podman):
+    podman = booted
+    _install(podman, "referee.service")
     _start(podman, "referee.service")
 
-    show = dict(line.split("=", 1) for line in podman(
-        "exec", NAME, "systemctl", "show", "referee.service", "--property",
-        "DynamicUser,ProtectSystem,NoNewPrivileges,PrivateTmp,StateDirectory,MainPID,User"
-    ).splitlines())
+    show = _show(podman, "referee.service",
+                 "DynamicUser,ProtectSystem,NoNewPrivileges,PrivateTmp,StateDirectory,MainPID,User")
     assert show["DynamicUser"] == "yes" and show["ProtectSystem"] == "strict"
     assert show["NoNewPrivileges"] == "yes" and show["StateDirectory"] == "referee"
     pid = show["MainPID"]
@@ -171,19 +177,13 @@ def test_referee_cluster_service_under_systemd(booted: Podman):
     supervisor, two workers and nginx as its dynamic user, serves a match through nginx, and
     stops them all with the unit."""
     podman = booted
-    unit = (ROOT / "deploy/systemd/referee-cluster.service").read_text()
-    podman("exec", "-i", NAME, "sh", "-ec",
-           "cat > /etc/systemd/system/referee-cluster.service", stdin=unit)
-    _sh(podman, f"install -d -m 0755 /etc/referee && umask 077 && "
-                f"printf '%s\\n' '{ADMIN}' > /etc/referee/admin.token")
-    podman("exec", NAME, "systemctl", "daemon-reload")
+    _install(podman, "referee-cluster.service")
     _start(podman, "referee-cluster.service")
     assert podman("exec", NAME, "systemctl", "is-active", "referee.service",
                   check=False) != "active"  # Conflicts=
 
-    show = dict(line.split("=", 1) for line in podman(
-        "exec", NAME, "systemctl", "show", "referee-cluster.service", "--property",
-        "DynamicUser,ProtectSystem,NoNewPrivileges,MainPID").splitlines())
+    show = _show(podman, "referee-cluster.service",
+                 "DynamicUser,ProtectSystem,NoNewPrivileges,MainPID")
     assert show["DynamicUser"] == "yes" and show["ProtectSystem"] == "strict"
     assert show["NoNewPrivileges"] == "yes"
     uid = _sh(podman, f"stat -c %u /proc/{show['MainPID']}")
