@@ -35,7 +35,7 @@ help:
 	@echo "make test-image  build the image, then run it with podman and play a match against it"
 	@echo "                 (opt-in, not part of make test; root; about 4 minutes)"
 	@echo "make test-systemd  build the image with systemd, boot it in podman, start referee.service,"
-	@echo "                 then referee-cluster.service, a match against each (opt-in; root; 5 minutes)"
+	@echo "                 then referee-cluster.service and a league runner (opt-in; root; 5 minutes)"
 	@echo "make clean       remove .venv, the generated code, bench/results.json and site/"
 	@echo "make help        this list"
 

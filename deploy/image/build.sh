@@ -22,6 +22,7 @@ archive=referee.oci.tar
 if [ "${SYSTEMD:-0}" = 1 ]; then
     packages=$packages,systemd,systemd-sysv,dbus,nginx-light  # nginx: referee-cluster.service
     archive=referee-systemd.oci.tar
+    extras=${3:-web,tournament}  # the league runner of referee-league@.service too
 fi
 # The referee's data volume; none in the systemd image: a volume mounted on /var/lib/referee
 # makes referee.service fail at start (238/STATE_DIRECTORY, "Device or resource busy"): with

@@ -205,3 +205,64 @@ def test_referee_cluster_service_under_systemd(booted: Podman):
     podman("exec", NAME, "systemctl", "stop", "referee-cluster.service")
     assert podman("exec", NAME, "systemctl", "is-active", "referee-cluster.service",
                   check=False) == "inactive"
+
+
+LEAGUE = """\
+[league]
+name = "open"
+registration = "open"
+
+[referee]
+address = "127.0.0.1:50051"
+
+[[games]]
+name = "batavia"
+seats = 3
+"""
+GET_LEAGUE = """
+import sys, grpc
+from referee.v1 import referee_pb2 as pb, referee_pb2_grpc
+with grpc.insecure_channel("127.0.0.1:50051") as channel:
+    got = referee_pb2_grpc.RefereeStub(channel).GetLeague(
+        pb.GetLeagueRequest(name="open"), timeout=10,
+        metadata=(("authorization", "Bearer " + sys.argv[1]),))
+    print(got.name, pb.LeagueState.Name(got.state))
+"""
+
+
+def test_referee_league_service_under_systemd(booted: Podman):
+    """One referee-league@ instance beside referee.service: it runs as its own dynamic user,
+    opens its league on the referee (the admin token copied for it as for the referee), keeps
+    its run folder in its state directory, and stops with the unit."""
+    podman = booted
+    _install(podman, "referee.service")
+    _start(podman, "referee.service")
+    _install(podman, "referee-league@.service")
+    _sh(podman, "install -d -m 0755 /etc/referee/leagues")
+    podman("exec", "-i", NAME, "sh", "-ec", "cat > /etc/referee/leagues/open.toml",
+           stdin=LEAGUE)
+    podman("exec", NAME, "systemctl", "daemon-reload")
+    _start(podman, "referee-league@open.service")
+    deadline = time.monotonic() + 60
+    while "league_open" not in (journal := podman(
+            "exec", NAME, "journalctl", "--no-pager", "-u", "referee-league@open.service",
+            check=False)):
+        assert time.monotonic() < deadline, journal[-3000:]
+        time.sleep(0.5)
+    assert podman("exec", NAME, "/opt/referee/bin/python", "-c", GET_LEAGUE,
+                  ADMIN).split()[0] == "open"
+
+    show = _show(podman, "referee-league@open.service",
+                 "DynamicUser,ProtectSystem,NoNewPrivileges,MainPID,StateDirectory")
+    assert show["DynamicUser"] == "yes" and show["ProtectSystem"] == "strict"
+    assert show["NoNewPrivileges"] == "yes" and show["StateDirectory"] == "referee-league"
+    uid = _sh(podman, f"stat -c %u /proc/{show['MainPID']}")
+    assert uid not in ("0", _sh(podman, "stat -L -c %u /var/lib/referee"))  # a user of its own
+    assert _sh(podman, "stat -L -c '%u %a' /var/lib/referee-league/admin.token") == f"{uid} 400"
+    assert _sh(podman, "stat -L -c %u /var/lib/referee-league/open") == uid
+
+    podman("exec", NAME, "systemctl", "stop", "referee-league@open.service")
+    assert podman("exec", NAME, "systemctl", "is-active", "referee-league@open.service",
+                  check=False) == "inactive", podman(
+        "exec", NAME, "journalctl", "--no-pager", "-n", "40", "-u", "referee-league@open.service",
+        check=False)
