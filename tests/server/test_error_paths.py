@@ -71,12 +71,24 @@ def assert_malformed(err: grpc.aio.AioRpcError) -> None:
     assert "Error" not in err.details()  # no Python exception class in the message
 
 
+def _closed_loop_wakeup(record: logging.LogRecord) -> bool:
+    """grpcio's asyncio poller thread waking the test's own event loop after ``asyncio.run``
+    closed it (``PollerCompletionQueue._handle_events``: RuntimeError "Event loop is closed",
+    logged by asyncio at teardown, now and then under a full test run): the client library's
+    teardown in a process that runs many loops, not the referee's logging."""
+    exc = record.exc_info[1] if record.exc_info else None
+    return (record.name == "asyncio" and "PollerCompletionQueue._handle_events"
+            in record.getMessage() and isinstance(exc, RuntimeError)
+            and "Event loop is closed" in str(exc))
+
+
 @pytest.fixture
 def no_grpc_errors(caplog):
     """grpc's own logging (it logged a traceback per undecodable request) stays quiet."""
     caplog.set_level(logging.WARNING)
     yield
-    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.records
+    assert not [r for r in caplog.records
+                if r.levelno >= logging.WARNING and not _closed_loop_wakeup(r)], caplog.records
 
 
 # ------------------------------------------------------------------ raw bytes on every RPC
