@@ -15,9 +15,9 @@ that does no game work at all:
 
 The stub is shaped like the referee's ``Play`` handler (a reader task per stream feeding a
 queue that an async generator drains, the same server options and gRPC experiments), with
-raw-bytes serializers and no validation, storage or protobuf. Clients are spawned processes, each one asyncio loop
-with one channel, the streams split over them as in ``bench/run.py``; each phase has a
-warm-up that is not measured. ``relay_per_s`` counts acks (one per "move").
+raw-bytes serializers and no validation, storage or protobuf. Clients are spawned processes,
+each one asyncio loop with one channel, the streams split over them as in ``bench/run.py``;
+each phase has a warm-up that is not measured. ``relay_per_s`` counts acks (one per "move").
 
 ``measure_floor`` starts the stub in its own process, runs the echo phase then the relay
 phase and always stops the stub.
@@ -185,12 +185,13 @@ class StubServer:
                            name="bench-floor-stub", daemon=True)
         # the referee's gRPC settings (referee.cli.tune_grpc), read by the stub's gRPC when the
         # spawned process imports it: the floor is the same transport, doing no work
-        own = os.environ.get("GRPC_EXPERIMENTS")
-        os.environ["GRPC_EXPERIMENTS"] = GRPC_EXPERIMENTS if own is None else own
+        own = "GRPC_EXPERIMENTS" in os.environ  # an operator's own setting wins, as there
+        if not own:
+            os.environ["GRPC_EXPERIMENTS"] = GRPC_EXPERIMENTS
         try:
             proc.start()
         finally:
-            if own is None:
+            if not own:
                 del os.environ["GRPC_EXPERIMENTS"]
         self.proc = proc  # only once started: stop() joins it
         deadline = time.monotonic() + timeout

@@ -138,6 +138,13 @@ def _install(podman: Podman, unit: str) -> None:
     podman("exec", NAME, "systemctl", "daemon-reload")
 
 
+def _stop(podman: Podman, unit: str) -> None:
+    """Stop the unit; it must end inactive (a stop), not failed (its journal says why)."""
+    podman("exec", NAME, "systemctl", "stop", unit)
+    assert podman("exec", NAME, "systemctl", "is-active", unit, check=False) == "inactive", \
+        podman("exec", NAME, "journalctl", "--no-pager", "-n", "40", "-u", unit, check=False)
+
+
 def _show(podman: Podman, unit: str, properties: str) -> dict[str, str]:
     return dict(line.split("=", 1) for line in podman(
         "exec", NAME, "systemctl", "show", unit, "--property", properties).splitlines())
@@ -202,9 +209,7 @@ def test_referee_cluster_service_under_systemd(booted: Podman):
                                match_id))
     assert record["moves"] and record["result"]
 
-    podman("exec", NAME, "systemctl", "stop", "referee-cluster.service")
-    assert podman("exec", NAME, "systemctl", "is-active", "referee-cluster.service",
-                  check=False) == "inactive"
+    _stop(podman, "referee-cluster.service")
 
 
 LEAGUE = """\
@@ -241,7 +246,6 @@ def test_referee_league_service_under_systemd(booted: Podman):
     _sh(podman, "install -d -m 0755 /etc/referee/leagues")
     podman("exec", "-i", NAME, "sh", "-ec", "cat > /etc/referee/leagues/open.toml",
            stdin=LEAGUE)
-    podman("exec", NAME, "systemctl", "daemon-reload")
     _start(podman, "referee-league@open.service")
     deadline = time.monotonic() + 60
     while "league_open" not in (journal := podman(
@@ -261,8 +265,4 @@ def test_referee_league_service_under_systemd(booted: Podman):
     assert _sh(podman, "stat -L -c '%u %a' /var/lib/referee-league/admin.token") == f"{uid} 400"
     assert _sh(podman, "stat -L -c %u /var/lib/referee-league/open") == uid
 
-    podman("exec", NAME, "systemctl", "stop", "referee-league@open.service")
-    assert podman("exec", NAME, "systemctl", "is-active", "referee-league@open.service",
-                  check=False) == "inactive", podman(
-        "exec", NAME, "journalctl", "--no-pager", "-n", "40", "-u", "referee-league@open.service",
-        check=False)
+    _stop(podman, "referee-league@open.service")

@@ -59,7 +59,7 @@ CHALLENGES_PAGE = 500
 #: which a proxy may pass on as an abort that loses the GameOver still in its buffers (HAProxy
 #: 2.6 does); a stream both sides closed ends with the trailers alone. The SDK and the kits end
 #: their side when they read GameOver; a client that does not gets the stream's end this much
-#: later (docs/protocol.md, "Ending a Play stream").
+#: later (docs/bot/protocol.md, step 5).
 CLOSE_WAIT_S = 2.0
 #: a parsed request (handlers get raw bytes, parsed as their method's request message)
 M = TypeVar("M", bound=Message)
