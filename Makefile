@@ -99,10 +99,14 @@ test-image: image
 	REFEREE_IMAGE_TEST=1 $(PY) -m pytest -q -n 0 -p no:cacheprovider tests/deploy/test_image.py
 
 # deploy/systemd's units started under a real systemd (PID 1 in a podman container) from the
-# image built with Debian's systemd (SYSTEMD=1, build/image/referee-systemd.oci.tar), which
-# the test builds when stale (tests/deploy/test_systemd_boot.py). Opt-in like test-image.
+# image built with Debian's systemd (SYSTEMD=1, build/image/referee-systemd.oci.tar), built
+# here first as `image` builds its own: the tests reach no package index (PIP_NO_INDEX), and
+# the build downloads the wheels (tests/deploy/test_systemd_boot.py). Opt-in like test-image.
 test-systemd: setup
 	@$(PY) -m tests.debian deploy/image/debian-packages.txt
+	@if [ "$$(id -u)" != 0 ]; then echo "make test-systemd needs root (mmdebstrap's root mode, buildah)"; \
+		exit 2; fi
+	SYSTEMD=1 deploy/image/build.sh $(IMAGE_OUT) $(PY)
 	REFEREE_IMAGE_TEST=1 $(PY) -m pytest -q -n 0 -p no:cacheprovider tests/deploy/test_systemd_boot.py
 
 bench: setup
