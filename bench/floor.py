@@ -214,6 +214,10 @@ class StubServer:
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    def address_for(self, client: int) -> str:
+        """Where client process ``client`` connects (``StubServers`` spreads them)."""
+        return self.address
+
     def alive(self) -> bool:
         return self.proc is not None and self.proc.is_alive()
 
@@ -230,6 +234,35 @@ class StubServer:
         if self.proc.is_alive():
             self.proc.kill()
         self.proc.join(5)
+
+
+class StubServers:
+    """``count`` stub server processes serving one load together, as a cluster's workers do:
+    client process i connects to stub i mod ``count``, so each relay group (all on one client's
+    channel) is served by one stub. ``cpu_split`` sums the stubs."""
+
+    def __init__(self, payload_bytes: int, count: int):
+        if count < 1:
+            raise ValueError(f"at least one stub, not {count}")
+        self.stubs = [StubServer(payload_bytes) for _ in range(count)]
+
+    def start(self, timeout: float = START_TIMEOUT) -> None:
+        for stub in self.stubs:
+            stub.start(timeout)
+
+    def address_for(self, client: int) -> str:
+        return self.stubs[client % len(self.stubs)].address
+
+    def alive(self) -> bool:
+        return all(stub.alive() for stub in self.stubs)
+
+    def cpu_split(self) -> tuple[float, float]:
+        splits = [stub.cpu_split() for stub in self.stubs]
+        return sum(u for u, _ in splits), sum(s for _, s in splits)
+
+    def stop(self) -> None:
+        for stub in self.stubs:
+            stub.stop()
 
 
 # ============================================================================ clients
@@ -362,7 +395,7 @@ async def _client(a: _ClientArgs, counter, start, go, results) -> dict[str, Any]
 
 
 # ============================================================================ phases
-def _phase(kind: str, server: StubServer, *, clients: int, concurrency: int, seats: int,
+def _phase(kind: str, server: StubServer | StubServers, *, clients: int, concurrency: int, seats: int,
            seconds: float, warmup: float, payload_bytes: int, progress, task,
            offset: float) -> dict[str, Any]:
     ctx = mp.get_context("spawn")  # never fork a process that has gRPC state
@@ -407,7 +440,7 @@ def _phase(kind: str, server: StubServer, *, clients: int, concurrency: int, sea
         for i, streams in enumerate(per):
             if not streams:
                 continue
-            ca = _ClientArgs(kind, server.address, streams, seats, payload_bytes, warmup,
+            ca = _ClientArgs(kind, server.address_for(i), streams, seats, payload_bytes, warmup,
                              seconds, group_prefix=f"{kind}-c{i}")
             p = ctx.Process(target=_client_main, args=(ca, counter, start, go, results),
                             name=f"bench-floor-{kind}-{i}", daemon=True)
@@ -525,6 +558,47 @@ def measure_floor(*, clients: int, concurrency: int, seats: int, seconds: float,
         "echo_phase": echo,
         "relay_phase": relay,
     }
+
+
+def measure_by_processes(*, counts: tuple[int, ...] = (1, 2, 4), clients: int = 4,
+                         concurrency: int = 16, seats: int = 4, seconds: float = 15.0,
+                         warmup: float = 3.0, payload_bytes: int = 872, progress=None,
+                         task=None) -> dict[str, Any]:
+    """``cluster.floor_by_processes``: the relay phase of the zero-work stub with its load
+    spread over 1, 2, 4... stub processes (``StubServers``), the same load each time, and the
+    stubs' CPU per relay for each count against one stub's. The share of
+    ``cluster.cpu_per_move_by_workers``' rise that no work of the referee's causes: a process
+    that serves part of a load goes idle between messages and pays the transport's wake-up
+    for each, where one process serving all of it finds the next message waiting
+    (docs/benchmarks.md, "Wake-ups"). ``clients`` is raised to a multiple of the largest count
+    so every stub gets the same number of client processes and relay groups."""
+    if not counts or min(counts) < 1:
+        raise SystemExit("bench: the floor by processes needs counts >= 1")
+    top = max(counts)
+    clients = -(-max(clients, top) // top) * top
+    payload_bytes = max(1, int(payload_bytes))
+    out: dict[str, Any] = {}
+    for k, n in enumerate(counts):
+        servers = StubServers(payload_bytes, n)
+        try:
+            servers.start()
+            relay = _phase("relay", servers, clients=clients, concurrency=concurrency,
+                           seats=seats, seconds=seconds, warmup=warmup,
+                           payload_bytes=payload_bytes, progress=progress, task=task,
+                           offset=k * (warmup + seconds))
+        finally:
+            servers.stop()
+        out[str(n)] = {"server_cpu_ms_per_relay": round(relay["server_cpu_ms_per_op"], 4),
+                       "server_cpu_sys_ms_per_relay": round(relay["server_cpu_sys_ms_per_op"], 4),
+                       "server_cpu_util": round(relay["server_cpu_util"], 3),
+                       "relay_per_s": round(relay["per_s"], 1)}
+    one = out.get("1", {}).get("server_cpu_ms_per_relay")
+    for fig in out.values():
+        fig["vs_one"] = round(fig["server_cpu_ms_per_relay"] / one, 3) if one else None
+        fig["added_ms_per_relay"] = (round(fig["server_cpu_ms_per_relay"] - one, 4)
+                                     if one else None)
+    return {"counts": list(counts), "client_processes": clients, "groups_relay": concurrency,
+            "seats": seats, "by_processes": out}
 
 
 if __name__ == "__main__":

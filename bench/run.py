@@ -699,6 +699,18 @@ def main(argv: list[str] | None = None) -> int:
                         counts=counts, matches=args.cluster_matches, clients=args.clients,
                         seats=args.seats, seconds=args.grpc_seconds, warmup=args.warmup,
                         progress=progress, task=t_by)
+                    if not args.skip_floor:  # the same spread over processes, zero work
+                        from bench.floor import measure_by_processes
+
+                        t_fl = progress.add_task(
+                            f"gRPC zero-work stub by processes ({args.cluster_workers})",
+                            total=len(counts) * (args.warmup + args.grpc_seconds), rate="")
+                        results["cluster"]["floor_by_processes"] = measure_by_processes(
+                            counts=counts, clients=args.clients, concurrency=args.concurrency,
+                            seats=args.seats, seconds=args.grpc_seconds, warmup=args.warmup,
+                            payload_bytes=results.get("grpc", {}).get("floor", {}).get(
+                                "payload_bytes", 872),
+                            progress=progress, task=t_fl)
         else:
             console.print("cluster phase skipped: nginx is not installed (nginx-light)")
 
@@ -800,6 +812,9 @@ def main(argv: list[str] | None = None) -> int:
             flat[f"cluster.{key}"] = results["cluster"][key]
         for n, fig in results["cluster"].get("cpu_per_move_by_workers", {}).items():
             flat[f"cluster.cpu_per_move_by_workers.{n}"] = fig["cpu_ms_per_move"]
+        for n, fig in results["cluster"].get("floor_by_processes", {}).get(
+                "by_processes", {}).items():
+            flat[f"cluster.floor_by_processes.{n}"] = fig["server_cpu_ms_per_relay"]
     flat.update(session_bench.flat(results))
     flat.update(league_bench.flat(results))
     flat.update(fairness_bench.flat(results))
@@ -914,6 +929,14 @@ def main(argv: list[str] | None = None) -> int:
                           "the workers' CPU per move (nginx apart) with 1, 2, 4 workers "
                           "under the same load; vs one: "
                           + ", ".join(f"{n}: x{f['vs_one']}" for n, f in by.items()))
+        fl = c.get("floor_by_processes", {}).get("by_processes")
+        if fl:
+            table.add_row("cluster.floor_by_processes (ms)",
+                          " / ".join(f"{n}: {f['server_cpu_ms_per_relay']}"
+                                     for n, f in fl.items()),
+                          "the zero-work stub's CPU per relay with its load spread over 1, 2, "
+                          "4 processes: what splitting costs with no referee work; vs one: "
+                          + ", ".join(f"{n}: x{f['vs_one']}" for n, f in fl.items()))
     if "matches_per_s" in results.get("tournament", {}):
         t = results["tournament"]
         table.add_row("tournament.matches_per_s", f"{t['matches_per_s']:.2f}",

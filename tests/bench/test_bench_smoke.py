@@ -66,7 +66,8 @@ def test_bench_writes_results(tmp_path):
             assert summary[key] > 0, key
     if shutil.which("nginx") or os.access("/usr/sbin/nginx", os.X_OK):  # bench/cluster.py
         for key in ("moves_per_s", "plain_moves_per_s", "proxy_cpu_ms_per_move",
-                    "cpu_per_move_by_workers.1", "cpu_per_move_by_workers.2"):
+                    "cpu_per_move_by_workers.1", "cpu_per_move_by_workers.2",
+                    "floor_by_processes.1", "floor_by_processes.2"):
             assert summary[f"cluster.{key}"] > 0, key
     # combined decisions: fewer messages per move than plain streams (Batavia: about 1.5 vs 2)
     assert 1 <= summary["grpc.combined.server_messages_per_move"] < results["grpc"][

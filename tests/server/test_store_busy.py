@@ -101,3 +101,66 @@ def test_writes_handed_to_the_thread_keep_their_order(tmp_path):
     store.close()
     other.close()
     assert order == list(range(8))
+
+
+def test_a_short_wait_for_the_lock_is_retried_on_the_loop(tmp_path, monkeypatch):
+    """Another process committing holds the write lock for a moment: the loop tries again
+    ``BUSY_RETRY_S`` later (up to ``BUSY_RETRIES`` times in a row) and commits there, the writes
+    queued meanwhile in the same batch, without a writer thread (a cluster's workers on one
+    file: docs/benchmarks.md, "Wake-ups")."""
+    from referee.server.store import sqlite as st
+
+    monkeypatch.setattr(st, "BUSY_RETRY_S", 0.005)
+    monkeypatch.setattr(st, "BUSY_RETRIES", 10_000)  # only the release ends the wait here
+    store = st.SqliteStore(tmp_path)
+    store.start()
+    other = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
+    order: list[int] = []
+
+    async def run():
+        other.execute("BEGIN IMMEDIATE")
+        first = store.write(lambda c: order.append(0))
+        await asyncio.sleep(0.03)
+        second = store.write(lambda c: order.append(1))  # joins the batch that waits
+        await asyncio.sleep(0.03)
+        assert not first.done() and not second.done()  # nothing committed while locked
+        other.execute("ROLLBACK")
+        await asyncio.gather(first, second)
+
+    before = store.batches
+    asyncio.run(run())
+    batches, thread = store.batches - before, store._thread
+    store.close()
+    other.close()
+    assert order == [0, 1]
+    assert thread is None  # never handed to the writer thread
+    assert batches == 1  # one commit for both writes
+
+
+def test_a_lock_held_past_the_retries_goes_to_the_writer_thread(tmp_path, monkeypatch):
+    """After ``BUSY_RETRIES`` tries in a row the batch goes to the writer thread, which waits
+    for the lock, and the write still commits once it is free."""
+    from referee.server.store import sqlite as st
+
+    monkeypatch.setattr(st, "BUSY_RETRY_S", 0.001)
+    monkeypatch.setattr(st, "BUSY_RETRIES", 3)
+    store = st.SqliteStore(tmp_path)
+    store.start()
+    other = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
+    order: list[int] = []
+
+    async def run():
+        other.execute("BEGIN IMMEDIATE")
+        fut = store.write(lambda c: order.append(0))
+        for _ in range(200):  # the retries end within a few ms; allow a slow machine 2 s
+            await asyncio.sleep(0.01)
+            if store._thread is not None:
+                break
+        assert store._thread is not None and not fut.done()
+        other.execute("ROLLBACK")
+        await fut
+
+    asyncio.run(run())
+    store.close()
+    other.close()
+    assert order == [0]

@@ -12,8 +12,10 @@ Where the group commit runs depends on the durability:
   runs (the rest of the turn: other streams' moves, other matches' timers) joins the batch, which
   is committed on the loop thread. In WAL with synchronous=NORMAL a commit writes to the WAL
   without an fsync, so it costs less than handing the batch to a thread and back would. The loop
-  never waits for another process's write lock: a busy file (or a batch to redo write by write)
-  sends the batch, and those queued after it, to a writer thread (see ``_flush``).
+  never waits for another process's write lock: a busy file is tried again a moment later on
+  the loop, a few times (``BUSY_RETRY_S``, ``BUSY_RETRIES``); a file still busy then (or a batch
+  to redo write by write) sends the batch, and those queued after it, to a writer thread (see
+  ``_flush``).
 * ``full`` (synchronous=FULL): on one writer thread, since every commit fsyncs and that must not
   block the loop; the thread takes everything waiting and resolves the futures with one
   ``call_soon_threadsafe`` per event loop and batch.
@@ -191,6 +193,14 @@ class MoveRow:
 
 _STOP = object()
 
+#: Group commit on the loop (``Store._flush``) that finds another process committing (a
+#: cluster's workers on one SQLite file) tries again this much later, up to ``BUSY_RETRIES``
+#: times in a row, before it hands the batch to the writer thread. Another worker's commit
+#: holds the lock for a fraction of a millisecond; the hand-over (a thread woken, the
+#: futures resolved across threads) cost each worker more CPU per move than the wait.
+BUSY_RETRY_S = 0.0005
+BUSY_RETRIES = 4
+
 log = structlog.get_logger("referee.store")
 
 #: SQLite's primary result codes that mean the file cannot be written or read now (a full disk,
@@ -353,6 +363,7 @@ class Store(ABC):
         self.on_loop = on_loop
         self._pending: list = []
         self._flush_loop: asyncio.AbstractEventLoop | None = None
+        self._busy_tries = 0  # flushes in a row that found the file's write lock taken
         self._loop: asyncio.AbstractEventLoop | None = None  # of the last write
         self._writer: DbConn | None = None
         self._handed = 0  # writes the loop handed to the writer thread, not yet committed
@@ -482,7 +493,7 @@ class Store(ABC):
             if loop is not None and loop.is_running() and not _on_thread_of(loop):
                 asyncio.run_coroutine_threadsafe(_noop(), loop).result(10)  # let it flush
             if self._pending:
-                self._flush()
+                self._flush(retry=False)
         if self._writer is not None:
             self._writer.close()
             self._writer = None
@@ -786,15 +797,17 @@ class Store(ABC):
         self._pending.append(item)
         return fut
 
-    def _flush(self) -> None:
+    def _flush(self, retry: bool = True) -> None:
         """Commit the writes queued during the loop turn that scheduled this (loop mode).
 
         The loop never waits for the database: when another process holds the file's write
-        lock (``_begin_now`` fails at once) or the batch fails and must be redone one write at
-        a time, the batch goes to the writer thread, which may wait for the lock (the busy
-        timeout) while the loop serves everything else; until the thread is done, later
-        batches follow it there, so writes still commit in the order they were queued. Either
-        way a write's future resolves only once it is committed."""
+        lock (``_begin_now`` fails at once), the loop tries again ``BUSY_RETRY_S`` later, up to
+        ``BUSY_RETRIES`` times in a row (``retry``: close() does not), the writes queued
+        meanwhile joining the batch; when the lock stays taken, or the batch fails and must be
+        redone one write at a time, the batch goes to the writer thread, which may wait for
+        the lock (the busy timeout) while the loop serves everything else; until the thread
+        is done, later batches follow it there, so writes still commit in the order they were
+        queued. Either way a write's future resolves only once it is committed."""
         batch, self._pending = self._pending, []
         if not batch:
             return
@@ -805,14 +818,26 @@ class Store(ABC):
             self._writer = None
             self._hand_over(batch)
             return
+        busy = False
         try:
             began = not self._handed and self._begin_now(self._writer)
+            busy = not began and not self._handed
         except Exception:  # noqa: BLE001 - the thread tries again and reports what fails
             _rollback(self._writer)
             began = False
         if not began:
+            if busy and retry and self._busy_tries < BUSY_RETRIES and self._flush_loop:
+                # another process is committing: try again in a moment on the loop, the
+                # writes queued meanwhile joining this batch (a hand-over to the thread and
+                # back costs each worker of a cluster more than the wait: docs/benchmarks.md)
+                self._busy_tries += 1
+                self._pending = batch + self._pending
+                self._flush_loop.call_later(BUSY_RETRY_S, self._flush)
+                return
+            self._busy_tries = 0
             self._hand_over(batch)
             return
+        self._busy_tries = 0
         try:
             ok = self._try_batch(self._writer, batch, begun=True)
         except _CommitFailed as failed:  # not handed over: it may be committed already
