@@ -15,7 +15,7 @@ from collections.abc import Callable
 from referee_client.bot import Bot
 from referee_client.bots import BOTS, GREEDY_FOR_GAME
 
-from referee.core.contract import Decision
+from referee.core.contract import Decision, Game
 from referee.core.rng import Rng
 from referee.sim import Simulation
 from referee.sim.model import Policy
@@ -116,16 +116,42 @@ def prior_bot(game: str, seed: int) -> Bot | None:
     return None if name is None else BOTS[name](seed)
 
 
+def engine_policy(game: Game, seat_count: int, rng: Rng, epsilon: float = 0.0) -> Policy | None:
+    """A rollout policy that plays every seat as the game's prior bot would, from the engine's
+    copy of the bot (``Game.heuristic_policy``, given the bot's ``knobs()``), with a uniformly
+    random move instead ``epsilon`` of the time and where the copy has no answer; never a
+    message. None where the game has no copy (the search then rolls out uniformly)."""
+    bot = prior_bot(game.spec.name, rng.next64())
+    knobs = getattr(bot, "knobs", None)
+    choose = game.heuristic_policy(knobs()) if knobs is not None else None
+    if choose is None:
+        return None
+
+    def policy(sim: Simulation, d: Decision) -> object:
+        moves = d.moves
+        if len(moves) == 1:
+            return moves[0]
+        if epsilon and rng.below(1 << 20) < epsilon * (1 << 20):
+            return moves[rng.below(len(moves))]
+        move = choose(sim.state, d.seat, moves)
+        return move if move is not None else moves[rng.below(len(moves))]
+
+    return policy
+
+
 def prior_policy(game: str, seat_count: int, rng: Rng, epsilon: float = 0.0,
-                 encoded: bool = True) -> Policy | None:
+                 encoded: bool = True, engine: bool = True) -> Policy | None:
     """A rollout policy that plays every seat as the game's prior bot would, from that seat's
     view of the (sampled) state, with a uniformly random move instead ``epsilon`` of the time;
     None for a game without a prior bot. A decision with one legal move costs no view.
 
-    The bot is handed the Decision the referee would send, assembled from encodings
-    (:class:`.messages.DecisionEncoder`: the game's encoded View, each move's encoding kept);
-    ``encoded=False`` builds it field by field instead (the first, slower way, kept for the
-    tests: both give the bot the same message, hence the same choices)."""
+    Where the game has the bot's copy on the engine (``Game.heuristic_policy``, given the bot's
+    ``knobs()``) and ``engine`` is on, that answers from the state, with no message (its test
+    pins it to the bot's move). Otherwise the bot is handed the Decision the referee would send,
+    assembled from encodings (:class:`.messages.DecisionEncoder`: the game's encoded View, each
+    move's encoding kept); ``encoded=False`` builds it field by field instead (the first,
+    slower way, kept for the tests: both give the bot the same message, hence the same
+    choices)."""
     bots: list[Bot] = []
     for seat in range(seat_count):
         bot = prior_bot(game, rng.next64())
@@ -134,6 +160,8 @@ def prior_policy(game: str, seat_count: int, rng: Rng, epsilon: float = 0.0,
         bot.on_welcome(referee_pb2.Welcome(match_id="rollout", game=game, seat=seat,
                                            seat_count=seat_count))
         bots.append(bot)
+    knobs = getattr(bots[0], "knobs", None) if engine else None
+    fast: list = []  # the game's heuristic_policy, looked up on the first decision
 
     def policy(sim: Simulation, d: Decision) -> object:
         moves = d.moves
@@ -141,6 +169,13 @@ def prior_policy(game: str, seat_count: int, rng: Rng, epsilon: float = 0.0,
             return moves[0]
         if epsilon and rng.below(1 << 20) < epsilon * (1 << 20):
             return moves[rng.below(len(moves))]
+        if knobs is not None:
+            if not fast:
+                fast.append(sim.game.heuristic_policy(knobs()))
+            if fast[0] is not None:
+                move = fast[0](sim.state, d.seat, moves)
+                if move is not None:
+                    return move
         if encoded:
             enc = encoder(sim.game)
             answer = bots[d.seat].choose(enc.decision(sim, d.seat, d.kind, list(moves), 0,

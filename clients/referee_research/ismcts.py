@@ -89,11 +89,14 @@ class Settings:
     #: :mod:`.heuristics`) when the most visited move is picked, as a share of the iterations
     #: run: the search overrides the reference bot only where it finds clearly better
     prior_weight: float = PRIOR_WEIGHT
-    #: how rollouts (and the tree's first visit of a node) choose moves: ``"random"`` (uniform)
-    #: or ``"prior"`` (every seat as the game's prior bot would, from its view of the sample;
-    #: :func:`heuristics.prior_policy`), which models greedy opponents as they play
+    #: how rollouts (and the tree's first visit of a node) choose moves: ``"random"`` (uniform),
+    #: ``"prior"`` (every seat as the game's prior bot would, from its view of the sample;
+    #: :func:`heuristics.prior_policy`), which models greedy opponents as they play, or
+    #: ``"heuristic"`` (the same bot's copy on the engine, ``Game.heuristic_policy``, where the
+    #: game has one, else uniform; never a message: :func:`heuristics.engine_policy`)
     rollout: str = "random"
-    #: with ``rollout="prior"``: the share of rollout moves drawn uniformly instead
+    #: with ``rollout="prior"`` or ``"heuristic"``: the share of rollout moves drawn uniformly
+    #: instead
     epsilon: float = 0.0
     #: choice nodes on a path below the root (None: no limit); 0 is flat Monte Carlo over the
     #: root's moves, every later move by the rollout policy
@@ -139,12 +142,15 @@ class Settings:
             raise ValueError(f"widening must be positive, not {self.widening}")
 
 
+#: A search's rollout policy once made, where the game has none for its setting: uniform moves.
+_UNIFORM: Any = object()
+
 #: Spreads the indices of a paired search's determinizations over their seeds.
 _GOLDEN = 0x9E3779B97F4A7C15
 _MASK = (1 << 64) - 1
 
 #: The rollout policies a search can use (``Settings.rollout``).
-ROLLOUTS = ("random", "prior")
+ROLLOUTS = ("random", "prior", "heuristic")
 #: How a cut rollout is scored (``Settings.evaluation``).
 EVALUATIONS = ("estimate", "provisional")
 
@@ -155,14 +161,15 @@ EVALUATIONS = ("estimate", "provisional")
 STRONG = Settings(rollout="prior", tree_depth=0, widening=1.5, prior_weight=0.25,
                   rollout_depth=None, horizon=120, paired=True, prior_margin=0.02)
 
-#: The bot's settings since issue 36: the same root choice (the greedy move kept unless paired
-#: worlds clearly prefer another, a few candidates by progressive widening) at a thousand
-#: iterations a CPU second and more: uniform rollouts drawn from the engine's move lists cut
-#: after ``rollout_depth`` moves, where the game's own final scoring applied to the sample
-#: (``Game.provisional_scores``) stands in for the end. No protobuf on the inner loop: one
-#: sample, a few engine moves and one provisional scoring an iteration
+#: The settings of issue 36: the same root choice (the greedy move kept unless paired worlds
+#: clearly prefer another, a few candidates by progressive widening) at a thousand iterations a
+#: CPU second and more: rollouts cut after ``rollout_depth`` moves, every seat played by the
+#: engine's copy of its greedy bot where the game has one (``Game.heuristic_policy``: Batavia),
+#: else by uniform moves from the engine's move lists, where the game's own final scoring
+#: applied to the sample (``Game.provisional_scores``) stands in for the end. No protobuf on
+#: the inner loop: one sample, a few engine moves and one provisional scoring an iteration
 #: (docs/research/search-bot.md, *A thousand iterations a second*).
-FAST = Settings(rollout="random", rollout_depth=10, tree_depth=0, widening=1.5,
+FAST = Settings(rollout="heuristic", rollout_depth=10, tree_depth=0, widening=1.5,
                 prior_weight=0.25, horizon=None, paired=True, prior_margin=0.02,
                 evaluation="provisional")
 
@@ -316,12 +323,18 @@ class Search:
     # ------------------------------------------------------------------ one iteration
     def _policy(self, sim: Simulation) -> Policy | None:
         """The rollout policy of this search (made on its first determinization)."""
-        if self.settings.rollout != "prior":
+        rollout = self.settings.rollout
+        if rollout == "random":
             return None
         if self._rollout_policy is None:
-            self._rollout_policy = heuristics.prior_policy(
-                sim.game.spec.name, sim.seat_count, self._policy_rng, self.settings.epsilon)
-        return self._rollout_policy
+            if rollout == "heuristic":
+                made = heuristics.engine_policy(sim.game, sim.seat_count, self._policy_rng,
+                                                self.settings.epsilon)
+            else:
+                made = heuristics.prior_policy(sim.game.spec.name, sim.seat_count,
+                                               self._policy_rng, self.settings.epsilon)
+            self._rollout_policy = made if made is not None else _UNIFORM
+        return None if self._rollout_policy is _UNIFORM else self._rollout_policy
 
     def _world(self, j: int) -> Simulation:
         """A copy of the ``j``-th determinization of a paired search (drawn once, kept)."""

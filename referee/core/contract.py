@@ -347,6 +347,19 @@ class Game(abc.ABC, Generic[S, M]):
         so a bot calls it on its own determinization, never on the true state."""
         return None
 
+    def heuristic_policy(
+        self, params: Mapping[str, Any],
+    ) -> Callable[[S, int, Sequence[M]], M | None] | None:
+        """The game's greedy reference bot (the SDK's, ``referee_client.bots``) as a function of
+        the state: ``choose(state, seat, moves)`` answers the move of ``moves`` (a decision's
+        legal moves, in their order) that the bot with knobs ``params`` (its tuning weights)
+        plays from what ``seat`` sees of ``state``, or None where the bot would pick at random.
+        None: the game has none, and a caller hands the bot a Decision message instead. A
+        search bot's rollout policy on its own determinizations, at the engine's speed instead
+        of a message per move; a game that has one has a test that it answers exactly the SDK
+        bot's move."""
+        return None
+
     def sample_state(
         self, views: Mapping[int, Message], history: Sequence[Event], rng: Rng,
         options: Mapping[str, Any], seat_count: int, components: ComponentSheet,

@@ -49,7 +49,7 @@ def test_duel_at_cpu_seconds_a_move_with_the_fast_profile(tmp_path, capsys):
     assert report["iterations"] is None and report["matches"] == 2  # one seed, both seats
     settings = report["settings"]
     assert settings["profile"] == "fast" and settings["cpu"] is True
-    assert settings["seconds"] == 0.01 and settings["rollout"] == "random"
+    assert settings["seconds"] == 0.01 and settings["rollout"] == "heuristic"
     assert report["iterations_per_move"] >= 1
     assert "0.01 s of CPU a move" in capsys.readouterr().out
 

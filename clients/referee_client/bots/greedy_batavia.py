@@ -23,7 +23,7 @@ It sees only what its seat may see, exactly as a bot written in any other langua
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from referee.v1 import batavia_pb2 as bt
 from referee.v1 import referee_pb2
@@ -67,6 +67,11 @@ class GreedyBataviaBot(Bot):
     def __init__(self, seed: int | None = None, weights: Weights | None = None):
         self.rng = random.Random(seed)
         self.w = weights or Weights()
+
+    def knobs(self) -> dict[str, float]:
+        """The bot's tuning weights by name: what a search's rollouts hand the engine's copy
+        of this bot (``Game.heuristic_policy``) so that it plays exactly as this one."""
+        return asdict(self.w)
 
     # ------------------------------------------------------------------ entry point
     def choose(self, decision: referee_pb2.Decision) -> referee_pb2.Move:

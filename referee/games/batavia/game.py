@@ -26,7 +26,7 @@ from referee.core.contract import (
 from referee.core.rng import Rng
 from referee.v1 import batavia_pb2 as pb
 
-from . import moves, rules, scoring, sim, text
+from . import heuristic, moves, rules, scoring, sim, text
 from . import view as views
 from .catalog import MAX_SEATS, MIN_SEATS, N_STALL_TILES
 from .planes import BataviaPlanes, declared_planes
@@ -141,6 +141,10 @@ class BataviaGame(SheetGame[rules.State, moves.Move]):
 
     def clone(self, state: rules.State) -> rules.State:
         return sim.clone_state(state)
+
+    def heuristic_policy(self, params: Mapping[str, Any]) -> Any:
+        """The greedy bot's choice from the state (heuristic.py)."""
+        return heuristic.policy(params)
 
     def provisional_scores(self, state: rules.State) -> list[float] | None:
         """Final scoring's totals now, applied to a copy (it ends the copy's game)."""
