@@ -116,6 +116,16 @@ def prior_bot(game: str, seed: int) -> Bot | None:
     return None if name is None else BOTS[name](seed)
 
 
+def _without_choice(moves, rng: Rng, epsilon: float) -> object | None:
+    """A rollout move that asks no bot: the only legal one, or a uniform one ``epsilon`` of
+    the time; None: the bot chooses."""
+    if len(moves) == 1:
+        return moves[0]
+    if epsilon and rng.below(1 << 20) < epsilon * (1 << 20):
+        return moves[rng.below(len(moves))]
+    return None
+
+
 def engine_policy(game: Game, seat_count: int, rng: Rng, epsilon: float = 0.0) -> Policy | None:
     """A rollout policy that plays every seat as the game's prior bot would, from the engine's
     copy of the bot (``Game.heuristic_policy``, given the bot's ``knobs()``), with a uniformly
@@ -129,10 +139,8 @@ def engine_policy(game: Game, seat_count: int, rng: Rng, epsilon: float = 0.0) -
 
     def policy(sim: Simulation, d: Decision) -> object:
         moves = d.moves
-        if len(moves) == 1:
-            return moves[0]
-        if epsilon and rng.below(1 << 20) < epsilon * (1 << 20):
-            return moves[rng.below(len(moves))]
+        if (forced := _without_choice(moves, rng, epsilon)) is not None:
+            return forced
         move = choose(sim.state, d.seat, moves)
         return move if move is not None else moves[rng.below(len(moves))]
 
@@ -165,10 +173,8 @@ def prior_policy(game: str, seat_count: int, rng: Rng, epsilon: float = 0.0,
 
     def policy(sim: Simulation, d: Decision) -> object:
         moves = d.moves
-        if len(moves) == 1:
-            return moves[0]
-        if epsilon and rng.below(1 << 20) < epsilon * (1 << 20):
-            return moves[rng.below(len(moves))]
+        if (forced := _without_choice(moves, rng, epsilon)) is not None:
+            return forced
         if knobs is not None:
             if not fast:
                 fast.append(sim.game.heuristic_policy(knobs()))

@@ -6,21 +6,18 @@ bot's own knobs and with others; and a search with a fixed seed gives the same r
 rollouts ask the engine or hand the bot messages."""
 from __future__ import annotations
 
-import functools
 import random
 from collections.abc import Iterator
 from dataclasses import fields, replace
 
 import pytest
-from referee_research import heuristics, ismcts, messages
-from referee_research.ismcts import Budget
+from referee_research import heuristics, messages
 
 from referee.core import registry
 from referee.core.contract import Decision
 from referee.core.rng import Rng
 from referee.sim import Simulation
-from tests.research.test_ismcts import deciding_positions, determinizer_for
-from tests.research.test_rollout_policy import per_seat_count
+from tests.research.test_rollout_policy import assert_same_searches, per_seat_count
 
 #: the games whose engine has the greedy bot (the others return None, checked below)
 WITH_HEURISTIC = ("batavia",)
@@ -104,18 +101,7 @@ def test_a_game_without_one_says_so(name):
 def test_a_search_gives_the_same_result_from_the_engine(name, monkeypatch):
     """The bot's settings with a fixed seed: the same move, visits, values and horizon verdict
     whether the rollouts ask the engine's copy or hand the bot messages."""
-    settings = replace(ismcts.STRONG, budget=Budget(iterations=6, seconds=None), horizon=400)
-    original = heuristics.prior_policy
-    for game, state, options, history, d in deciding_positions(name, 3, 61):
-        results = []
-        for engine in (True, False):
-            monkeypatch.setattr(heuristics, "prior_policy",
-                                functools.partial(original, engine=engine))
-            det = determinizer_for(name, game, state, options, history, d.seat)
-            r = ismcts.search(det, d.seat, d.moves, 31, settings, d.moves[0])
-            results.append((r.move, r.visits, r.values, r.iterations, r.beyond))
-        assert results[0] == results[1]
-        assert results[0][3] >= 1
+    assert_same_searches(name, monkeypatch, [{"engine": True}, {"engine": False}], 3, 61, 31)
 
 
 def test_a_rollout_asks_the_engine_and_no_message_is_built(monkeypatch):

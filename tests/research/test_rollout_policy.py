@@ -70,22 +70,30 @@ def test_the_encoded_decision_is_the_built_one_and_greedy_chooses_alike(name):
     assert seat_counts == set(range(spec.min_seats, spec.max_seats + 1))
 
 
+def assert_same_searches(name: str, monkeypatch, ways: list[dict], positions: int,
+                         seed: int, search_seed: int) -> None:
+    """The bot's settings with a fixed seed, at ``positions`` deciding positions: the same move,
+    visits, values and horizon verdict with ``heuristics.prior_policy`` called each of ``ways``
+    (its keyword arguments)."""
+    settings = replace(ismcts.STRONG, budget=Budget(iterations=6, seconds=None), horizon=400)
+    original = heuristics.prior_policy
+    for game, state, options, history, d in deciding_positions(name, positions, seed):
+        results = []
+        for way in ways:
+            monkeypatch.setattr(heuristics, "prior_policy", functools.partial(original, **way))
+            det = determinizer_for(name, game, state, options, history, d.seat)
+            r = ismcts.search(det, d.seat, d.moves, search_seed, settings, d.moves[0])
+            results.append((r.move, r.visits, r.values, r.iterations, r.beyond))
+        assert all(r == results[0] for r in results)
+        assert results[0][3] >= 1
+
+
 @pytest.mark.parametrize("name", GAMES)
 def test_a_search_gives_the_same_result_with_either_decision(name, monkeypatch):
     """The bot's settings with a fixed seed: the same move, visits, values and horizon verdict
     whether the rollouts hand the greedy bot encoded or built Decisions."""
-    settings = replace(ismcts.STRONG, budget=Budget(iterations=6, seconds=None), horizon=400)
-    original = heuristics.prior_policy
-    for game, state, options, history, d in deciding_positions(name, 2, 53):
-        results = []
-        for encoded in (True, False):
-            monkeypatch.setattr(heuristics, "prior_policy",
-                                functools.partial(original, encoded=encoded))
-            det = determinizer_for(name, game, state, options, history, d.seat)
-            r = ismcts.search(det, d.seat, d.moves, 29, settings, d.moves[0])
-            results.append((r.move, r.visits, r.values, r.iterations, r.beyond))
-        assert results[0] == results[1]
-        assert results[0][3] >= 1
+    assert_same_searches(name, monkeypatch, [{"encoded": True, "engine": False},
+                                             {"encoded": False, "engine": False}], 2, 53, 29)
 
 
 def test_an_answer_outside_the_table_is_decoded():

@@ -103,19 +103,26 @@ def test_writes_handed_to_the_thread_keep_their_order(tmp_path):
     assert order == list(range(8))
 
 
+def _retrying_store(tmp_path, monkeypatch, retry_s: float, retries: int):
+    """A started SQLite store retrying a busy file every ``retry_s`` up to ``retries`` times,
+    a second connection to its file (to take the write lock) and a list its writes append to."""
+    from referee.server.store import sqlite as st
+
+    monkeypatch.setattr(st, "BUSY_RETRY_S", retry_s)
+    monkeypatch.setattr(st, "BUSY_RETRIES", retries)
+    store = st.SqliteStore(tmp_path)
+    store.start()
+    other = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
+    return store, other, []
+
+
 def test_a_short_wait_for_the_lock_is_retried_on_the_loop(tmp_path, monkeypatch):
     """Another process committing holds the write lock for a moment: the loop tries again
     ``BUSY_RETRY_S`` later (up to ``BUSY_RETRIES`` times in a row) and commits there, the writes
     queued meanwhile in the same batch, without a writer thread (a cluster's workers on one
     file: docs/benchmarks.md, "Wake-ups")."""
-    from referee.server.store import sqlite as st
-
-    monkeypatch.setattr(st, "BUSY_RETRY_S", 0.005)
-    monkeypatch.setattr(st, "BUSY_RETRIES", 10_000)  # only the release ends the wait here
-    store = st.SqliteStore(tmp_path)
-    store.start()
-    other = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
-    order: list[int] = []
+    # retries without end: only the release ends the wait here
+    store, other, order = _retrying_store(tmp_path, monkeypatch, 0.005, 10_000)
 
     async def run():
         other.execute("BEGIN IMMEDIATE")
@@ -140,14 +147,7 @@ def test_a_short_wait_for_the_lock_is_retried_on_the_loop(tmp_path, monkeypatch)
 def test_a_lock_held_past_the_retries_goes_to_the_writer_thread(tmp_path, monkeypatch):
     """After ``BUSY_RETRIES`` tries in a row the batch goes to the writer thread, which waits
     for the lock, and the write still commits once it is free."""
-    from referee.server.store import sqlite as st
-
-    monkeypatch.setattr(st, "BUSY_RETRY_S", 0.001)
-    monkeypatch.setattr(st, "BUSY_RETRIES", 3)
-    store = st.SqliteStore(tmp_path)
-    store.start()
-    other = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
-    order: list[int] = []
+    store, other, order = _retrying_store(tmp_path, monkeypatch, 0.001, 3)
 
     async def run():
         other.execute("BEGIN IMMEDIATE")
