@@ -160,3 +160,45 @@ def test_a_draining_referee_refuses_new_work_and_says_not_serving(server):
         assert service.store.load_moves(mid) == []
 
     asyncio.run(run())
+
+
+def test_a_call_begun_before_the_drain_ends_before_it(server):
+    """A CreateMatch still committing its match when the drain starts: the drain waits for the
+    call (so the stop after it cancels no call, which its client would see as CANCELLED rather
+    than UNAVAILABLE), then quiesces the new match like the others and frees its lease."""
+    service = server.service
+    store = service.store
+    release = threading.Event()
+    original = store.insert_match
+
+    def slow_insert(*args, **kwargs):  # runs on the server's loop
+        inner = original(*args, **kwargs)
+
+        async def held():
+            await asyncio.get_running_loop().run_in_executor(None, release.wait, 30)
+            return await inner
+
+        return asyncio.ensure_future(held())
+
+    store.insert_match = slow_insert
+
+    async def run():
+        async with grpc.aio.insecure_channel(server.target) as ch:
+            stub = referee_pb2_grpc.RefereeStub(ch)
+            created = asyncio.ensure_future(stub.CreateMatch(
+                pb.CreateMatchRequest(game="batavia", seats=3, seed=8), metadata=md(ADMIN)))
+            await asyncio.get_running_loop().run_in_executor(
+                None, _wait, lambda: service.unary_calls == 1)
+            drained = asyncio.run_coroutine_threadsafe(server.server.drain(), server.loop)
+            await asyncio.get_running_loop().run_in_executor(
+                None, _wait, lambda: service.draining)
+            await asyncio.sleep(0.3)
+            assert not drained.done()  # waiting for the call begun before it
+            release.set()
+            reply = await created
+            await asyncio.wrap_future(drained)
+            assert reply.match_id in service.matches  # quiesced by the drain, which
+            assert store.lease_holder(reply.match_id)[0] == ""  # freed its lease
+
+    asyncio.run(run())
+    assert service.unary_calls == 0 and service.unary_idle.is_set()
