@@ -77,12 +77,23 @@ class Injection:
 class MatchObserver:
     """Everything the proxy saw of one match, and the one move it swaps."""
 
-    def __init__(self, match_id: str, seats: int, inject_after: int = 3):
+    def __init__(self, match_id: str, seats: int, inject_after: int = 3,
+                 restart_after: int | None = None):
         self.match_id = match_id
         self.seats = [SeatLog() for _ in range(seats)]
         self.inject_after = inject_after
         self.injection: Injection | None = None
         self.seen_moves: deque[bytes] = deque(maxlen=256)  # legal moves of earlier decisions
+        # the restart check (``restart_after`` accepted moves and the refused one): once it is
+        # due the proxy holds the seats' moves until the referee was restarted
+        # (``restarted``), so a fast bot cannot finish the match first on a loaded machine
+        self.restart_after = restart_after
+        self.restarted = asyncio.Event()
+
+    def restart_due(self) -> bool:
+        inj = self.injection
+        return (self.restart_after is not None and not self.restarted.is_set()
+                and inj is not None and bool(inj.reason) and self.accepted >= self.restart_after)
 
     @property
     def accepted(self) -> int:
@@ -182,6 +193,10 @@ class ObservingProxy:
                 await call.write(first)
                 async for msg in requests:
                     swapped = False
+                    if msg.WhichOneof("msg") == "submit" and obs is not None and obs.restart_due():
+                        await obs.restarted.wait()  # this referee is about to be killed
+                        if call.done():
+                            return  # it was: the bot joins again and is asked again
                     if msg.WhichOneof("msg") == "submit" and obs is not None and seat:
                         swapped = obs.on_submit(seat[0], msg.submit)
                         sent.append((msg.submit.state_version, swapped))
@@ -301,7 +316,7 @@ async def _check_game(game: str, spec: pb.GameSpec, referee: LocalReferee,
             ),
             metadata=bearer(referee.admin_token),
         )
-    obs = MatchObserver(created.match_id, seats)
+    obs = MatchObserver(created.match_id, seats, restart_after=opts.restart_after)
     proxy.matches[created.match_id] = obs
     procs: list[tuple[subprocess.Popen, Path]] = []
     for st in created.seats:
@@ -340,7 +355,10 @@ async def _check_game(game: str, spec: pb.GameSpec, referee: LocalReferee,
                 await _restart(referee)
             except RefereeStartError as exc:
                 restart_error = str(exc)
+            finally:
+                obs.restarted.set()  # the moves held meanwhile go on (to a referee gone)
         await asyncio.sleep(0.05)
+    obs.restarted.set()
 
     record = await _record(referee, created.match_id)
     return _rows(game, obs, procs, exited_at, late, restarted_at, restart_error, record, opts)
