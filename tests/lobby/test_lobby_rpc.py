@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 
 import grpc
 import jsonschema
@@ -382,3 +383,34 @@ def test_a_lobby_match_keeps_its_record_fields_across_a_restart(server):
         return json.loads((await stub.GetRecord(pb.GetRecordRequest(match_id=mid))).record_json)
     record = run(server, finish)
     assert record["lobby"]["preset"] == "blitz" and record["lobby"]["rated"] is True
+
+
+def _until(pred, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def test_a_drain_answers_a_long_poll_at_once(server):
+    """GetSeek waiting for a change (wait_ms) when the referee drains answers at once with the
+    seek as it is, so the drain need not wait out the poll and the stop cancels no call; a
+    GetSeek during the drain does not wait either."""
+    async def body(ch, stub):
+        me = await person(stub)
+        opened = await stub.OpenSeek(pb.OpenSeekRequest(game="goa", seats=2, preset=BLITZ),
+                                     metadata=md(me))
+        loop = asyncio.get_running_loop()
+        poll = asyncio.ensure_future(stub.GetSeek(pb.GetSeekRequest(
+            seek_id=opened.seek.seek_id, wait_ms=30_000), metadata=md(me)))
+        await asyncio.to_thread(_until, lambda: server.service.unary_calls >= 1)
+        started = loop.time()
+        await asyncio.wrap_future(
+            asyncio.run_coroutine_threadsafe(server.server.drain(), server.loop))
+        answered = await poll
+        assert loop.time() - started < 3  # not the poll's 30 s, nor the drain's bound
+        assert answered.seek.state == pb.SEEK_OPEN
+        again = await stub.GetSeek(pb.GetSeekRequest(seek_id=opened.seek.seek_id,
+                                                     wait_ms=30_000), metadata=md(me))
+        assert loop.time() - started < 3 and again.seek.seek_id == opened.seek.seek_id
+    run(server, body)

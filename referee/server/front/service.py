@@ -94,9 +94,10 @@ class RefereeService:
         # set by ``drain`` (SIGTERM): new matches, streams and moves are refused with
         # UNAVAILABLE / DRAINING, so that the proxy and the clients call again elsewhere or later
         self.draining = False
-        # unary calls being served (``_guard_unary``, long polls apart): ``drain`` lets them
-        # end, within its bound, so the stop after it cancels none (a client would see
-        # CANCELLED where a draining referee answers UNAVAILABLE, which clients call again on)
+        # unary calls being served (``_guard_unary``): ``drain`` answers the lobby's long polls
+        # and lets them all end, within its bound, so the stop after it cancels none (a client
+        # would see CANCELLED where a draining referee answers UNAVAILABLE, which clients call
+        # again on)
         self.unary_calls = 0
         self.unary_idle = asyncio.Event()
         self.unary_idle.set()
@@ -252,6 +253,7 @@ class RefereeService:
         self.registry.draining = True
         loop = asyncio.get_running_loop()
         deadline = loop.time() + bound_s
+        self.lobby.answer_polls()  # GetSeek long polls answer now
         if self.unary_calls:  # begun before: let them end first (a CreateMatch adds a match)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.unary_idle.wait(), bound_s)
@@ -953,11 +955,6 @@ async def _abort(context: Context, rpc: str, exc: Exception) -> NoReturn:
     await context.abort(grpc.StatusCode.INTERNAL, "internal error", _internal_md())
 
 
-#: unary calls that wait for a change (up to their ``wait_ms``): ``drain`` does not wait for
-#: them; the stop ends them
-LONG_POLLS = frozenset({"GetSeek"})
-
-
 def _guard_unary(service: RefereeService, rpc: str,
                  fn: Callable[[Any, Context], Awaitable[Reply]],
                  request_type: type[Message]) -> Callable[[bytes, Context], Awaitable[Reply]]:
@@ -972,9 +969,6 @@ def _guard_unary(service: RefereeService, rpc: str,
             raise
         except Exception as exc:  # noqa: BLE001 - turned into a status by _abort
             await _abort(context, rpc, exc)
-
-    if rpc in LONG_POLLS:
-        return handler
 
     async def counted(data: bytes, context: Context) -> Reply:
         """``handler``, counted in ``service.unary_calls`` while it runs (``drain``)."""

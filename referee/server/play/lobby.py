@@ -212,6 +212,8 @@ class Lobby:
         self.league_leave = league_leave or (lambda bot, game: None)
         self.is_live = is_live or (lambda match_id: False)
         self.house = frozenset(house)  # the referee's own reference bots (--house-bots)
+        # set by ``answer_polls`` (a draining referee): GetSeek answers at once, never waits
+        self.polls_closed = False
         self.seeks: dict[str, SeekEntry] = {}
         self.invitations: dict[str, str] = {}   # sha256(secret) -> seek id
         self.persons: dict[str, tuple[str, int]] = {}  # sha256(lobby token) -> (name, expires)
@@ -480,13 +482,20 @@ class Lobby:
         seek = self._find(req.seek_id)
         if seek.private and (who is None or not seek.seated(who.key)):
             raise errors.not_found(f"no seek {clip(req.seek_id)} (expired, or never opened)")
-        wait = min(req.wait_ms, MAX_WAIT_MS)
+        wait = 0 if self.polls_closed else min(req.wait_ms, MAX_WAIT_MS)
         if wait and seek.state == pb.SEEK_OPEN:
             left = max(0, seek.expires_ms - now_ms()) + 50
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(seek.changed.wait(), min(wait, left) / 1000)
             self._sweep()
         return self.reply(seek, who)
+
+    def answer_polls(self) -> None:
+        """A draining referee: every GetSeek waiting for a change answers now with the seek as
+        it is, and later ones do not wait (their clients poll again, here or elsewhere)."""
+        self.polls_closed = True
+        for seek in self.seeks.values():
+            seek.touch()
 
     def listing(self, game: str = "") -> pb.ListSeeksResponse:
         self._sweep()
