@@ -51,7 +51,8 @@ MODULES: tuple[str, ...] = (
     "referee.core.hashing",
     *(f"referee.games.{g}.{m}" for g in ("batavia", "goa", "santa_maria")
       for m in ("view", "view_parts")),
-    *(f"referee.games.batavia.{m}" for m in ("rules", "state", "scoring", "auction")),
+    *(f"referee.games.batavia.{m}" for m in ("rules", "state", "scoring", "auction",
+                                             "heuristic")),
     *(f"referee.games.goa.{m}" for m in ("rules", "scoring", "auction", "board", "resources",
                                          "sim")),
     *(f"referee.games.santa_maria.{m}" for m in (
