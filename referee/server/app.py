@@ -169,7 +169,7 @@ class RefereeServer:
                                        held=held if cfg.advertise else None,
                                        proxies=proxy_peers(cfg.trusted_proxies))
             self.service.forwarder = self.forwarder  # the web viewer watches other workers
-            handler = routed(handler, self.forwarder)
+            handler = routed(handler, self.forwarder, self.service.track_unary)
             if cfg.advertise and shard.HOME in cfg.peers and cfg.shard != shard.HOME:
                 held.spawn(self.forwarder.hand_back_sessions(
                     self.service.sessions, max(1.0, cfg.lease_ttl_s)))

@@ -202,3 +202,37 @@ def test_a_call_begun_before_the_drain_ends_before_it(server):
 
     asyncio.run(run())
     assert service.unary_calls == 0 and service.unary_idle.is_set()
+
+
+def test_a_call_handed_to_another_referee_is_counted_too(server):
+    """A cluster worker hands a call for a match another worker holds on (front.forward.routed):
+    that call counts among the unary calls the drain waits for, like one served here."""
+    from referee.server.front.forward import SERVICE_NAME, Forwarder, routed
+    from referee.server.front.service import generic_handler
+
+    service = server.service
+    release = asyncio.Event()
+
+    class Away(Forwarder):
+        def target(self, method, data, context=None):
+            return "unix:/nowhere"  # another referee holds it
+
+        async def unary(self, method, target, data, context, fallback=None):
+            await release.wait()
+            return pb.GetViewResponse()
+
+    handler = routed(generic_handler(service), Away("w1", {}), service.track_unary)
+    method = handler.service(type("Details", (), {
+        "method": f"/{SERVICE_NAME}/GetView",
+        "invocation_metadata": ()})())
+
+    async def run():
+        call = asyncio.ensure_future(method.unary_unary(b"", None))
+        await asyncio.sleep(0.05)
+        during = service.unary_calls
+        release.set()
+        await call
+        return during
+
+    assert asyncio.run_coroutine_threadsafe(run(), server.loop).result(10) == 1
+    assert service.unary_calls == 0

@@ -276,9 +276,12 @@ async def _where(context: Context, find: Callable[[], str | None]) -> str | None
         raise  # pragma: no cover - abort raises
 
 
-def routed(inner: grpc.GenericRpcHandler, fwd: Forwarder) -> grpc.GenericRpcHandler:
+def routed(inner: grpc.GenericRpcHandler, fwd: Forwarder,
+           track: Callable[[Any], Any] = lambda fn: fn) -> grpc.GenericRpcHandler:
     """``inner`` (the Referee service's handlers) with the ROUTED calls handed to their owner
-    when another referee owns them (and, on a host of several, Play streams too)."""
+    when another referee owns them (and, on a host of several, Play streams too). ``track``
+    wraps each routed unary handler (the service's ``track_unary``: a drain waits for the
+    calls being handed on too)."""
 
     class Routed(grpc.GenericRpcHandler):
         def service(self, details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
@@ -306,7 +309,7 @@ def routed(inner: grpc.GenericRpcHandler, fwd: Forwarder) -> grpc.GenericRpcHand
                     return await fwd.unary(method, target, data, context, fallback)
 
                 return grpc.unary_unary_rpc_method_handler(
-                    unary, None, handler.response_serializer)
+                    track(unary), None, handler.response_serializer)
             local_stream: Any = handler.unary_stream
 
             async def stream(data: bytes, context: Context) -> AsyncIterator[Any]:

@@ -235,6 +235,22 @@ class RefereeService:
         if self.draining:
             raise errors.draining()
 
+    def track_unary(self, fn: Callable[[Any, Context], Awaitable[Any]]
+                    ) -> Callable[[Any, Context], Awaitable[Any]]:
+        """``fn`` (a unary handler, served here or handed to another referee by
+        front.forward.routed), counted in ``unary_calls`` while it runs, for ``drain``."""
+        async def counted(data: Any, context: Context) -> Any:
+            self.unary_calls += 1
+            self.unary_idle.clear()
+            try:
+                return await fn(data, context)
+            finally:
+                self.unary_calls -= 1
+                if not self.unary_calls:
+                    self.unary_idle.set()
+
+        return counted
+
     async def drain(self, bound_s: float) -> tuple[int, int]:
         """Stop taking work and let what was acknowledged be committed, before a clean stop
         (SIGTERM; a rolling restart, docs/organizer/cluster.md): from now on CreateMatch, Play,
@@ -970,18 +986,7 @@ def _guard_unary(service: RefereeService, rpc: str,
         except Exception as exc:  # noqa: BLE001 - turned into a status by _abort
             await _abort(context, rpc, exc)
 
-    async def counted(data: bytes, context: Context) -> Reply:
-        """``handler``, counted in ``service.unary_calls`` while it runs (``drain``)."""
-        service.unary_calls += 1
-        service.unary_idle.clear()
-        try:
-            return await handler(data, context)
-        finally:
-            service.unary_calls -= 1
-            if not service.unary_calls:
-                service.unary_idle.set()
-
-    return counted
+    return service.track_unary(handler)
 
 
 def _guard_stream(service: RefereeService, rpc: str,
