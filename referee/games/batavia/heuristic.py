@@ -16,7 +16,7 @@ at random positions of random games, at every seat count.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from .moves import (
@@ -30,10 +30,6 @@ from .moves import (
     TakeArrival,
 )
 from .state import EXCHANGE, N_COMPANIES, N_GOODS, OVER, State, seal_holder
-
-#: the bot's knobs this policy needs (``Weights`` of the SDK's greedy Batavia bot)
-PARAMS = ("card_cost", "draw_value", "hand_bonus", "skip_cost", "lead_hold", "card_bid_value",
-          "seal_card_bonus", "first_player_value", "bill_reserve", "unknown_stall")
 
 _ACTION_KINDS = (DrawCards, PlayCard, AdvanceMerchant, TakeArrival)
 
@@ -55,6 +51,8 @@ def policy(params: Mapping[str, float]) -> Callable[[State, int, Sequence[Any]],
 
 @dataclass(frozen=True, slots=True)
 class _Knobs:
+    """The bot's knobs this policy needs (``Weights`` of the SDK's greedy Batavia bot)."""
+
     card_cost: float
     draw_value: float
     hand_bonus: float
@@ -65,6 +63,10 @@ class _Knobs:
     first_player_value: float
     bill_reserve: float
     unknown_stall: float
+
+
+#: the names of the knobs ``policy`` needs
+PARAMS = tuple(f.name for f in fields(_Knobs))
 
 
 class _Greedy:
