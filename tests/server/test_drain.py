@@ -21,11 +21,12 @@ from .conftest import ADMIN
 from .helpers import create, md, reason_of
 
 
-def _hold_commits(service) -> threading.Event:
-    """Hold every move's commit until the returned event is set (as test_cut_mid_move)."""
+def _hold_commits(service, write: str = "insert_move") -> threading.Event:
+    """Hold every commit of the store's ``write`` (each move's, by default) until the returned
+    event is set (as test_cut_mid_move)."""
     store = service.store
     release = threading.Event()
-    original = store.insert_move
+    original = getattr(store, write)
 
     def slow_insert(*args, **kwargs):  # runs on the server's loop
         inner = original(*args, **kwargs)
@@ -36,7 +37,7 @@ def _hold_commits(service) -> threading.Event:
 
         return asyncio.ensure_future(held())
 
-    store.insert_move = slow_insert
+    setattr(store, write, slow_insert)
     return release
 
 
@@ -168,19 +169,7 @@ def test_a_call_begun_before_the_drain_ends_before_it(server):
     than UNAVAILABLE), then quiesces the new match like the others and frees its lease."""
     service = server.service
     store = service.store
-    release = threading.Event()
-    original = store.insert_match
-
-    def slow_insert(*args, **kwargs):  # runs on the server's loop
-        inner = original(*args, **kwargs)
-
-        async def held():
-            await asyncio.get_running_loop().run_in_executor(None, release.wait, 30)
-            return await inner
-
-        return asyncio.ensure_future(held())
-
-    store.insert_match = slow_insert
+    release = _hold_commits(service, "insert_match")
 
     async def run():
         async with grpc.aio.insecure_channel(server.target) as ch:
