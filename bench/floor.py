@@ -19,8 +19,8 @@ raw-bytes serializers and no validation, storage or protobuf. Clients are spawne
 each one asyncio loop with one channel, the streams split over them as in ``bench/run.py``;
 each phase has a warm-up that is not measured. ``relay_per_s`` counts acks (one per "move").
 
-``measure_floor`` starts the stub in its own process, runs the echo phase then the relay
-phase and always stops the stub.
+``measure_floor`` starts the stub in its own process (``StubServers`` of one), runs the echo
+phase then the relay phase and always stops the stub.
 """
 from __future__ import annotations
 
@@ -214,10 +214,6 @@ class StubServer:
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def address_for(self, client: int) -> str:
-        """Where client process ``client`` connects (``StubServers`` spreads them)."""
-        return self.address
-
     def alive(self) -> bool:
         return self.proc is not None and self.proc.is_alive()
 
@@ -395,7 +391,7 @@ async def _client(a: _ClientArgs, counter, start, go, results) -> dict[str, Any]
 
 
 # ============================================================================ phases
-def _phase(kind: str, server: StubServer | StubServers, *, clients: int, concurrency: int, seats: int,
+def _phase(kind: str, server: StubServers, *, clients: int, concurrency: int, seats: int,
            seconds: float, warmup: float, payload_bytes: int, progress, task,
            offset: float) -> dict[str, Any]:
     ctx = mp.get_context("spawn")  # never fork a process that has gRPC state
@@ -440,8 +436,8 @@ def _phase(kind: str, server: StubServer | StubServers, *, clients: int, concurr
         for i, streams in enumerate(per):
             if not streams:
                 continue
-            ca = _ClientArgs(kind, server.address_for(i), streams, seats, payload_bytes, warmup,
-                             seconds, group_prefix=f"{kind}-c{i}")
+            ca = _ClientArgs(kind, server.address_for(i), streams, seats, payload_bytes,
+                             warmup, seconds, group_prefix=f"{kind}-c{i}")
             p = ctx.Process(target=_client_main, args=(ca, counter, start, go, results),
                             name=f"bench-floor-{kind}-{i}", daemon=True)
             p.start()
@@ -520,7 +516,7 @@ def measure_floor(*, clients: int, concurrency: int, seats: int, seconds: float,
     if clients < 1 or concurrency < 1 or seats < 1 or seconds <= 0 or warmup < 0:
         raise SystemExit("bench: the floor needs clients, concurrency, seats >= 1, seconds > 0")
     payload_bytes = max(1, int(payload_bytes))
-    server = StubServer(payload_bytes)
+    server = StubServers(payload_bytes, 1)
     try:
         server.start()
         phase = functools.partial(

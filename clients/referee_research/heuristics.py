@@ -126,14 +126,19 @@ def _without_choice(moves, rng: Rng, epsilon: float) -> object | None:
     return None
 
 
+def _engine_copy(game: Game, bot: Bot | None):
+    """The engine's copy of ``bot`` (``Game.heuristic_policy`` given its ``knobs()``), or None
+    where the bot has no knobs or the game no copy."""
+    knobs = getattr(bot, "knobs", None)
+    return game.heuristic_policy(knobs()) if knobs is not None else None
+
+
 def engine_policy(game: Game, seat_count: int, rng: Rng, epsilon: float = 0.0) -> Policy | None:
     """A rollout policy that plays every seat as the game's prior bot would, from the engine's
     copy of the bot (``Game.heuristic_policy``, given the bot's ``knobs()``), with a uniformly
     random move instead ``epsilon`` of the time and where the copy has no answer; never a
     message. None where the game has no copy (the search then rolls out uniformly)."""
-    bot = prior_bot(game.spec.name, rng.next64())
-    knobs = getattr(bot, "knobs", None)
-    choose = game.heuristic_policy(knobs()) if knobs is not None else None
+    choose = _engine_copy(game, prior_bot(game.spec.name, rng.next64()))
     if choose is None:
         return None
 
@@ -168,20 +173,16 @@ def prior_policy(game: str, seat_count: int, rng: Rng, epsilon: float = 0.0,
         bot.on_welcome(referee_pb2.Welcome(match_id="rollout", game=game, seat=seat,
                                            seat_count=seat_count))
         bots.append(bot)
-    knobs = getattr(bots[0], "knobs", None) if engine else None
-    fast: list = []  # the game's heuristic_policy, looked up on the first decision
+    fast: list = [] if engine else [None]  # the engine's copy, looked up on the first decision
 
     def policy(sim: Simulation, d: Decision) -> object:
         moves = d.moves
         if (forced := _without_choice(moves, rng, epsilon)) is not None:
             return forced
-        if knobs is not None:
-            if not fast:
-                fast.append(sim.game.heuristic_policy(knobs()))
-            if fast[0] is not None:
-                move = fast[0](sim.state, d.seat, moves)
-                if move is not None:
-                    return move
+        if not fast:
+            fast.append(_engine_copy(sim.game, bots[0]))
+        if fast[0] is not None and (move := fast[0](sim.state, d.seat, moves)) is not None:
+            return move
         if encoded:
             enc = encoder(sim.game)
             answer = bots[d.seat].choose(enc.decision(sim, d.seat, d.kind, list(moves), 0,

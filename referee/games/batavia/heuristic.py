@@ -29,7 +29,7 @@ from .moves import (
     PlayCard,
     TakeArrival,
 )
-from .state import EXCHANGE, N_COMPANIES, N_GOODS, OVER, State, seal_holder
+from .state import EXCHANGE, N_COMPANIES, N_GOODS, OVER, State, max_other, seal_holder
 
 _ACTION_KINDS = (DrawCards, PlayCard, AdvanceMerchant, TakeArrival)
 
@@ -109,27 +109,29 @@ class _Greedy:
                 if seal_holder(s, c) == seat:
                     need.append(0)
                     continue
-                others = max((s.face_up[o][c] for o in range(s.n) if o != seat), default=0)
-                need.append(max(0, others + 1 - s.face_up[seat][c]))
+                need.append(max(0, max_other(s, seat, c) + 1 - s.face_up[seat][c]))
             self._need = need
         return need[company]
 
     def _holds_seal(self, company: int) -> bool:
         return seal_holder(self.s, company) == self.seat
 
+    def _crates(self, good: int) -> dict[int, int]:
+        """Counting house ``good``'s crates per owning seat (its spaces are one per company)."""
+        crate_owner = self.s.crate_owner
+        counts: dict[int, int] = {}
+        for c in range(N_COMPANIES):
+            owner = crate_owner[c * N_GOODS + good]
+            if owner >= 0:
+                counts[owner] = counts.get(owner, 0) + 1
+        return counts
+
     def _house_value(self, good: int) -> float:
         value = self._house.get(good)
         if value is not None:
             return value
-        s = self.s
-        counts: dict[int, int] = {}
-        empty = 0
-        for c in range(N_COMPANIES):
-            owner = s.crate_owner[c * N_GOODS + good]
-            if owner >= 0:
-                counts[owner] = counts.get(owner, 0) + 1
-            else:
-                empty += 1
+        counts = self._crates(good)
+        empty = N_COMPANIES - sum(counts.values())
         mine = counts.get(self.seat, 0)
         others = max((n for o, n in counts.items() if o != self.seat), default=0)
         gold, tie = self.rules.goods_gold[good]
@@ -192,11 +194,7 @@ class _Greedy:
         s = self.s
         score = [float(g) for g in s.gold]
         for good in range(N_GOODS):
-            counts: dict[int, int] = {}
-            for c in range(N_COMPANIES):
-                owner = s.crate_owner[c * N_GOODS + good]
-                if owner >= 0:
-                    counts[owner] = counts.get(owner, 0) + 1
+            counts = self._crates(good)
             if counts:
                 top = max(counts.values())
                 leaders = [o for o, n in counts.items() if n == top]

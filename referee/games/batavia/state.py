@@ -111,7 +111,8 @@ def stalls_ahead(state: State, seat: int) -> list[int]:
     return nxt
 
 
-def _max_other(state: State, seat: int, company: int) -> int:
+def max_other(state: State, seat: int, company: int) -> int:
+    """The most face-up cards of ``company`` any other seat has laid."""
     return max((state.face_up[o][company] for o in range(state.n) if o != seat), default=0)
 
 
@@ -128,7 +129,7 @@ def can_play(state: State, seat: int) -> bool:
     for c in range(N_COMPANIES):
         if ahead is not None and not ahead[c]:
             continue
-        if own[c] + hand[c] > _max_other(state, seat, c):
+        if own[c] + hand[c] > max_other(state, seat, c):
             return True
     return False
 
