@@ -7,12 +7,14 @@ other language would.
 from __future__ import annotations
 
 import random
+from dataclasses import asdict
+from typing import Any
 
 from referee.v1 import referee_pb2
 from referee.v1 import santa_maria_pb2 as sm
 
 from ..bot import Bot
-from .santa_maria_values import SCHOLAR_EFFECT, Ctx, Weights, goods_res
+from .santa_maria_values import LINE_PROGRESS, SCHOLAR_EFFECT, Ctx, Weights, goods_res
 
 
 def _first(by_kind: dict[str, list], key: str):
@@ -31,6 +33,13 @@ class GreedySantaMariaBot(Bot):
     def __init__(self, seed: int | None = None, weights: Weights | None = None):
         self.rng = random.Random(seed)
         self.w = weights or Weights()
+
+    def knobs(self) -> dict[str, Any]:
+        """The bot's tuning by name (its ``Weights``, the worth it gives each Scholar's effect
+        and a line's progress): what a search's rollouts hand the engine's copy of this bot
+        (``Game.heuristic_policy``) so that it plays exactly as this one."""
+        return {**asdict(self.w), "scholar_effect": dict(SCHOLAR_EFFECT),
+                "line_progress": LINE_PROGRESS}
 
     # ------------------------------------------------------------------ entry point
     def choose(self, decision: referee_pb2.Decision) -> referee_pb2.Move:

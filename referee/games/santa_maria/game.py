@@ -24,7 +24,7 @@ from referee.core.contract import (
 from referee.core.rng import Rng
 from referee.v1 import santa_maria_pb2 as pb
 
-from . import moves, planes, rules, scoring, sim, text
+from . import heuristic, moves, planes, rules, scoring, sim, text
 from . import view as views
 from .catalog import DIE_FACES, RES_NAMES
 from .geometry import N_ROTATIONS
@@ -136,6 +136,10 @@ class SantaMariaGame(SheetGame[rules.State, moves.Move]):
             self._planes = planes.SantaMariaPlanes(
                 self.rules_for(self.default_components({})), SPEC.max_seats)
         return self._planes
+
+    def heuristic_policy(self, params: Mapping[str, Any]) -> Any:
+        """The greedy bot's choice from the state (heuristic.py)."""
+        return heuristic.policy(params)
 
     def provisional_scores(self, state: rules.State) -> list[float] | None:
         """Final scoring's totals now, applied to a copy (it ends the copy's game)."""
