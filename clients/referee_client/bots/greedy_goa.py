@@ -23,7 +23,8 @@ next step costs.
 from __future__ import annotations
 
 import random
-from typing import ClassVar
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
 
 from referee.v1 import goa_pb2 as goa
 from referee.v1 import referee_pb2
@@ -36,6 +37,15 @@ YIELD_WEIGHT = (0.5, 0.8, 0.15, 1.0, 0.7)
 ROUNDS = 8
 
 
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """Tuning knobs: the worth of one more unit of each column's yield, and the rounds of a game
+    the bot plans for."""
+
+    yield_weight: tuple[float, ...] = YIELD_WEIGHT
+    rounds: int = ROUNDS
+
+
 class GreedyGoaBot(Bot):
     """One-ply greedy Goa bot (see the module docstring for its plan)."""
 
@@ -43,8 +53,14 @@ class GreedyGoaBot(Bot):
 
     name = "greedy-goa"
 
-    def __init__(self, seed: int | None = None):
+    def __init__(self, seed: int | None = None, weights: Weights | None = None):
         self.rng = random.Random(seed)
+        self.w = weights or Weights()
+
+    def knobs(self) -> dict[str, Any]:
+        """The bot's tuning weights by name: what a search's rollouts hand the engine's copy of
+        this bot (``Game.heuristic_policy``) so that it plays exactly as this one."""
+        return asdict(self.w)
 
     # ------------------------------------------------------------------ entry point
     def choose(self, decision: referee_pb2.Decision) -> referee_pb2.Move:
@@ -74,7 +90,7 @@ class GreedyGoaBot(Bot):
     @property
     def rounds_left(self) -> int:
         """Rounds still to play after this one (0 in round 8)."""
-        return max(0, ROUNDS - self.view.round)
+        return max(0, self.w.rounds - self.view.round)
 
     def _have(self) -> list[int]:
         """Spice sacks we hold, indexed by Spice (1..5)."""
@@ -120,7 +136,7 @@ class GreedyGoaBot(Bot):
         vp = view.board.row_vp
         value = float(vp[row] - vp[row - 1])
         gain = self._yield(column, row + 1) - self._yield(column, row)
-        value += YIELD_WEIGHT[column] * gain * self.rounds_left / ROUNDS * 2.5
+        value += self.w.yield_weight[column] * gain * self.rounds_left / self.w.rounds * 2.5
         new_row = row + 1
         if new_row in (4, 5) and view.progress_bonus[2 * column + new_row - 4] < 0:
             value += 1.0  # first there: an Expedition card

@@ -27,7 +27,7 @@ from referee.core.contract import (
 from referee.core.rng import Rng
 from referee.v1 import goa_pb2 as pb
 
-from . import moves, rules, scoring, sim, text
+from . import heuristic, moves, rules, scoring, sim, text
 from . import view as views
 from .catalog import GRID_SIDE, MAX_SEATS, Rules
 from .planes import GoaPlanes
@@ -196,6 +196,10 @@ class GoaGame(SheetGame[State, moves.Move]):
 
     def clone(self, state: State) -> State:
         return sim.clone_state(state)
+
+    def heuristic_policy(self, params: Mapping[str, Any]) -> Any:
+        """The greedy bot's choice from the state (heuristic.py)."""
+        return heuristic.policy(params)
 
     def provisional_scores(self, state: State) -> list[float] | None:
         """Final scoring's totals now (``scoring.score_seat`` reads the state, changes nothing)."""
