@@ -13,14 +13,17 @@ runs. A game whose sampler is missing is reported as skipped.
 (``ismcts.FAST``, an iteration budget) at a few positions of a random game at the game's
 smallest table, iterations over the CPU seconds (``time.process_time``) they took;
 ``..._min`` the slowest seat count's; ``..._strong`` the bot's default profile
-(``ismcts.STRONG``, greedy rollouts to the end) at the smallest table, a few iterations. Figures
-of this machine and its load, asserted in no test."""
+(``ismcts.STRONG``, greedy rollouts to the end) at the smallest table, a few iterations;
+``..._strong_late`` the same profile where a duel's searches run, late in a greedy game
+(``late_rate``: a second of CPU at 100 and 60 moves before the end). Figures of this machine
+and its load, asserted in no test."""
 from __future__ import annotations
 
 import time
 from dataclasses import replace
 from typing import Any
 
+from referee_research import heuristics
 from referee_research.duel import duel
 from referee_research.ismcts import FAST, STRONG, Budget, Search, Settings, from_views
 
@@ -40,6 +43,10 @@ RATE_ITERATIONS = 200
 RATE_POSITIONS = (10, 40, 80, 120)
 #: the strong profile's iterations a search (each a greedy rollout to the end)
 STRONG_ITERATIONS = 4
+#: the strong profile where a duel's searches run: CPU seconds a search, and how many moves
+#: before the end of a greedy game each position is taken (on seeds 1, 2, ...)
+LATE_SECONDS = 1.0
+LATE_POSITIONS = (100, 60)
 
 
 def iteration_rate(name: str, seats: int, settings: Settings | None = None,
@@ -74,8 +81,50 @@ def iteration_rate(name: str, seats: int, settings: Settings | None = None,
             "iterations_per_cpu_s": round(done / cpu, 1) if cpu > 0 else 0.0}
 
 
-def rate_phase(games: dict[str, Game], iterations: int = RATE_ITERATIONS) -> dict[str, Any]:
-    """Per game, the search's iteration rate at every seat count of two or more."""
+def late_rate(name: str, seats: int, settings: Settings | None = None,
+              seconds: float = LATE_SECONDS,
+              positions: tuple[int, ...] = LATE_POSITIONS) -> dict[str, Any]:
+    """Iterations per CPU second of the search (``settings``: the strong profile's) late in a
+    game, where the strong profile searches (its horizon: whole rollouts of at most 120 moves):
+    for each of ``positions``, a game every seat plays as the greedy bot (on the engine's copy,
+    seed 1, 2, ...) is replayed to that many moves before its end and searched for ``seconds``
+    of CPU from the deciding seat's view."""
+    run = replace(settings or STRONG, budget=Budget(iterations=None, seconds=seconds, cpu=True))
+    done = 0
+    cpu = 0.0
+    for k, back in enumerate(positions):
+        seed = 1 + k
+        sim = Simulation.new(name, seats, seed)
+        policy = heuristics.prior_policy(name, seats, Rng(seed))
+        assert policy is not None
+        played = []
+        while (d := sim.decision()) is not None:
+            move = policy(sim, d)
+            played.append((move, d.seat))
+            sim.apply(move, d.seat)
+        sim = Simulation.new(name, seats, seed)
+        for move, seat in played[:max(0, len(played) - back)]:
+            sim.apply(move, seat)
+        d = sim.decision()
+        while d is not None and len(d.moves) < 2:
+            sim.apply(d.moves[0], d.seat)
+            d = sim.decision()
+        if d is None:
+            continue
+        determinize = from_views(name, d.seat, sim.view(d.seat), seats, (), sim.options)
+        prior = policy(sim, d)
+        start = time.process_time()
+        result = Search(determinize, d.seat, list(d.moves), run, prior).run(k)
+        cpu += time.process_time() - start
+        done += result.iterations
+    return {"seats": seats, "iterations": done, "cpu_seconds": round(cpu, 4),
+            "iterations_per_cpu_s": round(done / cpu, 1) if cpu > 0 else 0.0}
+
+
+def rate_phase(games: dict[str, Game], iterations: int = RATE_ITERATIONS,
+               late_seconds: float = LATE_SECONDS) -> dict[str, Any]:
+    """Per game, the search's iteration rate at every seat count of two or more, and the strong
+    profile's late in a game (``late_seconds`` a search; 0 skips it)."""
     out: dict[str, Any] = {}
     for name, game in sorted(games.items()):
         per = []
@@ -90,15 +139,18 @@ def rate_phase(games: dict[str, Game], iterations: int = RATE_ITERATIONS) -> dic
         out[name] = {"by_seats": per,
                      "iterations_per_cpu_s": min(r["iterations_per_cpu_s"] for r in per),
                      "strong": strong}
+        if late_seconds:
+            out[name]["strong_late"] = late_rate(name, per[0]["seats"], seconds=late_seconds)
     return out
 
 
 def run_phase(games: dict[str, Game], matches: int = MATCHES, iterations: int = ITERATIONS,
-              rate_iterations: int = RATE_ITERATIONS) -> dict[str, Any]:
+              rate_iterations: int = RATE_ITERATIONS,
+              late_seconds: float = LATE_SECONDS) -> dict[str, Any]:
     """``results["ismcts"]``: per game, the duel's report (or why it was skipped) and the
     search's iteration rate (``rate``; ``rate_iterations`` a search, 0 skips it)."""
     out: dict[str, Any] = {}
-    rates = rate_phase(games, rate_iterations) if rate_iterations else {}
+    rates = rate_phase(games, rate_iterations, late_seconds) if rate_iterations else {}
     for name, game in sorted(games.items()):
         seats = max(2, game.spec.min_seats)
         try:
@@ -125,6 +177,9 @@ def flat(results: dict[str, Any]) -> dict[str, Any]:
                 "iterations_per_cpu_s"]
             out[f"ismcts.{name}.iterations_per_cpu_s_strong"] = rate["strong"][
                 "iterations_per_cpu_s"]
+            if "strong_late" in rate:
+                out[f"ismcts.{name}.iterations_per_cpu_s_strong_late"] = rate["strong_late"][
+                    "iterations_per_cpu_s"]
     return out
 
 
@@ -137,7 +192,9 @@ def table_rows(results: dict[str, Any], table) -> None:
                           "search iterations per CPU second, fast profile; by seats: "
                           + ", ".join(f"{x['seats']}: {x['iterations_per_cpu_s']:.0f}"
                                       for x in rate["by_seats"])
-                          + f"; strong profile {rate['strong']['iterations_per_cpu_s']:.0f}")
+                          + f"; strong profile {rate['strong']['iterations_per_cpu_s']:.0f}"
+                          + (f", late in a game {rate['strong_late']['iterations_per_cpu_s']:.0f}"
+                             if "strong_late" in rate else ""))
         if "win_rate" not in r:
             table.add_row(f"ismcts.{name}.win_rate_vs_greedy", "skipped", r["skipped"][:80])
             continue

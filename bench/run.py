@@ -98,8 +98,9 @@ Search bot (``bench/ismcts.py``; ``--ismcts-matches``, 0 skips it)
     ``ismcts.<game>.matches``: the ISMCTS bot against the greedy bots, in process, duplicate
     seeds with seats rotated; a few matches at a small iteration budget (``--ismcts-iterations``)
     to keep the bench short, so the interval is wide. ``ismcts.<game>.iterations_per_cpu_s``
-    (``_min``: the slowest seat count; ``_strong``: the bot's default profile): search iterations
-    per CPU second of the fast profile, every seat count. The long SPRT duels at one CPU second
+    (``_min``: the slowest seat count; ``_strong``: the bot's default profile; ``_strong_late``:
+    that profile late in a greedy game, where a duel's searches run, ``--ismcts-late-seconds``
+    a search): search iterations per CPU second of the fast profile, every seat count. The long SPRT duels at one CPU second
     a move are ``make bench-sprt`` (``bench/sprt.py``), never part of this run.
 
 CPU use of the server and of the client processes is recorded per phase (from /proc and
@@ -482,6 +483,11 @@ def main(argv: list[str] | None = None) -> int:
                         metavar="K", help="iterations a search for ismcts.<game>."
                                           "iterations_per_cpu_s (default "
                                           f"{ismcts_bench.RATE_ITERATIONS}; 0 skips it)")
+    parser.add_argument("--ismcts-late-seconds", type=float, default=ismcts_bench.LATE_SECONDS,
+                        metavar="S", help="CPU seconds a search for ismcts.<game>."
+                                          "iterations_per_cpu_s_strong_late, the strong profile "
+                                          "late in a greedy game (default "
+                                          f"{ismcts_bench.LATE_SECONDS}; 0 skips it)")
     parser.add_argument("--sim-seconds", type=float, default=2.0, metavar="S",
                         help="seconds per figure and game of the forward model's phase "
                              "(sim.<game>.clones_per_s, samples_per_s; bench/sim.py; default 2, "
@@ -738,7 +744,8 @@ def main(argv: list[str] | None = None) -> int:
                       f"{args.ismcts_iterations} iterations a move …")
         results["ismcts"] = ismcts_bench.run_phase(games, args.ismcts_matches,
                                                    args.ismcts_iterations,
-                                                   args.ismcts_rate_iterations)
+                                                   args.ismcts_rate_iterations,
+                                                   args.ismcts_late_seconds)
     if args.sim_seconds:
         console.print("forward model phase: clones and samples per second …")
         results["sim"] = sim_bench.run_phase(games, args.sim_seconds)

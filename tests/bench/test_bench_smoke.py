@@ -24,7 +24,7 @@ def test_bench_writes_results(tmp_path):
          "--tournament-concurrency", "2", "--idle-matches", "20",
          "--persistent-matches", "4", "--league-matches", "4", "--fairness-pairs", "2",
          "--sim-seconds", "0.2", "--research-seconds", "0.2", "--ismcts-matches", "1", "--ismcts-iterations", "1",
-         "--ismcts-rate-iterations", "10",
+         "--ismcts-rate-iterations", "10", "--ismcts-late-seconds", "0.05",
          "--cluster-matches", "8", "--cluster-workers", "1,2", "--load-matches", "8", "--burst-matches", "8", "--store-seconds", "0.5",
          "--store-matches", "4", "--output", str(out_file)],
         capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
@@ -83,6 +83,7 @@ def test_bench_writes_results(tmp_path):
         assert 0 <= lo <= summary[f"ismcts.{game}.win_rate_vs_greedy"] <= hi <= 1
         # the search's speed (issue 36): present and positive, never a threshold
         assert summary[f"ismcts.{game}.iterations_per_cpu_s"] > 0
+        assert summary[f"ismcts.{game}.iterations_per_cpu_s_strong_late"] > 0
     # a live match costs memory (the figure is RSS growth: present, not asserted exactly)
     assert "kb_per_live_match" in results["grpc"]["memory"]
     floor = results["grpc"]["floor"]

@@ -66,12 +66,15 @@ def test_duel_refuses_bad_usage(capsys):
 
 def test_bench_phase_reports_every_game():
     games = registry.games()
-    results = {"ismcts": ismcts_bench.run_phase({"batavia": games["batavia"]}, 3, 2)}
+    results = {"ismcts": ismcts_bench.run_phase({"batavia": games["batavia"]}, 3, 2,
+                                                late_seconds=0.05)}
     flat = ismcts_bench.flat(results)
     assert set(flat) == {"ismcts.batavia.win_rate_vs_greedy", "ismcts.batavia.interval",
                          "ismcts.batavia.matches", "ismcts.batavia.iterations_per_cpu_s",
                          "ismcts.batavia.iterations_per_cpu_s_min",
-                         "ismcts.batavia.iterations_per_cpu_s_strong"}
+                         "ismcts.batavia.iterations_per_cpu_s_strong",
+                         "ismcts.batavia.iterations_per_cpu_s_strong_late"}
+    assert results["ismcts"]["batavia"]["rate"]["strong_late"]["iterations"] > 0
     rate = results["ismcts"]["batavia"]["rate"]
     assert [r["seats"] for r in rate["by_seats"]] == [3, 4, 5]  # every seat count
     assert all(r["iterations"] > 0 for r in rate["by_seats"])
