@@ -164,7 +164,7 @@ STRONG = Settings(rollout="prior", tree_depth=0, widening=1.5, prior_weight=0.25
 #: The settings of issue 36: the same root choice (the greedy move kept unless paired worlds
 #: clearly prefer another, a few candidates by progressive widening) at a thousand iterations a
 #: CPU second and more: rollouts cut after ``rollout_depth`` moves, every seat played by the
-#: engine's copy of its greedy bot where the game has one (``Game.heuristic_policy``: Batavia),
+#: engine's copy of its greedy bot where the game has one (``Game.heuristic_policy``: every game),
 #: else by uniform moves from the engine's move lists, where the game's own final scoring
 #: applied to the sample (``Game.provisional_scores``) stands in for the end. No protobuf on
 #: the inner loop: one sample, a few engine moves and one provisional scoring an iteration
