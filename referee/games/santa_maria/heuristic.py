@@ -33,13 +33,6 @@ from .catalog import (
     N_CELLS,
     N_RESOURCES,
     SCHOLAR_BIT,
-    TERRAIN_CITY,
-    TERRAIN_EMPTY,
-    TERRAIN_FARM,
-    TERRAIN_FOREST,
-    TERRAIN_MOUNTAIN,
-    TERRAIN_ROAD,
-    TERRAIN_TOWN_HALL,
     WHEAT,
     WOOD,
     CellKind,
@@ -48,7 +41,7 @@ from .catalog import (
     tile_shape,
 )
 from .effect_tasks import AstronomyShift, ExchangeOffer
-from .geometry import NEIGHBOURS, orientations
+from .geometry import orientations
 from .moves import (
     ActivateBuilding,
     Buy,
@@ -69,6 +62,7 @@ from .moves import (
     Ship,
     UseDie,
 )
+from .scoring import diverse_lines, hall_reach, largest_area, largest_square
 from .sheet import GRID_SIDE
 from .state import Player, State
 from .tracks import conquistador_order
@@ -633,67 +627,25 @@ class _Greedy:
         return value
 
     def _bishop_estimate(self, bishop: str) -> float:
-        me, kinds = self.me, self.kinds
-        occ = me.occ
+        """The objective as the colony stands, plus some growth while years remain (the bot's
+        guesses over the measures the final scoring counts)."""
+        grid, kinds = self.me.grid, self.kinds
         growth = (3 - self.year) * 2.0 + 1.0
-
-        def terrain(c: int) -> int:
-            return kinds[me.grid[c]].terrain if occ >> c & 1 else TERRAIN_EMPTY
-
         if bishop == "square":
-            best = 0
-            for k in range(6, 0, -1):
-                if any(all(occ >> (6 * (r0 + i) + c0 + j) & 1 for i in range(k) for j in range(k))
-                       for r0 in range(7 - k) for c0 in range(7 - k)):
-                    best = k
-                    break
-            now = {3: 4, 4: 7, 5: 10, 6: 10}.get(best, 0)
+            now = {3: 4, 4: 7, 5: 10, 6: 10}.get(largest_square(grid), 0)
             return now + growth * 1.2
         if bishop == "ships_in_one_dock":
-            docks = [len(dk) for dk in me.port] or [0]
+            docks = [len(dk) for dk in self.me.port] or [0]
             return min(12.0, 2.0 * max(docks) + growth)
         if bishop == "diversity":
-            need = {TERRAIN_FARM, TERRAIN_FOREST, TERRAIN_MOUNTAIN, TERRAIN_CITY}
-            lines = [[6 * r + c for c in range(6)] for r in range(6)]
-            lines += [[6 * r + c for r in range(6)] for c in range(6)]
-            n = sum(1 for line in lines if need <= {terrain(c) for c in line})
-            return min(12.0, 3.0 * n + growth)
+            return min(12.0, 3.0 * diverse_lines(grid, kinds) + growth)
         if bishop == "largest_area":
-            best, seen = 0, set()
-            for c in self.grid:
-                t = terrain(c)
-                if c in seen or t not in (TERRAIN_FARM, TERRAIN_FOREST, TERRAIN_MOUNTAIN):
-                    continue
-                stack, size = [c], 0
-                seen.add(c)
-                while stack:
-                    x = stack.pop()
-                    size += 1
-                    for y in _NEIGHBOURS[x]:
-                        if y not in seen and terrain(y) == t:
-                            seen.add(y)
-                            stack.append(y)
-                best = max(best, size)
-            return min(12.0, 2.0 * best + growth * 0.7)
+            return min(12.0, 2.0 * largest_area(grid, kinds) + growth * 0.7)
         if bishop in ("cities_to_town_hall", "colonists_to_town_hall"):
-            halls = [c for c in self.grid if terrain(c) == TERRAIN_TOWN_HALL]
-            if not halls:
+            found = hall_reach(grid, kinds)
+            if found is None:
                 return 0.0
-            reached, seen, stack = set(), set(halls), list(halls)
-            while stack:
-                x = stack.pop()
-                for y in _NEIGHBOURS[x]:
-                    if y in seen or not occ >> y & 1:
-                        continue
-                    seen.add(y)
-                    reached.add(y)
-                    if terrain(y) == TERRAIN_ROAD:
-                        stack.append(y)
-            if bishop == "cities_to_town_hall":
-                n = sum(2 for c in reached if terrain(c) == TERRAIN_CITY)
-            else:
-                n = sum(kinds[me.grid[c]].colonists for c in reached
-                        if terrain(c) == TERRAIN_ROAD)
+            n = 2 * found[0] if bishop == "cities_to_town_hall" else found[1]
             return min(12.0, n + growth * 0.7)
         return growth
 
@@ -882,7 +834,6 @@ class _Greedy:
         return max(choices, key=value) if choices else None
 
 
-_NEIGHBOURS = NEIGHBOURS
 assert GRID_SIDE == 6  # the bot's arithmetic counts a 6x6 colony
 
 _HANDLERS: dict[str, Callable[[_Greedy, dict[type, list[Any]]], Any]] = {

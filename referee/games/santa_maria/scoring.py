@@ -3,6 +3,7 @@ display, rerolled dice, the new first player) and the final scoring ("Fin de la 
 Décompte final", "Tuiles Évêque", "Jeu en solo" achievements)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from referee.core.contract import Event
@@ -17,6 +18,7 @@ from .catalog import (
     TERRAIN_MOUNTAIN,
     TERRAIN_ROAD,
     TERRAIN_TOWN_HALL,
+    CellKind,
     Rules,
 )
 from .dice import roll_blue, roll_white
@@ -87,6 +89,55 @@ def port_columns(p: Player) -> int:
     return min(len(d) for d in p.port)
 
 
+def largest_square(grid: Sequence[int]) -> int:
+    """The side of the largest square of occupied cells of a colony (0: none)."""
+    for k in range(GRID_SIDE, 0, -1):
+        if any(all(grid[GRID_SIDE * (r0 + i) + c0 + j] for i in range(k) for j in range(k))
+               for r0 in range(GRID_SIDE + 1 - k) for c0 in range(GRID_SIDE + 1 - k)):
+            return k
+    return 0
+
+
+def largest_area(grid: Sequence[int], cells: Sequence[CellKind]) -> int:
+    """The most cells of one terrain (farm, forest or mountain) joined side by side."""
+    best = 0
+    seen: set[int] = set()
+    for c in range(N_CELLS):
+        t = cells[grid[c]].terrain
+        if c in seen or t not in (TERRAIN_FARM, TERRAIN_FOREST, TERRAIN_MOUNTAIN):
+            continue
+        stack, size = [c], 0
+        seen.add(c)
+        while stack:
+            x = stack.pop()
+            size += 1
+            for y in NEIGHBOURS[x]:
+                if y not in seen and cells[grid[y]].terrain == t:
+                    seen.add(y)
+                    stack.append(y)
+        best = max(best, size)
+    return best
+
+
+def hall_reach(grid: list[int], cells: tuple[CellKind, ...]) -> tuple[int, int] | None:
+    """(cities, colonists on roads) connected to the town hall (``reach``), None without one."""
+    halls = [c for c in range(N_CELLS) if cells[grid[c]].terrain == TERRAIN_TOWN_HALL]
+    if not halls:
+        return None
+    reached, _ = reach(grid, cells, halls)
+    cities = sum(1 for c in reached if cells[grid[c]].terrain == TERRAIN_CITY)
+    colonists = sum(cells[grid[c]].colonists for c in reached
+                    if cells[grid[c]].terrain == TERRAIN_ROAD)
+    return cities, colonists
+
+
+def diverse_lines(grid: Sequence[int], cells: Sequence[CellKind]) -> int:
+    """Rows and columns holding a farm, a forest, a mountain and a city."""
+    need = {TERRAIN_FARM, TERRAIN_FOREST, TERRAIN_MOUNTAIN, TERRAIN_CITY}
+    return sum(1 for line in ROW_CELLS + COL_CELLS
+               if need <= {cells[grid[c]].terrain for c in line})
+
+
 def bishop_score(state: State, p: Player, bishop: str) -> int:
     """Tuiles Évêque: the objective's points (the -2 is counted apart)."""
     r = state.rules
@@ -94,12 +145,7 @@ def bishop_score(state: State, p: Player, bishop: str) -> int:
     grid = p.grid
     cells = r.cells
     if bishop == "square":
-        best = 0
-        for k in range(GRID_SIDE, 0, -1):
-            if any(all(grid[GRID_SIDE * (r0 + i) + c0 + j] for i in range(k) for j in range(k))
-                   for r0 in range(GRID_SIDE + 1 - k) for c0 in range(GRID_SIDE + 1 - k)):
-                best = k
-                break
+        best = largest_square(grid)
         pts = 0
         for size, value in zip(par["sizes"], par["points"]):
             if best >= size:
@@ -108,37 +154,15 @@ def bishop_score(state: State, p: Player, bishop: str) -> int:
     if bishop == "ships_in_one_dock":
         return min(par["max"], par["per"] * max(len(d) for d in p.port))
     if bishop in ("cities_to_town_hall", "colonists_to_town_hall"):
-        halls = [c for c in range(N_CELLS) if cells[grid[c]].terrain == TERRAIN_TOWN_HALL]
-        if not halls:
+        found = hall_reach(grid, cells)
+        if found is None:
             return 0
-        reached, _ = reach(grid, cells, halls)
-        if bishop == "cities_to_town_hall":
-            n = sum(1 for c in reached if cells[grid[c]].terrain == TERRAIN_CITY)
-        else:
-            n = sum(cells[grid[c]].colonists for c in reached if cells[grid[c]].terrain == TERRAIN_ROAD)
+        n = found[0] if bishop == "cities_to_town_hall" else found[1]
         return min(par["max"], par["per"] * n)
     if bishop == "largest_area":
-        best = 0
-        seen: set[int] = set()
-        for c in range(N_CELLS):
-            t = cells[grid[c]].terrain
-            if c in seen or t not in (TERRAIN_FARM, TERRAIN_FOREST, TERRAIN_MOUNTAIN):
-                continue
-            stack, size = [c], 0
-            seen.add(c)
-            while stack:
-                x = stack.pop()
-                size += 1
-                for y in NEIGHBOURS[x]:
-                    if y not in seen and cells[grid[y]].terrain == t:
-                        seen.add(y)
-                        stack.append(y)
-            best = max(best, size)
-        return min(par["max"], par["per"] * best)
+        return min(par["max"], par["per"] * largest_area(grid, cells))
     if bishop == "diversity":
-        need = {TERRAIN_FARM, TERRAIN_FOREST, TERRAIN_MOUNTAIN, TERRAIN_CITY}
-        n = sum(1 for line in ROW_CELLS + COL_CELLS if need <= {cells[grid[c]].terrain for c in line})
-        return min(par["max"], par["per"] * n)
+        return min(par["max"], par["per"] * diverse_lines(grid, cells))
     raise AssertionError(bishop)
 
 
