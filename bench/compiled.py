@@ -54,10 +54,10 @@ MODULES: tuple[str, ...] = (
     *(f"referee.games.batavia.{m}" for m in ("rules", "state", "scoring", "auction",
                                              "heuristic")),
     *(f"referee.games.goa.{m}" for m in ("rules", "scoring", "auction", "board", "resources",
-                                         "sim")),
+                                         "sim", "heuristic")),
     *(f"referee.games.santa_maria.{m}" for m in (
         "rules", "moves", "scoring", "dice", "geometry", "payments", "tracks", "turn",
-        "game_setup")),
+        "game_setup", "heuristic")),
 )
 
 # What mypyc (2.x) cannot take as the engines write it, found by building and running the tests:
