@@ -101,6 +101,9 @@ def test_many_viewers_opening_and_closing_leave_nothing_behind(web):
     async def tasks():
         return len(asyncio.all_tasks())
 
+    async def task_names():  # what is left, should the count not come down (a leak's name)
+        return sorted(getattr(t.get_coro(), "__qualname__", repr(t)) for t in asyncio.all_tasks())
+
     base_tasks = web.call(tasks())
 
     async def viewers(n):
@@ -123,7 +126,7 @@ def test_many_viewers_opening_and_closing_leave_nothing_behind(web):
         time.sleep(0.05)
     assert hub.feeds == {} and hub.viewer_count == 0
     assert rt.streams.watchers == []
-    assert web.call(tasks()) <= base_tasks
+    assert web.call(tasks()) <= base_tasks, web.call(task_names())
     # and the match still plays normally
     web.call(web.play(mid, tokens), timeout=120)
     assert httpx.get(web.base + f"/api/matches/{mid}").json()["match"]["state"] == "finished"
