@@ -192,14 +192,19 @@ def add_search_flags(p: argparse.ArgumentParser) -> None:
     the help names the strong profile's)."""
     p.add_argument("--profile", choices=sorted(ismcts.PROFILES), default=DEFAULT_PROFILE,
                    help="the settings the other flags change: strong (rollouts where every "
-                        "seat plays greedy, to the end) or fast (uniform rollouts from the "
-                        "engine cut after a few moves, scored by the game's provisional final "
-                        f"scoring; 1,000+ iterations a CPU second) (default {DEFAULT_PROFILE})")
+                        "seat plays greedy, to the end) or fast (rollouts where every seat plays "
+                        "the engine's copy of its greedy bot, cut after a few moves and scored "
+                        "by the game's provisional final scoring; 1,000+ iterations a CPU "
+                        f"second) (default {DEFAULT_PROFILE})")
     p.add_argument("--rollout", choices=ismcts.ROLLOUTS,
-                   help="rollout policy: every seat as the game's greedy bot (prior) or uniform "
-                        f"(random) (strong's {STRONG.rollout})")
+                   help="rollout policy: every seat as the game's greedy bot (prior: the same "
+                        "choices, from the engine's copy of the bot where the game has one, "
+                        "else from Decision messages), as the engine's copy alone (heuristic: "
+                        "uniform where the game has none) or uniform (random) "
+                        f"(strong's {STRONG.rollout})")
     p.add_argument("--epsilon", type=float,
-                   help="with --rollout prior: the share of rollout moves drawn at random "
+                   help="with --rollout prior or heuristic: the share of rollout moves drawn "
+                        "at random "
                         f"(strong's {STRONG.epsilon})")
     p.add_argument("--tree-depth", type=int, metavar="N",
                    help="choice nodes below the root (0: flat Monte Carlo over the root's "
