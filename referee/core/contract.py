@@ -28,7 +28,7 @@ import abc
 import copy
 import enum
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from google.protobuf.message import Message
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 S = TypeVar("S")  # the game's state type
 M = TypeVar("M", bound=Hashable)  # the game's move type
+K = TypeVar("K")  # a heuristic's knobs (``read_knobs``)
 
 
 class IllegalMove(Exception):
@@ -372,3 +373,13 @@ class Game(abc.ABC, Generic[S, M]):
         public events so far (what Join.events delivers), oldest first. Reads nothing else: a
         sampler cannot leak what it is never given. ``options`` are parsed options."""
         raise NotImplementedError(f"{self.spec.name} has no sampler")
+
+
+def read_knobs(knobs: type[K], params: Mapping[str, Any], game: str) -> K:
+    """A game's ``heuristic_policy`` knobs: the dataclass ``knobs`` filled from ``params`` (the
+    SDK bot's ``knobs()``), by its field names; a ValueError names what is missing."""
+    names = [f.name for f in fields(knobs)]  # type: ignore[arg-type]
+    missing = [k for k in names if k not in params]
+    if missing:
+        raise ValueError(f"the {game} heuristic needs {', '.join(missing)}")
+    return knobs(**{k: params[k] for k in names})

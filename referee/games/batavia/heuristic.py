@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from referee.core.contract import read_knobs
+
 from .moves import (
     AdvanceMerchant,
     Bid,
@@ -38,10 +40,7 @@ def policy(params: Mapping[str, float]) -> Callable[[State, int, Sequence[Any]],
     """``choose(state, seat, moves)``: the move of ``moves`` (the decision's legal moves, in
     its order) the greedy bot with knobs ``params`` plays; None where the bot would pick at
     random (a decision of no kind it knows)."""
-    missing = [k for k in PARAMS if k not in params]
-    if missing:
-        raise ValueError(f"the Batavia heuristic needs {', '.join(missing)}")
-    w = _Knobs(**{k: params[k] for k in PARAMS})
+    w = read_knobs(_Knobs, params, "Batavia")
 
     def choose(state: State, seat: int, moves: Sequence[Any]) -> Any:
         return _Greedy(state, seat, w).choose(moves)

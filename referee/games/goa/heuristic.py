@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from referee.core.contract import read_knobs
+
 from .board import GRID_CELLS, boxed_tiles_seen, grid_index, rc_of
 from .catalog import (
     COLUMN_COLONISTS,
@@ -127,10 +129,7 @@ _COLONY_CHANCE = {1: 0.95, 2: 0.9, 3: 0.7, 4: 0.45, 5: 0.25, 6: 0.1}
 def policy(params: Mapping[str, Any]) -> Callable[[State, int, Sequence[Any]], Any]:
     """``choose(state, seat, moves)``: the move of ``moves`` (the decision's legal moves, in
     its order) the greedy bot with knobs ``params`` plays."""
-    missing = [k for k in PARAMS if k not in params]
-    if missing:
-        raise ValueError(f"the Goa heuristic needs {', '.join(missing)}")
-    w = _Knobs(**{k: params[k] for k in PARAMS})
+    w = read_knobs(_Knobs, params, "Goa")
 
     def choose(state: State, seat: int, moves: Sequence[Any]) -> Any:
         return _Greedy(state, seat, w).choose(moves)

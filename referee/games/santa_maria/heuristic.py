@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from referee.core.contract import read_knobs
+
 from .action_tasks import TilePlacement
 from .catalog import (
     EFFECT_CONQUISTADOR,
@@ -78,10 +80,7 @@ def policy(params: Mapping[str, Any]) -> Callable[[State, int, Sequence[Any]], A
     """``choose(state, seat, moves)``: the move of ``moves`` (the decision's legal moves, in
     its order) the greedy bot with knobs ``params`` plays; None where the bot would pick at
     random."""
-    missing = [k for k in PARAMS if k not in params]
-    if missing:
-        raise ValueError(f"the Santa Maria heuristic needs {', '.join(missing)}")
-    w = _Knobs(**{k: params[k] for k in PARAMS})
+    w = read_knobs(_Knobs, params, "Santa Maria")
     # what the bot would compute again from the same facts (a rollout meets the same colony,
     # and often the same whole turn, many times): best placements, the Bishops' estimates, a
     # turn's answer; each keyed by everything it reads, the whole bounded
