@@ -263,5 +263,13 @@ class Rules:
         )
 
 
+def card_amount(rules: Rules, effect: int) -> int:
+    """The amount an Expedition card of ``effect`` shows (ships, colonists, ducats, spices, or a
+    sack's sale price); 0 for an effect without one."""
+    return {EFFECT_SHIPS: rules.card_ships, EFFECT_COLONISTS: rules.card_colonists,
+            EFFECT_DUCATS: rules.card_ducats, EFFECT_SPICES: rules.card_spices,
+            EFFECT_SELL: rules.sell_price}.get(effect, 0)
+
+
 def is_plantation_tile(tl: Tile) -> bool:
     return tl.type in (TILE_PLANTATION, TILE_CROP_ROTATION)

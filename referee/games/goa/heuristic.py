@@ -17,7 +17,7 @@ at random positions and at every decision of greedy games, at every seat count.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from referee.core.contract import read_knobs
@@ -32,7 +32,6 @@ from .catalog import (
     EFFECT_COLONISTS,
     EFFECT_DUCATS,
     EFFECT_PROGRESS_DUCATS,
-    EFFECT_SELL,
     EFFECT_SHIPS,
     EFFECT_SPICES,
     N_COLUMNS,
@@ -65,6 +64,7 @@ from .catalog import (
     Card,
     Rules,
     Tile,
+    card_amount,
 )
 from .colonies import ColonyFounding
 from .moves import (
@@ -98,7 +98,7 @@ from .moves import (
     UseTile,
 )
 from .rules import decision
-from .state import State
+from .state import State, hand_limit, plantation_count, spice_counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +109,6 @@ class _Knobs:
     yield_weight: tuple[float, ...]
     rounds: int
 
-
-#: the names of the knobs ``policy`` needs
-PARAMS = tuple(f.name for f in fields(_Knobs))
 
 #: the tiles the bot uses as soon as it may
 _USE_AT_ONCE = frozenset((TILE_RED_SHIP, TILE_RED_COLONIST, TILE_RED_DUCATS, TILE_RED_EXPEDITION,
@@ -178,11 +175,7 @@ class _Greedy:
     def have(self) -> list[int]:
         """Spice sacks held, per spice."""
         if self._have is None:
-            have = self._have = [0] * N_SPICES
-            for land in self.s.lands[self.seat]:
-                for sp in land.spices:
-                    if sp >= 0:
-                        have[sp] += 1
+            self._have = spice_counts(self.s, self.seat)
         return self._have
 
     def room(self) -> list[int]:
@@ -204,13 +197,6 @@ class _Greedy:
 
     def card(self, card_id: int) -> Card | None:
         return next((c for c in self.hand() if c.id == card_id), None)
-
-    def card_amount(self, card: Card) -> int:
-        """The amount the View shows on a card (0 for an effect without one)."""
-        r = self.r
-        return {EFFECT_SHIPS: r.card_ships, EFFECT_COLONISTS: r.card_colonists,
-                EFFECT_DUCATS: r.card_ducats, EFFECT_SPICES: r.card_spices,
-                EFFECT_SELL: r.sell_price}.get(card.effect, 0)
 
     def yield_at(self, column: int, row: int | None = None) -> int:
         """Yield of ``column`` at 0-based ``row`` (default: the seat's)."""
@@ -304,7 +290,8 @@ class _Greedy:
         gap = r.colony_need[colony] - self.yield_at(COLUMN_COLONISTS) - s.colonists[seat]
         if gap <= 0:
             return 1.0, colony
-        gap -= sum(self.card_amount(c) or 2 for c in self.hand() if c.effect == EFFECT_COLONISTS)
+        gap -= sum(card_amount(self.r, c.effect) or 2 for c in self.hand()
+                   if c.effect == EFFECT_COLONISTS)
         return _COLONY_CHANCE.get(max(gap, 1), 0.0), colony
 
     def tile_worth(self, tile: Tile | None) -> float:
@@ -314,7 +301,7 @@ class _Greedy:
         t, n, left = tile.type, tile.n, self.rounds_left + 1
         lands = self.s.lands[self.seat]
         if t == TILE_PLANTATION:
-            plantations = sum(1 for land in lands if not land.colony)
+            plantations = plantation_count(self.s, self.seat)
             worth = 2.0 + 2.5 * tile.fields + 0.6 * left
             if plantations >= 4:
                 worth -= 4
@@ -354,9 +341,6 @@ class _Greedy:
             self._grid = {rc_of(GRID_CELLS[g]): self.tile_worth(tiles[t])
                           for g, t in enumerate(s.grid) if t >= 0}
         return self._grid.get((row, col), -1.0)
-
-    def hand_limit(self) -> int:
-        return self.r.yields[COLUMN_EXPEDITION][self.rows[COLUMN_EXPEDITION]][1]
 
     # ------------------------------------------------------------------ set-up and tokens
     def quick_start(self, moves: Sequence[Any]) -> Any:
@@ -456,7 +440,7 @@ class _Greedy:
         deficit = self.target_deficit(target)
         chance, colony = self.colony_chance()
         room = self.room()
-        hand_room = self.hand_limit() - len(s.hands[seat])
+        hand_room = hand_limit(s, seat) - len(s.hands[seat])
         ducats = s.ducats[seat]
         scored: list[tuple[float, Any]] = []
         for m in moves:
@@ -534,7 +518,7 @@ class _Greedy:
                 return m
             if k is PlayCard:
                 card = self.card(m.card)
-                if card is not None and (self.card_amount(card) or 2) >= gap:
+                if card is not None and (card_amount(self.r, card.effect) or 2) >= gap:
                     return m
         return by.get(Decline)
 
@@ -633,4 +617,4 @@ _HANDLERS: dict[str, Callable[[_Greedy, Sequence[Any]], Any]] = {
     "goa.hand_limit": _Greedy.discard_card,
 }
 
-__all__ = ["PARAMS", "policy"]
+__all__ = ["policy"]

@@ -21,17 +21,13 @@ from referee.v1 import goa_pb2 as pb
 from .board import GRID_CELLS, boxed_tiles_seen, rc_of
 from .catalog import (
     COLUMN_EXPEDITION,
-    EFFECT_COLONISTS,
-    EFFECT_DUCATS,
-    EFFECT_SELL,
-    EFFECT_SHIPS,
-    EFFECT_SPICES,
     GRID_SQUARES,
     N_COLONIES,
     N_COLUMNS,
     N_SPICES,
     TILE_MISSION,
     Rules,
+    card_amount,
 )
 from .rules import PHASE_DECISIONS, decision
 from .scoring import duty_vp
@@ -66,11 +62,9 @@ def _kept_tile(rules: Rules, t: int, visible: bool) -> pb.TileInfo:
 def card_info(rules: Rules, c: int) -> pb.CardInfo:
     card = rules.cards[c]
     e = card.effect
-    amount = {EFFECT_SHIPS: rules.card_ships, EFFECT_COLONISTS: rules.card_colonists,
-              EFFECT_DUCATS: rules.card_ducats, EFFECT_SPICES: rules.card_spices,
-              EFFECT_SELL: rules.sell_price}.get(e, 0)
     return pb.CardInfo(id=c, effect=e + 1, colonists=card.colonists,  # type: ignore[arg-type]
-                       symbol=rules.symbols[card.symbol], price=card.price, amount=amount)
+                       symbol=rules.symbols[card.symbol], price=card.price,
+                       amount=card_amount(rules, e))
 
 
 def colony_tile_info(rules: Rules, ct: int) -> pb.ColonyTileInfo:
