@@ -16,7 +16,7 @@ at random positions of random games, at every seat count.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from referee.core.contract import read_knobs
@@ -63,9 +63,6 @@ class _Knobs:
     bill_reserve: float
     unknown_stall: float
 
-
-#: the names of the knobs ``policy`` needs
-PARAMS = tuple(f.name for f in fields(_Knobs))
 
 
 class _Greedy:
@@ -310,4 +307,4 @@ class _Greedy:
         return best[1] if best else None
 
 
-__all__ = ["PARAMS", "policy"]
+__all__ = ["policy"]

@@ -18,7 +18,7 @@ games, at every seat count.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from referee.core.contract import read_knobs
@@ -114,9 +114,6 @@ class _Knobs:
     scholar_effect: Mapping[str, float]
     line_progress: tuple[float, ...]
 
-
-#: the names of the knobs ``policy`` needs
-PARAMS = tuple(f.name for f in fields(_Knobs))
 
 
 class _Sim:
@@ -237,8 +234,8 @@ class _Greedy:
         return _Sim(list(me.res), me.coins, me.conq, me.religion, me.monks_left)
 
     def pay_value(self, pay: Sequence[int]) -> float:
-        # the bot adds the payment's coins (none: a payment is resources) at the coin's worth
-        return sum(n * v for n, v in zip(pay, self.rv)) + 0 * self.coin
+        # the bot adds the payment's coins too, always none: a payment is resources only
+        return sum(n * v for n, v in zip(pay, self.rv))
 
     def gain(self, g: Sequence[int], s: _Sim) -> float:
         """The worth of gaining ``g`` (7 goods; a resource beyond the limit is sold)."""
@@ -850,4 +847,4 @@ _HANDLERS: dict[str, Callable[[_Greedy, dict[type, list[Any]]], Any]] = {
     "santa_maria.draft": _Greedy.draft,
 }
 
-__all__ = ["PARAMS", "policy"]
+__all__ = ["policy"]
