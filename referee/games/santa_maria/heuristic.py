@@ -43,8 +43,9 @@ from .catalog import (
     tile_shape,
 )
 from .effect_tasks import AstronomyShift, ExchangeOffer
-from .geometry import orientations
+from .geometry import COL_CELLS, ROW_CELLS, orientations
 from .moves import (
+    ROW,
     ActivateBuilding,
     Buy,
     ChooseBoard,
@@ -64,6 +65,7 @@ from .moves import (
     Ship,
     UseDie,
 )
+from .payments import buy_price
 from .scoring import diverse_lines, hall_reach, largest_area, largest_square
 from .sheet import GRID_SIDE
 from .state import Player, State
@@ -538,9 +540,7 @@ class _Greedy:
         line_value = self.line_values.get(key)
         if line_value is None:
             free = self.free_buildings()
-            i = u.target - 1
-            cells = ([6 * i + c for c in range(6)] if u.line == 1
-                     else [6 * r + i for r in range(6)])
+            cells = (ROW_CELLS if u.line == ROW else COL_CELLS)[u.target - 1]
             s = self.sim()
             if u.botany >= 0:
                 s.res[u.botany] -= 1
@@ -680,7 +680,7 @@ class _Greedy:
         buys = {m.resource: m for m in by_kind.get(Buy, [])}
         if not (buys.keys() & {WOOD, WHEAT}):
             return None
-        price = 2 if "basic_economy" in self.scholars else 3
+        price = buy_price(self.r, self.me, WOOD)  # the bot's one price for wood and wheat
         offered = {m.slot for m in by_kind.get(Expand, [])}
         have = self.me.res
         r = self.r
