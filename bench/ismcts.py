@@ -20,6 +20,7 @@ and its load, asserted in no test."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -27,7 +28,7 @@ from referee_research import heuristics
 from referee_research.duel import duel
 from referee_research.ismcts import FAST, STRONG, Budget, Search, Settings, from_views
 
-from referee.core.contract import Game
+from referee.core.contract import Decision, Game
 from referee.core.rng import Rng
 from referee.sim import Simulation
 from referee.sim.model import uniform
@@ -49,6 +50,31 @@ LATE_SECONDS = 1.0
 LATE_POSITIONS = (100, 60)
 
 
+def _searched(name: str, seats: int, sim: Simulation, run: Settings, seed: int,
+              prior: Callable[[Simulation, Decision], Any]) -> tuple[int, float]:
+    """Search ``sim``'s next decision with a choice (forced moves are played, not searched)
+    from the deciding seat's view, as the bot does: (iterations, CPU seconds), (0, 0.0) when
+    the game ends first. ``prior`` gives the search's prior move."""
+    d = sim.decision()
+    while d is not None and len(d.moves) < 2:
+        sim.apply(d.moves[0], d.seat)
+        d = sim.decision()
+    if d is None:
+        return 0, 0.0
+    determinize = from_views(name, d.seat, sim.view(d.seat), seats, (), sim.options)
+    first = prior(sim, d)
+    start = time.process_time()
+    result = Search(determinize, d.seat, list(d.moves), run, first).run(seed)
+    return result.iterations, time.process_time() - start
+
+
+def _rate(seats: int, searched: list[tuple[int, float]]) -> dict[str, Any]:
+    done = sum(n for n, _ in searched)
+    cpu = sum(c for _, c in searched)
+    return {"seats": seats, "iterations": done, "cpu_seconds": round(cpu, 4),
+            "iterations_per_cpu_s": round(done / cpu, 1) if cpu > 0 else 0.0}
+
+
 def iteration_rate(name: str, seats: int, settings: Settings | None = None,
                    iterations: int = RATE_ITERATIONS,
                    positions: tuple[int, ...] = RATE_POSITIONS) -> dict[str, Any]:
@@ -56,29 +82,16 @@ def iteration_rate(name: str, seats: int, settings: Settings | None = None,
     ``seats`` seats, summed over a search at each position of ``positions`` (random play on
     seeds 1, 2, ...). The determinizations come from the deciding seat's view, as the bot's."""
     run = replace(settings or FAST, budget=Budget(iterations=iterations, seconds=None))
-    done = 0
-    cpu = 0.0
+    searched = []
     for k, at in enumerate(positions):
         sim = Simulation.new(name, seats, 1 + k)
         choose = uniform(Rng(k))
-        d = sim.decision()
         for _ in range(at):
-            if d is None:
+            if (d := sim.decision()) is None:
                 break
             sim.apply(choose(d), d.seat)
-            d = sim.decision()
-        while d is not None and len(d.moves) < 2:  # a forced move is not searched
-            sim.apply(d.moves[0], d.seat)
-            d = sim.decision()
-        if d is None:
-            continue
-        determinize = from_views(name, d.seat, sim.view(d.seat), seats, (), sim.options)
-        start = time.process_time()
-        result = Search(determinize, d.seat, list(d.moves), run, d.moves[0]).run(k)
-        cpu += time.process_time() - start
-        done += result.iterations
-    return {"seats": seats, "iterations": done, "cpu_seconds": round(cpu, 4),
-            "iterations_per_cpu_s": round(done / cpu, 1) if cpu > 0 else 0.0}
+        searched.append(_searched(name, seats, sim, run, k, lambda _sim, d: d.moves[0]))
+    return _rate(seats, searched)
 
 
 def late_rate(name: str, seats: int, settings: Settings | None = None,
@@ -90,8 +103,7 @@ def late_rate(name: str, seats: int, settings: Settings | None = None,
     seed 1, 2, ...) is replayed to that many moves before its end and searched for ``seconds``
     of CPU from the deciding seat's view."""
     run = replace(settings or STRONG, budget=Budget(iterations=None, seconds=seconds, cpu=True))
-    done = 0
-    cpu = 0.0
+    searched = []
     for k, back in enumerate(positions):
         seed = 1 + k
         sim = Simulation.new(name, seats, seed)
@@ -105,20 +117,8 @@ def late_rate(name: str, seats: int, settings: Settings | None = None,
         sim = Simulation.new(name, seats, seed)
         for move, seat in played[:max(0, len(played) - back)]:
             sim.apply(move, seat)
-        d = sim.decision()
-        while d is not None and len(d.moves) < 2:
-            sim.apply(d.moves[0], d.seat)
-            d = sim.decision()
-        if d is None:
-            continue
-        determinize = from_views(name, d.seat, sim.view(d.seat), seats, (), sim.options)
-        prior = policy(sim, d)
-        start = time.process_time()
-        result = Search(determinize, d.seat, list(d.moves), run, prior).run(k)
-        cpu += time.process_time() - start
-        done += result.iterations
-    return {"seats": seats, "iterations": done, "cpu_seconds": round(cpu, 4),
-            "iterations_per_cpu_s": round(done / cpu, 1) if cpu > 0 else 0.0}
+        searched.append(_searched(name, seats, sim, run, k, policy))
+    return _rate(seats, searched)
 
 
 def rate_phase(games: dict[str, Game], iterations: int = RATE_ITERATIONS,
