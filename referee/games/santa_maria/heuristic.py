@@ -25,6 +25,7 @@ from referee.core.contract import read_knobs
 
 from .action_tasks import TilePlacement
 from .catalog import (
+    COINS,
     EFFECT_CONQUISTADOR,
     EFFECT_EXCHANGE,
     EFFECT_PRODUCE,
@@ -34,6 +35,7 @@ from .catalog import (
     HALL_TILE,
     N_CELLS,
     N_RESOURCES,
+    POINTS,
     SCHOLAR_BIT,
     WHEAT,
     WOOD,
@@ -74,8 +76,6 @@ from .turn import decision
 
 #: entries of a policy's cache of answers and estimates (:func:`policy`) before it is emptied
 SHARED_LIMIT = 1 << 14
-#: the seven goods' indices (catalog: resources, then coins and points)
-_COINS, _POINTS = N_RESOURCES, N_RESOURCES + 1
 
 
 def policy(params: Mapping[str, Any]) -> Callable[[State, int, Sequence[Any]], Any]:
@@ -186,7 +186,6 @@ class _Greedy:
         self.retreats_left = 4 - self.year
         self._monk_value: float | None = None
         self._building_cache: dict[int, float] = {}
-        self._free: int | None = None
         self.line_values: dict[tuple[int, int, int], float] = {}
         self._placements: dict[int, tuple[float, tuple[int, int] | None]] = {}
         self._shared = shared
@@ -241,8 +240,8 @@ class _Greedy:
 
     def gain(self, g: Sequence[int], s: _Sim) -> float:
         """The worth of gaining ``g`` (7 goods; a resource beyond the limit is sold)."""
-        value = g[_POINTS] + g[_COINS] * self.coin
-        s.coins += g[_COINS]
+        value = g[POINTS] + g[COINS] * self.coin
+        s.coins += g[COINS]
         limit, sell = self.r.limit, self.r.sell
         for i in range(N_RESOURCES):
             for _ in range(g[i]):
@@ -330,9 +329,9 @@ class _Greedy:
         if 0 <= dock < len(r.docks):
             bonus, g = r.docks[dock]
             if bonus == "coins":
-                per = g[_COINS] * self.coin
+                per = g[COINS] * self.coin
             elif bonus == "points":
-                per = float(g[_POINTS])
+                per = float(g[POINTS])
             elif bonus == "religion":
                 per = 1.0
             else:
@@ -431,12 +430,6 @@ class _Greedy:
         self.progress = [p if (i == 0 or not late) else 0.1 * p
                          for i, p in enumerate(self.w.line_progress)]
         self.synergy = self.w.line_synergy * self.w.uses[self.year - 1] / 2
-
-    def free_buildings(self) -> int:
-        if self._free is None:
-            me = self.me
-            self._free = me.bld & ~(me.blocked)
-        return self._free
 
     def placement_bonus(self, cells: Sequence[tuple[int, bool, int]]) -> float:
         if self.row_empty is None:
@@ -539,7 +532,7 @@ class _Greedy:
         key = (u.line, u.target, u.botany)
         line_value = self.line_values.get(key)
         if line_value is None:
-            free = self.free_buildings()
+            free = self.me.free_buildings()
             cells = (ROW_CELLS if u.line == ROW else COL_CELLS)[u.target - 1]
             s = self.sim()
             if u.botany >= 0:
@@ -652,7 +645,7 @@ class _Greedy:
         options: list[tuple[float, Any]] = []
         for m in by_kind.get(UseDie, []):
             options.append((self.die_value(m), m))
-        free = self.free_buildings()
+        free = self.me.free_buildings()
         for m in by_kind.get(ActivateBuilding, []):
             if not free >> m.cell & 1:
                 continue
