@@ -6,13 +6,11 @@ A seat's lands (``Land``) are its plantations and colonies in the order gained; 
 by its index in that list."""
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from referee.core.contract import Decision, Event
-from referee.core.hashing import canonical
+from referee.core.hashing import digest
 from referee.core.pending import Pending
 from referee.core.rng import Chance
 from referee.v1 import goa_pb2 as pb
@@ -103,22 +101,10 @@ class State:
 
 
 def state_digest(state: State) -> str:
-    """The state hash: ``referee.core.hashing``'s canonical JSON and SHA-256, with each pending
+    """The state hash: ``referee.core.hashing``'s canonical JSON and SHA-256, each pending
     sub-decision and each land in its ``hash_form`` (a JSON array), so the typed sub-decisions
     hash exactly as the records made before them."""
-    data = {}
-    for f in fields(state):
-        if not f.metadata.get("hash", True):
-            continue
-        value = getattr(state, f.name)
-        if f.name == "stack":
-            data[f.name] = [sub.hash_form() for sub in value]
-        elif f.name == "lands":
-            data[f.name] = [[land.hash_form() for land in seat] for seat in value]
-        else:
-            data[f.name] = canonical(value)
-    text = json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
-    return hashlib.sha256(text).hexdigest()
+    return digest(state)
 
 
 def spice_counts(state: State, p: int) -> list[int]:
