@@ -22,6 +22,10 @@ gRPC (loopback, against a real ``referee serve`` subprocess with its default set
     own (on ``--address``'s, when given), every seat joining with ``Join.combine_decision``: when a seat acts again its next Decision
     comes inside the MoveResult (one message instead of two). ``grpc.combined.move_per_s``,
     ``server_cpu_ms_per_move`` and ``server_messages_per_move`` against the plain phase's.
+    By game (``grpc.by_game.<game>``; ``--by-game-seconds``): the plain move phase again for
+    every other game, each on a fresh referee, shorter; the main game's figures are the plain
+    phase's. Their views and state hashes are larger than Batavia's, so their server CPU per
+    move shows what the views and the hash cost on the move path.
     Echo: the same number of concurrent streams (``--concurrency``) over the same client
     processes, each ping-ponging one ``EchoMessage`` at a time on the ``Echo`` bidi stream,
     with a payload as large as the mean Decision seen in the move phase (so the bytes on the
@@ -183,13 +187,23 @@ def floor_ratios(g: dict[str, Any]) -> dict[str, float]:
     fl = g.get("floor") or {}
     cpu, relay = fl.get("server_cpu_ms_per_relay"), fl.get("relay_per_s")
     out: dict[str, float] = {}
-    for name, part in (("", g), ("combined.", g.get("combined") or {})):
+    parts = [("", g), ("combined.", g.get("combined") or {}),
+             *((f"by_game.{name}.", part) for name, part in (g.get("by_game") or {}).items()
+               if name != g.get("game"))]
+    for name, part in parts:
         if cpu and part.get("server_cpu_ms_per_move"):
             out[f"grpc.{name}server_cpu_to_floor_relay"] = round(
                 part["server_cpu_ms_per_move"] / cpu, 3)
         if relay and part.get("move_per_s"):
             out[f"grpc.{name}move_to_floor_relay"] = round(part["move_per_s"] / relay, 3)
     return out
+
+
+def _move_figures(phase: dict[str, Any]) -> dict[str, Any]:
+    """A move phase's headline figures (``grpc.by_game.<game>``)."""
+    return {"move_per_s": round(phase["per_s"], 1), "move_p99_ms": round(phase["p99_ms"], 3),
+            "server_cpu_ms_per_move": round(phase["server_cpu_ms_per_op"], 4),
+            "mean_decision_bytes": phase.get("mean_decision_bytes")}
 
 
 def floor_targets(g: dict[str, Any]) -> dict[str, bool | None]:
@@ -483,6 +497,9 @@ def main(argv: list[str] | None = None) -> int:
                         metavar="K", help="iterations a search for ismcts.<game>."
                                           "iterations_per_cpu_s (default "
                                           f"{ismcts_bench.RATE_ITERATIONS}; 0 skips it)")
+    parser.add_argument("--by-game-seconds", type=float, default=8.0, metavar="S",
+                        help="measured seconds of the move phase for each game besides --game "
+                             "(grpc.by_game.<game>; default 8; 0 skips them)")
     parser.add_argument("--ismcts-late-seconds", type=float, default=ismcts_bench.LATE_SECONDS,
                         metavar="S", help="CPU seconds a search for ismcts.<game>."
                                           "iterations_per_cpu_s_strong_late, the strong profile "
@@ -540,6 +557,11 @@ def main(argv: list[str] | None = None) -> int:
             t_combined = progress.add_task("gRPC moves, combine_decision", total=phase_total,
                                            rate="")
             t_echo = progress.add_task("gRPC echo", total=phase_total, rate="")
+            other_games = [] if args.address or not args.by_game_seconds \
+                else sorted(g for g in games if g != args.game)
+            t_by_game = {g: progress.add_task(f"gRPC moves ({g})",
+                                              total=args.warmup + args.by_game_seconds, rate="")
+                         for g in other_games}
             if args.load_matches:
                 t_load = progress.add_task(f"gRPC load ({args.load_matches} matches)",
                                            total=5.0 + args.grpc_seconds, rate="")
@@ -601,6 +623,21 @@ def main(argv: list[str] | None = None) -> int:
                                          progress=progress, task=t_combined, combine=True)
                 finally:
                     second.stop()
+                # The same move phase for every other game, each on a referee of its own: the
+                # move path's cost where views and state hashes are larger than Batavia's.
+                by_game = {args.game: _move_figures(moves)}
+                for g in other_games:
+                    (Path(tmp) / g).mkdir()
+                    ref = RefereeServer(Path(tmp) / g)
+                    ref.start()
+                    try:
+                        by_game[g] = _move_figures(run_phase(
+                            "moves", ref, clients=args.clients, concurrency=args.concurrency,
+                            seconds=args.by_game_seconds, warmup=args.warmup, game=g,
+                            seats=args.seats, payload_bytes=0, progress=progress,
+                            task=t_by_game[g]))
+                    finally:
+                        ref.stop()
                 if server.proc is not None and args.idle_matches:
                     # On a fresh referee of its own: in the one above, memory freed by finished
                     # matches is reused (RSS would understate a match), and idle matches held
@@ -641,6 +678,7 @@ def main(argv: list[str] | None = None) -> int:
                     "phase": combined,
                 },
                 "memory": memory,
+                "by_game": by_game,
                 "moves_phase": moves,
                 "echo_phase": echo,
             }
@@ -787,6 +825,9 @@ def main(argv: list[str] | None = None) -> int:
                 "server_messages_per_move"):
         if key in g.get("combined", {}):
             flat[f"grpc.combined.{key}"] = g["combined"][key]
+    for name, fig in (g.get("by_game") or {}).items():
+        for key in ("move_per_s", "server_cpu_ms_per_move"):
+            flat[f"grpc.by_game.{name}.{key}"] = fig[key]
     if "joins4000" in g:
         flat["grpc.joins4000.joined"] = g["joins4000"]["joined"]
     for key in ("moves_per_s", "p99_ms", "rss_mb_peak", "unfinished"):
@@ -854,6 +895,10 @@ def main(argv: list[str] | None = None) -> int:
                       f"Join.combine_decision; server CPU {c['server_cpu_ms_per_move']:.3f} "
                       f"ms/move; {c['server_messages_per_move']:.2f} server msgs/move; p50 / p99 "
                       f"{c['move_p50_ms']:.2f} / {c['move_p99_ms']:.2f} ms")
+        for name, fig in (g.get("by_game") or {}).items():
+            table.add_row(f"grpc.by_game.{name}.move_per_s", f"{fig['move_per_s']:,.0f}",
+                          f"server CPU {fig['server_cpu_ms_per_move']:.3f} ms/move, p99 "
+                          f"{fig['move_p99_ms']:.2f} ms, Decision {fig['mean_decision_bytes']} B")
         table.add_row("grpc.echo_per_s", f"{g['echo_per_s']:,.0f}",
                       f"{g['concurrency']} streams, {g['echo_payload_bytes']} B payload; server "
                       f"CPU {ep['server_cpu_util']:.0%}, clients {ep['client_cpu_util']:.0%}")

@@ -26,7 +26,7 @@ def test_bench_writes_results(tmp_path):
          "--sim-seconds", "0.2", "--research-seconds", "0.2", "--ismcts-matches", "1", "--ismcts-iterations", "1",
          "--ismcts-rate-iterations", "10", "--ismcts-late-seconds", "0.05",
          "--cluster-matches", "8", "--cluster-workers", "1,2", "--load-matches", "8", "--burst-matches", "8", "--store-seconds", "0.5",
-         "--store-matches", "4", "--output", str(out_file)],
+         "--store-matches", "4", "--by-game-seconds", "1", "--output", str(out_file)],
         capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -51,7 +51,11 @@ def test_bench_writes_results(tmp_path):
                 "fairness.goa_2004.shared_chance", "fairness.santa_maria.shared_chance",
                 *(f"sim.{g}.{k}" for g in ("batavia", "goa", "santa_maria")
                   for k in ("clones_per_s", "deepcopy_clones_per_s")),
-                *(f"research.{g}.env_steps_per_cpu_s" for g in ("batavia", "goa", "santa_maria"))):
+                *(f"research.{g}.env_steps_per_cpu_s" for g in ("batavia", "goa", "santa_maria")),
+                # the move path of every game, on referees of their own (--by-game-seconds)
+                *(f"grpc.by_game.{g}.{k}" for g in ("batavia", "goa", "santa_maria")
+                  for k in ("move_per_s", "server_cpu_ms_per_move")),
+                "grpc.by_game.goa.server_cpu_to_floor_relay"):
         assert summary[key] > 0, key
     # the load and store phases ran, small (their sizes above; their figures are `make bench`'s)
     for key in ("grpc.load8.moves_per_s", "grpc.joins4000.joined",
