@@ -10,6 +10,10 @@ SPRT decides between H0 (an equal player's share of first place, 1/seats) and H1
 report: win rate with its 95% Wilson interval, the SPRT's log-likelihood ratio and verdict,
 seconds and iterations a searched move, and every match played (``played``).
 
+Each of the search's flags (``--horizon``, ``--rollout-depth``, ``--prior-margin``..., as the
+bot's and ``referee-research duel``'s) changes one knob of the profile: an experiment, played as
+tables of their own in the same JSON (each report names its whole ``settings``).
+
 ``--resume`` reads that JSON and goes on where it stopped: a table the SPRT decided is kept as it
 is, an undecided one counts its matches again and plays only the rest of its schedule, so the
 hours a complete run needs may be spread over several sittings (``commits`` lists the checkouts
@@ -23,9 +27,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from referee_research.duel import DuelReport, duel, sprt_for
-from referee_research.ismcts import PROFILES
-from referee_research.ismcts_bot import DEFAULT_PROFILE
+from referee_research.duel import DuelReport, duel, effective_settings, sprt_for
+from referee_research.ismcts_bot import add_search_flags, search_knobs
 
 from referee.core import registry
 
@@ -49,15 +52,17 @@ def checkout() -> str:
     return out.stdout.strip() or "unknown"
 
 
-def same_duel(old: dict[str, Any], name: str, seats: int, profile: str, seconds: float,
+def same_duel(old: dict[str, Any], name: str, seats: int, settings: dict[str, Any],
               p1: float, options: dict[str, str] | None = None) -> bool:
-    """Whether a stored report is of this table's duel: same game, options, seats, profile,
-    budget and H1 (a report of other terms is never resumed, it is played again)."""
-    settings = old.get("settings") or {}
+    """Whether a stored report is of this table's duel: same game, options, seats, search
+    settings (``duel.effective_settings``: the profile, the budget and every knob; a knob a
+    report older than it does not name is taken as the same) and H1. A report of other terms
+    is never resumed: its table is played again, beside it."""
+    stored = old.get("settings") or {}
     return (old.get("game") == name and old.get("seats") == seats
             and (old.get("options") or {}) == (options or {})
-            and settings.get("profile") == profile and settings.get("seconds") == seconds
-            and settings.get("cpu") is True
+            and all(stored.get(k) == v for k, v in settings.items()
+                    if k in stored or k in ("profile", "seconds", "cpu"))
             and abs(((old.get("sprt") or {}).get("p1") or -1) - p1) < 1e-3)
 
 
@@ -67,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="games (default: every game)")
     parser.add_argument("--seats", type=int, nargs="*",
                         help="only these seat counts (default: every one)")
-    parser.add_argument("--profile", choices=sorted(PROFILES), default=DEFAULT_PROFILE)
+    add_search_flags(parser)  # --profile, and a flag a knob (a table of its own)
     parser.add_argument("--seconds", type=float, default=1.0, help="CPU seconds a move")
     parser.add_argument("--matches", type=int, default=400, help="at most, per table")
     parser.add_argument("--delta", type=float, default=0.15,
@@ -80,6 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resume", action="store_true",
                         help="go on from the reports already in --json (see above)")
     args = parser.parse_args(argv)
+    knobs = search_knobs(args)
+    try:
+        settings = effective_settings(args.seconds, args.profile, cpu=True, **knobs)
+    except ValueError as exc:
+        parser.error(f"bad settings: {exc}")
     options: dict[str, str] = {}
     for item in args.option:
         key, eq, value = item.partition("=")
@@ -97,12 +107,12 @@ def main(argv: list[str] | None = None) -> int:
             continue
         sprt = sprt_for(seats, args.delta)
         old = next((r for r in earlier
-                    if same_duel(r, name, seats, args.profile, args.seconds, sprt.p1,
-                                 options)), None)
+                    if same_duel(r, name, seats, settings, sprt.p1, options)), None)
         if old is not None:
             earlier.remove(old)
         commits = list((old or {}).get("commits", []))
-        label = name + "".join(f" {k}={v}" for k, v in sorted(options.items()))
+        label = name + "".join(f" {k}={v}" for k, v in sorted(options.items())) + "".join(
+            f" --{k.replace('_', '-')} {v}" for k, v in sorted(knobs.items()))
         if old is not None and (old.get("sprt") or {}).get("decision"):
             print(f"{label} {seats} seats: decided earlier ({old['sprt']['decision']}), kept",
                   flush=True)
@@ -121,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
 
         report = duel(name, seats, args.matches, None, args.seconds, jobs=args.jobs,
                       progress=tick, sprt=sprt, profile=args.profile, cpu=True, resume=resume,
-                      options=options)
+                      options=options, **knobs)
         done.append({**report.as_dict(), "commits": commits})
         path.write_text(json.dumps([*done, *earlier], indent=1) + "\n", encoding="utf-8")
     return 0

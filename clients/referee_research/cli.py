@@ -20,7 +20,7 @@ from typing import Any
 
 from . import duel as duel_mod
 from . import ismcts_bot
-from .ismcts import FAST, PROFILES, STRONG
+from .ismcts import PROFILES
 from .ismcts_bot import add_search_flags, search_knobs
 
 
@@ -46,12 +46,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cpu", action="store_true",
                    help="--seconds of CPU time (time.process_time), not wall time: a budget "
                         "the machine's load does not shorten")
-    p.add_argument("--prior-weight", type=float,
-                   help="virtual visits of the greedy bot's move, as a share of the iterations "
-                        f"(strong's {STRONG.prior_weight})")
-    p.add_argument("--rollout-depth", type=int, metavar="N",
-                   help="stop rollouts after N moves where the game has a score estimate "
-                        f"(strong's {STRONG.rollout_depth}, fast's {FAST.rollout_depth})")
     add_search_flags(p)
     p.add_argument("--sprt", action="store_true",
                    help="stop as soon as Wald's SPRT decides between H0 (an equal player's "

@@ -172,13 +172,6 @@ def add_bot_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--iterations", type=int,
                    help="iterations per move (with --seconds: whichever ends first; alone: "
                         "reproducible play)")
-    p.add_argument("--rollout-depth", type=int, metavar="N",
-                   help="stop rollouts after N moves where the game has a score estimate "
-                        f"(default: the profile's; strong {STRONG.rollout_depth}, fast "
-                        f"{FAST.rollout_depth})")
-    p.add_argument("--prior-weight", type=float,
-                   help="virtual visits of the greedy bot's move, as a share of the iterations "
-                        f"(default: the profile's, {STRONG.prior_weight})")
     add_search_flags(p)
     p.add_argument("--give-up-after", type=float, default=120.0, metavar="S",
                    help="stop retrying after S seconds without reaching the referee")
@@ -187,7 +180,7 @@ def add_bot_flags(p: argparse.ArgumentParser) -> None:
 
 
 def add_search_flags(p: argparse.ArgumentParser) -> None:
-    """The search's knobs shared by ``ismcts`` and ``duel``: ``--profile`` picks the settings
+    """The search's knobs shared by ``ismcts``, ``duel`` and ``bench.sprt``: ``--profile`` picks the settings
     (:data:`ismcts.PROFILES`), each other flag changes one knob of them (unset: the profile's;
     the help names the strong profile's)."""
     p.add_argument("--profile", choices=sorted(ismcts.PROFILES), default=DEFAULT_PROFILE,
@@ -196,6 +189,12 @@ def add_search_flags(p: argparse.ArgumentParser) -> None:
                         "the engine's copy of its greedy bot, cut after a few moves and scored "
                         "by the game's provisional final scoring; 1,000+ iterations a CPU "
                         f"second) (default {DEFAULT_PROFILE})")
+    p.add_argument("--rollout-depth", type=int, metavar="N",
+                   help="stop rollouts after N moves where the game has a score estimate "
+                        f"(strong's {STRONG.rollout_depth}, fast's {FAST.rollout_depth})")
+    p.add_argument("--prior-weight", type=float,
+                   help="virtual visits of the greedy bot's move, as a share of the iterations "
+                        f"(strong's {STRONG.prior_weight})")
     p.add_argument("--rollout", choices=ismcts.ROLLOUTS,
                    help="rollout policy: every seat as the game's greedy bot (prior: the same "
                         "choices, from the engine's copy of the bot where the game has one, "

@@ -92,3 +92,41 @@ def test_an_edition_is_a_table_of_its_own(fake_matches, tmp_path, monkeypatch):
     assert [(r["game"], r["options"], r["matches"]) for r in reports] == [
         ("goa", {"edition": "2004"}, 2), ("goa", {}, 2)]
     assert seen == [{}, {}, {"edition": "2004"}, {"edition": "2004"}]
+
+
+def test_a_search_knob_is_a_table_of_its_own(fake_matches, tmp_path, monkeypatch, capsys):
+    """``bench.sprt --horizon 240`` (any of the search's flags) plays the profile with that knob
+    changed, in every match, as a table of its own beside the profile's: never resumed from it,
+    and resumed from its own. A report written before a knob existed still resumes."""
+    seen: list[dict] = []
+    real = duel_mod._run_one
+
+    def run_one(job):
+        seen.append(job[6])
+        return real(job)
+
+    monkeypatch.setattr(duel_mod, "_run_one", run_one)
+    out = tmp_path / "sprt.json"
+    args = ["--games", "batavia", "--seats", "3", "--matches", "3", "--json", str(out),
+            "--resume"]
+    assert sprt_bench.main(args) == 0
+    assert sprt_bench.main([*args, "--horizon", "240"]) == 0
+    reports = json.loads(out.read_text())
+    assert [(r["settings"]["horizon"], r["matches"]) for r in reports] == [(240, 3), (120, 3)]
+    assert seen[:3] == [{"profile": "strong", "cpu": True}] * 3
+    assert seen[3:] == [{"profile": "strong", "cpu": True, "horizon": 240}] * 3
+    # the one with the knob stopped after 1 match; the profile's was written before its
+    # `evaluation` knob existed
+    reports[0]["played"] = reports[0]["played"][:1]
+    del reports[1]["settings"]["evaluation"]
+    out.write_text(json.dumps(reports))
+    fake_matches.clear()
+    capsys.readouterr()
+    assert sprt_bench.main([*args, "--horizon", "240", "--matches", "6"]) == 0
+    assert fake_matches == [(1, 1), (1, 2), (2, 0), (2, 1), (2, 2)]
+    assert "batavia --horizon 240 3 seats: resuming after 1 matches" in capsys.readouterr().out
+    fake_matches.clear()
+    assert sprt_bench.main([*args, "--matches", "6"]) == 0
+    assert fake_matches == [(2, 0), (2, 1), (2, 2)], "the profile's table went on from its 3"
+    with pytest.raises(SystemExit):  # a knob the settings refuse: a usage error, no match
+        sprt_bench.main([*args, "--horizon", "0"])
