@@ -135,10 +135,13 @@ test-compiled: compiled
 # game (bench/sprt.py; hours: opt-in, never part of test or bench). PROFILE=fast for the other.
 # It goes on from bench/sprt.json where an earlier run stopped (--resume): stop it any time.
 # Goa's 2004 edition is played as tables of its own after every game's default.
+# SPRT_FLAGS passes more flags to both: a search knob makes tables of their own (an experiment,
+# e.g. SPRT_FLAGS="--horizon 240 --seats 4"); --seats narrows both runs.
 bench-sprt: setup
-	$(PY) -m bench.sprt --profile $(or $(PROFILE),strong) --json bench/sprt.json --resume
 	$(PY) -m bench.sprt --profile $(or $(PROFILE),strong) --json bench/sprt.json --resume \
-		--games goa --option edition=2004
+		$(SPRT_FLAGS)
+	$(PY) -m bench.sprt --profile $(or $(PROFILE),strong) --json bench/sprt.json --resume \
+		--games goa --option edition=2004 $(SPRT_FLAGS)
 
 # The documentation site (mkdocs.yml): tutorials per role and references written from the
 # source at each build (docs/gen/hooks.py). Strict: a broken link or reference fails the build.
