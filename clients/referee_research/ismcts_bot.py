@@ -180,9 +180,9 @@ def add_bot_flags(p: argparse.ArgumentParser) -> None:
 
 
 def add_search_flags(p: argparse.ArgumentParser) -> None:
-    """The search's knobs shared by ``ismcts``, ``duel`` and ``bench.sprt``: ``--profile`` picks the settings
-    (:data:`ismcts.PROFILES`), each other flag changes one knob of them (unset: the profile's;
-    the help names the strong profile's)."""
+    """The search's knobs shared by ``ismcts``, ``duel`` and ``bench.sprt``: ``--profile`` picks
+    the settings (:data:`ismcts.PROFILES`), each other flag changes one knob of them (unset: the
+    profile's; the help names the strong profile's)."""
     p.add_argument("--profile", choices=sorted(ismcts.PROFILES), default=DEFAULT_PROFILE,
                    help="the settings the other flags change: strong (rollouts where every "
                         "seat plays greedy, to the end) or fast (rollouts where every seat plays "

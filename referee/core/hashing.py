@@ -106,11 +106,7 @@ def _native_other(obj: Any) -> Any:
         items = {str(k): v for k, v in sorted(obj.items(), key=lambda kv: str(kv[0]))}
         return {k: native(items[k]) for k in sorted(items)}
     if isinstance(obj, (set, frozenset)):
-        return _sorted_native(obj)
+        return sorted(native(x) for x in obj)
     if isinstance(obj, float):
         raise TypeError("floats are not allowed in game state")
     raise TypeError(f"cannot hash {type(obj).__name__}")
-
-
-def _sorted_native(items: Any) -> list[Any]:
-    return sorted(native(x) for x in items)

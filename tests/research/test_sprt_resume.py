@@ -31,6 +31,20 @@ def fake_matches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     return played
 
 
+@pytest.fixture
+def jobs(fake_matches, monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
+    """Every fake match's whole job (``duel._run_one``'s argument: its knobs, its options...)."""
+    seen: list[tuple[Any, ...]] = []
+    fake = duel_mod._run_one
+
+    def run_one(job: tuple[Any, ...]) -> tuple[int, int, Result, int, float, int]:
+        seen.append(job)
+        return fake(job)
+
+    monkeypatch.setattr(duel_mod, "_run_one", run_one)
+    return seen
+
+
 def test_a_resumed_duel_counts_its_matches_once_and_plays_only_the_rest(fake_matches):
     whole = duel_mod.duel("batavia", 3, 9, 4)
     assert len(fake_matches) == 9
@@ -73,17 +87,9 @@ def test_bench_sprt_resume_keeps_decided_tables_and_goes_on_with_the_others(
     assert len(fake_matches) == 8
 
 
-def test_an_edition_is_a_table_of_its_own(fake_matches, tmp_path, monkeypatch):
+def test_an_edition_is_a_table_of_its_own(jobs, tmp_path):
     """``--option edition=2004`` plays Goa's first edition (the option reaches every match) as
     tables of their own in the same JSON, never resumed from the default edition's."""
-    seen: list[dict] = []
-    real = duel_mod._run_one
-
-    def run_one(job):
-        seen.append(job[7])
-        return real(job)
-
-    monkeypatch.setattr(duel_mod, "_run_one", run_one)
     out = tmp_path / "sprt.json"
     args = ["--games", "goa", "--seats", "2", "--matches", "2", "--json", str(out), "--resume"]
     assert sprt_bench.main(args) == 0
@@ -91,21 +97,13 @@ def test_an_edition_is_a_table_of_its_own(fake_matches, tmp_path, monkeypatch):
     reports = json.loads(out.read_text())
     assert [(r["game"], r["options"], r["matches"]) for r in reports] == [
         ("goa", {"edition": "2004"}, 2), ("goa", {}, 2)]
-    assert seen == [{}, {}, {"edition": "2004"}, {"edition": "2004"}]
+    assert [job[7] for job in jobs] == [{}, {}, {"edition": "2004"}, {"edition": "2004"}]
 
 
-def test_a_search_knob_is_a_table_of_its_own(fake_matches, tmp_path, monkeypatch, capsys):
+def test_a_search_knob_is_a_table_of_its_own(fake_matches, jobs, tmp_path, capsys):
     """``bench.sprt --horizon 240`` (any of the search's flags) plays the profile with that knob
     changed, in every match, as a table of its own beside the profile's: never resumed from it,
     and resumed from its own. A report written before a knob existed still resumes."""
-    seen: list[dict] = []
-    real = duel_mod._run_one
-
-    def run_one(job):
-        seen.append(job[6])
-        return real(job)
-
-    monkeypatch.setattr(duel_mod, "_run_one", run_one)
     out = tmp_path / "sprt.json"
     args = ["--games", "batavia", "--seats", "3", "--matches", "3", "--json", str(out),
             "--resume"]
@@ -113,8 +111,9 @@ def test_a_search_knob_is_a_table_of_its_own(fake_matches, tmp_path, monkeypatch
     assert sprt_bench.main([*args, "--horizon", "240"]) == 0
     reports = json.loads(out.read_text())
     assert [(r["settings"]["horizon"], r["matches"]) for r in reports] == [(240, 3), (120, 3)]
-    assert seen[:3] == [{"profile": "strong", "cpu": True}] * 3
-    assert seen[3:] == [{"profile": "strong", "cpu": True, "horizon": 240}] * 3
+    knobs = [job[6] for job in jobs]
+    assert knobs[:3] == [{"profile": "strong", "cpu": True}] * 3
+    assert knobs[3:] == [{"profile": "strong", "cpu": True, "horizon": 240}] * 3
     # the one with the knob stopped after 1 match; the profile's was written before its
     # `evaluation` knob existed
     reports[0]["played"] = reports[0]["played"][:1]
