@@ -45,7 +45,10 @@ def steps(env: Any, count: int, rng: np.random.Generator) -> int:
         if term or trunc:
             env.reset(seed=int(rng.integers(2**31)))
             continue
-        legal = np.flatnonzero(obs["action_mask"])
+        # the mask's legal indices: through a bool view, as numpy finds the non-zeros of a
+        # bool array fast and of an int8 one item by item (9 against 2 us at 3,000 actions:
+        # the random player's cost, not the environment's)
+        legal = obs["action_mask"].view(np.bool_).nonzero()[0]
         env.step(int(legal[rng.integers(len(legal))]))
         del agent
     return count

@@ -47,10 +47,20 @@ def test_legal_moves_get_distinct_stable_indices(name):
         overflowed += sum(i >= enc.stable for i in legal)
         total += len(d.moves)
         mask = enc.mask(legal)
-        assert mask.sum() == len(legal)
+        assert mask.dtype == np.int8 and np.flatnonzero(mask).tolist() == sorted(legal)
     assert dropped == 0, f"{name}: {dropped} legal moves past the overflow cap"
     # the enumeration covers what play reaches: the overflow slots are for rare values
     assert overflowed <= total / 100, f"{name}: {overflowed} of {total} moves in the overflow"
+
+
+@pytest.mark.parametrize("count", [0, 1, 63, 64, 65, 300])
+def test_the_mask_has_a_one_at_each_legal_index_and_nowhere_else(count):
+    """Both ways of writing it (item by item for a few, one numpy write for many)."""
+    enc = encodings("santa_maria").actions
+    legal = dict.fromkeys(random.Random(count).sample(range(enc.size), count))
+    mask = enc.mask(legal)
+    assert mask.shape == (enc.size,) and mask.dtype == np.int8
+    assert np.flatnonzero(mask).tolist() == sorted(legal) and set(mask.tolist()) <= {0, 1}
 
 
 def _anew(move):

@@ -43,7 +43,6 @@ from .effect_tasks import AstronomyShift, ExchangeOffer
 from .moves import BLUE, ROW, WHITE
 from .sheet import BISHOPS, DOCK_BONUSES, GRID_SIDE, N_DOCKS, SCHOLARS, TERRAINS
 from .state import DRAFT, OVER, YEAR, State, Task
-from .tracks import conquistador_order
 
 #: the decision a turn asks for when no sub-decision is pending (turn.py)
 TURN_KIND = "santa_maria.turn"
@@ -54,6 +53,10 @@ _TENS = 0.1
 #: about 2.5 kB, a board's 1.5 kB, so the caches stay under 5 MB; an environment's episodes
 #: meet far fewer colonies and boards between two tiles laid
 _CACHE_LIMIT = 1_024
+#: the phase plane's slot per phase
+_PHASE_SLOT = {DRAFT: 0, YEAR: 1, OVER: 2}
+#: (slot, bit) of each Scholar in the seat's Scholar planes and its ``scholars`` bit set
+_SCHOLAR_SLOTS = tuple((i, SCHOLAR_BIT[name]) for i, name in enumerate(SCHOLARS))
 
 
 def _decision_kinds() -> tuple[str, ...]:
@@ -237,6 +240,9 @@ class SantaMariaPlanes(ObservationPlanes):
         self.colony_width = len(_CELL_FEATURES) * N_CELLS
         self.colony_stride = (len(_CELL_FEATURES) + 3) * N_CELLS
         self._table(rules)
+        self._slots = [self._slot_offsets(k) for k in range(ms)]
+        #: per (seat count, observer): each seat's slot
+        self._rel: dict[tuple[int, int], tuple[int, ...]] = {}
 
     @staticmethod
     def feature_index(name: str) -> int:
@@ -365,6 +371,19 @@ class SantaMariaPlanes(ObservationPlanes):
 
     # ------------------------------------------------------------------ the encoder
 
+    def _slot_offsets(self, k: int) -> tuple[int, ...]:
+        """Seat slot ``k``'s first index in each per-seat plane, in the order ``encode``
+        unpacks them (one tuple per slot: an attribute read per write costs more than the
+        write)."""
+        nsch = len(SCHOLARS)
+        return (self.o_present + k, self.o_coins + k, self.o_points + k,
+                self.o_res + k * N_RESOURCES, self.o_religion + k, self.o_conq + k,
+                self.o_blue + k * GRID_SIDE - 1, self.o_blue_unlocked + k, self.o_blue_used + k,
+                self.o_white_used + k, self.o_activations + k, self.o_monks_left + k,
+                self.o_scholars + k * nsch, self.o_own_scholar + k * nsch,
+                self.o_board + k * self.n_boards, self.o_port + k * N_DOCKS,
+                self.o_port_points + k * N_DOCKS, self.o_colony[0] + k * self.colony_stride)
+
     def encode(self, state: State, seat: int, out: MutableSequence[float]) -> None:
         r = state.rules
         _, _, boards, ship_points = self._table(r)
@@ -378,84 +397,102 @@ class SantaMariaPlanes(ObservationPlanes):
         n = state.n
         ms = self.seats
         over = state.phase == OVER
+        rel = self._rel.get((n, seat))
+        if rel is None:  # seat -> its slot, per seat count and observer
+            rel = self._rel[n, seat] = tuple((s - seat) % n for s in range(n))
+        players = state.players
+        queue = state.queue
         # the decision (turn.py: the queue's front task, else the turn)
-        o[self.o_phase + {DRAFT: 0, YEAR: 1, OVER: 2}[state.phase]] = 1.0
+        o[self.o_phase + _PHASE_SLOT[state.phase]] = 1.0
         o[self.o_year] = state.year / r.years
         if not over:
-            if state.queue:
-                task = state.queue[0]
+            if queue:
+                task = queue[0]
                 actor, kind = task.seat, task.kind
                 self._pending(task, r, o)
             else:
                 actor, kind = state.current, TURN_KIND
             o[self.o_kind + self._kind_index[kind]] = 1.0
-            o[self.o_to_act + (actor - seat) % n] = 1.0
-            o[self.o_queue] = float(len(state.queue))
-        if state.main_done and not state.queue:
+            o[self.o_to_act + rel[actor]] = 1.0
+            o[self.o_queue] = float(len(queue))
+        if state.main_done and not queue:
             o[self.o_main] = 1.0
         if state.advanced:
             o[self.o_variant] = 1.0
         if state.shared:
             o[self.o_variant + 1] = 1.0
-        o[self.o_first + (state.first - seat) % n] = 1.0
-        ranks = conquistador_order(state)
-        for i, s in enumerate(ranks):
-            o[self.o_rank + (s - seat) % n] = float(i + 1)
+        o[self.o_first + rel[state.first]] = 1.0
+        # the conquistador ranks (tracks.conquistador_order, inline: most of a year no one moved)
+        moved = [(-p.conq, p.conq_stamp, s) for s, p in enumerate(players) if p.conq > 0]
+        if moved:
+            moved.sort()
+            at = self.o_rank
+            for i, (_, _, s) in enumerate(moved):
+                o[at + rel[s]] = float(i + 1)
         limit = 1.0 / r.limit
         per_blue = 1.0 / r.blue_per_player
         per_white = 1.0 / r.white_per_year
         religion, conq, monks = 1.0 / r.religion_length, 1.0 / r.conq_length, 1.0 / r.monks
-        nsch = len(SCHOLARS)
-        cstride, cwidth = self.colony_stride, self.colony_width
+        cwidth = self.colony_width
+        colony_cache = self._colony_cache
+        scholar_bits = _SCHOLAR_SLOTS
+        final = state.final
         for k in range(n):
-            s = (seat + k) % n
-            p = state.players[s]
-            o[self.o_present + k] = 1.0
+            s = seat + k
+            if s >= n:
+                s -= n
+            p = players[s]
+            (present, a_coins, a_points, a_res, a_religion, a_conq, a_blue, a_unlocked, a_used,
+             a_white, a_act, a_monks, a_sch, a_own, a_board, a_port, a_port_points,
+             base) = self._slots[k]
+            o[present] = 1.0
             if p.coins:
-                o[self.o_coins + k] = p.coins * _TENS
-            points = state.final[s]["total"] if over else p.points
+                o[a_coins] = p.coins * _TENS
+            points = final[s]["total"] if over else p.points
             if points:
-                o[self.o_points + k] = points * _TENS
-            at = self.o_res + k * N_RESOURCES
-            for i, x in enumerate(p.res):
+                o[a_points] = points * _TENS
+            i = a_res
+            for x in p.res:
                 if x:
-                    o[at + i] = x * limit
+                    o[i] = x * limit
+                i += 1
             if p.religion:
-                o[self.o_religion + k] = p.religion * religion
+                o[a_religion] = p.religion * religion
             if p.conq:
-                o[self.o_conq + k] = p.conq * conq
-            at = self.o_blue + k * GRID_SIDE - 1
+                o[a_conq] = p.conq * conq
             for face in p.blue:
-                o[at + face] += per_blue
-            o[self.o_blue_unlocked + k] = p.blue_unlocked * per_blue
+                o[a_blue + face] += per_blue
+            o[a_unlocked] = p.blue_unlocked * per_blue
             if p.blue_used:
-                o[self.o_blue_used + k] = p.blue_used * per_blue
+                o[a_used] = p.blue_used * per_blue
             if p.white_used:
-                o[self.o_white_used + k] = p.white_used * per_white
+                o[a_white] = p.white_used * per_white
             if p.activations:
-                o[self.o_activations + k] = float(p.activations)
+                o[a_act] = float(p.activations)
             if p.monks_left:
-                o[self.o_monks_left + k] = p.monks_left * monks
+                o[a_monks] = p.monks_left * monks
             if p.scholars:
-                at = self.o_scholars + k * nsch
-                for i, name in enumerate(SCHOLARS):
-                    if p.scholars & SCHOLAR_BIT[name]:
-                        o[at + i] = 1.0
+                bits = p.scholars
+                for i, bit in scholar_bits:
+                    if bits & bit:
+                        o[a_sch + i] = 1.0
             if p.own_scholar:
-                o[self.o_own_scholar + k * nsch + SCHOLARS.index(p.own_scholar)] = 1.0
+                o[a_own + SCHOLARS.index(p.own_scholar)] = 1.0
             if p.board:
-                o[self.o_board + k * self.n_boards + boards[p.board]] = 1.0
+                o[a_board + boards[p.board]] = 1.0
             faces = k == 0 or over
-            at = k * N_DOCKS
-            for dock, docked in enumerate(p.port):
+            for i, docked in enumerate(p.port):
                 if docked:
-                    o[self.o_port + at + dock] = float(len(docked))
+                    o[a_port + i] = float(len(docked))
                     if faces:
-                        o[self.o_port_points + at + dock] = sum(ship_points[x] for x in docked)
+                        o[a_port_points + i] = sum(ship_points[x] for x in docked)
             # the colony: its cells' kinds from the cache, then the dice and coins on them
-            base = self.o_colony[0] + k * cstride
-            o[base:base + cwidth] = self._cached(self._colony_cache, (r, tuple(p.grid)),
-                                                 self._colony_block, r, p.grid)
+            grid = p.grid
+            key = (r, tuple(grid))
+            block = colony_cache.get(key)
+            if block is None:
+                block = self._cached(colony_cache, key, self._colony_block, r, grid)
+            o[base:base + cwidth] = block
             b = p.blocked
             if b:
                 at = base + cwidth
@@ -471,17 +508,22 @@ class SantaMariaPlanes(ObservationPlanes):
                         o[at + N_CELLS + c] = 1.0
                     if coins_on[c]:
                         o[at + 2 * N_CELLS + c] = float(coins_on[c])
+        at = self.o_retreat
         for space, occupant in enumerate(state.retreat_occ):
             if occupant >= 0:
-                o[self.o_retreat + space * ms + (occupant - seat) % n] = 1.0
+                o[at + space * ms + rel[occupant]] = 1.0
         at = self.o_monks
-        for space, seats in enumerate(state.monks):
+        for seats in state.monks:
             for s in seats:
-                o[at + space * ms + (s - seat) % n] += 1.0
+                o[at + rel[s]] += 1.0
+            at += ms
+        at = self.o_white - 1
         for face in state.white:
-            o[self.o_white + face - 1] += 1.0
-        for face in state.shared_blue:
-            o[self.o_shared_blue + face - 1] += 1.0
+            o[at + face] += 1.0
+        if state.shared_blue:
+            at = self.o_shared_blue - 1
+            for face in state.shared_blue:
+                o[at + face] += 1.0
         at = self.o_piles
         o[at] = len(state.pile_d) / len(r.doubles)
         o[at + 1] = len(state.pile_t) / len(r.triples)
@@ -489,9 +531,11 @@ class SantaMariaPlanes(ObservationPlanes):
         o[at + 3] = state.roads_left / r.road_tiles
         year = min(state.year, r.years) - 1
         row = r.conq_table[n][year] if n > 1 else (r.solo_tree_points[year],)
-        for i, x in enumerate(row):
+        at = self.o_conq_points
+        for x in row:
             if x:
-                o[self.o_conq_points + i] = x * _TENS
+                o[at] = x * _TENS
+            at += 1
         at = self.o_board_block
         key = (r, tuple(state.display), tuple(state.ship_slots), tuple(state.monk_tiles),
                tuple(state.boards_left), tuple(state.lots), tuple(state.lot_taken))
