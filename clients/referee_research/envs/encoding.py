@@ -211,7 +211,7 @@ class ActionEncoding:
         a memoryview cost less than numpy's fancy indexing; many go through it)."""
         m = np.zeros(self.size, dtype=np.int8)
         if len(legal) <= _FEW:
-            view = memoryview(m)
+            view = memoryview(m)  # type: ignore[arg-type]  # an ndarray is a buffer
             for i in legal:
                 view[i] = 1
         else:

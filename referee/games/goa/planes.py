@@ -21,6 +21,7 @@ colony tile means is looked up in tables built once per ``Rules``.
 """
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, MutableSequence
 from typing import Any, cast
 
@@ -116,6 +117,9 @@ class _Tables:
 
 _TABLES: dict[int, _Tables] = {}
 _RULES_LIMIT = 16  # a sheet per match: keep a few rules' tables (as view.py's caches do)
+#: the grids' tile-plane blocks kept before the cache is emptied (3 kB each; a match lays out
+#: a few dozen grids)
+_GRID_LIMIT = 1_024
 
 
 def _tables(rules: Rules) -> _Tables:
@@ -244,6 +248,8 @@ class GoaPlanes(ObservationPlanes):
         self._writers: dict[type, _Writer | None] = {}
         #: per rules' tables, ``_tile_writes``
         self._square_writes: dict[int, tuple[_Tables, list[_SquareWrites]]] = {}
+        #: per (tables, grid): the tile planes' float32 block (``_grid``)
+        self._grid_blocks: dict[tuple[_Tables, tuple[int, ...]], array] = {}
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as its two widths (an environment holding it pickles mid-episode; its
@@ -302,7 +308,7 @@ class GoaPlanes(ObservationPlanes):
         if state.phase == AUCTION and not stack and state.lot < len(state.tokens):
             self._auction(state, rel, out)
         # ---- the play area
-        self._grid(state, t, rel, out)
+        self._grid(state, t, rel, out, getattr(out, "format", None) == "f")
         # ---- supplies
         if state.box:
             if boxed_tiles_seen(state):
@@ -378,20 +384,22 @@ class GoaPlanes(ObservationPlanes):
             else:
                 out[self.bids + slot] = amount * _DUCATS
 
-    def _grid(self, state: State, t: _Tables, rel: list[int],
-              out: MutableSequence[float]) -> None:
+    def _grid(self, state: State, t: _Tables, rel: list[int], out: MutableSequence[float],
+              f32: bool) -> None:
         """What ``view._grid`` shows: each square's tile, auction token and face-down
-        Bonanza tile."""
-        entry = self._square_writes.get(id(t))
-        if entry is None or entry[0] is not t:
-            if len(self._square_writes) >= _RULES_LIMIT:
-                self._square_writes.clear()
-            entry = self._square_writes[id(t)] = (t, self._tile_writes(t))
-        writes = entry[1]
-        for g, tile in enumerate(state.grid):
-            if tile >= 0:
-                for base, stride, value in writes[tile]:
-                    out[base + g * stride] = value
+        Bonanza tile (``f32``: ``out`` is a float32 memoryview, which takes a cached block)."""
+        grid = state.grid
+        if f32:  # the tile planes' block for this grid, made once (a float32 memoryview only)
+            key = (t, tuple(grid))
+            block = self._grid_blocks.get(key)
+            if block is None:
+                block = self._grid_block(t, grid)
+                if len(self._grid_blocks) >= _GRID_LIMIT:
+                    self._grid_blocks.clear()
+                self._grid_blocks[key] = block
+            out[self.g_type:self.g_token] = block
+        else:
+            self._tile_planes(t, grid, out)
         if state.tokens:
             # as view._grid: the last token on a cell is the one shown
             token_at = {cell: k for k, cell in enumerate(state.tokens) if cell >= 0}
@@ -407,6 +415,25 @@ class GoaPlanes(ObservationPlanes):
             for g, b in enumerate(state.bonanza):
                 if b >= 0:
                     out[at + g] = 1.0
+
+    def _tile_planes(self, t: _Tables, grid: list[int], out: MutableSequence[float]) -> None:
+        """Each square's tile into the tile planes (``grid_tile_type`` to ``grid_tile_vp``)."""
+        entry = self._square_writes.get(id(t))
+        if entry is None or entry[0] is not t:
+            if len(self._square_writes) >= _RULES_LIMIT:
+                self._square_writes.clear()
+            entry = self._square_writes[id(t)] = (t, self._tile_writes(t))
+        writes = entry[1]
+        for g, tile in enumerate(grid):
+            if tile >= 0:
+                for base, stride, value in writes[tile]:
+                    out[base + g * stride] = value
+
+    def _grid_block(self, t: _Tables, grid: list[int]) -> array:
+        """The tile planes of ``grid`` as one float32 block (``_tile_planes`` into zeros)."""
+        buf = [0.0] * self.planes.width
+        self._tile_planes(t, grid, buf)
+        return array("f", buf[self.g_type:self.g_token])
 
     def _tile_writes(self, t: _Tables) -> list[_SquareWrites]:
         """Per tile, its non-zero slots on square 0 of the grid planes and each plane's stride

@@ -537,7 +537,7 @@ class SantaMariaPlanes(ObservationPlanes):
                 o[at] = x * _TENS
             at += 1
         at = self.o_board_block
-        key = (r, tuple(state.display), tuple(state.ship_slots), tuple(state.monk_tiles),
-               tuple(state.boards_left), tuple(state.lots), tuple(state.lot_taken))
-        o[at:at + self.board_width] = self._cached(self._board_cache, key, self._board_block,
+        shown = (r, tuple(state.display), tuple(state.ship_slots), tuple(state.monk_tiles),
+                 tuple(state.boards_left), tuple(state.lots), tuple(state.lot_taken))
+        o[at:at + self.board_width] = self._cached(self._board_cache, shown, self._board_block,
                                                   r, state)
