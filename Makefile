@@ -124,12 +124,14 @@ clean-compiled:
 	find referee -name '*.so' -delete
 	rm -f build/compiled/manifest.json
 
-# Opt-in (it builds first): the golden records and the contract tests, and each game's
-# rule tests, run with the build present; tests/bench/test_compiled.py first checks that every
-# module of the build really is imported from its extension module.
+# Opt-in (it builds first): the golden records and the contract tests, each game's rule tests
+# and the observation planes' tests, run with the build present; tests/bench/test_compiled.py
+# first checks that every module of the build really is imported from its extension module.
 test-compiled: compiled
 	REFEREE_COMPILED_TEST=1 $(PY) -m pytest -n 2 -q -p no:cacheprovider \
-		tests/bench/test_compiled.py tests/contract tests/batavia tests/goa tests/santa_maria tests/sim
+		tests/bench/test_compiled.py tests/contract tests/batavia tests/goa tests/santa_maria tests/sim \
+		tests/research/test_planes.py tests/research/test_planes_goa.py \
+		tests/research/test_planes_santa_maria.py
 
 # The search bot against greedy at one CPU second a move, SPRT at every seat count of every
 # game (bench/sprt.py; hours: opt-in, never part of test or bench). PROFILE=fast for the other.

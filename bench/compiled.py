@@ -43,14 +43,15 @@ BUILD_DIR = ROOT / "build" / "compiled"
 MANIFEST = BUILD_DIR / "manifest.json"
 
 #: Compiled: each game's rule modules that mypyc takes as they are (the rules, scoring and the
-#: modules they call; Batavia's state), each game's view, and the core's match record and state
-#: hash: what a decision, a move and the server's view and hash of each move run through. Not the
-#: adapters, sheets, texts or wording, which run once a match or build protobuf messages from JSON.
+#: modules they call; Batavia's state), each game's view and observation planes, and the core's
+#: match record and state hash: what a decision, a move, the server's view and hash of each
+#: move and a research environment's observation run through. Not the adapters, sheets, texts
+#: or wording, which run once a match or build protobuf messages from JSON.
 MODULES: tuple[str, ...] = (
     "referee.core.match",
     "referee.core.hashing",
     *(f"referee.games.{g}.{m}" for g in ("batavia", "goa", "santa_maria")
-      for m in ("view", "view_parts")),
+      for m in ("view", "view_parts", "planes")),
     *(f"referee.games.batavia.{m}" for m in ("rules", "state", "scoring", "auction",
                                              "heuristic")),
     *(f"referee.games.goa.{m}" for m in ("rules", "scoring", "auction", "board", "resources",
@@ -84,6 +85,10 @@ LEFT_OUT: dict[str, str] = {
                                      "fails the forward model's tests compiled: left for a "
                                      "closer look",
     "referee.core.pending": "a Protocol, no code to speed up; the modules above derive from it",
+    "referee.core.planes": "the interface every game's planes derive from, with no hot code: "
+                           "compiled, no interpreted class could derive from it (another "
+                           "game's planes, a test's wrapper: 'interpreted classes cannot "
+                           "inherit from compiled')",
     **{f"referee.games.goa.{m}": _PENDING_DATACLASS for m in (
         "state", "actions", "cards", "colonies", "spices", "tiles")},
     **{f"referee.games.santa_maria.{m}": _PENDING_DATACLASS for m in (
