@@ -580,11 +580,11 @@ def from_views(game: str, seat: int, view: Message | bytes, seat_count: int,
     g = registry.get(game)
     parsed = g.spec.parse_options(options)
     sheet = g.default_components(parsed)
-    views = {seat: view}
+    # the game's sampler on these views (Game.sampler: what is on the table read once)
+    sample = g.sampler({seat: view}, frozen_history, parsed, seat_count, sheet)
 
     def draw(rng: Rng) -> Simulation:
-        return Simulation(g, g.sample_state(views, frozen_history, rng, parsed, seat_count, sheet),
-                          parsed, sheet)
+        return Simulation(g, sample(rng), parsed, sheet)
 
     return draw
 

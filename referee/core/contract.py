@@ -374,6 +374,18 @@ class Game(abc.ABC, Generic[S, M]):
         sampler cannot leak what it is never given. ``options`` are parsed options."""
         raise NotImplementedError(f"{self.spec.name} has no sampler")
 
+    def sampler(
+        self, views: Mapping[int, Message], history: Sequence[Event], options: Mapping[str, Any],
+        seat_count: int, components: ComponentSheet,
+    ) -> Callable[[Rng], S]:
+        """``draw(rng)``: :meth:`sample_state` on these fixed views and history, for a search
+        that draws many worlds from one decision's view. The same draws for the same ``rng``
+        (same state, same later chance); a game may read the views' public part once here
+        instead of at every draw. Views that fit no position may raise ValueError here or at
+        the first draw."""
+        return lambda rng: self.sample_state(views, history, rng, options, seat_count,
+                                             components)
+
 
 def read_knobs(knobs: type[K], params: Mapping[str, Any], game: str) -> K:
     """A game's ``heuristic_policy`` knobs: the dataclass ``knobs`` filled from ``params`` (the

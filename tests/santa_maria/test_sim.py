@@ -242,3 +242,48 @@ def test_every_seat_gets_the_decision_the_seat_to_act_saw():
         assert (got.seat, got.kind, list(got.moves)) == (d.seat, d.kind, list(d.moves)), n
         checked += 1
     assert checked > 250
+
+
+def test_the_sampler_draws_what_sample_state_draws_and_draws_stay_apart():
+    """``Game.sampler`` reads the table once and copies it at each draw: for the same chance it
+    gives the very state ``sample_state`` gives (hash and decision), and playing one draw on
+    (even to the end) leaves the next draws as they were. The contract's default wraps
+    ``sample_state`` and is checked the same way (it must agree with the override)."""
+    from referee.core.contract import Game
+    from tests.sim.test_forward_model import positions
+
+    checked = over = 0
+    for n, (game, state, options, history, seat) in enumerate(
+            positions("santa_maria", 120, 45)):
+        views = {seat: game.view(state, seat)}
+        sheet = game.default_components(options)
+        fast = game.sampler(views, history, options, state.n, sheet)
+        plain = Game.sampler(game, views, history, options, state.n, sheet)
+        for k in range(3):
+            want = game.sample_state(views, history, Rng(1000 * n + k), options, state.n, sheet)
+            got = fast(Rng(1000 * n + k))
+            assert game.hash_state(got) == game.hash_state(want), (n, k)
+            assert game.hash_state(plain(Rng(1000 * n + k))) == game.hash_state(want)
+            assert game.view(got, seat) == views[seat]
+            # play the draw on: the table the next draw copies is untouched
+            rnd = random.Random(k)
+            for _ in range(400):
+                d = game.decision(got)
+                if d is None:
+                    over += 1
+                    break
+                game.apply(got, d.seat, d.moves[rnd.randrange(len(d.moves))])
+        checked += 1
+    assert checked >= 100 and over > 0
+
+
+def test_the_sampler_refuses_views_that_fit_no_game():
+    import pytest
+
+    found = _play(lambda s: s.year >= 2, n=3, seed=5)
+    assert found is not None
+    state, history, opts = found
+    view = GAME.view(state, 0)
+    view.seat_count = 4  # not this 3-seat match
+    with pytest.raises(ValueError, match="seat match"):
+        GAME.sampler({0: view}, history, opts, 3, GAME.default_components(opts))

@@ -2,7 +2,7 @@
 adapter (referee/core/adapter.py) over the sheet schema (sheet.py) and the rules (rules.py)."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -156,6 +156,14 @@ class SantaMariaGame(SheetGame[rules.State, moves.Move]):
         """See SAMPLING.md in this folder."""
         return sim.sample_state(views, history, rng, options, seat_count,  # type: ignore[arg-type]
                                 self.rules_for(components))
+
+    def sampler(
+        self, views: Mapping[int, Message], history: Sequence[Event], options: Mapping[str, Any],
+        seat_count: int, components: ComponentSheet,
+    ) -> Callable[[Rng], rules.State]:
+        """What is on the table read once, the hidden parts dealt at each draw (sim.sampler)."""
+        return sim.sampler(views, history, options, seat_count,  # type: ignore[arg-type]
+                           self.rules_for(components))
 
     def result(self, state: rules.State) -> Result | None:
         if state.phase != rules.OVER:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from referee.core.contract import Event, sample_fitting
 from referee.core.rng import Rng, Streams
@@ -99,6 +100,8 @@ def clone_state(s: State) -> State:
 
 # ---------------------------------------------------------------------------- sampler
 
+_T = TypeVar("_T")
+
 _PHASE = {pb.DRAFT: DRAFT, pb.YEAR: YEAR, pb.GAME_OVER: OVER}
 #: every kind of queued step, by the tag the View's Pending.queue names it with
 _TASKS: dict[str, type[Task]] = {
@@ -183,12 +186,61 @@ def sample_state(
         build_view, "Santa Maria")
 
 
+def sampler(
+    views: Mapping[int, pb.View], history: Sequence[Event], options: Mapping[str, Any],
+    seat_count: int, rules: Rules,
+) -> Callable[[Rng], State]:
+    """``draw(rng)``, the same as ``sample_state(views, history, rng, ...)``, with what is on
+    the table (``_public``: the View and the events read into a state) built once and copied
+    at each draw, so a draw only deals the hidden parts (``_hidden``). Several seats' views go
+    through ``sample_state`` at every draw (it checks that they show one position)."""
+    if len(views) != 1:
+        return lambda rng: sample_state(views, history, rng, options, seat_count, rules)
+    table = _fitting(lambda: _public(views, history, options, seat_count, rules))
+
+    def draw(rng: Rng) -> State:
+        return _fitting(lambda: _hidden(clone_state(table.state), views, table, rng))
+
+    return draw
+
+
+def _fitting(make: Callable[[], _T]) -> _T:
+    """``make()``, a view that fits no Santa Maria position a ValueError (as ``sample_fitting``
+    makes it)."""
+    try:
+        return make()
+    except (KeyError, IndexError) as exc:
+        raise ValueError(f"the views do not fit a Santa Maria game ({exc!r})") from exc
+
+
 def _sample_state(
     views: Mapping[int, pb.View], history: Sequence[Event], rng: Rng,
     options: Mapping[str, Any], seat_count: int, rules: Rules,
 ) -> State:
     """A full state that shows every seat in ``views`` exactly its view, the hidden parts drawn
     with ``rng`` (SAMPLING.md)."""
+    table = _public(views, history, options, seat_count, rules)
+    return _hidden(table.state, views, table, rng)
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    """What every draw from the same views shares: the state of what is on the table (its
+    hidden parts empty), the view read, the history's facts, the sheet's catalogue."""
+
+    state: State
+    view: pb.View
+    history: _History
+    tiles: dict[tuple[bytes, ...], list[int]]
+    ships: dict[bytes, list[int]]
+
+
+def _public(
+    views: Mapping[int, pb.View], history: Sequence[Event], options: Mapping[str, Any],
+    seat_count: int, rules: Rules,
+) -> _Table:
+    """The state of what the first view and the events show; the display, the piles, the
+    ships, the ports and the chance empty, for ``_hidden`` to deal."""
     if not views:
         raise ValueError("sample_state needs at least one seat's view")
     v = views[min(views)]
@@ -236,10 +288,20 @@ def _sample_state(
     s.lot_taken = [lot.taken for lot in v.lots]
     s.set_aside = _set_aside(s)
     s.last_retreat = [pp.retreat_space for pp in v.players] if over else h.last_retreat
-    _sample_tiles(s, v, h, rng, tiles)
-    _sample_ships(s, views, v, h, rng, ships)
+    # dealt by _hidden
+    s.display, s.pile_d, s.pile_t, s.ship_slots, s.ship_pile = [], [], [], [], []
+    s.rng = None  # type: ignore[assignment]  # a Streams once dealt
+    return _Table(s, v, h, tiles, ships)
+
+
+def _hidden(s: State, views: Mapping[int, pb.View], table: _Table, rng: Rng) -> State:
+    """``s`` (a state of ``_public``'s, or its copy) with the display, the piles, the ships and
+    the chance dealt with ``rng``; scored when the game is over."""
+    v = table.view
+    _sample_tiles(s, v, table.history, rng, table.tiles)
+    _sample_ships(s, views, v, table.history, rng, table.ships)
     s.rng = Streams.from_root(rng.next64(), {})  # Santa Maria counts no repeatable event
-    if over:
+    if v.phase == pb.GAME_OVER:
         for p, f in zip(s.players, v.final):
             p.points = f.during_game  # the View shows the final total instead
         final_scoring(s)
