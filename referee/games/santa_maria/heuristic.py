@@ -176,14 +176,12 @@ class _Greedy:
         self.coin = w.coin[y]
         self.rv = w.resource[y]
         self.me: Player = state.players[seat]
-        me = self.me
-        self.grid = [c for c in range(N_CELLS) if me.grid[c]]  # occupied cells, in order
         self.kinds = self.r.cells
-        self.scholars = {name for name, bit in SCHOLAR_BIT.items() if me.scholars & bit}
-        ns, nb = self.r.scholars_drawn, self.r.bishops_drawn
-        self.bishops = {state.monk_tiles[i] for i in range(ns, ns + nb)
-                        if seat in state.monks[i]}
         self.retreats_left = 4 - self.year
+        # read on first use (most decisions of a rollout need none of them)
+        self._grid: list[int] | None = None
+        self._scholars: set[str] | None = None
+        self._bishops: set[str] | None = None
         self._monk_value: float | None = None
         self._building_cache: dict[int, float] = {}
         self.line_values: dict[tuple[int, int, int], float] = {}
@@ -193,6 +191,32 @@ class _Greedy:
         self._placement_base: tuple | None = None
         self.tile_values: dict[int, float] = {}
         self.row_empty: list[int] | None = None
+
+    @property
+    def grid(self) -> list[int]:
+        """The occupied cells of the seat's colony, in order."""
+        if self._grid is None:
+            grid = self.me.grid
+            self._grid = [c for c in range(N_CELLS) if grid[c]]
+        return self._grid
+
+    @property
+    def scholars(self) -> set[str]:
+        """The Scholars whose effect the seat has."""
+        if self._scholars is None:
+            bits = self.me.scholars
+            self._scholars = {name for name, bit in SCHOLAR_BIT.items() if bits & bit}
+        return self._scholars
+
+    @property
+    def bishops(self) -> set[str]:
+        """The Bishops on whose space the seat has a monk."""
+        if self._bishops is None:
+            state, seat = self.s, self.seat
+            ns, nb = self.r.scholars_drawn, self.r.bishops_drawn
+            self._bishops = {state.monk_tiles[i] for i in range(ns, ns + nb)
+                             if seat in state.monks[i]}
+        return self._bishops
 
     def choose(self, moves: Sequence[Any]) -> Any:
         if len(moves) == 1:
@@ -703,6 +727,12 @@ class _Greedy:
         assert isinstance(task, TilePlacement)
         r = self.r
         shape, content = tile_shape(r, task.tile), tile_cells(r, task.tile)
+        # the legal placements follow from the shape, the cells and the colony (placements());
+        # the bonus from what _placement_key names: the same key, the same choice
+        key = ("place_tile", self._placement_key(), shape, tuple(content), len(places))
+        found = self._shared.get(key)
+        if found is not None:
+            return found
         where = {(anchor, rot): cells for anchor, rot, cells, _ in orientations(shape)}
         best, choice = -1e9, places[0]
         for m in places:
@@ -712,6 +742,7 @@ class _Greedy:
             value = self.placement_bonus(placed)
             if value > best:
                 best, choice = value, m
+        self._shared[key] = choice
         return choice
 
     def road(self, by_kind: dict[type, list[Any]]) -> Any:
