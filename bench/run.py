@@ -167,6 +167,7 @@ from bench import compiled as compiled_build  # noqa: E402 - needs the path set 
 from bench import fairness as fairness_bench  # noqa: E402
 from bench import ismcts as ismcts_bench  # noqa: E402
 from bench import league as league_bench  # noqa: E402
+from bench import machine  # noqa: E402
 from bench import research as research_bench  # noqa: E402
 from bench import sessions as session_bench  # noqa: E402
 from bench import sim as sim_bench  # noqa: E402
@@ -221,14 +222,6 @@ def machine_info() -> dict[str, Any]:
     import google.protobuf
     import grpc
 
-    cpu_model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu_model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                                 capture_output=True, text=True, check=False).stdout.strip()
@@ -238,7 +231,7 @@ def machine_info() -> dict[str, Any]:
         "platform": platform.platform(),
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
-        "cpu_model": cpu_model,
+        "cpu_model": machine.cpu_model(),
         "cpu_count": os.cpu_count(),
         "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "loadavg_at_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,

@@ -18,7 +18,8 @@ tables of their own in the same JSON (each report names its whole ``settings``).
 is, an undecided one counts its matches again and plays only the rest of its schedule, so the
 hours a complete run needs may be spread over several sittings (``commits`` lists the checkouts
 that played each table's matches: a search made faster between two sittings plays the later
-matches with more iterations a move)."""
+matches with more iterations a move; ``machines`` the CPUs they were played on, as a second of
+CPU buys fewer iterations on a slower one)."""
 from __future__ import annotations
 
 import argparse
@@ -30,6 +31,7 @@ from typing import Any
 from referee_research.duel import DuelReport, duel, effective_settings, sprt_for
 from referee_research.ismcts_bot import add_search_flags, search_knobs
 
+from bench import machine
 from referee.core import registry
 
 
@@ -101,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.resume and path.exists():
         earlier = json.loads(path.read_text(encoding="utf-8"))
     commit = checkout()
+    here = machine.label()
     done: list[dict[str, Any]] = []
     for name, seats in tables(args.games):
         if args.seats and seats not in args.seats:
@@ -111,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         if old is not None:
             earlier.remove(old)
         commits = list((old or {}).get("commits", []))
+        machines = list((old or {}).get("machines", []))
         label = name + "".join(f" {k}={v}" for k, v in sorted(options.items())) + "".join(
             f" --{k.replace('_', '-')} {v}" for k, v in sorted(knobs.items()))
         if old is not None and (old.get("sprt") or {}).get("decision"):
@@ -122,17 +126,21 @@ def main(argv: list[str] | None = None) -> int:
         if resume:
             print(f"{label} {seats} seats: resuming after {len(resume)} matches", flush=True)
 
-        def tick(report: DuelReport, commits: list[str] = commits) -> None:
+        def tick(report: DuelReport, commits: list[str] = commits,
+                 machines: list[str] = machines) -> None:
             print(report.line(), flush=True)
             if commit not in commits:
                 commits.append(commit)
-            path.write_text(json.dumps([*done, {**report.as_dict(), "commits": commits},
+            if here not in machines:
+                machines.append(here)
+            path.write_text(json.dumps([*done, {**report.as_dict(), "commits": commits,
+                                                "machines": machines},
                                         *earlier], indent=1) + "\n", encoding="utf-8")
 
         report = duel(name, seats, args.matches, None, args.seconds, jobs=args.jobs,
                       progress=tick, sprt=sprt, profile=args.profile, cpu=True, resume=resume,
                       options=options, **knobs)
-        done.append({**report.as_dict(), "commits": commits})
+        done.append({**report.as_dict(), "commits": commits, "machines": machines})
         path.write_text(json.dumps([*done, *earlier], indent=1) + "\n", encoding="utf-8")
     return 0
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from referee_research import duel as duel_mod
 
+from bench import machine
 from bench import sprt as sprt_bench
 from referee.core.contract import Result
 
@@ -69,6 +70,9 @@ def test_bench_sprt_resume_keeps_decided_tables_and_goes_on_with_the_others(
     assert [(r["game"], r["seats"], r["matches"]) for r in reports] == [
         ("batavia", 3, 6), ("batavia", 4, 8)]
     assert all(r["commits"] for r in reports)
+    # and the CPU they were played on, which a second of CPU a move depends on
+    assert all(r["machines"] == [machine.label()] and "CPU" in r["machines"][0]
+               for r in reports)
     # the 3-seat table is marked decided, the 4-seat one stopped after 5 matches
     reports[0]["sprt"]["decision"] = "H1"
     reports[1]["played"] = reports[1]["played"][:5]
