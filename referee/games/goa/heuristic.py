@@ -204,13 +204,13 @@ class _Greedy:
         y = self.r.yields[column][row]
         return y[0] if column == COLUMN_EXPEDITION else y
 
-    def step_cost(self, column: int) -> list[int] | None:
-        """The spices of the seat's next step in ``column``, one per sack (None at the bottom)."""
+    def step_cost(self, column: int) -> Sequence[int] | None:
+        """The sacks of each spice the seat's next step in ``column`` costs (None at the
+        bottom)."""
         row = self.rows[column]
         if row >= 4:
             return None
-        cost = self.r.costs[column][row]
-        return [s for s in range(N_SPICES) for _ in range(cost[s])]
+        return self.r.costs[column][row]
 
     def progress_value(self, column: int) -> float:
         rows = self.rows
@@ -234,19 +234,16 @@ class _Greedy:
         if cost is None:
             return None
         have, room = self.have(), self.room()
-        need = [0] * N_SPICES
-        for sp in cost:
-            need[sp] += 1
         growable = hard = 0
-        for sp in range(N_SPICES):
-            miss = max(0, need[sp] - have[sp])
-            if miss:
+        for sp, need in enumerate(cost):
+            miss = need - have[sp]
+            if miss > 0:
                 if room[sp] >= miss:
                     growable += miss
                 else:
                     growable += room[sp]
                     hard += miss - room[sp]
-        return max(0, len(cost) - self.s.ships[self.seat]), growable, hard
+        return max(0, sum(cost) - self.s.ships[self.seat]), growable, hard
 
     def target(self) -> int | None:
         if self._target is None:
@@ -275,8 +272,8 @@ class _Greedy:
             if not cost:
                 continue
             weight = 3.0 if c == target else 1.0
-            for sp in set(cost):
-                if cost.count(sp) > have[sp]:
+            for sp, need in enumerate(cost):
+                if need > have[sp]:
                     want[sp] += weight
         return want
 
