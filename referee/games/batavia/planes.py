@@ -30,7 +30,7 @@ from referee.core.planes import ObservationPlanes, PlaneLayout
 
 from .catalog import ARRIVAL, COMPANY_IDS, GOOD_IDS, MAX_SEATS, MIN_SEATS, N_COMPANIES, N_GOODS
 from .catalog import N_STALL_TILES as SPACES
-from .state import ACTIONS, AUCTION, EXCHANGE, OVER, State
+from .state import ACTIONS, AUCTION, EXCHANGE, OVER, State, face_up_total, seal_holder
 
 _PHASES = (AUCTION, ACTIONS, EXCHANGE, OVER)
 _COMPANIES = ", ".join(COMPANY_IDS)
@@ -210,6 +210,7 @@ class BataviaPlanes(ObservationPlanes):
                     if not todo:
                         break
         # the seats' public holdings, the viewer's first
+        holders = [seal_holder(state, c) for c in range(N_COMPANIES)]
         auction = phase == AUCTION
         part = self._part
         p_seated, p_merchant, p_hand, p_bills, p_gold, p_face_up, p_seals = (
@@ -218,22 +219,20 @@ class BataviaPlanes(ObservationPlanes):
         p_by_company, p_by_good, p_crates, p_arrival, p_in_auction = (
             part["tiles_by_company"], part["tiles_by_good"], part["crates_left"],
             part["arrival_tile"], part["in_auction"])
-        face_up_rows = state.face_up
-        hands, bills, gold, final = state.hands, state.bills, state.gold, state.final
-        crates_left, in_auction = state.crates_left, state.in_auction
         for k in range(n):
-            s = seat + k
-            if s >= n:
-                s -= n
+            s = (seat + k) % n
             out[p_seated + k] = 1.0
             out[p_merchant + k] = state.merchant[s] / ARRIVAL
-            out[p_hand + k] = sum(hands[s]) * sc.cards_total
-            out[p_bills + k] = bills[s] * sc.bills
-            out[p_gold + k] = (final[s]["total"] if over else gold[s]) * sc.gold
+            out[p_hand + k] = sum(state.hands[s]) * sc.cards_total
+            out[p_bills + k] = state.bills[s] * sc.bills
+            out[p_gold + k] = (state.final[s]["total"] if over else state.gold[s]) * sc.gold
+            face_up = state.face_up[s]
             at = k * N_COMPANIES
-            for c, count in enumerate(face_up_rows[s]):
-                if count:
-                    out[p_face_up + at + c] = count * cards[c]
+            for c in range(N_COMPANIES):
+                if face_up[c]:
+                    out[p_face_up + at + c] = face_up[c] * cards[c]
+                if holders[c] == s:
+                    out[p_seals + at + c] = 1.0
             tiles = state.tiles[s]
             if tiles:  # counted before the one store each (out may be float32)
                 by_company = [0] * N_COMPANIES
@@ -241,27 +240,17 @@ class BataviaPlanes(ObservationPlanes):
                 for tile in tiles:
                     by_company[tile // N_GOODS] += 1
                     by_good[tile % N_GOODS] += 1
-                for c, count in enumerate(by_company):
-                    if count:
-                        out[p_by_company + at + c] = count / N_GOODS
-                for g, count in enumerate(by_good):
-                    if count:
-                        out[p_by_good + k * N_GOODS + g] = count / N_COMPANIES
-            out[p_crates + k] = crates_left[s] * sc.crates
+                for c in range(N_COMPANIES):
+                    if by_company[c]:
+                        out[p_by_company + at + c] = by_company[c] / N_GOODS
+                for g in range(N_GOODS):
+                    if by_good[g]:
+                        out[p_by_good + k * N_GOODS + g] = by_good[g] / N_COMPANIES
+            out[p_crates + k] = state.crates_left[s] * sc.crates
             if state.arrival_holder == s:
                 out[p_arrival + k] = 1.0
-            if auction and in_auction[s]:
+            if auction and state.in_auction[s]:
                 out[p_in_auction + k] = 1.0
-        # the seals (state.seal_holder: a company's strict majority of face-up cards) and the
-        # cards face up in all (state.face_up_total), from one pass over the companies
-        total = 0
-        for c, column in enumerate(zip(*face_up_rows)):
-            best = max(column)
-            if best:
-                total += sum(column)
-                if column.count(best) == 1:
-                    holder = column.index(best) - seat
-                    out[p_seals + (holder + n if holder < 0 else holder) * N_COMPANIES + c] = 1.0
         for i in self._house_ones(state.crate_owner, n, seat):
             out[i] = 1.0
         if auction:  # the View's auction part is set in this phase only
@@ -274,6 +263,7 @@ class BataviaPlanes(ObservationPlanes):
                 out[at + 2 + N_COMPANIES + (state.high_bidder - seat) % n] = 1.0
             out[at + 2 + N_COMPANIES + MAX_SEATS + (state.auctioneer - seat) % n] = 1.0
         out[self._pile] = len(state.draw_pile) * sc.cards_total
+        total = face_up_total(state)
         rules = state.rules
         out[self._cannon] = min(total, rules.cannon_max) * sc.cannon
         out[self._cannon + 1] = total * sc.cannon

@@ -43,6 +43,7 @@ from .effect_tasks import AstronomyShift, ExchangeOffer
 from .moves import BLUE, ROW, WHITE
 from .sheet import BISHOPS, DOCK_BONUSES, GRID_SIDE, N_DOCKS, SCHOLARS, TERRAINS
 from .state import DRAFT, OVER, YEAR, State, Task
+from .tracks import conquistador_order
 
 #: the decision a turn asks for when no sub-decision is pending (turn.py)
 TURN_KIND = "santa_maria.turn"
@@ -422,13 +423,9 @@ class SantaMariaPlanes(ObservationPlanes):
         if state.shared:
             o[self.o_variant + 1] = 1.0
         o[self.o_first + rel[state.first]] = 1.0
-        # the conquistador ranks (tracks.conquistador_order, inline: most of a year no one moved)
-        moved = [(-p.conq, p.conq_stamp, s) for s, p in enumerate(players) if p.conq > 0]
-        if moved:
-            moved.sort()
-            at = self.o_rank
-            for i, (_, _, s) in enumerate(moved):
-                o[at + rel[s]] = float(i + 1)
+        at = self.o_rank
+        for i, s in enumerate(conquistador_order(state)):
+            o[at + rel[s]] = float(i + 1)
         limit = 1.0 / r.limit
         per_blue = 1.0 / r.blue_per_player
         per_white = 1.0 / r.white_per_year
@@ -487,12 +484,8 @@ class SantaMariaPlanes(ObservationPlanes):
                     if faces:
                         o[a_port_points + i] = sum(ship_points[x] for x in docked)
             # the colony: its cells' kinds from the cache, then the dice and coins on them
-            grid = p.grid
-            key = (r, tuple(grid))
-            block = colony_cache.get(key)
-            if block is None:
-                block = self._cached(colony_cache, key, self._colony_block, r, grid)
-            o[base:base + cwidth] = block
+            o[base:base + cwidth] = self._cached(colony_cache, (r, tuple(p.grid)),
+                                                 self._colony_block, r, p.grid)
             b = p.blocked
             if b:
                 at = base + cwidth

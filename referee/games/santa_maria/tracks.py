@@ -41,5 +41,6 @@ def unlock_blue_die(state: State, seat: int) -> None:
 def conquistador_order(state: State) -> list[int]:
     """Seats that moved this year, ahead first: further on the track, then lower in the stack
     (arrived first)."""
-    moved = [s for s in range(state.n) if state.players[s].conq > 0]
-    return sorted(moved, key=lambda s: (-state.players[s].conq, state.players[s].conq_stamp))
+    moved = [(-p.conq, p.conq_stamp, s) for s, p in enumerate(state.players) if p.conq > 0]
+    moved.sort()  # equal on both: in seat order, as a stable sort of the seats kept them
+    return [s for _, _, s in moved]
